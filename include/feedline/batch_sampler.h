@@ -1,0 +1,147 @@
+// Batch samplers: how an epoch's indices are grouped into batches
+// (paddle.io.BatchSampler, DistributedBatchSampler), plus dynamic batching by
+// length under a token budget.
+//
+// A batch sampler is a pure function of the epoch: Plan(epoch) returns every
+// batch of that epoch at once, flattened, so the loader can hand out samples
+// of later batches early and can resume at any batch.
+//
+// Thread safety: immutable after construction, except
+// DistributedBatchSampler::set_epoch, which is safe to call between epochs.
+//
+// Example:
+//   FixedBatchSampler batches(std::make_shared<RandomSampler>(n, 1), 64, false);
+//   EpochPlan plan = batches.Plan(0);
+//   for (int64_t b = 0; b < plan.num_batches(); ++b) Use(plan.batch(b));
+#ifndef FEEDLINE_BATCH_SAMPLER_H_
+#define FEEDLINE_BATCH_SAMPLER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "feedline/sampler.h"
+
+namespace feedline {
+
+class Dataset;
+
+// The batches of one epoch: batch b is indices[offsets[b], offsets[b+1]).
+struct EpochPlan {
+  std::vector<int64_t> indices;
+  std::vector<int64_t> offsets{0};
+
+  int64_t num_batches() const { return static_cast<int64_t>(offsets.size()) - 1; }
+  std::span<const int64_t> batch(int64_t b) const {
+    return std::span<const int64_t>(indices).subspan(
+        static_cast<size_t>(offsets[static_cast<size_t>(b)]),
+        static_cast<size_t>(offsets[static_cast<size_t>(b) + 1] - offsets[static_cast<size_t>(b)]));
+  }
+  // Appends a batch.
+  void Add(std::span<const int64_t> batch_indices);
+};
+
+// The interface for batch samplers, custom ones included.
+class BatchSampler {
+ public:
+  virtual ~BatchSampler() = default;
+  // Number of batches per epoch.
+  virtual int64_t size() const = 0;
+  // All batches of `epoch`.
+  virtual EpochPlan Plan(int64_t epoch) const = 0;
+  // An epoch fixed by the sampler itself (DistributedBatchSampler::set_epoch);
+  // when set, the loader uses it instead of its own epoch counter.
+  virtual std::optional<int64_t> pinned_epoch() const { return std::nullopt; }
+};
+
+// Consecutive groups of batch_size indices from a sampler; the last, shorter
+// batch is dropped when drop_last. size() = ceil or floor of n / batch_size.
+class FixedBatchSampler : public BatchSampler {
+ public:
+  FixedBatchSampler(std::shared_ptr<const Sampler> sampler, int64_t batch_size, bool drop_last);
+  int64_t size() const override;
+  EpochPlan Plan(int64_t epoch) const override;
+
+ private:
+  std::shared_ptr<const Sampler> sampler_;
+  int64_t batch_size_;
+  bool drop_last_;
+};
+
+// Groups samples of similar length so that padding is small: each batch holds
+// as many samples as fit in max_tokens, where a batch of k samples whose
+// longest has length L costs k * L tokens. Samples are sorted by length within
+// buckets of bucket_size (shuffled when shuffle), cut into batches under the
+// budget, and the batch order is shuffled; all of it from (seed, epoch).
+// Lengths come from Dataset::Length, read once at construction. A sample
+// longer than max_tokens gets a batch of its own; an empty sample counts as
+// length 1. max_batch_size (0 = none) caps the samples per batch.
+class DynamicBatchSampler : public BatchSampler {
+ public:
+  struct Options {
+    int64_t max_tokens = 4096;
+    int64_t max_batch_size = 0;
+    int64_t bucket_size = 0;  // 0: sort the whole epoch by length
+    bool shuffle = true;
+    uint64_t seed = 0;
+  };
+  DynamicBatchSampler(const Dataset& dataset, Options options);
+  DynamicBatchSampler(std::vector<int64_t> lengths, Options options);
+  int64_t size() const override;  // batches of epoch 0 (the count can vary by epoch)
+  EpochPlan Plan(int64_t epoch) const override;
+
+ private:
+  std::vector<int64_t> lengths_;
+  Options options_;
+  int64_t num_batches_epoch0_ = 0;  // size(), computed once at construction
+};
+
+// Splits an epoch across num_replicas ranks so that every rank gets the same
+// number of batches (paddle.io.DistributedBatchSampler).
+//
+// Semantics (docs/samplers.md compares them with Paddle and torch):
+//   1. The order is 0..n-1, or with shuffle a permutation from (seed, epoch).
+//   2. It is padded to total = ceil(n / R) * R with the head of that order
+//      (repeated if needed). Paddle pads with items 0..pad-1 *before*
+//      shuffling, so the same samples are duplicated every epoch; padding after
+//      the shuffle duplicates different samples each epoch. Without shuffle
+//      the two are identical.
+//   3. As in Paddle, rank r takes batch-sized blocks at r*B + k*B*R, then its
+//      own slice of the remainder, and batches them; drop_last drops the
+//      final short local batch.
+class DistributedBatchSampler : public BatchSampler {
+ public:
+  // Throws Error / IndexError for batch_size < 1, num_replicas < 1 or rank
+  // outside [0, num_replicas).
+  DistributedBatchSampler(int64_t dataset_size, int64_t batch_size, int64_t num_replicas,
+                          int64_t rank, bool shuffle = false, bool drop_last = false,
+                          uint64_t seed = 0);
+  int64_t size() const override;
+  EpochPlan Plan(int64_t epoch) const override;
+  // Fixes the epoch used for shuffling (Paddle's set_epoch); a negative
+  // epoch unpins it.
+  void set_epoch(int64_t epoch) { pinned_epoch_.store(epoch); }
+  std::optional<int64_t> pinned_epoch() const override;
+
+  // Indices of this rank for `epoch`, before batching.
+  std::vector<int64_t> RankIndices(int64_t epoch) const;
+  int64_t num_samples() const { return num_samples_; }
+
+ private:
+  int64_t n_;
+  int64_t batch_size_;
+  int64_t num_replicas_;
+  int64_t rank_;
+  bool shuffle_;
+  bool drop_last_;
+  uint64_t seed_;
+  int64_t num_samples_;  // per rank
+  std::atomic<int64_t> pinned_epoch_{-1};
+};
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_BATCH_SAMPLER_H_

@@ -1,0 +1,53 @@
+// Collate: how the samples of a batch become the batch's tensors.
+//
+// The default collator stacks fields whose shape is the same in every sample
+// into [B, ...]. A field whose shape varies is padded to the batch's largest
+// extent in every dimension with pad_value, and a "<name>_lengths" i64 [B]
+// field gives each sample's first dimension; or, when listed in `ragged`, its
+// values are concatenated along the first dimension with a "<name>_offsets"
+// i64 [B + 1] field. Fields a dataset declares fixed (Dataset::FixedFields)
+// were written in place and are not copied again.
+//
+// A custom collate function receives the samples and a BatchBuilder whose
+// tensors live in the batch slot.
+//
+// Thread safety: collate functions run on worker threads, several at once.
+#ifndef FEEDLINE_COLLATE_H_
+#define FEEDLINE_COLLATE_H_
+
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedline/sample.h"
+#include "feedline/tensor.h"
+
+namespace feedline {
+
+// Adds fields to a batch being built. Memory is owned by the batch slot and
+// reused from batch to batch.
+class BatchBuilder {
+ public:
+  virtual ~BatchBuilder() = default;
+  // A new field of the batch; contents unspecified until written.
+  virtual Tensor Add(std::string_view name, DType dtype, const Shape& shape) = 0;
+};
+
+struct CollateOptions {
+  double pad_value = 0.0;
+  std::vector<std::string> ragged;  // fields to keep ragged instead of padding
+};
+
+// The default collation of `samples` into `out` (see above). Throws
+// SampleError if samples disagree on a field's dtype or rank, or if a field is
+// missing from some samples.
+void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions& options,
+                    BatchBuilder& out);
+
+using CollateFn = std::function<void(std::span<const Sample* const> samples, BatchBuilder& out)>;
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_COLLATE_H_

@@ -1,0 +1,108 @@
+// DataLoader: batches from a dataset, loaded by a pool of worker threads
+// (paddle.io.DataLoader).
+//
+// Workers pull single samples, not whole batches, from a shared queue and
+// write each straight into its row of a batch slot; a batch is delivered when
+// all its samples are, in sampler order. So one slow sample delays only its
+// own batch's completion, never a whole worker's batch, and the first batch
+// arrives after batch_size / num_workers sample times. Every random choice is
+// a function of (seed, epoch, index): batches are bit-identical for any
+// num_workers.
+//
+// Thread safety: one consumer thread iterates a loader; stats() may be called
+// from any thread. Destroying the loader mid-epoch cancels and joins the
+// workers promptly; Batch handles already delivered stay valid.
+//
+// Example:
+//   LoaderOptions options;
+//   options.batch_size = 64;
+//   options.shuffle = true;
+//   options.num_workers = 4;
+//   DataLoader loader(std::make_shared<MyDataset>(), options);
+//   for (int epoch = 0; epoch < 10; ++epoch) {
+//     for (const Batch& batch : loader) Train(batch);
+//   }
+#ifndef FEEDLINE_DATA_LOADER_H_
+#define FEEDLINE_DATA_LOADER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "feedline/batch.h"
+#include "feedline/dataset.h"
+#include "feedline/iterable_dataset.h"
+#include "feedline/loader_options.h"
+#include "feedline/stats.h"
+
+namespace feedline {
+
+namespace internal {
+class Engine;
+}
+
+// Where an epoch stands: enough to resume it exactly.
+struct LoaderState {
+  int64_t epoch = 0;
+  int64_t next_batch = 0;  // batches of `epoch` already delivered
+};
+
+class DataLoader {
+ public:
+  // Throws Error for invalid options (the message names the option).
+  DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions options = {});
+  DataLoader(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options = {});
+  ~DataLoader();
+  DataLoader(const DataLoader&) = delete;
+  DataLoader& operator=(const DataLoader&) = delete;
+
+  // Batches per epoch. Throws Error for an IterableDataset (unknown length).
+  int64_t size() const;
+
+  // The epoch the next iteration runs; each iteration that starts advances it.
+  void set_epoch(int64_t epoch);
+  int64_t epoch() const;
+
+  // The next batch of the current epoch, starting an epoch if none is running;
+  // nullopt at the end of the epoch (the next call starts the next one).
+  // Throws SampleError under error_policy raise, TimeoutError on timeout.
+  std::optional<Batch> Next();
+
+  // Abandons the running epoch, if any (pending work is cancelled).
+  void Reset();
+
+  // The position of the running epoch, and a way to continue from one: after
+  // Restore(s), iteration continues with batch s.next_batch of epoch s.epoch,
+  // bit-identical to the uninterrupted run.
+  LoaderState state() const;
+  void Restore(const LoaderState& state);
+
+  StatsSnapshot stats() const;
+  const LoaderOptions& options() const;
+
+  // Range-for over one epoch. begin() starts a new epoch (abandoning a
+  // running one).
+  class Iterator {
+   public:
+    Iterator() = default;
+    const Batch& operator*() const { return batch_; }
+    const Batch* operator->() const { return &batch_; }
+    Iterator& operator++();
+    bool operator==(const Iterator& other) const { return loader_ == other.loader_; }
+
+   private:
+    friend class DataLoader;
+    explicit Iterator(DataLoader* loader);
+    DataLoader* loader_ = nullptr;
+    Batch batch_;
+  };
+  Iterator begin();
+  Iterator end() { return Iterator(); }
+
+ private:
+  std::unique_ptr<internal::Engine> engine_;
+};
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_DATA_LOADER_H_

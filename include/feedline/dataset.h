@@ -1,0 +1,66 @@
+// Dataset: random access to samples by index (paddle.io.Dataset,
+// torch.utils.data.Dataset).
+//
+// A Dataset is immutable after construction and shared by all workers, so
+// Get() must be safe to call from many threads at once. Anything a call needs
+// to keep (decode buffers) goes in the SampleContext's scratch buffers.
+//
+// Example:
+//   class Squares : public Dataset {
+//    public:
+//     int64_t size() const override { return 1000; }
+//     void Get(int64_t i, Sample& out, SampleContext&) const override {
+//       out.SetScalar<int64_t>("x", i * i);
+//     }
+//   };
+#ifndef FEEDLINE_DATASET_H_
+#define FEEDLINE_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "feedline/tensor.h"
+
+namespace feedline {
+
+// A field whose dtype and shape are the same for every sample. The loader
+// preallocates it in every batch slot and the dataset writes straight into
+// its row, so no copy is made at collate time.
+struct FieldSpec {
+  std::string name;
+  DType dtype;
+  Shape shape;  // of one sample, without the batch dimension
+};
+
+class Dataset {
+ public:
+  virtual ~Dataset() = default;
+
+  // Number of samples.
+  virtual int64_t size() const = 0;
+
+  // Fills `out` with sample `index` (0 <= index < size()). Throws SampleError
+  // (or any std::exception) if the sample cannot be produced; the loader's
+  // error policy handles it.
+  virtual void Get(int64_t index, Sample& out, SampleContext& ctx) const = 0;
+
+  // Where sample `index` comes from (a file name), for error messages.
+  virtual std::string Source(int64_t index) const;
+
+  // The length of sample `index` (tokens, frames) without loading it, for
+  // DynamicBatchSampler. The default throws Error: the dataset has no lengths.
+  virtual int64_t Length(int64_t index) const;
+
+  // Fields with a fixed dtype and shape (see FieldSpec). Default: none.
+  virtual std::vector<FieldSpec> FixedFields() const { return {}; }
+};
+
+// Throws IndexError unless 0 <= index < size; used by datasets to check args.
+void CheckIndex(int64_t index, int64_t size);
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_DATASET_H_

@@ -1,0 +1,62 @@
+// Error types of feedline.
+//
+// Misuse (bad options, a missing directory, a wrong field type) throws
+// feedline::Error with a message that says what to change. A sample that
+// fails to load is data, not misuse: it travels as a SampleError carrying the
+// dataset index, the source (usually a file name) and the reason, and the
+// loader's ErrorPolicy decides what happens to it.
+//
+// Thread safety: the types are immutable after construction and may be shared.
+#ifndef FEEDLINE_ERROR_H_
+#define FEEDLINE_ERROR_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace feedline {
+
+// Thrown for misuse and unrecoverable setup errors.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Thrown for an argument out of range (an index past the end, a rank beyond
+// num_replicas). The Python binding maps it to IndexError.
+class IndexError : public Error {
+ public:
+  explicit IndexError(const std::string& what) : Error(what) {}
+};
+
+// Thrown by a dataset when a sample cannot be produced (corrupt file, decoder
+// error). `reason` is a short machine-friendly category ("decode", "io",
+// "timeout", "exception"); the loader counts errors by it.
+class SampleError : public Error {
+ public:
+  SampleError(std::string reason, std::string source, std::string message, int64_t index = -1);
+
+  const std::string& reason() const { return reason_; }
+  const std::string& source() const { return source_; }
+  const std::string& message() const { return message_; }
+  int64_t index() const { return index_; }
+
+  // A copy of this error with the dataset index filled in.
+  SampleError WithIndex(int64_t index) const;
+
+ private:
+  std::string reason_;
+  std::string source_;
+  std::string message_;
+  int64_t index_;
+};
+
+// Thrown by the loader when a sample takes longer than LoaderOptions::timeout.
+class TimeoutError : public SampleError {
+ public:
+  TimeoutError(int64_t index, std::string source, double seconds);
+};
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_ERROR_H_

@@ -1,0 +1,61 @@
+// LoaderOptions: the settings of a DataLoader, named as in paddle.io.DataLoader
+// (and torch.utils.data.DataLoader where they agree).
+#ifndef FEEDLINE_LOADER_OPTIONS_H_
+#define FEEDLINE_LOADER_OPTIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "feedline/batch_sampler.h"
+#include "feedline/collate.h"
+#include "feedline/sampler.h"
+
+namespace feedline {
+
+// What happens to a sample that fails to load.
+enum class ErrorPolicy {
+  kRaise,    // the iterator throws the SampleError, after every earlier batch
+  kSkip,     // the batch comes out without it, one shorter
+  kReplace,  // a substitute from (seed, epoch, index) takes its place
+};
+const char* ErrorPolicyName(ErrorPolicy policy);  // "raise", "skip", "replace"
+// Parses "raise" / "skip" / "replace"; throws Error otherwise.
+ErrorPolicy ParseErrorPolicy(const std::string& name);
+
+struct LoaderOptions {
+  // Batching. Either batch_size (+ shuffle / sampler, drop_last) or a
+  // batch_sampler, as in paddle.io.DataLoader.
+  int64_t batch_size = 1;
+  bool shuffle = false;
+  std::shared_ptr<const Sampler> sampler;
+  std::shared_ptr<const BatchSampler> batch_sampler;
+  bool drop_last = false;
+
+  // Parallelism. num_workers = 0 loads in the caller's thread. At most
+  // max(2, num_workers * prefetch_factor) batches exist at once.
+  int num_workers = 0;
+  int prefetch_factor = 2;
+  bool persistent_workers = false;
+  // false lets a complete batch overtake earlier, incomplete ones.
+  bool in_order = true;
+
+  CollateOptions collate;
+  CollateFn collate_fn;  // replaces the default collation when set
+
+  // A sample taking longer than this raises TimeoutError (0 = no limit).
+  std::chrono::milliseconds timeout{0};
+  // Called once in each worker thread when it starts.
+  std::function<void(int worker_id)> worker_init;
+
+  // Seeds the shuffle and every sample's Rng.
+  uint64_t seed = 0;
+  ErrorPolicy error_policy = ErrorPolicy::kRaise;
+  // With kReplace: substitutes tried per failed sample before giving up.
+  int max_replace_attempts = 16;
+};
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_LOADER_OPTIONS_H_

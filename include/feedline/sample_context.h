@@ -1,0 +1,96 @@
+// SampleContext: what a dataset knows about the sample it is producing.
+//
+// It carries the sample's identity (index, epoch, seed), its random generator
+// Rng(seed, epoch, index) so augmentation does not depend on which worker runs
+// it, per-worker scratch buffers that are reused between samples, and stage
+// timers through which the dataset reports read / decode / transform time to
+// the loader's statistics.
+//
+// Thread safety: one context per worker thread; not shared.
+//
+// Example:
+//   void Get(int64_t i, Sample& out, SampleContext& ctx) const override {
+//     std::vector<uint8_t>& bytes = ctx.scratch(0);
+//     { auto t = ctx.Time(Stage::kRead); ReadFile(path(i), bytes); }
+//     bool flip = ctx.rng().Bernoulli(0.5);
+//     ...
+//   }
+#ifndef FEEDLINE_SAMPLE_CONTEXT_H_
+#define FEEDLINE_SAMPLE_CONTEXT_H_
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "feedline/rng.h"
+
+namespace feedline {
+
+enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kCount };
+const char* StageName(Stage stage);  // "read", "decode", "transform", "collate"
+constexpr int kNumStages = static_cast<int>(Stage::kCount);
+
+class SampleContext {
+ public:
+  // A context for sample `index` of `epoch`; `worker_id` is -1 for the
+  // caller's thread.
+  SampleContext(uint64_t seed, int64_t epoch, int64_t index, int worker_id = -1);
+
+  int64_t index() const { return index_; }
+  int64_t epoch() const { return epoch_; }
+  uint64_t seed() const { return seed_; }
+  int worker_id() const { return worker_id_; }
+
+  // The sample's generator: Rng(seed, epoch, index). Reset for every sample.
+  Rng& rng() { return rng_; }
+
+  // Scratch buffer number `slot` (0..7) of this worker; kept between samples.
+  std::vector<uint8_t>& scratch(int slot);
+
+  // Adds `nanoseconds` to `stage`.
+  void AddStageTime(Stage stage, int64_t nanoseconds) {
+    stage_ns_[static_cast<int>(stage)] += nanoseconds;
+  }
+  // Time accumulated per stage since the context was made or last drained.
+  int64_t stage_ns(Stage stage) const { return stage_ns_[static_cast<int>(stage)]; }
+  // Returns and zeroes the accumulated stage times.
+  std::array<int64_t, kNumStages> DrainStageTimes();
+
+  // Scoped timer: adds the time until its destruction to a stage.
+  class Timer {
+   public:
+    Timer(SampleContext* ctx, Stage stage)
+        : ctx_(ctx), stage_(stage), start_(std::chrono::steady_clock::now()) {}
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
+    ~Timer() {
+      ctx_->AddStageTime(stage_, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now() - start_)
+                                     .count());
+    }
+
+   private:
+    SampleContext* ctx_;
+    Stage stage_;
+    std::chrono::steady_clock::time_point start_;
+  };
+  [[nodiscard]] Timer Time(Stage stage) { return Timer(this, stage); }
+
+  // Points the context at another sample (used by the loader between samples).
+  void Reset(int64_t epoch, int64_t index);
+
+ private:
+  uint64_t seed_;
+  int64_t epoch_;
+  int64_t index_;
+  int worker_id_;
+  Rng rng_;
+  std::array<int64_t, kNumStages> stage_ns_{};
+  std::array<std::vector<uint8_t>, 8> scratch_;
+};
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_SAMPLE_CONTEXT_H_

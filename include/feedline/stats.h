@@ -1,0 +1,40 @@
+// Stats: what the loader measured, as a snapshot that can be taken at any
+// time from any thread (counters are atomics).
+#ifndef FEEDLINE_STATS_H_
+#define FEEDLINE_STATS_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "feedline/sample_context.h"
+
+namespace feedline {
+
+struct WorkerStats {
+  int64_t busy_ns = 0;  // time spent producing samples and collating
+  int64_t samples = 0;
+};
+
+struct StatsSnapshot {
+  int64_t samples = 0;   // samples produced (substitutes included)
+  int64_t batches = 0;   // batches delivered to the consumer
+  int64_t errors = 0;    // failed sample loads
+  int64_t skipped = 0;   // samples dropped by error_policy skip
+  int64_t replaced = 0;  // samples replaced by error_policy replace
+  std::map<std::string, int64_t> errors_by_reason;
+  std::array<int64_t, kNumStages> stage_ns{};  // summed over workers
+  int64_t consumer_wait_ns = 0;  // time the consumer spent waiting in Next()
+  int64_t first_batch_ns = -1;   // from the first Next() to the first batch
+  int64_t elapsed_ns = 0;        // since the first Next()
+  std::vector<WorkerStats> workers;
+
+  // Share of elapsed time the consumer waited for data (0 when nothing ran).
+  double wait_fraction() const;
+};
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_STATS_H_

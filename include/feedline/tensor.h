@@ -1,0 +1,104 @@
+// Tensor: a typed, shaped, non-owning view of contiguous bytes.
+//
+// A Tensor never owns the memory it points into: batch tensors point into a
+// batch slot and stay valid as long as the Batch handle that gave them out
+// lives. Shapes hold at most kMaxRank dimensions inline, so creating and
+// copying a Tensor never allocates.
+//
+// Thread safety: a Tensor is a plain value; concurrent reads are safe.
+//
+// Example:
+//   const Tensor& images = batch["image"];          // f32 [B, 3, 224, 224]
+//   const float* pixels = images.data<float>();
+#ifndef FEEDLINE_TENSOR_H_
+#define FEEDLINE_TENSOR_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+namespace feedline {
+
+enum class DType : uint8_t { kU8, kI32, kI64, kF16, kF32 };
+
+// Bytes per element of `dtype`.
+size_t DTypeSize(DType dtype);
+// "u8", "i32", "i64", "f16" or "f32".
+const char* DTypeName(DType dtype);
+// The dtype of C++ type T (uint8_t, int32_t, int64_t, uint16_t for f16, float).
+template <typename T>
+constexpr DType DTypeOf();
+template <> constexpr DType DTypeOf<uint8_t>() { return DType::kU8; }
+template <> constexpr DType DTypeOf<int32_t>() { return DType::kI32; }
+template <> constexpr DType DTypeOf<int64_t>() { return DType::kI64; }
+template <> constexpr DType DTypeOf<uint16_t>() { return DType::kF16; }
+template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
+
+// A shape of up to kMaxRank dimensions, stored inline (no heap).
+class Shape {
+ public:
+  static constexpr int kMaxRank = 8;
+
+  Shape() = default;
+  Shape(std::initializer_list<int64_t> dims);  // throws Error if too many dims
+
+  int rank() const { return rank_; }
+  int64_t operator[](int i) const { return dims_[i]; }
+  int64_t& operator[](int i) { return dims_[i]; }
+  // Product of all dimensions (1 for a scalar).
+  int64_t elements() const;
+  // Appends a dimension; throws Error past kMaxRank.
+  void push_back(int64_t dim);
+  // This shape with `dim` in front: [dim, ...this].
+  Shape Prepend(int64_t dim) const;
+  // This shape without its first dimension.
+  Shape DropFront() const;
+  const int64_t* begin() const { return dims_.data(); }
+  const int64_t* end() const { return dims_.data() + rank_; }
+
+  bool operator==(const Shape& other) const;
+  bool operator!=(const Shape& other) const { return !(*this == other); }
+  // "[3, 224, 224]"
+  std::string ToString() const;
+
+ private:
+  std::array<int64_t, kMaxRank> dims_{};
+  int rank_ = 0;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType dtype, Shape shape, void* data) : dtype_(dtype), shape_(shape), data_(data) {}
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t elements() const { return shape_.elements(); }
+  size_t bytes() const { return static_cast<size_t>(elements()) * DTypeSize(dtype_); }
+  void* raw() const { return data_; }
+  bool empty() const { return data_ == nullptr; }
+
+  // Typed access. REQUIRES: DTypeOf<T>() == dtype() (checked, throws Error).
+  template <typename T>
+  T* data() const {
+    CheckType(DTypeOf<T>());
+    return static_cast<T*>(data_);
+  }
+
+ private:
+  void CheckType(DType requested) const;
+
+  DType dtype_ = DType::kU8;
+  Shape shape_;
+  void* data_ = nullptr;
+};
+
+// IEEE half precision conversion (round to nearest even).
+uint16_t FloatToHalf(float value);
+float HalfToFloat(uint16_t value);
+
+}  // namespace feedline
+
+#endif  // FEEDLINE_TENSOR_H_

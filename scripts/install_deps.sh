@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages feedline needs, only those missing.
+# Idempotent: a second run does nothing. apt-get only; run as root.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake g++ clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libspng-dev libwebp-dev
+  libopencv-imgproc-dev
+  libcli11-dev nlohmann-json3-dev
+  python3-dev python3-numpy python3-pytest pybind11-dev
+  python3-torch python3-torchvision
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "feedline: installing missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "feedline: these packages are missing and installing them needs root: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,38 @@
+#include "feedline/error.h"
+
+#include <sstream>
+#include <utility>
+
+namespace feedline {
+namespace {
+
+std::string Describe(const std::string& reason, const std::string& source,
+                     const std::string& message, int64_t index) {
+  std::ostringstream out;
+  out << "sample";
+  if (index >= 0) out << " " << index;
+  if (!source.empty()) out << " (" << source << ")";
+  out << ": " << reason << ": " << message;
+  return out.str();
+}
+
+}  // namespace
+
+SampleError::SampleError(std::string reason, std::string source, std::string message,
+                         int64_t index)
+    : Error(Describe(reason, source, message, index)),
+      reason_(std::move(reason)),
+      source_(std::move(source)),
+      message_(std::move(message)),
+      index_(index) {}
+
+SampleError SampleError::WithIndex(int64_t index) const {
+  return SampleError(reason_, source_, message_, index);
+}
+
+TimeoutError::TimeoutError(int64_t index, std::string source, double seconds)
+    : SampleError("timeout", std::move(source),
+                  "took longer than the loader timeout of " + std::to_string(seconds) + " s",
+                  index) {}
+
+}  // namespace feedline

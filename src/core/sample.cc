@@ -1,0 +1,88 @@
+#include "feedline/sample.h"
+
+#include "feedline/error.h"
+#include "src/core/sample_binder.h"
+
+namespace feedline {
+
+Sample::Field& Sample::FieldFor(std::string_view name) {
+  // Datasets produce the same few fields every time, so a linear scan over a
+  // handful of names beats a map and never allocates after the first sample.
+  for (const std::unique_ptr<Field>& f : fields_) {
+    if (f->name == name) return *f;
+  }
+  fields_.push_back(std::make_unique<Field>());
+  fields_.back()->name = std::string(name);
+  return *fields_.back();
+}
+
+Tensor Sample::Allocate(std::string_view name, DType dtype, const Shape& shape) {
+  Field& f = FieldFor(name);
+  if (!f.used) {
+    f.used = true;
+    order_.push_back(&f);
+  }
+  for (const Binding& b : bindings_) {
+    if (b.name != name) continue;
+    if (b.dtype != dtype || b.shape != shape) {
+      throw SampleError("schema", "",
+                        "field '" + std::string(name) + "' was declared " + DTypeName(b.dtype) +
+                            " " + b.shape.ToString() + " but the dataset produced " +
+                            DTypeName(dtype) + " " + shape.ToString());
+    }
+    f.bound = true;
+    f.tensor = Tensor(dtype, shape, b.destination);
+    return f.tensor;
+  }
+  const size_t bytes = static_cast<size_t>(shape.elements()) * DTypeSize(dtype);
+  if (f.storage.size() < bytes) f.storage.resize(bytes);
+  f.bound = false;
+  f.tensor = Tensor(dtype, shape, f.storage.data());
+  return f.tensor;
+}
+
+const Tensor* Sample::Find(std::string_view name) const {
+  for (const Field* f : order_) {
+    if (f->name == name) return &f->tensor;
+  }
+  return nullptr;
+}
+
+const Tensor& Sample::operator[](std::string_view name) const {
+  const Tensor* t = Find(name);
+  if (t == nullptr) throw Error("sample has no field '" + std::string(name) + "'");
+  return *t;
+}
+
+int Sample::num_fields() const { return static_cast<int>(order_.size()); }
+const std::string& Sample::field_name(int i) const { return order_[static_cast<size_t>(i)]->name; }
+const Tensor& Sample::field(int i) const { return order_[static_cast<size_t>(i)]->tensor; }
+bool Sample::field_is_bound(int i) const { return order_[static_cast<size_t>(i)]->bound; }
+
+void Sample::Clear() {
+  for (Field* f : order_) {
+    f->used = false;
+    f->bound = false;
+  }
+  order_.clear();
+}
+
+namespace internal {
+
+void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, const Shape& shape,
+                        std::byte* destination) {
+  for (Sample::Binding& b : sample.bindings_) {
+    if (b.name == name) {
+      b.dtype = dtype;
+      b.shape = shape;
+      b.destination = destination;
+      return;
+    }
+  }
+  sample.bindings_.push_back(Sample::Binding{name, dtype, shape, destination});
+}
+
+void SampleBinder::Unbind(Sample& sample) { sample.bindings_.clear(); }
+
+}  // namespace internal
+}  // namespace feedline

@@ -1,0 +1,57 @@
+#include "feedline/concat.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "feedline/error.h"
+
+namespace feedline {
+
+Concat::Concat(std::vector<std::shared_ptr<const Dataset>> parts) : parts_(std::move(parts)) {
+  if (parts_.empty()) throw Error("Concat: needs at least one dataset");
+  offsets_.push_back(0);
+  for (const auto& part : parts_) {
+    if (!part) throw Error("Concat: a dataset is null");
+    offsets_.push_back(offsets_.back() + part->size());
+  }
+}
+
+std::pair<size_t, int64_t> Concat::Locate(int64_t index) const {
+  CheckIndex(index, size());
+  // upper_bound finds the first part starting after index; the one before holds it.
+  auto it = std::upper_bound(offsets_.begin(), offsets_.end(), index);
+  const size_t part = static_cast<size_t>(it - offsets_.begin()) - 1;
+  return {part, index - offsets_[part]};
+}
+
+void Concat::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  auto [part, local] = Locate(index);
+  parts_[part]->Get(local, out, ctx);
+}
+
+std::string Concat::Source(int64_t index) const {
+  auto [part, local] = Locate(index);
+  return parts_[part]->Source(local);
+}
+
+int64_t Concat::Length(int64_t index) const {
+  auto [part, local] = Locate(index);
+  return parts_[part]->Length(local);
+}
+
+std::vector<FieldSpec> Concat::FixedFields() const {
+  std::vector<FieldSpec> first = parts_[0]->FixedFields();
+  for (size_t k = 1; k < parts_.size(); ++k) {
+    std::vector<FieldSpec> other = parts_[k]->FixedFields();
+    const bool same = other.size() == first.size() &&
+                      std::equal(first.begin(), first.end(), other.begin(),
+                                 [](const FieldSpec& a, const FieldSpec& b) {
+                                   return a.name == b.name && a.dtype == b.dtype &&
+                                          a.shape == b.shape;
+                                 });
+    if (!same) return {};
+  }
+  return first;
+}
+
+}  // namespace feedline

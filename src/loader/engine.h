@@ -1,0 +1,134 @@
+// Engine: the DataLoader's machinery: epoch plans, the slot pool, worker
+// threads that pull single samples, in-order delivery, error policies,
+// timeouts and statistics. DataLoader is a thin facade over it.
+//
+// Scheduling: the batches of an epoch are bound, in order, to free slots; a
+// bound batch's rows are claimed by workers in chunks (one row for slow
+// samples, more for trivial ones, sized so a chunk takes ~20 us) and written
+// in place. The worker that completes the last row of a batch collates it and
+// marks it ready. The consumer takes ready batches in order.
+//
+// Thread safety: Next(), Reset(), Restore() and set_epoch() are called by one
+// consumer thread; stats() from any thread.
+#ifndef FEEDLINE_SRC_LOADER_ENGINE_H_
+#define FEEDLINE_SRC_LOADER_ENGINE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "feedline/batch.h"
+#include "feedline/batch_sampler.h"
+#include "feedline/data_loader.h"
+#include "feedline/dataset.h"
+#include "feedline/iterable_dataset.h"
+#include "feedline/loader_options.h"
+#include "src/loader/slot.h"
+#include "src/loader/stats_collector.h"
+
+namespace feedline::internal {
+
+class Engine {
+ public:
+  Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options);
+  Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options);
+  ~Engine();
+
+  int64_t size() const;
+  void set_epoch(int64_t epoch);
+  int64_t epoch() const;
+  std::optional<Batch> Next();
+  void Reset();
+  LoaderState state() const;
+  void Restore(const LoaderState& state);
+  StatsSnapshot stats() const { return stats_.Snapshot(); }
+  const LoaderOptions& options() const { return options_; }
+
+ private:
+  // A range of rows of one slot handed to a worker.
+  struct Task {
+    Slot* slot = nullptr;
+    int64_t begin = 0;
+    int64_t end = 0;
+    uint64_t generation = 0;
+  };
+  // What a worker is loading now, for timeouts.
+  struct Busy {
+    std::atomic<int64_t> since_ns{-1};
+    std::atomic<int64_t> index{-1};
+  };
+
+  void ValidateOptions();
+  int SlotCapacity() const;
+
+  // Epochs (map-style).
+  void StartEpochLocked(int64_t epoch, int64_t first_batch);
+  void AbandonEpochLocked();
+  std::optional<Batch> NextMapped();
+
+  // Worker threads.
+  void StartWorkers();
+  void StopWorkers(std::unique_lock<std::mutex>& lock);
+  void WorkerMain(int worker);
+  bool HasWorkLocked() const;
+  bool ClaimLocked(int64_t chunk, Task* task);
+  void BindLocked(Slot* slot, int64_t batch_index);
+  void EnsureRowsLocked(Slot* slot, int64_t rows);
+  void RunTask(const Task& task, SampleContext& ctx, int worker);
+  void LoadRow(Slot* slot, int64_t row, SampleContext& ctx);
+  void FinishBatch(Slot* slot, SampleContext& ctx);
+  void CollateSlot(Slot* slot, SampleContext& ctx);
+  // Throws TimeoutError if a worker has been on one sample past the timeout.
+  void CheckTimeoutsLocked();
+  Slot* FindReadyLocked();
+
+  // Iterable datasets.
+  void IterableWorkerMain(int worker);
+  void FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, bool* exhausted);
+  std::optional<Batch> NextIterable();
+
+  // The consumer's side of delivery: returns the batch, throws its error, or
+  // returns nullopt for an empty batch. REQUIRES: pool mutex held.
+  std::optional<Batch> DeliverLocked(Slot* slot);
+
+  std::shared_ptr<const Dataset> dataset_;
+  std::shared_ptr<const IterableDataset> iterable_;
+  LoaderOptions options_;
+  std::shared_ptr<const BatchSampler> batch_sampler_;
+  std::vector<FieldSpec> fixed_;  // fields written in place
+  std::vector<size_t> fixed_row_bytes_;
+  std::shared_ptr<SlotPool> pool_;
+  StatsCollector stats_;
+  std::vector<Busy> busy_;
+
+  // Guarded by pool_->mu.
+  std::vector<std::thread> threads_;
+  bool running_ = false;        // an epoch is in progress
+  bool stop_workers_ = false;   // workers of this epoch must exit
+  int64_t epoch_ = 0;           // the running epoch
+  int64_t next_epoch_ = 0;      // the epoch the next iteration runs
+  EpochPlan plan_;
+  int64_t next_bind_ = 0;       // next batch to bind to a slot
+  int64_t next_deliver_ = 0;    // in order: next batch to hand out
+  int64_t delivered_ = 0;       // batches handed out (or skipped) this epoch
+  Slot* open_ = nullptr;        // the bound batch whose rows are being claimed
+  std::exception_ptr fatal_;    // a worker_init failure
+  // Iterable mode: per worker, batches produced, and whether its stream ended.
+  std::vector<int64_t> produced_;
+  std::vector<int64_t> consumed_;
+  std::vector<bool> exhausted_;
+  int rr_next_ = 0;             // round-robin cursor over workers
+  // Iterable mode with num_workers = 0: the stream read in the caller's thread.
+  std::unique_ptr<SampleStream> main_stream_;
+
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> shutdown_{false};
+};
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_LOADER_ENGINE_H_

@@ -1,0 +1,130 @@
+// Slot and SlotPool: the bounded set of batch buffers a loader owns.
+//
+// A Slot holds everything one batch needs: one reusable Sample per row, the
+// batch tensors' storage, and bookkeeping for the rows in flight. Slots are
+// created on first need, up to the pool's capacity, and then recycled: in
+// steady state no memory is allocated. A delivered slot is referenced by Batch
+// handles; when the last one dies the slot goes back to the free list.
+//
+// The pool is shared (std::shared_ptr) between the engine and the Batch
+// handles, so a batch may outlive its loader. Its mutex also guards the
+// engine's scheduling state: a released slot and new work must be seen under
+// one lock by the workers that wait for either.
+#ifndef FEEDLINE_SRC_LOADER_SLOT_H_
+#define FEEDLINE_SRC_LOADER_SLOT_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "feedline/collate.h"
+#include "feedline/dataset.h"
+#include "feedline/error.h"
+#include "feedline/sample.h"
+#include "feedline/tensor.h"
+
+namespace feedline::internal {
+
+// The per-row outcome of loading.
+enum class RowStatus : uint8_t { kPending, kOk, kReplaced, kSkipped, kFailed, kCancelled };
+
+struct SlotField {
+  std::string name;
+  Tensor tensor;
+  std::vector<std::byte> storage;
+  bool used = false;
+  bool fixed = false;  // declared by the dataset and written in place
+};
+
+enum class SlotState : uint8_t { kFree, kFilling, kReady, kDelivered };
+
+struct Slot {
+  // Identity of the batch being filled or held.
+  int64_t epoch = 0;
+  int64_t batch_index = 0;
+  uint64_t generation = 0;  // which epoch run; stale slots are discarded
+  int producer = -1;        // iterable datasets: the worker that filled it
+  int64_t producer_seq = 0;
+  SlotState state = SlotState::kFree;
+
+  // Rows as planned.
+  int64_t planned_rows = 0;
+  std::vector<int64_t> indices;  // dataset index per row (substitute if replaced)
+  std::vector<RowStatus> status;
+  std::vector<Sample> samples;
+  int64_t claimed = 0;  // rows handed to workers (guarded by the pool mutex)
+  std::atomic<int64_t> finished{0};
+
+  // Errors of this batch (error path only: allocation here is fine).
+  std::mutex error_mu;
+  std::vector<std::pair<int64_t, SampleError>> errors;  // (row, error)
+
+  // The delivered batch.
+  int64_t rows = 0;
+  std::vector<int64_t> delivered_indices;
+  std::vector<SlotField> fields;  // used ones first, in order; see Batch
+  int num_fields = 0;
+  std::optional<SampleError> raise;  // set when the batch must be raised
+
+  std::atomic<int> refs{0};
+  int64_t row_capacity = 0;  // rows the fixed fields are sized for
+
+  // Returns the storage of field `name`, (re)sized to `bytes`; keeps its buffer.
+  SlotField& FieldFor(std::string_view name);
+  void ResetFields();
+};
+
+// Adapter so that collate functions add fields to a slot.
+class SlotBatchBuilder : public BatchBuilder {
+ public:
+  explicit SlotBatchBuilder(Slot* slot) : slot_(slot) {}
+  Tensor Add(std::string_view name, DType dtype, const Shape& shape) override;
+
+ private:
+  Slot* slot_;
+};
+
+class SlotPool {
+ public:
+  explicit SlotPool(int capacity) : capacity_(capacity) {
+    slots_.reserve(static_cast<size_t>(capacity));
+    free_.reserve(static_cast<size_t>(capacity));
+  }
+
+  int capacity() const { return capacity_; }
+
+  // Guards the pool and the engine's scheduling state.
+  std::mutex mu;
+  std::condition_variable work_cv;    // workers: new work or a free slot
+  std::condition_variable ready_cv;   // consumer: a batch completed
+
+  // A free slot, or nullptr. REQUIRES: mu held.
+  Slot* TakeFreeLocked();
+  // True if a slot can be taken now. REQUIRES: mu held.
+  bool HasFreeLocked() const;
+  // Returns a slot to the free list. REQUIRES: mu held.
+  void PutLocked(Slot* slot);
+  // Called by the last Batch handle of a delivered slot.
+  void Release(Slot* slot);
+  // Slots currently held by the consumer. REQUIRES: mu held.
+  int delivered_count_locked() const { return delivered_; }
+  void MarkDeliveredLocked(Slot* slot);
+  // All slots created so far. REQUIRES: mu held.
+  const std::vector<std::unique_ptr<Slot>>& slots_locked() const { return slots_; }
+
+ private:
+  const int capacity_;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> free_;
+  int delivered_ = 0;
+};
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_LOADER_SLOT_H_
