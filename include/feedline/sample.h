@@ -49,8 +49,7 @@ class Sample {
   // Sets a scalar field (shape []).
   template <typename T>
   void SetScalar(std::string_view name, T value) {
-    Tensor t = Allocate(name, DTypeOf<T>(), Shape{});
-    std::memcpy(t.raw(), &value, sizeof(T));
+    std::memcpy(AllocateField(name, DTypeOf<T>(), Shape()).tensor.raw(), &value, sizeof(T));
   }
 
   // Copies `count` values into a 1-D field.
@@ -84,6 +83,7 @@ class Sample {
     std::vector<std::byte> storage;
     bool used = false;
     bool bound = false;
+    int binding = -2;               // index into bindings_, -1 none, -2 not looked up
   };
   struct Binding {
     std::string name;
@@ -93,6 +93,7 @@ class Sample {
   };
 
   Field& FieldFor(std::string_view name);
+  Field& AllocateField(std::string_view name, DType dtype, const Shape& shape);
 
   std::vector<std::unique_ptr<Field>> fields_;  // stable addresses for order_
   std::vector<Field*> order_;                   // used fields in allocation order

@@ -43,8 +43,15 @@ class SampleContext {
   uint64_t seed() const { return seed_; }
   int worker_id() const { return worker_id_; }
 
-  // The sample's generator: Rng(seed, epoch, index). Reset for every sample.
-  Rng& rng() { return rng_; }
+  // The sample's generator: Rng(seed, epoch, index). Made on first use, so
+  // samples that draw nothing pay nothing.
+  Rng& rng() {
+    if (!rng_ready_) {
+      rng_ = Rng(seed_, static_cast<uint64_t>(epoch_), static_cast<uint64_t>(index_));
+      rng_ready_ = true;
+    }
+    return rng_;
+  }
 
   // Scratch buffer number `slot` (0..7) of this worker; kept between samples.
   std::vector<uint8_t>& scratch(int slot);
@@ -79,7 +86,11 @@ class SampleContext {
   [[nodiscard]] Timer Time(Stage stage) { return Timer(this, stage); }
 
   // Points the context at another sample (used by the loader between samples).
-  void Reset(int64_t epoch, int64_t index);
+  void Reset(int64_t epoch, int64_t index) {
+    epoch_ = epoch;
+    index_ = index;
+    rng_ready_ = false;
+  }
 
  private:
   uint64_t seed_;
@@ -87,6 +98,7 @@ class SampleContext {
   int64_t index_;
   int worker_id_;
   Rng rng_;
+  bool rng_ready_ = true;
   std::array<int64_t, kNumStages> stage_ns_{};
   std::array<std::vector<uint8_t>, 8> scratch_;
 };

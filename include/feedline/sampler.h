@@ -45,7 +45,8 @@ class SequentialSampler : public Sampler {
 // (seed, epoch). Without replacement it is a permutation (of num_samples
 // indices when given: the first num_samples of a permutation, repeated
 // permutations if num_samples > n); with replacement, num_samples (default n)
-// independent uniform draws.
+// independent uniform draws. Throws Error if n < 0, num_samples < 1, or
+// num_samples > 0 with n == 0.
 class RandomSampler : public Sampler {
  public:
   RandomSampler(int64_t n, uint64_t seed, bool replacement = false,
@@ -60,7 +61,8 @@ class RandomSampler : public Sampler {
   int64_t num_samples_;
 };
 
-// A random permutation of the given indices each epoch.
+// A random permutation of the given indices each epoch. Throws IndexError if
+// an index is negative.
 class SubsetRandomSampler : public Sampler {
  public:
   SubsetRandomSampler(std::vector<int64_t> indices, uint64_t seed);
@@ -73,8 +75,11 @@ class SubsetRandomSampler : public Sampler {
 };
 
 // num_samples draws of index i with probability weights[i] / sum(weights).
-// Throws Error if a weight is negative or not finite, or all are zero, or
-// (without replacement) num_samples exceeds the number of non-zero weights.
+// Without replacement, the draws are successive: each picks among the
+// indices not yet drawn, proportionally to their weights. Throws Error if
+// weights is empty, a weight is negative or not finite, all are zero,
+// num_samples < 1, or (without replacement) num_samples exceeds the number
+// of non-zero weights.
 class WeightedRandomSampler : public Sampler {
  public:
   WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, uint64_t seed,
@@ -93,6 +98,7 @@ class WeightedRandomSampler : public Sampler {
 // Every class equally likely whatever its size: each draw picks a class
 // uniformly, then a sample of that class uniformly (with replacement).
 // labels[i] is the class of index i. num_samples defaults to labels.size().
+// Throws Error if labels is empty or num_samples < 1.
 class ClassBalancedSampler : public Sampler {
  public:
   ClassBalancedSampler(const std::vector<int64_t>& labels, uint64_t seed,

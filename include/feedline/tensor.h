@@ -24,7 +24,16 @@ namespace feedline {
 enum class DType : uint8_t { kU8, kI32, kI64, kF16, kF32 };
 
 // Bytes per element of `dtype`.
-size_t DTypeSize(DType dtype);
+constexpr size_t DTypeSize(DType dtype) {
+  switch (dtype) {
+    case DType::kU8: return 1;
+    case DType::kI32: return 4;
+    case DType::kI64: return 8;
+    case DType::kF16: return 2;
+    case DType::kF32: return 4;
+  }
+  return 0;
+}
 // "u8", "i32", "i64", "f16" or "f32".
 const char* DTypeName(DType dtype);
 // The dtype of C++ type T (uint8_t, int32_t, int64_t, uint16_t for f16, float).
@@ -48,7 +57,11 @@ class Shape {
   int64_t operator[](int i) const { return dims_[i]; }
   int64_t& operator[](int i) { return dims_[i]; }
   // Product of all dimensions (1 for a scalar).
-  int64_t elements() const;
+  int64_t elements() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i) n *= dims_[i];
+    return n;
+  }
   // Appends a dimension; throws Error past kMaxRank.
   void push_back(int64_t dim);
   // This shape with `dim` in front: [dim, ...this].
@@ -58,7 +71,13 @@ class Shape {
   const int64_t* begin() const { return dims_.data(); }
   const int64_t* end() const { return dims_.data() + rank_; }
 
-  bool operator==(const Shape& other) const;
+  bool operator==(const Shape& other) const {
+    if (rank_ != other.rank_) return false;
+    for (int i = 0; i < rank_; ++i) {
+      if (dims_[i] != other.dims_[i]) return false;
+    }
+    return true;
+  }
   bool operator!=(const Shape& other) const { return !(*this == other); }
   // "[3, 224, 224]"
   std::string ToString() const;

@@ -4,12 +4,28 @@
 #include "src/core/sample_binder.h"
 
 namespace feedline {
+namespace {
+
+// Field names are short: an inline loop beats a call to memcmp.
+inline bool SameName(const std::string& a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 Sample::Field& Sample::FieldFor(std::string_view name) {
   // Datasets produce the same few fields every time, so a linear scan over a
   // handful of names beats a map and never allocates after the first sample.
+  // Datasets allocate the same fields in the same order every time, so the
+  // field after the last used one is checked first.
+  const size_t hint = order_.size();
+  if (hint < fields_.size() && SameName(fields_[hint]->name, name)) return *fields_[hint];
   for (const std::unique_ptr<Field>& f : fields_) {
-    if (f->name == name) return *f;
+    if (SameName(f->name, name)) return *f;
   }
   fields_.push_back(std::make_unique<Field>());
   fields_.back()->name = std::string(name);
@@ -17,13 +33,23 @@ Sample::Field& Sample::FieldFor(std::string_view name) {
 }
 
 Tensor Sample::Allocate(std::string_view name, DType dtype, const Shape& shape) {
+  return AllocateField(name, dtype, shape).tensor;
+}
+
+Sample::Field& Sample::AllocateField(std::string_view name, DType dtype, const Shape& shape) {
   Field& f = FieldFor(name);
   if (!f.used) {
     f.used = true;
     order_.push_back(&f);
   }
-  for (const Binding& b : bindings_) {
-    if (b.name != name) continue;
+  if (f.binding == -2) {
+    f.binding = -1;
+    for (size_t i = 0; i < bindings_.size(); ++i) {
+      if (bindings_[i].name == name) f.binding = static_cast<int>(i);
+    }
+  }
+  if (f.binding >= 0) {
+    const Binding& b = bindings_[static_cast<size_t>(f.binding)];
     if (b.dtype != dtype || b.shape != shape) {
       throw SampleError("schema", "",
                         "field '" + std::string(name) + "' was declared " + DTypeName(b.dtype) +
@@ -32,13 +58,13 @@ Tensor Sample::Allocate(std::string_view name, DType dtype, const Shape& shape) 
     }
     f.bound = true;
     f.tensor = Tensor(dtype, shape, b.destination);
-    return f.tensor;
+    return f;
   }
   const size_t bytes = static_cast<size_t>(shape.elements()) * DTypeSize(dtype);
   if (f.storage.size() < bytes) f.storage.resize(bytes);
   f.bound = false;
   f.tensor = Tensor(dtype, shape, f.storage.data());
-  return f.tensor;
+  return f;
 }
 
 const Tensor* Sample::Find(std::string_view name) const {
@@ -71,6 +97,7 @@ namespace internal {
 
 void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, const Shape& shape,
                         std::byte* destination) {
+  for (auto& f : sample.fields_) f->binding = -2;  // look up again on next use
   for (Sample::Binding& b : sample.bindings_) {
     if (b.name == name) {
       b.dtype = dtype;
@@ -82,7 +109,10 @@ void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, co
   sample.bindings_.push_back(Sample::Binding{name, dtype, shape, destination});
 }
 
-void SampleBinder::Unbind(Sample& sample) { sample.bindings_.clear(); }
+void SampleBinder::Unbind(Sample& sample) {
+  for (auto& f : sample.fields_) f->binding = -2;
+  sample.bindings_.clear();
+}
 
 }  // namespace internal
 }  // namespace feedline

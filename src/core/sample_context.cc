@@ -37,10 +37,4 @@ std::array<int64_t, kNumStages> SampleContext::DrainStageTimes() {
   return out;
 }
 
-void SampleContext::Reset(int64_t epoch, int64_t index) {
-  epoch_ = epoch;
-  index_ = index;
-  rng_ = Rng(seed_, static_cast<uint64_t>(epoch), static_cast<uint64_t>(index));
-}
-
 }  // namespace feedline

@@ -7,17 +7,6 @@
 
 namespace feedline {
 
-size_t DTypeSize(DType dtype) {
-  switch (dtype) {
-    case DType::kU8: return 1;
-    case DType::kI32: return 4;
-    case DType::kI64: return 8;
-    case DType::kF16: return 2;
-    case DType::kF32: return 4;
-  }
-  return 0;
-}
-
 const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kU8: return "u8";
@@ -31,12 +20,6 @@ const char* DTypeName(DType dtype) {
 
 Shape::Shape(std::initializer_list<int64_t> dims) {
   for (int64_t d : dims) push_back(d);
-}
-
-int64_t Shape::elements() const {
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i) n *= dims_[i];
-  return n;
 }
 
 void Shape::push_back(int64_t dim) {
@@ -58,14 +41,6 @@ Shape Shape::DropFront() const {
   Shape out;
   for (int i = 1; i < rank_; ++i) out.push_back(dims_[i]);
   return out;
-}
-
-bool Shape::operator==(const Shape& other) const {
-  if (rank_ != other.rank_) return false;
-  for (int i = 0; i < rank_; ++i) {
-    if (dims_[i] != other.dims_[i]) return false;
-  }
-  return true;
 }
 
 std::string Shape::ToString() const {

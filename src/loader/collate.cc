@@ -33,7 +33,7 @@ void CopyPadded(const std::byte* src, const Shape& from, std::byte* dst, const S
     return;
   }
   if (rank == 1) {
-    std::memcpy(dst, src, static_cast<size_t>(from[0]) * elem);
+    if (from[0] > 0) std::memcpy(dst, src, static_cast<size_t>(from[0]) * elem);
     return;
   }
   // Strides of one index step in dimension 0.
@@ -81,8 +81,9 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
       Tensor dst = out.Add(name, head.dtype(), head.shape().Prepend(batch));
       const size_t row = head.bytes();
       auto* bytes = static_cast<std::byte*>(dst.raw());
-      for (int64_t i = 0; i < batch; ++i) {
-        std::memcpy(bytes + static_cast<size_t>(i) * row, samples[static_cast<size_t>(i)]->Find(name)->raw(), row);
+      for (int64_t i = 0; row > 0 && i < batch; ++i) {
+        std::memcpy(bytes + static_cast<size_t>(i) * row,
+                    samples[static_cast<size_t>(i)]->Find(name)->raw(), row);
       }
       continue;
     }
@@ -110,7 +111,7 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
       off[0] = 0;
       for (int64_t i = 0; i < batch; ++i) {
         const Tensor* t = samples[static_cast<size_t>(i)]->Find(name);
-        std::memcpy(dst, t->raw(), t->bytes());
+        if (t->bytes() > 0) std::memcpy(dst, t->raw(), t->bytes());
         dst += t->bytes();
         off[i + 1] = off[i] + t->shape()[0];
       }

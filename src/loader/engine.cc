@@ -441,6 +441,9 @@ void Engine::WorkerMain(int worker) {
 
 void Engine::RunTask(const Task& task, SampleContext& ctx, int worker) {
   Slot* slot = task.slot;
+  // Read before this task's rows count as finished: from then on another
+  // thread may complete, deliver and recycle the slot.
+  const int64_t planned = slot->planned_rows;
   Busy& busy = busy_[static_cast<size_t>(worker < 0 ? 0 : worker)];
   const bool timed = options_.timeout.count() > 0;
   for (int64_t row = task.begin; row < task.end; ++row) {
@@ -458,63 +461,73 @@ void Engine::RunTask(const Task& task, SampleContext& ctx, int worker) {
   }
   const int64_t n = task.end - task.begin;
   // acq_rel: the thread completing the batch sees every row written by the others.
-  if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == slot->planned_rows) {
+  if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == planned) {
     FinishBatch(slot, ctx);
   }
 }
 
 void Engine::LoadRow(Slot* slot, int64_t row, SampleContext& ctx) {
   const size_t r = static_cast<size_t>(row);
+  const int64_t index = slot->indices[r];
   Sample& sample = slot->samples[r];
+  sample.Clear();
+  ctx.Reset(slot->epoch, index);
+  try {
+    dataset_->Get(index, sample, ctx);
+    slot->status[r] = RowStatus::kOk;
+  } catch (const std::exception& e) {
+    HandleFailure(slot, row, ctx, AsSampleError(e, dataset_.get(), index));
+  }
+}
+
+void Engine::HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error) {
+  const size_t r = static_cast<size_t>(row);
   const int64_t original = slot->indices[r];
-  int64_t index = original;
-  for (int attempt = 0;; ++attempt) {
-    sample.Clear();
-    ctx.Reset(slot->epoch, index);
-    std::optional<SampleError> error;
-    try {
-      dataset_->Get(index, sample, ctx);
-    } catch (const std::exception& e) {
-      error = AsSampleError(e, dataset_.get(), index);
-    }
-    if (!error) {
-      slot->indices[r] = index;
-      slot->status[r] = attempt == 0 ? RowStatus::kOk : RowStatus::kReplaced;
-      if (attempt > 0) stats_.AddReplaced();
-      return;
-    }
-    stats_.AddError(error->reason());
+  Sample& sample = slot->samples[r];
+  for (int attempt = 1;; ++attempt) {
+    stats_.AddError(error.reason());
     if (options_.error_policy == ErrorPolicy::kSkip) {
       slot->status[r] = RowStatus::kSkipped;
       stats_.AddSkipped();
       return;
     }
-    if (options_.error_policy == ErrorPolicy::kRaise ||
-        attempt + 1 >= options_.max_replace_attempts) {
+    if (options_.error_policy == ErrorPolicy::kRaise || attempt >= options_.max_replace_attempts) {
       if (options_.error_policy == ErrorPolicy::kReplace) {
-        error = SampleError(error->reason(), error->source(),
-                            error->message() + " (and " + std::to_string(attempt) +
+        error = SampleError(error.reason(), error.source(),
+                            error.message() + " (and " + std::to_string(attempt - 1) +
                                 " substitutes for sample " + std::to_string(original) +
                                 " failed too)",
-                            error->index());
+                            error.index());
       }
       slot->status[r] = RowStatus::kFailed;
       std::lock_guard<std::mutex> lock(slot->error_mu);
-      slot->errors.emplace_back(row, *error);
+      slot->errors.emplace_back(row, error);
       return;
     }
     // The substitute depends only on (seed, epoch, original index, attempt),
     // so a replaced batch is the same on every run and worker count.
     Rng pick(options_.seed, static_cast<uint64_t>(slot->epoch), static_cast<uint64_t>(original),
              kReplaceStream + static_cast<uint64_t>(attempt));
-    index = static_cast<int64_t>(pick.UniformInt(static_cast<uint64_t>(dataset_->size())));
+    const int64_t index =
+        static_cast<int64_t>(pick.UniformInt(static_cast<uint64_t>(dataset_->size())));
+    sample.Clear();
+    ctx.Reset(slot->epoch, index);
+    try {
+      dataset_->Get(index, sample, ctx);
+      slot->indices[r] = index;
+      slot->status[r] = RowStatus::kReplaced;
+      stats_.AddReplaced();
+      return;
+    } catch (const std::exception& e) {
+      error = AsSampleError(e, dataset_.get(), index);
+    }
   }
 }
 
 void Engine::CollateSlot(Slot* slot, SampleContext& ctx) {
   // Rows that survive (all but skipped ones), compacted to the front.
-  std::vector<const Sample*> kept;  // per batch, not per sample
-  kept.reserve(static_cast<size_t>(slot->planned_rows));
+  std::vector<const Sample*>& kept = slot->kept_rows;  // reused: no allocation per batch
+  kept.clear();
   int64_t out = 0;
   for (int64_t r = 0; r < slot->planned_rows; ++r) {
     const size_t ur = static_cast<size_t>(r);

@@ -80,6 +80,8 @@ class Engine {
   void EnsureRowsLocked(Slot* slot, int64_t rows);
   void RunTask(const Task& task, SampleContext& ctx, int worker);
   void LoadRow(Slot* slot, int64_t row, SampleContext& ctx);
+  // The error policy for a row whose sample failed with `error`.
+  void HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error);
   void FinishBatch(Slot* slot, SampleContext& ctx);
   void CollateSlot(Slot* slot, SampleContext& ctx);
   // Throws TimeoutError if a worker has been on one sample past the timeout.

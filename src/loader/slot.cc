@@ -39,14 +39,16 @@ Tensor SlotBatchBuilder::Add(std::string_view name, DType dtype, const Shape& sh
 }
 
 Slot* SlotPool::TakeFreeLocked() {
+  // Every slot is created before any is reused, so all warm-up allocation
+  // happens in the first `capacity` batches, never later in a run.
+  if (static_cast<int>(slots_.size()) < capacity_) {
+    slots_.push_back(std::make_unique<Slot>());
+    return slots_.back().get();
+  }
   if (!free_.empty()) {
     Slot* s = free_.back();
     free_.pop_back();
     return s;
-  }
-  if (static_cast<int>(slots_.size()) < capacity_) {
-    slots_.push_back(std::make_unique<Slot>());
-    return slots_.back().get();
   }
   return nullptr;
 }

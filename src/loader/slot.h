@@ -58,6 +58,7 @@ struct Slot {
   std::vector<int64_t> indices;  // dataset index per row (substitute if replaced)
   std::vector<RowStatus> status;
   std::vector<Sample> samples;
+  std::vector<const Sample*> kept_rows;  // rows that survive, for collate
   int64_t claimed = 0;  // rows handed to workers (guarded by the pool mutex)
   std::atomic<int64_t> finished{0};
 

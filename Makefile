@@ -1,0 +1,67 @@
+# feedline: the whole set-up on a fresh Debian 12 machine.
+#   make demo   build, synthesize a dataset once, benchmark the train pipeline
+#   make test   build, then every test (unit, Python, sanitizers, fuzzing, install)
+.PHONY: all deps build demo test test-unit test-asan test-tsan test-fuzz test-install clean
+
+JOBS ?= 2
+BUILD ?= build
+DEMO_IMAGES ?= 2000
+FUZZ_SECONDS ?= 60
+CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+
+all: build
+
+deps:
+	@bash scripts/install_deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
+	@cmake --build $(BUILD) -j$(JOBS)
+
+demo: build
+	@test -f $(BUILD)/demo-data/.complete || ( \
+	  rm -rf $(BUILD)/demo-data && \
+	  $(BUILD)/tools/feedline synth $(BUILD)/demo-data --images $(DEMO_IMAGES) --classes 10 --seed 1 && \
+	  touch $(BUILD)/demo-data/.complete )
+	@$(BUILD)/tools/feedline bench $(BUILD)/demo-data --pipeline train --batch 64 --workers 2 --epochs 1
+
+test: build test-unit test-asan test-tsan test-fuzz test-install
+	@echo "make test: all suites passed"
+
+test-unit:
+	@ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+# The whole C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFEEDLINE_SANITIZE=address \
+	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF > build-asan.configure.log 2>&1 \
+	  || (cat build-asan.configure.log; exit 1)
+	@cmake --build build-asan -j$(JOBS)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j$(JOBS)
+
+# The concurrency core (core, data, loader tests) under ThreadSanitizer.
+test-tsan: deps
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEEDLINE_SANITIZE=thread \
+	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=OFF \
+	  > build-tsan.configure.log 2>&1 || (cat build-tsan.configure.log; exit 1)
+	@cmake --build build-tsan -j$(JOBS) --target feedline_core_test feedline_data_test feedline_loader_test
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir build-tsan --output-on-failure -L concurrency -j$(JOBS)
+
+# A short libFuzzer run over the image decoders, from the corpus in fuzz/corpus.
+test-fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run_fuzz.sh build-fuzz
+
+# Install into a scratch prefix and build an example against the package.
+test-install: build
+	@rm -rf $(BUILD)/install-check
+	@cmake --install $(BUILD) --prefix $(BUILD)/install-check/prefix > /dev/null
+	@cmake -S examples/cmake_consumer -B $(BUILD)/install-check/consumer \
+	  -DCMAKE_PREFIX_PATH=$(CURDIR)/$(BUILD)/install-check/prefix > /dev/null
+	@cmake --build $(BUILD)/install-check/consumer > /dev/null
+	@LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/install-check/prefix/lib $(BUILD)/install-check/consumer/custom_dataset
+	@echo "install check: 1 passed, 0 failed"
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz *.configure.log

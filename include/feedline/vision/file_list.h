@@ -1,0 +1,43 @@
+// FileList: a dataset listed in a text file, one sample per line as
+// "relative/path label" (the format of Caffe / PaddleClas list files).
+//
+// The label is the last whitespace-separated token, a non-negative integer;
+// the path is everything before it (so it may contain spaces) and is relative
+// to `root` unless absolute. Blank lines and lines starting with '#' are
+// skipped; a '\r' before the newline is ignored.
+//
+// Thread safety: as ImageDataset.
+//
+// Example:
+//   FileList train("train_list.txt", "/data/imagenet", TrainPipeline(224));
+#ifndef FEEDLINE_VISION_FILE_LIST_H_
+#define FEEDLINE_VISION_FILE_LIST_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedline/vision/image_dataset.h"
+#include "feedline/vision/pipeline.h"
+
+namespace feedline::vision {
+
+class FileList : public ImageDataset {
+ public:
+  // Throws Error if the list file cannot be read, has no entries, or has a
+  // bad line (the message names list_file:line). classes() are the label
+  // numbers "0" ... "N-1", N = the largest label + 1.
+  FileList(const std::string& list_file, const std::string& root, Pipeline pipeline);
+
+  // Parses list-file text; `name` is used in error messages.
+  static ImageList Parse(std::string_view text, const std::string& name);
+
+ private:
+  FileList(const std::string& root, ImageList files, Pipeline pipeline);
+  FileList(const std::string& root, std::vector<std::string> classes, ImageList files,
+           Pipeline pipeline);
+};
+
+}  // namespace feedline::vision
+
+#endif  // FEEDLINE_VISION_FILE_LIST_H_

@@ -1,0 +1,122 @@
+// Pipeline: decode + transforms for one image, fused so that only the pixels
+// the output needs are decoded.
+//
+// Before decoding, a plan step reads the image size from the header and folds
+// the geometric transforms (Resize, CenterCrop, RandomResizedCrop, flips) into
+// one source box in image coordinates plus an output size. The decoder then
+// decodes only that box, at the largest DCT scale that still covers the
+// output; one resampling produces the output size; flip, normalization and
+// the layout change are written in one pass straight into the destination
+// (the batch row when the dataset declared the field fixed). docs/vision.md
+// explains the path and its accuracy.
+//
+// Thread safety: a Pipeline is immutable after construction; Run is const
+// and may be called from many threads at once.
+//
+// Example:
+//   Pipeline train = TrainPipeline(224);             // f32 [3, 224, 224]
+//   train.Run(bytes, path, sample, "image", ctx);   // inside Dataset::Get
+#ifndef FEEDLINE_VISION_PIPELINE_H_
+#define FEEDLINE_VISION_PIPELINE_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedline/rng.h"
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "feedline/tensor.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/transforms.h"
+
+namespace feedline::vision {
+
+struct PipelineOptions {
+  // f32 and f16 hold x / 255 (then Normalize, if listed); u8 holds the
+  // pixels (Normalize is then an error: normalize on the accelerator).
+  DType dtype = DType::kF32;
+  DecodeOptions decode;
+  // false decodes every image whole at full scale and crops afterwards: the
+  // reference the fused path is measured against (docs/vision.md).
+  bool fused = true;
+};
+
+// What a pipeline will do with one image, decided before decoding.
+struct PipelinePlan {
+  // The source box, in image pixels (fractional after a Resize). Parts outside
+  // the image are zero padding (CenterCrop larger than the image).
+  double x = 0;
+  double y = 0;
+  double width = 0;
+  double height = 0;
+  // The output size.
+  int out_height = 0;
+  int out_width = 0;
+  bool flip = false;
+  Interpolation interpolation = Interpolation::kBilinear;
+  // The largest DCT downscale that keeps the box at least as large as the
+  // output (1, 2, 4 or 8).
+  int max_scale = 1;
+};
+
+class Pipeline {
+ public:
+  // Scratch buffers of the SampleContext that Run uses; the rest are free
+  // for the caller.
+  static constexpr std::array<int, 3> kScratchSlots = {5, 6, 7};
+
+  // Throws Error if a transform is invalid or the list cannot be run:
+  // Normalize with a u8 output, or Normalize / ToCHW listed twice.
+  explicit Pipeline(std::vector<Transform> transforms, PipelineOptions options = {});
+
+  const std::vector<Transform>& transforms() const { return transforms_; }
+  const PipelineOptions& options() const { return options_; }
+  DType dtype() const { return options_.dtype; }
+  // True when the output is [3, H, W] (ToCHW listed), else [H, W, 3].
+  bool chw() const { return chw_; }
+
+  // The output shape if it is the same for every image (a crop or a
+  // two-sided Resize comes last among the geometric steps).
+  std::optional<Shape> FixedShape() const;
+  // The output shape for an image of height x width.
+  Shape OutputShape(int height, int width) const;
+
+  // Draws the random parameters, in transform order, from `rng`.
+  PipelinePlan Plan(int height, int width, Rng& rng) const;
+
+  // Decodes `data` and writes the result into field `field` of `out`:
+  // Allocate(field, dtype(), OutputShape(...)), so the last step writes
+  // straight into a batch row when the field is bound. Randomness comes from
+  // ctx.rng(); decode and transform time go to ctx's stage timers; buffers
+  // are ctx.scratch(kScratchSlots[...]). Throws SampleError naming `source`.
+  void Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
+           std::string_view field, SampleContext& ctx) const;
+
+  // "random_resized_crop(224); random_horizontal_flip(0.5); ... -> f32".
+  std::string ToString() const;
+
+ private:
+  std::vector<Transform> transforms_;
+  PipelineOptions options_;
+  bool chw_ = false;
+  // Output value of pixel value v in channel c: lut_[c][v] (f32 / f16 bits).
+  std::array<std::array<float, 256>, 3> lut_f32_{};
+  std::array<std::array<uint16_t, 256>, 3> lut_f16_{};
+};
+
+// The standard ImageNet training recipe: RandomResizedCrop(size),
+// RandomHorizontalFlip(0.5), then for float outputs Normalize(ImageNet) and
+// ToCHW; a u8 output stays HWC and unnormalized.
+Pipeline TrainPipeline(int size = 224, DType dtype = DType::kF32);
+// The standard evaluation recipe: Resize(resize), CenterCrop(crop), then as
+// TrainPipeline.
+Pipeline ValPipeline(int resize = 256, int crop = 224, DType dtype = DType::kF32);
+
+}  // namespace feedline::vision
+
+#endif  // FEEDLINE_VISION_PIPELINE_H_

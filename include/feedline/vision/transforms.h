@@ -1,0 +1,137 @@
+// Transform: one step of an image pipeline, with the parameters and semantics
+// of torchvision.transforms (and paddle.vision.transforms): Resize,
+// CenterCrop, RandomResizedCrop, RandomHorizontalFlip, Normalize, ToCHW.
+//
+// A Transform is a plain description; a Pipeline (pipeline.h) runs a list of
+// them. Thread safety: Transforms are values; concurrent reads are safe.
+//
+// Example:
+//   std::vector<Transform> steps = {Transform::RandomResizedCrop(224),
+//                                   Transform::RandomHorizontalFlip(),
+//                                   Transform::Normalize(), Transform::ToCHW()};
+#ifndef FEEDLINE_VISION_TRANSFORMS_H_
+#define FEEDLINE_VISION_TRANSFORMS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedline/rng.h"
+
+namespace feedline::vision {
+
+// How Resize and RandomResizedCrop resample (OpenCV's imgproc underneath).
+enum class Interpolation : uint8_t {
+  // Bilinear (cv::INTER_LINEAR); when shrinking by 2x or more on an axis, and
+  // not enlarging on the other, pixel-area averaging (cv::INTER_AREA) instead,
+  // which plays the part of torchvision's antialiasing.
+  kBilinear,
+  kNearest,  // cv::INTER_NEAREST
+  kArea,     // cv::INTER_AREA whenever shrinking
+};
+// "bilinear", "nearest" or "area".
+const char* InterpolationName(Interpolation interpolation);
+
+// ImageNet channel statistics (RGB, of pixel values scaled to [0, 1]).
+inline constexpr std::array<float, 3> kImageNetMean = {0.485f, 0.456f, 0.406f};
+inline constexpr std::array<float, 3> kImageNetStd = {0.229f, 0.224f, 0.225f};
+
+struct Transform {
+  enum class Kind : uint8_t {
+    kResize,
+    kCenterCrop,
+    kRandomResizedCrop,
+    kRandomHorizontalFlip,
+    kNormalize,
+    kToCHW,
+  };
+
+  // torchvision.transforms.Resize(size): the shorter side becomes `size`, the
+  // longer one int(size * long / short), capped at max_size (0: no cap) as in
+  // torchvision.
+  static Transform Resize(int size, Interpolation interpolation = Interpolation::kBilinear,
+                          int max_size = 0);
+  // torchvision.transforms.Resize((height, width)).
+  static Transform Resize(int height, int width,
+                          Interpolation interpolation = Interpolation::kBilinear);
+  // torchvision.transforms.CenterCrop: zero padding where the crop is larger
+  // than the image.
+  static Transform CenterCrop(int size);
+  static Transform CenterCrop(int height, int width);
+  // torchvision.transforms.RandomResizedCrop; see RandomResizedCropBox.
+  static Transform RandomResizedCrop(int size, std::array<double, 2> scale = {0.08, 1.0},
+                                     std::array<double, 2> ratio = {3.0 / 4.0, 4.0 / 3.0},
+                                     Interpolation interpolation = Interpolation::kBilinear);
+  static Transform RandomResizedCrop(int height, int width,
+                                     std::array<double, 2> scale = {0.08, 1.0},
+                                     std::array<double, 2> ratio = {3.0 / 4.0, 4.0 / 3.0},
+                                     Interpolation interpolation = Interpolation::kBilinear);
+  // Mirrors left-right with probability p.
+  static Transform RandomHorizontalFlip(double p = 0.5);
+  // (x / 255 - mean) / std per channel, as ToTensor then Normalize. Only for
+  // float outputs.
+  static Transform Normalize(std::array<float, 3> mean = kImageNetMean,
+                             std::array<float, 3> std = kImageNetStd);
+  // Channels first: [3, H, W] instead of [H, W, 3].
+  static Transform ToCHW();
+
+  // Throws Error naming the bad parameter. The factories call it.
+  void Validate() const;
+  // The spelling ParseTransforms reads, e.g. "random_resized_crop(224,224,
+  // scale=0.08:1,ratio=0.75:1.3333333333333333,interpolation=bilinear)".
+  std::string ToString() const;
+  bool operator==(const Transform& other) const = default;
+
+  Kind kind = Kind::kToCHW;
+  // Resize: height is the short side when width == 0. Crops: output size.
+  int height = 0;
+  int width = 0;
+  int max_size = 0;
+  Interpolation interpolation = Interpolation::kBilinear;
+  std::array<double, 2> scale = {0.08, 1.0};
+  std::array<double, 2> ratio = {3.0 / 4.0, 4.0 / 3.0};
+  double p = 0.5;
+  std::array<float, 3> mean = kImageNetMean;
+  std::array<float, 3> std = kImageNetStd;
+};
+
+// A crop of an image: rows [top, top + height), columns [left, left + width).
+struct CropBox {
+  int top = 0;
+  int left = 0;
+  int height = 0;
+  int width = 0;
+
+  bool operator==(const CropBox& other) const = default;
+};
+
+// torchvision's RandomResizedCrop.get_params for a height x width image, with
+// its random numbers drawn from `rng` in this order: for each of up to 10
+// tries, Uniform(scale[0], scale[1]) for the area fraction, then
+// Uniform(log ratio[0], log ratio[1]) for the log aspect ratio; on success
+// UniformInt(height - h + 1) for top, then UniformInt(width - w + 1) for
+// left. w = round(sqrt(area * r)), h = round(sqrt(area / r)), rounding half
+// to even like Python. After 10 failures: the central crop, clamped to the
+// ratio range.
+CropBox RandomResizedCropBox(int height, int width, const std::array<double, 2>& scale,
+                             const std::array<double, 2>& ratio, Rng& rng);
+
+// Reads a list of transforms written as by Transform::ToString, separated by
+// ';', e.g. "resize(256); center_crop(224); normalize; to_chw". Names may
+// also be written as in torchvision ("RandomResizedCrop(224)"). Positional
+// arguments are sizes (one, or height and width) or, for
+// random_horizontal_flip, p; the rest are key=value with ranges and triples
+// written a:b and a:b:c. Throws Error naming the bad item.
+std::vector<Transform> ParseTransforms(std::string_view spec);
+// The inverse of ParseTransforms.
+std::string TransformsToString(const std::vector<Transform>& transforms);
+
+// torchvision's Resize output size for an image of height x width.
+// Returns {height, width}.
+std::array<int, 2> ResizedSize(const Transform& resize, int height, int width);
+
+}  // namespace feedline::vision
+
+#endif  // FEEDLINE_VISION_TRANSFORMS_H_
