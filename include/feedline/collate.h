@@ -38,6 +38,9 @@ class BatchBuilder {
 struct CollateOptions {
   double pad_value = 0.0;
   std::vector<std::string> ragged;  // fields to keep ragged instead of padding
+  // Fields always padded, with "<name>_lengths", even in a batch whose samples
+  // happen to agree in shape, so the batch layout does not vary.
+  std::vector<std::string> padded;
 };
 
 // The default collation of `samples` into `out` (see above). Throws

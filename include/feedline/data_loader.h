@@ -9,6 +9,11 @@
 // a function of (seed, epoch, index): batches are bit-identical for any
 // num_workers.
 //
+// Memory: at most max(2, num_workers * prefetch_factor) batch slots are used
+// for loading ahead. Batches the caller keeps holding are on top of that: if
+// it holds every slot and asks for another batch, one more slot is made
+// (list(loader) works) rather than deadlocking.
+//
 // Thread safety: one consumer thread iterates a loader; stats() may be called
 // from any thread. Destroying the loader mid-epoch cancels and joins the
 // workers promptly; Batch handles already delivered stay valid.
@@ -25,6 +30,7 @@
 #ifndef FEEDLINE_DATA_LOADER_H_
 #define FEEDLINE_DATA_LOADER_H_
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -40,6 +46,9 @@ namespace feedline {
 namespace internal {
 class Engine;
 }
+
+// What TryNext found.
+enum class NextStatus { kBatch, kEnd, kPending };
 
 // Where an epoch stands: enough to resume it exactly.
 struct LoaderState {
@@ -67,6 +76,11 @@ class DataLoader {
   // nullopt at the end of the epoch (the next call starts the next one).
   // Throws SampleError under error_policy raise, TimeoutError on timeout.
   std::optional<Batch> Next();
+
+  // Like Next(), but waits at most `max_wait`: kBatch (in *out), kEnd (end of
+  // the epoch) or kPending (nothing yet; call again). Lets a caller that must
+  // react to signals (the Python binding) wait in slices.
+  NextStatus TryNext(std::chrono::milliseconds max_wait, Batch* out);
 
   // Abandons the running epoch, if any (pending work is cancelled).
   void Reset();

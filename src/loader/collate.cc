@@ -12,6 +12,10 @@ bool IsRagged(const CollateOptions& options, const std::string& name) {
   return std::find(options.ragged.begin(), options.ragged.end(), name) != options.ragged.end();
 }
 
+bool IsPadded(const CollateOptions& options, const std::string& name) {
+  return std::find(options.padded.begin(), options.padded.end(), name) != options.padded.end();
+}
+
 // Writes `value` converted to `dtype` `count` times at `dst`.
 void Fill(std::byte* dst, DType dtype, double value, int64_t count) {
   switch (dtype) {
@@ -77,7 +81,7 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
       for (int d = 0; d < max_shape.rank(); ++d) max_shape[d] = std::max(max_shape[d], t->shape()[d]);
     }
     const size_t elem = DTypeSize(head.dtype());
-    if (same_shape && !IsRagged(options, name)) {
+    if (same_shape && !IsRagged(options, name) && !IsPadded(options, name)) {
       Tensor dst = out.Add(name, head.dtype(), head.shape().Prepend(batch));
       const size_t row = head.bytes();
       auto* bytes = static_cast<std::byte*>(dst.raw());

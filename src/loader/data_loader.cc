@@ -18,6 +18,9 @@ int64_t DataLoader::size() const { return engine_->size(); }
 void DataLoader::set_epoch(int64_t epoch) { engine_->set_epoch(epoch); }
 int64_t DataLoader::epoch() const { return engine_->epoch(); }
 std::optional<Batch> DataLoader::Next() { return engine_->Next(); }
+NextStatus DataLoader::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
+  return engine_->TryNext(max_wait, out);
+}
 void DataLoader::Reset() { engine_->Reset(); }
 LoaderState DataLoader::state() const { return engine_->state(); }
 void DataLoader::Restore(const LoaderState& state) { engine_->Restore(state); }

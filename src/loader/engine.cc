@@ -216,7 +216,20 @@ void Engine::StopWorkers(std::unique_lock<std::mutex>& lock) {
 
 std::optional<Batch> Engine::Next() {
   stats_.MarkStart(NowNs());
-  return iterable_ ? NextIterable() : NextMapped();
+  bool pending = false;
+  return iterable_ ? NextIterable(std::nullopt, &pending) : NextMapped(std::nullopt, &pending);
+}
+
+NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
+  stats_.MarkStart(NowNs());
+  const auto deadline = std::chrono::steady_clock::now() + max_wait;
+  bool pending = false;
+  std::optional<Batch> batch =
+      iterable_ ? NextIterable(deadline, &pending) : NextMapped(deadline, &pending);
+  if (pending) return NextStatus::kPending;
+  if (!batch) return NextStatus::kEnd;
+  *out = std::move(*batch);
+  return NextStatus::kBatch;
 }
 
 std::optional<Batch> Engine::DeliverLocked(Slot* slot) {
@@ -253,7 +266,7 @@ Slot* Engine::FindReadyLocked() {
   return best;
 }
 
-std::optional<Batch> Engine::NextMapped() {
+std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
   std::unique_lock<std::mutex> lock(pool_->mu);
   if (!running_) StartEpochLocked(next_epoch_, 0);
   int64_t wait_start = -1;
@@ -273,12 +286,10 @@ std::optional<Batch> Engine::NextMapped() {
       if (batch) return batch;
       continue;
     }
-    const bool starved = !pool_->HasFreeLocked() &&
-                         pool_->delivered_count_locked() == pool_->capacity();
-    if (starved) {
-      throw Error("DataLoader: all " + std::to_string(pool_->capacity()) +
-                  " batch slots are held by the caller; release earlier batches or raise "
-                  "prefetch_factor");
+    if (!pool_->HasFreeLocked() &&
+        pool_->delivered_count_locked() == pool_->capacity() + pool_->grown_locked()) {
+      pool_->GrowLocked();  // the caller holds every slot: make one more
+      pool_->work_cv.notify_all();
     }
     if (wait_start < 0) wait_start = NowNs();
     if (options_.num_workers == 0) {
@@ -294,14 +305,30 @@ std::optional<Batch> Engine::NextMapped() {
       lock.lock();
       continue;
     }
-    if (options_.timeout.count() > 0) {
-      pool_->ready_cv.wait_for(lock, std::min<std::chrono::milliseconds>(
-                                         options_.timeout, std::chrono::milliseconds(50)));
-      CheckTimeoutsLocked();
-    } else {
-      pool_->ready_cv.wait(lock);
+    if (!WaitForBatchLocked(lock, deadline)) {
+      stats_.AddWait(NowNs() - wait_start);
+      *pending = true;
+      return std::nullopt;
     }
   }
+}
+
+bool Engine::WaitForBatchLocked(std::unique_lock<std::mutex>& lock,
+                                std::optional<Clock::time_point> deadline) {
+  if (deadline && Clock::now() >= *deadline) return false;
+  if (options_.timeout.count() > 0) {
+    // Wake up regularly to look for a sample past the timeout.
+    auto until = Clock::now() + std::min<std::chrono::milliseconds>(options_.timeout,
+                                                                    std::chrono::milliseconds(50));
+    if (deadline && *deadline < until) until = *deadline;
+    pool_->ready_cv.wait_until(lock, until);
+    if (dataset_) CheckTimeoutsLocked();
+  } else if (deadline) {
+    pool_->ready_cv.wait_until(lock, *deadline);
+  } else {
+    pool_->ready_cv.wait(lock);
+  }
+  return true;
 }
 
 void Engine::CheckTimeoutsLocked() {
@@ -404,8 +431,9 @@ void Engine::WorkerMain(int worker) {
       options_.worker_init(worker);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(pool_->mu);
-      fatal_ = std::make_exception_ptr(Error("worker_init failed in worker " +
-                                             std::to_string(worker) + ": " + e.what()));
+      fatal_ = std::make_exception_ptr(
+          std::runtime_error("worker_init failed in worker " + std::to_string(worker) + ": " +
+                             e.what()));
       pool_->ready_cv.notify_all();
       return;
     }
@@ -649,8 +677,9 @@ void Engine::IterableWorkerMain(int worker) {
       options_.worker_init(worker);
     } catch (const std::exception& e) {
       std::lock_guard<std::mutex> lock(pool_->mu);
-      fatal_ = std::make_exception_ptr(Error("worker_init failed in worker " +
-                                             std::to_string(worker) + ": " + e.what()));
+      fatal_ = std::make_exception_ptr(
+          std::runtime_error("worker_init failed in worker " + std::to_string(worker) + ": " +
+                             e.what()));
       pool_->ready_cv.notify_all();
       return;
     }
@@ -665,8 +694,8 @@ void Engine::IterableWorkerMain(int worker) {
     stream = iterable_->Open(worker, options_.num_workers, epoch);
   } catch (const std::exception& e) {
     lock.lock();
-    fatal_ = std::make_exception_ptr(Error("opening the stream of worker " +
-                                           std::to_string(worker) + " failed: " + e.what()));
+    fatal_ = std::make_exception_ptr(std::runtime_error(
+        "opening the stream of worker " + std::to_string(worker) + " failed: " + e.what()));
     pool_->ready_cv.notify_all();
     return;
   }
@@ -714,7 +743,8 @@ void Engine::IterableWorkerMain(int worker) {
   }
 }
 
-std::optional<Batch> Engine::NextIterable() {
+std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadline,
+                                          bool* pending) {
   std::unique_lock<std::mutex> lock(pool_->mu);
   const int workers = std::max(1, options_.num_workers);
   if (!running_) {
@@ -769,10 +799,10 @@ std::optional<Batch> Engine::NextIterable() {
       if (batch) return batch;
       continue;
     }
-    if (!pool_->HasFreeLocked() && pool_->delivered_count_locked() == pool_->capacity()) {
-      throw Error("DataLoader: all " + std::to_string(pool_->capacity()) +
-                  " batch slots are held by the caller; release earlier batches or raise "
-                  "prefetch_factor");
+    if (!pool_->HasFreeLocked() &&
+        pool_->delivered_count_locked() == pool_->capacity() + pool_->grown_locked()) {
+      pool_->GrowLocked();  // the caller holds every slot: make one more
+      pool_->work_cv.notify_all();
     }
     if (wait_start < 0) wait_start = NowNs();
     if (options_.num_workers == 0) {
@@ -807,15 +837,17 @@ std::optional<Batch> Engine::NextIterable() {
       }
       continue;
     }
-    if (options_.timeout.count() > 0) {
-      const auto before = std::chrono::steady_clock::now();
-      pool_->ready_cv.wait_for(lock, options_.timeout);
-      if (std::chrono::steady_clock::now() - before >= options_.timeout && !FindReadyLocked()) {
+    if (options_.timeout.count() > 0 && !deadline) {
+      // A stream gives no per-sample progress to watch: time the whole wait.
+      if (pool_->ready_cv.wait_until(lock, Clock::now() + options_.timeout) ==
+          std::cv_status::timeout) {
         stats_.AddError("timeout");
         throw TimeoutError(-1, "", static_cast<double>(options_.timeout.count()) / 1000.0);
       }
-    } else {
-      pool_->ready_cv.wait(lock);
+    } else if (!WaitForBatchLocked(lock, deadline)) {
+      stats_.AddWait(NowNs() - wait_start);
+      *pending = true;
+      return std::nullopt;
     }
   }
 }

@@ -14,6 +14,7 @@
 #define FEEDLINE_SRC_LOADER_ENGINE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -42,6 +43,7 @@ class Engine {
   void set_epoch(int64_t epoch);
   int64_t epoch() const;
   std::optional<Batch> Next();
+  NextStatus TryNext(std::chrono::milliseconds max_wait, Batch* out);
   void Reset();
   LoaderState state() const;
   void Restore(const LoaderState& state);
@@ -68,7 +70,12 @@ class Engine {
   // Epochs (map-style).
   void StartEpochLocked(int64_t epoch, int64_t first_batch);
   void AbandonEpochLocked();
-  std::optional<Batch> NextMapped();
+  using Clock = std::chrono::steady_clock;
+  std::optional<Batch> NextMapped(std::optional<Clock::time_point> deadline, bool* pending);
+  // Waits for a batch to become ready (or the timeout check); returns false
+  // if the deadline passed. REQUIRES: lock holds the pool mutex.
+  bool WaitForBatchLocked(std::unique_lock<std::mutex>& lock,
+                          std::optional<Clock::time_point> deadline);
 
   // Worker threads.
   void StartWorkers();
@@ -91,7 +98,7 @@ class Engine {
   // Iterable datasets.
   void IterableWorkerMain(int worker);
   void FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, bool* exhausted);
-  std::optional<Batch> NextIterable();
+  std::optional<Batch> NextIterable(std::optional<Clock::time_point> deadline, bool* pending);
 
   // The consumer's side of delivery: returns the batch, throws its error, or
   // returns nullopt for an empty batch. REQUIRES: pool mutex held.

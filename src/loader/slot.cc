@@ -41,8 +41,9 @@ Tensor SlotBatchBuilder::Add(std::string_view name, DType dtype, const Shape& sh
 Slot* SlotPool::TakeFreeLocked() {
   // Every slot is created before any is reused, so all warm-up allocation
   // happens in the first `capacity` batches, never later in a run.
-  if (static_cast<int>(slots_.size()) < capacity_) {
+  if (static_cast<int>(slots_.size()) < capacity_ + grown_) {
     slots_.push_back(std::make_unique<Slot>());
+    free_.reserve(slots_.size());
     return slots_.back().get();
   }
   if (!free_.empty()) {
@@ -54,7 +55,7 @@ Slot* SlotPool::TakeFreeLocked() {
 }
 
 bool SlotPool::HasFreeLocked() const {
-  return !free_.empty() || static_cast<int>(slots_.size()) < capacity_;
+  return !free_.empty() || static_cast<int>(slots_.size()) < capacity_ + grown_;
 }
 
 void SlotPool::PutLocked(Slot* slot) {

@@ -98,7 +98,13 @@ class SlotPool {
     free_.reserve(static_cast<size_t>(capacity));
   }
 
+  // Slots for prefetching: max(2, num_workers * prefetch_factor).
   int capacity() const { return capacity_; }
+  // Adds room for one more slot, for a caller that holds every slot and
+  // asks for more (as list(loader) does): what the caller keeps is beyond
+  // the prefetch bound, and refusing would only deadlock. REQUIRES: mu held.
+  void GrowLocked() { ++grown_; }
+  int grown_locked() const { return grown_; }
 
   // Guards the pool and the engine's scheduling state.
   std::mutex mu;
@@ -121,6 +127,7 @@ class SlotPool {
 
  private:
   const int capacity_;
+  int grown_ = 0;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<Slot*> free_;
   int delivered_ = 0;

@@ -33,9 +33,12 @@ class FileList : public ImageDataset {
   static ImageList Parse(std::string_view text, const std::string& name);
 
  private:
-  FileList(const std::string& root, ImageList files, Pipeline pipeline);
-  FileList(const std::string& root, std::vector<std::string> classes, ImageList files,
-           Pipeline pipeline);
+  struct Loaded {
+    ImageList files;
+    std::vector<std::string> classes;
+  };
+  static Loaded Load(const std::string& list_file);
+  FileList(const std::string& root, Loaded loaded, Pipeline pipeline);
 };
 
 }  // namespace feedline::vision

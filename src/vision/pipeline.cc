@@ -1,0 +1,387 @@
+#include "feedline/vision/pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+
+// OpenCV 4's headers mix enum types in arithmetic, which C++20 deprecates.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
+#if defined(__clang__)
+#pragma GCC diagnostic ignored "-Wdeprecated-anon-enum-enum-conversion"
+#endif
+#include <opencv2/core.hpp>
+#pragma GCC diagnostic pop
+
+#include "feedline/error.h"
+#include "src/vision/resample.h"
+
+namespace feedline::vision {
+namespace {
+
+using Kind = Transform::Kind;
+
+// OpenCV would otherwise spread each resize over its own thread pool, which
+// fights the loader's workers for the same cores.
+void LimitOpenCvThreads() {
+  static std::once_flag once;
+  std::call_once(once, [] { cv::setNumThreads(1); });
+}
+
+// torchvision's center_crop offset along one axis of length `size` for a
+// crop of `crop`, in the unpadded image's coordinates: negative when the
+// crop is larger and the image gets zero padding.
+int CenterOffset(int size, int crop) {
+  if (crop > size) return -((crop - size) / 2);
+  return static_cast<int>(std::nearbyint((size - crop) / 2.0));
+}
+
+int Round(double value) { return static_cast<int>(std::floor(value + 0.5)); }
+
+// The filter for shrinking by fx x fy decoded pixels per output pixel. For
+// kBilinear, area averaging takes over at 2x and beyond, as antialiasing;
+// after DCT scaling the remaining factor is mostly below 2, the scaled IDCT
+// having done the averaging.
+internal::Filter FilterFor(Interpolation interpolation, double fx, double fy) {
+  const bool shrinking = fx >= 1.0 && fy >= 1.0;
+  switch (interpolation) {
+    case Interpolation::kNearest:
+      return internal::Filter::kNearest;
+    case Interpolation::kArea:
+      return shrinking ? internal::Filter::kArea : internal::Filter::kLinear;
+    case Interpolation::kBilinear:
+      return shrinking && std::max(fx, fy) >= 2.0 ? internal::Filter::kArea
+                                                   : internal::Filter::kLinear;
+  }
+  return internal::Filter::kLinear;
+}
+
+// Image coordinate `v` in decoded pixels of scale `s`, origin `origin`.
+// The image's last edge maps to the last decoded pixel's edge: libjpeg
+// rounds a partial block up to a whole decoded pixel.
+double ToDecoded(double v, int s, int image_size, int origin) {
+  if (v == image_size) return (image_size + s - 1) / s - origin;
+  return v / s - origin;
+}
+
+// Resamples the plan's box from the decoded pixels into `dst`
+// (plan.out_height rows of plan.out_width * 3 bytes).
+void Resample(const PipelinePlan& plan, const DecodedImage& image, const uint8_t* pixels,
+              uint8_t* dst, std::vector<uint8_t>& buffer) {
+  const int ow = plan.out_width;
+  const int oh = plan.out_height;
+  const int s = image.scale;
+  const double bx = ToDecoded(plan.x, s, image.info.width, image.x);
+  const double by = ToDecoded(plan.y, s, image.info.height, image.y);
+  const double bw = ToDecoded(plan.x + plan.width, s, image.info.width, image.x) - bx;
+  const double bh = ToDecoded(plan.y + plan.height, s, image.info.height, image.y) - by;
+  // The part of the box that lies on decoded pixels; the rest is padding.
+  const double vx0 = std::max(bx, 0.0), vx1 = std::min(bx + bw, double(image.width));
+  const double vy0 = std::max(by, 0.0), vy1 = std::min(by + bh, double(image.height));
+  int ox0 = 0, ox1 = ow, oy0 = 0, oy1 = oh;
+  const bool padded = vx0 > bx + 1e-6 || vx1 < bx + bw - 1e-6 || vy0 > by + 1e-6 ||
+                      vy1 < by + bh - 1e-6;
+  if (padded) {
+    std::memset(dst, 0, static_cast<size_t>(ow) * oh * 3);
+    ox0 = std::clamp(Round((vx0 - bx) * ow / bw), 0, ow);
+    ox1 = std::clamp(Round((vx1 - bx) * ow / bw), ox0, ow);
+    oy0 = std::clamp(Round((vy0 - by) * oh / bh), 0, oh);
+    oy1 = std::clamp(Round((vy1 - by) * oh / bh), oy0, oh);
+    if (ox1 == ox0 || oy1 == oy0 || vx1 - vx0 < 0.5 || vy1 - vy0 < 0.5) return;  // all padding
+  }
+  const internal::RgbImage src{pixels, image.width, image.height};
+  const internal::Filter filter = FilterFor(plan.interpolation, bw / ow, bh / oh);
+  internal::ResampleBox(src, vx0, vy0, vx1 - vx0, vy1 - vy0,
+                        dst + (static_cast<size_t>(oy0) * ow + ox0) * 3, ox1 - ox0, oy1 - oy0,
+                        static_cast<size_t>(ow) * 3, filter, buffer);
+}
+
+void FlipRowsInPlace(uint8_t* pixels, int width, int height) {
+  for (int y = 0; y < height; ++y) {
+    uint8_t* row = pixels + static_cast<size_t>(y) * width * 3;
+    for (int a = 0, b = width - 1; a < b; ++a, --b) {
+      std::swap(row[3 * a], row[3 * b]);
+      std::swap(row[3 * a + 1], row[3 * b + 1]);
+      std::swap(row[3 * a + 2], row[3 * b + 2]);
+    }
+  }
+}
+
+// The last step: flip, value mapping (lut) and layout in one pass from the
+// resampled RGB pixels into the destination.
+template <typename T, typename Lut>
+void WriteOutput(const uint8_t* src, int width, int height, bool flip, bool chw, const Lut& lut,
+                 T* dst) {
+  const size_t plane = static_cast<size_t>(width) * height;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* row = src + static_cast<size_t>(y) * width * 3;
+    if (chw) {
+      T* r = dst + static_cast<size_t>(y) * width;
+      T* g = r + plane;
+      T* b = g + plane;
+      if (flip) {
+        for (int x = 0; x < width; ++x) {
+          const uint8_t* p = row + 3 * (width - 1 - x);
+          r[x] = lut(0, p[0]);
+          g[x] = lut(1, p[1]);
+          b[x] = lut(2, p[2]);
+        }
+      } else {
+        for (int x = 0; x < width; ++x) {
+          const uint8_t* p = row + 3 * x;
+          r[x] = lut(0, p[0]);
+          g[x] = lut(1, p[1]);
+          b[x] = lut(2, p[2]);
+        }
+      }
+    } else {
+      T* out = dst + static_cast<size_t>(y) * width * 3;
+      for (int x = 0; x < width; ++x) {
+        const uint8_t* p = row + 3 * (flip ? width - 1 - x : x);
+        out[3 * x] = lut(0, p[0]);
+        out[3 * x + 1] = lut(1, p[1]);
+        out[3 * x + 2] = lut(2, p[2]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
+    : transforms_(std::move(transforms)), options_(options) {
+  LimitOpenCvThreads();
+  const Transform* normalize = nullptr;
+  int to_chw = 0;
+  for (const Transform& t : transforms_) {
+    t.Validate();
+    if (t.kind == Kind::kNormalize) {
+      if (normalize != nullptr) throw Error("pipeline: Normalize is listed twice");
+      normalize = &t;
+    }
+    if (t.kind == Kind::kToCHW) ++to_chw;
+  }
+  if (to_chw > 1) throw Error("pipeline: ToCHW is listed twice");
+  chw_ = to_chw == 1;
+  const DType dtype = options_.dtype;
+  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kU8) {
+    throw Error(std::string("pipeline: the output dtype must be f32, f16 or u8, got ") +
+                DTypeName(dtype));
+  }
+  if (dtype == DType::kU8 && normalize != nullptr) {
+    throw Error(
+        "pipeline: Normalize needs a float output (f32 or f16); with u8 output, normalize "
+        "on the accelerator");
+  }
+  if (options_.decode.max_pixels <= 0) {
+    throw Error("pipeline: max_pixels must be > 0, got " +
+                std::to_string(options_.decode.max_pixels));
+  }
+  // The value mapping as ToTensor and Normalize compute it, in float.
+  for (int c = 0; c < 3; ++c) {
+    for (int v = 0; v < 256; ++v) {
+      float x = static_cast<float>(v) / 255.0f;
+      if (normalize != nullptr) x = (x - normalize->mean[c]) / normalize->std[c];
+      lut_f32_[c][v] = x;
+      lut_f16_[c][v] = FloatToHalf(x);
+    }
+  }
+}
+
+std::optional<Shape> Pipeline::FixedShape() const {
+  std::optional<std::array<int64_t, 2>> size;
+  for (const Transform& t : transforms_) {
+    if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomResizedCrop ||
+        (t.kind == Kind::kResize && t.width != 0)) {
+      size = std::array<int64_t, 2>{t.height, t.width};
+    } else if (t.kind == Kind::kResize) {
+      size.reset();
+    }
+  }
+  if (!size) return std::nullopt;
+  return chw_ ? Shape{3, (*size)[0], (*size)[1]} : Shape{(*size)[0], (*size)[1], 3};
+}
+
+Shape Pipeline::OutputShape(int height, int width) const {
+  int h = height, w = width;
+  for (const Transform& t : transforms_) {
+    if (t.kind == Kind::kResize) {
+      const std::array<int, 2> size = ResizedSize(t, h, w);
+      h = size[0];
+      w = size[1];
+    } else if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomResizedCrop) {
+      h = t.height;
+      w = t.width;
+    }
+  }
+  return chw_ ? Shape{3, h, w} : Shape{h, w, 3};
+}
+
+PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
+  // The image as transformed so far: `cw` x `ch` pixels showing the source
+  // box (bx, by, bw, bh), mirrored when `flip`.
+  double bx = 0, by = 0, bw = width, bh = height;
+  int cw = width, ch = height;
+  bool flip = false;
+  Interpolation interpolation = Interpolation::kBilinear;
+  // Keeps the window [left, left + w) x [top, top + h) of the current image.
+  auto crop = [&](int top, int left, int h, int w) {
+    const double sx = bw / cw, sy = bh / ch;
+    const int source_left = flip ? cw - (left + w) : left;
+    bx += source_left * sx;
+    by += top * sy;
+    bw = w * sx;
+    bh = h * sy;
+    cw = w;
+    ch = h;
+  };
+  for (const Transform& t : transforms_) {
+    switch (t.kind) {
+      case Kind::kResize: {
+        const std::array<int, 2> size = ResizedSize(t, ch, cw);
+        ch = size[0];
+        cw = size[1];
+        interpolation = t.interpolation;
+        break;
+      }
+      case Kind::kCenterCrop:
+        crop(CenterOffset(ch, t.height), CenterOffset(cw, t.width), t.height, t.width);
+        break;
+      case Kind::kRandomResizedCrop: {
+        const CropBox box = RandomResizedCropBox(ch, cw, t.scale, t.ratio, rng);
+        crop(box.top, box.left, box.height, box.width);
+        ch = t.height;
+        cw = t.width;
+        interpolation = t.interpolation;
+        break;
+      }
+      case Kind::kRandomHorizontalFlip:
+        if (rng.Bernoulli(t.p)) flip = !flip;
+        break;
+      case Kind::kNormalize:
+      case Kind::kToCHW:
+        break;
+    }
+  }
+  PipelinePlan plan;
+  plan.out_width = cw;
+  plan.out_height = ch;
+  plan.flip = flip;
+  plan.interpolation = interpolation;
+  // The largest DCT scale whose decoded box still covers the output.
+  // Nearest-neighbour output must show real pixels, not DCT averages.
+  if (interpolation != Interpolation::kNearest) {
+    while (plan.max_scale < 8 && bw / (2 * plan.max_scale) >= cw &&
+           bh / (2 * plan.max_scale) >= ch) {
+      plan.max_scale *= 2;
+    }
+  }
+  // Snap the box to whole pixels of that scale (each edge moves by at most
+  // max_scale / 2 image pixels, under half an output pixel), so that it is
+  // whole in decoded pixels and the resampler needs no sub-pixel offset.
+  // Edges inside the image stay inside.
+  const double s = plan.max_scale;
+  auto snap = [s](double v, int limit) {
+    double snapped = std::nearbyint(v / s) * s;
+    if (v >= 0 && snapped < 0) snapped = 0;
+    if (v <= limit && snapped > limit) snapped = limit;
+    return snapped;
+  };
+  const double x0 = snap(bx, width), x1 = snap(bx + bw, width);
+  const double y0 = snap(by, height), y1 = snap(by + bh, height);
+  plan.x = x0;
+  plan.y = y0;
+  plan.width = std::max(x1 - x0, 1.0);
+  plan.height = std::max(y1 - y0, 1.0);
+  return plan;
+}
+
+void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
+                   std::string_view field, SampleContext& ctx) const {
+  std::vector<uint8_t>& decoded = ctx.scratch(kScratchSlots[0]);
+  std::vector<uint8_t>& resampled = ctx.scratch(kScratchSlots[1]);
+  std::vector<uint8_t>& buffer = ctx.scratch(kScratchSlots[2]);
+  PipelinePlan plan;
+  DecodedImage image;
+  {
+    auto timer = ctx.Time(Stage::kDecode);
+    const ImageInfo info = ReadImageInfo(data, source, options_.decode);
+    plan = Plan(info.height, info.width, ctx.rng());
+    DecodeRequest request;
+    if (options_.fused) {
+      const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));
+      const int y0 = static_cast<int>(std::floor(std::max(plan.y, 0.0)));
+      const int x1 = static_cast<int>(std::ceil(std::min(plan.x + plan.width, 1.0 * info.width)));
+      const int y1 =
+          static_cast<int>(std::ceil(std::min(plan.y + plan.height, 1.0 * info.height)));
+      request.region = Rect{x0, y0, x1 - x0, y1 - y0};
+      request.max_scale = plan.max_scale;
+    }
+    image = DecodeImage(data, source, decoded, request, options_.decode);
+  }
+
+  auto timer = ctx.Time(Stage::kTransform);
+  const int ow = plan.out_width;
+  const int oh = plan.out_height;
+  const Shape shape = chw_ ? Shape{3, oh, ow} : Shape{oh, ow, 3};
+  Tensor dst = out.Allocate(field, options_.dtype, shape);
+  if (options_.dtype == DType::kU8 && !chw_) {
+    // Nothing to convert: resample straight into the destination.
+    uint8_t* pixels = dst.data<uint8_t>();
+    Resample(plan, image, decoded.data(), pixels, buffer);
+    if (plan.flip) FlipRowsInPlace(pixels, ow, oh);
+    return;
+  }
+  resampled.resize(static_cast<size_t>(ow) * oh * 3);
+  Resample(plan, image, decoded.data(), resampled.data(), buffer);
+  switch (options_.dtype) {
+    case DType::kF32:
+      WriteOutput(resampled.data(), ow, oh, plan.flip, chw_,
+                  [this](int c, uint8_t v) { return lut_f32_[c][v]; }, dst.data<float>());
+      break;
+    case DType::kF16:
+      WriteOutput(resampled.data(), ow, oh, plan.flip, chw_,
+                  [this](int c, uint8_t v) { return lut_f16_[c][v]; }, dst.data<uint16_t>());
+      break;
+    default:
+      WriteOutput(resampled.data(), ow, oh, plan.flip, chw_,
+                  [](int, uint8_t v) { return v; }, dst.data<uint8_t>());
+      break;
+  }
+}
+
+std::string Pipeline::ToString() const {
+  std::string out = TransformsToString(transforms_);
+  if (out.empty()) out = "decode";
+  out += std::string(" -> ") + DTypeName(options_.dtype);
+  if (!options_.fused) out += " (unfused)";
+  return out;
+}
+
+Pipeline TrainPipeline(int size, DType dtype) {
+  std::vector<Transform> steps = {Transform::RandomResizedCrop(size),
+                                  Transform::RandomHorizontalFlip(0.5)};
+  if (dtype != DType::kU8) {
+    steps.push_back(Transform::Normalize());
+    steps.push_back(Transform::ToCHW());
+  }
+  PipelineOptions options;
+  options.dtype = dtype;
+  return Pipeline(std::move(steps), options);
+}
+
+Pipeline ValPipeline(int resize, int crop, DType dtype) {
+  std::vector<Transform> steps = {Transform::Resize(resize), Transform::CenterCrop(crop)};
+  if (dtype != DType::kU8) {
+    steps.push_back(Transform::Normalize());
+    steps.push_back(Transform::ToCHW());
+  }
+  PipelineOptions options;
+  options.dtype = dtype;
+  return Pipeline(std::move(steps), options);
+}
+
+}  // namespace feedline::vision

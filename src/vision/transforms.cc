@@ -1,0 +1,464 @@
+#include "feedline/vision/transforms.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "feedline/error.h"
+
+namespace feedline::vision {
+namespace {
+
+std::string FormatDouble(double value) {
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+
+template <size_t N, typename T>
+std::string FormatList(const std::array<T, N>& values) {
+  std::string out;
+  for (size_t i = 0; i < N; ++i) {
+    if (i > 0) out += ':';
+    out += FormatDouble(static_cast<double>(values[i]));
+  }
+  return out;
+}
+
+const char* KindName(Transform::Kind kind) {
+  switch (kind) {
+    case Transform::Kind::kResize: return "resize";
+    case Transform::Kind::kCenterCrop: return "center_crop";
+    case Transform::Kind::kRandomResizedCrop: return "random_resized_crop";
+    case Transform::Kind::kRandomHorizontalFlip: return "random_horizontal_flip";
+    case Transform::Kind::kNormalize: return "normalize";
+    case Transform::Kind::kToCHW: return "to_chw";
+  }
+  return "?";
+}
+
+[[noreturn]] void Invalid(const Transform& t, const std::string& what) {
+  throw Error(std::string(KindName(t.kind)) + ": " + what);
+}
+
+void CheckSize(const Transform& t, int value, const char* name) {
+  if (value <= 0) Invalid(t, std::string(name) + " must be > 0, got " + std::to_string(value));
+}
+
+// Python's round(): half to even (the default floating-point rounding mode).
+int RoundHalfEven(double value) { return static_cast<int>(std::nearbyint(value)); }
+
+}  // namespace
+
+const char* InterpolationName(Interpolation interpolation) {
+  switch (interpolation) {
+    case Interpolation::kBilinear: return "bilinear";
+    case Interpolation::kNearest: return "nearest";
+    case Interpolation::kArea: return "area";
+  }
+  return "?";
+}
+
+Transform Transform::Resize(int size, Interpolation interpolation, int max_size) {
+  Transform t;
+  t.kind = Kind::kResize;
+  t.height = size;
+  t.interpolation = interpolation;
+  t.max_size = max_size;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::Resize(int height, int width, Interpolation interpolation) {
+  Transform t;
+  t.kind = Kind::kResize;
+  t.height = height;
+  t.width = width;
+  t.interpolation = interpolation;
+  if (width <= 0) Invalid(t, "width must be > 0, got " + std::to_string(width));
+  t.Validate();
+  return t;
+}
+
+Transform Transform::CenterCrop(int size) { return CenterCrop(size, size); }
+
+Transform Transform::CenterCrop(int height, int width) {
+  Transform t;
+  t.kind = Kind::kCenterCrop;
+  t.height = height;
+  t.width = width;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::RandomResizedCrop(int size, std::array<double, 2> scale,
+                                       std::array<double, 2> ratio,
+                                       Interpolation interpolation) {
+  return RandomResizedCrop(size, size, scale, ratio, interpolation);
+}
+
+Transform Transform::RandomResizedCrop(int height, int width, std::array<double, 2> scale,
+                                       std::array<double, 2> ratio,
+                                       Interpolation interpolation) {
+  Transform t;
+  t.kind = Kind::kRandomResizedCrop;
+  t.height = height;
+  t.width = width;
+  t.scale = scale;
+  t.ratio = ratio;
+  t.interpolation = interpolation;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::RandomHorizontalFlip(double p) {
+  Transform t;
+  t.kind = Kind::kRandomHorizontalFlip;
+  t.p = p;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::Normalize(std::array<float, 3> mean, std::array<float, 3> std) {
+  Transform t;
+  t.kind = Kind::kNormalize;
+  t.mean = mean;
+  t.std = std;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::ToCHW() {
+  Transform t;
+  t.kind = Kind::kToCHW;
+  return t;
+}
+
+void Transform::Validate() const {
+  switch (kind) {
+    case Kind::kResize:
+      CheckSize(*this, height, width == 0 ? "size" : "height");
+      if (width < 0) Invalid(*this, "width must be >= 0, got " + std::to_string(width));
+      if (max_size < 0 || (max_size > 0 && (width != 0 || max_size <= height))) {
+        Invalid(*this, "max_size must be 0 (none) or greater than the size " +
+                           std::to_string(height) + " and only with a single size, got " +
+                           std::to_string(max_size));
+      }
+      break;
+    case Kind::kCenterCrop:
+      CheckSize(*this, height, "height");
+      CheckSize(*this, width, "width");
+      break;
+    case Kind::kRandomResizedCrop:
+      CheckSize(*this, height, "height");
+      CheckSize(*this, width, "width");
+      if (!(scale[0] > 0 && scale[0] <= scale[1] && scale[1] <= 1e6)) {
+        Invalid(*this, "scale must satisfy 0 < scale[0] <= scale[1], got " + FormatList(scale));
+      }
+      if (!(ratio[0] > 0 && ratio[0] <= ratio[1] && std::isfinite(ratio[1]))) {
+        Invalid(*this, "ratio must satisfy 0 < ratio[0] <= ratio[1], got " + FormatList(ratio));
+      }
+      break;
+    case Kind::kRandomHorizontalFlip:
+      if (!(p >= 0 && p <= 1)) Invalid(*this, "p must be in [0, 1], got " + FormatDouble(p));
+      break;
+    case Kind::kNormalize:
+      for (int c = 0; c < 3; ++c) {
+        if (!(std[c] != 0 && std::isfinite(std[c]) && std::isfinite(mean[c]))) {
+          Invalid(*this, "std must be non-zero and mean and std finite, got mean " +
+                             FormatList(mean) + ", std " + FormatList(std));
+        }
+      }
+      break;
+    case Kind::kToCHW:
+      break;
+  }
+}
+
+std::string Transform::ToString() const {
+  std::string out = KindName(kind);
+  std::string args;
+  auto add = [&args](const std::string& arg) {
+    if (!args.empty()) args += ',';
+    args += arg;
+  };
+  const Transform defaults;
+  switch (kind) {
+    case Kind::kResize:
+      add(std::to_string(height));
+      if (width != 0) add(std::to_string(width));
+      if (max_size != 0) add("max_size=" + std::to_string(max_size));
+      if (interpolation != defaults.interpolation) {
+        add(std::string("interpolation=") + InterpolationName(interpolation));
+      }
+      break;
+    case Kind::kCenterCrop:
+    case Kind::kRandomResizedCrop:
+      add(std::to_string(height));
+      if (width != height) add(std::to_string(width));
+      if (kind == Kind::kCenterCrop) break;
+      if (scale != defaults.scale) add("scale=" + FormatList(scale));
+      if (ratio != defaults.ratio) add("ratio=" + FormatList(ratio));
+      if (interpolation != defaults.interpolation) {
+        add(std::string("interpolation=") + InterpolationName(interpolation));
+      }
+      break;
+    case Kind::kRandomHorizontalFlip:
+      add(FormatDouble(p));
+      break;
+    case Kind::kNormalize:
+      if (mean != kImageNetMean) add("mean=" + FormatList(mean));
+      if (std != kImageNetStd) add("std=" + FormatList(std));
+      break;
+    case Kind::kToCHW:
+      break;
+  }
+  if (!args.empty()) out += "(" + args + ")";
+  return out;
+}
+
+CropBox RandomResizedCropBox(int height, int width, const std::array<double, 2>& scale,
+                             const std::array<double, 2>& ratio, Rng& rng) {
+  const double area = static_cast<double>(height) * width;
+  const double log_lo = std::log(ratio[0]);
+  const double log_hi = std::log(ratio[1]);
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    const double target_area = area * rng.Uniform(scale[0], scale[1]);
+    const double aspect_ratio = std::exp(rng.Uniform(log_lo, log_hi));
+    const int w = RoundHalfEven(std::sqrt(target_area * aspect_ratio));
+    const int h = RoundHalfEven(std::sqrt(target_area / aspect_ratio));
+    if (0 < w && w <= width && 0 < h && h <= height) {
+      const int top = static_cast<int>(rng.UniformInt(static_cast<uint64_t>(height - h + 1)));
+      const int left = static_cast<int>(rng.UniformInt(static_cast<uint64_t>(width - w + 1)));
+      return CropBox{top, left, h, w};
+    }
+  }
+  // Fallback: the central crop, clamped to the ratio range.
+  const double in_ratio = static_cast<double>(width) / height;
+  int w = width;
+  int h = height;
+  if (in_ratio < ratio[0]) {
+    h = RoundHalfEven(w / ratio[0]);
+  } else if (in_ratio > ratio[1]) {
+    w = RoundHalfEven(h * ratio[1]);
+  }
+  return CropBox{(height - h) / 2, (width - w) / 2, h, w};
+}
+
+std::array<int, 2> ResizedSize(const Transform& resize, int height, int width) {
+  if (resize.width != 0) return {resize.height, resize.width};
+  const bool portrait = width <= height;
+  const int short_side = portrait ? width : height;
+  const int long_side = portrait ? height : width;
+  int new_short = resize.height;
+  int new_long = static_cast<int>(static_cast<double>(int64_t{new_short} * long_side) /
+                                  static_cast<double>(short_side));
+  if (resize.max_size > 0 && new_long > resize.max_size) {
+    new_short = static_cast<int>(static_cast<double>(int64_t{resize.max_size} * new_short) /
+                                 static_cast<double>(new_long));
+    new_long = resize.max_size;
+  }
+  // A sliver of an image (1 x 5000) would round its short side to zero.
+  new_short = std::max(new_short, 1);
+  return portrait ? std::array<int, 2>{new_long, new_short}
+                  : std::array<int, 2>{new_short, new_long};
+}
+
+// ---- Parsing ---------------------------------------------------------------
+
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> Split(std::string_view s, char separator) {
+  std::vector<std::string_view> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = s.find(separator, start);
+    parts.push_back(Trim(s.substr(start, end == std::string_view::npos ? end : end - start)));
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return parts;
+}
+
+class ItemParser {
+ public:
+  explicit ItemParser(std::string_view item) : item_(item) {}
+
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw Error("transform '" + std::string(item_) + "': " + what);
+  }
+
+  double Number(std::string_view text) const {
+    double value = 0;
+    const char* end = text.data() + text.size();
+    auto result = std::from_chars(text.data(), end, value);
+    if (text.empty() || result.ec != std::errc() || result.ptr != end) {
+      Fail("'" + std::string(text) + "' is not a number");
+    }
+    return value;
+  }
+
+  int Integer(std::string_view text) const {
+    int value = 0;
+    const char* end = text.data() + text.size();
+    auto result = std::from_chars(text.data(), end, value);
+    if (text.empty() || result.ec != std::errc() || result.ptr != end) {
+      Fail("'" + std::string(text) + "' is not an integer");
+    }
+    return value;
+  }
+
+  template <size_t N, typename T>
+  std::array<T, N> List(std::string_view text) const {
+    std::vector<std::string_view> parts = Split(text, ':');
+    if (parts.size() != N) {
+      Fail("'" + std::string(text) + "' must be " + std::to_string(N) +
+           " numbers separated by ':'");
+    }
+    std::array<T, N> out;
+    for (size_t i = 0; i < N; ++i) out[i] = static_cast<T>(Number(parts[i]));
+    return out;
+  }
+
+  Interpolation ParseInterpolation(std::string_view text) const {
+    for (Interpolation i : {Interpolation::kBilinear, Interpolation::kNearest,
+                            Interpolation::kArea}) {
+      if (text == InterpolationName(i)) return i;
+    }
+    Fail("interpolation must be bilinear, nearest or area, got '" + std::string(text) + "'");
+  }
+
+ private:
+  std::string_view item_;
+};
+
+// "RandomResizedCrop" and "random_resized_crop" both become
+// "randomresizedcrop".
+std::string Canonical(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    if (c != '_') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+Transform ParseItem(std::string_view item) {
+  ItemParser parser(item);
+  std::string_view name = item;
+  std::string_view arg_text;
+  const size_t open = item.find('(');
+  if (open != std::string_view::npos) {
+    if (item.back() != ')') parser.Fail("missing ')'");
+    name = Trim(item.substr(0, open));
+    arg_text = Trim(item.substr(open + 1, item.size() - open - 2));
+  }
+  std::vector<std::string_view> positional;
+  std::vector<std::pair<std::string_view, std::string_view>> named;
+  if (!arg_text.empty()) {
+    for (std::string_view arg : Split(arg_text, ',')) {
+      const size_t eq = arg.find('=');
+      if (eq == std::string_view::npos) {
+        if (!named.empty()) parser.Fail("positional argument after key=value");
+        positional.push_back(arg);
+      } else {
+        named.emplace_back(Trim(arg.substr(0, eq)), Trim(arg.substr(eq + 1)));
+      }
+    }
+  }
+
+  Transform t;
+  const std::string kind = Canonical(name);
+  size_t max_positional = 2;
+  if (kind == "resize") {
+    t.kind = Transform::Kind::kResize;
+  } else if (kind == "centercrop") {
+    t.kind = Transform::Kind::kCenterCrop;
+  } else if (kind == "randomresizedcrop") {
+    t.kind = Transform::Kind::kRandomResizedCrop;
+  } else if (kind == "randomhorizontalflip") {
+    t.kind = Transform::Kind::kRandomHorizontalFlip;
+    max_positional = 1;
+  } else if (kind == "normalize") {
+    t.kind = Transform::Kind::kNormalize;
+    max_positional = 0;
+  } else if (kind == "tochw") {
+    t.kind = Transform::Kind::kToCHW;
+    max_positional = 0;
+  } else {
+    parser.Fail(
+        "unknown transform; expected resize, center_crop, random_resized_crop, "
+        "random_horizontal_flip, normalize or to_chw");
+  }
+  if (positional.size() > max_positional) parser.Fail("too many arguments");
+
+  if (t.kind == Transform::Kind::kRandomHorizontalFlip) {
+    if (!positional.empty()) t.p = parser.Number(positional[0]);
+  } else if (max_positional == 2) {
+    if (positional.empty()) parser.Fail("needs a size");
+    t.height = parser.Integer(positional[0]);
+    t.width = positional.size() == 2 ? parser.Integer(positional[1])
+              : t.kind == Transform::Kind::kResize ? 0
+                                                   : t.height;
+    if (t.kind == Transform::Kind::kResize && positional.size() == 2 && t.width <= 0) {
+      parser.Fail("width must be > 0");
+    }
+  }
+  for (const auto& [key, value] : named) {
+    const bool geometric = t.kind == Transform::Kind::kResize ||
+                           t.kind == Transform::Kind::kRandomResizedCrop;
+    if (key == "interpolation" && geometric) {
+      t.interpolation = parser.ParseInterpolation(value);
+    } else if (key == "max_size" && t.kind == Transform::Kind::kResize) {
+      t.max_size = parser.Integer(value);
+    } else if (key == "scale" && t.kind == Transform::Kind::kRandomResizedCrop) {
+      t.scale = parser.List<2, double>(value);
+    } else if (key == "ratio" && t.kind == Transform::Kind::kRandomResizedCrop) {
+      t.ratio = parser.List<2, double>(value);
+    } else if (key == "p" && t.kind == Transform::Kind::kRandomHorizontalFlip) {
+      t.p = parser.Number(value);
+    } else if (key == "mean" && t.kind == Transform::Kind::kNormalize) {
+      t.mean = parser.List<3, float>(value);
+    } else if (key == "std" && t.kind == Transform::Kind::kNormalize) {
+      t.std = parser.List<3, float>(value);
+    } else {
+      parser.Fail("unknown argument '" + std::string(key) + "'");
+    }
+  }
+  try {
+    t.Validate();
+  } catch (const Error& e) {
+    parser.Fail(e.what());
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<Transform> ParseTransforms(std::string_view spec) {
+  std::vector<Transform> out;
+  if (Trim(spec).empty()) return out;
+  for (std::string_view item : Split(spec, ';')) {
+    if (item.empty()) throw Error("transforms '" + std::string(spec) + "': empty item");
+    out.push_back(ParseItem(item));
+  }
+  return out;
+}
+
+std::string TransformsToString(const std::vector<Transform>& transforms) {
+  std::string out;
+  for (const Transform& t : transforms) {
+    if (!out.empty()) out += "; ";
+    out += t.ToString();
+  }
+  return out;
+}
+
+}  // namespace feedline::vision
