@@ -61,13 +61,19 @@ uint64_t Rng::NextU64() {
 double Rng::Uniform() { return static_cast<double>(NextU64() >> 11) * 0x1.0p-53; }
 
 uint64_t Rng::UniformInt(uint64_t n) {
-  // Rejection of the short top range keeps every value equally likely.
-  const uint64_t limit = max() - max() % n;
-  uint64_t x;
-  do {
-    x = NextU64();
-  } while (x >= limit);
-  return x % n;
+  // Lemire's multiply-and-reject: the high word of x * n is uniform in
+  // [0, n) once the few x whose low word falls below 2^64 mod n are
+  // rejected; the division runs only on the rare first rejection check.
+  unsigned __int128 m = static_cast<unsigned __int128>(NextU64()) * n;
+  uint64_t low = static_cast<uint64_t>(m);
+  if (low < n) {
+    const uint64_t threshold = (0 - n) % n;
+    while (low < threshold) {
+      m = static_cast<unsigned __int128>(NextU64()) * n;
+      low = static_cast<uint64_t>(m);
+    }
+  }
+  return static_cast<uint64_t>(m >> 64);
 }
 
 }  // namespace feedline

@@ -17,6 +17,8 @@ namespace {
 // under the lock is negligible, short enough to balance the load.
 constexpr double kChunkTargetNs = 20000.0;
 constexpr int64_t kMaxChunk = 4096;
+// Times the consumer yields, watching for a ready batch, before it sleeps.
+constexpr int kConsumerPolls = 64;
 // Stream id of the generator that picks substitutes for failed samples.
 constexpr uint64_t kReplaceStream = 0x7265706c61636500ull;
 
@@ -215,13 +217,13 @@ void Engine::StopWorkers(std::unique_lock<std::mutex>& lock) {
 }
 
 std::optional<Batch> Engine::Next() {
-  stats_.MarkStart(NowNs());
+  stats_.MarkStart();
   bool pending = false;
   return iterable_ ? NextIterable(std::nullopt, &pending) : NextMapped(std::nullopt, &pending);
 }
 
 NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
-  stats_.MarkStart(NowNs());
+  stats_.MarkStart();
   const auto deadline = std::chrono::steady_clock::now() + max_wait;
   bool pending = false;
   std::optional<Batch> batch =
@@ -247,7 +249,7 @@ std::optional<Batch> Engine::DeliverLocked(Slot* slot) {
   }
   pool_->MarkDeliveredLocked(slot);
   stats_.AddBatch();
-  stats_.MarkFirstBatch(NowNs());
+  stats_.MarkFirstBatch();
   return Batch(pool_, slot);
 }
 
@@ -316,17 +318,35 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
 bool Engine::WaitForBatchLocked(std::unique_lock<std::mutex>& lock,
                                 std::optional<Clock::time_point> deadline) {
   if (deadline && Clock::now() >= *deadline) return false;
+  // A batch usually completes within microseconds of the last: poll briefly
+  // (yielding the core to the workers) before paying for a futex sleep and
+  // the wake-up a worker would have to send.
+  const uint64_t seen = progress_.load(std::memory_order_acquire);
+  lock.unlock();
+  for (int spin = 0; spin < kConsumerPolls; ++spin) {
+    if (progress_.load(std::memory_order_acquire) != seen) break;
+    std::this_thread::yield();
+  }
+  lock.lock();
+  // progress_ only changes under the lock, so this predicate cannot miss a
+  // change made while the lock was dropped for polling.
+  auto moved = [&] { return progress_.load(std::memory_order_relaxed) != seen; };
+  if (moved()) return true;
+  ++pool_->consumer_waiting;
   if (options_.timeout.count() > 0) {
     // Wake up regularly to look for a sample past the timeout.
     auto until = Clock::now() + std::min<std::chrono::milliseconds>(options_.timeout,
                                                                     std::chrono::milliseconds(50));
     if (deadline && *deadline < until) until = *deadline;
-    pool_->ready_cv.wait_until(lock, until);
+    pool_->ready_cv.wait_until(lock, until, moved);
+    --pool_->consumer_waiting;
     if (dataset_) CheckTimeoutsLocked();
   } else if (deadline) {
-    pool_->ready_cv.wait_until(lock, *deadline);
+    pool_->ready_cv.wait_until(lock, *deadline, moved);
+    --pool_->consumer_waiting;
   } else {
-    pool_->ready_cv.wait(lock);
+    pool_->ready_cv.wait(lock, moved);
+    --pool_->consumer_waiting;
   }
   return true;
 }
@@ -434,6 +454,7 @@ void Engine::WorkerMain(int worker) {
       fatal_ = std::make_exception_ptr(
           std::runtime_error("worker_init failed in worker " + std::to_string(worker) + ": " +
                              e.what()));
+      progress_.fetch_add(1, std::memory_order_release);
       pool_->ready_cv.notify_all();
       return;
     }
@@ -442,7 +463,9 @@ void Engine::WorkerMain(int worker) {
   double ns_per_row = 0;  // moving average of this worker's cost per row
   std::unique_lock<std::mutex> lock(pool_->mu);
   while (true) {
+    ++pool_->workers_waiting;
     pool_->work_cv.wait(lock, [&] { return shutdown_ || stop_workers_ || HasWorkLocked(); });
+    --pool_->workers_waiting;
     if (shutdown_ || stop_workers_) return;
     const int64_t chunk =
         ns_per_row <= 0 ? 1
@@ -619,17 +642,22 @@ void Engine::FinishBatch(Slot* slot, SampleContext& ctx) {
       }
     }
   }
+  bool wake_consumer = false;
+  bool wake_workers = false;
   {
     std::lock_guard<std::mutex> lock(pool_->mu);
     if (stale || slot->generation != generation_.load()) {
-      pool_->PutLocked(slot);
+      pool_->PutLocked(slot);  // a free slot is new work
+      wake_workers = pool_->workers_waiting > 0;
     } else {
       slot->state = SlotState::kReady;
+      progress_.fetch_add(1, std::memory_order_release);
       if (iterable_) ++produced_[static_cast<size_t>(slot->producer)];
+      wake_consumer = pool_->consumer_waiting > 0;
     }
   }
-  pool_->ready_cv.notify_all();
-  pool_->work_cv.notify_all();
+  if (wake_consumer) pool_->ready_cv.notify_one();
+  if (wake_workers) pool_->work_cv.notify_all();
 }
 
 // ---------------------------------------------------------------------------
@@ -680,6 +708,7 @@ void Engine::IterableWorkerMain(int worker) {
       fatal_ = std::make_exception_ptr(
           std::runtime_error("worker_init failed in worker " + std::to_string(worker) + ": " +
                              e.what()));
+      progress_.fetch_add(1, std::memory_order_release);
       pool_->ready_cv.notify_all();
       return;
     }
@@ -696,7 +725,8 @@ void Engine::IterableWorkerMain(int worker) {
     lock.lock();
     fatal_ = std::make_exception_ptr(std::runtime_error(
         "opening the stream of worker " + std::to_string(worker) + " failed: " + e.what()));
-    pool_->ready_cv.notify_all();
+    progress_.fetch_add(1, std::memory_order_release);
+      pool_->ready_cv.notify_all();
     return;
   }
   lock.lock();
@@ -704,10 +734,12 @@ void Engine::IterableWorkerMain(int worker) {
   while (true) {
     // Each worker keeps at most prefetch_factor undelivered batches, so a
     // slow worker's turn in the round-robin always finds a slot.
+    ++pool_->workers_waiting;
     pool_->work_cv.wait(lock, [&] {
       return shutdown_ || stop_workers_ || generation_.load() != generation ||
              (pool_->HasFreeLocked() && produced_[w] - consumed_[w] < options_.prefetch_factor);
     });
+    --pool_->workers_waiting;
     if (shutdown_ || stop_workers_ || generation_.load() != generation) return;
     Slot* slot = pool_->TakeFreeLocked();
     EnsureRowsLocked(slot, options_.batch_size);
@@ -736,7 +768,8 @@ void Engine::IterableWorkerMain(int worker) {
     if (exhausted || slot->raise) {
       if (exhausted) {
         exhausted_[w] = true;
-        pool_->ready_cv.notify_all();
+        progress_.fetch_add(1, std::memory_order_release);
+      pool_->ready_cv.notify_all();
         return;
       }
     }
@@ -839,8 +872,10 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
     }
     if (options_.timeout.count() > 0 && !deadline) {
       // A stream gives no per-sample progress to watch: time the whole wait.
-      if (pool_->ready_cv.wait_until(lock, Clock::now() + options_.timeout) ==
-          std::cv_status::timeout) {
+      ++pool_->consumer_waiting;
+      const std::cv_status waited = pool_->ready_cv.wait_until(lock, Clock::now() + options_.timeout);
+      --pool_->consumer_waiting;
+      if (waited == std::cv_status::timeout) {
         stats_.AddError("timeout");
         throw TimeoutError(-1, "", static_cast<double>(options_.timeout.count()) / 1000.0);
       }

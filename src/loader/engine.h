@@ -135,6 +135,9 @@ class Engine {
   std::unique_ptr<SampleStream> main_stream_;
 
   std::atomic<uint64_t> generation_{0};
+  // Bumped (under the pool mutex) by every event the consumer may wait for:
+  // a batch ready, a stream exhausted, a worker failing.
+  std::atomic<uint64_t> progress_{0};
   std::atomic<bool> shutdown_{false};
 };
 

@@ -70,12 +70,13 @@ void SlotPool::MarkDeliveredLocked(Slot* slot) {
 }
 
 void SlotPool::Release(Slot* slot) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu);
     PutLocked(slot);
+    wake = workers_waiting > 0;
   }
-  work_cv.notify_all();
-  ready_cv.notify_all();
+  if (wake) work_cv.notify_all();
 }
 
 }  // namespace feedline::internal

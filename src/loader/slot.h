@@ -110,6 +110,10 @@ class SlotPool {
   std::mutex mu;
   std::condition_variable work_cv;    // workers: new work or a free slot
   std::condition_variable ready_cv;   // consumer: a batch completed
+  // Who is waiting on each variable (guarded by mu): notifying only when
+  // someone waits keeps futex calls off the per-batch path.
+  int workers_waiting = 0;
+  int consumer_waiting = 0;
 
   // A free slot, or nullptr. REQUIRES: mu held.
   Slot* TakeFreeLocked();

@@ -28,14 +28,16 @@ void StatsCollector::AddError(const std::string& reason) {
   ++reasons_[reason];
 }
 
-void StatsCollector::MarkStart(int64_t now_ns) {
+void StatsCollector::MarkStart() {
+  if (start_ns_.load(std::memory_order_relaxed) >= 0) return;
   int64_t expected = -1;
-  start_ns_.compare_exchange_strong(expected, now_ns);
+  start_ns_.compare_exchange_strong(expected, NowNs());
 }
 
-void StatsCollector::MarkFirstBatch(int64_t now_ns) {
+void StatsCollector::MarkFirstBatch() {
+  if (first_batch_ns_.load(std::memory_order_relaxed) >= 0) return;
   int64_t expected = -1;
-  first_batch_ns_.compare_exchange_strong(expected, now_ns);
+  first_batch_ns_.compare_exchange_strong(expected, NowNs());
 }
 
 StatsSnapshot StatsCollector::Snapshot() const {

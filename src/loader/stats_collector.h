@@ -35,8 +35,8 @@ class StatsCollector {
   void AddBatch() { batches_.fetch_add(1, std::memory_order_relaxed); }
   void AddWait(int64_t ns) { wait_ns_.fetch_add(ns, std::memory_order_relaxed); }
   // Marks the first Next() and the first delivered batch (first call wins).
-  void MarkStart(int64_t now_ns);
-  void MarkFirstBatch(int64_t now_ns);
+  void MarkStart();
+  void MarkFirstBatch();
 
   StatsSnapshot Snapshot() const;
 

@@ -118,13 +118,25 @@ ImageInfo ReadImageInfo(std::span<const uint8_t> data, std::string_view source,
 DecodedImage DecodeImage(std::span<const uint8_t> data, std::string_view source,
                          std::vector<uint8_t>& pixels, const DecodeRequest& request,
                          const DecodeOptions& options) {
+  internal::RequestSource requests;
+  requests.fixed = &request;
+  return internal::DecodePlanned(data, source, pixels, requests, options);
+}
+
+namespace internal {
+
+DecodedImage DecodePlanned(std::span<const uint8_t> data, std::string_view source,
+                           std::vector<uint8_t>& pixels, const RequestSource& requests,
+                           const DecodeOptions& options) {
   switch (DetectFormat(data)) {
-    case ImageFormat::kJpeg: return internal::DecodeJpeg(data, source, pixels, request, options);
-    case ImageFormat::kPng: return internal::DecodePng(data, source, pixels, request, options);
-    case ImageFormat::kWebp: return internal::DecodeWebp(data, source, pixels, request, options);
+    case ImageFormat::kJpeg: return DecodeJpeg(data, source, pixels, requests, options);
+    case ImageFormat::kPng: return DecodePng(data, source, pixels, requests, options);
+    case ImageFormat::kWebp: return DecodeWebp(data, source, pixels, requests, options);
     case ImageFormat::kUnknown: break;
   }
   ThrowUnknownFormat(data, source);
 }
+
+}  // namespace internal
 
 }  // namespace feedline::vision

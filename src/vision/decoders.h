@@ -13,22 +13,42 @@
 
 namespace feedline::vision::internal {
 
+// Where a decoder gets its DecodeRequest: a fixed one, or a function called
+// with the header, so a caller that plans from the image size (the
+// pipeline) does not parse the header twice.
+struct RequestSource {
+  using Planner = DecodeRequest (*)(const ImageInfo& info, void* context);
+
+  const DecodeRequest* fixed = nullptr;
+  Planner planner = nullptr;
+  void* context = nullptr;
+
+  DecodeRequest Get(const ImageInfo& info) const {
+    return planner != nullptr ? planner(info, context) : *fixed;
+  }
+};
+
+// DecodeImage with the request chosen by `requests` once the header is read.
+DecodedImage DecodePlanned(std::span<const uint8_t> data, std::string_view source,
+                           std::vector<uint8_t>& pixels, const RequestSource& requests,
+                           const DecodeOptions& options);
+
 ImageInfo ReadJpegInfo(std::span<const uint8_t> data, std::string_view source,
                        const DecodeOptions& options);
 DecodedImage DecodeJpeg(std::span<const uint8_t> data, std::string_view source,
-                        std::vector<uint8_t>& pixels, const DecodeRequest& request,
+                        std::vector<uint8_t>& pixels, const RequestSource& requests,
                         const DecodeOptions& options);
 
 ImageInfo ReadPngInfo(std::span<const uint8_t> data, std::string_view source,
                       const DecodeOptions& options);
 DecodedImage DecodePng(std::span<const uint8_t> data, std::string_view source,
-                       std::vector<uint8_t>& pixels, const DecodeRequest& request,
+                       std::vector<uint8_t>& pixels, const RequestSource& requests,
                        const DecodeOptions& options);
 
 ImageInfo ReadWebpInfo(std::span<const uint8_t> data, std::string_view source,
                        const DecodeOptions& options);
 DecodedImage DecodeWebp(std::span<const uint8_t> data, std::string_view source,
-                        std::vector<uint8_t>& pixels, const DecodeRequest& request,
+                        std::vector<uint8_t>& pixels, const RequestSource& requests,
                         const DecodeOptions& options);
 
 // Throws SampleError(reason, source, message).

@@ -44,7 +44,8 @@ struct ErrorManager {
 struct JpegJob {
   // Inputs.
   std::span<const uint8_t> data;
-  const DecodeRequest* request = nullptr;  // null: read the header only
+  const RequestSource* requests = nullptr;  // null: read the header only
+  DecodeRequest request;
   const DecodeOptions* options = nullptr;
   std::vector<uint8_t>* pixels = nullptr;
   // Outputs.
@@ -130,11 +131,12 @@ bool RunJpeg(JpegJob& job) {
   info.height = static_cast<int>(cinfo.image_height);
   info.channels = cinfo.num_components;
   info.progressive = cinfo.progressive_mode != 0;
-  if (job.request == nullptr ||
+  if (job.requests == nullptr ||
       static_cast<int64_t>(info.width) * info.height > job.options->max_pixels) {
     jpeg_destroy_decompress(&cinfo);
     return true;  // the caller checks the limit and throws
   }
+  job.request = job.requests->Get(info);
 
   bool cmyk = false;
   switch (cinfo.jpeg_color_space) {
@@ -156,9 +158,10 @@ bool RunJpeg(JpegJob& job) {
       return false;
   }
   cinfo.dct_method = job.options->jpeg_fast_idct ? JDCT_IFAST : JDCT_ISLOW;
+  cinfo.do_fancy_upsampling = job.options->jpeg_fast_upsampling ? FALSE : TRUE;
 
   int scale = 1;
-  while (scale < 8 && scale * 2 <= job.request->max_scale) scale *= 2;
+  while (scale < 8 && scale * 2 <= job.request.max_scale) scale *= 2;
   cinfo.scale_num = 1;
   cinfo.scale_denom = static_cast<unsigned int>(scale);
   jpeg_start_decompress(&cinfo);
@@ -166,7 +169,7 @@ bool RunJpeg(JpegJob& job) {
   // The region in scaled output pixels.
   const int out_w = static_cast<int>(cinfo.output_width);
   const int out_h = static_cast<int>(cinfo.output_height);
-  const Rect region = ClampRegion(job.request->region, info.width, info.height);
+  const Rect region = ClampRegion(job.request.region, info.width, info.height);
   int x0 = region.x / scale;
   int x1 = std::min(out_w, CeilDiv(region.x + region.width, scale));
   const int y0 = std::min(out_h - 1, region.y / scale);
@@ -253,11 +256,11 @@ ImageInfo ReadJpegInfo(std::span<const uint8_t> data, std::string_view source,
 }
 
 DecodedImage DecodeJpeg(std::span<const uint8_t> data, std::string_view source,
-                        std::vector<uint8_t>& pixels, const DecodeRequest& request,
+                        std::vector<uint8_t>& pixels, const RequestSource& requests,
                         const DecodeOptions& options) {
   JpegJob job;
   job.data = data;
-  job.request = &request;
+  job.requests = &requests;
   job.options = &options;
   job.pixels = &pixels;
   Run(job, source);

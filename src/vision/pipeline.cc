@@ -17,7 +17,9 @@
 #pragma GCC diagnostic pop
 
 #include "feedline/error.h"
+#include "src/vision/decoders.h"
 #include "src/vision/resample.h"
+#include "src/vision/write_output.h"
 
 namespace feedline::vision {
 namespace {
@@ -99,56 +101,6 @@ void Resample(const PipelinePlan& plan, const DecodedImage& image, const uint8_t
                         static_cast<size_t>(ow) * 3, filter, buffer);
 }
 
-void FlipRowsInPlace(uint8_t* pixels, int width, int height) {
-  for (int y = 0; y < height; ++y) {
-    uint8_t* row = pixels + static_cast<size_t>(y) * width * 3;
-    for (int a = 0, b = width - 1; a < b; ++a, --b) {
-      std::swap(row[3 * a], row[3 * b]);
-      std::swap(row[3 * a + 1], row[3 * b + 1]);
-      std::swap(row[3 * a + 2], row[3 * b + 2]);
-    }
-  }
-}
-
-// The last step: flip, value mapping (lut) and layout in one pass from the
-// resampled RGB pixels into the destination.
-template <typename T, typename Lut>
-void WriteOutput(const uint8_t* src, int width, int height, bool flip, bool chw, const Lut& lut,
-                 T* dst) {
-  const size_t plane = static_cast<size_t>(width) * height;
-  for (int y = 0; y < height; ++y) {
-    const uint8_t* row = src + static_cast<size_t>(y) * width * 3;
-    if (chw) {
-      T* r = dst + static_cast<size_t>(y) * width;
-      T* g = r + plane;
-      T* b = g + plane;
-      if (flip) {
-        for (int x = 0; x < width; ++x) {
-          const uint8_t* p = row + 3 * (width - 1 - x);
-          r[x] = lut(0, p[0]);
-          g[x] = lut(1, p[1]);
-          b[x] = lut(2, p[2]);
-        }
-      } else {
-        for (int x = 0; x < width; ++x) {
-          const uint8_t* p = row + 3 * x;
-          r[x] = lut(0, p[0]);
-          g[x] = lut(1, p[1]);
-          b[x] = lut(2, p[2]);
-        }
-      }
-    } else {
-      T* out = dst + static_cast<size_t>(y) * width * 3;
-      for (int x = 0; x < width; ++x) {
-        const uint8_t* p = row + 3 * (flip ? width - 1 - x : x);
-        out[3 * x] = lut(0, p[0]);
-        out[3 * x + 1] = lut(1, p[1]);
-        out[3 * x + 2] = lut(2, p[2]);
-      }
-    }
-  }
-}
-
 }  // namespace
 
 Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
@@ -180,15 +132,9 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
     throw Error("pipeline: max_pixels must be > 0, got " +
                 std::to_string(options_.decode.max_pixels));
   }
-  // The value mapping as ToTensor and Normalize compute it, in float.
-  for (int c = 0; c < 3; ++c) {
-    for (int v = 0; v < 256; ++v) {
-      float x = static_cast<float>(v) / 255.0f;
-      if (normalize != nullptr) x = (x - normalize->mean[c]) / normalize->std[c];
-      lut_f32_[c][v] = x;
-      lut_f16_[c][v] = FloatToHalf(x);
-    }
-  }
+  values_ = std::make_shared<const internal::ValueMap>(internal::MakeValueMap(
+      normalize != nullptr ? &normalize->mean : nullptr,
+      normalize != nullptr ? &normalize->std : nullptr));
 }
 
 std::optional<Shape> Pipeline::FixedShape() const {
@@ -304,14 +250,20 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   std::vector<uint8_t>& decoded = ctx.scratch(kScratchSlots[0]);
   std::vector<uint8_t>& resampled = ctx.scratch(kScratchSlots[1]);
   std::vector<uint8_t>& buffer = ctx.scratch(kScratchSlots[2]);
-  PipelinePlan plan;
-  DecodedImage image;
-  {
-    auto timer = ctx.Time(Stage::kDecode);
-    const ImageInfo info = ReadImageInfo(data, source, options_.decode);
-    plan = Plan(info.height, info.width, ctx.rng());
+  // The plan is drawn inside the decoder, once it has read the header.
+  struct Planning {
+    const Pipeline* pipeline;
+    Rng* rng;
+    PipelinePlan plan;
+  } planning{this, &ctx.rng(), {}};
+  internal::RequestSource requests;
+  requests.context = &planning;
+  requests.planner = [](const ImageInfo& info, void* context) {
+    Planning& p = *static_cast<Planning*>(context);
+    p.plan = p.pipeline->Plan(info.height, info.width, *p.rng);
     DecodeRequest request;
-    if (options_.fused) {
+    if (p.pipeline->options().fused) {
+      const PipelinePlan& plan = p.plan;
       const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));
       const int y0 = static_cast<int>(std::floor(std::max(plan.y, 0.0)));
       const int x1 = static_cast<int>(std::ceil(std::min(plan.x + plan.width, 1.0 * info.width)));
@@ -320,8 +272,14 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
       request.region = Rect{x0, y0, x1 - x0, y1 - y0};
       request.max_scale = plan.max_scale;
     }
-    image = DecodeImage(data, source, decoded, request, options_.decode);
+    return request;
+  };
+  DecodedImage image;
+  {
+    auto timer = ctx.Time(Stage::kDecode);
+    image = internal::DecodePlanned(data, source, decoded, requests, options_.decode);
   }
+  const PipelinePlan& plan = planning.plan;
 
   auto timer = ctx.Time(Stage::kTransform);
   const int ow = plan.out_width;
@@ -332,25 +290,16 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     // Nothing to convert: resample straight into the destination.
     uint8_t* pixels = dst.data<uint8_t>();
     Resample(plan, image, decoded.data(), pixels, buffer);
-    if (plan.flip) FlipRowsInPlace(pixels, ow, oh);
+    if (plan.flip) {
+      cv::Mat mat(oh, ow, CV_8UC3, pixels);
+      cv::flip(mat, mat, /*flipCode=*/1);
+    }
     return;
   }
   resampled.resize(static_cast<size_t>(ow) * oh * 3);
   Resample(plan, image, decoded.data(), resampled.data(), buffer);
-  switch (options_.dtype) {
-    case DType::kF32:
-      WriteOutput(resampled.data(), ow, oh, plan.flip, chw_,
-                  [this](int c, uint8_t v) { return lut_f32_[c][v]; }, dst.data<float>());
-      break;
-    case DType::kF16:
-      WriteOutput(resampled.data(), ow, oh, plan.flip, chw_,
-                  [this](int c, uint8_t v) { return lut_f16_[c][v]; }, dst.data<uint16_t>());
-      break;
-    default:
-      WriteOutput(resampled.data(), ow, oh, plan.flip, chw_,
-                  [](int, uint8_t v) { return v; }, dst.data<uint8_t>());
-      break;
-  }
+  internal::WriteOutput(resampled.data(), ow, oh, plan.flip, chw_, options_.dtype, *values_,
+                        dst.raw());
 }
 
 std::string Pipeline::ToString() const {

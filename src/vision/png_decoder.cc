@@ -59,12 +59,13 @@ ImageInfo ReadPngInfo(std::span<const uint8_t> data, std::string_view source,
 }
 
 DecodedImage DecodePng(std::span<const uint8_t> data, std::string_view source,
-                       std::vector<uint8_t>& pixels, const DecodeRequest& /*request*/,
+                       std::vector<uint8_t>& pixels, const RequestSource& requests,
                        const DecodeOptions& options) {
   // PNG has no cheap way to skip rows or columns: decode it all.
   DecodedImage image;
   SpngContext ctx = Open(data, source, &image.info);
   CheckPixelLimit(image.info, source, options);
+  requests.Get(image.info);  // the caller's plan; nothing in it applies
   size_t bytes = 0;
   if (int rc = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &bytes)) {
     ThrowSpngError(source, rc);

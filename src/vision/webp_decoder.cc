@@ -50,11 +50,12 @@ ImageInfo ReadWebpInfo(std::span<const uint8_t> data, std::string_view source,
 }
 
 DecodedImage DecodeWebp(std::span<const uint8_t> data, std::string_view source,
-                        std::vector<uint8_t>& pixels, const DecodeRequest& request,
+                        std::vector<uint8_t>& pixels, const RequestSource& requests,
                         const DecodeOptions& options) {
   DecodedImage image;
   image.info = ReadInfo(data, source);
   CheckPixelLimit(image.info, source, options);
+  const DecodeRequest request = requests.Get(image.info);
   Rect region = ClampRegion(request.region, image.info.width, image.info.height);
   // libwebp rounds the crop origin down to even coordinates (chroma is
   // subsampled); round it here so the origin we report is the real one.

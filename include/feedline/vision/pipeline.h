@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -36,9 +37,15 @@
 
 namespace feedline::vision {
 
+namespace internal {
+struct ValueMap;
+}
+
 struct PipelineOptions {
-  // f32 and f16 hold x / 255 (then Normalize, if listed); u8 holds the
-  // pixels (Normalize is then an error: normalize on the accelerator).
+  // f32 and f16 hold x / 255, or with Normalize fmaf(x, 1 / (255 std),
+  // -mean / std) (the two constants rounded to float; within an ulp or two
+  // of torchvision's (x / 255 - mean) / std). u8 holds the pixels
+  // (Normalize is then an error: normalize on the accelerator).
   DType dtype = DType::kF32;
   DecodeOptions decode;
   // false decodes every image whole at full scale and crops afterwards: the
@@ -48,8 +55,10 @@ struct PipelineOptions {
 
 // What a pipeline will do with one image, decided before decoding.
 struct PipelinePlan {
-  // The source box, in image pixels (fractional after a Resize). Parts outside
-  // the image are zero padding (CenterCrop larger than the image).
+  // The source box, in image pixels. Its edges are snapped to multiples of
+  // max_scale (or to the image's edge), moving them by at most max_scale / 2
+  // from where the transforms put them. Parts outside the image are zero
+  // padding (a CenterCrop larger than the image).
   double x = 0;
   double y = 0;
   double width = 0;
@@ -60,7 +69,7 @@ struct PipelinePlan {
   bool flip = false;
   Interpolation interpolation = Interpolation::kBilinear;
   // The largest DCT downscale that keeps the box at least as large as the
-  // output (1, 2, 4 or 8).
+  // output (1, 2, 4 or 8); 1 for nearest-neighbour output.
   int max_scale = 1;
 };
 
@@ -104,9 +113,8 @@ class Pipeline {
   std::vector<Transform> transforms_;
   PipelineOptions options_;
   bool chw_ = false;
-  // Output value of pixel value v in channel c: lut_[c][v] (f32 / f16 bits).
-  std::array<std::array<float, 256>, 3> lut_f32_{};
-  std::array<std::array<uint16_t, 256>, 3> lut_f16_{};
+  // How pixel values become output values (shared by copies: immutable).
+  std::shared_ptr<const internal::ValueMap> values_;
 };
 
 // The standard ImageNet training recipe: RandomResizedCrop(size),
