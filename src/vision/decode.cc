@@ -16,8 +16,7 @@ void ThrowImageError(const char* reason, std::string_view source, const std::str
   throw SampleError(reason, std::string(source), message);
 }
 
-void CheckPixelLimit(const ImageInfo& info, std::string_view source,
-                     const DecodeOptions& options) {
+void CheckPixelLimit(const ImageInfo& info, std::string_view source, const DecodeOptions& options) {
   const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
   if (pixels > options.max_pixels) {
     ThrowImageError("too_large", source,
@@ -69,9 +68,9 @@ const char* UnsupportedFormatName(std::span<const uint8_t> data) {
 [[noreturn]] void ThrowUnknownFormat(std::span<const uint8_t> data, std::string_view source) {
   if (data.empty()) internal::ThrowImageError("format", source, "empty file");
   if (const char* name = UnsupportedFormatName(data)) {
-    internal::ThrowImageError("format", source,
-                              std::string("unsupported image format: ") + name +
-                                  " (supported: JPEG, PNG, WebP)");
+    internal::ThrowImageError(
+        "format", source,
+        std::string("unsupported image format: ") + name + " (supported: JPEG, PNG, WebP)");
   }
   std::string head;
   for (size_t i = 0; i < std::min<size_t>(data.size(), 8); ++i) {
@@ -88,10 +87,14 @@ const char* UnsupportedFormatName(std::span<const uint8_t> data) {
 
 const char* ImageFormatName(ImageFormat format) {
   switch (format) {
-    case ImageFormat::kJpeg: return "jpeg";
-    case ImageFormat::kPng: return "png";
-    case ImageFormat::kWebp: return "webp";
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return "jpeg";
+    case ImageFormat::kPng:
+      return "png";
+    case ImageFormat::kWebp:
+      return "webp";
+    case ImageFormat::kUnknown:
+      break;
   }
   return "unknown";
 }
@@ -107,10 +110,14 @@ ImageFormat DetectFormat(std::span<const uint8_t> data) {
 ImageInfo ReadImageInfo(std::span<const uint8_t> data, std::string_view source,
                         const DecodeOptions& options) {
   switch (DetectFormat(data)) {
-    case ImageFormat::kJpeg: return internal::ReadJpegInfo(data, source, options);
-    case ImageFormat::kPng: return internal::ReadPngInfo(data, source, options);
-    case ImageFormat::kWebp: return internal::ReadWebpInfo(data, source, options);
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return internal::ReadJpegInfo(data, source, options);
+    case ImageFormat::kPng:
+      return internal::ReadPngInfo(data, source, options);
+    case ImageFormat::kWebp:
+      return internal::ReadWebpInfo(data, source, options);
+    case ImageFormat::kUnknown:
+      break;
   }
   ThrowUnknownFormat(data, source);
 }
@@ -129,10 +136,14 @@ DecodedImage DecodePlanned(std::span<const uint8_t> data, std::string_view sourc
                            std::vector<uint8_t>& pixels, const RequestSource& requests,
                            const DecodeOptions& options) {
   switch (DetectFormat(data)) {
-    case ImageFormat::kJpeg: return DecodeJpeg(data, source, pixels, requests, options);
-    case ImageFormat::kPng: return DecodePng(data, source, pixels, requests, options);
-    case ImageFormat::kWebp: return DecodeWebp(data, source, pixels, requests, options);
-    case ImageFormat::kUnknown: break;
+    case ImageFormat::kJpeg:
+      return DecodeJpeg(data, source, pixels, requests, options);
+    case ImageFormat::kPng:
+      return DecodePng(data, source, pixels, requests, options);
+    case ImageFormat::kWebp:
+      return DecodeWebp(data, source, pixels, requests, options);
+    case ImageFormat::kUnknown:
+      break;
   }
   ThrowUnknownFormat(data, source);
 }

@@ -22,6 +22,10 @@ struct RequestSource {
   const DecodeRequest* fixed = nullptr;
   Planner planner = nullptr;
   void* context = nullptr;
+  // Leave the pixel buffer larger than the image instead of shrinking it:
+  // growing a std::vector zero-fills, so a reused buffer that shrinks and
+  // grows again writes hundreds of KB of zeros per image.
+  bool grow_only = false;
 
   DecodeRequest Get(const ImageInfo& info) const {
     return planner != nullptr ? planner(info, context) : *fixed;
@@ -51,14 +55,18 @@ DecodedImage DecodeWebp(std::span<const uint8_t> data, std::string_view source,
                         std::vector<uint8_t>& pixels, const RequestSource& requests,
                         const DecodeOptions& options);
 
+// Resizes `buffer` to `size` bytes, or only grows it when `grow_only`.
+inline void SizeBuffer(std::vector<uint8_t>& buffer, size_t size, bool grow_only) {
+  if (!grow_only || buffer.size() < size) buffer.resize(size);
+}
+
 // Throws SampleError(reason, source, message).
 [[noreturn]] void ThrowImageError(const char* reason, std::string_view source,
                                   const std::string& message);
 
 // Throws SampleError("too_large") if the image has more than
 // options.max_pixels pixels.
-void CheckPixelLimit(const ImageInfo& info, std::string_view source,
-                     const DecodeOptions& options);
+void CheckPixelLimit(const ImageInfo& info, std::string_view source, const DecodeOptions& options);
 
 // `region` clipped to a width x height image; the whole image if empty.
 Rect ClampRegion(const Rect& region, int width, int height);

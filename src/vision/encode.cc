@@ -11,9 +11,13 @@
 #include <string>
 #include <unordered_map>
 
-// jpeglib.h needs FILE and size_t first.
+// clang-format off
+// jpeglib.h needs FILE and size_t declared first.
+#include <cstddef>
+#include <cstdio>
 #include <jerror.h>
 #include <jpeglib.h>
+// clang-format on
 
 #include "feedline/error.h"
 
@@ -23,14 +27,14 @@ namespace {
 void CheckSize(std::span<const uint8_t> pixels, int width, int height, int channels,
                const char* what) {
   if (width <= 0 || height <= 0) {
-    throw Error(std::string(what) + ": width and height must be > 0, got " +
-                std::to_string(width) + "x" + std::to_string(height));
+    throw Error(std::string(what) + ": width and height must be > 0, got " + std::to_string(width) +
+                "x" + std::to_string(height));
   }
   const size_t needed = static_cast<size_t>(width) * static_cast<size_t>(height) * channels;
   if (pixels.size() < needed) {
-    throw Error(std::string(what) + ": " + std::to_string(width) + "x" +
-                std::to_string(height) + "x" + std::to_string(channels) + " needs " +
-                std::to_string(needed) + " bytes, got " + std::to_string(pixels.size()));
+    throw Error(std::string(what) + ": " + std::to_string(width) + "x" + std::to_string(height) +
+                "x" + std::to_string(channels) + " needs " + std::to_string(needed) +
+                " bytes, got " + std::to_string(pixels.size()));
   }
 }
 
@@ -147,8 +151,8 @@ bool RunPngEncode(PngEncodeJob& job) {
     return false;
   }
   png_set_write_fn(png, &job, OnPngWrite, OnPngFlush);
-  png_set_IHDR(png, info, static_cast<png_uint_32>(job.width),
-               static_cast<png_uint_32>(job.height), job.bit_depth, job.color_type,
+  png_set_IHDR(png, info, static_cast<png_uint_32>(job.width), static_cast<png_uint_32>(job.height),
+               job.bit_depth, job.color_type,
                job.interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   if (job.palette != nullptr) png_set_PLTE(png, info, job.palette, job.palette_size);
@@ -166,8 +170,7 @@ std::vector<uint8_t> EncodeJpeg(std::span<const uint8_t> rgb, int width, int hei
                                 const JpegEncodeOptions& options) {
   CheckSize(rgb, width, height, 3, "EncodeJpeg");
   if (options.quality < 1 || options.quality > 100) {
-    throw Error("EncodeJpeg: quality must be in [1, 100], got " +
-                std::to_string(options.quality));
+    throw Error("EncodeJpeg: quality must be in [1, 100], got " + std::to_string(options.quality));
   }
   if (options.grayscale && options.cmyk) {
     throw Error("EncodeJpeg: grayscale and cmyk are exclusive");
@@ -221,8 +224,7 @@ std::vector<uint8_t> EncodePng(std::span<const uint8_t> pixels, int width, int h
     throw Error("EncodePng: channels must be 1..4, got " + std::to_string(channels));
   }
   if (options.bit_depth != 8 && options.bit_depth != 16) {
-    throw Error("EncodePng: bit_depth must be 8 or 16, got " +
-                std::to_string(options.bit_depth));
+    throw Error("EncodePng: bit_depth must be 8 or 16, got " + std::to_string(options.bit_depth));
   }
   if (options.palette && (channels != 3 || options.bit_depth != 8)) {
     throw Error("EncodePng: a palette image needs channels == 3 and bit_depth == 8");
@@ -283,13 +285,13 @@ std::vector<uint8_t> EncodePng(std::span<const uint8_t> pixels, int width, int h
   return out;
 }
 
-std::vector<uint8_t> EncodeWebp(std::span<const uint8_t> rgb, int width, int height,
-                                float quality, bool lossless) {
+std::vector<uint8_t> EncodeWebp(std::span<const uint8_t> rgb, int width, int height, float quality,
+                                bool lossless) {
   CheckSize(rgb, width, height, 3, "EncodeWebp");
   uint8_t* encoded = nullptr;
-  const size_t size =
-      lossless ? WebPEncodeLosslessRGB(rgb.data(), width, height, width * 3, &encoded)
-               : WebPEncodeRGB(rgb.data(), width, height, width * 3, quality, &encoded);
+  const size_t size = lossless
+                          ? WebPEncodeLosslessRGB(rgb.data(), width, height, width * 3, &encoded)
+                          : WebPEncodeRGB(rgb.data(), width, height, width * 3, quality, &encoded);
   if (size == 0) {
     WebPFree(encoded);
     throw Error("EncodeWebp: libwebp failed to encode a " + std::to_string(width) + "x" +

@@ -46,8 +46,8 @@ ImageDataset::ImageDataset(std::string root, ImageList files, std::vector<std::s
     const int64_t label = files_.label(i);
     if (label < 0 || label >= num_classes) {
       throw Error("image dataset: label " + std::to_string(label) + " of '" +
-                  std::string(files_.path(i)) + "' is outside [0, " +
-                  std::to_string(num_classes) + ")");
+                  std::string(files_.path(i)) + "' is outside [0, " + std::to_string(num_classes) +
+                  ")");
     }
   }
 }

@@ -90,10 +90,9 @@ void Walk(const std::string& path, const std::string& relative, int depth,
 std::vector<std::string> ListClass(const std::string& root, const std::string& name) {
   std::vector<DirectoryFiles> directories;
   Walk(root + "/" + name, "", 0, directories);
-  std::sort(directories.begin(), directories.end(),
-            [](const DirectoryFiles& a, const DirectoryFiles& b) {
-              return a.relative < b.relative;
-            });
+  std::sort(
+      directories.begin(), directories.end(),
+      [](const DirectoryFiles& a, const DirectoryFiles& b) { return a.relative < b.relative; });
   std::vector<std::string> files;
   for (DirectoryFiles& d : directories) {
     std::sort(d.names.begin(), d.names.end());

@@ -11,9 +11,13 @@
 #include <cstring>
 #include <string>
 
-// jpeglib.h needs FILE and size_t first.
+// clang-format off
+// jpeglib.h needs FILE and size_t declared first.
+#include <cstddef>
+#include <cstdio>
 #include <jerror.h>
 #include <jpeglib.h>
+// clang-format on
 
 #include "feedline/error.h"
 #include "src/vision/decoders.h"
@@ -80,8 +84,7 @@ void OnProgress(j_common_ptr cinfo) {
   auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
   if (dinfo->input_scan_number > kMaxScans) {
     auto* err = reinterpret_cast<ErrorManager*>(cinfo->err);
-    std::snprintf(err->message, sizeof(err->message), "more than %d progressive scans",
-                  kMaxScans);
+    std::snprintf(err->message, sizeof(err->message), "more than %d progressive scans", kMaxScans);
     std::longjmp(err->jump, 1);
   }
 }
@@ -158,7 +161,6 @@ bool RunJpeg(JpegJob& job) {
       return false;
   }
   cinfo.dct_method = job.options->jpeg_fast_idct ? JDCT_IFAST : JDCT_ISLOW;
-  cinfo.do_fancy_upsampling = job.options->jpeg_fast_upsampling ? FALSE : TRUE;
 
   int scale = 1;
   while (scale < 8 && scale * 2 <= job.request.max_scale) scale *= 2;
@@ -188,7 +190,7 @@ bool RunJpeg(JpegJob& job) {
   const int rows = y1 - y0;
   const int channels = cmyk ? 4 : 3;
   const size_t stride = static_cast<size_t>(cinfo.output_width) * channels;
-  job.pixels->resize(stride * static_cast<size_t>(rows));
+  SizeBuffer(*job.pixels, stride * static_cast<size_t>(rows), job.requests->grow_only);
   uint8_t* base = job.pixels->data();
   constexpr int kBatchRows = 16;
   JSAMPROW row_pointers[kBatchRows];
@@ -218,7 +220,7 @@ bool RunJpeg(JpegJob& job) {
   if (cmyk) {
     const size_t count = static_cast<size_t>(job.result.width) * static_cast<size_t>(rows);
     CmykToRgb(base, count, inverted);
-    job.pixels->resize(count * 3);
+    SizeBuffer(*job.pixels, count * 3, job.requests->grow_only);
   }
   return true;
 }
@@ -235,10 +237,13 @@ void Run(JpegJob& job, std::string_view source) {
   if (ok) return;
   const std::string message = job.err.message;
   switch (job.failure) {
-    case Failure::kFormat: ThrowImageError("format", source, message);
-    case Failure::kTooLarge: ThrowImageError("too_large", source, message);
+    case Failure::kFormat:
+      ThrowImageError("format", source, message);
+    case Failure::kTooLarge:
+      ThrowImageError("too_large", source, message);
     case Failure::kDecode:
-    case Failure::kNone: break;
+    case Failure::kNone:
+      break;
   }
   ThrowImageError("decode", source, "corrupt JPEG: " + message);
 }

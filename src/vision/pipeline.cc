@@ -56,7 +56,7 @@ internal::Filter FilterFor(Interpolation interpolation, double fx, double fy) {
       return shrinking ? internal::Filter::kArea : internal::Filter::kLinear;
     case Interpolation::kBilinear:
       return shrinking && std::max(fx, fy) >= 2.0 ? internal::Filter::kArea
-                                                   : internal::Filter::kLinear;
+                                                  : internal::Filter::kLinear;
   }
   return internal::Filter::kLinear;
 }
@@ -84,8 +84,8 @@ void Resample(const PipelinePlan& plan, const DecodedImage& image, const uint8_t
   const double vx0 = std::max(bx, 0.0), vx1 = std::min(bx + bw, double(image.width));
   const double vy0 = std::max(by, 0.0), vy1 = std::min(by + bh, double(image.height));
   int ox0 = 0, ox1 = ow, oy0 = 0, oy1 = oh;
-  const bool padded = vx0 > bx + 1e-6 || vx1 < bx + bw - 1e-6 || vy0 > by + 1e-6 ||
-                      vy1 < by + bh - 1e-6;
+  const bool padded =
+      vx0 > bx + 1e-6 || vx1 < bx + bw - 1e-6 || vy0 > by + 1e-6 || vy1 < by + bh - 1e-6;
   if (padded) {
     std::memset(dst, 0, static_cast<size_t>(ow) * oh * 3);
     ox0 = std::clamp(Round((vx0 - bx) * ow / bw), 0, ow);
@@ -132,9 +132,9 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
     throw Error("pipeline: max_pixels must be > 0, got " +
                 std::to_string(options_.decode.max_pixels));
   }
-  values_ = std::make_shared<const internal::ValueMap>(internal::MakeValueMap(
-      normalize != nullptr ? &normalize->mean : nullptr,
-      normalize != nullptr ? &normalize->std : nullptr));
+  values_ = std::make_shared<const internal::ValueMap>(
+      internal::MakeValueMap(normalize != nullptr ? &normalize->mean : nullptr,
+                             normalize != nullptr ? &normalize->std : nullptr));
 }
 
 std::optional<Shape> Pipeline::FixedShape() const {
@@ -257,6 +257,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     PipelinePlan plan;
   } planning{this, &ctx.rng(), {}};
   internal::RequestSource requests;
+  requests.grow_only = true;
   requests.context = &planning;
   requests.planner = [](const ImageInfo& info, void* context) {
     Planning& p = *static_cast<Planning*>(context);
@@ -267,8 +268,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
       const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));
       const int y0 = static_cast<int>(std::floor(std::max(plan.y, 0.0)));
       const int x1 = static_cast<int>(std::ceil(std::min(plan.x + plan.width, 1.0 * info.width)));
-      const int y1 =
-          static_cast<int>(std::ceil(std::min(plan.y + plan.height, 1.0 * info.height)));
+      const int y1 = static_cast<int>(std::ceil(std::min(plan.y + plan.height, 1.0 * info.height)));
       request.region = Rect{x0, y0, x1 - x0, y1 - y0};
       request.max_scale = plan.max_scale;
     }

@@ -39,10 +39,18 @@ SpngContext Open(std::span<const uint8_t> data, std::string_view source, ImageIn
   info->width = static_cast<int>(ihdr.width);
   info->height = static_cast<int>(ihdr.height);
   switch (ihdr.color_type) {
-    case SPNG_COLOR_TYPE_GRAYSCALE: info->channels = 1; break;
-    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA: info->channels = 2; break;
-    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA: info->channels = 4; break;
-    default: info->channels = 3; break;  // truecolor, indexed
+    case SPNG_COLOR_TYPE_GRAYSCALE:
+      info->channels = 1;
+      break;
+    case SPNG_COLOR_TYPE_GRAYSCALE_ALPHA:
+      info->channels = 2;
+      break;
+    case SPNG_COLOR_TYPE_TRUECOLOR_ALPHA:
+      info->channels = 4;
+      break;
+    default:
+      info->channels = 3;
+      break;  // truecolor, indexed
   }
   info->progressive = ihdr.interlace_method != 0;
   return ctx;
@@ -70,7 +78,7 @@ DecodedImage DecodePng(std::span<const uint8_t> data, std::string_view source,
   if (int rc = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &bytes)) {
     ThrowSpngError(source, rc);
   }
-  pixels.resize(bytes);
+  SizeBuffer(pixels, bytes, requests.grow_only);
   if (int rc = spng_decode_image(ctx.get(), pixels.data(), bytes, SPNG_FMT_RGB8, 0)) {
     ThrowSpngError(source, rc);
   }

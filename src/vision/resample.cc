@@ -31,18 +31,24 @@ bool IsWhole(double v) { return std::abs(v - std::nearbyint(v)) < kEpsilon; }
 
 int CvFlag(Filter filter) {
   switch (filter) {
-    case Filter::kLinear: return cv::INTER_LINEAR;
-    case Filter::kArea: return cv::INTER_AREA;
-    case Filter::kNearest: return cv::INTER_NEAREST_EXACT;
+    case Filter::kLinear:
+      return cv::INTER_LINEAR;
+    case Filter::kArea:
+      return cv::INTER_AREA;
+    case Filter::kNearest:
+      return cv::INTER_NEAREST_EXACT;
   }
   return cv::INTER_LINEAR;
 }
 
 int TapsPerOutput(Filter filter, double scale) {
   switch (filter) {
-    case Filter::kNearest: return 1;
-    case Filter::kLinear: return 2;
-    case Filter::kArea: return static_cast<int>(std::ceil(scale - kEpsilon)) + 1;
+    case Filter::kNearest:
+      return 1;
+    case Filter::kLinear:
+      return 2;
+    case Filter::kArea:
+      return static_cast<int>(std::ceil(scale - kEpsilon)) + 1;
   }
   return 2;
 }
@@ -102,8 +108,8 @@ class Arena {
   }
   void Allocate() {
     if (buffer_.size() < size_ + 64) buffer_.resize(size_ + 64);
-    base_ = reinterpret_cast<uint8_t*>(
-        (reinterpret_cast<uintptr_t>(buffer_.data()) + 63) & ~uintptr_t{63});
+    base_ = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buffer_.data()) + 63) &
+                                       ~uintptr_t{63});
   }
   template <typename T>
   T* Take(size_t count) {
@@ -135,14 +141,12 @@ void ResampleBox(const RgbImage& src, double x, double y, double w, double h, ui
     cv::Mat dst(out_height, out_width, CV_8UC3, out, out_stride);
     // OpenCV's area filter is fast for whole-number factors only; other
     // factors go to the separable filter below, many times faster.
-    const bool whole_factors =
-        roi.cols % out_width == 0 && roi.rows % out_height == 0;
+    const bool whole_factors = roi.cols % out_width == 0 && roi.rows % out_height == 0;
     if (roi.size() == dst.size()) {
       roi.copyTo(dst);
       return;
     }
-    if (filter != Filter::kArea || whole_factors || roi.cols < out_width ||
-        roi.rows < out_height) {
+    if (filter != Filter::kArea || whole_factors || roi.cols < out_width || roi.rows < out_height) {
       cv::resize(roi, dst, dst.size(), 0, 0, CvFlag(filter));
       return;
     }

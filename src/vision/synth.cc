@@ -65,9 +65,7 @@ const std::array<float, kToneSize>& ToneCurve() {
   return table;
 }
 
-uint8_t ClampByte(float v) {
-  return static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f) + 0.5f);
-}
+uint8_t ClampByte(float v) { return static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f) + 0.5f); }
 
 }  // namespace
 
@@ -185,8 +183,8 @@ std::vector<uint8_t> SynthesizeImage(int width, int height, uint64_t seed) {
     uint8_t* o = out.data() + y * w * 3;
     for (size_t x = 0; x < w; ++x) {
       for (int c = 0; c < 3; ++c) {
-        const int index = std::clamp(static_cast<int>(plane[c][x] * kToneStep) + kToneOffset, 0,
-                                     kToneSize - 1);
+        const int index =
+            std::clamp(static_cast<int>(plane[c][x] * kToneStep) + kToneOffset, 0, kToneSize - 1);
         o[3 * x + c] = ClampByte(tone[static_cast<size_t>(index)] + noise_amplitude * noise.Next());
       }
     }
@@ -274,9 +272,9 @@ std::pair<const char*, std::vector<uint8_t>> BrokenFile(uint64_t seed, int64_t i
       return {"jpeg", bytes};
     }
     case 3: {  // a GIF named .jpg
-      static const uint8_t kGif[] = {'G', 'I', 'F', '8', '9', 'a', 1, 0, 1, 0, 0x80, 0, 0,
-                                     0,   0,   0,   255, 255, 255, ',', 0, 0, 0, 0, 1, 0,
-                                     1,   0,   0,   2,   2,   'D', 1,   0, ';'};
+      static const uint8_t kGif[] = {'G', 'I', 'F', '8', '9', 'a', 1,   0,   1, 0, 0x80, 0,
+                                     0,   0,   0,   0,   255, 255, 255, ',', 0, 0, 0,    0,
+                                     1,   0,   1,   0,   0,   2,   2,   'D', 1, 0, ';'};
       return {"jpg", std::vector<uint8_t>(std::begin(kGif), std::end(kGif))};
     }
     case 4: {  // PNG whose image data fails its CRC

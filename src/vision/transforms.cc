@@ -29,12 +29,18 @@ std::string FormatList(const std::array<T, N>& values) {
 
 const char* KindName(Transform::Kind kind) {
   switch (kind) {
-    case Transform::Kind::kResize: return "resize";
-    case Transform::Kind::kCenterCrop: return "center_crop";
-    case Transform::Kind::kRandomResizedCrop: return "random_resized_crop";
-    case Transform::Kind::kRandomHorizontalFlip: return "random_horizontal_flip";
-    case Transform::Kind::kNormalize: return "normalize";
-    case Transform::Kind::kToCHW: return "to_chw";
+    case Transform::Kind::kResize:
+      return "resize";
+    case Transform::Kind::kCenterCrop:
+      return "center_crop";
+    case Transform::Kind::kRandomResizedCrop:
+      return "random_resized_crop";
+    case Transform::Kind::kRandomHorizontalFlip:
+      return "random_horizontal_flip";
+    case Transform::Kind::kNormalize:
+      return "normalize";
+    case Transform::Kind::kToCHW:
+      return "to_chw";
   }
   return "?";
 }
@@ -54,9 +60,12 @@ int RoundHalfEven(double value) { return static_cast<int>(std::nearbyint(value))
 
 const char* InterpolationName(Interpolation interpolation) {
   switch (interpolation) {
-    case Interpolation::kBilinear: return "bilinear";
-    case Interpolation::kNearest: return "nearest";
-    case Interpolation::kArea: return "area";
+    case Interpolation::kBilinear:
+      return "bilinear";
+    case Interpolation::kNearest:
+      return "nearest";
+    case Interpolation::kArea:
+      return "area";
   }
   return "?";
 }
@@ -94,14 +103,12 @@ Transform Transform::CenterCrop(int height, int width) {
 }
 
 Transform Transform::RandomResizedCrop(int size, std::array<double, 2> scale,
-                                       std::array<double, 2> ratio,
-                                       Interpolation interpolation) {
+                                       std::array<double, 2> ratio, Interpolation interpolation) {
   return RandomResizedCrop(size, size, scale, ratio, interpolation);
 }
 
 Transform Transform::RandomResizedCrop(int height, int width, std::array<double, 2> scale,
-                                       std::array<double, 2> ratio,
-                                       Interpolation interpolation) {
+                                       std::array<double, 2> ratio, Interpolation interpolation) {
   Transform t;
   t.kind = Kind::kRandomResizedCrop;
   t.height = height;
@@ -329,8 +336,8 @@ class ItemParser {
   }
 
   Interpolation ParseInterpolation(std::string_view text) const {
-    for (Interpolation i : {Interpolation::kBilinear, Interpolation::kNearest,
-                            Interpolation::kArea}) {
+    for (Interpolation i :
+         {Interpolation::kBilinear, Interpolation::kNearest, Interpolation::kArea}) {
       if (text == InterpolationName(i)) return i;
     }
     Fail("interpolation must be bilinear, nearest or area, got '" + std::string(text) + "'");
@@ -404,7 +411,7 @@ Transform ParseItem(std::string_view item) {
   } else if (max_positional == 2) {
     if (positional.empty()) parser.Fail("needs a size");
     t.height = parser.Integer(positional[0]);
-    t.width = positional.size() == 2 ? parser.Integer(positional[1])
+    t.width = positional.size() == 2               ? parser.Integer(positional[1])
               : t.kind == Transform::Kind::kResize ? 0
                                                    : t.height;
     if (t.kind == Transform::Kind::kResize && positional.size() == 2 && t.width <= 0) {
@@ -412,8 +419,8 @@ Transform ParseItem(std::string_view item) {
     }
   }
   for (const auto& [key, value] : named) {
-    const bool geometric = t.kind == Transform::Kind::kResize ||
-                           t.kind == Transform::Kind::kRandomResizedCrop;
+    const bool geometric =
+        t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kRandomResizedCrop;
     if (key == "interpolation" && geometric) {
       t.interpolation = parser.ParseInterpolation(value);
     } else if (key == "max_size" && t.kind == Transform::Kind::kResize) {

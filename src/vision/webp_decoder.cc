@@ -11,14 +11,22 @@ namespace {
 
 const char* StatusName(VP8StatusCode status) {
   switch (status) {
-    case VP8_STATUS_OK: return "ok";
-    case VP8_STATUS_OUT_OF_MEMORY: return "out of memory";
-    case VP8_STATUS_INVALID_PARAM: return "invalid parameter";
-    case VP8_STATUS_BITSTREAM_ERROR: return "bitstream error";
-    case VP8_STATUS_UNSUPPORTED_FEATURE: return "unsupported feature";
-    case VP8_STATUS_SUSPENDED: return "suspended";
-    case VP8_STATUS_USER_ABORT: return "aborted";
-    case VP8_STATUS_NOT_ENOUGH_DATA: return "not enough data (truncated file)";
+    case VP8_STATUS_OK:
+      return "ok";
+    case VP8_STATUS_OUT_OF_MEMORY:
+      return "out of memory";
+    case VP8_STATUS_INVALID_PARAM:
+      return "invalid parameter";
+    case VP8_STATUS_BITSTREAM_ERROR:
+      return "bitstream error";
+    case VP8_STATUS_UNSUPPORTED_FEATURE:
+      return "unsupported feature";
+    case VP8_STATUS_SUSPENDED:
+      return "suspended";
+    case VP8_STATUS_USER_ABORT:
+      return "aborted";
+    case VP8_STATUS_NOT_ENOUGH_DATA:
+      return "not enough data (truncated file)";
   }
   return "unknown error";
 }
@@ -78,12 +86,13 @@ DecodedImage DecodeWebp(std::span<const uint8_t> data, std::string_view source,
     config.options.crop_height = region.height;
   }
   const size_t stride = static_cast<size_t>(region.width) * 3;
-  pixels.resize(stride * static_cast<size_t>(region.height));
+  const size_t bytes = stride * static_cast<size_t>(region.height);
+  SizeBuffer(pixels, bytes, requests.grow_only);
   config.output.colorspace = MODE_RGB;
   config.output.is_external_memory = 1;
   config.output.u.RGBA.rgba = pixels.data();
   config.output.u.RGBA.stride = static_cast<int>(stride);
-  config.output.u.RGBA.size = pixels.size();
+  config.output.u.RGBA.size = bytes;
   const VP8StatusCode status = WebPDecode(data.data(), data.size(), &config);
   WebPFreeDecBuffer(&config.output);
   if (status != VP8_STATUS_OK) {

@@ -48,8 +48,8 @@ void WriteScalar(const uint8_t* src, int width, int height, bool flip, bool chw,
 // (Streaming stores, bypassing the cache, measured twice as slow here.)
 template <bool kHalf>
 __attribute__((target("avx2,fma,f16c"))) void WriteChwAvx2(const uint8_t* src, int width,
-                                                            int height, bool flip,
-                                                            const ValueMap& map, void* dst) {
+                                                           int height, bool flip,
+                                                           const ValueMap& map, void* dst) {
   const __m128i r_lo = _mm_setr_epi8(0, 3, 6, 9, 12, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m128i r_hi =
       _mm_setr_epi8(-1, -1, -1, -1, -1, -1, 10, 13, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -141,21 +141,23 @@ ValueMap MakeValueMap(const std::array<float, 3>* mean, const std::array<float, 
   return map;
 }
 
-void WriteOutputScalar(const uint8_t* rgb, int width, int height, bool flip, bool chw,
-                       DType dtype, const ValueMap& map, void* dst) {
+void WriteOutputScalar(const uint8_t* rgb, int width, int height, bool flip, bool chw, DType dtype,
+                       const ValueMap& map, void* dst) {
   switch (dtype) {
     case DType::kF32:
-      WriteScalar(rgb, width, height, flip, chw,
-                  [&map](int c, uint8_t v) { return map.f32[c][v]; }, static_cast<float*>(dst));
+      WriteScalar(
+          rgb, width, height, flip, chw, [&map](int c, uint8_t v) { return map.f32[c][v]; },
+          static_cast<float*>(dst));
       break;
     case DType::kF16:
-      WriteScalar(rgb, width, height, flip, chw,
-                  [&map](int c, uint8_t v) { return map.f16[c][v]; },
-                  static_cast<uint16_t*>(dst));
+      WriteScalar(
+          rgb, width, height, flip, chw, [&map](int c, uint8_t v) { return map.f16[c][v]; },
+          static_cast<uint16_t*>(dst));
       break;
     default:
-      WriteScalar(rgb, width, height, flip, chw, [](int, uint8_t v) { return v; },
-                  static_cast<uint8_t*>(dst));
+      WriteScalar(
+          rgb, width, height, flip, chw, [](int, uint8_t v) { return v; },
+          static_cast<uint8_t*>(dst));
       break;
   }
 }

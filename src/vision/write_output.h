@@ -37,8 +37,8 @@ void WriteOutput(const uint8_t* rgb, int width, int height, bool flip, bool chw,
                  const ValueMap& map, void* dst);
 
 // The same without the vector path: the reference for tests.
-void WriteOutputScalar(const uint8_t* rgb, int width, int height, bool flip, bool chw,
-                       DType dtype, const ValueMap& map, void* dst);
+void WriteOutputScalar(const uint8_t* rgb, int width, int height, bool flip, bool chw, DType dtype,
+                       const ValueMap& map, void* dst);
 
 // True if WriteOutput uses AVX2 on this CPU.
 bool WriteOutputIsVectorized();

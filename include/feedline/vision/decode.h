@@ -45,9 +45,6 @@ struct DecodeOptions {
   bool jpeg_strict = true;
   // libjpeg's faster, slightly less accurate integer IDCT (JDCT_IFAST).
   bool jpeg_fast_idct = false;
-  // libjpeg's merged chroma upsampling and color conversion instead of the
-  // smooth ("fancy") upsampling Pillow uses: faster, slightly blockier color.
-  bool jpeg_fast_upsampling = false;
 };
 
 // What an image's header says.

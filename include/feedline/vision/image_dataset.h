@@ -41,7 +41,7 @@ class ImageList {
   const std::vector<int64_t>& labels() const { return labels_; }
 
  private:
-  std::string chars_;          // all paths, back to back
+  std::string chars_;           // all paths, back to back
   std::vector<uint64_t> ends_;  // path i is chars_[ends_[i - 1], ends_[i])
   std::vector<int64_t> labels_;
 };

@@ -41,8 +41,7 @@ std::vector<uint8_t> SynthesizeJpeg(int width, int height, uint64_t seed,
 // Returns the paths of the broken files. Uses all cores. Throws Error on bad
 // arguments or when a file cannot be written.
 std::vector<std::string> WriteSyntheticImageFolder(const std::string& dir, int64_t images,
-                                                   int classes, uint64_t seed,
-                                                   int64_t broken = 0);
+                                                   int classes, uint64_t seed, int64_t broken = 0);
 
 }  // namespace feedline::vision
 

@@ -1,0 +1,40 @@
+"""feedline: a C++ data loader for deep-learning training.
+
+The API follows paddle.io (and torch.utils.data where the two agree)::
+
+    import feedline
+    from feedline.vision import datasets, transforms
+
+    train = datasets.ImageFolder("/data/train", transform=transforms.Compose([
+        transforms.RandomResizedCrop(224),
+        transforms.RandomHorizontalFlip(),
+        transforms.ToTensor(),
+        transforms.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225]),
+    ]))
+    loader = feedline.DataLoader(train, batch_size=64, shuffle=True, num_workers=8)
+    for epoch in range(10):
+        for images, labels in loader:      # numpy arrays viewing the batch memory
+            x = torch.from_numpy(images)   # no copy
+            ...
+
+Native datasets (feedline.vision.datasets) load at full speed on C++ worker
+threads; Python datasets work too, one sample at a time under the GIL.
+See docs/python.md.
+"""
+
+from feedline._feedline import SampleError
+from feedline import io
+from feedline.io import DataLoader, get_worker_info
+
+__version__ = "0.1.0"
+
+__all__ = ["DataLoader", "SampleError", "get_worker_info", "io", "vision"]
+
+
+def __getattr__(name):
+    # feedline.vision loads on first use, so `import feedline` stays light.
+    if name == "vision":
+        import importlib
+
+        return importlib.import_module("feedline.vision")
+    raise AttributeError(f"module 'feedline' has no attribute {name!r}")

@@ -1,0 +1,622 @@
+"""Datasets, samplers and the DataLoader, named as in paddle.io.
+
+Native objects (the samplers here, feedline.vision.datasets) run in C++ and
+are handed to the loader as they are; Python datasets and samplers (any
+object with __getitem__/__len__, or __iter__/__len__) work too and are called
+under the GIL.
+"""
+
+import atexit
+import bisect
+import operator
+import os
+import weakref
+
+import numpy as np
+
+from feedline import _feedline
+
+__all__ = [
+    "BatchSampler",
+    "ClassBalancedSampler",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "DistributedBatchSampler",
+    "DynamicBatchSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequenceSampler",
+    "SequentialSampler",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "get_worker_info",
+    "random_split",
+]
+
+
+def _draw_seed():
+    # A seed left unset comes from NumPy's global generator, as Paddle's
+    # samplers draw from it: np.random.seed(s) makes a run repeatable.
+    return int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
+
+
+def _seed_from(generator, seed):
+    if seed is not None:
+        return int(seed)
+    if generator is None:
+        return _draw_seed()
+    if isinstance(generator, (int, np.integer)):
+        return int(generator)
+    if isinstance(generator, np.random.Generator):
+        return int(generator.integers(0, 2**63 - 1))
+    if hasattr(generator, "initial_seed"):  # torch.Generator
+        return int(generator.initial_seed())
+    raise TypeError(
+        "generator must be None, an int seed, a numpy Generator or a torch.Generator, "
+        f"got {type(generator).__name__}"
+    )
+
+
+def _native(obj):
+    return getattr(obj, "_native", obj)
+
+
+class WorkerInfo:
+    """What a Python dataset running on a loader worker knows about it."""
+
+    def __init__(self, id, num_workers, seed, epoch, dataset):
+        self.id = id
+        self.num_workers = num_workers
+        self.seed = seed
+        self.epoch = epoch
+        self.dataset = dataset
+
+    def __repr__(self):
+        return (
+            f"WorkerInfo(id={self.id}, num_workers={self.num_workers}, seed={self.seed}, "
+            f"epoch={self.epoch})"
+        )
+
+
+def get_worker_info():
+    """The WorkerInfo of the worker running the calling dataset code, or None
+    when it runs in the main thread (num_workers=0), as in paddle.io."""
+    info = _feedline._worker_info()
+    return None if info is None else WorkerInfo(**info)
+
+
+# ---------------------------------------------------------------------------
+# Datasets
+
+
+class Dataset:
+    """A map-style dataset: subclasses define __getitem__ and __len__.
+
+    A sample is a tuple (or list) of numpy arrays and numbers, a dict of
+    them, or a single array or number. float64 is stored as float32 and
+    bool as uint8; strings and other objects are not supported.
+    """
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+    def __len__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+
+
+class IterableDataset(Dataset):
+    """A streaming dataset: subclasses define __iter__. Each worker iterates
+    its own copy and should read only its part, using get_worker_info()."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __getitem__(self, index):
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: it has no __getitem__")
+
+    def __len__(self):
+        raise TypeError(f"{type(self).__name__} is an IterableDataset: it has no __len__")
+
+
+class NativeDataset(Dataset):
+    """A dataset implemented in C++ (`_native`); the loader runs it without
+    the GIL. `_fields` names the fields a sample is a tuple of, in order, or
+    is None for samples that are dicts."""
+
+    def __init__(self, native, fields=None):
+        self._native = native
+        self._fields = tuple(fields) if fields is not None else None
+
+    def __len__(self):
+        return len(self._native)
+
+    def __getitem__(self, index):
+        index = int(index)
+        if index < 0:
+            index += len(self)
+        sample = self._native.get(index)
+        if self._fields is None:
+            return sample
+        return tuple(sample[name] for name in self._fields)
+
+    def source(self, index):
+        """Where sample `index` comes from (a file name)."""
+        return self._native.source(int(index))
+
+
+class TensorDataset(Dataset):
+    """Samples are the rows of equally long arrays (paddle.io.TensorDataset)."""
+
+    def __init__(self, tensors):
+        tensors = [np.asarray(t) for t in tensors]
+        if not tensors or any(len(t) != len(tensors[0]) for t in tensors):
+            raise ValueError("TensorDataset needs one or more arrays of the same length")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self):
+        return len(self.tensors[0])
+
+
+class Subset(Dataset):
+    """The samples of `dataset` at `indices` (paddle.io.Subset). Native when
+    `dataset` is."""
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = [int(i) for i in indices]
+        native = getattr(dataset, "_native", None)
+        if native is not None:
+            self._native = _feedline._Subset(native, self.indices)
+            self._fields = getattr(dataset, "_fields", None)
+
+    def __getitem__(self, index):
+        return self.dataset[self.indices[index]]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class ConcatDataset(Dataset):
+    """Datasets end to end (paddle.io.ConcatDataset). Native when all are."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise ValueError("ConcatDataset needs at least one dataset")
+        self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
+        natives = [getattr(d, "_native", None) for d in self.datasets]
+        if all(n is not None for n in natives):
+            self._native = _feedline._Concat(natives)
+            self._fields = getattr(self.datasets[0], "_fields", None)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"index {index} is out of range for a dataset of {len(self)} samples")
+        part = bisect.bisect_right(self.cumulative_sizes, index)
+        start = self.cumulative_sizes[part - 1] if part > 0 else 0
+        return self.datasets[part][index - start]
+
+
+def random_split(dataset, lengths, generator=None):
+    """Splits `dataset` into non-overlapping Subsets of the given lengths
+    (counts, or fractions summing to 1)."""
+    n = len(dataset)
+    if all(0 <= x <= 1 for x in lengths) and abs(sum(lengths) - 1) < 1e-6 and sum(lengths) != n:
+        counts = [int(np.floor(n * x)) for x in lengths]
+        for i in range(n - sum(counts)):
+            counts[i % len(counts)] += 1
+        lengths = counts
+    if sum(lengths) != n:
+        raise ValueError(f"the lengths sum to {sum(lengths)}, but the dataset has {n} samples")
+    order = np.random.default_rng(_seed_from(generator, None)).permutation(n)
+    splits, start = [], 0
+    for length in lengths:
+        splits.append(Subset(dataset, order[start : start + length].tolist()))
+        start += length
+    return splits
+
+
+# ---------------------------------------------------------------------------
+# Samplers. Each native sampler is a pure function of the epoch; iterating one
+# from Python walks epochs 0, 1, 2, ... so that every pass gives a new order,
+# while the DataLoader asks it for its own epoch.
+
+
+class Sampler:
+    """Base of samplers (paddle.io.Sampler): __iter__ yields indices and
+    __len__ counts them. A Python subclass is called under the GIL, once per
+    epoch."""
+
+    def __init__(self, data_source=None):
+        self.data_source = data_source
+
+    def __iter__(self):
+        if not hasattr(self, "_native"):
+            raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+        epoch = self._epoch
+        self._epoch += 1
+        return iter(self._native.indices(epoch).tolist())
+
+    def __len__(self):
+        if not hasattr(self, "_native"):
+            raise NotImplementedError(f"{type(self).__name__} must define __len__")
+        return len(self._native)
+
+
+class SequenceSampler(Sampler):
+    """0, 1, ..., len(data_source) - 1 (paddle.io.SequenceSampler)."""
+
+    def __init__(self, data_source):
+        super().__init__(data_source)
+        self._native = _feedline._SequentialSampler(len(data_source))
+        self._epoch = 0
+
+
+SequentialSampler = SequenceSampler
+
+
+class RandomSampler(Sampler):
+    """A new random order every epoch (paddle.io.RandomSampler): a permutation,
+    or with replacement num_samples uniform draws. `generator` (an int seed, a
+    numpy Generator or a torch.Generator) or `seed` fixes the orders."""
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None, seed=None):
+        super().__init__(data_source)
+        self.replacement = replacement
+        self.seed = _seed_from(generator, seed)
+        self._native = _feedline._RandomSampler(
+            len(data_source), self.seed, bool(replacement), num_samples
+        )
+        self._epoch = 0
+
+    @property
+    def num_samples(self):
+        return len(self._native)
+
+
+class SubsetRandomSampler(Sampler):
+    """A random permutation of `indices` each epoch."""
+
+    def __init__(self, indices, generator=None, seed=None):
+        super().__init__(None)
+        self.indices = [int(i) for i in indices]
+        self._native = _feedline._SubsetRandomSampler(self.indices, _seed_from(generator, seed))
+        self._epoch = 0
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples draws of index i with probability weights[i] / sum(weights)."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None, seed=None):
+        super().__init__(None)
+        weights = np.asarray(weights, dtype=np.float64).ravel().tolist()
+        self._native = _feedline._WeightedRandomSampler(
+            weights, int(num_samples), _seed_from(generator, seed), bool(replacement)
+        )
+        self._epoch = 0
+
+
+class ClassBalancedSampler(Sampler):
+    """Every class equally likely whatever its size: each draw picks a class
+    uniformly, then one of its samples (with replacement). labels[i] is the
+    class of sample i; num_samples defaults to len(labels). For native image
+    datasets pass dataset.targets."""
+
+    def __init__(self, labels, num_samples=None, generator=None, seed=None):
+        super().__init__(None)
+        labels = np.asarray(labels, dtype=np.int64).ravel().tolist()
+        self._native = _feedline._ClassBalancedSampler(
+            labels, _seed_from(generator, seed), num_samples
+        )
+        self._epoch = 0
+
+
+class BatchSampler:
+    """Groups a sampler's indices into lists of batch_size (paddle.io.BatchSampler).
+
+    Give either `dataset` (with `shuffle`) or `sampler`; the last, shorter
+    batch is dropped when `drop_last`.
+    """
+
+    def __init__(self, dataset=None, sampler=None, shuffle=False, batch_size=1, drop_last=False):
+        if (dataset is None) == (sampler is None):
+            raise ValueError("BatchSampler needs exactly one of dataset and sampler")
+        if sampler is None:
+            sampler = RandomSampler(dataset) if shuffle else SequenceSampler(dataset)
+        elif shuffle:
+            raise ValueError("shuffle must be False when a sampler is given")
+        self.sampler = sampler
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self._native = _feedline._FixedBatchSampler(_native(sampler), batch_size, drop_last)
+        self._epoch = 0
+
+    def _next_epoch(self):
+        epoch = self._epoch
+        self._epoch += 1
+        return epoch
+
+    def __iter__(self):
+        indices, offsets = self._native.plan(self._next_epoch())
+        indices = indices.tolist()
+        for b in range(len(offsets) - 1):
+            yield indices[offsets[b] : offsets[b + 1]]
+
+    def __len__(self):
+        return len(self._native)
+
+
+class DynamicBatchSampler(BatchSampler):
+    """Batches of samples of similar length under a token budget: a batch of k
+    samples whose longest has length L costs k * L, at most max_tokens.
+    Samples are sorted by length within buckets of bucket_size (0: the whole
+    epoch), cut into batches, and the batches shuffled, from (seed, epoch).
+    lengths[i] is the length of sample i."""
+
+    def __init__(self, lengths, max_tokens, max_batch_size=0, bucket_size=0, shuffle=True,
+                 seed=None):
+        self.lengths = np.asarray(lengths, dtype=np.int64).ravel().tolist()
+        self._native = _feedline._DynamicBatchSampler(
+            self.lengths, int(max_tokens), int(max_batch_size), int(bucket_size), bool(shuffle),
+            _seed_from(None, seed)
+        )
+        self._epoch = 0
+
+
+def _env_int(names, default):
+    for name in names:
+        if os.environ.get(name):
+            return int(os.environ[name])
+    return default
+
+
+class DistributedBatchSampler(BatchSampler):
+    """Each of num_replicas ranks gets an equal share of every epoch's batches
+    (paddle.io.DistributedBatchSampler). num_replicas and rank default to the
+    launcher's environment (PADDLE_TRAINERS_NUM / PADDLE_TRAINER_ID, or
+    WORLD_SIZE / RANK), else 1 and 0. The shuffle depends on (seed, epoch), so
+    every rank must use the same seed; call set_epoch(epoch) before each epoch
+    as with Paddle and torch. See docs/architecture.md for how padding differs
+    from Paddle's."""
+
+    def __init__(
+        self,
+        dataset,
+        batch_size,
+        num_replicas=None,
+        rank=None,
+        shuffle=False,
+        drop_last=False,
+        seed=0,
+    ):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.nranks = (
+            num_replicas
+            if num_replicas is not None
+            else _env_int(["PADDLE_TRAINERS_NUM", "WORLD_SIZE"], 1)
+        )
+        self.local_rank = (
+            rank if rank is not None else _env_int(["PADDLE_TRAINER_ID", "RANK"], 0)
+        )
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+        self.epoch = 0
+        self._native = _feedline._DistributedBatchSampler(
+            len(dataset), batch_size, self.nranks, self.local_rank, shuffle, drop_last, seed
+        )
+        self.num_samples = self._native.num_samples
+        self._epoch = 0
+
+    def set_epoch(self, epoch):
+        """Fixes the epoch that shuffles the next pass (and the loader's)."""
+        self.epoch = int(epoch)
+        self._native.set_epoch(self.epoch)
+
+    def _next_epoch(self):
+        return self.epoch
+
+
+# ---------------------------------------------------------------------------
+# The loader
+
+_live_loaders = weakref.WeakSet()
+
+
+@atexit.register
+def _close_live_loaders():
+    # Workers must be joined before the interpreter starts to finalize: a
+    # worker taking the GIL after that point would never get it.
+    for loader in list(_live_loaders):
+        loader.close()
+
+
+class _EpochIterator:
+    # A class, not a generator: a suspended generator would keep the last
+    # batch alive, and with it a slot of the pool.
+    __slots__ = ("_owner", "_iteration")
+
+    def __init__(self, owner, iteration):
+        self._owner = owner
+        self._iteration = iteration
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._iteration != self._owner._iteration:
+            raise RuntimeError("a newer iteration over this DataLoader replaced this one")
+        batch = self._owner._loader.next()
+        if batch is None:
+            raise StopIteration
+        return batch
+
+
+class DataLoader:
+    """Batches from a dataset, loaded by C++ worker threads (paddle.io.DataLoader).
+
+    Arguments keep the names and defaults of paddle.io.DataLoader (and
+    torch.utils.data.DataLoader where the two agree):
+
+      dataset             a native dataset (feedline.vision.datasets, Subset or
+                          ConcatDataset of native ones), a Python Dataset or any
+                          object with __getitem__ and __len__, or an
+                          IterableDataset.
+      batch_size          samples per batch (ignored with a batch_sampler).
+      shuffle             a new random order each epoch.
+      sampler             a Sampler (or iterable of indices with __len__).
+      batch_sampler       a BatchSampler (or iterable of index lists with __len__);
+                          excludes batch_size, shuffle, sampler and drop_last.
+      num_workers         worker threads; 0 loads in the calling thread.
+      collate_fn          f(list of samples) -> the batch (tuple, dict or array of
+                          numbers). Default: stack each field; fields whose shape
+                          varies are padded, with a "<field>_lengths" array.
+      drop_last           drop the last, short batch.
+      prefetch_factor     batches in flight per worker (at most
+                          max(2, num_workers * prefetch_factor) exist at once).
+      persistent_workers  keep the workers between epochs.
+      use_shared_memory   accepted for compatibility; workers are threads and
+                          batches are never copied between processes.
+      timeout             seconds a sample may take before it fails (0: no limit).
+      worker_init_fn      f(worker_id), called in each worker when it starts.
+      seed                seeds the shuffle and every sample's random transforms;
+                          None draws one from NumPy's global generator. Batches
+                          are identical for any num_workers given the seed.
+      error_policy        what a sample that fails to load does: "raise" (the
+                          loop raises feedline.SampleError), "skip" (its batch
+                          comes out one shorter) or "replace" (another sample,
+                          chosen from the seed, takes its place; a "replaced"
+                          mask is added to the batch).
+
+    Iterating yields one batch per step: a tuple of numpy arrays when samples
+    are tuples (native image datasets give (image, label)), a dict when they
+    are dicts, one array when they are single arrays. Extra arrays the loader
+    adds (lengths of padded fields, the "replaced" mask) follow the fields of a
+    tuple. The arrays view the batch's memory without a copy; while any of
+    them is alive its batch slot stays out of the loader's pool.
+
+    Each `for batch in loader` runs one epoch; starting a new iteration
+    abandons an unfinished one.
+    """
+
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=False,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        drop_last=False,
+        prefetch_factor=2,
+        persistent_workers=False,
+        use_shared_memory=True,
+        timeout=0,
+        worker_init_fn=None,
+        seed=None,
+        error_policy="raise",
+    ):
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.sampler = sampler
+        self.batch_sampler = batch_sampler
+        self.num_workers = num_workers
+        self.collate_fn = collate_fn
+        self.drop_last = drop_last
+        self.prefetch_factor = prefetch_factor
+        self.persistent_workers = persistent_workers
+        self.use_shared_memory = use_shared_memory
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.seed = _draw_seed() if seed is None else int(seed)
+        self.error_policy = error_policy
+
+        native = getattr(dataset, "_native", None)
+        self._iterable = native is None and (
+            isinstance(dataset, IterableDataset)
+            or (hasattr(dataset, "__iter__") and not hasattr(dataset, "__getitem__"))
+        )
+        if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
+            raise ValueError(
+                "an IterableDataset has no indices: shuffle, sampler and batch_sampler "
+                "must be left unset"
+            )
+        fields = getattr(dataset, "_fields", None) if native is not None else None
+        index = operator.index  # ints only: TypeError for "2" or 2.5
+        self._loader = _feedline._Loader(
+            native if native is not None else dataset,
+            self._iterable,
+            None if batch_size is None else index(batch_size),
+            bool(shuffle),
+            None if sampler is None else _native(sampler),
+            None if batch_sampler is None else _native(batch_sampler),
+            index(num_workers),
+            collate_fn,
+            bool(drop_last),
+            index(prefetch_factor),
+            bool(persistent_workers),
+            float(timeout),
+            worker_init_fn,
+            self.seed,
+            str(error_policy),
+            None if fields is None else list(fields),
+        )
+        self._iteration = 0
+        _live_loaders.add(self)
+
+    def __iter__(self):
+        self._iteration += 1
+        self._loader.reset()  # abandons an unfinished epoch, if any
+        return _EpochIterator(self, self._iteration)
+
+    def __len__(self):
+        if self._iterable:
+            raise TypeError("a DataLoader over an IterableDataset has no length")
+        return len(self._loader)
+
+    def set_epoch(self, epoch):
+        """Sets the epoch the next iteration runs (it shuffles and seeds the
+        random transforms); later iterations count up from it."""
+        self._loader.set_epoch(int(epoch))
+
+    @property
+    def epoch(self):
+        """The epoch the next (or running) iteration uses."""
+        return self._loader.epoch()
+
+    def state_dict(self):
+        """Where the running epoch stands; load_state_dict continues from it
+        with the same batches as an uninterrupted run."""
+        epoch, next_batch = self._loader.state()
+        return {"epoch": epoch, "next_batch": next_batch}
+
+    def load_state_dict(self, state):
+        self._loader.restore(int(state["epoch"]), int(state["next_batch"]))
+
+    def stats(self):
+        """What the loader measured: samples, batches, errors, seconds per
+        stage, consumer wait, per-worker busy time."""
+        return self._loader.stats()
+
+    def close(self):
+        """Stops and joins the workers. Batches already returned stay valid."""
+        self._loader.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,131 @@
+"""Native image datasets: listing, reading, decoding and transforms all run in
+C++ worker threads, without the GIL.
+
+Samples are (image, label) like torchvision's: image as the transform makes
+it (uint8 [H, W, 3] without ToTensor, float32 [3, H, W] with it), label an
+int64. Indexing one (dataset[i]) runs the same code as the loader and returns
+numpy arrays.
+"""
+
+import os
+
+import numpy as np
+
+from feedline._feedline import vision as _vision
+from feedline.io import NativeDataset
+from feedline.vision.transforms import build_pipeline
+
+__all__ = ["DatasetFolder", "FileList", "ImageFolder", "IMG_EXTENSIONS"]
+
+# What the native listing accepts; decoding goes by content, not name.
+IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp")
+
+
+def _unsupported(**arguments):
+    for name, value in arguments.items():
+        if value is not None:
+            raise ValueError(
+                f"{name} is not supported: images are read, decoded and labelled in C++; "
+                "write a Python Dataset for custom loading (see docs/python.md)"
+            )
+
+
+class _ImageDataset(NativeDataset):
+    def __init__(self, native, transform):
+        super().__init__(native, ("image", "label"))
+        self.transform = transform
+        self.root = native.root
+
+    @property
+    def classes(self):
+        return list(self._native.classes)
+
+    @property
+    def class_to_idx(self):
+        return {name: i for i, name in enumerate(self._native.classes)}
+
+    @property
+    def targets(self):
+        """The label of every sample, as a list (torchvision)."""
+        return self._native.labels.tolist()
+
+    @property
+    def samples(self):
+        """(path, label) of every sample (torchvision); built on each access."""
+        native = self._native
+        labels = native.labels.tolist()
+        return [(os.path.join(native.root, native.file(i)), labels[i]) for i in range(len(labels))]
+
+    imgs = samples
+
+
+class DatasetFolder(_ImageDataset):
+    """root/<class>/**/<file>: one folder per class, sorted class names give
+    labels 0, 1, ...; files in torchvision's order. `extensions` (a tuple of
+    suffixes) or `is_valid_file(path)` choose the files; the default is
+    IMG_EXTENSIONS, listed natively."""
+
+    def __init__(
+        self,
+        root,
+        loader=None,
+        extensions=None,
+        transform=None,
+        target_transform=None,
+        is_valid_file=None,
+    ):
+        _unsupported(loader=loader, target_transform=target_transform)
+        if extensions is not None and is_valid_file is not None:
+            raise ValueError("give extensions or is_valid_file, not both")
+        root = os.fspath(root)
+        pipeline = build_pipeline(transform)
+        if extensions is None and is_valid_file is None:
+            native = _vision.ImageFolder(root, pipeline)
+        else:
+            paths, labels, classes = _list_folder(root, extensions, is_valid_file)
+            native = _vision.ImageDataset(root, paths, labels, classes, pipeline)
+        super().__init__(native, transform)
+        self.extensions = IMG_EXTENSIONS if extensions is None else extensions
+
+
+class ImageFolder(DatasetFolder):
+    """torchvision.datasets.ImageFolder: root/<class>/<image>."""
+
+    def __init__(self, root, transform=None, target_transform=None, loader=None,
+                 is_valid_file=None):
+        super().__init__(root, loader=loader, transform=transform,
+                         target_transform=target_transform, is_valid_file=is_valid_file)
+
+
+class FileList(_ImageDataset):
+    """Samples listed in a text file, one "relative/path label" per line
+    (Caffe / PaddleClas list files), read relative to `root`."""
+
+    def __init__(self, list_file, root, transform=None):
+        native = _vision.FileList(os.fspath(list_file), os.fspath(root), build_pipeline(transform))
+        super().__init__(native, transform)
+
+
+def _list_folder(root, extensions, is_valid_file):
+    # torchvision's make_dataset, in its order.
+    if not os.path.isdir(root):
+        raise ValueError(f"{root}: not a directory")
+    classes = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    if not classes:
+        raise ValueError(f"{root}: no class folders")
+    if extensions is not None:
+        suffixes = tuple(e.lower() for e in ((extensions,) if isinstance(extensions, str)
+                                             else extensions))
+        is_valid_file = lambda path: path.lower().endswith(suffixes)  # noqa: E731
+    paths, labels = [], []
+    for label, name in enumerate(classes):
+        folder = os.path.join(root, name)
+        for directory, _, files in sorted(os.walk(folder, followlinks=True)):
+            for file in sorted(files):
+                path = os.path.join(directory, file)
+                if is_valid_file(path):
+                    paths.append(os.path.relpath(path, root))
+                    labels.append(label)
+    if not paths:
+        raise ValueError(f"{root}: no files found")
+    return paths, np.asarray(labels, dtype=np.int64).tolist(), classes

@@ -1,0 +1,528 @@
+// feedline._feedline: the pybind11 binding under the feedline Python package.
+//
+// Kept thin: the Python files shape the API (paddle.io names and defaults);
+// this file adapts types and threads. Three rules hold throughout:
+//   1. The GIL is released around every call into the engine, and taken only
+//      where Python code runs (a Python dataset, collate_fn, sampler,
+//      worker_init_fn). Worker threads take it themselves.
+//   2. A batch's arrays view its slot: they share one capsule holding a
+//      feedline::Batch, so the slot returns to the pool when the last array dies.
+//   3. Python objects reachable from engine threads are held by PyRef, whose
+//      destructor takes the GIL, since the engine may drop them on any thread.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/feedline.h"
+#include "python/python_support.h"
+
+namespace py = pybind11;
+
+namespace feedline::python {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Python datasets, samplers and callbacks as C++ objects.
+
+// A Python map-style dataset (__getitem__ and __len__). Every Get takes the
+// GIL, so Python datasets load one sample at a time whatever num_workers is,
+// except where the Python code itself releases the GIL (file reads, numpy).
+class PyDataset : public Dataset {
+ public:
+  PyDataset(py::object dataset, int num_workers, std::shared_ptr<Structure> structure)
+      : dataset_(std::make_shared<PyRef>(dataset)),
+        getitem_(std::make_shared<PyRef>(dataset.attr("__getitem__"))),
+        size_(static_cast<int64_t>(py::len(dataset))),
+        num_workers_(num_workers),
+        structure_(std::move(structure)) {}
+
+  int64_t size() const override { return size_; }
+
+  void Get(int64_t index, Sample& out, SampleContext& ctx) const override {
+    CheckIndex(index, size_);
+    py::gil_scoped_acquire gil;
+    WorkerInfoScope info(ctx.worker_id(), num_workers_, ctx.seed(), ctx.epoch(), dataset_);
+    try {
+      py::object item = getitem_->get()(index);
+      FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
+        return out.Allocate(name, dtype, shape);
+      });
+    } catch (py::error_already_set& e) {
+      throw SampleError("exception", "", e.what(), index);
+    }
+  }
+
+ private:
+  std::shared_ptr<PyRef> dataset_;
+  std::shared_ptr<PyRef> getitem_;
+  int64_t size_;
+  int num_workers_;
+  std::shared_ptr<Structure> structure_;
+};
+
+// One worker's iterator over a Python IterableDataset.
+class PyStream : public SampleStream {
+ public:
+  PyStream(std::shared_ptr<PyRef> dataset, std::shared_ptr<PyRef> iterator, int num_workers,
+           std::shared_ptr<Structure> structure)
+      : dataset_(std::move(dataset)),
+        iterator_(std::move(iterator)),
+        num_workers_(num_workers),
+        structure_(std::move(structure)) {}
+
+  bool Next(Sample& out, SampleContext& ctx) override {
+    py::gil_scoped_acquire gil;
+    WorkerInfoScope info(ctx.worker_id(), num_workers_, ctx.seed(), ctx.epoch(), dataset_);
+    try {
+      py::object item = py::reinterpret_steal<py::object>(PyIter_Next(iterator_->get().ptr()));
+      if (!item) {
+        if (PyErr_Occurred()) throw py::error_already_set();
+        return false;
+      }
+      FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
+        return out.Allocate(name, dtype, shape);
+      });
+      return true;
+    } catch (py::error_already_set& e) {
+      throw SampleError("exception", "", e.what(), ctx.index());
+    }
+  }
+
+ private:
+  std::shared_ptr<PyRef> dataset_;
+  std::shared_ptr<PyRef> iterator_;
+  int num_workers_;
+  std::shared_ptr<Structure> structure_;
+};
+
+class PyIterableDataset : public IterableDataset {
+ public:
+  PyIterableDataset(py::object dataset, int num_workers, uint64_t seed,
+                    std::shared_ptr<Structure> structure)
+      : dataset_(std::make_shared<PyRef>(std::move(dataset))),
+        num_workers_(num_workers),
+        seed_(seed),
+        structure_(std::move(structure)) {}
+
+  std::unique_ptr<SampleStream> Open(int worker_id, int num_workers, int64_t epoch) const override {
+    py::gil_scoped_acquire gil;
+    // torch and Paddle report no worker info in the main process.
+    WorkerInfoScope info(num_workers_ == 0 ? -1 : worker_id, num_workers, seed_, epoch, dataset_);
+    try {
+      auto iterator = std::make_shared<PyRef>(py::iter(dataset_->get()));
+      return std::make_unique<PyStream>(dataset_, std::move(iterator), num_workers_, structure_);
+    } catch (py::error_already_set& e) {
+      throw Error(std::string("iter(dataset) failed: ") + e.what());
+    }
+  }
+
+ private:
+  std::shared_ptr<PyRef> dataset_;
+  int num_workers_;
+  uint64_t seed_;
+  std::shared_ptr<Structure> structure_;
+};
+
+// Reads a Python iterable of indices; len() gives the size. Each epoch's
+// order is read once and kept, so Indices stays a function of the epoch even
+// though a Python sampler returns a new order on every iteration.
+std::vector<int64_t> ReadIndices(const py::handle& iterable) {
+  std::vector<int64_t> indices;
+  for (py::handle item : iterable) indices.push_back(py::cast<int64_t>(item));
+  return indices;
+}
+
+class PySampler : public Sampler {
+ public:
+  explicit PySampler(py::object sampler)
+      : sampler_(std::make_shared<PyRef>(sampler)), size_(static_cast<int64_t>(py::len(sampler))) {}
+  int64_t size() const override { return size_; }
+  std::vector<int64_t> Indices(int64_t epoch) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch != cached_epoch_) {
+      py::gil_scoped_acquire gil;
+      cached_ = CallPython([&] { return ReadIndices(sampler_->get()); }, "sampler");
+      cached_epoch_ = epoch;
+    }
+    return cached_;
+  }
+
+ private:
+  std::shared_ptr<PyRef> sampler_;
+  int64_t size_;
+  mutable std::mutex mu_;
+  mutable int64_t cached_epoch_ = -1;
+  mutable std::vector<int64_t> cached_;
+};
+
+class PyBatchSampler : public BatchSampler {
+ public:
+  explicit PyBatchSampler(py::object sampler)
+      : sampler_(std::make_shared<PyRef>(sampler)), size_(static_cast<int64_t>(py::len(sampler))) {}
+  int64_t size() const override { return size_; }
+  EpochPlan Plan(int64_t epoch) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch != cached_epoch_) {
+      py::gil_scoped_acquire gil;
+      cached_ = CallPython(
+          [&] {
+            EpochPlan plan;
+            for (py::handle batch : sampler_->get()) plan.Add(ReadIndices(batch));
+            return plan;
+          },
+          "batch_sampler");
+      cached_epoch_ = epoch;
+    }
+    return cached_;
+  }
+
+ private:
+  std::shared_ptr<PyRef> sampler_;
+  int64_t size_;
+  mutable std::mutex mu_;
+  mutable int64_t cached_epoch_ = -1;
+  mutable EpochPlan cached_;
+};
+
+std::shared_ptr<const Sampler> ToSampler(const py::object& sampler) {
+  if (sampler.is_none()) return nullptr;
+  if (py::isinstance<Sampler>(sampler)) return sampler.cast<std::shared_ptr<Sampler>>();
+  return std::make_shared<PySampler>(sampler);
+}
+
+std::shared_ptr<const BatchSampler> ToBatchSampler(const py::object& sampler) {
+  if (sampler.is_none()) return nullptr;
+  if (py::isinstance<BatchSampler>(sampler)) return sampler.cast<std::shared_ptr<BatchSampler>>();
+  return std::make_shared<PyBatchSampler>(sampler);
+}
+
+// A Python collate_fn: the samples go to Python as the dataset returned them
+// (copies: sample memory is reused), and what it returns becomes the batch.
+CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
+                        std::shared_ptr<Structure> batches) {
+  auto ref = std::make_shared<PyRef>(std::move(fn));
+  return [ref, samples, batches](std::span<const Sample* const> in, BatchBuilder& out) {
+    py::gil_scoped_acquire gil;
+    try {
+      py::list items;
+      for (const Sample* sample : in) items.append(SampleToPython(*sample, *samples));
+      py::object result = ref->get()(items);
+      FillFields(result, *batches, [&](const std::string& name, DType dtype, const Shape& shape) {
+        return out.Add(name, dtype, shape);
+      });
+    } catch (py::error_already_set& e) {
+      throw SampleError("collate", "", e.what());
+    }
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The loader.
+
+class PyLoader {
+ public:
+  PyLoader(std::shared_ptr<DataLoader> loader, std::shared_ptr<Structure> structure)
+      : loader_(std::move(loader)), structure_(std::move(structure)) {}
+  ~PyLoader() { Close(); }
+
+  // The next batch shaped as the samples were, or None at the end of an epoch.
+  // Waits in slices of 100 ms so that Ctrl-C (a pending signal) interrupts a
+  // long wait for data.
+  py::object Next() {
+    Batch batch;
+    while (true) {
+      NextStatus status;
+      {
+        GilRelease nogil;
+        std::lock_guard<std::mutex> lock(mu_);
+        status = Get().TryNext(std::chrono::milliseconds(100), &batch);
+      }
+      if (status == NextStatus::kEnd) return py::none();
+      if (status == NextStatus::kBatch) return ShapeBatch(batch, *structure_);
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    }
+  }
+
+  // Counts the samples of one epoch without going through Python; returns
+  // (samples, seconds). The reference for the Python loop's speed.
+  std::pair<int64_t, double> DrainEpoch() {
+    GilRelease nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    auto start = std::chrono::steady_clock::now();
+    int64_t samples = 0;
+    for (const Batch& batch : Get()) samples += batch.size();
+    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    return {samples, elapsed.count()};
+  }
+
+  // Joins the workers. Without the GIL: a worker may be waiting for it.
+  void Close() {
+    GilRelease nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    std::shared_ptr<DataLoader> loader;
+    {
+      std::lock_guard<std::mutex> pointer_lock(pointer_mu_);
+      loader = std::move(loader_);
+    }
+  }
+
+  // Without waiting for a running Next(): stats may be read from any thread.
+  StatsSnapshot Stats() {
+    GilRelease nogil;
+    std::shared_ptr<DataLoader> loader;
+    {
+      std::lock_guard<std::mutex> lock(pointer_mu_);
+      loader = loader_;
+    }
+    if (!loader) throw std::runtime_error("the DataLoader is closed");
+    return loader->stats();
+  }
+
+  template <typename F>
+  auto Call(F&& f) {
+    GilRelease nogil;
+    std::lock_guard<std::mutex> lock(mu_);
+    return f(Get());
+  }
+
+  py::object Layout() const { return StructureToPython(*structure_); }
+
+ private:
+  DataLoader& Get() {
+    if (!loader_) throw std::runtime_error("the DataLoader is closed");
+    return *loader_;
+  }
+
+  std::mutex mu_;          // one caller at a time, as the engine requires
+  std::mutex pointer_mu_;  // guards loader_ itself, for Stats()
+  std::shared_ptr<DataLoader> loader_;
+  std::shared_ptr<Structure> structure_;
+};
+
+std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::object batch_size,
+                                     bool shuffle, py::object sampler, py::object batch_sampler,
+                                     int num_workers, py::object collate_fn, bool drop_last,
+                                     int prefetch_factor, bool persistent_workers, double timeout,
+                                     py::object worker_init_fn, uint64_t seed,
+                                     const std::string& error_policy, py::object fields) {
+  if (batch_size.is_none()) {
+    throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
+  }
+  if (timeout < 0) throw Error("timeout must be >= 0 seconds, got " + std::to_string(timeout));
+  LoaderOptions options;
+  options.batch_size = batch_size.cast<int64_t>();
+  options.shuffle = shuffle;
+  options.sampler = ToSampler(sampler);
+  options.batch_sampler = ToBatchSampler(batch_sampler);
+  options.num_workers = num_workers;
+  options.drop_last = drop_last;
+  options.prefetch_factor = prefetch_factor;
+  options.persistent_workers = persistent_workers;
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000.0));
+  options.seed = seed;
+  options.error_policy = ParseErrorPolicy(error_policy);
+  if (!worker_init_fn.is_none()) {
+    auto fn = std::make_shared<PyRef>(std::move(worker_init_fn));
+    options.worker_init = [fn](int worker_id) {
+      py::gil_scoped_acquire gil;
+      CallPython([&] { fn->get()(worker_id); }, "worker_init_fn");
+    };
+  }
+
+  // The shape of a sample: declared by a native dataset, learned from the
+  // first sample of a Python one.
+  auto samples = std::make_shared<Structure>();
+  if (!fields.is_none())
+    samples->Declare(Structure::kTuple, fields.cast<std::vector<std::string>>());
+  auto batches = samples;
+  if (!collate_fn.is_none()) {
+    batches = std::make_shared<Structure>();
+    options.collate_fn = MakePyCollate(collate_fn, samples, batches);
+  }
+
+  std::shared_ptr<DataLoader> loader;
+  if (py::isinstance<Dataset>(dataset)) {
+    auto native = dataset.cast<std::shared_ptr<Dataset>>();
+    py::gil_scoped_release nogil;
+    loader = std::make_shared<DataLoader>(std::move(native), std::move(options));
+  } else if (iterable) {
+    auto adapter = std::make_shared<PyIterableDataset>(dataset, num_workers, seed, samples);
+    py::gil_scoped_release nogil;
+    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+  } else {
+    auto adapter = std::make_shared<PyDataset>(dataset, num_workers, samples);
+    py::gil_scoped_release nogil;
+    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+  }
+  return std::make_unique<PyLoader>(std::move(loader), batches);
+}
+
+py::dict StatsToPython(const StatsSnapshot& s) {
+  py::dict stages;
+  for (int i = 0; i < kNumStages; ++i) {
+    stages[StageName(static_cast<Stage>(i))] = static_cast<double>(s.stage_ns[i]) * 1e-9;
+  }
+  py::list workers;
+  for (const WorkerStats& w : s.workers) {
+    workers.append(py::dict(py::arg("busy_s") = static_cast<double>(w.busy_ns) * 1e-9,
+                            py::arg("samples") = w.samples));
+  }
+  return py::dict(py::arg("samples") = s.samples, py::arg("batches") = s.batches,
+                  py::arg("errors") = s.errors, py::arg("skipped") = s.skipped,
+                  py::arg("replaced") = s.replaced,
+                  py::arg("errors_by_reason") = s.errors_by_reason, py::arg("stage_s") = stages,
+                  py::arg("consumer_wait_s") = static_cast<double>(s.consumer_wait_ns) * 1e-9,
+                  py::arg("first_batch_s") = static_cast<double>(s.first_batch_ns) * 1e-9,
+                  py::arg("elapsed_s") = static_cast<double>(s.elapsed_ns) * 1e-9,
+                  py::arg("wait_fraction") = s.wait_fraction(), py::arg("workers") = workers);
+}
+
+// Sample `index` of a native dataset as a dict of arrays (copies).
+py::dict GetSample(const Dataset& dataset, int64_t index, int64_t epoch, uint64_t seed) {
+  CheckIndex(index, dataset.size());  // IndexError also ends Python's for-loop over a dataset
+  auto sample = std::make_shared<Sample>();
+  {
+    py::gil_scoped_release nogil;
+    SampleContext ctx(seed, epoch, index);
+    dataset.Get(index, *sample, ctx);
+  }
+  py::dict out;
+  for (int i = 0; i < sample->num_fields(); ++i) {
+    out[py::str(sample->field_name(i))] = CopyToArray(sample->field(i));
+  }
+  return out;
+}
+
+}  // namespace
+
+void BindCore(py::module_& m) {
+  // Datasets. Native datasets are shared with the loader; Python wrappers
+  // (feedline.io, feedline.vision.datasets) hold them as `_native`.
+  py::class_<Dataset, std::shared_ptr<Dataset>>(m, "_Dataset")
+      .def("__len__", &Dataset::size)
+      .def("get", &GetSample, py::arg("index"), py::arg("epoch") = 0, py::arg("seed") = 0)
+      .def("source", &Dataset::Source, py::arg("index"));
+  py::class_<Subset, Dataset, std::shared_ptr<Subset>>(m, "_Subset")
+      .def(py::init<std::shared_ptr<const Dataset>, std::vector<int64_t>>(), py::arg("dataset"),
+           py::arg("indices"));
+  py::class_<Concat, Dataset, std::shared_ptr<Concat>>(m, "_Concat")
+      .def(py::init<std::vector<std::shared_ptr<const Dataset>>>(), py::arg("datasets"));
+
+  // Samplers.
+  py::class_<Sampler, std::shared_ptr<Sampler>>(m, "_Sampler")
+      .def("__len__", &Sampler::size)
+      .def(
+          "indices",
+          [](const Sampler& s, int64_t epoch) {
+            std::vector<int64_t> indices;
+            {
+              py::gil_scoped_release nogil;
+              indices = s.Indices(epoch);
+            }
+            return ToArray(indices);
+          },
+          py::arg("epoch"));
+  py::class_<SequentialSampler, Sampler, std::shared_ptr<SequentialSampler>>(m,
+                                                                             "_SequentialSampler")
+      .def(py::init<int64_t>(), py::arg("n"));
+  py::class_<RandomSampler, Sampler, std::shared_ptr<RandomSampler>>(m, "_RandomSampler")
+      .def(py::init<int64_t, uint64_t, bool, std::optional<int64_t>>(), py::arg("n"),
+           py::arg("seed"), py::arg("replacement") = false, py::arg("num_samples") = py::none());
+  py::class_<SubsetRandomSampler, Sampler, std::shared_ptr<SubsetRandomSampler>>(
+      m, "_SubsetRandomSampler")
+      .def(py::init<std::vector<int64_t>, uint64_t>(), py::arg("indices"), py::arg("seed"));
+  py::class_<WeightedRandomSampler, Sampler, std::shared_ptr<WeightedRandomSampler>>(
+      m, "_WeightedRandomSampler")
+      .def(py::init<std::vector<double>, int64_t, uint64_t, bool>(), py::arg("weights"),
+           py::arg("num_samples"), py::arg("seed"), py::arg("replacement") = true);
+  py::class_<ClassBalancedSampler, Sampler, std::shared_ptr<ClassBalancedSampler>>(
+      m, "_ClassBalancedSampler")
+      .def(py::init<const std::vector<int64_t>&, uint64_t, std::optional<int64_t>>(),
+           py::arg("labels"), py::arg("seed"), py::arg("num_samples") = py::none());
+
+  // Batch samplers; plan(epoch) gives (indices, offsets) like EpochPlan.
+  py::class_<BatchSampler, std::shared_ptr<BatchSampler>>(m, "_BatchSampler")
+      .def("__len__", &BatchSampler::size)
+      .def("plan", [](const BatchSampler& s, int64_t epoch) {
+        EpochPlan plan;
+        {
+          py::gil_scoped_release nogil;
+          plan = s.Plan(epoch);
+        }
+        return py::make_tuple(ToArray(plan.indices), ToArray(plan.offsets));
+      });
+  py::class_<FixedBatchSampler, BatchSampler, std::shared_ptr<FixedBatchSampler>>(
+      m, "_FixedBatchSampler")
+      .def(py::init([](const py::object& sampler, int64_t batch_size, bool drop_last) {
+             return std::make_shared<FixedBatchSampler>(ToSampler(sampler), batch_size, drop_last);
+           }),
+           py::arg("sampler"), py::arg("batch_size"), py::arg("drop_last"));
+  py::class_<DistributedBatchSampler, BatchSampler, std::shared_ptr<DistributedBatchSampler>>(
+      m, "_DistributedBatchSampler")
+      .def(py::init<int64_t, int64_t, int64_t, int64_t, bool, bool, uint64_t>(), py::arg("n"),
+           py::arg("batch_size"), py::arg("num_replicas"), py::arg("rank"),
+           py::arg("shuffle") = false, py::arg("drop_last") = false, py::arg("seed") = 0)
+      .def("set_epoch", &DistributedBatchSampler::set_epoch, py::arg("epoch"))
+      .def_property_readonly("num_samples", &DistributedBatchSampler::num_samples);
+  py::class_<DynamicBatchSampler, BatchSampler, std::shared_ptr<DynamicBatchSampler>>(
+      m, "_DynamicBatchSampler")
+      .def(py::init([](std::vector<int64_t> lengths, int64_t max_tokens, int64_t max_batch_size,
+                       int64_t bucket_size, bool shuffle, uint64_t seed) {
+             DynamicBatchSampler::Options o{max_tokens, max_batch_size, bucket_size, shuffle, seed};
+             return std::make_shared<DynamicBatchSampler>(std::move(lengths), o);
+           }),
+           py::arg("lengths"), py::arg("max_tokens"), py::arg("max_batch_size") = 0,
+           py::arg("bucket_size") = 0, py::arg("shuffle") = true, py::arg("seed") = 0);
+
+  // The loader. feedline.DataLoader (Python) builds one and iterates it.
+  py::class_<PyLoader>(m, "_Loader")
+      .def(py::init(&MakeLoader), py::arg("dataset"), py::arg("iterable"), py::arg("batch_size"),
+           py::arg("shuffle"), py::arg("sampler"), py::arg("batch_sampler"), py::arg("num_workers"),
+           py::arg("collate_fn"), py::arg("drop_last"), py::arg("prefetch_factor"),
+           py::arg("persistent_workers"), py::arg("timeout"), py::arg("worker_init_fn"),
+           py::arg("seed"), py::arg("error_policy"), py::arg("fields"))
+      .def("next", &PyLoader::Next)
+      .def("close", &PyLoader::Close)
+      .def("drain_epoch", &PyLoader::DrainEpoch)
+      .def("structure", &PyLoader::Layout)
+      .def("__len__", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.size(); }); })
+      .def("reset", [](PyLoader& l) { l.Call([](DataLoader& d) { d.Reset(); }); })
+      .def("set_epoch",
+           [](PyLoader& l, int64_t e) { l.Call([e](DataLoader& d) { d.set_epoch(e); }); })
+      .def("epoch", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.epoch(); }); })
+      .def("state",
+           [](PyLoader& l) {
+             LoaderState s = l.Call([](DataLoader& d) { return d.state(); });
+             return py::make_tuple(s.epoch, s.next_batch);
+           })
+      .def("restore",
+           [](PyLoader& l, int64_t epoch, int64_t next_batch) {
+             l.Call([&](DataLoader& d) { d.Restore(LoaderState{epoch, next_batch}); });
+           })
+      .def("stats", [](PyLoader& l) { return StatsToPython(l.Stats()); });
+
+  m.def("_worker_info", &CurrentWorkerInfo);
+}
+
+void BindVision(py::module_& m);  // vision_module.cc
+
+}  // namespace feedline::python
+
+PYBIND11_MODULE(_feedline, m) {
+  m.doc() = "feedline: a C++ data loader for deep-learning training (binding layer)";
+  feedline::python::GilRelease::SetMainThread();
+  feedline::python::RegisterExceptions(m);
+  feedline::python::BindCore(m);
+  feedline::python::BindVision(m);
+}

@@ -1,0 +1,301 @@
+#include "python/python_support.h"
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "feedline/error.h"
+
+namespace feedline::python {
+namespace {
+
+thread_local const WorkerInfoScope* current_worker = nullptr;
+std::atomic<unsigned long> main_thread{0};
+
+// The feedline dtype a numpy array is stored as, or false if none fits.
+bool ChooseDType(const py::dtype& dtype, DType* out) {
+  const char kind = dtype.kind();
+  const py::ssize_t size = dtype.itemsize();
+  switch (kind) {
+    case 'b':
+      *out = DType::kU8;
+      return true;
+    case 'u':
+      *out = size == 1 ? DType::kU8 : (size == 2 ? DType::kI32 : DType::kI64);
+      return true;
+    case 'i':
+      *out = size <= 4 ? DType::kI32 : DType::kI64;
+      return true;
+    case 'f':
+      *out = size == 2 ? DType::kF16 : DType::kF32;
+      return true;
+    default:
+      return false;
+  }
+}
+
+void FillField(const std::string& name, const py::handle& value, const AllocateFn& allocate) {
+  py::array array = py::array::ensure(value);
+  DType dtype;
+  if (!array || !ChooseDType(array.dtype(), &dtype)) {
+    std::string type = py::str(py::type::of(value).attr("__name__"));
+    if (array) type += " of dtype " + std::string(py::str(array.dtype()));
+    throw SampleError("type", "",
+                      "field '" + name + "' is a " + type +
+                          "; samples hold numbers and numeric arrays (bool, int, float)");
+  }
+  // Converts and makes contiguous only when needed.
+  py::dtype target = NumpyDType(dtype);
+  if (!array.dtype().is(target) && !array.dtype().equal(target)) {
+    array = py::reinterpret_steal<py::array>(py::detail::npy_api::get().PyArray_FromAny_(
+        array.ptr(), target.release().ptr(), 0, 0,
+        py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_ | py::detail::npy_api::NPY_ARRAY_FORCECAST_,
+        nullptr));
+    if (!array) throw py::error_already_set();
+  } else if (!(array.flags() & py::array::c_style)) {
+    array = py::array::ensure(array, py::array::c_style);
+  }
+  if (array.ndim() > Shape::kMaxRank) {
+    throw SampleError("type", "",
+                      "field '" + name + "' has " + std::to_string(array.ndim()) +
+                          " dimensions; at most " + std::to_string(Shape::kMaxRank) +
+                          " are supported");
+  }
+  Shape shape;
+  for (py::ssize_t d = 0; d < array.ndim(); ++d) shape.push_back(array.shape(d));
+  Tensor tensor = allocate(name, dtype, shape);
+  if (tensor.bytes() > 0) std::memcpy(tensor.raw(), array.data(), tensor.bytes());
+}
+
+std::vector<py::ssize_t> Dims(const Tensor& tensor) {
+  return std::vector<py::ssize_t>(tensor.shape().begin(), tensor.shape().end());
+}
+
+py::array ViewArray(const Tensor& tensor, const py::handle& owner) {
+  if (tensor.raw() == nullptr) return CopyToArray(tensor);  // empty: nothing to view
+  return py::array(NumpyDType(tensor.dtype()), Dims(tensor), std::vector<py::ssize_t>{},
+                   tensor.raw(), owner);
+}
+
+const char* KindName(Structure::Kind kind) {
+  switch (kind) {
+    case Structure::kSingle:
+      return "single";
+    case Structure::kTuple:
+      return "tuple";
+    case Structure::kDict:
+      return "dict";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+PyRef::~PyRef() {
+  if (!Py_IsInitialized()) {
+    object_.release();  // the interpreter is gone; nothing to give back
+    return;
+  }
+  py::gil_scoped_acquire gil;
+  object_ = py::object();
+}
+
+void GilRelease::SetMainThread() {
+  main_thread.store(
+      py::module_::import("threading").attr("main_thread")().attr("ident").cast<unsigned long>());
+}
+
+GilRelease::~GilRelease() noexcept(false) {
+  if (_Py_IsFinalizing() && PyThread_get_thread_ident() != main_thread.load()) {
+    for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+  }
+  PyEval_RestoreThread(state_);
+}
+
+void Structure::Declare(Kind kind, std::vector<std::string> names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  names_ = std::move(names);
+  kind_.store(kind, std::memory_order_release);
+}
+
+void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
+  Kind known = this->kind();
+  if (known == kUnknown) {
+    std::lock_guard<std::mutex> lock(mu_);
+    known = kind_.load(std::memory_order_relaxed);
+    if (known == kUnknown) {
+      names_ = names;
+      kind_.store(kind, std::memory_order_release);
+      return;
+    }
+  }
+  if (known != kind || (kind == kTuple && names.size() != names_.size())) {
+    auto describe = [](Kind k, size_t n) {
+      return k == kTuple ? "a tuple of " + std::to_string(n) : std::string(KindName(k));
+    };
+    throw SampleError("type", "",
+                      "the sample is " + describe(kind, names.size()) +
+                          " but the first sample was " + describe(known, names_.size()));
+  }
+}
+
+void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate) {
+  if (PyTuple_Check(item.ptr()) || PyList_Check(item.ptr())) {
+    auto sequence = py::reinterpret_borrow<py::sequence>(item);
+    std::vector<std::string> names(sequence.size());
+    for (size_t i = 0; i < names.size(); ++i) names[i] = std::to_string(i);
+    structure.Observe(Structure::kTuple, names);
+    for (size_t i = 0; i < names.size(); ++i) FillField(names[i], sequence[i], allocate);
+  } else if (PyDict_Check(item.ptr())) {
+    auto dict = py::reinterpret_borrow<py::dict>(item);
+    std::vector<std::string> names;
+    for (auto entry : dict) names.push_back(py::str(entry.first));
+    structure.Observe(Structure::kDict, names);
+    size_t i = 0;
+    for (auto entry : dict) FillField(names[i++], entry.second, allocate);
+  } else {
+    structure.Observe(Structure::kSingle, {"0"});
+    FillField("0", item, allocate);
+  }
+}
+
+py::dtype NumpyDType(DType dtype) {
+  switch (dtype) {
+    case DType::kU8:
+      return py::dtype::of<uint8_t>();
+    case DType::kI32:
+      return py::dtype::of<int32_t>();
+    case DType::kI64:
+      return py::dtype::of<int64_t>();
+    case DType::kF16:
+      return py::dtype("float16");
+    case DType::kF32:
+      return py::dtype::of<float>();
+  }
+  throw Error("unknown dtype");
+}
+
+py::array CopyToArray(const Tensor& tensor) {
+  py::array out(NumpyDType(tensor.dtype()), Dims(tensor));
+  if (tensor.bytes() > 0) std::memcpy(out.mutable_data(), tensor.raw(), tensor.bytes());
+  return out;
+}
+
+py::array ToArray(const std::vector<int64_t>& values) {
+  py::array_t<int64_t> out(static_cast<py::ssize_t>(values.size()));
+  if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * 8);
+  return out;
+}
+
+py::object SampleToPython(const Sample& sample, const Structure& structure) {
+  auto field = [&](const std::string& name) -> py::object {
+    const Tensor* tensor = sample.Find(name);
+    if (tensor == nullptr) throw Error("the sample has no field '" + name + "'");
+    py::array array = CopyToArray(*tensor);
+    // A scalar goes to Python as a numpy scalar, as the dataset gave it.
+    if (tensor->shape().rank() == 0) return array[py::tuple()];
+    return array;
+  };
+  switch (structure.kind()) {
+    case Structure::kSingle:
+      return field(structure.names()[0]);
+    case Structure::kTuple: {
+      py::tuple out(structure.names().size());
+      for (size_t i = 0; i < structure.names().size(); ++i) out[i] = field(structure.names()[i]);
+      return out;
+    }
+    default: {
+      py::dict out;
+      for (int i = 0; i < sample.num_fields(); ++i) {
+        out[py::str(sample.field_name(i))] = field(sample.field_name(i));
+      }
+      return out;
+    }
+  }
+}
+
+py::object ShapeBatch(const Batch& batch, const Structure& structure) {
+  // One capsule owns a copy of the handle; every array keeps it alive.
+  py::capsule owner(new Batch(batch), [](void* p) { delete static_cast<Batch*>(p); });
+  const int n = batch.num_fields();
+  const Structure::Kind kind = structure.kind();
+  if (kind == Structure::kUnknown || kind == Structure::kDict) {
+    py::dict out;
+    for (int i = 0; i < n; ++i)
+      out[py::str(batch.field_name(i))] = ViewArray(batch.field(i), owner);
+    return out;
+  }
+  const std::vector<std::string>& names = structure.names();
+  std::vector<bool> used(static_cast<size_t>(n), false);
+  py::list out;
+  for (const std::string& name : names) {
+    int i = 0;
+    while (i < n && batch.field_name(i) != name) ++i;
+    if (i == n) throw Error("the batch has no field '" + name + "'");
+    used[static_cast<size_t>(i)] = true;
+    out.append(ViewArray(batch.field(i), owner));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!used[static_cast<size_t>(i)]) out.append(ViewArray(batch.field(i), owner));
+  }
+  if (kind == Structure::kSingle && out.size() == 1) return out[0];
+  return py::tuple(out);
+}
+
+py::object StructureToPython(const Structure& structure) {
+  const Structure::Kind kind = structure.kind();
+  py::list names;
+  if (kind != Structure::kUnknown) {
+    for (const std::string& name : structure.names()) names.append(name);
+  }
+  return py::make_tuple(KindName(kind), names);
+}
+
+WorkerInfoScope::WorkerInfoScope(int worker_id, int num_workers, uint64_t seed, int64_t epoch,
+                                 std::shared_ptr<PyRef> dataset)
+    : worker_id(num_workers == 0 ? -1 : worker_id),
+      num_workers(num_workers),
+      seed(seed),
+      epoch(epoch),
+      dataset(std::move(dataset)),
+      previous_(current_worker) {
+  current_worker = this;
+}
+
+WorkerInfoScope::~WorkerInfoScope() { current_worker = previous_; }
+
+py::object CurrentWorkerInfo() {
+  const WorkerInfoScope* info = current_worker;
+  if (info == nullptr || info->worker_id < 0) return py::none();
+  return py::dict(py::arg("id") = info->worker_id, py::arg("num_workers") = info->num_workers,
+                  py::arg("seed") = info->seed, py::arg("epoch") = info->epoch,
+                  py::arg("dataset") = info->dataset->get());
+}
+
+void RegisterExceptions(py::module_& m) {
+  // Leaked on purpose: the type must outlive every translation.
+  static py::handle sample_error =
+      py::exception<SampleError>(m, "SampleError", PyExc_RuntimeError).inc_ref();
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const SampleError& e) {
+      py::object error = py::reinterpret_borrow<py::object>(sample_error)(e.what());
+      error.attr("index") = e.index();
+      error.attr("source") = e.source();
+      error.attr("reason") = e.reason();
+      error.attr("message") = e.message();
+      PyErr_SetObject(sample_error.ptr(), error.ptr());
+    } catch (const IndexError& e) {
+      PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+}
+
+}  // namespace feedline::python

@@ -1,0 +1,156 @@
+// Conversions between feedline's C++ types and Python objects, shared by the
+// binding files: samples and batches to and from numpy arrays, the layout of
+// a sample (one array, a tuple, a dict), GIL-safe object references, worker
+// info for Python datasets, and the exception mapping.
+//
+// Thread safety: functions taking py:: objects REQUIRE the GIL. Structure is
+// safe to use from several threads at once.
+#ifndef FEEDLINE_PYTHON_PYTHON_SUPPORT_H_
+#define FEEDLINE_PYTHON_PYTHON_SUPPORT_H_
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "feedline/batch.h"
+#include "feedline/sample.h"
+#include "feedline/tensor.h"
+
+namespace feedline::python {
+
+namespace py = pybind11;
+
+// A reference to a Python object that any thread may drop: the engine
+// destroys datasets, samplers and callbacks on its own threads, where the GIL
+// is not held.
+class PyRef {
+ public:
+  explicit PyRef(py::object object) : object_(std::move(object)) {}
+  ~PyRef();
+  PyRef(const PyRef&) = delete;
+  PyRef& operator=(const PyRef&) = delete;
+
+  // REQUIRES: the GIL.
+  const py::object& get() const { return object_; }
+
+ private:
+  py::object object_;
+};
+
+// Releases the GIL for its scope, like py::gil_scoped_release, for a thread
+// that waits on the engine. If the interpreter began to shut down meanwhile,
+// a thread other than the main one cannot take the GIL back: CPython would end
+// it with pthread_exit inside the destructor, which C++ turns into
+// std::terminate. Such a thread is parked instead until the process exits.
+class GilRelease {
+ public:
+  GilRelease() : state_(PyEval_SaveThread()) {}
+  ~GilRelease() noexcept(false);
+  GilRelease(const GilRelease&) = delete;
+  GilRelease& operator=(const GilRelease&) = delete;
+
+  // Records the calling thread as the main thread. Call once at import.
+  static void SetMainThread();
+
+ private:
+  PyThreadState* state_;
+};
+
+// How a sample or batch is laid out in Python. A tuple or list becomes fields
+// "0", "1", ...; a dict, fields named by its keys; anything else, field "0".
+// Python datasets reveal it with their first sample; native datasets declare
+// it. Once known it never changes.
+class Structure {
+ public:
+  enum Kind : int { kUnknown, kSingle, kTuple, kDict };
+
+  // Sets the layout up front (a native dataset's fields).
+  void Declare(Kind kind, std::vector<std::string> names);
+  // Records the layout of a sample the first time; afterwards throws
+  // SampleError if `kind` (or a tuple's length) differs from the first.
+  void Observe(Kind kind, const std::vector<std::string>& names);
+
+  Kind kind() const { return kind_.load(std::memory_order_acquire); }
+  // REQUIRES: kind() != kUnknown.
+  const std::vector<std::string>& names() const { return names_; }
+
+ private:
+  std::mutex mu_;  // serializes the first Observe
+  std::atomic<Kind> kind_{kUnknown};
+  std::vector<std::string> names_;  // written once, before kind_ is published
+};
+
+// Writes the arrays and scalars of `item` (a tuple, list, dict, array or
+// scalar) as fields through `allocate`, converting dtypes numpy has and
+// feedline lacks (float64 -> f32, bool -> u8, other integers -> i32 / i64).
+// Throws SampleError for what is not numeric (str, None, objects).
+using AllocateFn = std::function<Tensor(const std::string& name, DType, const Shape&)>;
+void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate);
+
+// The numpy dtype of a feedline dtype.
+py::dtype NumpyDType(DType dtype);
+// A new array holding a copy of `tensor`.
+py::array CopyToArray(const Tensor& tensor);
+// A 1-D int64 array holding a copy of `values`.
+py::array ToArray(const std::vector<int64_t>& values);
+
+// A sample as its dataset returned it (copies), for a Python collate_fn.
+py::object SampleToPython(const Sample& sample, const Structure& structure);
+
+// The batch laid out as `structure`: a tuple of the named fields followed by
+// any others (lengths, offsets, the "replaced" mask), a dict of all fields
+// for a dict layout or an unknown one, or a single array. Arrays view the
+// batch slot without copying and keep it out of the pool while they live.
+py::object ShapeBatch(const Batch& batch, const Structure& structure);
+
+// ("tuple" | "dict" | "single" | "unknown", [names]).
+py::object StructureToPython(const Structure& structure);
+
+// Sets what feedline.io.get_worker_info() reports on this thread while a
+// Python dataset runs; worker_id -1 (or num_workers 0) reports None.
+class WorkerInfoScope {
+ public:
+  WorkerInfoScope(int worker_id, int num_workers, uint64_t seed, int64_t epoch,
+                  std::shared_ptr<PyRef> dataset);
+  ~WorkerInfoScope();
+  WorkerInfoScope(const WorkerInfoScope&) = delete;
+  WorkerInfoScope& operator=(const WorkerInfoScope&) = delete;
+
+  int worker_id;
+  int num_workers;
+  uint64_t seed;
+  int64_t epoch;
+  std::shared_ptr<PyRef> dataset;
+
+ private:
+  const WorkerInfoScope* previous_;
+};
+// A dict (id, num_workers, seed, epoch, dataset), or None outside a worker.
+py::object CurrentWorkerInfo();
+
+// Runs `f`, turning a Python exception into std::runtime_error("<what> raised
+// <exception>") so that it can cross engine threads.
+template <typename F>
+auto CallPython(F&& f, const char* what) -> decltype(f()) {
+  try {
+    return f();
+  } catch (py::error_already_set& e) {
+    throw std::runtime_error(std::string(what) + " raised " + e.what());
+  }
+}
+
+// Error -> ValueError, IndexError -> IndexError, SampleError ->
+// feedline.SampleError (a RuntimeError with index, source and reason).
+void RegisterExceptions(py::module_& m);
+
+}  // namespace feedline::python
+
+#endif  // FEEDLINE_PYTHON_PYTHON_SUPPORT_H_

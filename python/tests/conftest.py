@@ -1,0 +1,45 @@
+"""Shared fixtures: small Python datasets whose samples encode their index,
+so every test can check which samples a batch holds."""
+
+import numpy as np
+import pytest
+
+from feedline import io
+
+
+class IndexDataset(io.Dataset):
+    """Sample i is (an int32 [2, 3] array filled with i, the label i)."""
+
+    def __init__(self, n=10):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        return np.full((2, 3), index, np.int32), index
+
+
+@pytest.fixture
+def index_dataset():
+    return IndexDataset(10)
+
+
+def labels_of(loader):
+    """The labels of one epoch, batch by batch."""
+    return [batch[1].tolist() for batch in loader]
+
+
+def copied(loader):
+    """One epoch's batches, copied: a batch's arrays view its slot in the
+    loader's small pool, so keeping more batches than the pool holds needs
+    copies (as a training loop that keeps outputs would make)."""
+    out = []
+    for batch in loader:
+        if isinstance(batch, dict):
+            out.append({k: np.array(v) for k, v in batch.items()})
+        elif isinstance(batch, tuple):
+            out.append(tuple(np.array(v) for v in batch))
+        else:
+            out.append(np.array(batch))
+    return out

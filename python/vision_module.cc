@@ -1,0 +1,226 @@
+// feedline._feedline.vision: the image pipeline, image datasets, codecs and
+// the synthetic-data writer. feedline.vision (Python) builds on it.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/encode.h"
+#include "feedline/vision/file_list.h"
+#include "feedline/vision/image_dataset.h"
+#include "feedline/vision/image_folder.h"
+#include "feedline/vision/pipeline.h"
+#include "feedline/vision/synth.h"
+#include "feedline/vision/transforms.h"
+#include "python/python_support.h"
+
+namespace py = pybind11;
+
+namespace feedline::python {
+namespace {
+
+using vision::Interpolation;
+using vision::Pipeline;
+using vision::Transform;
+
+Interpolation ParseInterpolation(const std::string& name) {
+  for (Interpolation i :
+       {Interpolation::kBilinear, Interpolation::kNearest, Interpolation::kArea}) {
+    if (name == vision::InterpolationName(i)) return i;
+  }
+  throw Error("interpolation must be 'bilinear', 'nearest' or 'area', got '" + name + "'");
+}
+
+DType ParseDType(const std::string& name) {
+  for (DType d : {DType::kU8, DType::kI32, DType::kI64, DType::kF16, DType::kF32}) {
+    if (name == DTypeName(d)) return d;
+  }
+  throw Error("dtype must be 'u8', 'f16' or 'f32', got '" + name + "'");
+}
+
+// A C-contiguous uint8 [H, W, C] array, or Error naming what is wrong.
+py::array_t<uint8_t, py::array::c_style> Pixels(const py::array& image, int* height, int* width,
+                                                int* channels) {
+  auto pixels = py::array_t<uint8_t, py::array::c_style>::ensure(image);
+  if (!pixels || !(pixels.ndim() == 2 || pixels.ndim() == 3) ||
+      !image.dtype().equal(py::dtype::of<uint8_t>())) {
+    throw Error("the image must be a uint8 array of shape [H, W] or [H, W, C]");
+  }
+  *height = static_cast<int>(pixels.shape(0));
+  *width = static_cast<int>(pixels.shape(1));
+  *channels = pixels.ndim() == 3 ? static_cast<int>(pixels.shape(2)) : 1;
+  return pixels;
+}
+
+py::bytes ToBytes(const std::vector<uint8_t>& data) {
+  return py::bytes(reinterpret_cast<const char*>(data.data()), data.size());
+}
+
+std::span<const uint8_t> BytesSpan(const py::buffer_info& info) {
+  return std::span<const uint8_t>(static_cast<const uint8_t*>(info.ptr),
+                                  static_cast<size_t>(info.size * info.itemsize));
+}
+
+// Runs `pipeline` on one encoded image, as a dataset would for sample
+// `index` of `epoch` (so with the same random parameters).
+py::array RunPipeline(const Pipeline& pipeline, const py::buffer& data, const std::string& source,
+                      uint64_t seed, int64_t epoch, int64_t index) {
+  py::buffer_info info = data.request();
+  Sample sample;
+  {
+    py::gil_scoped_release nogil;
+    SampleContext ctx(seed, epoch, index);
+    pipeline.Run(BytesSpan(info), source, sample, "image", ctx);
+  }
+  return CopyToArray(sample["image"]);
+}
+
+std::shared_ptr<vision::ImageDataset> MakeImageDataset(std::string root,
+                                                       const std::vector<std::string>& paths,
+                                                       const std::vector<int64_t>& labels,
+                                                       std::vector<std::string> classes,
+                                                       const Pipeline& pipeline) {
+  if (paths.size() != labels.size()) throw Error("paths and labels differ in length");
+  vision::ImageList files;
+  for (size_t i = 0; i < paths.size(); ++i) files.Add(paths[i], labels[i]);
+  return std::make_shared<vision::ImageDataset>(std::move(root), std::move(files),
+                                                std::move(classes), pipeline);
+}
+
+}  // namespace
+
+void BindVision(py::module_& m) {
+  py::module_ v = m.def_submodule("vision", "native image pipeline and datasets");
+
+  py::class_<Transform>(v, "Transform")
+      .def_static(
+          "resize",
+          [](int height, int width, const std::string& interpolation, int max_size) {
+            if (width == 0)
+              return Transform::Resize(height, ParseInterpolation(interpolation), max_size);
+            return Transform::Resize(height, width, ParseInterpolation(interpolation));
+          },
+          py::arg("height"), py::arg("width") = 0, py::arg("interpolation") = "bilinear",
+          py::arg("max_size") = 0)
+      .def_static("center_crop", py::overload_cast<int, int>(&Transform::CenterCrop),
+                  py::arg("height"), py::arg("width"))
+      .def_static(
+          "random_resized_crop",
+          [](int height, int width, std::array<double, 2> scale, std::array<double, 2> ratio,
+             const std::string& interpolation) {
+            return Transform::RandomResizedCrop(height, width, scale, ratio,
+                                                ParseInterpolation(interpolation));
+          },
+          py::arg("height"), py::arg("width"), py::arg("scale"), py::arg("ratio"),
+          py::arg("interpolation") = "bilinear")
+      .def_static("random_horizontal_flip", &Transform::RandomHorizontalFlip, py::arg("p") = 0.5)
+      .def_static("normalize", &Transform::Normalize, py::arg("mean"), py::arg("std"))
+      .def_static("to_chw", &Transform::ToCHW)
+      .def("__repr__", &Transform::ToString)
+      .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; });
+
+  py::class_<Pipeline>(v, "Pipeline")
+      .def(py::init([](std::vector<Transform> transforms, const std::string& dtype, bool fused) {
+             vision::PipelineOptions options;
+             options.dtype = ParseDType(dtype);
+             options.fused = fused;
+             return Pipeline(std::move(transforms), options);
+           }),
+           py::arg("transforms"), py::arg("dtype") = "u8", py::arg("fused") = true)
+      .def("fixed_shape",
+           [](const Pipeline& p) -> py::object {
+             std::optional<Shape> shape = p.FixedShape();
+             if (!shape) return py::none();
+             return py::tuple(py::cast(std::vector<int64_t>(shape->begin(), shape->end())));
+           })
+      .def("run", &RunPipeline, py::arg("data"), py::arg("source") = "", py::arg("seed") = 0,
+           py::arg("epoch") = 0, py::arg("index") = 0)
+      .def("__repr__", &Pipeline::ToString);
+
+  py::class_<vision::ImageDataset, Dataset, std::shared_ptr<vision::ImageDataset>>(v,
+                                                                                   "ImageDataset")
+      .def(py::init(&MakeImageDataset), py::arg("root"), py::arg("paths"), py::arg("labels"),
+           py::arg("classes"), py::arg("pipeline"))
+      .def_property_readonly("root", &vision::ImageDataset::root)
+      .def_property_readonly("classes", &vision::ImageDataset::classes)
+      .def_property_readonly("labels",
+                             [](const vision::ImageDataset& d) { return ToArray(d.labels()); })
+      .def("file", [](const vision::ImageDataset& d, int64_t i) {
+        CheckIndex(i, d.size());
+        return std::string(d.file(i));
+      });
+  py::class_<vision::ImageFolder, vision::ImageDataset, std::shared_ptr<vision::ImageFolder>>(
+      v, "ImageFolder")
+      .def(py::init<const std::string&, Pipeline>(), py::arg("root"), py::arg("pipeline"),
+           py::call_guard<py::gil_scoped_release>());
+  py::class_<vision::FileList, vision::ImageDataset, std::shared_ptr<vision::FileList>>(v,
+                                                                                        "FileList")
+      .def(py::init<const std::string&, const std::string&, Pipeline>(), py::arg("list_file"),
+           py::arg("root"), py::arg("pipeline"), py::call_guard<py::gil_scoped_release>());
+
+  v.def(
+      "decode_image",
+      [](const py::buffer& data, const std::string& source) {
+        py::buffer_info info = data.request();
+        std::vector<uint8_t> rgb;
+        vision::DecodedImage image;
+        {
+          py::gil_scoped_release nogil;
+          image = vision::DecodeImage(BytesSpan(info), source, rgb);
+        }
+        py::array_t<uint8_t> out({image.height, image.width, 3});
+        std::memcpy(out.mutable_data(), rgb.data(), rgb.size());
+        return out;
+      },
+      py::arg("data"), py::arg("source") = "");
+  v.def(
+      "encode_jpeg",
+      [](const py::array& image, int quality) {
+        int h, w, c;
+        auto pixels = Pixels(image, &h, &w, &c);
+        if (c != 3) throw Error("encode_jpeg takes RGB images of shape [H, W, 3]");
+        vision::JpegEncodeOptions options;
+        options.quality = quality;
+        return ToBytes(vision::EncodeJpeg(
+            std::span<const uint8_t>(pixels.data(), static_cast<size_t>(pixels.size())), w, h,
+            options));
+      },
+      py::arg("image"), py::arg("quality") = 90);
+  v.def(
+      "encode_png",
+      [](const py::array& image) {
+        int h, w, c;
+        auto pixels = Pixels(image, &h, &w, &c);
+        vision::PngEncodeOptions options;
+        options.channels = c;
+        return ToBytes(vision::EncodePng(
+            std::span<const uint8_t>(pixels.data(), static_cast<size_t>(pixels.size())), w, h,
+            options));
+      },
+      py::arg("image"));
+  v.def(
+      "synthesize_image",
+      [](int width, int height, uint64_t seed) {
+        std::vector<uint8_t> rgb = vision::SynthesizeImage(width, height, seed);
+        py::array_t<uint8_t> out({height, width, 3});
+        std::memcpy(out.mutable_data(), rgb.data(), rgb.size());
+        return out;
+      },
+      py::arg("width"), py::arg("height"), py::arg("seed") = 0);
+  v.def("write_image_folder", &vision::WriteSyntheticImageFolder, py::arg("dir"), py::arg("images"),
+        py::arg("classes") = 10, py::arg("seed") = 0, py::arg("broken") = 0,
+        py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace feedline::python

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the image decoder fuzzer with clang (libFuzzer, ASan, UBSan) and runs
+# it on a copy of fuzz/corpus for FUZZ_SECONDS seconds (default 60).
+# Exits non-zero if the fuzzer finds a crash; the crashing input is left in
+# the build directory as fuzz-crash-*.
+#
+# Usage: scripts/run_fuzz.sh [build_dir]     (default: build-fuzz)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${1:-build-fuzz}"
+seconds="${FUZZ_SECONDS:-60}"
+jobs="${FUZZ_BUILD_JOBS:-2}"
+
+cmake -S "$root" -B "$build" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DFEEDLINE_BUILD_FUZZ=ON \
+  -DFEEDLINE_BUILD_TESTS=OFF \
+  -DFEEDLINE_BUILD_PYTHON=OFF \
+  -DFEEDLINE_BUILD_TOOLS=OFF \
+  -DFEEDLINE_BUILD_BENCH=OFF \
+  -DCMAKE_C_COMPILER=clang \
+  -DCMAKE_CXX_COMPILER=clang++
+cmake --build "$build" -j"$jobs" --target decode_fuzzer
+
+# The fuzzer adds what it finds to its corpus directory: give it a copy.
+corpus="$build/fuzz-corpus"
+rm -rf "$corpus"
+mkdir -p "$corpus"
+cp "$root"/fuzz/corpus/* "$corpus"/
+
+# Under UBSan a report is fatal (-fno-sanitize-recover), so libFuzzer sees
+# it as a crash.
+"$build/fuzz/decode_fuzzer" \
+  -max_total_time="$seconds" \
+  -timeout=10 \
+  -rss_limit_mb=2048 \
+  -print_final_stats=1 \
+  -artifact_prefix="$build/fuzz-" \
+  "$corpus"

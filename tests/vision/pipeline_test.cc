@@ -1,0 +1,422 @@
+#include "feedline/vision/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/encode.h"
+#include "feedline/vision/synth.h"
+#include "src/core/sample_binder.h"
+#include "tests/vision/vision_testing.h"
+
+namespace feedline::vision {
+namespace {
+
+PipelineOptions Options(DType dtype, bool fused = true) {
+  PipelineOptions options;
+  options.dtype = dtype;
+  options.fused = fused;
+  return options;
+}
+
+// Runs `pipeline` on `data` as sample (seed, epoch, index) and returns the
+// bytes of its "image" field.
+std::vector<uint8_t> RunBytes(const Pipeline& pipeline, const std::vector<uint8_t>& data,
+                              uint64_t seed, int64_t epoch, int64_t index, Shape* shape = nullptr) {
+  Sample sample;
+  SampleContext ctx(seed, epoch, index);
+  pipeline.Run(data, "test.jpg", sample, "image", ctx);
+  const Tensor& image = sample["image"];
+  if (shape != nullptr) *shape = image.shape();
+  const uint8_t* p = static_cast<const uint8_t*>(image.raw());
+  return std::vector<uint8_t>(p, p + image.bytes());
+}
+
+struct AccuracyCase {
+  const char* name;
+  int width, height, size;
+  ChromaSubsampling subsampling;
+  bool progressive, grayscale;
+};
+
+// The fused path (region decode + DCT scaling) against the reference (full
+// decode, then the same box and filter): at most 2 levels of 255 on average.
+TEST(Pipeline, FusedDecodeMatchesTheFullDecodeReference) {
+  const AccuracyCase cases[] = {
+      {"full_scale_420", 500, 375, 224, ChromaSubsampling::k420, false, false},
+      {"scaled_420", 1024, 768, 112, ChromaSubsampling::k420, false, false},
+      {"scaled_444", 1024, 768, 112, ChromaSubsampling::k444, false, false},
+      {"scaled_422", 1024, 768, 112, ChromaSubsampling::k422, false, false},
+      {"scaled_progressive", 1024, 768, 112, ChromaSubsampling::k420, true, false},
+      {"scaled_gray", 1024, 768, 112, ChromaSubsampling::k420, false, true},
+      {"eighth_scale", 1280, 960, 48, ChromaSubsampling::k420, false, false},
+  };
+  for (const AccuracyCase& c : cases) {
+    JpegEncodeOptions encode;
+    encode.subsampling = c.subsampling;
+    encode.progressive = c.progressive;
+    encode.grayscale = c.grayscale;
+    const std::vector<uint8_t> jpeg = SynthesizeJpeg(c.width, c.height, 51, encode);
+    const std::vector<Transform> steps = {Transform::RandomResizedCrop(c.size)};
+    const Pipeline fused(steps, Options(DType::kU8));
+    const Pipeline reference(steps, Options(DType::kU8, /*fused=*/false));
+    int scales[9] = {};
+    double total = 0;
+    const int kSamples = 16;
+    for (int i = 0; i < kSamples; ++i) {
+      Rng rng(3, 0, i);
+      const PipelinePlan plan = fused.Plan(c.height, c.width, rng);
+      ++scales[plan.max_scale];
+      const std::vector<uint8_t> a = RunBytes(fused, jpeg, 3, 0, i);
+      const std::vector<uint8_t> b = RunBytes(reference, jpeg, 3, 0, i);
+      const double diff = testing::MeanAbsDiff(a, b);
+      if (plan.max_scale == 1) {
+        // Region decode alone is exact: same pixels, same box, same filter.
+        EXPECT_EQ(diff, 0.0) << c.name << " sample " << i;
+      }
+      // Single samples may go a little past the 2-level bound on the mean.
+      EXPECT_LE(diff, 3.0) << c.name << " sample " << i << " scale " << plan.max_scale;
+      total += diff;
+    }
+    EXPECT_LE(total / kSamples, 2.0) << c.name;
+    if (std::string(c.name) != "full_scale_420") {
+      EXPECT_GT(scales[2] + scales[4] + scales[8], kSamples / 2) << c.name << ": DCT unused";
+    }
+    if (std::string(c.name) == "eighth_scale") {
+      EXPECT_GT(scales[8], 0);
+    }
+  }
+}
+
+TEST(Pipeline, ValRecipeFusedMatchesReference) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(900, 700, 52);
+  const std::vector<Transform> steps = {Transform::Resize(128), Transform::CenterCrop(112)};
+  const std::vector<uint8_t> a = RunBytes(Pipeline(steps, Options(DType::kU8)), jpeg, 0, 0, 0);
+  const std::vector<uint8_t> b =
+      RunBytes(Pipeline(steps, Options(DType::kU8, false)), jpeg, 0, 0, 0);
+  EXPECT_LE(testing::MeanAbsDiff(a, b), 2.0);
+}
+
+TEST(Pipeline, PlanUsesTorchvisionCropParameters) {
+  const Pipeline pipeline({Transform::RandomResizedCrop(224)});
+  for (int i = 0; i < 50; ++i) {
+    Rng a(7, 2, i), b(7, 2, i);
+    const PipelinePlan plan = pipeline.Plan(375, 500, a);
+    const CropBox box = RandomResizedCropBox(375, 500, {0.08, 1.0}, {0.75, 4.0 / 3.0}, b);
+    EXPECT_EQ(plan.x, box.left);
+    EXPECT_EQ(plan.y, box.top);
+    EXPECT_EQ(plan.width, box.width);
+    EXPECT_EQ(plan.height, box.height);
+    EXPECT_EQ(plan.out_width, 224);
+    EXPECT_EQ(plan.out_height, 224);
+    EXPECT_FALSE(plan.flip);
+  }
+}
+
+TEST(Pipeline, PlanOfResizeThenCenterCrop) {
+  // torchvision: Resize(256) makes 375x500 into 256x341; CenterCrop(224)
+  // then keeps rows from round(16.0) = 16 and columns from round(58.5) = 58
+  // (ties to even). In the original image that box is scaled by 500/341 and
+  // 375/256, then snapped to whole pixels.
+  const Pipeline pipeline({Transform::Resize(256), Transform::CenterCrop(224)});
+  Rng rng(0, 0, 0);
+  const PipelinePlan plan = pipeline.Plan(375, 500, rng);
+  const double sx = 500.0 / 341, sy = 375.0 / 256;
+  EXPECT_EQ(plan.max_scale, 1);
+  EXPECT_EQ(plan.x, std::nearbyint(58 * sx));                        // 85
+  EXPECT_EQ(plan.y, std::nearbyint(16 * sy));                        // 23
+  EXPECT_EQ(plan.x + plan.width, std::nearbyint((58 + 224) * sx));   // 413
+  EXPECT_EQ(plan.y + plan.height, std::nearbyint((16 + 224) * sy));  // 352
+  EXPECT_EQ(plan.out_width, 224);
+  EXPECT_EQ(plan.out_height, 224);
+}
+
+TEST(Pipeline, PlanSnapsTheBoxToTheDctScaleGrid) {
+  const Pipeline pipeline({Transform::RandomResizedCrop(100)});
+  for (int i = 0; i < 200; ++i) {
+    Rng a(4, 0, i), b(4, 0, i);
+    const PipelinePlan plan = pipeline.Plan(1001, 1333, a);
+    const CropBox box = RandomResizedCropBox(1001, 1333, {0.08, 1.0}, {0.75, 4.0 / 3.0}, b);
+    const int s = plan.max_scale;
+    EXPECT_EQ(s, box.width >= 800 && box.height >= 800   ? 8
+                 : box.width >= 400 && box.height >= 400 ? 4
+                 : box.width >= 200 && box.height >= 200 ? 2
+                                                         : 1);
+    EXPECT_LE(std::abs(plan.x - box.left), s / 2.0);
+    EXPECT_LE(std::abs(plan.y - box.top), s / 2.0);
+    EXPECT_LE(std::abs(plan.x + plan.width - box.left - box.width), s / 2.0);
+    EXPECT_LE(std::abs(plan.y + plan.height - box.top - box.height), s / 2.0);
+    // On the grid, or on the image's edge.
+    EXPECT_TRUE(std::fmod(plan.x, s) == 0) << plan.x << " scale " << s;
+    const double right = plan.x + plan.width, bottom = plan.y + plan.height;
+    EXPECT_TRUE(std::fmod(right, s) == 0 || right == 1333) << right;
+    EXPECT_TRUE(std::fmod(bottom, s) == 0 || bottom == 1001) << bottom;
+    EXPECT_LE(right, 1333);
+    EXPECT_LE(bottom, 1001);
+  }
+}
+
+TEST(Pipeline, PlanChoosesTheLargestCoveringDctScale) {
+  const Pipeline pipeline({Transform::CenterCrop(800), Transform::Resize(100, 100)});
+  Rng rng(0, 0, 0);
+  EXPECT_EQ(pipeline.Plan(800, 800, rng).max_scale, 8);  // 800 / 8 = 100 covers 100
+  EXPECT_EQ(Pipeline({Transform::CenterCrop(799), Transform::Resize(100, 100)})
+                .Plan(800, 800, rng)
+                .max_scale,
+            4);
+  EXPECT_EQ(Pipeline({Transform::CenterCrop(300, 800), Transform::Resize(100, 100)})
+                .Plan(800, 800, rng)
+                .max_scale,
+            2);  // the short side decides
+  EXPECT_EQ(
+      Pipeline({Transform::CenterCrop(800), Transform::Resize(100, 100, Interpolation::kNearest)})
+          .Plan(800, 800, rng)
+          .max_scale,
+      1);  // nearest must see real pixels
+}
+
+TEST(Pipeline, FlipBeforeACropMirrorsTheBox) {
+  // Width 200, crop 45: torchvision keeps columns from round(77.5) = 78; on
+  // the mirrored image that window is columns 77..121 of the original.
+  Rng rng(0, 0, 0);
+  const Pipeline no_flip({Transform::RandomHorizontalFlip(0.0), Transform::CenterCrop(50, 45)});
+  EXPECT_EQ(no_flip.Plan(100, 200, rng).x, 78);
+  const Pipeline flip_first({Transform::RandomHorizontalFlip(1.0), Transform::CenterCrop(50, 45)});
+  const PipelinePlan plan = flip_first.Plan(100, 200, rng);
+  EXPECT_TRUE(plan.flip);
+  EXPECT_EQ(plan.x, 77);
+  const Pipeline flip_last({Transform::CenterCrop(50, 45), Transform::RandomHorizontalFlip(1.0)});
+  EXPECT_EQ(flip_last.Plan(100, 200, rng).x, 78);
+  const Pipeline twice(
+      {Transform::RandomHorizontalFlip(1.0), Transform::RandomHorizontalFlip(1.0)});
+  EXPECT_FALSE(twice.Plan(100, 200, rng).flip);
+}
+
+// The scalar reference of ToTensor + Normalize + ToCHW (+ flip), with
+// Normalize as documented: fmaf(x, 1 / (255 std), -mean / std).
+std::vector<float> ScalarReference(const std::vector<uint8_t>& hwc, int h, int w, bool flip,
+                                   const std::array<float, 3>& mean,
+                                   const std::array<float, 3>& std) {
+  std::vector<float> out(static_cast<size_t>(3) * h * w);
+  for (int c = 0; c < 3; ++c) {
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        const int sx = flip ? w - 1 - x : x;
+        const float v = static_cast<float>(hwc[(static_cast<size_t>(y) * w + sx) * 3 + c]);
+        const float scale = static_cast<float>(1.0 / (255.0 * std[c]));
+        const float bias = static_cast<float>(-mean[c] / static_cast<double>(std[c]));
+        out[(static_cast<size_t>(c) * h + y) * w + x] = std::fmaf(v, scale, bias);
+      }
+    }
+  }
+  return out;
+}
+
+TEST(Pipeline, NormalizeIsWithinTwoUlpsOfTorchvision) {
+  std::vector<uint8_t> gray(16 * 16 * 3);
+  for (size_t i = 0; i < gray.size(); ++i) gray[i] = static_cast<uint8_t>(i);  // all 256 values
+  const std::vector<uint8_t> out =
+      RunBytes(Pipeline({Transform::Normalize()}), EncodePng(gray, 16, 16), 0, 0, 0);
+  for (size_t i = 0; i < gray.size(); ++i) {
+    float got;
+    std::memcpy(&got, out.data() + 4 * i, 4);
+    const int c = static_cast<int>(i % 3);
+    const float expected =
+        (static_cast<float>(gray[i]) / 255.0f - kImageNetMean[c]) / kImageNetStd[c];
+    EXPECT_NEAR(got, expected, 5e-7f * std::max(1.0f, std::abs(expected))) << i;
+  }
+}
+
+TEST(Pipeline, NormalizeAndToChwAreExact) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(300, 200, 53);
+  const std::array<float, 3> mean = {0.485f, 0.456f, 0.406f};
+  const std::array<float, 3> std = {0.229f, 0.224f, 0.225f};
+  for (bool flip : {false, true}) {
+    const double p = flip ? 1.0 : 0.0;
+    const Pipeline u8({Transform::RandomResizedCrop(64), Transform::RandomHorizontalFlip(p)},
+                      Options(DType::kU8));
+    const Pipeline f32({Transform::RandomResizedCrop(64), Transform::RandomHorizontalFlip(p),
+                        Transform::Normalize(mean, std), Transform::ToCHW()},
+                       Options(DType::kF32));
+    const Pipeline f16({Transform::RandomResizedCrop(64), Transform::RandomHorizontalFlip(p),
+                        Transform::Normalize(mean, std), Transform::ToCHW()},
+                       Options(DType::kF16));
+    for (int i = 0; i < 4; ++i) {
+      // The u8 output is already flipped; undo it for the reference input.
+      std::vector<uint8_t> hwc = RunBytes(u8, jpeg, 1, 0, i);
+      if (flip) {
+        for (int y = 0; y < 64; ++y) {
+          for (int x = 0; x < 32; ++x) {
+            for (int c = 0; c < 3; ++c) {
+              std::swap(hwc[(y * 64 + x) * 3 + c], hwc[(y * 64 + 63 - x) * 3 + c]);
+            }
+          }
+        }
+      }
+      const std::vector<float> expected = ScalarReference(hwc, 64, 64, flip, mean, std);
+      Shape shape;
+      const std::vector<uint8_t> got = RunBytes(f32, jpeg, 1, 0, i, &shape);
+      EXPECT_EQ(shape, (Shape{3, 64, 64}));
+      ASSERT_EQ(got.size(), expected.size() * sizeof(float));
+      EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size()), 0) << "flip " << flip;
+      const std::vector<uint8_t> half = RunBytes(f16, jpeg, 1, 0, i);
+      ASSERT_EQ(half.size(), expected.size() * 2);
+      for (size_t k = 0; k < expected.size(); ++k) {
+        uint16_t bits;
+        std::memcpy(&bits, half.data() + 2 * k, 2);
+        ASSERT_EQ(bits, FloatToHalf(expected[k])) << k;
+      }
+    }
+  }
+}
+
+TEST(Pipeline, FloatWithoutNormalizeIsToTensorAndHwcStaysHwc) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(120, 90, 54);
+  const Pipeline u8({Transform::CenterCrop(32)}, Options(DType::kU8));
+  const Pipeline f32({Transform::CenterCrop(32)}, Options(DType::kF32));
+  const std::vector<uint8_t> pixels = RunBytes(u8, jpeg, 0, 0, 0);
+  Shape shape;
+  const std::vector<uint8_t> floats = RunBytes(f32, jpeg, 0, 0, 0, &shape);
+  EXPECT_EQ(shape, (Shape{32, 32, 3}));
+  for (size_t k = 0; k < pixels.size(); ++k) {
+    float v;
+    std::memcpy(&v, floats.data() + 4 * k, 4);
+    ASSERT_EQ(v, static_cast<float>(pixels[k]) / 255.0f);
+  }
+}
+
+TEST(Pipeline, U8ChwIsATransposition) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(120, 90, 55);
+  const std::vector<uint8_t> hwc =
+      RunBytes(Pipeline({Transform::CenterCrop(20, 30)}, Options(DType::kU8)), jpeg, 0, 0, 0);
+  Shape shape;
+  const std::vector<uint8_t> chw =
+      RunBytes(Pipeline({Transform::CenterCrop(20, 30), Transform::ToCHW()}, Options(DType::kU8)),
+               jpeg, 0, 0, 0, &shape);
+  EXPECT_EQ(shape, (Shape{3, 20, 30}));
+  for (int c = 0; c < 3; ++c) {
+    for (int i = 0; i < 600; ++i) ASSERT_EQ(chw[c * 600 + i], hwc[i * 3 + c]);
+  }
+}
+
+TEST(Pipeline, CenterCropLargerThanTheImagePadsWithZeros) {
+  const int w = 40, h = 30;
+  const std::vector<uint8_t> rgb = SynthesizeImage(w, h, 56);
+  const std::vector<uint8_t> png = EncodePng(rgb, w, h);
+  const std::vector<uint8_t> out =
+      RunBytes(Pipeline({Transform::CenterCrop(50, 60)}, Options(DType::kU8)), png, 0, 0, 0);
+  // torchvision pads (60 - 40) / 2 = 10 columns left, (50 - 30) / 2 = 10 rows top.
+  for (int y = 0; y < 50; ++y) {
+    for (int x = 0; x < 60; ++x) {
+      const bool inside = y >= 10 && y < 40 && x >= 10 && x < 50;
+      for (int c = 0; c < 3; ++c) {
+        const uint8_t v = out[(y * 60 + x) * 3 + c];
+        ASSERT_EQ(v, inside ? rgb[((y - 10) * w + x - 10) * 3 + c] : 0) << x << "," << y;
+      }
+    }
+  }
+}
+
+TEST(Pipeline, SameSampleGivesTheSameBytes) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(400, 350, 57);
+  const Pipeline train = TrainPipeline(96);
+  const std::vector<uint8_t> a = RunBytes(train, jpeg, 5, 3, 17);
+  const std::vector<uint8_t> b = RunBytes(train, jpeg, 5, 3, 17);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, RunBytes(train, jpeg, 5, 3, 18));  // another index
+  EXPECT_NE(a, RunBytes(train, jpeg, 5, 4, 17));  // another epoch
+  EXPECT_NE(a, RunBytes(train, jpeg, 6, 3, 17));  // another seed
+}
+
+TEST(Pipeline, FlipProbabilityIsHonoured) {
+  const Pipeline pipeline({Transform::RandomHorizontalFlip(0.3)});
+  int flips = 0;
+  for (int i = 0; i < 2000; ++i) {
+    Rng rng(1, 0, i);
+    flips += pipeline.Plan(10, 10, rng).flip;
+  }
+  EXPECT_NEAR(flips, 600, 90);  // 4.5 standard deviations
+}
+
+TEST(Pipeline, WritesStraightIntoABoundField) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(200, 150, 58);
+  const Pipeline train = TrainPipeline(64);
+  ASSERT_TRUE(train.FixedShape().has_value());
+  std::vector<float> row(3 * 64 * 64, -1000.0f);
+  Sample sample;
+  feedline::internal::SampleBinder::Bind(sample, "image", DType::kF32, *train.FixedShape(),
+                                         reinterpret_cast<std::byte*>(row.data()));
+  SampleContext ctx(1, 0, 0);
+  train.Run(jpeg, "x.jpg", sample, "image", ctx);
+  EXPECT_EQ(sample["image"].raw(), row.data());
+  EXPECT_TRUE(sample.field_is_bound(0));
+  for (float v : row) ASSERT_GT(v, -10.0f);  // every element written
+  EXPECT_EQ(RunBytes(train, jpeg, 1, 0, 0),
+            std::vector<uint8_t>(reinterpret_cast<uint8_t*>(row.data()),
+                                 reinterpret_cast<uint8_t*>(row.data() + row.size())));
+}
+
+TEST(Pipeline, ReportsDecodeAndTransformTime) {
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(200, 150, 59);
+  Sample sample;
+  SampleContext ctx(1, 0, 0);
+  TrainPipeline(64).Run(jpeg, "x.jpg", sample, "image", ctx);
+  EXPECT_GT(ctx.stage_ns(Stage::kDecode), 0);
+  EXPECT_GT(ctx.stage_ns(Stage::kTransform), 0);
+  EXPECT_EQ(ctx.stage_ns(Stage::kRead), 0);
+}
+
+TEST(Pipeline, DecodeErrorsNameTheSource) {
+  Sample sample;
+  SampleContext ctx(1, 0, 0);
+  const std::vector<uint8_t> junk = {1, 2, 3};
+  testing::ExpectSampleError(
+      [&] { TrainPipeline().Run(junk, "dir/bad.jpg", sample, "image", ctx); }, "format",
+      "dir/bad.jpg");
+}
+
+TEST(Pipeline, ShapesAndRecipes) {
+  EXPECT_EQ(*TrainPipeline(224).FixedShape(), (Shape{3, 224, 224}));
+  EXPECT_EQ(*TrainPipeline(160, DType::kU8).FixedShape(), (Shape{160, 160, 3}));
+  EXPECT_EQ(TrainPipeline(224).dtype(), DType::kF32);
+  EXPECT_EQ(*ValPipeline(256, 224).FixedShape(), (Shape{3, 224, 224}));
+  EXPECT_EQ(TrainPipeline(224).ToString(),
+            "random_resized_crop(224); random_horizontal_flip(0.5); normalize; to_chw -> f32");
+  const Pipeline resize_only({Transform::Resize(100)}, Options(DType::kU8));
+  EXPECT_FALSE(resize_only.FixedShape().has_value());
+  EXPECT_EQ(resize_only.OutputShape(300, 400), (Shape{100, 133, 3}));
+  const Pipeline decode_only({}, Options(DType::kU8));
+  EXPECT_FALSE(decode_only.FixedShape().has_value());
+  EXPECT_EQ(decode_only.OutputShape(30, 40), (Shape{30, 40, 3}));
+  EXPECT_EQ(Pipeline({Transform::Resize(100), Transform::Resize(30, 40)}).FixedShape(),
+            (Shape{30, 40, 3}));
+}
+
+TEST(Pipeline, DecodeOnlyOutputsTheWholeImage) {
+  const std::vector<uint8_t> rgb = SynthesizeImage(41, 29, 60);
+  Shape shape;
+  const std::vector<uint8_t> out =
+      RunBytes(Pipeline({}, Options(DType::kU8)), EncodePng(rgb, 41, 29), 0, 0, 0, &shape);
+  EXPECT_EQ(shape, (Shape{29, 41, 3}));
+  EXPECT_EQ(out, rgb);
+}
+
+TEST(Pipeline, RejectsListsItCannotRun) {
+  EXPECT_THROW(Pipeline({Transform::Normalize()}, Options(DType::kU8)), Error);
+  EXPECT_THROW(Pipeline({Transform::Normalize(), Transform::Normalize()}), Error);
+  EXPECT_THROW(Pipeline({Transform::ToCHW(), Transform::ToCHW()}), Error);
+  EXPECT_THROW(Pipeline({}, Options(DType::kI64)), Error);
+  Transform bad = Transform::CenterCrop(10);
+  bad.height = 0;
+  EXPECT_THROW(Pipeline({bad}), Error);
+}
+
+}  // namespace
+}  // namespace feedline::vision

@@ -1,0 +1,144 @@
+#include "tools/bench_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "tools/bench_run.h"
+#include "tools/diagnosis.h"
+#include "tools/index_dataset.h"
+#include "tools/progress.h"
+#include "tools/report.h"
+#include "tools/source.h"
+
+namespace feedline::cli {
+namespace {
+
+struct BenchArgs {
+  std::string source;
+  long long synthetic = -1;
+  std::string pipeline = "train";
+  long long batch = 64;
+  std::string workers = "auto";
+  int prefetch = 2;
+  long long epochs = 1;
+  double step_ms = 0;
+  unsigned long long seed = 0;
+  std::string error_policy = "skip";
+  long long max_batches = -1;
+  int image_size = 224;
+  bool json = false;
+  bool quiet = false;
+};
+
+int RunBenchCommand(const BenchArgs& args) {
+  BenchSettings settings;
+  std::shared_ptr<const Dataset> dataset;
+  if (args.synthetic >= 0) {
+    if (!args.source.empty()) {
+      throw UsageError("give either SOURCE or --synthetic N, not both");
+    }
+    if (args.synthetic == 0) throw UsageError("--synthetic: must be an integer >= 1, got '0'");
+    dataset = std::make_shared<IndexDataset>(args.synthetic);
+    settings.source = "synthetic";
+    settings.pipeline = "index";
+  } else {
+    if (args.source.empty()) {
+      throw UsageError("SOURCE is required: an image folder or a file list (or --synthetic N)");
+    }
+    dataset = OpenImageSource(args.source, args.pipeline, args.image_size);
+    settings.source = args.source;
+    settings.pipeline = args.pipeline;
+  }
+  settings.batch_size = args.batch;
+  settings.workers = ParseWorkers(args.workers);
+  settings.prefetch = args.prefetch;
+  settings.epochs = args.epochs;
+  settings.step_ms = args.step_ms;
+  settings.seed = args.seed;
+  settings.error_policy = args.error_policy;
+  settings.cores = CpuCount();
+
+  const ProgressReporter::Mode mode =
+      args.quiet ? ProgressReporter::Mode::kOff : ProgressReporter::ModeFor(stderr);
+  ProgressReporter progress(stderr, mode);
+  const BenchResult result = RunBench(dataset, settings, args.max_batches, &progress);
+  const Diagnosis diagnosis = Diagnose(result);
+  std::cout << FormatReport(result, diagnosis);
+  if (args.json) std::cout << ReportJson(result, diagnosis).dump() << "\n";
+  std::cout.flush();
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddBenchCommand(CLI::App& parent) {
+  CLI::App* app = parent.add_subcommand(
+      "bench",
+      "Measure the loader on SOURCE: images/s, time to first batch, consumer wait, "
+      "per-stage breakdown, peak memory, errors, and a diagnosis.");
+  auto args = std::make_shared<BenchArgs>();
+  app->add_option("SOURCE", args->source, "Image folder (one subfolder per class) or file list")
+      ->type_name("PATH");
+  CLI::Option* synthetic =
+      app->add_option("--synthetic", args->synthetic,
+                      "Run over N in-memory samples (each its int64 index) instead of SOURCE: the "
+                      "engine's own overhead")
+          ->check(IntAtLeast(1))
+          ->type_name("N");
+  CLI::Option* pipeline =
+      app->add_option(
+             "--pipeline", args->pipeline,
+             "train: random crop + flip + normalize; val: resize + center crop + normalize; "
+             "decode: full decode only; read: file bytes only")
+          ->check(OneOf(PipelineNames()))
+          ->type_name("train|val|decode|read")
+          ->capture_default_str();
+  synthetic->excludes(pipeline);
+  app->add_option("--batch", args->batch, "Samples per batch")
+      ->check(IntAtLeast(1))
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--workers", args->workers,
+                  "Worker threads (0 loads in the training thread); auto: one per CPU")
+      ->check(WorkersValue())
+      ->type_name("N|auto")
+      ->capture_default_str();
+  app->add_option("--prefetch", args->prefetch, "Batches in flight per worker")
+      ->check(IntAtLeast(1))
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--epochs", args->epochs, "Passes over the data")
+      ->check(IntAtLeast(1))
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--step-ms", args->step_ms,
+                  "Simulated training step: the consumer sleeps MS per batch")
+      ->check(NumberAtLeast(0))
+      ->type_name("MS")
+      ->capture_default_str();
+  app->add_option("--seed", args->seed, "Seed of the shuffle and the augmentation")
+      ->check(IntAtLeast(0))
+      ->type_name("S")
+      ->capture_default_str();
+  app->add_option("--error-policy", args->error_policy,
+                  "What a sample that fails to load does: raise stops the run, skip drops it, "
+                  "replace substitutes another")
+      ->check(OneOf({"raise", "skip", "replace"}))
+      ->type_name("raise|skip|replace")
+      ->capture_default_str();
+  app->add_option("--max-batches", args->max_batches, "Stop after this many batches in all")
+      ->check(IntAtLeast(1))
+      ->type_name("N");
+  app->add_option("--size", args->image_size, "Output image size of the train and val pipelines")
+      ->check(IntAtLeast(1))
+      ->type_name("PX")
+      ->capture_default_str();
+  app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
+  app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  return {app, [args] { return RunBenchCommand(*args); }};
+}
+
+}  // namespace feedline::cli

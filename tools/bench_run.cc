@@ -1,0 +1,71 @@
+#include "tools/bench_run.h"
+
+#include <chrono>
+#include <thread>
+
+#include "feedline/data_loader.h"
+#include "tools/rss.h"
+
+namespace feedline::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+LoaderOptions MakeLoaderOptions(const BenchSettings& settings) {
+  LoaderOptions options;
+  options.batch_size = settings.batch_size;
+  // Training reads in random order (what the storage sees matters); the other
+  // pipelines read in order, as evaluation does.
+  options.shuffle = settings.pipeline == "train";
+  options.num_workers = settings.workers;
+  options.prefetch_factor = settings.prefetch;
+  options.persistent_workers = settings.epochs > 1;
+  options.seed = settings.seed;
+  options.error_policy = ParseErrorPolicy(settings.error_policy);
+  return options;
+}
+
+BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings& settings,
+                     int64_t max_batches, ProgressReporter* progress) {
+  BenchResult result;
+  result.settings = settings;
+  DataLoader loader(std::move(dataset), MakeLoaderOptions(settings));
+  const int64_t per_epoch = loader.size();
+  const auto step = std::chrono::duration<double, std::milli>(settings.step_ms);
+
+  ProgressState state;
+  state.epochs = settings.epochs;
+  state.batches_per_epoch = max_batches >= 0 ? std::min(per_epoch, max_batches) : per_epoch;
+  const Clock::time_point start = Clock::now();
+  for (int64_t epoch = 0; epoch < settings.epochs; ++epoch) {
+    if (max_batches >= 0 && result.batches >= max_batches) break;
+    state.epoch = epoch;
+    state.batch = 0;
+    while (std::optional<Batch> batch = loader.Next()) {
+      result.images += batch->size();
+      ++result.batches;
+      ++state.batch;
+      // The simulated model step holds the batch, as training would.
+      if (settings.step_ms > 0) std::this_thread::sleep_for(step);
+      if (progress != nullptr) {
+        state.images = result.images;
+        state.elapsed_s = SecondsSince(start);
+        progress->Update(state);
+      }
+      if (max_batches >= 0 && result.batches >= max_batches) break;
+    }
+  }
+  result.wall_s = SecondsSince(start);
+  result.stats = loader.stats();
+  if (progress != nullptr) progress->Finish();
+  result.peak_rss_mib = PeakRssMib();
+  return result;
+}
+
+}  // namespace feedline::cli

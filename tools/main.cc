@@ -1,0 +1,81 @@
+// feedline: measure, tune and check data loading from the command line.
+//
+//   feedline bench SOURCE     throughput, stage breakdown and a diagnosis
+//   feedline tune SOURCE      sweep workers x prefetch, recommend a setting
+//   feedline verify SOURCE    decode every image, list the broken ones
+//   feedline synth DIR        write a synthetic JPEG dataset
+//
+// Exit codes: 0 success, 1 failure (or broken files found), 2 bad usage.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "tools/bench_command.h"
+#include "tools/command_line.h"
+#include "tools/synth_command.h"
+#include "tools/tune_command.h"
+#include "tools/verify_command.h"
+
+namespace feedline::cli {
+namespace {
+
+std::string CommandName(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return "feedline " + sub->get_name();
+  return "feedline";
+}
+
+int Main(int argc, char** argv) {
+  CLI::App app("Measure, tune and check data loading for training.", "feedline");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("feedline ") + FEEDLINE_VERSION);
+  std::vector<Command> commands = {AddBenchCommand(app), AddTuneCommand(app), AddVerifyCommand(app),
+                                   AddSynthCommand(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-') {
+      std::vector<std::string> names;
+      for (const Command& command : commands) names.push_back(command.app->get_name());
+      std::fprintf(stderr, "%s\n", UnknownCommandLine(argv[1], names).c_str());
+      return kExitUsage;
+    }
+    std::fprintf(stderr, "%s\n", ParseErrorLine(CommandName(app), e).c_str());
+    return kExitUsage;
+  }
+
+  for (const Command& command : commands) {
+    if (!command.app->parsed()) continue;
+    const std::string name = "feedline " + command.app->get_name();
+    try {
+      return command.run();
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "%s: error: %s (see '%s --help')\n", name.c_str(), e.what(),
+                   name.c_str());
+      return kExitUsage;
+    } catch (const SampleError& e) {
+      // Only error policy raise lets a broken sample end the run.
+      std::fprintf(stderr,
+                   "%s: error: %s (--error-policy skip or replace goes on past broken samples)\n",
+                   name.c_str(), e.what());
+      return kExitFailure;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
+      return kExitFailure;
+    }
+  }
+  return kExitUsage;  // unreachable: require_subcommand(1)
+}
+
+}  // namespace
+}  // namespace feedline::cli
+
+int main(int argc, char** argv) { return feedline::cli::Main(argc, argv); }

@@ -1,0 +1,182 @@
+#include "tools/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+
+#include "tools/diagnosis.h"
+
+namespace feedline::cli {
+namespace {
+
+constexpr double kNsPerSecond = 1e9;
+
+std::string Printf(const char* format, auto... args) {
+  char buffer[512];
+  std::snprintf(buffer, sizeof(buffer), format, args...);
+  return buffer;
+}
+
+std::string Plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string ErrorsText(const StatsSnapshot& stats) {
+  if (stats.errors == 0) return "none";
+  std::string text = std::to_string(stats.errors) + " (";
+  bool first = true;
+  for (const auto& [reason, count] : stats.errors_by_reason) {
+    text += (first ? "" : ", ") + reason + ": " + std::to_string(count);
+    first = false;
+  }
+  text += ")";
+  if (stats.skipped > 0) text += ", " + std::to_string(stats.skipped) + " skipped";
+  if (stats.replaced > 0) text += ", " + std::to_string(stats.replaced) + " replaced";
+  return text;
+}
+
+}  // namespace
+
+double ImagesPerSecond(const BenchResult& result) {
+  return result.wall_s > 0 ? static_cast<double>(result.images) / result.wall_s : 0;
+}
+
+double FirstBatchSeconds(const BenchResult& result) {
+  return result.stats.first_batch_ns < 0 ? -1 : result.stats.first_batch_ns / kNsPerSecond;
+}
+
+double WaitFraction(const BenchResult& result) { return result.stats.wait_fraction(); }
+
+double WorkerSeconds(const BenchResult& result) {
+  int64_t busy = 0;
+  for (const WorkerStats& worker : result.stats.workers) busy += worker.busy_ns;
+  if (busy == 0) {
+    busy = std::accumulate(result.stats.stage_ns.begin(), result.stats.stage_ns.end(), int64_t{0});
+  }
+  return busy / kNsPerSecond;
+}
+
+double WorkerUtilization(const BenchResult& result) {
+  const int workers = result.settings.workers;
+  if (workers <= 0 || result.stats.elapsed_ns <= 0 || result.stats.workers.empty()) return -1;
+  int64_t busy = 0;
+  for (const WorkerStats& worker : result.stats.workers) busy += worker.busy_ns;
+  const double capacity =
+      static_cast<double>(workers) * static_cast<double>(result.stats.elapsed_ns);
+  return std::clamp(static_cast<double>(busy) / capacity, 0.0, 1.0);
+}
+
+std::array<double, kNumShares> StageShares(const BenchResult& result) {
+  std::array<double, kNumShares> shares{};
+  const double total = WorkerSeconds(result);
+  if (total <= 0) return shares;
+  double staged = 0;
+  for (int i = 0; i < kNumStages; ++i) {
+    shares[i] = result.stats.stage_ns[i] / kNsPerSecond / total;
+    staged += shares[i];
+  }
+  shares[kNumStages] = std::max(0.0, 1.0 - staged);
+  return shares;
+}
+
+const char* ShareName(int share) {
+  return share == kNumStages ? "other" : StageName(static_cast<Stage>(share));
+}
+
+std::string FormatReport(const BenchResult& result, const Diagnosis& diagnosis) {
+  const BenchSettings& s = result.settings;
+  std::ostringstream out;
+  out << "feedline bench: " << s.source << " (" << s.pipeline << "), "
+      << Plural(result.images, "image", "images") << " in "
+      << Plural(result.batches, "batch", "batches") << " of " << s.batch_size << ", "
+      << Plural(s.workers, "worker", "workers") << ", prefetch " << s.prefetch << ", "
+      << Plural(s.epochs, "epoch", "epochs");
+  if (s.step_ms > 0) out << ", step " << Printf("%g", s.step_ms) << " ms";
+  out << "\n";
+
+  const double rate = ImagesPerSecond(result);
+  out << Printf("  throughput      %.1f images/s (%.2f batches/s)\n", rate,
+                result.wall_s > 0 ? static_cast<double>(result.batches) / result.wall_s : 0.0);
+  if (result.images > 0) out << Printf("  per image       %.1f us\n", 1e6 / std::max(rate, 1e-9));
+  const double first = FirstBatchSeconds(result);
+  out << (first < 0 ? std::string("  first batch     -\n")
+                    : Printf("  first batch     %.3f s\n", first));
+  out << Printf("  elapsed         %.3f s\n", result.wall_s);
+  out << Printf("  consumer wait   %.1f%% of the run\n", 100 * WaitFraction(result));
+  const double utilization = WorkerUtilization(result);
+  if (utilization >= 0) {
+    out << Printf("  workers busy    %.1f%% of %d x %.3f s\n", 100 * utilization, s.workers,
+                  result.stats.elapsed_ns / kNsPerSecond);
+  }
+
+  const double worker_s = WorkerSeconds(result);
+  out << Printf("  stages          share of %.3f s of worker time\n", worker_s);
+  const std::array<double, kNumShares> shares = StageShares(result);
+  for (int i = 0; i < kNumShares; ++i) {
+    const double seconds =
+        i < kNumStages ? result.stats.stage_ns[i] / kNsPerSecond : shares[i] * worker_s;
+    out << Printf("    %-12s %5.1f%%  %9.3f s\n", ShareName(i), 100 * shares[i], seconds);
+  }
+  out << Printf("  peak RSS        %.1f MiB\n", result.peak_rss_mib);
+  out << "  errors          " << ErrorsText(result.stats) << "\n";
+
+  out << "diagnosis: " << BottleneckName(diagnosis.bottleneck) << "-bound.";
+  for (const std::string& sentence : diagnosis.sentences) out << " " << sentence;
+  out << "\n";
+  return out.str();
+}
+
+nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis) {
+  const BenchSettings& s = result.settings;
+  nlohmann::json stages = nlohmann::json::object();
+  nlohmann::json shares_json = nlohmann::json::object();
+  const std::array<double, kNumShares> shares = StageShares(result);
+  for (int i = 0; i < kNumStages; ++i)
+    stages[ShareName(i)] = result.stats.stage_ns[i] / kNsPerSecond;
+  for (int i = 0; i < kNumShares; ++i) shares_json[ShareName(i)] = shares[i];
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [reason, count] : result.stats.errors_by_reason) errors[reason] = count;
+  const double first = FirstBatchSeconds(result);
+  const double utilization = WorkerUtilization(result);
+
+  nlohmann::json json = {
+      {"command", "bench"},
+      {"source", s.source},
+      {"pipeline", s.pipeline},
+      {"images", result.images},
+      {"batches", result.batches},
+      {"epochs", s.epochs},
+      {"elapsed_s", result.wall_s},
+      {"images_per_s", ImagesPerSecond(result)},
+      {"first_batch_s", first < 0 ? nlohmann::json(nullptr) : nlohmann::json(first)},
+      {"wait_fraction", WaitFraction(result)},
+      {"worker_utilization",
+       utilization < 0 ? nlohmann::json(nullptr) : nlohmann::json(utilization)},
+      {"worker_s", WorkerSeconds(result)},
+      {"peak_rss_mib", result.peak_rss_mib},
+      {"stages", stages},
+      {"stage_shares", shares_json},
+      {"errors", errors},
+      {"errors_total", result.stats.errors},
+      {"skipped", result.stats.skipped},
+      {"replaced", result.stats.replaced},
+      {"workers", s.workers},
+      {"prefetch", s.prefetch},
+      {"batch", s.batch_size},
+      {"step_ms", s.step_ms},
+      {"seed", s.seed},
+      {"error_policy", s.error_policy},
+      {"cores", s.cores},
+      {"diagnosis",
+       {{"bottleneck", BottleneckName(diagnosis.bottleneck)},
+        {"dominant_stage", diagnosis.dominant_stage},
+        {"dominant_share", diagnosis.dominant_share},
+        {"suggested_workers", diagnosis.suggested_workers},
+        {"suggested_prefetch", diagnosis.suggested_prefetch},
+        {"text", diagnosis.sentences}}},
+  };
+  return json;
+}
+
+}  // namespace feedline::cli
