@@ -40,7 +40,8 @@ SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     : dataset_(std::move(dataset)),
       options_(std::move(options)),
-      stats_(options_.num_workers) {
+      stats_(options_.num_workers),
+      caller_ctx_(options_.seed, 0, 0, -1) {
   if (!dataset_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
   if (options_.batch_sampler) {
@@ -67,7 +68,10 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
 }
 
 Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
-    : iterable_(std::move(dataset)), options_(std::move(options)), stats_(options_.num_workers) {
+    : iterable_(std::move(dataset)),
+      options_(std::move(options)),
+      stats_(options_.num_workers),
+      caller_ctx_(options_.seed, 0, 0, -1) {
   if (!iterable_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
   if (options_.sampler || options_.batch_sampler || options_.shuffle) {
@@ -299,11 +303,10 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       Task task;
       if (!ClaimLocked(kMaxChunk * 1024, &task)) continue;
       lock.unlock();
-      SampleContext ctx(options_.seed, epoch_, 0, -1);
       const int64_t t0 = NowNs();
-      RunTask(task, ctx, -1);
+      RunTask(task, caller_ctx_, -1);
       stats_.AddWorker(0, NowNs() - t0, task.end - task.begin);
-      stats_.AddStages(ctx.DrainStageTimes());
+      stats_.AddStages(caller_ctx_.DrainStageTimes());
       lock.lock();
       continue;
     }
@@ -851,7 +854,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
       slot->raise.reset();
       slot->errors.clear();
       lock.unlock();
-      SampleContext ctx(options_.seed, epoch_, 0, -1);
+      SampleContext& ctx = caller_ctx_;
       bool exhausted = false;
       const int64_t t0 = NowNs();
       FillFromStream(*main_stream_, slot, ctx, &exhausted);

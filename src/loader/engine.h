@@ -113,6 +113,9 @@ class Engine {
   std::shared_ptr<SlotPool> pool_;
   StatsCollector stats_;
   std::vector<Busy> busy_;
+  // The caller's thread context (num_workers = 0): its scratch buffers are
+  // kept from batch to batch.
+  SampleContext caller_ctx_;
 
   // Guarded by pool_->mu.
   std::vector<std::thread> threads_;
