@@ -448,20 +448,26 @@ bool Engine::ClaimLocked(int64_t chunk, Task* task) {
   return true;
 }
 
-void Engine::WorkerMain(int worker) {
-  if (options_.worker_init) {
-    try {
-      options_.worker_init(worker);
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(pool_->mu);
-      fatal_ = std::make_exception_ptr(
-          std::runtime_error("worker_init failed in worker " + std::to_string(worker) + ": " +
-                             e.what()));
-      progress_.fetch_add(1, std::memory_order_release);
-      pool_->ready_cv.notify_all();
-      return;
-    }
+void Engine::FailLocked(const std::string& message) {
+  fatal_ = std::make_exception_ptr(std::runtime_error(message));
+  progress_.fetch_add(1, std::memory_order_release);
+  pool_->ready_cv.notify_all();
+}
+
+bool Engine::InitWorker(int worker) {
+  if (!options_.worker_init) return true;
+  try {
+    options_.worker_init(worker);
+    return true;
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(pool_->mu);
+    FailLocked("worker_init failed in worker " + std::to_string(worker) + ": " + e.what());
+    return false;
   }
+}
+
+void Engine::WorkerMain(int worker) {
+  if (!InitWorker(worker)) return;
   SampleContext ctx(options_.seed, 0, 0, worker);
   double ns_per_row = 0;  // moving average of this worker's cost per row
   std::unique_lock<std::mutex> lock(pool_->mu);
@@ -703,19 +709,7 @@ void Engine::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx
 }
 
 void Engine::IterableWorkerMain(int worker) {
-  if (options_.worker_init) {
-    try {
-      options_.worker_init(worker);
-    } catch (const std::exception& e) {
-      std::lock_guard<std::mutex> lock(pool_->mu);
-      fatal_ = std::make_exception_ptr(
-          std::runtime_error("worker_init failed in worker " + std::to_string(worker) + ": " +
-                             e.what()));
-      progress_.fetch_add(1, std::memory_order_release);
-      pool_->ready_cv.notify_all();
-      return;
-    }
-  }
+  if (!InitWorker(worker)) return;
   SampleContext ctx(options_.seed, 0, 0, worker);
   std::unique_ptr<SampleStream> stream;
   std::unique_lock<std::mutex> lock(pool_->mu);
@@ -726,10 +720,7 @@ void Engine::IterableWorkerMain(int worker) {
     stream = iterable_->Open(worker, options_.num_workers, epoch);
   } catch (const std::exception& e) {
     lock.lock();
-    fatal_ = std::make_exception_ptr(std::runtime_error(
-        "opening the stream of worker " + std::to_string(worker) + " failed: " + e.what()));
-    progress_.fetch_add(1, std::memory_order_release);
-      pool_->ready_cv.notify_all();
+    FailLocked("opening the stream of worker " + std::to_string(worker) + " failed: " + e.what());
     return;
   }
   lock.lock();
@@ -744,39 +735,47 @@ void Engine::IterableWorkerMain(int worker) {
     });
     --pool_->workers_waiting;
     if (shutdown_ || stop_workers_ || generation_.load() != generation) return;
-    Slot* slot = pool_->TakeFreeLocked();
-    EnsureRowsLocked(slot, options_.batch_size);
-    slot->epoch = epoch;
-    slot->generation = generation;
-    slot->producer = worker;
-    slot->producer_seq = produced_[w];
-    slot->batch_index = produced_[w];
-    slot->state = SlotState::kFilling;
-    slot->raise.reset();
-    slot->errors.clear();
-    lock.unlock();
-    bool exhausted = false;
-    const int64_t t0 = NowNs();
-    FillFromStream(*stream, slot, ctx, &exhausted);
-    stats_.AddWorker(worker, NowNs() - t0, slot->planned_rows);
-    if (slot->planned_rows > 0 || !slot->errors.empty()) {
-      slot->planned_rows = std::max<int64_t>(slot->planned_rows, 0);
-      FinishBatch(slot, ctx);  // marks it ready and counts it as produced
-      lock.lock();
-    } else {
-      lock.lock();
-      pool_->PutLocked(slot);
-    }
-    stats_.AddStages(ctx.DrainStageTimes());
-    if (exhausted || slot->raise) {
-      if (exhausted) {
-        exhausted_[w] = true;
-        progress_.fetch_add(1, std::memory_order_release);
+    Slot* slot = TakeStreamSlotLocked(worker, epoch, generation);
+    if (ProduceFromStream(*stream, slot, ctx, worker, lock)) {
+      exhausted_[w] = true;
+      progress_.fetch_add(1, std::memory_order_release);
       pool_->ready_cv.notify_all();
-        return;
-      }
+      return;
     }
   }
+}
+
+Slot* Engine::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
+  Slot* slot = pool_->TakeFreeLocked();
+  EnsureRowsLocked(slot, options_.batch_size);
+  const size_t p = static_cast<size_t>(producer);
+  slot->epoch = epoch;
+  slot->generation = generation;
+  slot->producer = producer;
+  slot->producer_seq = produced_[p];
+  slot->batch_index = produced_[p];
+  slot->state = SlotState::kFilling;
+  slot->raise.reset();
+  slot->errors.clear();
+  return slot;
+}
+
+bool Engine::ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker,
+                               std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  bool exhausted = false;
+  const int64_t t0 = NowNs();
+  FillFromStream(stream, slot, ctx, &exhausted);
+  stats_.AddWorker(worker, NowNs() - t0, slot->planned_rows);
+  if (slot->planned_rows > 0 || !slot->errors.empty()) {
+    FinishBatch(slot, ctx);  // marks it ready and counts it as produced
+    lock.lock();
+  } else {
+    lock.lock();
+    pool_->PutLocked(slot);
+  }
+  stats_.AddStages(ctx.DrainStageTimes());
+  return exhausted;
 }
 
 std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadline,
@@ -843,31 +842,8 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
     if (wait_start < 0) wait_start = NowNs();
     if (options_.num_workers == 0) {
       if (!main_stream_) main_stream_ = iterable_->Open(0, 1, epoch_);
-      Slot* slot = pool_->TakeFreeLocked();
-      EnsureRowsLocked(slot, options_.batch_size);
-      slot->epoch = epoch_;
-      slot->generation = generation_.load();
-      slot->producer = 0;
-      slot->producer_seq = produced_[0];
-      slot->batch_index = produced_[0];
-      slot->state = SlotState::kFilling;
-      slot->raise.reset();
-      slot->errors.clear();
-      lock.unlock();
-      SampleContext& ctx = caller_ctx_;
-      bool exhausted = false;
-      const int64_t t0 = NowNs();
-      FillFromStream(*main_stream_, slot, ctx, &exhausted);
-      stats_.AddWorker(0, NowNs() - t0, slot->planned_rows);
-      if (slot->planned_rows > 0 || !slot->errors.empty()) {
-        FinishBatch(slot, ctx);
-        lock.lock();
-      } else {
-        lock.lock();
-        pool_->PutLocked(slot);
-      }
-      stats_.AddStages(ctx.DrainStageTimes());
-      if (exhausted) {
+      Slot* slot = TakeStreamSlotLocked(0, epoch_, generation_.load());
+      if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0, lock)) {
         exhausted_[0] = true;
         main_stream_.reset();
       }

@@ -19,6 +19,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -81,6 +82,10 @@ class Engine {
   void StartWorkers();
   void StopWorkers(std::unique_lock<std::mutex>& lock);
   void WorkerMain(int worker);
+  // Runs worker_init; on failure records it for the consumer and returns false.
+  bool InitWorker(int worker);
+  // Records an error that ends iteration and wakes the consumer. REQUIRES: mutex held.
+  void FailLocked(const std::string& message);
   bool HasWorkLocked() const;
   bool ClaimLocked(int64_t chunk, Task* task);
   void BindLocked(Slot* slot, int64_t batch_index);
@@ -98,6 +103,12 @@ class Engine {
   // Iterable datasets.
   void IterableWorkerMain(int worker);
   void FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, bool* exhausted);
+  // A free slot set up for the next batch of `producer`. REQUIRES: mutex held.
+  Slot* TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation);
+  // Fills `slot` from `stream` without the lock, publishes it (or frees it if
+  // empty) and returns whether the stream ended. Enters and leaves locked.
+  bool ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker,
+                         std::unique_lock<std::mutex>& lock);
   std::optional<Batch> NextIterable(std::optional<Clock::time_point> deadline, bool* pending);
 
   // The consumer's side of delivery: returns the batch, throws its error, or

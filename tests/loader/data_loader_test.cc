@@ -678,3 +678,33 @@ TEST(DataLoader, IterableRoundRobinMatchesTorchOrder) {
 
 }  // namespace
 }  // namespace feedline
+
+namespace feedline {
+namespace {
+
+TEST(DataLoader, AFailingWorkerInitIsRaisedToTheCaller) {
+  for (bool iterable : {false, true}) {
+    LoaderOptions o;
+    o.batch_size = 2;
+    o.num_workers = 2;
+    o.worker_init = [](int worker) {
+      if (worker == 1) throw std::runtime_error("no GPU here");
+    };
+    std::unique_ptr<DataLoader> loader =
+        iterable ? std::make_unique<DataLoader>(std::make_shared<RangeStreams>(1000), o)
+                 : std::make_unique<DataLoader>(std::make_shared<SlowDataset>(
+                                                    1000, std::chrono::milliseconds(1)),
+                                                o);
+    try {
+      while (loader->Next()) {
+      }
+      FAIL() << "no error, iterable=" << iterable;
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("worker_init failed in worker 1: no GPU here"),
+                std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace feedline
