@@ -23,7 +23,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -35,6 +34,8 @@ import torch
 import torchvision
 from torch.utils.data import DataLoader
 from torchvision import datasets, transforms
+
+from machine import cpu_model  # bench/machine.py
 
 PIPELINES = {
     "train": "RandomResizedCrop(224) + flip + normalize",
@@ -113,17 +114,6 @@ def folder_stats(data):
             if name.lower().endswith((".jpg", ".jpeg", ".png", ".webp")):
                 sizes.append(os.path.getsize(os.path.join(root, name)))
     return len(sizes), (sum(sizes) / len(sizes) / 1024 if sizes else 0)
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():

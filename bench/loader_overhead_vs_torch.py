@@ -13,7 +13,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -21,6 +20,8 @@ import time
 
 import torch
 from torch.utils.data import DataLoader, Dataset
+
+from machine import cpu_model  # bench/machine.py
 
 
 class IndexDataset(Dataset):
@@ -55,17 +56,6 @@ def feedline_rates(build):
         workers = int(b["name"].split("workers:")[1].split("/")[0])
         rates[workers] = b["items_per_second"]
     return rates
-
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def main():

@@ -257,6 +257,14 @@ std::optional<Batch> Engine::DeliverLocked(Slot* slot) {
   return Batch(pool_, slot);
 }
 
+void Engine::GrowIfCallerHoldsEverySlotLocked() {
+  if (!pool_->HasFreeLocked() &&
+      pool_->delivered_count_locked() == pool_->capacity() + pool_->grown_locked()) {
+    pool_->GrowLocked();  // nothing can be loaded otherwise: make one more slot
+    pool_->work_cv.notify_all();
+  }
+}
+
 Slot* Engine::FindReadyLocked() {
   const uint64_t generation = generation_.load();
   Slot* best = nullptr;
@@ -292,11 +300,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       if (batch) return batch;
       continue;
     }
-    if (!pool_->HasFreeLocked() &&
-        pool_->delivered_count_locked() == pool_->capacity() + pool_->grown_locked()) {
-      pool_->GrowLocked();  // the caller holds every slot: make one more
-      pool_->work_cv.notify_all();
-    }
+    GrowIfCallerHoldsEverySlotLocked();
     if (wait_start < 0) wait_start = NowNs();
     if (options_.num_workers == 0) {
       // Load the next batch in this thread.
@@ -834,11 +838,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
       if (batch) return batch;
       continue;
     }
-    if (!pool_->HasFreeLocked() &&
-        pool_->delivered_count_locked() == pool_->capacity() + pool_->grown_locked()) {
-      pool_->GrowLocked();  // the caller holds every slot: make one more
-      pool_->work_cv.notify_all();
-    }
+    GrowIfCallerHoldsEverySlotLocked();
     if (wait_start < 0) wait_start = NowNs();
     if (options_.num_workers == 0) {
       if (!main_stream_) main_stream_ = iterable_->Open(0, 1, epoch_);

@@ -99,6 +99,9 @@ class Engine {
   // Throws TimeoutError if a worker has been on one sample past the timeout.
   void CheckTimeoutsLocked();
   Slot* FindReadyLocked();
+  // Adds a slot when the caller holds all of them (list(loader)), since no
+  // batch could be loaded otherwise. REQUIRES: mutex held.
+  void GrowIfCallerHoldsEverySlotLocked();
 
   // Iterable datasets.
   void IterableWorkerMain(int worker);
