@@ -34,6 +34,9 @@
 
 namespace feedline::internal {
 
+// The SampleError for a sample that threw `e`, with its index and source.
+SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64_t index);
+
 class Engine {
  public:
   Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options);

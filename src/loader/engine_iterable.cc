@@ -1,0 +1,202 @@
+#include "src/loader/engine.h"
+
+#include <algorithm>
+#include <string>
+
+#include "feedline/error.h"
+
+// The engine's IterableDataset side: each worker reads its own stream and
+// fills whole batches, delivered round-robin over the workers.
+namespace feedline::internal {
+
+void Engine::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
+                            bool* exhausted) {
+  const int64_t want = options_.batch_size;
+  int64_t rows = 0;
+  while (rows < want) {
+    if (generation_.load() != slot->generation || shutdown_) break;
+    Sample& sample = slot->samples[static_cast<size_t>(rows)];
+    sample.Clear();
+    ctx.Reset(slot->epoch, slot->producer_seq * want + rows);
+    bool got = false;
+    try {
+      got = stream.Next(sample, ctx);
+    } catch (const std::exception& e) {
+      SampleError error = AsSampleError(e, nullptr, -1);
+      stats_.AddError(error.reason());
+      if (options_.error_policy == ErrorPolicy::kRaise) {
+        std::lock_guard<std::mutex> lock(slot->error_mu);
+        slot->errors.emplace_back(rows, error);
+        break;
+      }
+      // A stream has no substitute to offer: skip and replace both drop it.
+      stats_.AddSkipped();
+      continue;
+    }
+    if (!got) {
+      *exhausted = true;
+      break;
+    }
+    slot->indices[static_cast<size_t>(rows)] = slot->producer_seq * want + rows;
+    slot->status[static_cast<size_t>(rows)] = RowStatus::kOk;
+    ++rows;
+  }
+  slot->planned_rows = rows;
+  if (*exhausted && options_.drop_last && rows < want) slot->planned_rows = 0;
+}
+
+void Engine::IterableWorkerMain(int worker) {
+  if (!InitWorker(worker)) return;
+  SampleContext ctx(options_.seed, 0, 0, worker);
+  std::unique_ptr<SampleStream> stream;
+  std::unique_lock<std::mutex> lock(pool_->mu);
+  const uint64_t generation = generation_.load();
+  const int64_t epoch = epoch_;
+  lock.unlock();
+  try {
+    stream = iterable_->Open(worker, options_.num_workers, epoch);
+  } catch (const std::exception& e) {
+    lock.lock();
+    FailLocked("opening the stream of worker " + std::to_string(worker) + " failed: " + e.what());
+    return;
+  }
+  lock.lock();
+  const size_t w = static_cast<size_t>(worker);
+  while (true) {
+    // Each worker keeps at most prefetch_factor undelivered batches, so a
+    // slow worker's turn in the round-robin always finds a slot.
+    ++pool_->workers_waiting;
+    pool_->work_cv.wait(lock, [&] {
+      return shutdown_ || stop_workers_ || generation_.load() != generation ||
+             (pool_->HasFreeLocked() && produced_[w] - consumed_[w] < options_.prefetch_factor);
+    });
+    --pool_->workers_waiting;
+    if (shutdown_ || stop_workers_ || generation_.load() != generation) return;
+    Slot* slot = TakeStreamSlotLocked(worker, epoch, generation);
+    if (ProduceFromStream(*stream, slot, ctx, worker, lock)) {
+      exhausted_[w] = true;
+      progress_.fetch_add(1, std::memory_order_release);
+      pool_->ready_cv.notify_all();
+      return;
+    }
+  }
+}
+
+Slot* Engine::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
+  Slot* slot = pool_->TakeFreeLocked();
+  EnsureRowsLocked(slot, options_.batch_size);
+  const size_t p = static_cast<size_t>(producer);
+  slot->epoch = epoch;
+  slot->generation = generation;
+  slot->producer = producer;
+  slot->producer_seq = produced_[p];
+  slot->batch_index = produced_[p];
+  slot->state = SlotState::kFilling;
+  slot->raise.reset();
+  slot->errors.clear();
+  return slot;
+}
+
+bool Engine::ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker,
+                               std::unique_lock<std::mutex>& lock) {
+  lock.unlock();
+  bool exhausted = false;
+  const int64_t t0 = NowNs();
+  FillFromStream(stream, slot, ctx, &exhausted);
+  stats_.AddWorker(worker, NowNs() - t0, slot->planned_rows);
+  if (slot->planned_rows > 0 || !slot->errors.empty()) {
+    FinishBatch(slot, ctx);  // marks it ready and counts it as produced
+    lock.lock();
+  } else {
+    lock.lock();
+    pool_->PutLocked(slot);
+  }
+  stats_.AddStages(ctx.DrainStageTimes());
+  return exhausted;
+}
+
+std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadline,
+                                          bool* pending) {
+  std::unique_lock<std::mutex> lock(pool_->mu);
+  const int workers = std::max(1, options_.num_workers);
+  if (!running_) {
+    epoch_ = next_epoch_++;
+    running_ = true;
+    generation_.fetch_add(1);
+    produced_.assign(static_cast<size_t>(workers), 0);
+    consumed_.assign(static_cast<size_t>(workers), 0);
+    exhausted_.assign(static_cast<size_t>(workers), false);
+    rr_next_ = 0;
+    delivered_ = 0;
+    if (options_.num_workers > 0) {
+      StopWorkers(lock);  // the previous epoch's threads, if any
+      StartWorkers();
+    }
+  }
+  int64_t wait_start = -1;
+  while (true) {
+    if (fatal_) std::rethrow_exception(fatal_);
+    // Find the next worker in round-robin order that can still deliver.
+    bool any_left = false;
+    for (int k = 0; k < workers; ++k) {
+      const size_t w = static_cast<size_t>((rr_next_ + k) % workers);
+      if (exhausted_[w] && consumed_[w] == produced_[w]) continue;
+      any_left = true;
+      rr_next_ = static_cast<int>(w);
+      break;
+    }
+    if (!any_left) {
+      running_ = false;
+      if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
+      StopWorkers(lock);
+      return std::nullopt;
+    }
+    const size_t w = static_cast<size_t>(rr_next_);
+    Slot* ready = nullptr;
+    for (const auto& slot : pool_->slots_locked()) {
+      Slot* s = slot.get();
+      if (s->state == SlotState::kReady && s->generation == generation_.load() &&
+          s->producer == rr_next_ && s->producer_seq == consumed_[w]) {
+        ready = s;
+        break;
+      }
+    }
+    if (ready != nullptr) {
+      if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
+      wait_start = -1;
+      ++consumed_[w];
+      rr_next_ = (rr_next_ + 1) % workers;
+      pool_->work_cv.notify_all();
+      std::optional<Batch> batch = DeliverLocked(ready);
+      if (batch) return batch;
+      continue;
+    }
+    GrowIfCallerHoldsEverySlotLocked();
+    if (wait_start < 0) wait_start = NowNs();
+    if (options_.num_workers == 0) {
+      if (!main_stream_) main_stream_ = iterable_->Open(0, 1, epoch_);
+      Slot* slot = TakeStreamSlotLocked(0, epoch_, generation_.load());
+      if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0, lock)) {
+        exhausted_[0] = true;
+        main_stream_.reset();
+      }
+      continue;
+    }
+    if (options_.timeout.count() > 0 && !deadline) {
+      // A stream gives no per-sample progress to watch: time the whole wait.
+      ++pool_->consumer_waiting;
+      const std::cv_status waited = pool_->ready_cv.wait_until(lock, Clock::now() + options_.timeout);
+      --pool_->consumer_waiting;
+      if (waited == std::cv_status::timeout) {
+        stats_.AddError("timeout");
+        throw TimeoutError(-1, "", static_cast<double>(options_.timeout.count()) / 1000.0);
+      }
+    } else if (!WaitForBatchLocked(lock, deadline)) {
+      stats_.AddWait(NowNs() - wait_start);
+      *pending = true;
+      return std::nullopt;
+    }
+  }
+}
+
+}  // namespace feedline::internal
