@@ -143,27 +143,41 @@ std::vector<int64_t> ReadIndices(const py::handle& iterable) {
   return indices;
 }
 
+// The value a Python object yields for one epoch, read once (under the GIL)
+// and kept until another epoch is asked for.
+template <typename T>
+class EpochCache {
+ public:
+  template <typename Read>
+  T Get(int64_t epoch, const char* what, Read read) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (epoch != epoch_) {
+      py::gil_scoped_acquire gil;
+      value_ = CallPython(read, what);
+      epoch_ = epoch;
+    }
+    return value_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable int64_t epoch_ = -1;
+  mutable T value_;
+};
+
 class PySampler : public Sampler {
  public:
   explicit PySampler(py::object sampler)
       : sampler_(std::make_shared<PyRef>(sampler)), size_(static_cast<int64_t>(py::len(sampler))) {}
   int64_t size() const override { return size_; }
   std::vector<int64_t> Indices(int64_t epoch) const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (epoch != cached_epoch_) {
-      py::gil_scoped_acquire gil;
-      cached_ = CallPython([&] { return ReadIndices(sampler_->get()); }, "sampler");
-      cached_epoch_ = epoch;
-    }
-    return cached_;
+    return cache_.Get(epoch, "sampler", [&] { return ReadIndices(sampler_->get()); });
   }
 
  private:
   std::shared_ptr<PyRef> sampler_;
   int64_t size_;
-  mutable std::mutex mu_;
-  mutable int64_t cached_epoch_ = -1;
-  mutable std::vector<int64_t> cached_;
+  EpochCache<std::vector<int64_t>> cache_;
 };
 
 class PyBatchSampler : public BatchSampler {
@@ -172,27 +186,17 @@ class PyBatchSampler : public BatchSampler {
       : sampler_(std::make_shared<PyRef>(sampler)), size_(static_cast<int64_t>(py::len(sampler))) {}
   int64_t size() const override { return size_; }
   EpochPlan Plan(int64_t epoch) const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (epoch != cached_epoch_) {
-      py::gil_scoped_acquire gil;
-      cached_ = CallPython(
-          [&] {
-            EpochPlan plan;
-            for (py::handle batch : sampler_->get()) plan.Add(ReadIndices(batch));
-            return plan;
-          },
-          "batch_sampler");
-      cached_epoch_ = epoch;
-    }
-    return cached_;
+    return cache_.Get(epoch, "batch_sampler", [&] {
+      EpochPlan plan;
+      for (py::handle batch : sampler_->get()) plan.Add(ReadIndices(batch));
+      return plan;
+    });
   }
 
  private:
   std::shared_ptr<PyRef> sampler_;
   int64_t size_;
-  mutable std::mutex mu_;
-  mutable int64_t cached_epoch_ = -1;
-  mutable EpochPlan cached_;
+  EpochCache<EpochPlan> cache_;
 };
 
 std::shared_ptr<const Sampler> ToSampler(const py::object& sampler) {
