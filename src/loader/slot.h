@@ -28,6 +28,7 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
+#include "src/loader/byte_buffer.h"
 
 namespace feedline::internal {
 
@@ -37,7 +38,7 @@ enum class RowStatus : uint8_t { kPending, kOk, kReplaced, kSkipped, kFailed, kC
 struct SlotField {
   std::string name;
   Tensor tensor;
-  std::vector<std::byte> storage;
+  ByteBuffer storage;  // not zeroed: see byte_buffer.h
   bool used = false;
   bool fixed = false;  // declared by the dataset and written in place
 };

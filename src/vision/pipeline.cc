@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "feedline/error.h"
 #include "src/vision/decoders.h"
 #include "src/vision/resample.h"
+#include "src/vision/resize_linear.h"
 #include "src/vision/write_output.h"
 
 namespace feedline::vision {
@@ -69,36 +71,75 @@ double ToDecoded(double v, int s, int image_size, int origin) {
   return v / s - origin;
 }
 
-// Resamples the plan's box from the decoded pixels into `dst`
-// (plan.out_height rows of plan.out_width * 3 bytes).
-void Resample(const PipelinePlan& plan, const DecodedImage& image, const uint8_t* pixels,
-              uint8_t* dst, std::vector<uint8_t>& buffer) {
+// The plan's box in decoded pixels: the part of it that lies on decoded
+// pixels (vx0..vx1, vy0..vy1) and, when the rest is zero padding, the output
+// rectangle the pixels land in (ox0..ox1, oy0..oy1).
+struct DecodedBox {
+  double bx, by, bw, bh;
+  double vx0, vx1, vy0, vy1;
+  bool padded = false;
+  int ox0 = 0, ox1 = 0, oy0 = 0, oy1 = 0;
+};
+
+DecodedBox FindDecodedBox(const PipelinePlan& plan, const DecodedImage& image) {
   const int ow = plan.out_width;
   const int oh = plan.out_height;
   const int s = image.scale;
-  const double bx = ToDecoded(plan.x, s, image.info.width, image.x);
-  const double by = ToDecoded(plan.y, s, image.info.height, image.y);
-  const double bw = ToDecoded(plan.x + plan.width, s, image.info.width, image.x) - bx;
-  const double bh = ToDecoded(plan.y + plan.height, s, image.info.height, image.y) - by;
-  // The part of the box that lies on decoded pixels; the rest is padding.
-  const double vx0 = std::max(bx, 0.0), vx1 = std::min(bx + bw, double(image.width));
-  const double vy0 = std::max(by, 0.0), vy1 = std::min(by + bh, double(image.height));
-  int ox0 = 0, ox1 = ow, oy0 = 0, oy1 = oh;
-  const bool padded =
-      vx0 > bx + 1e-6 || vx1 < bx + bw - 1e-6 || vy0 > by + 1e-6 || vy1 < by + bh - 1e-6;
-  if (padded) {
+  DecodedBox box;
+  box.bx = ToDecoded(plan.x, s, image.info.width, image.x);
+  box.by = ToDecoded(plan.y, s, image.info.height, image.y);
+  box.bw = ToDecoded(plan.x + plan.width, s, image.info.width, image.x) - box.bx;
+  box.bh = ToDecoded(plan.y + plan.height, s, image.info.height, image.y) - box.by;
+  box.vx0 = std::max(box.bx, 0.0);
+  box.vx1 = std::min(box.bx + box.bw, double(image.width));
+  box.vy0 = std::max(box.by, 0.0);
+  box.vy1 = std::min(box.by + box.bh, double(image.height));
+  box.ox1 = ow;
+  box.oy1 = oh;
+  box.padded = box.vx0 > box.bx + 1e-6 || box.vx1 < box.bx + box.bw - 1e-6 ||
+               box.vy0 > box.by + 1e-6 || box.vy1 < box.by + box.bh - 1e-6;
+  if (box.padded) {
+    box.ox0 = std::clamp(Round((box.vx0 - box.bx) * ow / box.bw), 0, ow);
+    box.ox1 = std::clamp(Round((box.vx1 - box.bx) * ow / box.bw), box.ox0, ow);
+    box.oy0 = std::clamp(Round((box.vy0 - box.by) * oh / box.bh), 0, oh);
+    box.oy1 = std::clamp(Round((box.vy1 - box.by) * oh / box.bh), box.oy0, oh);
+  }
+  return box;
+}
+
+// Resamples the plan's box from the decoded pixels into `dst`
+// (plan.out_height rows of plan.out_width * 3 bytes).
+void Resample(const PipelinePlan& plan, const DecodedImage& image, const DecodedBox& box,
+              const uint8_t* pixels, uint8_t* dst, std::vector<uint8_t>& buffer) {
+  const int ow = plan.out_width;
+  const int oh = plan.out_height;
+  if (box.padded) {
     std::memset(dst, 0, static_cast<size_t>(ow) * oh * 3);
-    ox0 = std::clamp(Round((vx0 - bx) * ow / bw), 0, ow);
-    ox1 = std::clamp(Round((vx1 - bx) * ow / bw), ox0, ow);
-    oy0 = std::clamp(Round((vy0 - by) * oh / bh), 0, oh);
-    oy1 = std::clamp(Round((vy1 - by) * oh / bh), oy0, oh);
-    if (ox1 == ox0 || oy1 == oy0 || vx1 - vx0 < 0.5 || vy1 - vy0 < 0.5) return;  // all padding
+    if (box.ox1 == box.ox0 || box.oy1 == box.oy0 || box.vx1 - box.vx0 < 0.5 ||
+        box.vy1 - box.vy0 < 0.5) {
+      return;  // all padding
+    }
   }
   const internal::RgbImage src{pixels, image.width, image.height};
-  const internal::Filter filter = FilterFor(plan.interpolation, bw / ow, bh / oh);
-  internal::ResampleBox(src, vx0, vy0, vx1 - vx0, vy1 - vy0,
-                        dst + (static_cast<size_t>(oy0) * ow + ox0) * 3, ox1 - ox0, oy1 - oy0,
-                        static_cast<size_t>(ow) * 3, filter, buffer);
+  const internal::Filter filter = FilterFor(plan.interpolation, box.bw / ow, box.bh / oh);
+  internal::ResampleBox(src, box.vx0, box.vy0, box.vx1 - box.vx0, box.vy1 - box.vy0,
+                        dst + (static_cast<size_t>(box.oy0) * ow + box.ox0) * 3,
+                        box.ox1 - box.ox0, box.oy1 - box.oy0, static_cast<size_t>(ow) * 3, filter,
+                        buffer);
+}
+
+// The whole-pixel box of the fused bilinear resize, if this job can take it:
+// no padding, a bilinear filter and a CPU with the vector path.
+std::optional<internal::PixelBox> FusedLinearBox(const PipelinePlan& plan,
+                                                 const DecodedImage& image, const DecodedBox& box,
+                                                 const uint8_t* pixels) {
+  if (box.padded || !internal::LinearResizeIsVectorized()) return std::nullopt;
+  if (FilterFor(plan.interpolation, box.bw / plan.out_width, box.bh / plan.out_height) !=
+      internal::Filter::kLinear) {
+    return std::nullopt;
+  }
+  const internal::RgbImage src{pixels, image.width, image.height};
+  return internal::WholePixels(src, box.vx0, box.vy0, box.vx1 - box.vx0, box.vy1 - box.vy0);
 }
 
 }  // namespace
@@ -286,10 +327,20 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   const int oh = plan.out_height;
   const Shape shape = chw_ ? Shape{3, oh, ow} : Shape{oh, ow, 3};
   Tensor dst = out.Allocate(field, options_.dtype, shape);
+  const DecodedBox box = FindDecodedBox(plan, image);
+  if (const std::optional<internal::PixelBox> whole =
+          FusedLinearBox(plan, image, box, decoded.data())) {
+    // Decoded pixels to the output values in one pass.
+    const internal::RgbImage src{decoded.data(), image.width, image.height};
+    const internal::OutputFormat format{options_.dtype, chw_, plan.flip, values_.get()};
+    internal::ResizeLinearInto(src, whole->x, whole->y, whole->width, whole->height, ow, oh,
+                               format, dst.raw(), buffer);
+    return;
+  }
   if (options_.dtype == DType::kU8 && !chw_) {
     // Nothing to convert: resample straight into the destination.
     uint8_t* pixels = dst.data<uint8_t>();
-    Resample(plan, image, decoded.data(), pixels, buffer);
+    Resample(plan, image, box, decoded.data(), pixels, buffer);
     if (plan.flip) {
       cv::Mat mat(oh, ow, CV_8UC3, pixels);
       cv::flip(mat, mat, /*flipCode=*/1);
@@ -297,7 +348,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     return;
   }
   resampled.resize(static_cast<size_t>(ow) * oh * 3);
-  Resample(plan, image, decoded.data(), resampled.data(), buffer);
+  Resample(plan, image, box, decoded.data(), resampled.data(), buffer);
   internal::WriteOutput(resampled.data(), ow, oh, plan.flip, chw_, options_.dtype, *values_,
                         dst.raw());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 // OpenCV 4's headers mix enum types in arithmetic, which C++20 deprecates.
 #pragma GCC diagnostic push
@@ -13,6 +14,8 @@
 #include <opencv2/core.hpp>
 #include <opencv2/imgproc.hpp>
 #pragma GCC diagnostic pop
+
+#include "src/vision/scratch_arena.h"
 
 // The filter loops are simple float arithmetic that GCC vectorizes only
 // above -O2.
@@ -97,44 +100,23 @@ void MakeTaps(Filter filter, double start, double length, int outputs, int first
   }
 }
 
-// Carves typed arrays out of one byte buffer, so the resampler allocates
-// only while the buffer grows.
-class Arena {
- public:
-  explicit Arena(std::vector<uint8_t>& buffer) : buffer_(buffer) {}
-  template <typename T>
-  void Reserve(size_t count) {
-    size_ += (count * sizeof(T) + 63) & ~size_t{63};
-  }
-  void Allocate() {
-    if (buffer_.size() < size_ + 64) buffer_.resize(size_ + 64);
-    base_ = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buffer_.data()) + 63) &
-                                       ~uintptr_t{63});
-  }
-  template <typename T>
-  T* Take(size_t count) {
-    T* out = reinterpret_cast<T*>(base_ + used_);
-    used_ += (count * sizeof(T) + 63) & ~size_t{63};
-    return out;
-  }
-
- private:
-  std::vector<uint8_t>& buffer_;
-  size_t size_ = 0;
-  size_t used_ = 0;
-  uint8_t* base_ = nullptr;
-};
-
 }  // namespace
+
+std::optional<PixelBox> WholePixels(const RgbImage& src, double x, double y, double w, double h) {
+  if (!(IsWhole(x) && IsWhole(y) && IsWhole(w) && IsWhole(h))) return std::nullopt;
+  const int x0 = std::clamp(static_cast<int>(std::nearbyint(x)), 0, src.width - 1);
+  const int y0 = std::clamp(static_cast<int>(std::nearbyint(y)), 0, src.height - 1);
+  const int x1 = std::clamp(static_cast<int>(std::nearbyint(x + w)), x0 + 1, src.width);
+  const int y1 = std::clamp(static_cast<int>(std::nearbyint(y + h)), y0 + 1, src.height);
+  return PixelBox{x0, y0, x1 - x0, y1 - y0};
+}
 
 void ResampleBox(const RgbImage& src, double x, double y, double w, double h, uint8_t* out,
                  int out_width, int out_height, size_t out_stride, Filter filter,
                  std::vector<uint8_t>& buffer) {
-  if (IsWhole(x) && IsWhole(y) && IsWhole(w) && IsWhole(h)) {
-    const int x0 = std::clamp(static_cast<int>(std::nearbyint(x)), 0, src.width - 1);
-    const int y0 = std::clamp(static_cast<int>(std::nearbyint(y)), 0, src.height - 1);
-    const int x1 = std::clamp(static_cast<int>(std::nearbyint(x + w)), x0 + 1, src.width);
-    const int y1 = std::clamp(static_cast<int>(std::nearbyint(y + h)), y0 + 1, src.height);
+  if (const std::optional<PixelBox> whole = WholePixels(src, x, y, w, h)) {
+    const int x0 = whole->x, y0 = whole->y;
+    const int x1 = x0 + whole->width, y1 = y0 + whole->height;
     const cv::Mat image(src.height, src.width, CV_8UC3, const_cast<uint8_t*>(src.pixels),
                         static_cast<size_t>(src.width) * 3);
     const cv::Mat roi = image(cv::Rect(x0, y0, x1 - x0, y1 - y0));
@@ -166,7 +148,7 @@ void ResampleBox(const RgbImage& src, double x, double y, double w, double h, ui
   const int tx = TapsPerOutput(filter, w / out_width);
   const int ty = TapsPerOutput(filter, h / out_height);
 
-  Arena arena(buffer);
+  ScratchArena arena(buffer);
   arena.Reserve<int>(static_cast<size_t>(out_width) * tx);
   arena.Reserve<float>(static_cast<size_t>(out_width) * tx);
   arena.Reserve<int>(static_cast<size_t>(out_height) * ty);

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace feedline::vision::internal {
@@ -22,6 +23,18 @@ struct RgbImage {
   int width = 0;
   int height = 0;
 };
+
+// A box in whole pixels.
+struct PixelBox {
+  int x = 0;
+  int y = 0;
+  int width = 0;
+  int height = 0;
+};
+
+// The box [x, x + w) x [y, y + h) clamped to whole pixels of `src` (at
+// least one), or nullopt if an edge is not within 1e-6 of a whole pixel.
+std::optional<PixelBox> WholePixels(const RgbImage& src, double x, double y, double w, double h);
 
 // Writes into `out` (out_height rows of out_width * 3 bytes, `out_stride`
 // bytes apart) the box [x, x + w) x [y, y + h) of `src`, in source pixels,

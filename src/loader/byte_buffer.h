@@ -1,0 +1,44 @@
+// Growable batch storage that is not zeroed when it grows.
+//
+// A slot's fields hold whole batches (64 float images are 38 MB); std::vector
+// would write zeros over all of it before the first batch, under the engine
+// lock, and then the workers write every byte again. Nothing reads batch
+// storage before it is written: workers fill the rows, collate the rest, and
+// rows that are not delivered are compacted away.
+#ifndef FEEDLINE_SRC_LOADER_BYTE_BUFFER_H_
+#define FEEDLINE_SRC_LOADER_BYTE_BUFFER_H_
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <vector>
+
+namespace feedline::internal {
+
+// std::allocator whose value construction (resize) leaves the bytes as they
+// are: default-initialization instead of value-initialization.
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
+
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+using ByteBuffer = std::vector<std::byte, DefaultInitAllocator<std::byte>>;
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_LOADER_BYTE_BUFFER_H_

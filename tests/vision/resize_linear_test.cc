@@ -1,0 +1,189 @@
+#include "src/vision/resize_linear.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "feedline/vision/synth.h"
+#include "feedline/vision/transforms.h"
+#include "src/vision/resample.h"
+#include "tests/vision/vision_testing.h"
+
+namespace feedline::vision::internal {
+namespace {
+
+struct Box {
+  int x, y, w, h, ow, oh;
+};
+
+// Downscales (by up to 2.3, past the vector path's 16-pixel window), upscales,
+// identity and odd widths whose last group is partial.
+const Box kBoxes[] = {
+    {0, 0, 160, 120, 224, 168},  // enlarge
+    {7, 5, 120, 90, 100, 80},    // shrink 1.2
+    {3, 2, 150, 110, 81, 60},    // shrink ~1.85: groups at the window's edge
+    {0, 0, 160, 120, 70, 52},    // shrink ~2.3: groups done one value at a time
+    {10, 10, 50, 40, 50, 40},    // identity
+    {1, 1, 33, 17, 9, 13},       // tail of one output
+    {20, 30, 1, 1, 15, 7},       // one source pixel
+    {0, 0, 160, 1, 23, 3},       // one source row
+};
+
+std::string Describe(const Box& b, DType dtype, bool chw, bool flip) {
+  return std::to_string(b.w) + "x" + std::to_string(b.h) + "@" + std::to_string(b.x) + "," +
+         std::to_string(b.y) + " -> " + std::to_string(b.ow) + "x" + std::to_string(b.oh) + " " +
+         DTypeName(dtype) + (chw ? " chw" : " hwc") + (flip ? " flip" : "");
+}
+
+class ResizeLinearTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!LinearResizeIsVectorized()) {
+      GTEST_SKIP() << "this CPU lacks AVX2/FMA/F16C; the pipeline uses cv::resize here";
+    }
+  }
+};
+
+// The vector kernel writes exactly what the scalar statement of the same
+// arithmetic writes, for every format, flip and box shape.
+TEST_F(ResizeLinearTest, VectorPathEqualsScalarPath) {
+  const int w0 = 160, h0 = 120;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 61);
+  const RgbImage src{pixels.data(), w0, h0};
+  const ValueMap normalized = MakeValueMap(&kImageNetMean, &kImageNetStd);
+  const ValueMap plain = MakeValueMap(nullptr, nullptr);
+  std::vector<uint8_t> scratch_a, scratch_b;
+  for (const Box& b : kBoxes) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kU8}) {
+      for (bool chw : {true, false}) {
+        for (bool flip : {false, true}) {
+          for (const ValueMap* map : {&normalized, &plain}) {
+            const OutputFormat format{dtype, chw, flip, map};
+            const size_t bytes = static_cast<size_t>(b.ow) * b.oh * 3 * DTypeSize(dtype);
+            std::vector<uint8_t> fast(bytes, 0xAB), slow(bytes, 0xCD);
+            ResizeLinearInto(src, b.x, b.y, b.w, b.h, b.ow, b.oh, format, fast.data(), scratch_a);
+            ResizeLinearIntoScalar(src, b.x, b.y, b.w, b.h, b.ow, b.oh, format, slow.data(),
+                                   scratch_b);
+            ASSERT_EQ(fast, slow) << Describe(b, dtype, chw, flip);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Bilinear interpolation in double precision at cv::INTER_LINEAR's sample
+// positions, edges clamped to the box, rounded half up: u8 [oh, ow, 3].
+std::vector<uint8_t> ExactBilinear(const std::vector<uint8_t>& pixels, int w0, const Box& b) {
+  std::vector<uint8_t> out(static_cast<size_t>(b.ow) * b.oh * 3);
+  auto at = [&](int x, int y, int c) {
+    x = std::clamp(x, 0, b.w - 1);
+    y = std::clamp(y, 0, b.h - 1);
+    return static_cast<double>(pixels[(static_cast<size_t>(b.y + y) * w0 + b.x + x) * 3 + c]);
+  };
+  for (int oy = 0; oy < b.oh; ++oy) {
+    const double cy = (oy + 0.5) * b.h / b.oh - 0.5;
+    const int iy = static_cast<int>(std::floor(cy));
+    const double ay = cy - iy;
+    for (int ox = 0; ox < b.ow; ++ox) {
+      const double cx = (ox + 0.5) * b.w / b.ow - 0.5;
+      const int ix = static_cast<int>(std::floor(cx));
+      const double ax = cx - ix;
+      for (int c = 0; c < 3; ++c) {
+        const double top = (1 - ax) * at(ix, iy, c) + ax * at(ix + 1, iy, c);
+        const double bottom = (1 - ax) * at(ix, iy + 1, c) + ax * at(ix + 1, iy + 1, c);
+        out[(static_cast<size_t>(oy) * b.ow + ox) * 3 + c] =
+            static_cast<uint8_t>(std::floor((1 - ay) * top + ay * bottom + 0.5));
+      }
+    }
+  }
+  return out;
+}
+
+// Float arithmetic is bilinear interpolation up to rounding: levels differ
+// from the exact value's only where it lies within float error of a half.
+TEST_F(ResizeLinearTest, IsExactBilinearUpToRounding) {
+  const int w0 = 160, h0 = 120;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 65);
+  const RgbImage src{pixels.data(), w0, h0};
+  std::vector<uint8_t> scratch;
+  for (const Box& b : kBoxes) {
+    std::vector<uint8_t> ours(static_cast<size_t>(b.ow) * b.oh * 3);
+    ResizeLinearInto(src, b.x, b.y, b.w, b.h, b.ow, b.oh, OutputFormat{}, ours.data(), scratch);
+    const std::vector<uint8_t> exact = ExactBilinear(pixels, w0, b);
+    int worst = 0;
+    for (size_t i = 0; i < ours.size(); ++i) {
+      worst = std::max(worst, std::abs(ours[i] - exact[i]));
+    }
+    EXPECT_LE(worst, 1) << Describe(b, DType::kU8, false, false);
+    EXPECT_LT(testing::MeanAbsDiff(ours, exact), 0.01) << Describe(b, DType::kU8, false, false);
+  }
+}
+
+// Same sample positions as cv::INTER_LINEAR (which ResampleBox calls for
+// whole-pixel boxes): only OpenCV's 11-bit fixed-point weights separate the
+// two, by one level at most.
+TEST_F(ResizeLinearTest, MatchesOpenCvBilinear) {
+  const int w0 = 160, h0 = 120;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 62);
+  const RgbImage src{pixels.data(), w0, h0};
+  std::vector<uint8_t> scratch;
+  for (const Box& b : kBoxes) {
+    const size_t bytes = static_cast<size_t>(b.ow) * b.oh * 3;
+    std::vector<uint8_t> ours(bytes), opencv(bytes);
+    ResizeLinearInto(src, b.x, b.y, b.w, b.h, b.ow, b.oh, OutputFormat{}, ours.data(), scratch);
+    ResampleBox(src, b.x, b.y, b.w, b.h, opencv.data(), b.ow, b.oh, static_cast<size_t>(b.ow) * 3,
+                Filter::kLinear, scratch);
+    int worst = 0;
+    for (size_t i = 0; i < bytes; ++i) worst = std::max(worst, std::abs(ours[i] - opencv[i]));
+    EXPECT_LE(worst, 1) << Describe(b, DType::kU8, false, false);
+    EXPECT_LT(testing::MeanAbsDiff(ours, opencv), 0.2) << Describe(b, DType::kU8, false, false);
+  }
+}
+
+// A region decode hands the kernel the same pixels at another offset: the
+// output must not depend on where the box sits.
+TEST_F(ResizeLinearTest, OutputDoesNotDependOnTheBoxPosition) {
+  const int w0 = 160, h0 = 120;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 63);
+  const RgbImage src{pixels.data(), w0, h0};
+  // The region [37, 37 + 101) x [29, 29 + 77) copied to the corner of a
+  // smaller image.
+  const int rw = 101, rh = 77;
+  std::vector<uint8_t> region(static_cast<size_t>(rw) * rh * 3);
+  for (int y = 0; y < rh; ++y) {
+    std::copy_n(pixels.begin() + ((29 + y) * w0 + 37) * 3, rw * 3, region.begin() + y * rw * 3);
+  }
+  const RgbImage cut{region.data(), rw, rh};
+  const ValueMap map = MakeValueMap(&kImageNetMean, &kImageNetStd);
+  const OutputFormat format{DType::kF32, true, true, &map};
+  std::vector<uint8_t> scratch;
+  std::vector<float> a(3 * 64 * 48), b(3 * 64 * 48);
+  ResizeLinearInto(src, 37, 29, rw, rh, 64, 48, format, a.data(), scratch);
+  ResizeLinearInto(cut, 0, 0, rw, rh, 64, 48, format, b.data(), scratch);
+  EXPECT_EQ(a, b);
+}
+
+// Reads stay inside the image: a box on the last pixels of the last row,
+// in a buffer with nothing after it (ASan reports any overread).
+TEST_F(ResizeLinearTest, ReadsNothingPastTheImage) {
+  const int w0 = 37, h0 = 11;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 64);
+  std::vector<uint8_t> exact(pixels);  // capacity == size
+  exact.shrink_to_fit();
+  const RgbImage src{exact.data(), w0, h0};
+  std::vector<uint8_t> scratch;
+  std::vector<uint8_t> out(24 * 8 * 3);
+  ResizeLinearInto(src, 0, 0, w0, h0, 24, 8, OutputFormat{}, out.data(), scratch);
+  ResizeLinearInto(src, 20, 5, 17, 6, 24, 8, OutputFormat{}, out.data(), scratch);
+  std::vector<uint8_t> slow(out.size());
+  ResizeLinearIntoScalar(src, 20, 5, 17, 6, 24, 8, OutputFormat{}, slow.data(), scratch);
+  EXPECT_EQ(out, slow);
+}
+
+}  // namespace
+}  // namespace feedline::vision::internal
