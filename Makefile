@@ -34,7 +34,8 @@ test-unit:
 # The whole C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFEEDLINE_SANITIZE=address \
-	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF > build-asan.configure.log 2>&1 \
+	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=ON \
+	  > build-asan.configure.log 2>&1 \
 	  || (cat build-asan.configure.log; exit 1)
 	@cmake --build build-asan -j$(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
