@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "src/vision/scratch_arena.h"
@@ -198,8 +199,17 @@ FEEDLINE_AVX2 __m256 Blend(const float* h0, const float* h1, __m256 wy) {
   return _mm256_floor_ps(_mm256_add_ps(v, _mm256_set1_ps(0.5f)));
 }
 
+// Outputs at least this large are written with streaming stores, which skip
+// reading each destination line into the cache first: a batch row of a
+// 224x224 float image is 600 KB, a whole batch tens of MB, far past any
+// cache, and the reads cost memory bandwidth the decoders need (about 2% of
+// images/s in `feedline bench`, 2026-11-29). Small outputs, which a training
+// step may find still in cache, keep ordinary stores.
+constexpr size_t kStreamBytes = size_t{256} << 10;
+
 // Channels-first float output of one row, mapped and (if flip) mirrored.
-template <bool kHalf>
+// kStream: vector stores bypass the cache (REQUIRES 32-byte aligned rows).
+template <bool kHalf, bool kStream>
 FEEDLINE_AVX2 void EmitChwRow(const float* h0, const float* h1, float wy_scalar, int padded,
                               int width, int height, int oy, const OutputFormat& format,
                               void* dst) {
@@ -224,8 +234,15 @@ FEEDLINE_AVX2 void EmitChwRow(const float* h0, const float* h1, float wy_scalar,
       const size_t at = row + (flip ? width - kGroup - ox : ox);
       if (flip) v = _mm256_permutevar8x32_ps(v, reverse);
       if constexpr (kHalf) {
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<uint16_t*>(dst) + at),
-                         _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        auto* out = reinterpret_cast<__m128i*>(static_cast<uint16_t*>(dst) + at);
+        const __m128i half = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        if constexpr (kStream) {
+          _mm_stream_si128(out, half);
+        } else {
+          _mm_storeu_si128(out, half);
+        }
+      } else if constexpr (kStream) {
+        _mm256_stream_ps(static_cast<float*>(dst) + at, v);
       } else {
         _mm256_storeu_ps(static_cast<float*>(dst) + at, v);
       }
@@ -348,9 +365,18 @@ void ResizeLinearInto(const RgbImage& src, int x, int y, int w, int h, int out_w
   // box are never picked, but must be readable.
   std::memset(expanded + w, 0, sizeof(uint32_t) * 2 * kGroup);
 
+  // Every row of every plane starts 32-byte aligned when the tensor does and
+  // the width is a multiple of 8.
+  const size_t out_bytes = static_cast<size_t>(out_width) * out_height * 3 * DTypeSize(format.dtype);
+  const bool stream = out_bytes >= kStreamBytes && out_width % kGroup == 0 &&
+                      reinterpret_cast<uintptr_t>(dst) % 32 == 0;
   auto emit = &EmitAnyRow;
-  if (format.chw && format.dtype == DType::kF32) emit = &EmitChwRow<false>;
-  if (format.chw && format.dtype == DType::kF16) emit = &EmitChwRow<true>;
+  if (format.chw && format.dtype == DType::kF32) {
+    emit = stream ? &EmitChwRow<false, true> : &EmitChwRow<false, false>;
+  }
+  if (format.chw && format.dtype == DType::kF16) {
+    emit = stream ? &EmitChwRow<true, true> : &EmitChwRow<true, false>;
+  }
   if (!format.chw && format.dtype == DType::kU8) emit = &EmitHwcBytesRow;
 
   // Two filtered rows, kept while consecutive output rows share them.
@@ -372,6 +398,9 @@ void ResizeLinearInto(const RgbImage& src, int x, int y, int w, int h, int out_w
     const float* h1 = filtered_row(ay.i1[oy], ay.i0[oy]);
     emit(h0, h1, ay.w[oy], padded, out_width, out_height, oy, format, dst);
   }
+  // Streaming stores are weakly ordered: make them visible before the
+  // engine's release of the row publishes it to the consumer.
+  if (stream) _mm_sfence();
 }
 
 // The same instructions as WriteOutput's vector path: AVX2, FMA and F16C.

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -121,6 +123,29 @@ TEST_F(ResizeLinearTest, IsExactBilinearUpToRounding) {
     }
     EXPECT_LE(worst, 1) << Describe(b, DType::kU8, false, false);
     EXPECT_LT(testing::MeanAbsDiff(ours, exact), 0.01) << Describe(b, DType::kU8, false, false);
+  }
+}
+
+// Outputs of a batch row's size (224x224 floats, 600 KB) at an aligned
+// address take the streaming-store path; it writes the same values.
+TEST_F(ResizeLinearTest, StreamingStoresWriteTheSameValues) {
+  const int w0 = 320, h0 = 260;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 66);
+  const RgbImage src{pixels.data(), w0, h0};
+  const ValueMap map = MakeValueMap(&kImageNetMean, &kImageNetStd);
+  std::vector<uint8_t> scratch;
+  for (DType dtype : {DType::kF32, DType::kF16}) {
+    for (bool flip : {false, true}) {
+      const OutputFormat format{dtype, true, flip, &map};
+      const size_t bytes = size_t{224} * 224 * 3 * DTypeSize(dtype);
+      // 32-byte aligned, as batch storage is.
+      std::vector<uint8_t> storage(bytes + 32, 0xAB);
+      uint8_t* fast = storage.data() + (32 - reinterpret_cast<uintptr_t>(storage.data()) % 32) % 32;
+      std::vector<uint8_t> slow(bytes, 0xCD);
+      ResizeLinearInto(src, 11, 7, 290, 240, 224, 224, format, fast, scratch);
+      ResizeLinearIntoScalar(src, 11, 7, 290, 240, 224, 224, format, slow.data(), scratch);
+      ASSERT_EQ(std::memcmp(fast, slow.data(), bytes), 0) << DTypeName(dtype) << " flip " << flip;
+    }
   }
 }
 
