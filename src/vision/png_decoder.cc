@@ -69,25 +69,51 @@ ImageInfo ReadPngInfo(std::span<const uint8_t> data, std::string_view source,
 DecodedImage DecodePng(std::span<const uint8_t> data, std::string_view source,
                        std::vector<uint8_t>& pixels, const RequestSource& requests,
                        const DecodeOptions& options) {
-  // PNG has no cheap way to skip rows or columns: decode it all.
   DecodedImage image;
   SpngContext ctx = Open(data, source, &image.info);
   CheckPixelLimit(image.info, source, options);
-  requests.Get(image.info);  // the caller's plan; nothing in it applies
+  const ImageInfo& info = image.info;
+  const Rect region = ClampRegion(requests.Get(info).region, info.width, info.height);
+  // Rows come out in order (unless interlaced): those above the region are
+  // decoded into one spare row (each is needed to unfilter the next), those
+  // below it are never decompressed. Columns cannot be skipped.
+  const bool whole = info.progressive || (region.y == 0 && region.height == info.height);
+  const int first = whole ? 0 : region.y;
+  const int last = whole ? info.height : region.y + region.height;
   size_t bytes = 0;
   if (int rc = spng_decoded_image_size(ctx.get(), SPNG_FMT_RGB8, &bytes)) {
     ThrowSpngError(source, rc);
   }
-  SizeBuffer(pixels, bytes, requests.grow_only);
-  if (int rc = spng_decode_image(ctx.get(), pixels.data(), bytes, SPNG_FMT_RGB8, 0)) {
-    ThrowSpngError(source, rc);
+  const size_t stride = static_cast<size_t>(info.width) * 3;
+  if (whole) {
+    SizeBuffer(pixels, bytes, requests.grow_only);
+    if (int rc = spng_decode_image(ctx.get(), pixels.data(), bytes, SPNG_FMT_RGB8, 0)) {
+      ThrowSpngError(source, rc);
+    }
+    // libspng stops when the pixels are complete, before the CRC of the last
+    // image data chunk; reading the chunks after it checks that CRC and finds
+    // a file cut short after its pixels.
+    if (int rc = spng_decode_chunks(ctx.get())) ThrowSpngError(source, rc);
+  } else {
+    // The region's rows, then one spare row for those above it.
+    const size_t rows = static_cast<size_t>(last - first);
+    SizeBuffer(pixels, (rows + 1) * stride, requests.grow_only);
+    uint8_t* spare = pixels.data() + rows * stride;
+    if (int rc = spng_decode_image(ctx.get(), nullptr, 0, SPNG_FMT_RGB8,
+                                   SPNG_DECODE_PROGRESSIVE)) {
+      ThrowSpngError(source, rc);
+    }
+    for (int y = 0; y < last; ++y) {
+      uint8_t* row = y < first ? spare : pixels.data() + static_cast<size_t>(y - first) * stride;
+      const int rc = spng_decode_row(ctx.get(), row, stride);
+      // SPNG_EOI comes with the last row of the image; like a region JPEG
+      // decode, a decode that stops early does not check the file's tail.
+      if (rc != 0 && !(rc == SPNG_EOI && y == info.height - 1)) ThrowSpngError(source, rc);
+    }
   }
-  // libspng stops when the pixels are complete, before the CRC of the last
-  // image data chunk; reading the chunks after it checks that CRC and finds
-  // a file cut short after its pixels.
-  if (int rc = spng_decode_chunks(ctx.get())) ThrowSpngError(source, rc);
-  image.width = image.info.width;
-  image.height = image.info.height;
+  image.width = info.width;
+  image.height = last - first;
+  image.y = first;
   return image;
 }
 

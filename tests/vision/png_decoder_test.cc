@@ -123,5 +123,67 @@ TEST(PngDecoder, MissingImageDataIsAnError) {
   testing::ExpectSampleError([&] { DecodeImage(png, "h.png", out); }, "decode", "h.png");
 }
 
+// A region decode returns the region's rows, byte-identical to the full
+// decode, and never decompresses the rows below it.
+TEST(PngDecoder, RegionDecodeReturnsTheRegionRows) {
+  const int w = 64, h = 48;
+  const std::vector<uint8_t> rgb = SynthesizeImage(w, h, 25);
+  for (int channels : {1, 3, 4}) {
+    const std::vector<uint8_t> png = EncodePng(Samples(rgb, channels), w, h, Png(channels));
+    const std::vector<uint8_t> expected = ExpectedRgb(rgb, channels);
+    for (const Rect region : {Rect{5, 10, 20, 15}, Rect{0, 0, 64, 1}, Rect{3, 40, 10, 8}}) {
+      DecodeRequest request;
+      request.region = region;
+      std::vector<uint8_t> out;
+      const DecodedImage image = DecodeImage(png, "r.png", out, request);
+      EXPECT_EQ(image.x, 0);
+      EXPECT_EQ(image.y, region.y);
+      EXPECT_EQ(image.width, w);
+      EXPECT_EQ(image.height, region.height);
+      const size_t stride = static_cast<size_t>(w) * 3;
+      ASSERT_GE(out.size(), stride * region.height);
+      EXPECT_EQ(std::memcmp(out.data(), expected.data() + stride * region.y,
+                            stride * region.height),
+                0)
+          << "channels " << channels << " rows " << region.y << "+" << region.height;
+    }
+  }
+}
+
+// Interlaced rows come out of order: the whole image is decoded.
+TEST(PngDecoder, InterlacedRegionDecodesTheWholeImage) {
+  const std::vector<uint8_t> rgb = SynthesizeImage(kW, kH, 26);
+  const std::vector<uint8_t> png = EncodePng(rgb, kW, kH, Png(3, 8, false, /*interlaced=*/true));
+  DecodeRequest request;
+  request.region = Rect{2, 5, 10, 6};
+  std::vector<uint8_t> out;
+  const DecodedImage image = DecodeImage(png, "i.png", out, request);
+  EXPECT_EQ(image.y, 0);
+  EXPECT_EQ(image.height, kH);
+  EXPECT_EQ(out, rgb);
+}
+
+// A file cut short below the region still serves the region (the rows it
+// needs are intact), as a region JPEG decode does; a cut inside the region
+// is an error; the whole image is an error either way.
+TEST(PngDecoder, RegionDecodeStopsAfterItsLastRow) {
+  const int w = 64, h = 200;
+  const std::vector<uint8_t> rgb = SynthesizeImage(w, h, 27);
+  PngEncodeOptions options = Png(3);
+  std::vector<uint8_t> png = EncodePng(rgb, w, h, options);
+  png.resize(png.size() * 3 / 4);  // the last rows' data is gone
+  DecodeRequest top;
+  top.region = Rect{0, 0, w, 20};
+  std::vector<uint8_t> out;
+  const DecodedImage image = DecodeImage(png, "cut.png", out, top);
+  EXPECT_EQ(image.height, 20);
+  EXPECT_EQ(std::memcmp(out.data(), rgb.data(), size_t{20} * w * 3), 0);
+  DecodeRequest bottom;
+  bottom.region = Rect{0, 180, w, 20};
+  testing::ExpectSampleError([&] { DecodeImage(png, "cut.png", out, bottom); }, "decode",
+                             "cut.png");
+  testing::ExpectSampleError([&] { DecodeImage(png, "cut.png", out); }, "decode", "cut.png");
+}
+
 }  // namespace
 }  // namespace feedline::vision
