@@ -13,6 +13,7 @@
 #include "feedline/vision/synth.h"
 #include "feedline/vision/transforms.h"
 #include "src/vision/resample.h"
+#include "tests/vision/resample_reference.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision::internal {
@@ -78,32 +79,17 @@ TEST_F(ResizeLinearTest, VectorPathEqualsScalarPath) {
   }
 }
 
-// Bilinear interpolation in double precision at cv::INTER_LINEAR's sample
-// positions, edges clamped to the box, rounded half up: u8 [oh, ow, 3].
-std::vector<uint8_t> ExactBilinear(const std::vector<uint8_t>& pixels, int w0, const Box& b) {
-  std::vector<uint8_t> out(static_cast<size_t>(b.ow) * b.oh * 3);
-  auto at = [&](int x, int y, int c) {
-    x = std::clamp(x, 0, b.w - 1);
-    y = std::clamp(y, 0, b.h - 1);
-    return static_cast<double>(pixels[(static_cast<size_t>(b.y + y) * w0 + b.x + x) * 3 + c]);
-  };
-  for (int oy = 0; oy < b.oh; ++oy) {
-    const double cy = (oy + 0.5) * b.h / b.oh - 0.5;
-    const int iy = static_cast<int>(std::floor(cy));
-    const double ay = cy - iy;
-    for (int ox = 0; ox < b.ow; ++ox) {
-      const double cx = (ox + 0.5) * b.w / b.ow - 0.5;
-      const int ix = static_cast<int>(std::floor(cx));
-      const double ax = cx - ix;
-      for (int c = 0; c < 3; ++c) {
-        const double top = (1 - ax) * at(ix, iy, c) + ax * at(ix + 1, iy, c);
-        const double bottom = (1 - ax) * at(ix, iy + 1, c) + ax * at(ix + 1, iy + 1, c);
-        out[(static_cast<size_t>(oy) * b.ow + ox) * 3 + c] =
-            static_cast<uint8_t>(std::floor((1 - ay) * top + ay * bottom + 0.5));
-      }
-    }
+// Both sides u8 [oh, ow, 3]: no level further apart than `worst`, and a mean
+// difference under `mean`.
+void ExpectClose(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& reference,
+                 int worst, double mean, const std::string& what) {
+  ASSERT_EQ(ours.size(), reference.size()) << what;
+  int largest = 0;
+  for (size_t i = 0; i < ours.size(); ++i) {
+    largest = std::max(largest, std::abs(ours[i] - reference[i]));
   }
-  return out;
+  EXPECT_LE(largest, worst) << what;
+  EXPECT_LT(testing::MeanAbsDiff(ours, reference), mean) << what;
 }
 
 // Float arithmetic is bilinear interpolation up to rounding: levels differ
@@ -116,13 +102,10 @@ TEST_F(ResizeLinearTest, IsExactBilinearUpToRounding) {
   for (const Box& b : kBoxes) {
     std::vector<uint8_t> ours(static_cast<size_t>(b.ow) * b.oh * 3);
     ResizeLinearInto(src, b.x, b.y, b.w, b.h, b.ow, b.oh, OutputFormat{}, ours.data(), scratch);
-    const std::vector<uint8_t> exact = ExactBilinear(pixels, w0, b);
-    int worst = 0;
-    for (size_t i = 0; i < ours.size(); ++i) {
-      worst = std::max(worst, std::abs(ours[i] - exact[i]));
-    }
-    EXPECT_LE(worst, 1) << Describe(b, DType::kU8, false, false);
-    EXPECT_LT(testing::MeanAbsDiff(ours, exact), 0.01) << Describe(b, DType::kU8, false, false);
+    // Bilinear in double precision at the same positions, rounded half up.
+    const std::vector<uint8_t> exact =
+        ResampleReference(pixels, w0, h0, b.x, b.y, b.w, b.h, b.ow, b.oh, Filter::kLinear);
+    ExpectClose(ours, exact, 1, 0.01, Describe(b, DType::kU8, false, false));
   }
 }
 
@@ -163,10 +146,7 @@ TEST_F(ResizeLinearTest, MatchesOpenCvBilinear) {
     ResizeLinearInto(src, b.x, b.y, b.w, b.h, b.ow, b.oh, OutputFormat{}, ours.data(), scratch);
     ResampleBox(src, b.x, b.y, b.w, b.h, opencv.data(), b.ow, b.oh, static_cast<size_t>(b.ow) * 3,
                 Filter::kLinear, scratch);
-    int worst = 0;
-    for (size_t i = 0; i < bytes; ++i) worst = std::max(worst, std::abs(ours[i] - opencv[i]));
-    EXPECT_LE(worst, 1) << Describe(b, DType::kU8, false, false);
-    EXPECT_LT(testing::MeanAbsDiff(ours, opencv), 0.2) << Describe(b, DType::kU8, false, false);
+    ExpectClose(ours, opencv, 1, 0.2, Describe(b, DType::kU8, false, false));
   }
 }
 
