@@ -2,7 +2,9 @@
 // operator new in this test program is counted while a window is open.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -14,12 +16,25 @@ std::atomic<bool> g_counting{false};
 std::atomic<int64_t> g_allocations{0};
 }  // namespace
 
+// GCC sees free() inlined where new-expressions' memory is released and warns
+// of a mismatch; here operator new itself is malloc, so the pairs match.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 // Every replaceable allocation function that pairs with free(), so that none
 // mixes with the runtime's own (sanitizers check the pairing).
 namespace {
 void* CountedAlloc(size_t size) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
   return std::malloc(size == 0 ? 1 : size);
+}
+// The over-aligned forms (batch storage asks for 64-byte blocks).
+void* CountedAlignedAlloc(size_t size, std::align_val_t alignment) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  const size_t align = static_cast<size_t>(alignment);
+  const size_t rounded = (std::max<size_t>(size, 1) + align - 1) / align * align;
+  return std::aligned_alloc(align, rounded);
 }
 }  // namespace
 
@@ -33,6 +48,26 @@ void* operator new[](size_t size) {
 }
 void* operator new(size_t size, const std::nothrow_t&) noexcept { return CountedAlloc(size); }
 void* operator new[](size_t size, const std::nothrow_t&) noexcept { return CountedAlloc(size); }
+void* operator new(size_t size, std::align_val_t alignment) {
+  if (void* p = CountedAlignedAlloc(size, alignment)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t size, std::align_val_t alignment) {
+  if (void* p = CountedAlignedAlloc(size, alignment)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return CountedAlignedAlloc(size, alignment);
+}
+void* operator new[](size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return CountedAlignedAlloc(size, alignment);
+}
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
@@ -82,6 +117,14 @@ TEST(SteadyState, CounterSeesAllocations) {
   g_counting.store(false);
   delete v;
   EXPECT_GE(g_allocations.load(), 2);
+  // And so does an over-aligned one.
+  g_allocations.store(0);
+  g_counting.store(true);
+  void* aligned = ::operator new(1000, std::align_val_t{64});
+  g_counting.store(false);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(aligned) % 64, 0u);
+  ::operator delete(aligned, std::align_val_t{64});
+  EXPECT_EQ(g_allocations.load(), 1);
 }
 
 }  // namespace
