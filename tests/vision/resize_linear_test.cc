@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/rng.h"
 #include "feedline/vision/synth.h"
 #include "feedline/vision/transforms.h"
 #include "src/vision/resample.h"
@@ -90,6 +91,37 @@ void ExpectClose(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& r
   }
   EXPECT_LE(largest, worst) << what;
   EXPECT_LT(testing::MeanAbsDiff(ours, reference), mean) << what;
+}
+
+// Random boxes, output sizes (1 to 300 pixels a side, so factors from a
+// 257x shrink to a 300x enlargement) and formats: the vector path always
+// writes what the scalar one does, and nothing past the output.
+TEST_F(ResizeLinearTest, RandomShapesMatchTheScalarPath) {
+  const int w0 = 257, h0 = 131;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 67);
+  const RgbImage src{pixels.data(), w0, h0};
+  const ValueMap map = MakeValueMap(&kImageNetMean, &kImageNetStd);
+  std::vector<uint8_t> scratch_a, scratch_b;
+  Rng rng(68, 0, 0);
+  const DType dtypes[] = {DType::kF32, DType::kF16, DType::kU8};
+  for (int i = 0; i < 300; ++i) {
+    const int w = 1 + static_cast<int>(rng.UniformInt(w0));
+    const int h = 1 + static_cast<int>(rng.UniformInt(h0));
+    const int x = static_cast<int>(rng.UniformInt(static_cast<uint64_t>(w0 - w + 1)));
+    const int y = static_cast<int>(rng.UniformInt(static_cast<uint64_t>(h0 - h + 1)));
+    const int ow = 1 + static_cast<int>(rng.UniformInt(300));
+    const int oh = 1 + static_cast<int>(rng.UniformInt(300));
+    const DType dtype = dtypes[rng.UniformInt(3)];
+    const OutputFormat format{dtype, rng.Bernoulli(0.5), rng.Bernoulli(0.5), &map};
+    const size_t bytes = static_cast<size_t>(ow) * oh * 3 * DTypeSize(dtype);
+    // A guard after the output catches writes past it.
+    std::vector<uint8_t> fast(bytes + 64, 0xAB), slow(bytes + 64, 0xAB);
+    ResizeLinearInto(src, x, y, w, h, ow, oh, format, fast.data(), scratch_a);
+    ResizeLinearIntoScalar(src, x, y, w, h, ow, oh, format, slow.data(), scratch_b);
+    const Box b{x, y, w, h, ow, oh};
+    ASSERT_EQ(fast, slow) << Describe(b, dtype, format.chw, format.flip);
+    for (size_t k = bytes; k < fast.size(); ++k) ASSERT_EQ(fast[k], 0xAB) << "wrote past the end";
+  }
 }
 
 // Float arithmetic is bilinear interpolation up to rounding: levels differ
