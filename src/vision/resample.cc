@@ -28,8 +28,12 @@
 #endif
 
 // Function versions for AVX2 and the baseline, picked at load time (GCC on
-// x86-64 with ifunc support); elsewhere one version.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+// x86-64 with ifunc support); elsewhere one version. Not under
+// ThreadSanitizer: the ifunc resolver runs during relocation, before the
+// TSan runtime it is instrumented to call exists, and the program crashes
+// at load.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_THREAD__)
 #define FEEDLINE_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define FEEDLINE_VECTOR_CLONES
