@@ -11,36 +11,42 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace feedline::internal {
 
-// std::allocator whose value construction (resize) leaves the bytes as they
+// An allocator whose value construction (resize) leaves the bytes as they
 // are: default-initialization instead of value-initialization. Blocks are
 // 64-byte aligned (a cache line), so vector code writing batch rows can use
-// aligned and streaming stores.
+// aligned and streaming stores. It defines every member std::vector uses
+// itself rather than inheriting std::allocator's, so no unaligned path
+// (such as C++23's allocate_at_least) can pair with the aligned delete.
 template <typename T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <typename U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
+struct DefaultInitAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+
   DefaultInitAllocator() = default;
   template <typename U>
   DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}
 
-  static constexpr std::align_val_t kAlignment{64};
   T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
   void deallocate(T* p, size_t) noexcept { ::operator delete(p, kAlignment); }
 
   template <typename U>
-  void construct(U* p) noexcept {
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void*>(p)) U;
   }
   template <typename U, typename... Args>
   void construct(U* p, Args&&... args) {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+
+  template <typename U>
+  bool operator==(const DefaultInitAllocator<U>&) const noexcept {
+    return true;
   }
 };
 

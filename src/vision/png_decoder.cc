@@ -110,6 +110,11 @@ DecodedImage DecodePng(std::span<const uint8_t> data, std::string_view source,
       // decode, a decode that stops early does not check the file's tail.
       if (rc != 0 && !(rc == SPNG_EOI && y == info.height - 1)) ThrowSpngError(source, rc);
     }
+    // A region down to the last row read every row: check the tail as the
+    // whole-image decode does.
+    if (last == info.height) {
+      if (int rc = spng_decode_chunks(ctx.get())) ThrowSpngError(source, rc);
+    }
   }
   image.width = info.width;
   image.height = last - first;

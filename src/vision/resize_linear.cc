@@ -37,6 +37,20 @@ void MakeAxis(int length, int outputs, const Axis& axis) {
   }
 }
 
+// An axis of `outputs` taps in scratch: Reserve before Allocate, Take after,
+// in the same order as the other arrays.
+void ReserveAxis(ScratchArena& arena, int outputs) {
+  arena.Reserve<int>(static_cast<size_t>(outputs));
+  arena.Reserve<int>(static_cast<size_t>(outputs));
+  arena.Reserve<float>(static_cast<size_t>(outputs));
+}
+Axis TakeAxis(ScratchArena& arena, int outputs) {
+  // Braced initializers run left to right: i0, i1, w, as reserved.
+  return Axis{arena.Take<int>(static_cast<size_t>(outputs)),
+              arena.Take<int>(static_cast<size_t>(outputs)),
+              arena.Take<float>(static_cast<size_t>(outputs))};
+}
+
 float Round(float v) { return std::clamp(std::floor(v + 0.5f), 0.0f, 255.0f); }
 
 // Where value (c, oy, ox) of the output goes, in elements.
@@ -72,15 +86,11 @@ void ResizeLinearIntoScalar(const RgbImage& src, int x, int y, int w, int h, int
                             int out_height, const OutputFormat& format, void* dst,
                             std::vector<uint8_t>& scratch) {
   ScratchArena arena(scratch);
-  for (int k = 0; k < 2; ++k) {
-    arena.Reserve<int>(static_cast<size_t>(out_width + out_height));
-    arena.Reserve<float>(static_cast<size_t>(out_width + out_height));
-  }
+  ReserveAxis(arena, out_width);
+  ReserveAxis(arena, out_height);
   arena.Allocate();
-  const Axis ax{arena.Take<int>(out_width), arena.Take<int>(out_width),
-                arena.Take<float>(out_width)};
-  const Axis ay{arena.Take<int>(out_height), arena.Take<int>(out_height),
-                arena.Take<float>(out_height)};
+  const Axis ax = TakeAxis(arena, out_width);
+  const Axis ay = TakeAxis(arena, out_height);
   MakeAxis(w, out_width, ax);
   MakeAxis(h, out_height, ay);
   const size_t stride = static_cast<size_t>(src.width) * 3;
@@ -318,29 +328,24 @@ void ResizeLinearInto(const RgbImage& src, int x, int y, int w, int h, int out_w
   const int groups = (out_width + kGroup - 1) / kGroup;
   const int padded = groups * kGroup;
   ScratchArena arena(scratch);
-  arena.Reserve<int>(padded);    // taps.i0
-  arena.Reserve<int>(padded);    // taps.i1
-  arena.Reserve<float>(padded);  // taps.w
-  arena.Reserve<int>(groups);    // base
+  ReserveAxis(arena, padded);  // plan.taps
+  arena.Reserve<int>(groups);  // base
   arena.Reserve<uint8_t>(groups);
   arena.Reserve<int>(padded);  // rel0
   arena.Reserve<int>(padded);  // rel1
-  arena.Reserve<int>(out_height);
-  arena.Reserve<int>(out_height);
-  arena.Reserve<float>(out_height);
+  ReserveAxis(arena, out_height);
   arena.Reserve<uint32_t>(static_cast<size_t>(w) + 2 * kGroup);  // expanded row + overread
   arena.Reserve<float>(static_cast<size_t>(6) * padded);         // two filtered rows
   arena.Allocate();
   RowPlan plan;
   plan.groups = groups;
   plan.padded = padded;
-  plan.taps = Axis{arena.Take<int>(padded), arena.Take<int>(padded), arena.Take<float>(padded)};
+  plan.taps = TakeAxis(arena, padded);
   plan.base = arena.Take<int>(groups);
   plan.vector_ok = arena.Take<uint8_t>(groups);
   plan.rel0 = arena.Take<int>(padded);
   plan.rel1 = arena.Take<int>(padded);
-  const Axis ay{arena.Take<int>(out_height), arena.Take<int>(out_height),
-                arena.Take<float>(out_height)};
+  const Axis ay = TakeAxis(arena, out_height);
   uint32_t* expanded = arena.Take<uint32_t>(static_cast<size_t>(w) + 2 * kGroup);
   float* filtered = arena.Take<float>(static_cast<size_t>(6) * padded);
 

@@ -185,5 +185,23 @@ TEST(PngDecoder, RegionDecodeStopsAfterItsLastRow) {
   testing::ExpectSampleError([&] { DecodeImage(png, "cut.png", out); }, "decode", "cut.png");
 }
 
+// A region that ends at the last row reads the whole image data, so it checks
+// the file's tail (the last chunk's CRC) like the whole-image decode.
+TEST(PngDecoder, RegionDownToTheLastRowChecksTheTail) {
+  std::vector<uint8_t> png = EncodePng(SynthesizeImage(kW, kH, 28), kW, kH);
+  const size_t idat = FindChunk(png, "IDAT");
+  const size_t length = (size_t{png[idat]} << 24) | (size_t{png[idat + 1]} << 16) |
+                        (size_t{png[idat + 2]} << 8) | png[idat + 3];
+  png[idat + 8 + length] ^= 1;  // the CRC after the pixels
+  std::vector<uint8_t> out;
+  DecodeRequest bottom;
+  bottom.region = Rect{0, kH - 5, kW, 5};
+  testing::ExpectSampleError([&] { DecodeImage(png, "tail.png", out, bottom); }, "decode",
+                             "tail.png");
+  DecodeRequest top;  // stops before the damage: decodes
+  top.region = Rect{0, 0, kW, 5};
+  EXPECT_EQ(DecodeImage(png, "tail.png", out, top).height, 5);
+}
+
 }  // namespace
 }  // namespace feedline::vision

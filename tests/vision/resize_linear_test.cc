@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/rng.h"
@@ -116,6 +117,11 @@ TEST_F(ResizeLinearTest, RandomShapesMatchTheScalarPath) {
     const size_t bytes = static_cast<size_t>(ow) * oh * 3 * DTypeSize(dtype);
     // A guard after the output catches writes past it.
     std::vector<uint8_t> fast(bytes + 64, 0xAB), slow(bytes + 64, 0xAB);
+    // Every tenth call with fresh scratch: each function must size its own.
+    if (i % 10 == 0) {
+      scratch_a = {};
+      scratch_b = {};
+    }
     ResizeLinearInto(src, x, y, w, h, ow, oh, format, fast.data(), scratch_a);
     ResizeLinearIntoScalar(src, x, y, w, h, ow, oh, format, slow.data(), scratch_b);
     const Box b{x, y, w, h, ow, oh};
@@ -203,6 +209,20 @@ TEST_F(ResizeLinearTest, OutputDoesNotDependOnTheBoxPosition) {
   ResizeLinearInto(src, 37, 29, rw, rh, 64, 48, format, a.data(), scratch);
   ResizeLinearInto(cut, 0, 0, rw, rh, 64, 48, format, b.data(), scratch);
   EXPECT_EQ(a, b);
+}
+
+// Each function sizes its own scratch, down to a single output pixel (ASan
+// reports any write past it).
+TEST_F(ResizeLinearTest, SizesItsOwnScratch) {
+  const std::vector<uint8_t> pixels = SynthesizeImage(40, 30, 69);
+  const RgbImage src{pixels.data(), 40, 30};
+  for (const auto& [ow, oh] : {std::pair{1, 1}, std::pair{8, 1}, std::pair{1, 8}, std::pair{3, 2}}) {
+    std::vector<uint8_t> fast(static_cast<size_t>(ow) * oh * 3), slow(fast.size());
+    std::vector<uint8_t> scratch_a, scratch_b;  // fresh every time
+    ResizeLinearInto(src, 2, 3, 30, 20, ow, oh, OutputFormat{}, fast.data(), scratch_a);
+    ResizeLinearIntoScalar(src, 2, 3, 30, 20, ow, oh, OutputFormat{}, slow.data(), scratch_b);
+    EXPECT_EQ(fast, slow) << ow << "x" << oh;
+  }
 }
 
 // Reads stay inside the image: a box on the last pixels of the last row,
