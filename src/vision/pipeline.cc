@@ -8,17 +8,10 @@
 #include <string>
 #include <utility>
 
-// OpenCV 4's headers mix enum types in arithmetic, which C++20 deprecates.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#if defined(__clang__)
-#pragma GCC diagnostic ignored "-Wdeprecated-anon-enum-enum-conversion"
-#endif
-#include <opencv2/core.hpp>
-#pragma GCC diagnostic pop
 
 #include "feedline/error.h"
 #include "src/vision/decoders.h"
+#include "src/vision/opencv.h"
 #include "src/vision/resample.h"
 #include "src/vision/resize_linear.h"
 #include "src/vision/write_output.h"
@@ -361,9 +354,11 @@ std::string Pipeline::ToString() const {
   return out;
 }
 
-Pipeline TrainPipeline(int size, DType dtype) {
-  std::vector<Transform> steps = {Transform::RandomResizedCrop(size),
-                                  Transform::RandomHorizontalFlip(0.5)};
+namespace {
+
+// A recipe's geometric steps, then Normalize + ToCHW unless the output is u8
+// (normalized on the accelerator).
+Pipeline Recipe(std::vector<Transform> steps, DType dtype) {
   if (dtype != DType::kU8) {
     steps.push_back(Transform::Normalize());
     steps.push_back(Transform::ToCHW());
@@ -373,15 +368,14 @@ Pipeline TrainPipeline(int size, DType dtype) {
   return Pipeline(std::move(steps), options);
 }
 
+}  // namespace
+
+Pipeline TrainPipeline(int size, DType dtype) {
+  return Recipe({Transform::RandomResizedCrop(size), Transform::RandomHorizontalFlip(0.5)}, dtype);
+}
+
 Pipeline ValPipeline(int resize, int crop, DType dtype) {
-  std::vector<Transform> steps = {Transform::Resize(resize), Transform::CenterCrop(crop)};
-  if (dtype != DType::kU8) {
-    steps.push_back(Transform::Normalize());
-    steps.push_back(Transform::ToCHW());
-  }
-  PipelineOptions options;
-  options.dtype = dtype;
-  return Pipeline(std::move(steps), options);
+  return Recipe({Transform::Resize(resize), Transform::CenterCrop(crop)}, dtype);
 }
 
 }  // namespace feedline::vision

@@ -9,15 +9,7 @@
 #include <emmintrin.h>
 #endif
 
-// OpenCV 4's headers mix enum types in arithmetic, which C++20 deprecates.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-enum-enum-conversion"
-#if defined(__clang__)
-#pragma GCC diagnostic ignored "-Wdeprecated-anon-enum-enum-conversion"
-#endif
-#include <opencv2/core.hpp>
-#include <opencv2/imgproc.hpp>
-#pragma GCC diagnostic pop
+#include "src/vision/opencv.h"
 
 #include "src/vision/scratch_arena.h"
 
