@@ -80,8 +80,7 @@ Command AddBenchCommand(CLI::App& parent) {
       "Measure the loader on SOURCE: images/s, time to first batch, consumer wait, "
       "per-stage breakdown, peak memory, errors, and a diagnosis.");
   auto args = std::make_shared<BenchArgs>();
-  app->add_option("SOURCE", args->source, "Image folder (one subfolder per class) or file list")
-      ->type_name("PATH");
+  AddSourceArgument(app, args->source);
   CLI::Option* synthetic =
       app->add_option("--synthetic", args->synthetic,
                       "Run over N in-memory samples (each its int64 index) instead of SOURCE: the "

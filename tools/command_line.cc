@@ -130,4 +130,9 @@ std::string UnknownCommandLine(const std::string& name, const std::vector<std::s
          " (see 'feedline --help')";
 }
 
+CLI::Option* AddSourceArgument(CLI::App* app, std::string& source) {
+  return app->add_option("SOURCE", source, "Image folder (one subfolder per class) or file list")
+      ->type_name("PATH");
+}
+
 }  // namespace feedline::cli

@@ -31,6 +31,10 @@ struct Command {
   std::function<int()> run;
 };
 
+// The positional SOURCE every image command takes (an image folder or a file
+// list), bound to `source`.
+CLI::Option* AddSourceArgument(CLI::App* app, std::string& source);
+
 // Validators. Each message names what is allowed and what was given; CLI11
 // puts the option's name in front.
 CLI::Validator IntAtLeast(long long min);

@@ -218,8 +218,7 @@ Command AddTuneCommand(CLI::App& parent) {
                                         "Sweep num_workers (1 to 2 x cores) and prefetch (1, 2, 4) "
                                         "on SOURCE and recommend a setting.");
   auto args = std::make_shared<TuneArgs>();
-  app->add_option("SOURCE", args->source, "Image folder (one subfolder per class) or file list")
-      ->type_name("PATH");
+  AddSourceArgument(app, args->source);
   app->add_option("--pipeline", args->pipeline,
                   "train, val, decode or read (see feedline bench --help)")
       ->check(OneOf(PipelineNames()))

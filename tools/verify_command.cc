@@ -142,8 +142,7 @@ Command AddVerifyCommand(CLI::App& parent) {
       "Decode every image of SOURCE in parallel and list each broken file with its reason. "
       "Exits 1 if any file is broken.");
   auto args = std::make_shared<VerifyArgs>();
-  app->add_option("SOURCE", args->source, "Image folder (one subfolder per class) or file list")
-      ->type_name("PATH");
+  AddSourceArgument(app, args->source);
   app->add_option("--threads", args->threads, "Decoding threads; auto: one per CPU")
       ->check(WorkersValue())
       ->type_name("N|auto")
