@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "testing/sample_x.h"
 
 namespace feedline {
 namespace {
@@ -36,12 +37,7 @@ class Part : public Dataset {
   std::vector<FieldSpec> fixed_;
 };
 
-int64_t GetX(const Dataset& dataset, int64_t index) {
-  Sample sample;
-  SampleContext ctx(/*seed=*/0, /*epoch=*/0, index);
-  dataset.Get(index, sample, ctx);
-  return *sample["x"].data<int64_t>();
-}
+using test::GetX;
 
 std::shared_ptr<const Dataset> MakePart(int64_t tag, int64_t n, std::vector<FieldSpec> fixed = {}) {
   return std::make_shared<Part>(tag, n, std::move(fixed));

@@ -10,6 +10,7 @@
 #include "feedline/error.h"
 #include "feedline/sampler.h"
 #include "testing/chi_square.h"
+#include "testing/errors.h"
 
 namespace feedline {
 namespace {
@@ -23,14 +24,7 @@ bool IsPermutation(std::vector<int64_t> v, int64_t n) {
   return true;
 }
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::ErrorOf;
 
 TEST(RandomSamplerTest, EachEpochIsAPermutation) {
   RandomSampler sampler(100, /*seed=*/3);

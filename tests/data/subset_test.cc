@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "testing/sample_x.h"
 
 namespace feedline {
 namespace {
@@ -30,12 +31,7 @@ class Numbers : public Dataset {
   std::vector<FieldSpec> fixed_;
 };
 
-int64_t GetX(const Dataset& dataset, int64_t index) {
-  Sample sample;
-  SampleContext ctx(/*seed=*/0, /*epoch=*/0, index);
-  dataset.Get(index, sample, ctx);
-  return *sample["x"].data<int64_t>();
-}
+using test::GetX;
 
 TEST(SubsetTest, MapsIndicesThroughTheList) {
   auto base = std::make_shared<Numbers>(10);

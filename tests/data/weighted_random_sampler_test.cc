@@ -13,18 +13,12 @@
 #include "feedline/error.h"
 #include "feedline/sampler.h"
 #include "testing/chi_square.h"
+#include "testing/errors.h"
 
 namespace feedline {
 namespace {
 
-std::string ErrorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::ErrorOf;
 
 TEST(WeightedRandomSamplerTest, FrequenciesFollowTheWeights) {
   const std::vector<double> weights = {1.0, 0.0, 2.0, 4.0, 0.5, 0.0, 2.5};
