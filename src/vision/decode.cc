@@ -107,6 +107,10 @@ ImageFormat DetectFormat(std::span<const uint8_t> data) {
   return ImageFormat::kUnknown;
 }
 
+void CheckImageSignature(std::span<const uint8_t> head, std::string_view source) {
+  if (DetectFormat(head) == ImageFormat::kUnknown) ThrowUnknownFormat(head, source);
+}
+
 ImageInfo ReadImageInfo(std::span<const uint8_t> data, std::string_view source,
                         const DecodeOptions& options) {
   switch (DetectFormat(data)) {

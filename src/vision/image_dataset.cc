@@ -34,11 +34,18 @@ std::string_view ImageList::path(int64_t index) const {
 }
 
 ImageDataset::ImageDataset(std::string root, ImageList files, std::vector<std::string> classes,
-                           Pipeline pipeline)
+                           Pipeline pipeline, ReadOptions read)
     : root_(std::move(root)),
       files_(std::move(files)),
       classes_(std::move(classes)),
-      pipeline_(std::move(pipeline)) {
+      pipeline_(std::move(pipeline)),
+      read_(read) {
+  if (read_.max_bytes <= 0) {
+    throw Error("image dataset: max_file_bytes must be > 0, got " + std::to_string(read_.max_bytes));
+  }
+  // The pipeline decodes every file: one that is no image fails from its
+  // first bytes.
+  read_.image = true;
   static_assert(Pipeline::kScratchSlots[0] > kPathSlot, "scratch slots overlap");
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   const int64_t num_classes = static_cast<int64_t>(classes_.size());
@@ -79,7 +86,7 @@ void ImageDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
   {
     auto timer = ctx.Time(Stage::kRead);
-    ReadFile(file, bytes);
+    ReadFile(file, bytes, read_);
   }
   pipeline_.Run(bytes, file, out, "image", ctx);
   out.SetScalar<int64_t>("label", files_.label(index));

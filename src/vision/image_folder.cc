@@ -190,11 +190,12 @@ ImageFolder::Listing ImageFolder::List(const std::string& root_arg) {
   return listing;
 }
 
-ImageFolder::ImageFolder(const std::string& root, Pipeline pipeline)
-    : ImageFolder(root, List(root), std::move(pipeline)) {}
+ImageFolder::ImageFolder(const std::string& root, Pipeline pipeline, ReadOptions read)
+    : ImageFolder(root, List(root), std::move(pipeline), read) {}
 
-ImageFolder::ImageFolder(const std::string& root, Listing listing, Pipeline pipeline)
+ImageFolder::ImageFolder(const std::string& root, Listing listing, Pipeline pipeline,
+                         ReadOptions read)
     : ImageDataset(root, std::move(listing.files), std::move(listing.classes),
-                   std::move(pipeline)) {}
+                   std::move(pipeline), read) {}
 
 }  // namespace feedline::vision

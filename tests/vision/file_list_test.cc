@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -67,6 +73,54 @@ TEST(FileList, LoadsSamples) {
   data.Get(1, sample, ctx);
   EXPECT_EQ(sample["image"].shape(), (Shape{3, 32, 32}));
   EXPECT_EQ(*sample["label"].data<int64_t>(), 0);
+}
+
+std::string ListFileError(const std::string& list_file) {
+  try {
+    FileList::ReadListText(list_file);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// A JPEG or a binary file given as the list is refused as a whole, not
+// parsed into lines of raw bytes.
+TEST(FileList, AnImageOrBinaryFileIsNoList) {
+  testing::TempDir dir;
+  testing::WriteBytes(dir / "x.jpg", SynthesizeJpeg(20, 20, 83));
+  EXPECT_EQ(ListFileError(dir / "x.jpg"),
+            "FileList: '" + (dir / "x.jpg") +
+                "' is an image (jpeg), not a file list (lines of 'path label')");
+  testing::WriteBytes(dir / "data.bin", {'a', ' ', '1', '\n', 0, 1, 2});
+  EXPECT_EQ(ListFileError(dir / "data.bin"),
+            "FileList: '" + (dir / "data.bin") +
+                "' is a binary file (it holds NUL bytes), not a file list (lines of 'path label')");
+  EXPECT_THROW(FileList(dir / "x.jpg", dir.path(), TrainPipeline()), Error);
+}
+
+TEST(FileList, ABadLineShowsNoRawBytes) {
+  const std::string message = ParseError("a.jpg 0\n\xff\xd8\x1b[2J\x01 cat\n");
+  EXPECT_NE(message.find("list.txt:2:"), std::string::npos) << message;
+  EXPECT_NE(message.find("'\\xff\\xd8\\x1b[2J\\x01 cat'"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x1b'), std::string::npos) << message;
+  const std::string long_line(500, 'a');
+  const std::string cut = ParseError(long_line + "\n");
+  EXPECT_NE(cut.find(std::string(80, 'a') + "...'"), std::string::npos) << cut;
+  EXPECT_EQ(cut.find(std::string(81, 'a')), std::string::npos) << cut;
+}
+
+TEST(FileList, AFifoAsTheListIsRefusedWithoutBlocking) {
+  testing::TempDir dir;
+  ASSERT_EQ(::mkfifo((dir / "list.txt").c_str(), 0600), 0);
+  auto error = std::async(std::launch::async, [&] { return ListFileError(dir / "list.txt"); });
+  if (error.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading a FIFO blocked";
+    const int fd = ::open((dir / "list.txt").c_str(), O_WRONLY | O_NONBLOCK);  // releases it
+    if (fd >= 0) ::close(fd);
+  }
+  EXPECT_EQ(error.get(), "FileList: cannot read list file '" + (dir / "list.txt") +
+                             "': is a FIFO, not a regular file");
 }
 
 TEST(FileList, MissingListFileIsAnError) {

@@ -2,10 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "feedline/data_loader.h"
 #include "feedline/error.h"
 #include "feedline/vision/encode.h"
 #include "feedline/vision/synth.h"
@@ -83,6 +91,68 @@ TEST(ImageFolder, BrokenFilesAreSampleErrorsNamingThem) {
   testing::ExpectSampleError([&] { folder.Get(0, sample, ctx); }, "format", dir / "a/empty.jpg");
   std::filesystem::remove(dir / "a/empty.jpg");
   testing::ExpectSampleError([&] { folder.Get(0, sample, ctx); }, "io", dir / "a/empty.jpg");
+}
+
+// A FIFO and a symlink to a device, named like images, among good files:
+// each is a failed sample naming the file and what it is, found without
+// blocking or reading, and a loader that skips them finishes.
+TEST(ImageFolder, FifosAndDevicesAreFailedSamplesNotHangs) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(40, 30, 74);
+  testing::WriteBytes(dir / "a/good1.jpg", jpeg);
+  testing::WriteBytes(dir / "a/good2.jpg", jpeg);
+  ASSERT_EQ(::mkfifo((dir / "a/x.jpg").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", dir / "a/y.jpg");
+  std::filesystem::create_directories(dir / "a/z.jpg");  // a folder named like an image
+  auto run = std::async(std::launch::async, [&] {
+    ImageFolder folder(dir.path(), TrainPipeline(16));
+    EXPECT_EQ(Files(folder),
+              (std::vector<std::string>{"a/good1.jpg", "a/good2.jpg", "a/x.jpg", "a/y.jpg"}));
+    Sample sample;
+    SampleContext ctx(0, 0, 0);
+    EXPECT_EQ(testing::ExpectSampleError([&] { folder.Get(2, sample, ctx); }, "io", dir / "a/x.jpg"),
+              "is a FIFO, not a regular file");
+    EXPECT_EQ(testing::ExpectSampleError([&] { folder.Get(3, sample, ctx); }, "io", dir / "a/y.jpg"),
+              "is a character device, not a regular file");
+    LoaderOptions options;
+    options.batch_size = 2;
+    options.num_workers = 2;
+    options.error_policy = ErrorPolicy::kSkip;
+    DataLoader loader(std::make_shared<ImageFolder>(dir.path(), TrainPipeline(16)), options);
+    int64_t images = 0;
+    while (std::optional<Batch> batch = loader.Next()) images += batch->size();
+    EXPECT_EQ(images, 2);
+    EXPECT_EQ(loader.stats().errors_by_reason.at("io"), 2);
+  });
+  if (run.wait_for(std::chrono::seconds(30)) != std::future_status::ready) {
+    ADD_FAILURE() << "reading a FIFO or a device blocked";
+    // Opening the FIFO's other end releases a reader blocked in open().
+    for (int i = 0; i < 8; ++i) {
+      const int fd = ::open((dir / "a/x.jpg").c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  run.get();
+}
+
+TEST(ImageFolder, FilesOverMaxFileBytesAreRefused) {
+  testing::TempDir dir;
+  const std::vector<uint8_t> jpeg = SynthesizeJpeg(40, 30, 75);
+  testing::WriteBytes(dir / "a/img.jpg", jpeg);
+  ReadOptions read;
+  read.max_bytes = static_cast<int64_t>(jpeg.size()) - 1;
+  ImageFolder folder(dir.path(), TrainPipeline(16), read);
+  EXPECT_EQ(folder.read_options().max_bytes, read.max_bytes);
+  Sample sample;
+  SampleContext ctx(0, 0, 0);
+  const std::string message =
+      testing::ExpectSampleError([&] { folder.Get(0, sample, ctx); }, "too_large", dir / "a/img.jpg");
+  EXPECT_NE(message.find("over the limit of " + std::to_string(read.max_bytes)), std::string::npos)
+      << message;
+  read.max_bytes = static_cast<int64_t>(jpeg.size());
+  ImageFolder(dir.path(), TrainPipeline(16), read).Get(0, sample, ctx);
+  read.max_bytes = 0;
+  EXPECT_THROW(ImageFolder(dir.path(), TrainPipeline(16), read), Error);
 }
 
 TEST(ImageFolder, SetupErrorsNameThePath) {

@@ -31,6 +31,12 @@ const char* ImageFormatName(ImageFormat format);
 // The format announced by the first bytes of `data`, or kUnknown.
 ImageFormat DetectFormat(std::span<const uint8_t> data);
 
+// Throws SampleError("format", source, ...) unless `head` (the first bytes
+// of a file, 12 are enough) begins like a JPEG, PNG or WebP file; the message
+// is DecodeImage's ("empty file", "unsupported image format: GIF ...",
+// "not a JPEG, PNG or WebP image (first bytes: ...)").
+void CheckImageSignature(std::span<const uint8_t> head, std::string_view source);
+
 // Pillow's Image.MAX_IMAGE_PIXELS: larger images are refused (decompression
 // bombs).
 inline constexpr int64_t kDefaultMaxPixels = 89'478'485;

@@ -27,9 +27,18 @@ class FileList : public ImageDataset {
   // Throws Error if the list file cannot be read, has no entries, or has a
   // bad line (the message names list_file:line). classes() are the label
   // numbers "0" ... "N-1", N = the largest label + 1.
-  FileList(const std::string& list_file, const std::string& root, Pipeline pipeline);
+  FileList(const std::string& list_file, const std::string& root, Pipeline pipeline,
+           ReadOptions read = {});
 
-  // Parses list-file text; `name` is used in error messages.
+  // The list file's text. Throws Error naming the file if it cannot be read,
+  // is not a regular file, is larger than kMaxListFileBytes, is an image or
+  // holds NUL bytes (a binary file).
+  static std::string ReadListText(const std::string& list_file);
+  // A list of a million files is about 50 MB.
+  static constexpr int64_t kMaxListFileBytes = int64_t{4} << 30;
+
+  // Parses list-file text; `name` is used in error messages (non-printable
+  // bytes of a bad line shown as \xNN).
   static ImageList Parse(std::string_view text, const std::string& name);
 
  private:
@@ -38,7 +47,7 @@ class FileList : public ImageDataset {
     std::vector<std::string> classes;
   };
   static Loaded Load(const std::string& list_file);
-  FileList(const std::string& root, Loaded loaded, Pipeline pipeline);
+  FileList(const std::string& root, Loaded loaded, Pipeline pipeline, ReadOptions read);
 };
 
 }  // namespace feedline::vision

@@ -26,6 +26,7 @@
 
 #include "feedline/dataset.h"
 #include "feedline/vision/pipeline.h"
+#include "feedline/vision/read_file.h"
 
 namespace feedline::vision {
 
@@ -50,12 +51,16 @@ class ImageDataset : public Dataset {
  public:
   // Files are read from `root`/path (or path, if absolute). `classes` names
   // the labels: every label must be in [0, classes.size()) (throws Error).
+  // `read` bounds each file read (its max_bytes; files are always checked
+  // for an image signature before they are read whole).
   ImageDataset(std::string root, ImageList files, std::vector<std::string> classes,
-               Pipeline pipeline);
+               Pipeline pipeline, ReadOptions read = {});
 
   int64_t size() const override { return files_.size(); }
   // Reads the file into ctx.scratch(0), runs the pipeline into "image" and
-  // sets "label". Throws SampleError naming the file.
+  // sets "label". Throws SampleError naming the file (see ReadFile and
+  // DecodeImage for the reasons): a FIFO, a device or a file over the size
+  // limit fails without being read.
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   // The file's path.
   std::string Source(int64_t index) const override;
@@ -69,12 +74,14 @@ class ImageDataset : public Dataset {
   // The path of sample `index` as listed (relative to root unless absolute).
   std::string_view file(int64_t index) const;
   const Pipeline& pipeline() const { return pipeline_; }
+  const ReadOptions& read_options() const { return read_; }
 
  private:
   std::string root_;
   ImageList files_;
   std::vector<std::string> classes_;
   Pipeline pipeline_;
+  ReadOptions read_;
 };
 
 }  // namespace feedline::vision

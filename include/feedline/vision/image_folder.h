@@ -29,7 +29,7 @@ class ImageFolder : public ImageDataset {
  public:
   // Throws Error naming the path if root is missing, is not a directory, has
   // no class folders, or a class folder holds no image file.
-  ImageFolder(const std::string& root, Pipeline pipeline);
+  ImageFolder(const std::string& root, Pipeline pipeline, ReadOptions read = {});
 
   struct Listing {
     ImageList files;  // paths relative to root
@@ -39,7 +39,7 @@ class ImageFolder : public ImageDataset {
   static Listing List(const std::string& root);
 
  private:
-  ImageFolder(const std::string& root, Listing listing, Pipeline pipeline);
+  ImageFolder(const std::string& root, Listing listing, Pipeline pipeline, ReadOptions read);
 };
 
 // True if `name` ends in .jpg, .jpeg, .png or .webp, in any case.
