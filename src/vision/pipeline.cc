@@ -166,6 +166,29 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
     throw Error("pipeline: max_pixels must be > 0, got " +
                 std::to_string(options_.decode.max_pixels));
   }
+  // An output larger than the largest image the decoder accepts is a typo
+  // (CenterCrop(100000) is 30 GB per image): refused here, not as an
+  // allocation failure in every worker. Only the last geometric step sizes
+  // the output; the earlier ones are folded into it, never materialized.
+  const Transform* last_sized = nullptr;
+  for (const Transform& t : transforms_) {
+    if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomResizedCrop ||
+        t.kind == Kind::kResize) {
+      last_sized = &t;
+    }
+  }
+  if (last_sized != nullptr) {
+    const Transform& t = *last_sized;
+    // A one-sided Resize makes at least size x size pixels (a square image).
+    const int64_t width = t.kind == Kind::kResize && t.width == 0 ? t.height : t.width;
+    const int64_t pixels = int64_t{t.height} * width;
+    if (pixels > options_.decode.max_pixels) {
+      throw Error("pipeline: " + t.ToString() + " makes images of " + std::to_string(pixels) +
+                  " pixels or more, over max_pixels " +
+                  std::to_string(options_.decode.max_pixels) +
+                  " (the decoder's limit; raise max_pixels to allow it)");
+    }
+  }
   values_ = std::make_shared<const internal::ValueMap>(
       internal::MakeValueMap(normalize != nullptr ? &normalize->mean : nullptr,
                              normalize != nullptr ? &normalize->std : nullptr));
@@ -318,6 +341,15 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   auto timer = ctx.Time(Stage::kTransform);
   const int ow = plan.out_width;
   const int oh = plan.out_height;
+  // A one-sided Resize of a sliver (1 x 80000 to 256 x 20480000) has an
+  // output the constructor could not foresee.
+  if (int64_t{ow} * oh > options_.decode.max_pixels) {
+    throw SampleError("too_large", std::string(source),
+                      "the transforms make a " + std::to_string(ow) + "x" + std::to_string(oh) +
+                          " image from a " + std::to_string(image.info.width) + "x" +
+                          std::to_string(image.info.height) + " one, over max_pixels " +
+                          std::to_string(options_.decode.max_pixels));
+  }
   const Shape shape = chw_ ? Shape{3, oh, ow} : Shape{oh, ow, 3};
   Tensor dst = out.Allocate(field, options_.dtype, shape);
   const DecodedBox box = FindDecodedBox(plan, image);
@@ -358,24 +390,26 @@ namespace {
 
 // A recipe's geometric steps, then Normalize + ToCHW unless the output is u8
 // (normalized on the accelerator).
-Pipeline Recipe(std::vector<Transform> steps, DType dtype) {
+Pipeline Recipe(std::vector<Transform> steps, DType dtype, const DecodeOptions& decode) {
   if (dtype != DType::kU8) {
     steps.push_back(Transform::Normalize());
     steps.push_back(Transform::ToCHW());
   }
   PipelineOptions options;
   options.dtype = dtype;
+  options.decode = decode;
   return Pipeline(std::move(steps), options);
 }
 
 }  // namespace
 
-Pipeline TrainPipeline(int size, DType dtype) {
-  return Recipe({Transform::RandomResizedCrop(size), Transform::RandomHorizontalFlip(0.5)}, dtype);
+Pipeline TrainPipeline(int size, DType dtype, const DecodeOptions& decode) {
+  return Recipe({Transform::RandomResizedCrop(size), Transform::RandomHorizontalFlip(0.5)}, dtype,
+                decode);
 }
 
-Pipeline ValPipeline(int resize, int crop, DType dtype) {
-  return Recipe({Transform::Resize(resize), Transform::CenterCrop(crop)}, dtype);
+Pipeline ValPipeline(int resize, int crop, DType dtype, const DecodeOptions& decode) {
+  return Recipe({Transform::Resize(resize), Transform::CenterCrop(crop)}, dtype, decode);
 }
 
 }  // namespace feedline::vision

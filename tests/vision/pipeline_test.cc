@@ -408,6 +408,48 @@ TEST(Pipeline, DecodeOnlyOutputsTheWholeImage) {
   EXPECT_EQ(out, rgb);
 }
 
+// An output larger than the decoder's pixel limit is refused when the
+// pipeline is built, not left to fail allocating in every worker.
+TEST(Pipeline, RefusesAnAbsurdOutputSize) {
+  for (const Transform& t : {Transform::CenterCrop(100000), Transform::RandomResizedCrop(100000),
+                             Transform::Resize(100000), Transform::Resize(20000, 20000)}) {
+    try {
+      Pipeline pipeline({t});
+      ADD_FAILURE() << t.ToString() << " was accepted";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(t.ToString()), std::string::npos) << message;
+      EXPECT_NE(message.find("over max_pixels 89478485"), std::string::npos) << message;
+    }
+  }
+  // Only the last geometric step sizes the output.
+  EXPECT_NO_THROW(Pipeline({Transform::Resize(20000), Transform::CenterCrop(224)}));
+  // A raised limit allows it.
+  PipelineOptions options;
+  options.decode.max_pixels = 100000LL * 100000;
+  EXPECT_NO_THROW(Pipeline({Transform::CenterCrop(100000)}, options));
+  options.decode.max_pixels = 100;
+  EXPECT_THROW(Pipeline({Transform::CenterCrop(11)}, options), Error);
+  EXPECT_NO_THROW(Pipeline({Transform::CenterCrop(10)}, options));
+  EXPECT_NO_THROW(TrainPipeline(10, DType::kF32, options.decode));
+  EXPECT_THROW(TrainPipeline(11, DType::kF32, options.decode), Error);
+}
+
+// A one-sided Resize of a sliver makes an output the constructor cannot
+// foresee: a failed sample, not an allocation of gigabytes.
+TEST(Pipeline, AnOutputOverTheLimitFromASliverIsAFailedSample) {
+  const std::vector<uint8_t> png = EncodePng(SynthesizeImage(2000, 1, 61), 2000, 1);
+  PipelineOptions options = Options(DType::kU8);
+  options.decode.max_pixels = 100000;
+  const Pipeline pipeline({Transform::Resize(64)}, options);
+  Sample sample;
+  SampleContext ctx(0, 0, 0);
+  const std::string message = testing::ExpectSampleError(
+      [&] { pipeline.Run(png, "sliver.png", sample, "image", ctx); }, "too_large", "sliver.png");
+  EXPECT_NE(message.find("128000x64"), std::string::npos) << message;
+  EXPECT_EQ(sample.Find("image"), nullptr);
+}
+
 TEST(Pipeline, RejectsListsItCannotRun) {
   EXPECT_THROW(Pipeline({Transform::Normalize()}, Options(DType::kU8)), Error);
   EXPECT_THROW(Pipeline({Transform::Normalize(), Transform::Normalize()}), Error);

@@ -120,10 +120,12 @@ class Pipeline {
 // The standard ImageNet training recipe: RandomResizedCrop(size),
 // RandomHorizontalFlip(0.5), then for float outputs Normalize(ImageNet) and
 // ToCHW; a u8 output stays HWC and unnormalized.
-Pipeline TrainPipeline(int size = 224, DType dtype = DType::kF32);
+// `decode` sets the decoder's limits (max_pixels).
+Pipeline TrainPipeline(int size = 224, DType dtype = DType::kF32, const DecodeOptions& decode = {});
 // The standard evaluation recipe: Resize(resize), CenterCrop(crop), then as
 // TrainPipeline.
-Pipeline ValPipeline(int resize = 256, int crop = 224, DType dtype = DType::kF32);
+Pipeline ValPipeline(int resize = 256, int crop = 224, DType dtype = DType::kF32,
+                     const DecodeOptions& decode = {});
 
 }  // namespace feedline::vision
 
