@@ -4,9 +4,12 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
+#include "feedline/error.h"
 #include "tools/bench_run.h"
+#include "tools/failure_recorder.h"
 #include "tools/diagnosis.h"
 #include "tools/index_dataset.h"
 #include "tools/progress.h"
@@ -15,6 +18,9 @@
 
 namespace feedline::cli {
 namespace {
+
+// Broken files named after the report; `feedline verify` lists them all.
+constexpr size_t kBrokenFilesShown = 10;
 
 struct BenchArgs {
   std::string source;
@@ -31,11 +37,13 @@ struct BenchArgs {
   int image_size = 224;
   bool json = false;
   bool quiet = false;
+  SourceLimits limits;
 };
 
 int RunBenchCommand(const BenchArgs& args) {
   BenchSettings settings;
   std::shared_ptr<const Dataset> dataset;
+  std::shared_ptr<FailureRecorder> recorder;  // of an image SOURCE
   if (args.synthetic >= 0) {
     if (!args.source.empty()) {
       throw UsageError("give either SOURCE or --synthetic N, not both");
@@ -48,7 +56,10 @@ int RunBenchCommand(const BenchArgs& args) {
     if (args.source.empty()) {
       throw UsageError("SOURCE is required: an image folder or a file list (or --synthetic N)");
     }
-    dataset = OpenImageSource(args.source, args.pipeline, args.image_size);
+    recorder = std::make_shared<FailureRecorder>(
+        OpenImageSource(args.source, args.pipeline, args.image_size, args.limits),
+        kBrokenFilesShown);
+    dataset = recorder;
     settings.source = args.source;
     settings.pipeline = args.pipeline;
   }
@@ -64,11 +75,49 @@ int RunBenchCommand(const BenchArgs& args) {
   const ProgressReporter::Mode mode =
       args.quiet ? ProgressReporter::Mode::kOff : ProgressReporter::ModeFor(stderr);
   ProgressReporter progress(stderr, mode);
-  const BenchResult result = RunBench(dataset, settings, args.max_batches, &progress);
+  BenchResult result;
+  try {
+    result = RunBench(dataset, settings, args.max_batches, &progress);
+  } catch (const SampleError& e) {
+    // main() suggests skip or replace for a failure under raise; under
+    // replace the failure means every substitute failed too.
+    if (settings.error_policy == "raise") throw;
+    throw std::runtime_error(std::string(e.what()) +
+                             " (under --error-policy " + settings.error_policy +
+                             " only a sample whose substitutes all fail ends the run: is most of "
+                             "SOURCE broken? 'feedline verify SOURCE' lists the broken files)");
+  }
   const Diagnosis diagnosis = Diagnose(result);
   std::cout << FormatReport(result, diagnosis);
-  if (args.json) std::cout << ReportJson(result, diagnosis).dump() << "\n";
+  nlohmann::json broken_json = nlohmann::json::array();
+  if (recorder) {
+    // The files skip or replace went past, named (the loader only counts them).
+    for (const RecordedFailure& f : recorder->failures()) {
+      std::cout << "broken: " << f.path << ": " << f.reason << ": " << f.message << "\n";
+      broken_json.push_back({{"path", f.path}, {"reason", f.reason}, {"message", f.message}});
+    }
+    const int64_t more = recorder->distinct_failures() - static_cast<int64_t>(broken_json.size());
+    if (more > 0) {
+      std::cout << "broken: ... and " << more << " more ('feedline verify " << settings.source
+                << "' lists them all)\n";
+    }
+  }
+  if (args.json) {
+    nlohmann::json json = ReportJson(result, diagnosis);
+    json["broken_files"] = broken_json;
+    json["broken_files_total"] = recorder ? recorder->distinct_failures() : 0;
+    std::cout << json.dump() << "\n";
+  }
   std::cout.flush();
+  if (result.images == 0) {
+    // A benchmark of nothing is no result: say so where scripts look.
+    std::fprintf(stderr,
+                 "feedline bench: error: no image was loaded: all %lld samples failed (%s); "
+                 "'feedline verify %s' lists the broken files\n",
+                 static_cast<long long>(result.stats.errors), FailureReasons(result.stats).c_str(),
+                 settings.source.c_str());
+    return kExitFailure;
+  }
   return kExitOk;
 }
 
@@ -81,6 +130,7 @@ Command AddBenchCommand(CLI::App& parent) {
       "per-stage breakdown, peak memory, errors, and a diagnosis.");
   auto args = std::make_shared<BenchArgs>();
   AddSourceArgument(app, args->source);
+  AddLimitOptions(app, args->limits);
   CLI::Option* synthetic =
       app->add_option("--synthetic", args->synthetic,
                       "Run over N in-memory samples (each its int64 index) instead of SOURCE: the "

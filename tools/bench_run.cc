@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "feedline/data_loader.h"
+#include "tools/batch_memory.h"
 #include "tools/rss.h"
 
 namespace feedline::cli {
@@ -35,7 +36,9 @@ BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings
                      int64_t max_batches, ProgressReporter* progress) {
   BenchResult result;
   result.settings = settings;
-  DataLoader loader(std::move(dataset), MakeLoaderOptions(settings));
+  const LoaderOptions options = MakeLoaderOptions(settings);
+  if (dataset) CheckBatchMemory(*dataset, options, PhysicalMemoryBytes());
+  DataLoader loader(std::move(dataset), options);
   const int64_t per_epoch = loader.size();
   const auto step = std::chrono::duration<double, std::milli>(settings.step_ms);
 

@@ -23,8 +23,10 @@ namespace feedline::cli {
 LoaderOptions MakeLoaderOptions(const BenchSettings& settings);
 
 // Runs settings.epochs epochs, stopping early after `max_batches` batches in
-// all (-1: no limit). `progress` may be null. Throws what the loader throws
-// (SampleError under error policy raise, Error for bad options).
+// all (-1: no limit). `progress` may be null. Throws UsageError when the
+// batches in flight would not fit in the machine's memory, and what the
+// loader throws (SampleError under error policy raise, Error for bad
+// options).
 BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings& settings,
                      int64_t max_batches = -1, ProgressReporter* progress = nullptr);
 

@@ -6,9 +6,12 @@
 //   feedline synth DIR        write a synthetic JPEG dataset
 //
 // Exit codes: 0 success, 1 failure (or broken files found), 2 bad usage.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,29 @@
 
 namespace feedline::cli {
 namespace {
+
+// The command's name for messages printed where no App is at hand.
+const char* g_command_name = "feedline";
+
+// The last resort for an exception that escapes a thread the command does
+// not run itself (a loader worker): one line and exit code 1 instead of
+// "terminate called after throwing ..." and an abort with a core dump.
+[[noreturn]] void OnTerminate() {
+  std::string what = "an unknown error";
+  if (std::exception_ptr current = std::current_exception()) {
+    try {
+      std::rethrow_exception(current);
+    } catch (const std::bad_alloc&) {
+      what = "out of memory (std::bad_alloc)";
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "%s: error: %s\n", g_command_name, what.c_str());
+  std::fflush(stderr);
+  ::_exit(kExitFailure);
+}
 
 std::string CommandName(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) return "feedline " + sub->get_name();
@@ -55,6 +81,9 @@ int Main(int argc, char** argv) {
   for (const Command& command : commands) {
     if (!command.app->parsed()) continue;
     const std::string name = "feedline " + command.app->get_name();
+    static std::string terminate_name;
+    terminate_name = name;
+    g_command_name = terminate_name.c_str();
     try {
       return command.run();
     } catch (const UsageError& e) {
@@ -67,8 +96,14 @@ int Main(int argc, char** argv) {
                    "%s: error: %s (--error-policy skip or replace goes on past broken samples)\n",
                    name.c_str(), e.what());
       return kExitFailure;
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "%s: error: out of memory (std::bad_alloc)\n", name.c_str());
+      return kExitFailure;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
+      return kExitFailure;
+    } catch (...) {
+      std::fprintf(stderr, "%s: error: an unknown error\n", name.c_str());
       return kExitFailure;
     }
   }
@@ -78,4 +113,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace feedline::cli
 
-int main(int argc, char** argv) { return feedline::cli::Main(argc, argv); }
+int main(int argc, char** argv) {
+  std::set_terminate(feedline::cli::OnTerminate);
+  return feedline::cli::Main(argc, argv);
+}

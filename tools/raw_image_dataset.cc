@@ -7,8 +7,13 @@
 
 namespace feedline::cli {
 
-RawImageDataset::RawImageDataset(std::string root, vision::ImageList files, Mode mode)
-    : root_(std::move(root)), files_(std::move(files)), mode_(mode) {}
+RawImageDataset::RawImageDataset(std::string root, vision::ImageList files, Mode mode,
+                                 const SourceLimits& limits)
+    : root_(std::move(root)), files_(std::move(files)), mode_(mode) {
+  read_.max_bytes = limits.max_file_bytes;
+  read_.image = true;
+  decode_.max_pixels = limits.max_pixels;
+}
 
 std::string RawImageDataset::Source(int64_t index) const {
   CheckIndex(index, size());
@@ -25,13 +30,13 @@ void RawImageDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const 
   std::vector<uint8_t>& bytes = ctx.scratch(0);
   {
     auto timer = ctx.Time(Stage::kRead);
-    vision::ReadFile(path.c_str(), bytes);
+    vision::ReadFile(path.c_str(), bytes, read_);
   }
   if (mode_ == Mode::kRead) {
     out.SetScalar<int64_t>("bytes", static_cast<int64_t>(bytes.size()));
   } else {
     auto timer = ctx.Time(Stage::kDecode);
-    const vision::DecodedImage image = vision::DecodeImage(bytes, path, ctx.scratch(1));
+    const vision::DecodedImage image = vision::DecodeImage(bytes, path, ctx.scratch(1), {}, decode_);
     out.SetScalar<int64_t>("height", image.height);
     out.SetScalar<int64_t>("width", image.width);
   }

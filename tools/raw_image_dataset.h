@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/vision/decode.h"
 #include "feedline/vision/image_dataset.h"
+#include "feedline/vision/read_file.h"
+#include "tools/source.h"
 
 namespace feedline::cli {
 
@@ -21,13 +24,17 @@ class RawImageDataset : public Dataset {
  public:
   enum class Mode { kRead, kDecode };
 
-  // Files are `root`/path, or path when absolute.
-  RawImageDataset(std::string root, vision::ImageList files, Mode mode);
+  // Files are `root`/path, or path when absolute, read under
+  // limits.max_file_bytes and decoded under limits.max_pixels.
+  RawImageDataset(std::string root, vision::ImageList files, Mode mode,
+                  const SourceLimits& limits = {});
 
   int64_t size() const override { return files_.size(); }
   // kRead: "bytes" (i64, the file size); kDecode: "height" and "width" (i64)
   // of the decoded image. Both: "label" (i64). Throws SampleError naming the
-  // file ("io" when it cannot be read, the decoder's reason otherwise).
+  // file ("io" when it cannot be read or is not a regular file, "too_large"
+  // over a limit, the decoder's reason otherwise). Both modes refuse a file
+  // whose first bytes are no image signature before reading the rest.
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
@@ -36,6 +43,8 @@ class RawImageDataset : public Dataset {
   std::string root_;
   vision::ImageList files_;
   Mode mode_;
+  vision::ReadOptions read_;
+  vision::DecodeOptions decode_;
 };
 
 }  // namespace feedline::cli

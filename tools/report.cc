@@ -24,19 +24,37 @@ std::string Plural(int64_t n, const char* one, const char* many) {
 
 std::string ErrorsText(const StatsSnapshot& stats) {
   if (stats.errors == 0) return "none";
-  std::string text = std::to_string(stats.errors) + " (";
-  bool first = true;
-  for (const auto& [reason, count] : stats.errors_by_reason) {
-    text += (first ? "" : ", ") + reason + ": " + std::to_string(count);
-    first = false;
+  const int64_t substitutes = FailedSubstitutes(stats);
+  if (substitutes > 0) {
+    // Under replace a substitute can be broken too: its failure is counted
+    // as an error, but no further sample was lost.
+    return Plural(BrokenSamples(stats), "broken sample", "broken samples") + " replaced, " +
+           Plural(substitutes, "substitute", "substitutes") + " also failed (" +
+           Plural(stats.errors, "failed load", "failed loads") + ": " + FailureReasons(stats) + ")";
   }
-  text += ")";
+  std::string text = std::to_string(stats.errors) + " (" + FailureReasons(stats) + ")";
   if (stats.skipped > 0) text += ", " + std::to_string(stats.skipped) + " skipped";
   if (stats.replaced > 0) text += ", " + std::to_string(stats.replaced) + " replaced";
   return text;
 }
 
 }  // namespace
+
+std::string FailureReasons(const StatsSnapshot& stats) {
+  std::string text;
+  for (const auto& [reason, count] : stats.errors_by_reason) {
+    text += (text.empty() ? "" : ", ") + reason + ": " + std::to_string(count);
+  }
+  return text;
+}
+
+int64_t FailedSubstitutes(const StatsSnapshot& stats) {
+  return std::max<int64_t>(0, stats.errors - stats.skipped - stats.replaced);
+}
+
+int64_t BrokenSamples(const StatsSnapshot& stats) {
+  return std::min(stats.errors, stats.skipped + stats.replaced);
+}
 
 double ImagesPerSecond(const BenchResult& result) {
   return result.wall_s > 0 ? static_cast<double>(result.images) / result.wall_s : 0;
@@ -161,6 +179,8 @@ nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis)
       {"errors_total", result.stats.errors},
       {"skipped", result.stats.skipped},
       {"replaced", result.stats.replaced},
+      {"broken_samples", BrokenSamples(result.stats)},
+      {"failed_substitutes", FailedSubstitutes(result.stats)},
       {"workers", s.workers},
       {"prefetch", s.prefetch},
       {"batch", s.batch_size},

@@ -41,6 +41,15 @@ struct BenchResult {
   double peak_rss_mib = 0;
 };
 
+// Of the loader's errors in a run that completed (every failed sample was
+// skipped or replaced): substitutes that failed too under error policy
+// replace (errors - skipped - replaced), and the dataset's samples that
+// failed (skipped + replaced).
+int64_t FailedSubstitutes(const StatsSnapshot& stats);
+int64_t BrokenSamples(const StatsSnapshot& stats);
+// "decode: 2, io: 1": the errors by reason.
+std::string FailureReasons(const StatsSnapshot& stats);
+
 double ImagesPerSecond(const BenchResult& result);
 // Time from the first request to the first batch (the loader's measure, else
 // unknown: -1).

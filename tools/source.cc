@@ -1,8 +1,10 @@
 #include "tools/source.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "feedline/error.h"
 #include "feedline/vision/file_list.h"
@@ -23,18 +25,33 @@ std::string ListRoot(const std::string& list_file) {
 }
 
 vision::ImageList ReadList(const std::string& list_file) {
-  std::ifstream in(list_file, std::ios::binary);
-  if (!in) throw UsageError("cannot read the file list '" + list_file + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return vision::FileList::Parse(text.str(), list_file);
+  return vision::FileList::Parse(vision::FileList::ReadListText(list_file), list_file);
 }
 
-vision::Pipeline MakePipeline(const std::string& pipeline, int image_size) {
-  if (pipeline == "train") return vision::TrainPipeline(image_size);
+vision::Pipeline MakePipeline(const std::string& pipeline, int image_size, int64_t max_pixels) {
+  // Validated before the recipe is built, so an absurd --size is refused
+  // with the option's name.
+  const int64_t output_pixels = static_cast<int64_t>(image_size) * image_size;
+  if (output_pixels > max_pixels) {
+    throw UsageError("--size " + std::to_string(image_size) + " makes images of " +
+                     std::to_string(output_pixels) + " pixels, over --max-pixels " +
+                     std::to_string(max_pixels));
+  }
   // torchvision's evaluation recipe keeps the 256 / 224 ratio.
   const int resize = static_cast<int>(image_size * 256.0 / 224.0 + 0.5);
-  return vision::ValPipeline(resize, image_size);
+  vision::DecodeOptions decode;
+  decode.max_pixels = max_pixels;
+  if (pipeline == "train") return vision::TrainPipeline(image_size, DType::kF32, decode);
+  return vision::ValPipeline(resize, image_size, DType::kF32, decode);
+}
+
+// The first bytes of a regular file (fewer if it is shorter).
+std::vector<uint8_t> FileHead(const std::string& path) {
+  std::vector<uint8_t> head(64);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  return head;
 }
 
 }  // namespace
@@ -42,6 +59,20 @@ vision::Pipeline MakePipeline(const std::string& pipeline, int image_size) {
 const std::vector<std::string>& PipelineNames() {
   static const std::vector<std::string> names = {"train", "val", "decode", "read"};
   return names;
+}
+
+void AddLimitOptions(CLI::App* app, SourceLimits& limits) {
+  app->add_option("--max-file-bytes", limits.max_file_bytes,
+                  "A larger file is a broken sample, refused before it is read")
+      ->check(IntAtLeast(1))
+      ->type_name("BYTES")
+      ->capture_default_str();
+  app->add_option("--max-pixels", limits.max_pixels,
+                  "An image with more pixels is a broken sample, refused from its header "
+                  "(decompression bombs; Pillow's MAX_IMAGE_PIXELS)")
+      ->check(IntAtLeast(1))
+      ->type_name("N")
+      ->capture_default_str();
 }
 
 SourceKind CheckSource(const std::string& source) {
@@ -60,13 +91,27 @@ SourceKind CheckSource(const std::string& source) {
       throw UsageError("SOURCE '" + source +
                        "' is an empty file list: expected lines of 'path label'");
     }
+    const std::vector<uint8_t> head = FileHead(source);
+    if (vision::DetectFormat(head) != vision::ImageFormat::kUnknown) {
+      throw UsageError("SOURCE '" + source +
+                       "' is an image, not a folder or a file list (give the folder that holds "
+                       "one folder of images per class)");
+    }
+    if (std::find(head.begin(), head.end(), uint8_t{0}) != head.end()) {
+      throw UsageError("SOURCE '" + source +
+                       "' is a binary file, not a folder or a file list (lines of 'path label')");
+    }
     return SourceKind::kFileList;
   }
-  throw UsageError("SOURCE '" + source + "' is neither a folder nor a file list");
+  struct stat st;
+  const char* type = ::stat(source.c_str(), &st) == 0 ? vision::FileTypeName(st.st_mode) : "";
+  throw UsageError("SOURCE '" + source + "' is " + (*type ? type : std::string("no file")) +
+                   ", neither a folder nor a file list");
 }
 
 std::shared_ptr<const Dataset> OpenImageSource(const std::string& source,
-                                               const std::string& pipeline, int image_size) {
+                                               const std::string& pipeline, int image_size,
+                                               const SourceLimits& limits) {
   const SourceKind kind = CheckSource(source);
   // Whatever the vision library finds wrong with the source itself (no class
   // folders, no images, a bad list line) is a usage error, not a failure.
@@ -76,19 +121,22 @@ std::shared_ptr<const Dataset> OpenImageSource(const std::string& source,
           pipeline == "read" ? RawImageDataset::Mode::kRead : RawImageDataset::Mode::kDecode;
       if (kind == SourceKind::kFolder) {
         vision::ImageFolder::Listing listing = vision::ImageFolder::List(source);
-        return std::make_shared<RawImageDataset>(source, std::move(listing.files), mode);
+        return std::make_shared<RawImageDataset>(source, std::move(listing.files), mode, limits);
       }
-      return std::make_shared<RawImageDataset>(ListRoot(source), ReadList(source), mode);
+      return std::make_shared<RawImageDataset>(ListRoot(source), ReadList(source), mode, limits);
     }
     if (pipeline != "train" && pipeline != "val") {
       throw UsageError("--pipeline: must be one of train, val, decode or read, got '" + pipeline +
                        "'");
     }
+    vision::ReadOptions read;
+    read.max_bytes = limits.max_file_bytes;
     if (kind == SourceKind::kFolder) {
-      return std::make_shared<vision::ImageFolder>(source, MakePipeline(pipeline, image_size));
+      return std::make_shared<vision::ImageFolder>(
+          source, MakePipeline(pipeline, image_size, limits.max_pixels), read);
     }
-    return std::make_shared<vision::FileList>(source, ListRoot(source),
-                                              MakePipeline(pipeline, image_size));
+    return std::make_shared<vision::FileList>(
+        source, ListRoot(source), MakePipeline(pipeline, image_size, limits.max_pixels), read);
   } catch (const UsageError&) {
     throw;
   } catch (const Error& e) {

@@ -8,11 +8,14 @@
 #ifndef FEEDLINE_TOOLS_SOURCE_H_
 #define FEEDLINE_TOOLS_SOURCE_H_
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/read_file.h"
 
 namespace feedline::cli {
 
@@ -21,15 +24,28 @@ enum class SourceKind { kFolder, kFileList };
 // The pipelines `bench` and `tune` accept.
 const std::vector<std::string>& PipelineNames();  // train, val, decode, read
 
-// What `source` is. Throws UsageError if it does not exist or is neither a
-// folder nor a regular file.
+// The limits every sample is read and decoded under (--max-file-bytes,
+// --max-pixels).
+struct SourceLimits {
+  int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
+  int64_t max_pixels = vision::kDefaultMaxPixels;
+};
+
+// Adds --max-file-bytes and --max-pixels to `app`, bound to `limits`.
+void AddLimitOptions(CLI::App* app, SourceLimits& limits);
+
+// What `source` is. Throws UsageError if it does not exist, is an empty
+// folder or file, is neither a folder nor a regular file, or is a file that
+// cannot be a file list (an image, a binary file).
 SourceKind CheckSource(const std::string& source);
 
 // The dataset over `source` whose samples go through `pipeline` (one of
 // PipelineNames(); output images of `image_size` pixels for train and val).
-// Throws UsageError if `source` is missing or holds no images.
+// Throws UsageError if `source` is missing or holds no images, or the
+// pipeline's output is larger than limits.max_pixels.
 std::shared_ptr<const Dataset> OpenImageSource(const std::string& source,
-                                               const std::string& pipeline, int image_size);
+                                               const std::string& pipeline, int image_size,
+                                               const SourceLimits& limits = {});
 
 }  // namespace feedline::cli
 

@@ -34,6 +34,7 @@ struct TuneArgs {
   std::string plot;
   bool json = false;
   bool quiet = false;
+  SourceLimits limits;
 };
 
 std::string Printf(const char* format, auto... args) {
@@ -101,7 +102,7 @@ LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int re
 int RunTuneCommand(const TuneArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
   std::shared_ptr<const Dataset> dataset =
-      OpenImageSource(args.source, args.pipeline, args.image_size);
+      OpenImageSource(args.source, args.pipeline, args.image_size, args.limits);
 
   BenchSettings base;
   base.source = args.source;
@@ -219,6 +220,7 @@ Command AddTuneCommand(CLI::App& parent) {
                                         "on SOURCE and recommend a setting.");
   auto args = std::make_shared<TuneArgs>();
   AddSourceArgument(app, args->source);
+  AddLimitOptions(app, args->limits);
   app->add_option("--pipeline", args->pipeline,
                   "train, val, decode or read (see feedline bench --help)")
       ->check(OneOf(PipelineNames()))

@@ -24,6 +24,7 @@ struct VerifyArgs {
   std::string threads = "auto";
   bool json = false;
   bool quiet = false;
+  SourceLimits limits;
 };
 
 // Progress is reported every this many samples.
@@ -31,7 +32,7 @@ constexpr int64_t kProgressEvery = 256;
 
 int RunVerifyCommand(const VerifyArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
-  std::shared_ptr<const Dataset> dataset = OpenImageSource(args.source, "decode", 0);
+  std::shared_ptr<const Dataset> dataset = OpenImageSource(args.source, "decode", 0, args.limits);
   const int threads = std::max(1, ParseWorkers(args.threads));
   const int64_t total = dataset->size();
 
@@ -143,6 +144,7 @@ Command AddVerifyCommand(CLI::App& parent) {
       "Exits 1 if any file is broken.");
   auto args = std::make_shared<VerifyArgs>();
   AddSourceArgument(app, args->source);
+  AddLimitOptions(app, args->limits);
   app->add_option("--threads", args->threads, "Decoding threads; auto: one per CPU")
       ->check(WorkersValue())
       ->type_name("N|auto")

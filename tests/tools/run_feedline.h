@@ -9,8 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -33,6 +37,8 @@ inline constexpr const char* kFeedlineBinary = FEEDLINE_BINARY_DIR "/tools/feedl
 
 struct RunResult {
   int exit_code = -1;  // -1 if the program did not exit normally
+  int signal = 0;      // the signal that ended it, if one did
+  bool timed_out = false;  // killed after the time limit
   std::string out;
   std::string err;
 
@@ -81,8 +87,10 @@ class ScratchDir {
 };
 
 // Runs `feedline args...` with stdout and stderr sent to files (so neither
-// can fill a pipe and block), and returns what it wrote.
-inline RunResult RunFeedline(const std::vector<std::string>& args) {
+// can fill a pipe and block), and returns what it wrote. A run that takes
+// longer than `timeout_s` seconds is killed (timed_out is set), so a command
+// that hangs fails its test instead of stopping the suite.
+inline RunResult RunFeedline(const std::vector<std::string>& args, double timeout_s = 60) {
   ScratchDir io;
   const std::string out_path = io / "stdout";
   const std::string err_path = io / "stderr";
@@ -109,9 +117,23 @@ inline RunResult RunFeedline(const std::vector<std::string>& args) {
   }
   posix_spawn_file_actions_destroy(&actions);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      result.timed_out = true;
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   result.out = ReadWhole(out_path);
   result.err = ReadWhole(err_path);
   return result;
