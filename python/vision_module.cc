@@ -21,6 +21,7 @@
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/image_folder.h"
 #include "feedline/vision/pipeline.h"
+#include "feedline/vision/read_file.h"
 #include "feedline/vision/synth.h"
 #include "feedline/vision/transforms.h"
 #include "python/python_support.h"
@@ -86,16 +87,24 @@ py::array RunPipeline(const Pipeline& pipeline, const py::buffer& data, const st
   return CopyToArray(sample["image"]);
 }
 
+vision::ReadOptions ReadLimit(int64_t max_file_bytes) {
+  vision::ReadOptions read;
+  read.max_bytes = max_file_bytes;
+  return read;
+}
+
 std::shared_ptr<vision::ImageDataset> MakeImageDataset(std::string root,
                                                        const std::vector<std::string>& paths,
                                                        const std::vector<int64_t>& labels,
                                                        std::vector<std::string> classes,
-                                                       const Pipeline& pipeline) {
+                                                       const Pipeline& pipeline,
+                                                       int64_t max_file_bytes) {
   if (paths.size() != labels.size()) throw Error("paths and labels differ in length");
   vision::ImageList files;
   for (size_t i = 0; i < paths.size(); ++i) files.Add(paths[i], labels[i]);
   return std::make_shared<vision::ImageDataset>(std::move(root), std::move(files),
-                                                std::move(classes), pipeline);
+                                                std::move(classes), pipeline,
+                                                ReadLimit(max_file_bytes));
 }
 
 }  // namespace
@@ -131,13 +140,18 @@ void BindVision(py::module_& m) {
       .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; });
 
   py::class_<Pipeline>(v, "Pipeline")
-      .def(py::init([](std::vector<Transform> transforms, const std::string& dtype, bool fused) {
+      .def(py::init([](std::vector<Transform> transforms, const std::string& dtype, bool fused,
+                       int64_t max_pixels) {
              vision::PipelineOptions options;
              options.dtype = ParseDType(dtype);
              options.fused = fused;
+             options.decode.max_pixels = max_pixels;
              return Pipeline(std::move(transforms), options);
            }),
-           py::arg("transforms"), py::arg("dtype") = "u8", py::arg("fused") = true)
+           py::arg("transforms"), py::arg("dtype") = "u8", py::arg("fused") = true,
+           py::arg("max_pixels") = vision::kDefaultMaxPixels)
+      .def_property_readonly("max_pixels",
+                             [](const Pipeline& p) { return p.options().decode.max_pixels; })
       .def("fixed_shape",
            [](const Pipeline& p) -> py::object {
              std::optional<Shape> shape = p.FixedShape();
@@ -151,7 +165,13 @@ void BindVision(py::module_& m) {
   py::class_<vision::ImageDataset, Dataset, std::shared_ptr<vision::ImageDataset>>(v,
                                                                                    "ImageDataset")
       .def(py::init(&MakeImageDataset), py::arg("root"), py::arg("paths"), py::arg("labels"),
-           py::arg("classes"), py::arg("pipeline"))
+           py::arg("classes"), py::arg("pipeline"),
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes)
+      .def_property_readonly(
+          "max_file_bytes", [](const vision::ImageDataset& d) { return d.read_options().max_bytes; })
+      .def_property_readonly("max_pixels", [](const vision::ImageDataset& d) {
+        return d.pipeline().options().decode.max_pixels;
+      })
       .def_property_readonly("root", &vision::ImageDataset::root)
       .def_property_readonly("classes", &vision::ImageDataset::classes)
       .def_property_readonly("labels",
@@ -162,28 +182,47 @@ void BindVision(py::module_& m) {
       });
   py::class_<vision::ImageFolder, vision::ImageDataset, std::shared_ptr<vision::ImageFolder>>(
       v, "ImageFolder")
-      .def(py::init<const std::string&, Pipeline>(), py::arg("root"), py::arg("pipeline"),
+      .def(py::init([](const std::string& root, Pipeline pipeline, int64_t max_file_bytes) {
+             return std::make_shared<vision::ImageFolder>(root, std::move(pipeline),
+                                                          ReadLimit(max_file_bytes));
+           }),
+           py::arg("root"), py::arg("pipeline"),
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
            py::call_guard<py::gil_scoped_release>());
   py::class_<vision::FileList, vision::ImageDataset, std::shared_ptr<vision::FileList>>(v,
                                                                                         "FileList")
-      .def(py::init<const std::string&, const std::string&, Pipeline>(), py::arg("list_file"),
-           py::arg("root"), py::arg("pipeline"), py::call_guard<py::gil_scoped_release>());
+      .def(py::init([](const std::string& list_file, const std::string& root, Pipeline pipeline,
+                       int64_t max_file_bytes) {
+             return std::make_shared<vision::FileList>(list_file, root, std::move(pipeline),
+                                                       ReadLimit(max_file_bytes));
+           }),
+           py::arg("list_file"), py::arg("root"), py::arg("pipeline"),
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::call_guard<py::gil_scoped_release>());
 
+  v.attr("DEFAULT_MAX_PIXELS") = vision::kDefaultMaxPixels;
+  v.attr("DEFAULT_MAX_FILE_BYTES") = vision::kDefaultMaxFileBytes;
   v.def(
       "decode_image",
-      [](const py::buffer& data, const std::string& source) {
+      [](const py::buffer& data, const std::string& source, int64_t max_pixels) {
+        if (max_pixels <= 0) {
+          throw Error("max_pixels must be > 0, got " + std::to_string(max_pixels));
+        }
         py::buffer_info info = data.request();
         std::vector<uint8_t> rgb;
         vision::DecodedImage image;
         {
           py::gil_scoped_release nogil;
-          image = vision::DecodeImage(BytesSpan(info), source, rgb);
+          vision::DecodeOptions options;
+          options.max_pixels = max_pixels;
+          image = vision::DecodeImage(BytesSpan(info), source, rgb, {}, options);
         }
         py::array_t<uint8_t> out({image.height, image.width, 3});
         std::memcpy(out.mutable_data(), rgb.data(), rgb.size());
         return out;
       },
-      py::arg("data"), py::arg("source") = "");
+      py::arg("data"), py::arg("source") = "",
+      py::arg("max_pixels") = vision::kDefaultMaxPixels);
   v.def(
       "encode_jpeg",
       [](const py::array& image, int quality) {

@@ -200,3 +200,125 @@ def test_codecs_round_trip():
     assert np.abs(jpeg.astype(int) - image).mean() < 10
     with pytest.raises(feedline.SampleError, match="name.jpg"):
         feedline.vision.decode_image(b"not an image", "name.jpg")
+
+
+# ---- Bad and unusual files (docs/guarantees.md) -----------------------------
+
+def _run_bounded(code, timeout=60):
+    """Runs `code` in a fresh interpreter that must finish within `timeout`
+    seconds (a hang fails the test instead of stopping the suite); returns
+    its stdout."""
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_fifo_and_device_named_like_images_fail_without_hanging(tmp_path):
+    root = tmp_path / "imgs"
+    assert synth.write_image_folder(root, 6, classes=2, seed=6) == []
+    fifo, device = root / "class_000" / "x.jpg", root / "class_000" / "y.jpg"
+    os.mkfifo(fifo)
+    os.symlink("/dev/zero", device)
+    # In another interpreter: a read that blocks would hang this one for good.
+    out = _run_bounded(f"""
+import feedline
+from feedline.vision import datasets, transforms as T
+data = datasets.ImageFolder({str(root)!r}, transform=T.Compose([T.CenterCrop(16), T.ToTensor()]))
+for i, (path, _) in enumerate(data.samples):
+    if path.endswith(("x.jpg", "y.jpg")):
+        try:
+            data[i]
+        except feedline.SampleError as e:
+            print("error", e.source, e.reason, e.message, sep="|")
+for workers in (0, 2):
+    loader = feedline.DataLoader(data, batch_size=3, num_workers=workers, error_policy="skip")
+    print("images", workers, sum(len(labels) for _, labels in loader))
+    loader.close()
+""")
+    lines = out.splitlines()
+    assert f"error|{fifo}|io|is a FIFO, not a regular file" in lines
+    assert f"error|{device}|io|is a character device, not a regular file" in lines
+    assert "images 0 6" in lines and "images 2 6" in lines
+
+
+def test_files_over_max_file_bytes_are_failed_samples(folder):
+    size = min(os.path.getsize(p) for p, _ in datasets.ImageFolder(folder).samples)
+    data = datasets.ImageFolder(folder, max_file_bytes=size - 1)
+    assert data.max_file_bytes == size - 1
+    assert datasets.ImageFolder(folder).max_file_bytes == datasets.DEFAULT_MAX_FILE_BYTES == 2**30
+    with pytest.raises(feedline.SampleError) as raised:
+        data[0]
+    assert raised.value.reason == "too_large"
+    assert raised.value.source == data.samples[0][0]
+    assert "over the limit of %d bytes" % (size - 1) in str(raised.value)
+
+
+def test_a_large_file_that_is_no_image_fails_from_its_first_bytes(tmp_path):
+    root = tmp_path / "imgs"
+    assert synth.write_image_folder(root, 2, classes=1, seed=7) == []
+    zeros = root / "class_000" / "zeros.jpg"
+    with open(zeros, "wb") as f:
+        f.truncate(500_000_000)  # sparse: no disk used
+    data = datasets.ImageFolder(str(root))
+    index = [p for p, _ in data.samples].index(str(zeros))
+    with pytest.raises(feedline.SampleError) as raised:
+        data[index]
+    assert raised.value.reason == "format"
+    assert "first bytes: 00 00 00 00 00 00 00 00" in str(raised.value)
+
+
+def test_max_pixels_is_settable_like_pil(folder):
+    data = datasets.ImageFolder(folder, max_pixels=1000)
+    assert data.max_pixels == 1000
+    assert datasets.ImageFolder(folder).max_pixels == datasets.DEFAULT_MAX_PIXELS == 89_478_485
+    with pytest.raises(feedline.SampleError) as raised:
+        data[0]
+    assert raised.value.reason == "too_large"
+    assert "over the limit of 1000" in str(raised.value)
+    image = synth.synthesize_image(40, 30, seed=1)
+    png = feedline.vision.encode_png(image)
+    with pytest.raises(feedline.SampleError, match="1200 pixels, over the limit of 1199"):
+        feedline.vision.decode_image(png, "p.png", max_pixels=1199)
+    np.testing.assert_array_equal(feedline.vision.decode_image(png, max_pixels=1200), image)
+    for bad in (0, -1, 2**63, 1.5, "many", True):
+        with pytest.raises((ValueError, TypeError), match="max_pixels"):
+            datasets.ImageFolder(folder, max_pixels=bad)
+        with pytest.raises((ValueError, TypeError), match="max_file_bytes"):
+            datasets.ImageFolder(folder, max_file_bytes=bad)
+
+
+def test_an_absurd_crop_is_refused_when_the_dataset_is_built(folder):
+    for transform in (T.CenterCrop(100000), T.RandomResizedCrop(100000)):
+        with pytest.raises(ValueError, match="over max_pixels 89478485"):
+            datasets.ImageFolder(folder, transform=transform)
+    # Up to the limit, or with the limit raised on purpose, it is built
+    # (not loaded here: 300 MB per image).
+    assert datasets.ImageFolder(folder, transform=T.CenterCrop(9000)).max_pixels == 89_478_485
+    assert datasets.ImageFolder(folder, transform=T.CenterCrop(10000), max_pixels=10**8)
+
+
+def test_an_image_given_as_file_list_is_refused(folder):
+    path = datasets.ImageFolder(folder).samples[0][0]
+    with pytest.raises(ValueError, match="is an image \\(jpeg\\), not a file list"):
+        datasets.FileList(path, folder)
+
+
+def test_animated_webp_decodes_its_first_frame_like_pil(tmp_path):
+    from PIL import Image
+
+    frames = [synth.synthesize_image(40, 28, seed=s) for s in (1, 2, 3)]
+    path = tmp_path / "anim.webp"
+    Image.fromarray(frames[0]).save(path, save_all=True, lossless=True, duration=50,
+                                    append_images=[Image.fromarray(f) for f in frames[1:]])
+    with Image.open(path) as opened:
+        assert opened.is_animated and opened.n_frames == 3
+        theirs = np.asarray(opened.convert("RGB"))
+    ours = feedline.vision.decode_image(path.read_bytes(), str(path))
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_array_equal(ours, frames[0])

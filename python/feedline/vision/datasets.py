@@ -15,10 +15,44 @@ from feedline._feedline import vision as _vision
 from feedline.io import NativeDataset
 from feedline.vision.transforms import build_pipeline
 
-__all__ = ["DatasetFolder", "FileList", "ImageFolder", "IMG_EXTENSIONS"]
+__all__ = [
+    "DEFAULT_MAX_FILE_BYTES",
+    "DEFAULT_MAX_PIXELS",
+    "DatasetFolder",
+    "FileList",
+    "ImageFolder",
+    "IMG_EXTENSIONS",
+]
 
 # What the native listing accepts; decoding goes by content, not name.
 IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".webp")
+
+# Pillow's Image.MAX_IMAGE_PIXELS: an image with more pixels is a failed
+# sample, refused from its header (decompression bombs).
+DEFAULT_MAX_PIXELS = _vision.DEFAULT_MAX_PIXELS
+# A larger file is a failed sample, refused before it is read (1 GiB).
+DEFAULT_MAX_FILE_BYTES = _vision.DEFAULT_MAX_FILE_BYTES
+
+_INT64_MAX = 2**63 - 1
+
+
+def _positive_int(name, value, default):
+    """`value` checked as an integer in [1, 2**63 - 1]; `default` if None."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if not 1 <= value <= _INT64_MAX:
+        raise ValueError(f"{name} must be between 1 and {_INT64_MAX}, got {value}")
+    return value
+
+
+def _limits(max_pixels, max_file_bytes):
+    return (
+        _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS),
+        _positive_int("max_file_bytes", max_file_bytes, DEFAULT_MAX_FILE_BYTES),
+    )
 
 
 def _unsupported(**arguments):
@@ -35,6 +69,16 @@ class _ImageDataset(NativeDataset):
         super().__init__(native, ("image", "label"))
         self.transform = transform
         self.root = native.root
+
+    @property
+    def max_pixels(self):
+        """Images with more pixels are failed samples (SampleError "too_large")."""
+        return self._native.max_pixels
+
+    @property
+    def max_file_bytes(self):
+        """Larger files are failed samples (SampleError "too_large"), not read."""
+        return self._native.max_file_bytes
 
     @property
     def classes(self):
@@ -63,7 +107,14 @@ class DatasetFolder(_ImageDataset):
     """root/<class>/**/<file>: one folder per class, sorted class names give
     labels 0, 1, ...; files in torchvision's order. `extensions` (a tuple of
     suffixes) or `is_valid_file(path)` choose the files; the default is
-    IMG_EXTENSIONS, listed natively."""
+    IMG_EXTENSIONS, listed natively.
+
+    Bad files are failed samples (feedline.SampleError naming the file),
+    handled by the loader's error policy: a FIFO, device, socket or folder
+    named like an image ("is a FIFO, not a regular file"), a file over
+    `max_file_bytes` (refused before it is read), a file that is no JPEG,
+    PNG or WebP (refused from its first bytes) and an image over
+    `max_pixels` pixels (refused from its header)."""
 
     def __init__(
         self,
@@ -73,17 +124,21 @@ class DatasetFolder(_ImageDataset):
         transform=None,
         target_transform=None,
         is_valid_file=None,
+        *,
+        max_pixels=None,
+        max_file_bytes=None,
     ):
         _unsupported(loader=loader, target_transform=target_transform)
         if extensions is not None and is_valid_file is not None:
             raise ValueError("give extensions or is_valid_file, not both")
+        max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         root = os.fspath(root)
-        pipeline = build_pipeline(transform)
+        pipeline = build_pipeline(transform, max_pixels)
         if extensions is None and is_valid_file is None:
-            native = _vision.ImageFolder(root, pipeline)
+            native = _vision.ImageFolder(root, pipeline, max_file_bytes)
         else:
             paths, labels, classes = _list_folder(root, extensions, is_valid_file)
-            native = _vision.ImageDataset(root, paths, labels, classes, pipeline)
+            native = _vision.ImageDataset(root, paths, labels, classes, pipeline, max_file_bytes)
         super().__init__(native, transform)
         self.extensions = IMG_EXTENSIONS if extensions is None else extensions
 
@@ -92,17 +147,21 @@ class ImageFolder(DatasetFolder):
     """torchvision.datasets.ImageFolder: root/<class>/<image>."""
 
     def __init__(self, root, transform=None, target_transform=None, loader=None,
-                 is_valid_file=None):
+                 is_valid_file=None, *, max_pixels=None, max_file_bytes=None):
         super().__init__(root, loader=loader, transform=transform,
-                         target_transform=target_transform, is_valid_file=is_valid_file)
+                         target_transform=target_transform, is_valid_file=is_valid_file,
+                         max_pixels=max_pixels, max_file_bytes=max_file_bytes)
 
 
 class FileList(_ImageDataset):
     """Samples listed in a text file, one "relative/path label" per line
-    (Caffe / PaddleClas list files), read relative to `root`."""
+    (Caffe / PaddleClas list files), read relative to `root`. Bad files and
+    the limits `max_pixels` and `max_file_bytes` as for DatasetFolder."""
 
-    def __init__(self, list_file, root, transform=None):
-        native = _vision.FileList(os.fspath(list_file), os.fspath(root), build_pipeline(transform))
+    def __init__(self, list_file, root, transform=None, *, max_pixels=None, max_file_bytes=None):
+        max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
+        native = _vision.FileList(os.fspath(list_file), os.fspath(root),
+                                  build_pipeline(transform, max_pixels), max_file_bytes)
         super().__init__(native, transform)
 
 

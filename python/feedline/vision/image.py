@@ -4,11 +4,16 @@ encoding, for Python datasets and tests."""
 from feedline._feedline import vision as _vision
 
 
-def decode_image(data, source=""):
-    """Decodes encoded bytes (JPEG, PNG or WebP) to a uint8 [H, W, 3] RGB
-    array. Raises feedline.SampleError naming `source` if the data is not a
-    supported, intact image."""
-    return _vision.decode_image(data, source)
+def decode_image(data, source="", max_pixels=None):
+    """Decodes encoded bytes (JPEG, PNG or WebP; an animated WebP gives its
+    first frame) to a uint8 [H, W, 3] RGB array. Raises feedline.SampleError
+    naming `source` if the data is not a supported, intact image, or has more
+    than `max_pixels` pixels (default DEFAULT_MAX_PIXELS, Pillow's
+    MAX_IMAGE_PIXELS)."""
+    from feedline.vision.datasets import _positive_int
+
+    max_pixels = _positive_int("max_pixels", max_pixels, _vision.DEFAULT_MAX_PIXELS)
+    return _vision.decode_image(data, source, max_pixels)
 
 
 def encode_jpeg(image, quality=90):

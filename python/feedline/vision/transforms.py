@@ -219,8 +219,10 @@ def _flatten(transform):
     return [transform]
 
 
-def build_pipeline(transform):
-    """The native pipeline for a transform (or Compose, or None)."""
+def build_pipeline(transform, max_pixels=None):
+    """The native pipeline for a transform (or Compose, or None); images with
+    more than `max_pixels` pixels (default: Pillow's MAX_IMAGE_PIXELS) are
+    refused from their header."""
     steps = _flatten(transform)
     natives, dtype = [], "u8"
     for step in steps:
@@ -231,4 +233,6 @@ def build_pipeline(transform):
         elif isinstance(step, Normalize) and dtype == "u8":
             raise TypeError("Normalize works on tensors: put ToTensor() before it")
         natives.extend(step._native())
-    return _vision.Pipeline(natives, dtype)
+    if max_pixels is None:
+        return _vision.Pipeline(natives, dtype)
+    return _vision.Pipeline(natives, dtype, max_pixels=max_pixels)
