@@ -13,6 +13,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -372,6 +373,66 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   return std::make_unique<PyLoader>(std::move(loader), batches);
 }
 
+// A LoaderState as a plain dict of ints and strings (safe for JSON and
+// torch.save), and back. Keys other than epoch and next_batch may be missing
+// (a state written by hand); unknown keys are refused.
+py::dict StateToPython(const LoaderState& s) {
+  const LoaderFingerprint& f = s.fingerprint;
+  return py::dict(py::arg("epoch") = s.epoch, py::arg("next_batch") = s.next_batch,
+                  py::arg("dataset_size") = f.dataset_size, py::arg("seed") = f.seed,
+                  py::arg("sampler") = f.sampler, py::arg("batch_size") = f.batch_size,
+                  py::arg("drop_last") = f.drop_last, py::arg("num_replicas") = f.num_replicas,
+                  py::arg("rank") = f.rank, py::arg("num_batches") = f.num_batches,
+                  py::arg("plan_hash") = f.plan_hash);
+}
+
+LoaderState StateFromPython(const py::dict& d) {
+  LoaderState s;
+  LoaderFingerprint& f = s.fingerprint;
+  auto integer = [&](const char* key, int64_t* out) {
+    if (!d.contains(key)) return false;
+    py::object value = d[key];
+    if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) {
+      throw py::type_error(std::string("load_state_dict: '") + key + "' must be an int, got " +
+                           py::str(value.get_type().attr("__name__")).cast<std::string>());
+    }
+    *out = value.cast<int64_t>();
+    return true;
+  };
+  auto text = [&](const char* key, std::string* out) {
+    if (!d.contains(key)) return;
+    py::object value = d[key];
+    if (!py::isinstance<py::str>(value)) {
+      throw py::type_error(std::string("load_state_dict: '") + key + "' must be a str");
+    }
+    *out = value.cast<std::string>();
+  };
+  for (auto item : d) {
+    static const char* const kKeys[] = {"epoch",        "next_batch", "dataset_size", "seed",
+                                        "sampler",      "batch_size", "drop_last",
+                                        "num_replicas", "rank",       "num_batches",
+                                        "plan_hash"};
+    const std::string key = py::str(item.first).cast<std::string>();
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+      throw py::value_error("load_state_dict: unknown key '" + key +
+                            "' (is this a DataLoader's state_dict()?)");
+    }
+  }
+  if (!integer("epoch", &s.epoch) || !integer("next_batch", &s.next_batch)) {
+    throw py::value_error("load_state_dict: the state needs 'epoch' and 'next_batch'");
+  }
+  integer("dataset_size", &f.dataset_size);
+  integer("batch_size", &f.batch_size);
+  integer("drop_last", &f.drop_last);
+  integer("num_replicas", &f.num_replicas);
+  integer("rank", &f.rank);
+  integer("num_batches", &f.num_batches);
+  text("seed", &f.seed);
+  text("sampler", &f.sampler);
+  text("plan_hash", &f.plan_hash);
+  return s;
+}
+
 py::dict StatsToPython(const StatsSnapshot& s) {
   py::dict stages;
   for (int i = 0; i < kNumStages; ++i) {
@@ -505,14 +566,16 @@ void BindCore(py::module_& m) {
       .def("set_epoch",
            [](PyLoader& l, int64_t e) { l.Call([e](DataLoader& d) { d.set_epoch(e); }); })
       .def("epoch", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.epoch(); }); })
+      .def("start_iteration",
+           [](PyLoader& l) { l.Call([](DataLoader& d) { d.StartIteration(); }); })
       .def("state",
            [](PyLoader& l) {
-             LoaderState s = l.Call([](DataLoader& d) { return d.state(); });
-             return py::make_tuple(s.epoch, s.next_batch);
+             return StateToPython(l.Call([](DataLoader& d) { return d.state(); }));
            })
       .def("restore",
-           [](PyLoader& l, int64_t epoch, int64_t next_batch) {
-             l.Call([&](DataLoader& d) { d.Restore(LoaderState{epoch, next_batch}); });
+           [](PyLoader& l, const py::dict& state) {
+             LoaderState s = StateFromPython(state);
+             l.Call([&](DataLoader& d) { d.Restore(s); });
            })
       .def("stats", [](PyLoader& l) { return StatsToPython(l.Stats()); });
 

@@ -129,6 +129,10 @@ class DistributedBatchSampler : public BatchSampler {
   // Indices of this rank for `epoch`, before batching.
   std::vector<int64_t> RankIndices(int64_t epoch) const;
   int64_t num_samples() const { return num_samples_; }
+  int64_t batch_size() const { return batch_size_; }
+  bool drop_last() const { return drop_last_; }
+  int64_t num_replicas() const { return num_replicas_; }
+  int64_t rank() const { return rank_; }
 
  private:
   int64_t n_;

@@ -39,6 +39,7 @@
 #include "feedline/dataset.h"
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
+#include "feedline/loader_state.h"
 #include "feedline/stats.h"
 
 namespace feedline {
@@ -49,12 +50,6 @@ class Engine;
 
 // What TryNext found.
 enum class NextStatus { kBatch, kEnd, kPending };
-
-// Where an epoch stands: enough to resume it exactly.
-struct LoaderState {
-  int64_t epoch = 0;
-  int64_t next_batch = 0;  // batches of `epoch` already delivered
-};
 
 class DataLoader {
  public:
@@ -69,6 +64,8 @@ class DataLoader {
   int64_t size() const;
 
   // The epoch the next iteration runs; each iteration that starts advances it.
+  // After Restore, setting the restored epoch keeps the restored position;
+  // setting another epoch drops it.
   void set_epoch(int64_t epoch);
   int64_t epoch() const;
 
@@ -85,17 +82,29 @@ class DataLoader {
   // Abandons the running epoch, if any (pending work is cancelled).
   void Reset();
 
-  // The position of the running epoch, and a way to continue from one: after
-  // Restore(s), iteration continues with batch s.next_batch of epoch s.epoch,
-  // bit-identical to the uninterrupted run.
+  // What begin() does before its first Next(): continues the epoch a Restore
+  // started, if nothing has consumed it yet; otherwise Reset(). For callers
+  // that iterate with Next() or TryNext() (language bindings).
+  void StartIteration();
+
+  // Where iteration stands: in a running epoch, that epoch and the batches
+  // delivered so far; otherwise the epoch the next iteration runs, at batch 0.
+  // The fingerprint records what the position belongs to (loader_state.h).
   LoaderState state() const;
+  // Continues from `state`: the next iteration, however it starts (begin(),
+  // Next(), TryNext()), yields batch state.next_batch of epoch state.epoch
+  // onwards, bit-identical to the uninterrupted run for any num_workers; the
+  // iteration after it runs the following epoch. Throws Error if the
+  // recorded fingerprint differs from this loader's (the message names the
+  // field), for an IterableDataset, or for a position past the epoch's end.
   void Restore(const LoaderState& state);
 
   StatsSnapshot stats() const;
   const LoaderOptions& options() const;
 
   // Range-for over one epoch. begin() starts a new epoch (abandoning a
-  // running one).
+  // running one), except right after Restore, where it continues the
+  // restored epoch.
   class Iterator {
    public:
     Iterator() = default;

@@ -579,7 +579,9 @@ class DataLoader:
 
     def __iter__(self):
         self._iteration += 1
-        self._loader.reset()  # abandons an unfinished epoch, if any
+        # Abandons an unfinished epoch, unless load_state_dict just restored
+        # one: then this iteration continues it.
+        self._loader.start_iteration()
         return _EpochIterator(self, self._iteration)
 
     def __len__(self):
@@ -598,13 +600,23 @@ class DataLoader:
         return self._loader.epoch()
 
     def state_dict(self):
-        """Where the running epoch stands; load_state_dict continues from it
-        with the same batches as an uninterrupted run."""
-        epoch, next_batch = self._loader.state()
-        return {"epoch": epoch, "next_batch": next_batch}
+        """Where iteration stands, as a plain dict of ints and strings (safe for
+        torch.save and JSON): inside an epoch, that epoch and the batches
+        delivered so far; between epochs, the next epoch at batch 0. It also
+        records what the position belongs to (seed, dataset size, sampler,
+        batch size, drop_last, ranks, the epoch's batch count and a digest of
+        its batches), so that load_state_dict can refuse a mismatch."""
+        return self._loader.state()
 
     def load_state_dict(self, state):
-        self._loader.restore(int(state["epoch"]), int(state["next_batch"]))
+        """Continues from a state_dict(): the next iteration (`for`, or
+        iter()/next()) yields the rest of the recorded epoch, bit-identical
+        to the uninterrupted run for any num_workers, and the iteration after
+        it runs the following epoch. Raises ValueError naming the first
+        recorded field that differs from this loader."""
+        if not isinstance(state, dict):
+            raise TypeError(f"load_state_dict takes a dict from state_dict(), got {type(state).__name__}")
+        self._loader.restore(state)
 
     def stats(self):
         """What the loader measured: samples, batches, errors, seconds per

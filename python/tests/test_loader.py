@@ -226,28 +226,6 @@ def test_out_of_range_arguments_raise_index_error(index_dataset):
         io.DistributedBatchSampler(index_dataset, batch_size=2, num_replicas=2, rank=5)
 
 
-def test_state_dict_resumes_with_the_same_batches(index_dataset):
-    loader = feedline.DataLoader(index_dataset, batch_size=3, shuffle=True, seed=11)
-    full = labels_of(loader)
-    it = iter(loader)
-    next(it)
-    next(it)
-    state = loader.state_dict()
-    assert state == {"epoch": 1, "next_batch": 2}
-    resumed = feedline.DataLoader(index_dataset, batch_size=3, shuffle=True, seed=11)
-    resumed.load_state_dict({"epoch": 0, "next_batch": 2})
-    assert [b[1].tolist() for b in iter_without_reset(resumed)] == full[2:]
-
-
-def iter_without_reset(loader):
-    # iter(loader) starts a fresh epoch; a restored loader continues with next().
-    while True:
-        batch = loader._loader.next()
-        if batch is None:
-            return
-        yield batch
-
-
 def test_stats_count_samples_and_batches(index_dataset):
     loader = feedline.DataLoader(index_dataset, batch_size=4, num_workers=2)
     copied(loader)

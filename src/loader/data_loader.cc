@@ -22,6 +22,7 @@ NextStatus DataLoader::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
   return engine_->TryNext(max_wait, out);
 }
 void DataLoader::Reset() { engine_->Reset(); }
+void DataLoader::StartIteration() { engine_->BeginIteration(); }
 LoaderState DataLoader::state() const { return engine_->state(); }
 void DataLoader::Restore(const LoaderState& state) { engine_->Restore(state); }
 StatsSnapshot DataLoader::stats() const { return engine_->stats(); }
@@ -41,7 +42,7 @@ DataLoader::Iterator& DataLoader::Iterator::operator++() {
 }
 
 DataLoader::Iterator DataLoader::begin() {
-  engine_->Reset();
+  engine_->BeginIteration();
   return Iterator(this);
 }
 

@@ -9,6 +9,7 @@
 #include "feedline/error.h"
 #include "feedline/rng.h"
 #include "src/core/sample_binder.h"
+#include "src/loader/fingerprint.h"
 
 namespace feedline::internal {
 namespace {
@@ -130,6 +131,13 @@ int64_t Engine::size() const {
 
 void Engine::set_epoch(int64_t epoch) {
   std::lock_guard<std::mutex> lock(pool_->mu);
+  if (resume_pending_) {
+    // A training loop that calls set_epoch(e) before each epoch keeps the
+    // restored position when e is the restored epoch; another epoch drops it.
+    if (epoch == epoch_) return;
+    resume_pending_ = false;
+    AbandonEpochLocked();
+  }
   next_epoch_ = epoch;
 }
 
@@ -140,8 +148,22 @@ int64_t Engine::epoch() const {
 
 LoaderState Engine::state() const {
   std::lock_guard<std::mutex> lock(pool_->mu);
-  if (running_) return LoaderState{epoch_, delivered_};
-  return LoaderState{next_epoch_, 0};
+  LoaderState state;
+  state.fingerprint =
+      FingerprintOf(options_, batch_sampler_.get(), dataset_ ? dataset_->size() : -1);
+  if (running_) {
+    state.epoch = epoch_;
+    state.next_batch = delivered_;
+    state.fingerprint.num_batches = plan_.num_batches();
+    if (plan_hash_.empty()) plan_hash_ = PlanHash(plan_);
+    state.fingerprint.plan_hash = plan_hash_;
+  } else {
+    // Between epochs: the next iteration starts `next_epoch_` at batch 0. Its
+    // plan is not drawn here (a Python sampler would be asked for an epoch).
+    state.epoch = next_epoch_;
+    if (iterable_ == nullptr) state.fingerprint.num_batches = batch_sampler_->size();
+  }
+  return state;
 }
 
 void Engine::Restore(const LoaderState& state) {
@@ -149,13 +171,41 @@ void Engine::Restore(const LoaderState& state) {
   if (state.next_batch < 0) {
     throw Error("Restore: next_batch must be >= 0, got " + std::to_string(state.next_batch));
   }
+  const LoaderFingerprint mine = FingerprintOf(options_, batch_sampler_.get(), dataset_->size());
+  std::string difference = FingerprintDifference(state.fingerprint, mine);
+  if (!difference.empty()) throw Error("Restore: the state belongs to another loader: " + difference);
   std::unique_lock<std::mutex> lock(pool_->mu);
   AbandonEpochLocked();
+  resume_pending_ = false;
+  const int64_t next_epoch_before = next_epoch_;
   StartEpochLocked(state.epoch, state.next_batch);
+  // The plan is known now: check that it is the one the state was taken on.
+  LoaderFingerprint planned;
+  planned.num_batches = plan_.num_batches();
+  if (!state.fingerprint.plan_hash.empty()) planned.plan_hash = plan_hash_ = PlanHash(plan_);
+  difference = FingerprintDifference(state.fingerprint, planned);
+  if (!difference.empty()) {
+    AbandonEpochLocked();
+    next_epoch_ = next_epoch_before;
+    throw Error("Restore: the state belongs to another loader: " + difference);
+  }
+  resume_pending_ = true;
+}
+
+void Engine::BeginIteration() {
+  {
+    std::lock_guard<std::mutex> lock(pool_->mu);
+    if (resume_pending_) {
+      resume_pending_ = false;
+      return;
+    }
+  }
+  Reset();
 }
 
 void Engine::Reset() {
   std::unique_lock<std::mutex> lock(pool_->mu);
+  resume_pending_ = false;
   AbandonEpochLocked();
   main_stream_.reset();
   if (!options_.persistent_workers || iterable_) StopWorkers(lock);
@@ -169,6 +219,7 @@ void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   epoch_ = pinned ? *pinned : epoch;
   next_epoch_ = epoch + 1;
   plan_ = batch_sampler_->Plan(epoch_);
+  plan_hash_.clear();
   if (first_batch > plan_.num_batches()) {
     throw Error("Restore: next_batch " + std::to_string(first_batch) + " is past the " +
                 std::to_string(plan_.num_batches()) + " batches of epoch " +
@@ -282,6 +333,7 @@ Slot* Engine::FindReadyLocked() {
 
 std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
   std::unique_lock<std::mutex> lock(pool_->mu);
+  resume_pending_ = false;  // a restored epoch, once consumed, is an ordinary one
   if (!running_) StartEpochLocked(next_epoch_, 0);
   int64_t wait_start = -1;
   while (true) {

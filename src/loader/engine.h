@@ -49,6 +49,9 @@ class Engine {
   std::optional<Batch> Next();
   NextStatus TryNext(std::chrono::milliseconds max_wait, Batch* out);
   void Reset();
+  // What begin() does: continues an epoch that Restore started and nothing
+  // has consumed yet; otherwise Reset().
+  void BeginIteration();
   LoaderState state() const;
   void Restore(const LoaderState& state);
   StatsSnapshot stats() const { return stats_.Snapshot(); }
@@ -137,6 +140,10 @@ class Engine {
   // Guarded by pool_->mu.
   std::vector<std::thread> threads_;
   bool running_ = false;        // an epoch is in progress
+  // Restore started the running epoch and no Next() has run since: the next
+  // iteration continues it instead of starting afresh.
+  bool resume_pending_ = false;
+  mutable std::string plan_hash_;  // of plan_, computed when state() first needs it
   bool stop_workers_ = false;   // workers of this epoch must exit
   int64_t epoch_ = 0;           // the running epoch
   int64_t next_epoch_ = 0;      // the epoch the next iteration runs
