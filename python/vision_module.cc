@@ -93,18 +93,14 @@ vision::ReadOptions ReadLimit(int64_t max_file_bytes) {
   return read;
 }
 
-std::shared_ptr<vision::ImageDataset> MakeImageDataset(std::string root,
-                                                       const std::vector<std::string>& paths,
-                                                       const std::vector<int64_t>& labels,
-                                                       std::vector<std::string> classes,
-                                                       const Pipeline& pipeline,
-                                                       int64_t max_file_bytes) {
+std::shared_ptr<vision::ImageDataset> MakeImageDataset(
+    std::string root, const std::vector<std::string>& paths, const std::vector<int64_t>& labels,
+    std::vector<std::string> classes, const Pipeline& pipeline, int64_t max_file_bytes) {
   if (paths.size() != labels.size()) throw Error("paths and labels differ in length");
   vision::ImageList files;
   for (size_t i = 0; i < paths.size(); ++i) files.Add(paths[i], labels[i]);
-  return std::make_shared<vision::ImageDataset>(std::move(root), std::move(files),
-                                                std::move(classes), pipeline,
-                                                ReadLimit(max_file_bytes));
+  return std::make_shared<vision::ImageDataset>(
+      std::move(root), std::move(files), std::move(classes), pipeline, ReadLimit(max_file_bytes));
 }
 
 }  // namespace
@@ -168,10 +164,11 @@ void BindVision(py::module_& m) {
            py::arg("classes"), py::arg("pipeline"),
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes)
       .def_property_readonly(
-          "max_file_bytes", [](const vision::ImageDataset& d) { return d.read_options().max_bytes; })
-      .def_property_readonly("max_pixels", [](const vision::ImageDataset& d) {
-        return d.pipeline().options().decode.max_pixels;
-      })
+          "max_file_bytes",
+          [](const vision::ImageDataset& d) { return d.read_options().max_bytes; })
+      .def_property_readonly(
+          "max_pixels",
+          [](const vision::ImageDataset& d) { return d.pipeline().options().decode.max_pixels; })
       .def_property_readonly("root", &vision::ImageDataset::root)
       .def_property_readonly("classes", &vision::ImageDataset::classes)
       .def_property_readonly("labels",
@@ -221,8 +218,7 @@ void BindVision(py::module_& m) {
         std::memcpy(out.mutable_data(), rgb.data(), rgb.size());
         return out;
       },
-      py::arg("data"), py::arg("source") = "",
-      py::arg("max_pixels") = vision::kDefaultMaxPixels);
+      py::arg("data"), py::arg("source") = "", py::arg("max_pixels") = vision::kDefaultMaxPixels);
   v.def(
       "encode_jpeg",
       [](const py::array& image, int quality) {

@@ -9,8 +9,8 @@
 
 #include "feedline/error.h"
 #include "tools/bench_run.h"
-#include "tools/failure_recorder.h"
 #include "tools/diagnosis.h"
+#include "tools/failure_recorder.h"
 #include "tools/index_dataset.h"
 #include "tools/progress.h"
 #include "tools/report.h"
@@ -82,8 +82,8 @@ int RunBenchCommand(const BenchArgs& args) {
     // main() suggests skip or replace for a failure under raise; under
     // replace the failure means every substitute failed too.
     if (settings.error_policy == "raise") throw;
-    throw std::runtime_error(std::string(e.what()) +
-                             " (under --error-policy " + settings.error_policy +
+    throw std::runtime_error(std::string(e.what()) + " (under --error-policy " +
+                             settings.error_policy +
                              " only a sample whose substitutes all fail ends the run: is most of "
                              "SOURCE broken? 'feedline verify SOURCE' lists the broken files)");
   }

@@ -49,7 +49,7 @@ class FailureRecorder : public Dataset {
   std::shared_ptr<const Dataset> inner_;
   size_t keep_;
   mutable std::mutex mu_;
-  mutable std::vector<RecordedFailure> kept_;      // guarded by mu_
+  mutable std::vector<RecordedFailure> kept_;           // guarded by mu_
   mutable std::unordered_set<std::string> seen_paths_;  // guarded by mu_
 };
 

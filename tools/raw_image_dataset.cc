@@ -36,7 +36,8 @@ void RawImageDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const 
     out.SetScalar<int64_t>("bytes", static_cast<int64_t>(bytes.size()));
   } else {
     auto timer = ctx.Time(Stage::kDecode);
-    const vision::DecodedImage image = vision::DecodeImage(bytes, path, ctx.scratch(1), {}, decode_);
+    const vision::DecodedImage image =
+        vision::DecodeImage(bytes, path, ctx.scratch(1), {}, decode_);
     out.SetScalar<int64_t>("height", image.height);
     out.SetScalar<int64_t>("width", image.width);
   }

@@ -121,7 +121,18 @@ int RunTuneCommand(const TuneArgs& args) {
     BenchSettings warmup = base;
     warmup.workers = std::min(max_workers, base.cores);
     if (!args.quiet) std::fprintf(stderr, "warming up (%d workers)\n", warmup.workers);
-    RunBench(dataset, warmup, args.max_batches);
+    const BenchResult result = RunBench(dataset, warmup, args.max_batches);
+    if (result.images == 0) {
+      // Every setting would measure nothing: no recommendation is better
+      // than one drawn from zeros.
+      std::fprintf(
+          stderr,
+          "feedline tune: error: no image was loaded: the %lld samples tried all failed (%s); "
+          "'feedline verify %s' lists the broken files\n",
+          static_cast<long long>(result.stats.errors), FailureReasons(result.stats).c_str(),
+          args.source.c_str());
+      return kExitFailure;
+    }
   }
 
   std::vector<TuneRow> rows;

@@ -93,7 +93,8 @@ std::string FileList::ReadListText(const std::string& list_file) {
   }
   if (DetectFormat(bytes) != ImageFormat::kUnknown) {
     throw Error("FileList: '" + list_file + "' is an image (" +
-                ImageFormatName(DetectFormat(bytes)) + "), not a file list (lines of 'path label')");
+                ImageFormatName(DetectFormat(bytes)) +
+                "), not a file list (lines of 'path label')");
   }
   if (std::find(bytes.begin(), bytes.end(), uint8_t{0}) != bytes.end()) {
     throw Error("FileList: '" + list_file +

@@ -41,7 +41,8 @@ ImageDataset::ImageDataset(std::string root, ImageList files, std::vector<std::s
       pipeline_(std::move(pipeline)),
       read_(read) {
   if (read_.max_bytes <= 0) {
-    throw Error("image dataset: max_file_bytes must be > 0, got " + std::to_string(read_.max_bytes));
+    throw Error("image dataset: max_file_bytes must be > 0, got " +
+                std::to_string(read_.max_bytes));
   }
   // The pipeline decodes every file: one that is no image fails from its
   // first bytes.

@@ -195,7 +195,7 @@ ImageFolder::ImageFolder(const std::string& root, Pipeline pipeline, ReadOptions
 
 ImageFolder::ImageFolder(const std::string& root, Listing listing, Pipeline pipeline,
                          ReadOptions read)
-    : ImageDataset(root, std::move(listing.files), std::move(listing.classes),
-                   std::move(pipeline), read) {}
+    : ImageDataset(root, std::move(listing.files), std::move(listing.classes), std::move(pipeline),
+                   read) {}
 
 }  // namespace feedline::vision

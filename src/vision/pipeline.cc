@@ -184,8 +184,7 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
     const int64_t pixels = int64_t{t.height} * width;
     if (pixels > options_.decode.max_pixels) {
       throw Error("pipeline: " + t.ToString() + " makes images of " + std::to_string(pixels) +
-                  " pixels or more, over max_pixels " +
-                  std::to_string(options_.decode.max_pixels) +
+                  " pixels or more, over max_pixels " + std::to_string(options_.decode.max_pixels) +
                   " (the decoder's limit; raise max_pixels to allow it)");
     }
   }

@@ -115,7 +115,8 @@ void ReadFile(const char* path, std::vector<uint8_t>& bytes, const ReadOptions& 
   if (options.image) {
     // The signature first: a large file that is no image costs a few bytes.
     bytes.resize(kSignatureBytes);
-    while (size < kSignatureBytes && ReadSome(fd.get(), path, bytes, &size, kSignatureBytes - size)) {
+    while (size < kSignatureBytes &&
+           ReadSome(fd.get(), path, bytes, &size, kSignatureBytes - size)) {
     }
     CheckImageSignature(std::span<const uint8_t>(bytes.data(), size), path);
     if (size < kSignatureBytes) {  // the whole file

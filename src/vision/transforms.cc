@@ -262,9 +262,9 @@ std::array<int, 2> ResizedSize(const Transform& resize, int height, int width) {
   int new_short = resize.height;
   // Clamped to an int: a sliver (1 x 80M) resized to 256 would overflow; the
   // pipeline refuses such an output by its pixel count.
-  int new_long = static_cast<int>(std::min(static_cast<double>(int64_t{new_short} * long_side) /
-                                               static_cast<double>(short_side),
-                                           static_cast<double>(INT32_MAX)));
+  int new_long = static_cast<int>(std::min(
+      static_cast<double>(int64_t{new_short} * long_side) / static_cast<double>(short_side),
+      static_cast<double>(INT32_MAX)));
   if (resize.max_size > 0 && new_long > resize.max_size) {
     new_short = static_cast<int>(static_cast<double>(int64_t{resize.max_size} * new_short) /
                                  static_cast<double>(new_long));

@@ -17,8 +17,8 @@ namespace feedline::cli {
 namespace {
 
 using ::testing::HasSubstr;
-using ::testing::Not;
 using testing::MakeImageFolder;
+using ::testing::Not;
 using testing::RunFeedline;
 using testing::RunResult;
 using testing::ScratchDir;
@@ -117,9 +117,9 @@ TEST(BadFiles, FilesOverMaxFileBytesAndImagesOverMaxPixelsAreBroken) {
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("4 broken (too_large: 4)"));
   EXPECT_THAT(r.out, HasSubstr("pixels, over the limit of 1000"));
-  r = RunFeedline({"bench", dir / "imgs", "--max-pixels", "1000", "--size", "16", "--quiet",
-                   "--json"},
-                  kTimeoutS);
+  r = RunFeedline(
+      {"bench", dir / "imgs", "--max-pixels", "1000", "--size", "16", "--quiet", "--json"},
+      kTimeoutS);
   EXPECT_EQ(r.exit_code, 1) << "no image loaded";
   // The default limits pass them all.
   r = RunFeedline({"verify", dir / "imgs"}, kTimeoutS);
@@ -203,14 +203,21 @@ TEST(BadFiles, BenchOverAFullyBrokenFolderFails) {
   EXPECT_THAT(r.out, HasSubstr("0 images in 0 batches"));
   // Under replace, every substitute fails too: the run ends, and the message
   // does not suggest the policy already in use.
-  const RunResult replace =
-      RunFeedline({"bench", dir.path().string(), "--batch", "2", "--workers", "1", "--quiet",
-                   "--error-policy", "replace"},
-                  kTimeoutS);
+  const RunResult replace = RunFeedline({"bench", dir.path().string(), "--batch", "2", "--workers",
+                                         "1", "--quiet", "--error-policy", "replace"},
+                                        kTimeoutS);
   EXPECT_EQ(replace.exit_code, 1);
   ExpectOneCleanErrorLine(replace, "feedline bench");
   EXPECT_THAT(replace.err, HasSubstr("under --error-policy replace"));
   EXPECT_THAT(replace.err, Not(HasSubstr("--error-policy skip or replace goes on")));
+  // tune does not recommend a setting from runs that loaded nothing.
+  const RunResult tune = RunFeedline(
+      {"tune", dir.path().string(), "--max-workers", "1", "--prefetch", "1", "--quiet"}, kTimeoutS);
+  EXPECT_EQ(tune.exit_code, 1);
+  ExpectOneCleanErrorLine(tune, "feedline tune");
+  EXPECT_THAT(tune.err,
+              HasSubstr("no image was loaded: the 3 samples tried all failed (format: 3)"));
+  EXPECT_THAT(tune.out, Not(HasSubstr("recommended")));
 }
 
 }  // namespace

@@ -24,7 +24,8 @@ class FieldsOnly : public Dataset {
 };
 
 TEST(BatchMemory, BatchBytesSumsTheFixedFields) {
-  const FieldsOnly images({{"image", DType::kF32, Shape{3, 224, 224}}, {"label", DType::kI64, Shape{}}});
+  const FieldsOnly images(
+      {{"image", DType::kF32, Shape{3, 224, 224}}, {"label", DType::kI64, Shape{}}});
   EXPECT_EQ(BatchBytes(images, 64), 64 * (3 * 224 * 224 * 4 + 8));
   EXPECT_EQ(BatchBytes(FieldsOnly({}), 64), 0);
   const FieldsOnly huge({{"x", DType::kF32, Shape{1LL << 40, 1LL << 40}}});

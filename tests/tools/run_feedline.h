@@ -9,18 +9,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <thread>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "feedline/vision/synth.h"
@@ -36,8 +35,8 @@ inline constexpr const char* kFeedlineBinary = FEEDLINE_BINARY_DIR "/tools/feedl
 #endif
 
 struct RunResult {
-  int exit_code = -1;  // -1 if the program did not exit normally
-  int signal = 0;      // the signal that ended it, if one did
+  int exit_code = -1;      // -1 if the program did not exit normally
+  int signal = 0;          // the signal that ended it, if one did
   bool timed_out = false;  // killed after the time limit
   std::string out;
   std::string err;
@@ -117,8 +116,7 @@ inline RunResult RunFeedline(const std::vector<std::string>& args, double timeou
   }
   posix_spawn_file_actions_destroy(&actions);
   int status = 0;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (true) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
     if (done == pid) break;

@@ -1,8 +1,7 @@
 #include "feedline/vision/image_folder.h"
 
-#include <gtest/gtest.h>
-
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,10 +109,12 @@ TEST(ImageFolder, FifosAndDevicesAreFailedSamplesNotHangs) {
               (std::vector<std::string>{"a/good1.jpg", "a/good2.jpg", "a/x.jpg", "a/y.jpg"}));
     Sample sample;
     SampleContext ctx(0, 0, 0);
-    EXPECT_EQ(testing::ExpectSampleError([&] { folder.Get(2, sample, ctx); }, "io", dir / "a/x.jpg"),
-              "is a FIFO, not a regular file");
-    EXPECT_EQ(testing::ExpectSampleError([&] { folder.Get(3, sample, ctx); }, "io", dir / "a/y.jpg"),
-              "is a character device, not a regular file");
+    EXPECT_EQ(
+        testing::ExpectSampleError([&] { folder.Get(2, sample, ctx); }, "io", dir / "a/x.jpg"),
+        "is a FIFO, not a regular file");
+    EXPECT_EQ(
+        testing::ExpectSampleError([&] { folder.Get(3, sample, ctx); }, "io", dir / "a/y.jpg"),
+        "is a character device, not a regular file");
     LoaderOptions options;
     options.batch_size = 2;
     options.num_workers = 2;
@@ -145,8 +146,8 @@ TEST(ImageFolder, FilesOverMaxFileBytesAreRefused) {
   EXPECT_EQ(folder.read_options().max_bytes, read.max_bytes);
   Sample sample;
   SampleContext ctx(0, 0, 0);
-  const std::string message =
-      testing::ExpectSampleError([&] { folder.Get(0, sample, ctx); }, "too_large", dir / "a/img.jpg");
+  const std::string message = testing::ExpectSampleError([&] { folder.Get(0, sample, ctx); },
+                                                         "too_large", dir / "a/img.jpg");
   EXPECT_NE(message.find("over the limit of " + std::to_string(read.max_bytes)), std::string::npos)
       << message;
   read.max_bytes = static_cast<int64_t>(jpeg.size());

@@ -50,9 +50,9 @@ TEST(ReadFile, FailuresAreIoSampleErrors) {
   const std::string message =
       testing::ExpectSampleError([&] { ReadFile(missing.c_str(), bytes); }, "io", missing);
   EXPECT_NE(message.find("No such file"), std::string::npos) << message;
-  EXPECT_EQ(testing::ExpectSampleError([&] { ReadFile(dir.path().c_str(), bytes); }, "io",
-                                       dir.path()),
-            "is a directory, not a regular file");
+  EXPECT_EQ(
+      testing::ExpectSampleError([&] { ReadFile(dir.path().c_str(), bytes); }, "io", dir.path()),
+      "is a directory, not a regular file");
 }
 
 // Runs `read` on another thread and waits at most 10 s for it. A read that
@@ -121,8 +121,8 @@ TEST(ReadFile, AFileOverTheSizeLimitIsRefusedBeforeReading) {
   std::vector<uint8_t> bytes;
   ReadOptions options;
   options.max_bytes = 99;
-  EXPECT_EQ(testing::ExpectSampleError([&] { ReadFile(path.c_str(), bytes, options); },
-                                       "too_large", path),
+  EXPECT_EQ(testing::ExpectSampleError([&] { ReadFile(path.c_str(), bytes, options); }, "too_large",
+                                       path),
             "file is 100 bytes, over the limit of 99 bytes (max_file_bytes)");
   EXPECT_LT(bytes.capacity(), 100u) << "nothing was read";
   options.max_bytes = 100;
@@ -156,9 +156,9 @@ TEST(ReadFile, AnImageIsRefusedFromItsFirstBytes) {
   ReadOptions image;
   image.image = true;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(testing::ExpectSampleError([&] { ReadFile(zeros.c_str(), bytes, image); }, "format",
-                                       zeros),
-            "not a JPEG, PNG or WebP image (first bytes: 00 00 00 00 00 00 00 00)");
+  EXPECT_EQ(
+      testing::ExpectSampleError([&] { ReadFile(zeros.c_str(), bytes, image); }, "format", zeros),
+      "not a JPEG, PNG or WebP image (first bytes: 00 00 00 00 00 00 00 00)");
   EXPECT_LE(bytes.capacity(), 4096u) << "only the first bytes were read";
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(1));
 

@@ -91,8 +91,8 @@ std::vector<uint8_t> AnimatedWebp(const std::vector<std::vector<uint8_t>>& frame
     PutLittleEndian(anmf, 0, 3);  // y / 2
     PutLittleEndian(anmf, width - 1, 3);
     PutLittleEndian(anmf, height - 1, 3);
-    PutLittleEndian(anmf, 100, 3);  // duration, ms
-    anmf.push_back(0x02);           // do not blend, do not dispose
+    PutLittleEndian(anmf, 100, 3);                             // duration, ms
+    anmf.push_back(0x02);                                      // do not blend, do not dispose
     anmf.insert(anmf.end(), still.begin() + 12, still.end());  // its VP8L chunk
     PutChunk(chunks, "ANMF", anmf);
   }
