@@ -70,5 +70,7 @@ int main(int argc, char** argv) {
 
   Write(dir, "lossy.webp", EncodeWebp(rgb, w, h, 70));
   Write(dir, "lossless.webp", EncodeWebp(rgb, w, h, 100, /*lossless=*/true));
+  // fuzz/corpus/animated.webp (two 40x30 frames) was written by Pillow
+  // (Image.save(save_all=True)): the encoder here writes still images only.
   return 0;
 }
