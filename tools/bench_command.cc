@@ -80,12 +80,14 @@ int RunBenchCommand(const BenchArgs& args) {
     result = RunBench(dataset, settings, args.max_batches, &progress);
   } catch (const SampleError& e) {
     // main() suggests skip or replace for a failure under raise; under
-    // replace the failure means every substitute failed too.
+    // replace the failure means every substitute failed too, and under skip
+    // (a failed collate) no policy helps.
     if (settings.error_policy == "raise") throw;
-    throw std::runtime_error(std::string(e.what()) + " (under --error-policy " +
-                             settings.error_policy +
-                             " only a sample whose substitutes all fail ends the run: is most of "
-                             "SOURCE broken? 'feedline verify SOURCE' lists the broken files)");
+    if (settings.error_policy != "replace") throw std::runtime_error(e.what());
+    throw std::runtime_error(std::string(e.what()) +
+                             " (under --error-policy replace a sample ends the run only when its "
+                             "substitutes all fail too: is most of SOURCE broken? 'feedline verify "
+                             "SOURCE' lists the broken files)");
   }
   const Diagnosis diagnosis = Diagnose(result);
   std::cout << FormatReport(result, diagnosis);

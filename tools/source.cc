@@ -1,10 +1,11 @@
 #include "tools/source.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "feedline/error.h"
 #include "feedline/vision/file_list.h"
@@ -45,12 +46,16 @@ vision::Pipeline MakePipeline(const std::string& pipeline, int image_size, int64
   return vision::ValPipeline(resize, image_size, DType::kF32, decode);
 }
 
-// The first bytes of a regular file (fewer if it is shorter).
+// The first bytes of a file (fewer if it is shorter; none if it cannot be
+// read). O_NONBLOCK: should the path have become a FIFO since it was
+// checked, opening it does not wait for a writer.
 std::vector<uint8_t> FileHead(const std::string& path) {
   std::vector<uint8_t> head(64);
-  std::ifstream in(path, std::ios::binary);
-  in.read(reinterpret_cast<char*>(head.data()), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return {};
+  const ssize_t n = ::read(fd, head.data(), head.size());
+  ::close(fd);
+  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
   return head;
 }
 
