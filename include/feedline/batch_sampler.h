@@ -99,26 +99,61 @@ class DynamicBatchSampler : public BatchSampler {
   int64_t num_batches_epoch0_ = 0;  // size(), computed once at construction
 };
 
-// Splits an epoch across num_replicas ranks so that every rank gets the same
-// number of batches (paddle.io.DistributedBatchSampler).
+// How DistributedBatchSampler deals the global order to the ranks.
+enum class DistributedPartition {
+  kPaddle,  // batch-sized blocks dealt round-robin (paddle.io.DistributedBatchSampler)
+  kTorch,   // stride by rank: order[rank::R] (torch.utils.data.DistributedSampler)
+};
+
+// Splits an epoch across num_replicas ranks (paddle.io.DistributedBatchSampler
+// by default; torch's DistributedSampler rule with partition = kTorch).
 //
-// Semantics (docs/samplers.md compares them with Paddle and torch):
-//   1. The order is 0..n-1, or with shuffle a permutation from (seed, epoch).
-//   2. It is padded to total = ceil(n / R) * R with the head of that order
-//      (repeated if needed). Paddle pads with items 0..pad-1 *before*
-//      shuffling, so the same samples are duplicated every epoch; padding after
-//      the shuffle duplicates different samples each epoch. Without shuffle
-//      the two are identical.
-//   3. As in Paddle, rank r takes batch-sized blocks at r*B + k*B*R, then its
-//      own slice of the remainder, and batches them; drop_last drops the
-//      final short local batch.
+// Semantics (docs/samplers.md and docs/distributed.md):
+//   1. The global order is 0..n-1, or with shuffle a permutation from
+//      (seed, epoch). It does not depend on num_replicas or rank.
+//   2. With pad (the default) it is padded to total = ceil(n / R) * R with
+//      its own head (repeated if needed), so every rank gets ceil(n / R)
+//      indices and the same number of batches. Paddle pads with items
+//      0..pad-1 *before* shuffling, so the same samples are duplicated every
+//      epoch; padding after the shuffle duplicates different samples each
+//      epoch. Without shuffle the two are identical.
+//   3. kPaddle: rank r takes batch-sized blocks at r*B + k*B*R, then its own
+//      slice of the remainder. kTorch: rank r takes padded[r::R].
+//      Both are cut into batches; drop_last drops the final short local batch.
+//   Without pad (exact evaluation) nothing is duplicated: every sample goes to
+//   exactly one rank. kPaddle deals the batch-sized blocks of the unpadded
+//   order round-robin (the last block may be short), kTorch takes order[r::R];
+//   ranks may get one batch fewer, or a short last batch.
+//
+// After every rank has taken the same k batches of an epoch, the samples
+// consumed over all ranks are a prefix of the global order (of length
+// GlobalPosition(epoch, k)), for both partitions, with or without pad. A job
+// restarted with another num_replicas resumes that epoch from the prefix's
+// length (Options::resume_epoch / resume_position): the rest of the global
+// order is split across the new ranks by the same rule.
 class DistributedBatchSampler : public BatchSampler {
  public:
-  // Throws Error / IndexError for batch_size < 1, num_replicas < 1 or rank
-  // outside [0, num_replicas).
+  struct Options {
+    bool shuffle = false;
+    bool drop_last = false;
+    uint64_t seed = 0;
+    DistributedPartition partition = DistributedPartition::kPaddle;
+    bool pad = true;  // false: every sample exactly once over all ranks
+    // Resume: the first resume_position samples of epoch resume_epoch's
+    // global order were consumed (by a job of any size); Plan(resume_epoch)
+    // splits only the rest. resume_epoch < 0: no resume.
+    int64_t resume_epoch = -1;
+    int64_t resume_position = 0;
+  };
+
+  // Throws Error / IndexError for batch_size < 1, num_replicas < 1, rank
+  // outside [0, num_replicas) or resume_position outside [0, dataset_size].
   DistributedBatchSampler(int64_t dataset_size, int64_t batch_size, int64_t num_replicas,
                           int64_t rank, bool shuffle = false, bool drop_last = false,
                           uint64_t seed = 0);
+  DistributedBatchSampler(int64_t dataset_size, int64_t batch_size, int64_t num_replicas,
+                          int64_t rank, Options options);
+  // Batches of this rank in an epoch that is not resumed.
   int64_t size() const override;
   EpochPlan Plan(int64_t epoch) const override;
   // Fixes the epoch used for shuffling (Paddle's set_epoch); a negative
@@ -128,21 +163,34 @@ class DistributedBatchSampler : public BatchSampler {
 
   // Indices of this rank for `epoch`, before batching.
   std::vector<int64_t> RankIndices(int64_t epoch) const;
+  // Samples of `epoch`'s global order consumed over all ranks once every rank
+  // has taken `batches_done` batches of it (the resumed prefix included);
+  // dataset_size once the epoch is complete. REQUIRES: batches_done >= 0.
+  int64_t GlobalPosition(int64_t epoch, int64_t batches_done) const;
+
+  // Indices of this rank in an epoch that is not resumed.
   int64_t num_samples() const { return num_samples_; }
+  int64_t dataset_size() const { return n_; }
   int64_t batch_size() const { return batch_size_; }
-  bool drop_last() const { return drop_last_; }
+  bool drop_last() const { return options_.drop_last; }
   int64_t num_replicas() const { return num_replicas_; }
   int64_t rank() const { return rank_; }
+  const Options& options() const { return options_; }
 
  private:
+  // The global order's first `consumed` samples are skipped.
+  int64_t Consumed(int64_t epoch) const;
+  // This rank's count of an order of m samples, and its batch count; the
+  // most batches any rank gets.
+  int64_t LocalCount(int64_t m, int64_t rank) const;
+  int64_t MaxBatches(int64_t m) const;
+
   int64_t n_;
   int64_t batch_size_;
   int64_t num_replicas_;
   int64_t rank_;
-  bool shuffle_;
-  bool drop_last_;
-  uint64_t seed_;
-  int64_t num_samples_;  // per rank
+  Options options_;
+  int64_t num_samples_;  // this rank's, in an epoch that is not resumed
   std::atomic<int64_t> pinned_epoch_{-1};
 };
 

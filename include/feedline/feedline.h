@@ -10,6 +10,7 @@
 #include "feedline/dataset.h"
 #include "feedline/error.h"
 #include "feedline/iterable_dataset.h"
+#include "feedline/launcher.h"
 #include "feedline/loader_options.h"
 #include "feedline/rng.h"
 #include "feedline/sample.h"

@@ -315,5 +315,264 @@ TEST(DistributedBatchSamplerTest, RejectsBadArguments) {
   EXPECT_THROW(DistributedBatchSampler(10, 2, 2, 0).Plan(-1), Error);
 }
 
+// ---------------------------------------------------------------------------
+// partition = kTorch: torch.utils.data.DistributedSampler's index assignment
+// (shuffle=False, drop_last=False), re-implemented from its __iter__:
+//   indices = list(range(n)); padding_size = total_size - len(indices)
+//   if padding_size <= len(indices): indices += indices[:padding_size]
+//   else: indices += (indices * ceil(padding_size / len(indices)))[:padding_size]
+//   indices = indices[rank:total_size:num_replicas]
+// python/tests/test_samplers.py also compares with torch itself.
+
+std::vector<int64_t> TorchIndices(int64_t n, int64_t replicas, int64_t rank) {
+  const int64_t num_samples = (n + replicas - 1) / replicas;
+  const int64_t total_size = num_samples * replicas;
+  std::vector<int64_t> indices = PaddlePad(n, replicas);  // the same padding rule
+  std::vector<int64_t> mine;
+  for (int64_t i = rank; i < total_size; i += replicas) mine.push_back(indices[i]);
+  return mine;
+}
+
+DistributedBatchSampler::Options TorchOptions(bool shuffle = false, bool drop_last = false) {
+  DistributedBatchSampler::Options o;
+  o.partition = DistributedPartition::kTorch;
+  o.shuffle = shuffle;
+  o.drop_last = drop_last;
+  o.seed = 11;
+  return o;
+}
+
+TEST(DistributedBatchSamplerTest, TorchPartitionMatchesTorchWithoutShuffle) {
+  for (int64_t n : {0, 1, 2, 5, 10, 13, 64, 97}) {
+    for (int64_t replicas : {1, 2, 3, 4, 8}) {
+      for (int64_t batch_size : {1, 3, 16}) {
+        for (int64_t rank = 0; rank < replicas; ++rank) {
+          SCOPED_TRACE("n=" + std::to_string(n) + " R=" + std::to_string(replicas) +
+                       " bs=" + std::to_string(batch_size) + " rank=" + std::to_string(rank));
+          const std::vector<int64_t> expected =
+              n == 0 ? std::vector<int64_t>{} : TorchIndices(n, replicas, rank);
+          DistributedBatchSampler sampler(n, batch_size, replicas, rank, TorchOptions());
+          EXPECT_EQ(sampler.RankIndices(0), expected);
+          EXPECT_EQ(ToBatches(sampler.Plan(0)), PaddleBatches(expected, batch_size, false));
+          EXPECT_EQ(sampler.size(), sampler.Plan(0).num_batches());
+        }
+      }
+    }
+  }
+}
+
+TEST(DistributedBatchSamplerTest, TorchPartitionWithShuffleStridesTheSameGlobalOrder) {
+  // With shuffle the permutation is feedline's (Philox + Fisher-Yates), not
+  // torch.randperm's, but the structure is torch's: the shuffled order padded
+  // with its head and strided by rank; the global order is the paddle one's.
+  const int64_t n = 23, replicas = 4;
+  DistributedBatchSampler::Options paddle_options;
+  paddle_options.shuffle = true;
+  paddle_options.seed = 11;
+  const std::vector<int64_t> global =
+      DistributedBatchSampler(n, 1, 1, 0, paddle_options).RankIndices(3);
+  for (int64_t rank = 0; rank < replicas; ++rank) {
+    DistributedBatchSampler sampler(n, 2, replicas, rank, TorchOptions(/*shuffle=*/true));
+    std::vector<int64_t> expected;
+    for (int64_t i = rank; i < 24; i += replicas) expected.push_back(global[i % n]);
+    EXPECT_EQ(sampler.RankIndices(3), expected) << rank;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// pad = false: exact evaluation.
+
+struct Split {
+  DistributedPartition partition;
+  bool pad;
+  bool shuffle;
+};
+
+DistributedBatchSampler MakeSampler(int64_t n, int64_t batch_size, int64_t replicas, int64_t rank,
+                                    Split split, int64_t resume_epoch = -1,
+                                    int64_t resume_position = 0) {
+  DistributedBatchSampler::Options o;
+  o.partition = split.partition;
+  o.pad = split.pad;
+  o.shuffle = split.shuffle;
+  o.seed = 5;
+  o.resume_epoch = resume_epoch;
+  o.resume_position = resume_position;
+  return DistributedBatchSampler(n, batch_size, replicas, rank, o);
+}
+
+TEST(DistributedBatchSamplerTest, WithoutPadEverySampleIsSeenExactlyOnce) {
+  for (DistributedPartition partition :
+       {DistributedPartition::kPaddle, DistributedPartition::kTorch}) {
+    for (bool shuffle : {false, true}) {
+      for (int64_t n : {0, 1, 2, 3, 7, 10, 16, 31, 64, 97, 100}) {
+        for (int64_t replicas : {1, 2, 3, 4, 7, 8}) {
+          for (int64_t batch_size : {1, 2, 3, 5, 16, 200}) {
+            SCOPED_TRACE("n=" + std::to_string(n) + " R=" + std::to_string(replicas) +
+                         " bs=" + std::to_string(batch_size) +
+                         " torch=" + std::to_string(partition == DistributedPartition::kTorch) +
+                         " shuffle=" + std::to_string(shuffle));
+            std::vector<int64_t> seen_count(static_cast<size_t>(n), 0);
+            int64_t total = 0, most_batches = 0, fewest_batches = n + 1;
+            for (int64_t rank = 0; rank < replicas; ++rank) {
+              DistributedBatchSampler sampler =
+                  MakeSampler(n, batch_size, replicas, rank, {partition, false, shuffle});
+              const EpochPlan plan = sampler.Plan(2);
+              EXPECT_EQ(plan.num_batches(), sampler.size());
+              EXPECT_EQ(static_cast<int64_t>(plan.indices.size()), sampler.num_samples());
+              for (int64_t b = 0; b < plan.num_batches(); ++b) {
+                // Only a rank's last batch may be short.
+                if (b + 1 < plan.num_batches()) {
+                  EXPECT_EQ(static_cast<int64_t>(plan.batch(b).size()), batch_size);
+                }
+                for (int64_t index : plan.batch(b)) {
+                  ASSERT_GE(index, 0);
+                  ASSERT_LT(index, n);
+                  ++seen_count[static_cast<size_t>(index)];
+                  ++total;
+                }
+              }
+              most_batches = std::max(most_batches, plan.num_batches());
+              fewest_batches = std::min(fewest_batches, plan.num_batches());
+            }
+            EXPECT_EQ(total, n);
+            for (int64_t i = 0; i < n; ++i) {
+              ASSERT_EQ(seen_count[static_cast<size_t>(i)], 1) << "sample " << i;
+            }
+            EXPECT_LE(most_batches - fewest_batches, 1);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(DistributedBatchSamplerTest, WithoutPadPaddleDealsBlocksRoundRobin) {
+  // n=10, R=4, bs=2: blocks [0,1] [2,3] [4,5] [6,7] [8,9]; block 4 goes to rank 0.
+  const Batches expected[4] = {{{0, 1}, {8, 9}}, {{2, 3}}, {{4, 5}}, {{6, 7}}};
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(
+        ToBatches(
+            MakeSampler(10, 2, 4, rank, {DistributedPartition::kPaddle, false, false}).Plan(0)),
+        expected[rank]);
+  }
+  // torch's stride without padding: rank r takes r, r + 4, ...
+  EXPECT_EQ(
+      ToBatches(MakeSampler(10, 2, 4, 1, {DistributedPartition::kTorch, false, false}).Plan(0)),
+      (Batches{{1, 5}, {9}}));
+  EXPECT_EQ(
+      ToBatches(MakeSampler(10, 2, 4, 3, {DistributedPartition::kTorch, false, false}).Plan(0)),
+      (Batches{{3, 7}}));
+}
+
+// ---------------------------------------------------------------------------
+// Resume with another world size.
+
+// The samples every rank of a W-rank job has taken after k batches each.
+std::vector<int64_t> ConsumedAfter(int64_t n, int64_t batch_size, int64_t replicas, Split split,
+                                   int64_t epoch, int64_t k, int64_t resume_epoch,
+                                   int64_t resume_position) {
+  std::vector<int64_t> consumed;
+  for (int64_t rank = 0; rank < replicas; ++rank) {
+    const EpochPlan plan =
+        MakeSampler(n, batch_size, replicas, rank, split, resume_epoch, resume_position)
+            .Plan(epoch);
+    const int64_t taken = std::min(k, plan.num_batches());
+    consumed.insert(consumed.end(), plan.indices.begin(),
+                    plan.indices.begin() + plan.offsets[static_cast<size_t>(taken)]);
+  }
+  return consumed;
+}
+
+TEST(DistributedBatchSamplerTest, ResumingWithAnotherWorldSizeSeesTheRestExactlyOnce) {
+  const int64_t epoch = 1;
+  int64_t checked = 0;
+  for (DistributedPartition partition :
+       {DistributedPartition::kPaddle, DistributedPartition::kTorch}) {
+    for (bool pad : {true, false}) {
+      for (int64_t n : {1, 7, 10, 31, 64, 97}) {
+        for (int64_t batch_size : {1, 3, 4}) {
+          for (int64_t before : {1, 2, 3, 8}) {
+            const Split split{partition, pad, /*shuffle=*/true};
+            const std::vector<int64_t> global =
+                MakeSampler(n, 1, 1, 0, split).RankIndices(epoch);  // the global order
+            const DistributedBatchSampler probe = MakeSampler(n, batch_size, before, 0, split);
+            for (int64_t k = 0; k <= probe.size(); ++k) {
+              SCOPED_TRACE("n=" + std::to_string(n) + " bs=" + std::to_string(batch_size) +
+                           " W=" + std::to_string(before) + " k=" + std::to_string(k) +
+                           " torch=" + std::to_string(partition == DistributedPartition::kTorch) +
+                           " pad=" + std::to_string(pad));
+              const int64_t position = probe.GlobalPosition(epoch, k);
+              ASSERT_GE(position, 0);
+              ASSERT_LE(position, n);
+              // What the W ranks took is the order's prefix of that length
+              // (padding duplicates of it aside).
+              std::set<int64_t> consumed;
+              for (int64_t index : ConsumedAfter(n, batch_size, before, split, epoch, k, -1, 0)) {
+                consumed.insert(index);
+              }
+              const std::set<int64_t> prefix(global.begin(), global.begin() + position);
+              ASSERT_EQ(consumed, prefix);
+              for (int64_t after : {1, 2, 3, 5, 8}) {
+                // The new job takes everything that is left.
+                std::vector<int64_t> rest;
+                for (int64_t rank = 0; rank < after; ++rank) {
+                  const DistributedBatchSampler resumed =
+                      MakeSampler(n, batch_size, after, rank, split, epoch, position);
+                  const std::vector<int64_t> mine = resumed.Plan(epoch).indices;
+                  rest.insert(rest.end(), mine.begin(), mine.end());
+                  // The next epoch is whole again.
+                  EXPECT_EQ(resumed.Plan(epoch + 1).indices,
+                            MakeSampler(n, batch_size, after, rank, split).Plan(epoch + 1).indices);
+                }
+                std::multiset<int64_t> rest_set(rest.begin(), rest.end());
+                std::set<int64_t> distinct(rest.begin(), rest.end());
+                const std::set<int64_t> suffix(global.begin() + position, global.end());
+                ASSERT_EQ(distinct, suffix) << "W'=" << after;
+                if (pad) {
+                  // Only the padding that gives every rank equal steps repeats.
+                  EXPECT_LT(rest.size() - suffix.size(), static_cast<size_t>(after));
+                } else {
+                  EXPECT_EQ(rest.size(), suffix.size()) << "W'=" << after;
+                }
+                // Chained: the resumed job's own position after one more step.
+                const DistributedBatchSampler resumed0 =
+                    MakeSampler(n, batch_size, after, 0, split, epoch, position);
+                const int64_t next = resumed0.GlobalPosition(epoch, 1);
+                std::set<int64_t> chained(global.begin(), global.begin() + position);
+                for (int64_t index :
+                     ConsumedAfter(n, batch_size, after, split, epoch, 1, epoch, position)) {
+                  chained.insert(index);
+                }
+                ASSERT_EQ(chained, std::set<int64_t>(global.begin(), global.begin() + next))
+                    << "W'=" << after;
+                ++checked;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(DistributedBatchSamplerTest, RejectsABadResumePosition) {
+  DistributedBatchSampler::Options o;
+  o.resume_epoch = 0;
+  o.resume_position = 11;
+  try {
+    DistributedBatchSampler sampler(10, 2, 2, 0, o);
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("resume_position must be in [0, dataset_size = 10], got 11"),
+        std::string::npos);
+  }
+  o.resume_position = 10;  // everything consumed: the epoch is empty
+  EXPECT_EQ(DistributedBatchSampler(10, 2, 2, 0, o).Plan(0).num_batches(), 0);
+  EXPECT_THROW(DistributedBatchSampler(10, 2, 2, 0).GlobalPosition(0, -1), Error);
+}
+
 }  // namespace
 }  // namespace feedline
