@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "feedline/feedline.h"
+#include "python/process_dataset.h"
+#include "python/python_seeding.h"
 #include "python/python_support.h"
 
 namespace py = pybind11;
@@ -55,6 +57,7 @@ class PyDataset : public Dataset {
     py::gil_scoped_acquire gil;
     WorkerInfoScope info(ctx.worker_id(), num_workers_, ctx.seed(), ctx.epoch(), dataset_);
     try {
+      SeedPythonGenerators(ctx.seed(), ctx.epoch(), index);  // as process workers do
       py::object item = getitem_->get()(index);
       FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
         return out.Allocate(name, dtype, shape);
@@ -237,8 +240,11 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
 
 class PyLoader {
  public:
-  PyLoader(std::shared_ptr<DataLoader> loader, std::shared_ptr<Structure> structure)
-      : loader_(std::move(loader)), structure_(std::move(structure)) {}
+  PyLoader(std::shared_ptr<DataLoader> loader, std::shared_ptr<Structure> structure,
+           std::shared_ptr<ProcessDataset> processes = nullptr)
+      : loader_(std::move(loader)),
+        structure_(std::move(structure)),
+        processes_(std::move(processes)) {}
   ~PyLoader() { Close(); }
 
   // The next batch shaped as the samples were, or None at the end of an epoch.
@@ -274,6 +280,8 @@ class PyLoader {
   // Joins the workers. Without the GIL: a worker may be waiting for it.
   void Close() {
     GilRelease nogil;
+    // Worker processes first: it wakes engine threads waiting on them.
+    if (processes_) processes_->Shutdown();
     std::lock_guard<std::mutex> lock(mu_);
     std::shared_ptr<DataLoader> loader;
     {
@@ -303,6 +311,12 @@ class PyLoader {
 
   py::object Layout() const { return StructureToPython(*structure_); }
 
+  const char* worker_mode() const { return processes_ ? "process" : "thread"; }
+  std::vector<int64_t> WorkerPids() const {
+    return processes_ ? processes_->worker_pids() : std::vector<int64_t>{};
+  }
+  int64_t WorkerRestarts() const { return processes_ ? processes_->restarts() : 0; }
+
  private:
   DataLoader& Get() {
     if (!loader_) throw std::runtime_error("the DataLoader is closed");
@@ -313,6 +327,7 @@ class PyLoader {
   std::mutex pointer_mu_;  // guards loader_ itself, for Stats()
   std::shared_ptr<DataLoader> loader_;
   std::shared_ptr<Structure> structure_;
+  std::shared_ptr<ProcessDataset> processes_;  // worker_mode "process" only
 };
 
 std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::object batch_size,
@@ -320,7 +335,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      int num_workers, py::object collate_fn, bool drop_last,
                                      int prefetch_factor, bool persistent_workers, double timeout,
                                      py::object worker_init_fn, uint64_t seed,
-                                     const std::string& error_policy, py::object fields) {
+                                     const std::string& error_policy, py::object fields,
+                                     const std::string& worker_mode, bool use_shared_memory) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
@@ -337,7 +353,9 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000.0));
   options.seed = seed;
   options.error_policy = ParseErrorPolicy(error_policy);
-  if (!worker_init_fn.is_none()) {
+  const bool processes = UseWorkerProcesses(worker_mode, py::isinstance<Dataset>(dataset),
+                                            iterable, num_workers);
+  if (!worker_init_fn.is_none() && !processes) {  // process workers run it themselves
     auto fn = std::make_shared<PyRef>(std::move(worker_init_fn));
     options.worker_init = [fn](int worker_id) {
       py::gil_scoped_acquire gil;
@@ -365,6 +383,18 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     auto adapter = std::make_shared<PyIterableDataset>(dataset, num_workers, seed, samples);
     py::gil_scoped_release nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+  } else if (processes) {
+    ProcessWorkerOptions process_options;
+    process_options.num_workers = num_workers;
+    process_options.persistent_workers = persistent_workers;
+    process_options.use_shared_memory = use_shared_memory;
+    process_options.seed = seed;
+    auto adapter = std::make_shared<ProcessDataset>(dataset, worker_init_fn, process_options,
+                                                    samples);
+    options.worker_init = [adapter](int worker) { adapter->StartWorker(worker); };
+    py::gil_scoped_release nogil;
+    loader = std::make_shared<DataLoader>(adapter, std::move(options));
+    return std::make_unique<PyLoader>(std::move(loader), batches, std::move(adapter));
   } else {
     auto adapter = std::make_shared<PyDataset>(dataset, num_workers, samples);
     py::gil_scoped_release nogil;
@@ -556,7 +586,8 @@ void BindCore(py::module_& m) {
            py::arg("shuffle"), py::arg("sampler"), py::arg("batch_sampler"), py::arg("num_workers"),
            py::arg("collate_fn"), py::arg("drop_last"), py::arg("prefetch_factor"),
            py::arg("persistent_workers"), py::arg("timeout"), py::arg("worker_init_fn"),
-           py::arg("seed"), py::arg("error_policy"), py::arg("fields"))
+           py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
+           py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true)
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::Close)
       .def("drain_epoch", &PyLoader::DrainEpoch)
@@ -577,7 +608,14 @@ void BindCore(py::module_& m) {
              LoaderState s = StateFromPython(state);
              l.Call([&](DataLoader& d) { d.Restore(s); });
            })
-      .def("stats", [](PyLoader& l) { return StatsToPython(l.Stats()); });
+      .def("stats",
+           [](PyLoader& l) {
+             py::dict stats = StatsToPython(l.Stats());
+             stats["worker_restarts"] = l.WorkerRestarts();
+             return stats;
+           })
+      .def("worker_mode", &PyLoader::worker_mode)
+      .def("worker_pids", &PyLoader::WorkerPids);
 
   m.def("_worker_info", &CurrentWorkerInfo);
 }

@@ -479,7 +479,7 @@ class DataLoader:
       sampler             a Sampler (or iterable of indices with __len__).
       batch_sampler       a BatchSampler (or iterable of index lists with __len__);
                           excludes batch_size, shuffle, sampler and drop_last.
-      num_workers         worker threads; 0 loads in the calling thread.
+      num_workers         workers; 0 loads in the calling thread.
       collate_fn          f(list of samples) -> the batch (tuple, dict or array of
                           numbers). Default: stack each field; fields whose shape
                           varies are padded, with a "<field>_lengths" array.
@@ -487,13 +487,19 @@ class DataLoader:
       prefetch_factor     batches in flight per worker (at most
                           max(2, num_workers * prefetch_factor) exist at once).
       persistent_workers  keep the workers between epochs.
-      use_shared_memory   accepted for compatibility; workers are threads and
-                          batches are never copied between processes.
+      use_shared_memory   with worker processes, samples cross through shared
+                          memory (memfd, not bound by /dev/shm's size); False
+                          sends them through the worker's socket instead.
       timeout             seconds a sample may take before it fails (0: no limit).
       worker_init_fn      f(worker_id), called in each worker when it starts.
       seed                seeds the shuffle and every sample's random transforms;
                           None draws one from NumPy's global generator. Batches
                           are identical for any num_workers given the seed.
+      worker_mode         "thread", "process" or "auto" (the default): "auto" loads a
+                          Python map-style dataset in worker processes (its
+                          __getitem__ holds the GIL) and native datasets and
+                          IterableDatasets on threads. A worker process that dies
+                          is replaced and its sample loaded again.
       error_policy        what a sample that fails to load does: "raise" (the
                           loop raises feedline.SampleError), "skip" (its batch
                           comes out one shorter) or "replace" (another sample,
@@ -528,7 +534,12 @@ class DataLoader:
         worker_init_fn=None,
         seed=None,
         error_policy="raise",
+        worker_mode="auto",
     ):
+        if worker_mode not in ("thread", "process", "auto"):
+            raise ValueError(
+                f'worker_mode must be "thread", "process" or "auto", got {worker_mode!r}'
+            )
         self.dataset = dataset
         self.batch_size = batch_size
         self.sampler = sampler
@@ -573,7 +584,10 @@ class DataLoader:
             self.seed,
             str(error_policy),
             None if fields is None else list(fields),
+            worker_mode,
+            bool(use_shared_memory),
         )
+        self.worker_mode = self._loader.worker_mode()  # "auto" resolved
         self._iteration = 0
         _live_loaders.add(self)
 
@@ -620,8 +634,15 @@ class DataLoader:
 
     def stats(self):
         """What the loader measured: samples, batches, errors, seconds per
-        stage, consumer wait, per-worker busy time."""
+        stage, consumer wait, per-worker busy time, worker processes restarted
+        after they died (worker_restarts)."""
         return self._loader.stats()
+
+    @property
+    def worker_pids(self):
+        """The process ids of the worker processes (-1 for one not running
+        now); empty when workers are threads."""
+        return list(self._loader.worker_pids())
 
     def close(self):
         """Stops and joins the workers. Batches already returned stay valid."""

@@ -144,7 +144,9 @@ def test_worker_init_fn_and_worker_info():
         with lock:
             started.append(worker_id)
 
-    loader = feedline.DataLoader(WhoLoads(), batch_size=8, num_workers=2, worker_init_fn=init)
+    # Threads: `started` is shared with the workers (test_workers.py covers processes).
+    loader = feedline.DataLoader(WhoLoads(), batch_size=8, num_workers=2, worker_init_fn=init,
+                                 worker_mode="thread")
     (batch,) = copied(loader)
     assert sorted(started) == [0, 1]
     assert set(batch[1].tolist()) <= {0, 1}
@@ -266,7 +268,8 @@ def test_stats_can_be_read_while_another_thread_waits_for_a_batch():
             gate.wait()
             return i
 
-    loader = feedline.DataLoader(Gated(), batch_size=1, num_workers=1)
+    # A thread worker: the events are shared with it.
+    loader = feedline.DataLoader(Gated(), batch_size=1, num_workers=1, worker_mode="thread")
     consumer = threading.Thread(target=lambda: next(iter(loader)))
     consumer.start()
     assert loading.wait(timeout=60)

@@ -1,0 +1,457 @@
+#include "python/process_dataset.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "feedline/error.h"
+#include "python/shared_arena.h"
+#include "python/worker_process.h"
+#include "python/worker_protocol.h"
+
+namespace feedline::python {
+namespace {
+
+constexpr size_t kInitialArenaBytes = size_t{4} << 20;  // grows to twice the largest sample
+constexpr auto kExitGrace = std::chrono::milliseconds(500);
+
+// The kernel's count of OOM kills in this process's cgroup (v2
+// memory.events, v1 memory.oom_control), or -1 where neither is readable.
+int64_t ReadOomKills() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> out;
+    std::ifstream cgroup("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(cgroup, line)) {
+      if (line.rfind("0::", 0) == 0) {
+        std::string dir = line.substr(3);
+        if (dir != "/") out.push_back("/sys/fs/cgroup" + dir + "/memory.events");
+      }
+    }
+    out.push_back("/sys/fs/cgroup/memory.events");
+    out.push_back("/sys/fs/cgroup/memory/memory.oom_control");
+    return out;
+  }();
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    std::string key;
+    int64_t value;
+    while (in >> key >> value) {
+      if (key == "oom_kill") return value;
+    }
+  }
+  return -1;
+}
+
+std::string SignalName(int sig) {
+  const char* name = ::strsignal(sig);
+  return "signal " + std::to_string(sig) + (name != nullptr ? std::string(" (") + name + ")" : "");
+}
+
+}  // namespace
+
+struct ProcessDataset::Worker {
+  std::mutex mu;   // guards pid and fd against Shutdown and worker_pids
+  pid_t pid = -1;  // GUARDED_BY(mu)
+  int fd = -1;     // GUARDED_BY(mu); the parent's end of the socket
+  SharedArena arena;  // made with the first process, kept across restarts
+  std::string body;
+  SampleReply reply;
+  std::vector<char> drain;
+  bool died = false;  // the last process died unexpectedly: the next start is a restart
+  int consecutive_deaths = 0;
+};
+
+struct ProcessDataset::Death {
+  std::string how;  // "was killed by signal 9 (Killed)", "exited with status 1"
+  bool killed_by_oom = false;
+  int64_t oom_before = -1;
+  int64_t oom_after = -1;
+
+  std::string Describe() const {
+    std::string out = how;
+    if (oom_after < 0) {
+      out += "; the cgroup's OOM kill count is not readable here";
+    } else if (killed_by_oom) {
+      out += "; the kernel's OOM killer acted meanwhile (cgroup memory.events oom_kill " +
+             std::to_string(oom_before) + " -> " + std::to_string(oom_after) +
+             "): the worker probably ran out of memory";
+    } else {
+      out += "; not the OOM killer (cgroup oom_kill count unchanged)";
+    }
+    return out;
+  }
+};
+
+ProcessDataset::ProcessDataset(py::object dataset, py::object worker_init_fn,
+                               ProcessWorkerOptions options, std::shared_ptr<Structure> structure)
+    : dataset_(std::make_shared<PyRef>(dataset)),
+      worker_init_fn_(std::make_shared<PyRef>(std::move(worker_init_fn))),
+      size_(static_cast<int64_t>(py::len(dataset))),
+      options_(options),
+      structure_(std::move(structure)),
+      oom_kills_seen_(ReadOomKills()) {
+  if (options_.num_workers < 1) throw Error("process workers need num_workers >= 1");
+  for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>());
+}
+
+ProcessDataset::~ProcessDataset() {
+  Shutdown();
+  for (auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    if (worker->fd >= 0) {
+      UnregisterInheritedFd(worker->fd);
+      ::close(worker->fd);
+      worker->fd = -1;
+    }
+    if (worker->arena.fd() >= 0) UnregisterInheritedFd(worker->arena.fd());
+  }
+}
+
+std::string ProcessDataset::Source(int64_t index) const {
+  py::gil_scoped_acquire gil;
+  try {
+    if (py::hasattr(dataset_->get(), "source")) {
+      return py::str(dataset_->get().attr("source")(index));
+    }
+  } catch (py::error_already_set&) {
+    // A source is a courtesy for messages; its failure must not hide the error.
+  }
+  return {};
+}
+
+bool ProcessDataset::Start(int w, Death* death) const {
+  Worker& worker = *workers_[static_cast<size_t>(w)];
+  if (options_.use_shared_memory && worker.arena.fd() < 0) {
+    worker.arena = SharedArena::Create("feedline-worker", kInitialArenaBytes);
+    RegisterInheritedFd(worker.arena.fd());
+  }
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    throw Error(std::string("socketpair for a worker process failed: ") + std::strerror(errno));
+  }
+  RegisterInheritedFd(ends[0]);
+  RegisterInheritedFd(ends[1]);
+  WorkerProcessConfig config;
+  config.worker_id = w;
+  config.num_workers = options_.num_workers;
+  config.seed = options_.seed;
+  config.parent_pid = ::getpid();
+  config.socket_fd = ends[1];
+  config.arena_fd = options_.use_shared_memory ? worker.arena.fd() : -1;
+  config.dataset = dataset_;
+  config.worker_init_fn = worker_init_fn_;
+  pid_t pid;
+  try {
+    pid = spawner_.Spawn([config] { RunWorkerProcess(config); });
+  } catch (...) {
+    for (int fd : ends) {
+      UnregisterInheritedFd(fd);
+      ::close(fd);
+    }
+    throw;
+  }
+  UnregisterInheritedFd(ends[1]);
+  ::close(ends[1]);
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    worker.pid = pid;
+    worker.fd = ends[0];
+  }
+  if (worker.died) {
+    worker.died = false;
+    restarts_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // The handshake: kReady once worker_init_fn has run, or its error.
+  ReplyHeader header;
+  if (!ReadAll(ends[0], &header, sizeof(header))) {
+    *death = Reap(worker);
+    return false;
+  }
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kReady)) return true;
+  worker.body.resize(header.body_bytes);
+  ErrorReply error{"", "the worker process sent an unexpected message at start"};
+  if (ReadAll(ends[0], worker.body.data(), worker.body.size())) {
+    DecodeErrorReply(worker.body.data(), worker.body.size(), &error);
+  }
+  Stop(worker);
+  throw std::runtime_error(error.message);
+}
+
+void ProcessDataset::StartWorker(int w) const {
+  if (w < 0 || w >= options_.num_workers) {
+    throw Error("worker " + std::to_string(w) + " has no process (num_workers is " +
+                std::to_string(options_.num_workers) + ")");
+  }
+  Worker& worker = *workers_[static_cast<size_t>(w)];
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    if (worker.pid > 0 && options_.persistent_workers) return;
+  }
+  Stop(worker);  // a fresh process per epoch, as torch does without persistent workers
+  for (int attempt = 1;; ++attempt) {
+    if (shutdown_.load()) return;
+    Death death;
+    if (Start(w, &death)) return;
+    worker.died = true;
+    if (attempt >= options_.max_deaths_per_sample) {
+      throw std::runtime_error("worker process " + std::to_string(w) + " died while starting " +
+                               std::to_string(attempt) + " times; it " + death.Describe());
+    }
+  }
+}
+
+void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  CheckIndex(index, size_);
+  const int w = ctx.worker_id();
+  if (w < 0 || w >= options_.num_workers) {
+    throw Error("a process-mode dataset was called outside a loader worker (worker id " +
+                std::to_string(w) + ")");
+  }
+  Worker& worker = *workers_[static_cast<size_t>(w)];
+  int deaths = 0;
+  while (true) {
+    if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    Death death;
+    bool alive;
+    {
+      std::lock_guard<std::mutex> lock(worker.mu);
+      alive = worker.pid > 0;
+    }
+    if (!alive) {
+      if (worker.died && restarts_.load() >= options_.max_restarts) {
+        throw SampleError("worker died", "", "worker processes were restarted " +
+                                                 std::to_string(restarts_.load()) +
+                                                 " times, the limit; not restarting again",
+                          index);
+      }
+      // Back off when the same worker keeps dying: 0, 25, 50, 100 ... 1000 ms.
+      if (worker.consecutive_deaths >= 2) {
+        const int shift = std::min(worker.consecutive_deaths - 2, 6);
+        std::this_thread::sleep_for(
+            std::min(std::chrono::milliseconds(25 << shift), std::chrono::milliseconds(1000)));
+      }
+      alive = Start(w, &death);
+    }
+    if (alive && Load(worker, index, ctx, out, &death)) {
+      worker.consecutive_deaths = 0;
+      return;
+    }
+    if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    worker.died = true;
+    ++worker.consecutive_deaths;
+    if (++deaths >= options_.max_deaths_per_sample) {
+      throw SampleError("worker died", "",
+                        "the worker process loading it died " + std::to_string(deaths) +
+                            " times; last it " + death.Describe(),
+                        index);
+    }
+  }
+}
+
+bool ProcessDataset::Load(Worker& worker, int64_t index, SampleContext& ctx, Sample& out,
+                          Death* death) const {
+  const int fd = worker.fd;  // only this thread changes it while the process lives
+  const WorkRequest request{index, ctx.epoch(), ctx.seed()};
+  ReplyHeader header;
+  if (!WriteAll(fd, &request, sizeof(request)) || !ReadAll(fd, &header, sizeof(header))) {
+    *death = Reap(worker);
+    return false;
+  }
+  worker.body.resize(header.body_bytes);
+  if (!ReadAll(fd, worker.body.data(), worker.body.size())) {
+    *death = Reap(worker);
+    return false;
+  }
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kError)) {
+    ErrorReply error;
+    if (!DecodeErrorReply(worker.body.data(), worker.body.size(), &error)) {
+      error = {"exception", "the worker process sent a malformed error"};
+    }
+    throw SampleError(error.reason, "", error.message, index);
+  }
+  SampleReply& reply = worker.reply;
+  if (header.kind != static_cast<uint32_t>(ReplyKind::kSample) ||
+      !DecodeSampleReply(worker.body.data(), worker.body.size(), &reply)) {
+    throw Error("the worker process sent a malformed reply for sample " + std::to_string(index));
+  }
+  uint64_t payload_left = header.payload_bytes;
+  try {
+    std::vector<std::string> names;
+    names.reserve(reply.fields.size());
+    for (const FieldMeta& f : reply.fields) names.push_back(f.name);
+    structure_->Observe(static_cast<Structure::Kind>(reply.layout), names);
+    if (options_.use_shared_memory) worker.arena.MapAtLeast(reply.arena_bytes);
+    for (const FieldMeta& f : reply.fields) {
+      Tensor tensor = out.Allocate(f.name, f.dtype, f.shape);
+      if (tensor.bytes() != f.bytes) throw Error("field '" + f.name + "' has a wrong byte count");
+      if (options_.use_shared_memory) {
+        if (f.offset + f.bytes > worker.arena.size()) {
+          throw Error("field '" + f.name + "' lies outside the worker's shared arena");
+        }
+        if (f.bytes > 0) std::memcpy(tensor.raw(), worker.arena.data() + f.offset, f.bytes);
+      } else {
+        // The payload holds the fields at their offsets; read up to this one's end.
+        const uint64_t consumed = header.payload_bytes - payload_left;
+        if (f.offset < consumed || f.offset + f.bytes > header.payload_bytes) {
+          throw Error("field '" + f.name + "' lies outside the payload");
+        }
+        uint64_t gap = f.offset - consumed;
+        worker.drain.resize(std::max<size_t>(worker.drain.size(), gap));
+        if (!ReadAll(fd, worker.drain.data(), gap) || !ReadAll(fd, tensor.raw(), f.bytes)) {
+          payload_left = 0;
+          *death = Reap(worker);
+          return false;
+        }
+        payload_left -= gap + f.bytes;
+      }
+    }
+  } catch (...) {
+    // Keep the stream in step for the next sample.
+    while (payload_left > 0) {
+      worker.drain.resize(std::max<size_t>(worker.drain.size(), 1 << 16));
+      const size_t n = std::min<uint64_t>(payload_left, worker.drain.size());
+      if (!ReadAll(fd, worker.drain.data(), n)) break;
+      payload_left -= n;
+    }
+    throw;
+  }
+  while (payload_left > 0) {  // alignment padding after the last field
+    worker.drain.resize(std::max<size_t>(worker.drain.size(), payload_left));
+    if (!ReadAll(fd, worker.drain.data(), payload_left)) break;
+    payload_left = 0;
+  }
+  return true;
+}
+
+ProcessDataset::Death ProcessDataset::Reap(Worker& worker) const {
+  pid_t pid;
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    pid = worker.pid;
+    worker.pid = -1;
+    if (worker.fd >= 0) {
+      UnregisterInheritedFd(worker.fd);
+      ::close(worker.fd);
+      worker.fd = -1;
+    }
+  }
+  Death death;
+  death.how = "ended";
+  if (pid > 0) {
+    // End of file comes as the process exits; the exit status follows at once.
+    int status = 0;
+    pid_t done = 0;
+    const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (done == 0) {
+      ::kill(pid, SIGKILL);  // closed its socket but lives on: not a worker any more
+      done = ::waitpid(pid, &status, 0);
+      death.how = "stopped answering and was killed";
+    } else if (done == pid && WIFSIGNALED(status)) {
+      death.how = "was killed by " + SignalName(WTERMSIG(status));
+    } else if (done == pid && WIFEXITED(status)) {
+      death.how = "exited with status " + std::to_string(WEXITSTATUS(status));
+    }
+    death.how = "(pid " + std::to_string(pid) + ") " + death.how;
+  }
+  const int64_t after = ReadOomKills();
+  death.oom_before = oom_kills_seen_.exchange(after);
+  death.oom_after = after;
+  death.killed_by_oom = after >= 0 && death.oom_before >= 0 && after > death.oom_before;
+  return death;
+}
+
+void ProcessDataset::Stop(Worker& worker) const {
+  pid_t pid;
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    pid = worker.pid;
+    worker.pid = -1;
+    if (worker.fd >= 0) {
+      UnregisterInheritedFd(worker.fd);
+      ::close(worker.fd);  // an idle worker reads end of file and exits
+      worker.fd = -1;
+    }
+  }
+  if (pid <= 0) return;
+  int status;
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void ProcessDataset::Shutdown() const {
+  shutdown_.store(true);
+  std::vector<pid_t> pids;
+  for (const auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    // shutdown, not close: a thread may be blocked on the socket; this wakes
+    // it with end of file, and the descriptor is closed after it left.
+    if (worker->fd >= 0) ::shutdown(worker->fd, SHUT_RDWR);
+    if (worker->pid > 0) pids.push_back(worker->pid);
+    worker->pid = -1;
+  }
+  // Idle workers exit on end of file; a worker busy in __getitem__ is killed
+  // after the grace period.
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  for (pid_t pid : pids) {
+    int status;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() >= deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+}
+
+std::vector<int64_t> ProcessDataset::worker_pids() const {
+  std::vector<int64_t> pids;
+  for (const auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    pids.push_back(worker->pid);
+  }
+  return pids;
+}
+
+bool UseWorkerProcesses(const std::string& mode, bool native, bool iterable, int num_workers) {
+  if (mode != "thread" && mode != "process" && mode != "auto") {
+    throw Error("worker_mode must be \"thread\", \"process\" or \"auto\", got \"" + mode + "\"");
+  }
+  if (mode == "process" && native) {
+    throw Error(
+        "worker_mode=\"process\" is for Python map-style datasets; this native dataset runs "
+        "without the GIL on worker threads (use worker_mode=\"thread\" or \"auto\")");
+  }
+  if (mode == "process" && iterable) {
+    throw Error(
+        "worker_mode=\"process\" does not support an IterableDataset yet; use "
+        "worker_mode=\"thread\" or \"auto\"");
+  }
+  if (mode == "thread" || native || iterable) return false;
+  return num_workers > 0;
+}
+
+}  // namespace feedline::python

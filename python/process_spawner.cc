@@ -1,0 +1,113 @@
+#include "python/process_spawner.h"
+
+#include <Python.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+
+namespace feedline::python {
+namespace {
+
+// Leaked on purpose: a child may still read it while the parent exits.
+std::mutex& RegistryMutex() {
+  static auto* mu = new std::mutex;
+  return *mu;
+}
+std::vector<int>& Registry() {
+  static auto* fds = new std::vector<int>;
+  return *fds;
+}
+
+}  // namespace
+
+struct ProcessSpawner::Request {
+  std::function<void()> child_main;
+  pid_t pid = -1;
+  int error = 0;
+  bool done = false;
+};
+
+ProcessSpawner::ProcessSpawner() : thread_([this] { Run(); }) {}
+
+ProcessSpawner::~ProcessSpawner() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+pid_t ProcessSpawner::Spawn(std::function<void()> child_main) {
+  Request request;
+  request.child_main = std::move(child_main);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stop_) throw Error("the worker process spawner is stopped");
+  queue_.push_back(&request);
+  cv_.notify_all();
+  cv_.wait(lock, [&] { return request.done; });
+  if (request.pid < 0) {
+    throw Error(std::string("fork of a worker process failed: ") + std::strerror(request.error));
+  }
+  return request.pid;
+}
+
+void ProcessSpawner::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and nothing left to do
+    Request* request = queue_.front();
+    queue_.pop_front();
+    lock.unlock();
+    pid_t pid;
+    int error = 0;
+    {
+      PyGILState_STATE gil = PyGILState_Ensure();
+      // The registry is locked across the fork, so the child's copy of it is
+      // complete; the child reads it without locking (it is single-threaded).
+      std::lock_guard<std::mutex> registry(RegistryMutex());
+      PyOS_BeforeFork();
+      pid = ::fork();
+      if (pid == 0) {
+        PyOS_AfterFork_Child();
+        request->child_main();
+        _exit(0);
+      }
+      error = errno;
+      PyOS_AfterFork_Parent();
+      PyGILState_Release(gil);
+    }
+    lock.lock();
+    request->pid = pid;
+    request->error = error;
+    request->done = true;
+    cv_.notify_all();
+  }
+}
+
+void RegisterInheritedFd(int fd) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry().push_back(fd);
+}
+
+void UnregisterInheritedFd(int fd) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  auto& fds = Registry();
+  fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
+}
+
+void CloseInheritedFdsExcept(std::initializer_list<int> keep) {
+  for (int fd : Registry()) {
+    if (std::find(keep.begin(), keep.end(), fd) == keep.end()) ::close(fd);
+  }
+  Registry().clear();
+}
+
+}  // namespace feedline::python

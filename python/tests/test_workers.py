@@ -1,0 +1,326 @@
+"""Worker processes for Python datasets (worker_mode="process", the "auto"
+choice for them): the same batches as threads and as num_workers=0, dead
+workers replaced with every sample delivered once, samples that kill their
+worker failing under the error policy, and no process left after any ending.
+Only the public API: DataLoader, its worker_pids, stats() and SampleError."""
+
+import faulthandler
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import feedline
+from feedline import io
+
+
+@pytest.fixture(autouse=True)
+def bounded():
+    # A hang ends the run with every thread's stack instead of blocking CI.
+    faulthandler.dump_traceback_later(60, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+class RandomDataset(io.Dataset):
+    """Sample i: its index, draws from `random` and `numpy.random`, and an
+    array whose size varies with i (padded at collate)."""
+
+    def __init__(self, n=300, delay=0.0):
+        self.n = n
+        self.delay = delay
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        if self.delay:
+            time.sleep(self.delay)
+        draws = np.array([random.random(), np.random.rand(), np.random.randint(1 << 30)])
+        return index, draws, np.arange(index % 7 + 1, dtype=np.float32)
+
+
+def copy_batches(loader):
+    return [tuple(np.array(a) for a in batch) for batch in loader]
+
+
+def assert_same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert len(x) == len(y)
+        for u, v in zip(x, y):
+            assert u.dtype == v.dtype and np.array_equal(u, v)
+
+
+def pid_running(pid):
+    """True while `pid` exists and is not a zombie (a reparented zombie may
+    wait for a container's init to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def wait_gone(pids, seconds=10):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and any(pid_running(p) for p in pids):
+        time.sleep(0.02)
+    return [p for p in pids if pid_running(p)]
+
+
+def test_process_thread_and_inline_give_identical_batches_with_random_draws():
+    kwargs = dict(batch_size=64, shuffle=True, seed=11)
+    reference = copy_batches(feedline.DataLoader(RandomDataset(), num_workers=0, **kwargs))
+    draws = np.concatenate([b[1] for b in reference])
+    assert len(np.unique(draws[:, 0])) == len(draws)  # every sample drew its own numbers
+    for workers, mode, shm in [(2, "thread", True), (1, "process", True), (2, "process", True),
+                               (3, "process", False), (2, "auto", True)]:
+        with feedline.DataLoader(RandomDataset(), num_workers=workers, worker_mode=mode,
+                                 use_shared_memory=shm, **kwargs) as loader:
+            assert loader.worker_mode == ("thread" if mode == "thread" else "process")
+            assert_same(reference, copy_batches(loader))
+
+
+def test_auto_picks_processes_for_python_map_datasets_only():
+    class Stream(io.IterableDataset):
+        def __iter__(self):
+            yield from (np.int64(i) for i in range(4))
+
+    native = io.TensorDataset([np.arange(8)])  # pure Python too: TensorDataset is not native
+    assert feedline.DataLoader(native, num_workers=2).worker_mode == "process"
+    assert feedline.DataLoader(native, num_workers=0).worker_mode == "thread"
+    assert feedline.DataLoader(Stream(), num_workers=2).worker_mode == "thread"
+    with pytest.raises(ValueError, match="IterableDataset"):
+        feedline.DataLoader(Stream(), num_workers=2, worker_mode="process")
+    with pytest.raises(ValueError, match="worker_mode must be"):
+        feedline.DataLoader(native, num_workers=2, worker_mode="processes")
+
+
+def test_native_dataset_stays_on_threads(tmp_path):
+    from feedline.vision import datasets, synth, transforms
+
+    assert synth.write_image_folder(tmp_path, 4, classes=2, seed=1) == []
+    native = datasets.ImageFolder(str(tmp_path), transform=transforms.Compose(
+        [transforms.Resize((8, 8)), transforms.ToTensor()]))
+    with feedline.DataLoader(native, batch_size=4, num_workers=2) as loader:
+        assert loader.worker_mode == "thread" and loader.worker_pids == []
+        assert [b[0].shape for b in loader] == [(4, 3, 8, 8)]
+    with pytest.raises(ValueError, match="native dataset"):
+        feedline.DataLoader(native, batch_size=4, num_workers=2, worker_mode="process")
+
+
+def test_killed_worker_is_replaced_and_the_epoch_is_exact():
+    n, kwargs = 400, dict(batch_size=16, shuffle=True, seed=5, num_workers=2)
+    reference = copy_batches(feedline.DataLoader(RandomDataset(n), **kwargs))
+    with feedline.DataLoader(RandomDataset(n, delay=0.001), worker_mode="process",
+                             **kwargs) as loader:
+        batches, killed = [], []
+        for i, batch in enumerate(loader):
+            batches.append(tuple(np.array(a) for a in batch))
+            if i in (3, 12):  # twice, the second time the other worker
+                pid = loader.worker_pids[len(killed)]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+        assert loader.stats()["worker_restarts"] >= 2
+        assert not set(killed) & set(loader.worker_pids)
+    indices = np.concatenate([b[0] for b in batches])
+    assert sorted(indices.tolist()) == list(range(n))  # every sample exactly once
+    assert_same(reference, batches)  # and the same batches as an undisturbed run
+    assert wait_gone(killed) == []
+
+
+class KillsItsWorker(io.Dataset):
+    """Sample `fatal` kills the process loading it (as a crashing decoder
+    would); the others are their index."""
+
+    def __init__(self, n, fatal):
+        self.n, self.fatal = n, fatal
+        self.parent = os.getpid()
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        if index == self.fatal and os.getpid() != self.parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return np.int64(index)
+
+
+def test_sample_that_always_kills_its_worker_is_skipped():
+    loader = feedline.DataLoader(KillsItsWorker(40, fatal=13), batch_size=8, num_workers=2,
+                                 worker_mode="process", error_policy="skip")
+    got = np.concatenate([np.array(b) for b in loader]).tolist()
+    assert got == [i for i in range(40) if i != 13]
+    stats = loader.stats()
+    assert stats["errors_by_reason"] == {"worker died": 1}
+    assert stats["worker_restarts"] >= 2  # replacements after the first two of its three deaths
+    loader.close()
+
+
+def test_sample_that_always_kills_its_worker_raises_naming_index_and_signal():
+    loader = feedline.DataLoader(KillsItsWorker(40, fatal=21), batch_size=8, num_workers=2,
+                                 worker_mode="process")
+    seen = []
+    with pytest.raises(feedline.SampleError) as info:
+        for batch in loader:
+            seen += np.array(batch).tolist()
+    error = info.value
+    assert error.index == 21 and error.reason == "worker died"
+    assert "signal 9" in str(error) and "3 times" in str(error) and "OOM" in str(error)
+    assert seen == list(range(16))  # the batches before the failed one were delivered
+    loader.close()
+
+
+def test_exception_in_getitem_reaches_the_user_as_sample_error():
+    class Broken(io.Dataset):
+        def __len__(self):
+            return 20
+
+        def __getitem__(self, index):
+            if index == 7:
+                raise KeyError(f"no label for item {index}")
+            return np.int64(index)
+
+    messages = []
+    for mode in ("thread", "process"):
+        loader = feedline.DataLoader(Broken(), batch_size=4, num_workers=2, worker_mode=mode)
+        with pytest.raises(feedline.SampleError) as info:
+            list(loader)
+        assert info.value.index == 7 and info.value.reason == "exception"
+        assert "KeyError" in str(info.value) and "no label for item 7" in str(info.value)
+        messages.append(str(info.value))
+        loader.close()
+    assert messages[0] == messages[1]
+
+
+def test_worker_init_fn_and_get_worker_info_run_in_the_worker(tmp_path):
+    def init(worker_id):
+        (tmp_path / f"init-{worker_id}").write_text(str(os.getpid()))
+
+    class WhoLoads(io.Dataset):
+        def __len__(self):
+            return 64
+
+        def __getitem__(self, index):
+            info = feedline.get_worker_info()
+            assert info.dataset is self and info.seed == 9
+            return np.array([index, info.id, info.num_workers, os.getpid()], dtype=np.int64)
+
+    with feedline.DataLoader(WhoLoads(), batch_size=8, num_workers=2, seed=9,
+                             worker_init_fn=init, persistent_workers=True) as loader:
+        rows = np.concatenate([np.array(b) for b in loader])
+        pids = loader.worker_pids
+        assert sorted(rows[:, 0].tolist()) == list(range(64))
+        assert set(rows[:, 2].tolist()) == {2}
+        assert os.getpid() not in rows[:, 3]
+        loaded_by = {int(w): int(p) for w, p in zip(rows[:, 1], rows[:, 3])}
+        assert set(loaded_by.values()) <= set(pids)
+        for worker_id, pid in enumerate(pids):
+            assert int((tmp_path / f"init-{worker_id}").read_text()) == pid
+        # Persistent workers keep their processes into the next epoch.
+        assert sum(len(b) for b in loader) == 64
+        assert loader.worker_pids == pids
+
+
+def test_workers_are_fresh_each_epoch_without_persistent_workers():
+    with feedline.DataLoader(RandomDataset(32), batch_size=8, num_workers=2) as loader:
+        list(loader)
+        first = loader.worker_pids
+        list(loader)
+        assert not set(first) & set(loader.worker_pids)
+        assert wait_gone(first) == []
+
+
+def test_large_samples_grow_the_arena_and_cross_the_socket_too():
+    class Big(io.Dataset):  # 12 MB samples: past the initial 4 MB arena
+        def __len__(self):
+            return 6
+
+        def __getitem__(self, index):
+            return np.full((3, 1024, 1024), index, np.float32)
+
+    for shm in (True, False):
+        with feedline.DataLoader(Big(), batch_size=2, num_workers=2, worker_mode="process",
+                                 use_shared_memory=shm) as loader:
+            values = [np.array(b)[:, 2, 1023, 1023].tolist() for b in loader]
+        assert values == [[0, 1], [2, 3], [4, 5]]
+
+
+def test_a_sample_of_another_layout_fails_and_the_worker_stays_in_step():
+    class Mixed(io.Dataset):
+        def __len__(self):
+            return 12
+
+        def __getitem__(self, index):
+            if index == 5:
+                return {"x": np.zeros(100000, np.float32)}
+            return np.full(3, index, np.int64), np.int64(index)
+
+    for shm in (True, False):
+        with feedline.DataLoader(Mixed(), batch_size=4, num_workers=1, worker_mode="process",
+                                 use_shared_memory=shm, error_policy="skip") as loader:
+            labels = np.concatenate([b[1] for b in loader]).tolist()
+            assert labels == [i for i in range(12) if i != 5]
+            assert loader.stats()["errors_by_reason"] == {"type": 1}
+
+
+def test_no_worker_process_is_left_after_close_or_an_exception():
+    loader = feedline.DataLoader(RandomDataset(200, delay=0.002), batch_size=8, num_workers=2,
+                                 worker_mode="process")
+    for i, _ in enumerate(loader):
+        if i == 2:
+            break  # workers are busy now
+    pids = loader.worker_pids
+    assert all(pid_running(p) for p in pids)
+    loader.close()
+    assert wait_gone(pids, seconds=2) == []
+
+
+PARENT = textwrap.dedent("""
+    import sys, time, numpy as np, feedline
+    from feedline import io
+
+    class Slow(io.Dataset):
+        def __len__(self):
+            return 10000
+        def __getitem__(self, index):
+            time.sleep(0.05)
+            return np.int64(index)
+
+    loader = feedline.DataLoader(Slow(), batch_size=2, num_workers=2, persistent_workers=True)
+    it = iter(loader)
+    next(it)
+    print(*loader.worker_pids, flush=True)
+    if sys.argv[1] == "interrupt":
+        for batch in it:
+            pass
+    time.sleep(60)
+""")
+
+
+@pytest.mark.parametrize("ending", ["kill", "interrupt"])
+def test_no_worker_process_outlives_its_parent(ending):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, ending], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env, start_new_session=True)
+    try:
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert len(pids) == 2 and all(pid_running(p) for p in pids)
+        if ending == "kill":
+            os.kill(parent.pid, signal.SIGKILL)  # busy workers: they die by PR_SET_PDEATHSIG
+        else:
+            os.killpg(parent.pid, signal.SIGINT)  # Ctrl-C reaches the whole process group
+        parent.wait(timeout=20)
+        if ending == "interrupt":
+            assert b"KeyboardInterrupt" in parent.stderr.read()
+        assert wait_gone(pids) == []
+    finally:
+        parent.kill()
+        parent.wait()

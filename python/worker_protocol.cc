@@ -1,0 +1,148 @@
+#include "python/worker_protocol.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace feedline::python {
+namespace {
+
+// Little-endian host order throughout: both ends are the same program on the
+// same machine.
+class Writer {
+ public:
+  template <typename T>
+  void Put(T value) {
+    out_.append(reinterpret_cast<const char*>(&value), sizeof(T));
+  }
+  void PutString(const std::string& s) {
+    Put<uint32_t>(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  Reader(const char* data, size_t size) : p_(data), end_(data + size) {}
+  template <typename T>
+  bool Get(T* value) {
+    if (static_cast<size_t>(end_ - p_) < sizeof(T)) return false;
+    std::memcpy(value, p_, sizeof(T));
+    p_ += sizeof(T);
+    return true;
+  }
+  bool GetString(std::string* s) {
+    uint32_t n;
+    if (!Get(&n) || static_cast<size_t>(end_ - p_) < n) return false;
+    s->assign(p_, n);
+    p_ += n;
+    return true;
+  }
+  bool done() const { return p_ == end_; }
+
+ private:
+  const char* p_;
+  const char* end_;
+};
+
+}  // namespace
+
+std::string EncodeSampleReply(const SampleReply& reply) {
+  Writer w;
+  w.Put<int32_t>(reply.layout);
+  w.Put<uint64_t>(reply.arena_bytes);
+  w.Put<uint32_t>(static_cast<uint32_t>(reply.fields.size()));
+  for (const FieldMeta& f : reply.fields) {
+    w.PutString(f.name);
+    w.Put<uint8_t>(static_cast<uint8_t>(f.dtype));
+    w.Put<uint8_t>(static_cast<uint8_t>(f.shape.rank()));
+    for (int64_t d : f.shape) w.Put<int64_t>(d);
+    w.Put<uint64_t>(f.offset);
+    w.Put<uint64_t>(f.bytes);
+  }
+  return w.Take();
+}
+
+bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
+  Reader r(data, size);
+  int32_t layout;
+  uint32_t n;
+  if (!r.Get(&layout) || !r.Get(&reply->arena_bytes) || !r.Get(&n)) return false;
+  reply->layout = layout;
+  reply->fields.resize(n);
+  for (FieldMeta& f : reply->fields) {
+    uint8_t dtype, rank;
+    if (!r.GetString(&f.name) || !r.Get(&dtype) || !r.Get(&rank)) return false;
+    if (rank > Shape::kMaxRank || dtype > static_cast<uint8_t>(DType::kF32)) return false;
+    f.dtype = static_cast<DType>(dtype);
+    f.shape = Shape();
+    for (uint8_t i = 0; i < rank; ++i) {
+      int64_t d;
+      if (!r.Get(&d) || d < 0) return false;
+      f.shape.push_back(d);
+    }
+    if (!r.Get(&f.offset) || !r.Get(&f.bytes)) return false;
+  }
+  return r.done();
+}
+
+std::string EncodeErrorReply(const ErrorReply& reply) {
+  Writer w;
+  w.PutString(reply.reason);
+  w.PutString(reply.message);
+  return w.Take();
+}
+
+bool DecodeErrorReply(const char* data, size_t size, ErrorReply* reply) {
+  Reader r(data, size);
+  return r.GetString(&reply->reason) && r.GetString(&reply->message) && r.done();
+}
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool ReadAll(int fd, void* data, size_t size) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = ::recv(fd, p, size, 0);
+    if (n == 0) return false;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* payload,
+                  size_t payload_bytes) {
+  ReplyHeader header{static_cast<uint32_t>(kind), static_cast<uint32_t>(body.size()),
+                     payload_bytes};
+  // Header and body in one send: a small reply is one system call.
+  std::string head(reinterpret_cast<const char*>(&header), sizeof(header));
+  head += body;
+  if (!WriteAll(fd, head.data(), head.size())) return false;
+  return payload_bytes == 0 || WriteAll(fd, payload, payload_bytes);
+}
+
+}  // namespace feedline::python
