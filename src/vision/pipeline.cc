@@ -10,6 +10,7 @@
 
 
 #include "feedline/error.h"
+#include "src/vision/augment.h"
 #include "src/vision/decoders.h"
 #include "src/vision/opencv.h"
 #include "src/vision/resample.h"
@@ -135,6 +136,78 @@ std::optional<internal::PixelBox> FusedLinearBox(const PipelinePlan& plan,
   return internal::WholePixels(src, box.vx0, box.vy0, box.vx1 - box.vx0, box.vy1 - box.vy0);
 }
 
+bool IsGeometric(Kind kind) {
+  return kind == Kind::kResize || kind == Kind::kCenterCrop || kind == Kind::kRandomResizedCrop ||
+         kind == Kind::kRandomHorizontalFlip;
+}
+
+// The output's pixels, values and layout, straight from the decoded pixels:
+// the path without pixel augmentations.
+void WriteImage(const PipelinePlan& plan, const DecodedImage& image, const DecodedBox& box,
+                const uint8_t* decoded, DType dtype, bool chw, const internal::ValueMap& values,
+                const Tensor& dst, std::vector<uint8_t>& resampled, std::vector<uint8_t>& buffer) {
+  const int ow = plan.out_width;
+  const int oh = plan.out_height;
+  if (const std::optional<internal::PixelBox> whole = FusedLinearBox(plan, image, box, decoded)) {
+    // Decoded pixels to the output values in one pass.
+    const internal::RgbImage src{decoded, image.width, image.height};
+    const internal::OutputFormat format{dtype, chw, plan.flip, &values};
+    internal::ResizeLinearInto(src, whole->x, whole->y, whole->width, whole->height, ow, oh,
+                               format, dst.raw(), buffer);
+    return;
+  }
+  if (dtype == DType::kU8 && !chw) {
+    // Nothing to convert: resample straight into the destination.
+    uint8_t* pixels = dst.data<uint8_t>();
+    Resample(plan, image, box, decoded, pixels, buffer);
+    if (plan.flip) {
+      cv::Mat mat(oh, ow, CV_8UC3, pixels);
+      cv::flip(mat, mat, /*flipCode=*/1);
+    }
+    return;
+  }
+  resampled.resize(static_cast<size_t>(ow) * oh * 3);
+  Resample(plan, image, box, decoded, resampled.data(), buffer);
+  internal::WriteOutput(resampled.data(), ow, oh, plan.flip, chw, dtype, values, dst.raw());
+}
+
+// The path with pixel augmentations: the resampled (and flipped) image as
+// uint8 RGB in `resampled`, the augmentations in list order, then the value
+// mapping and layout. `decoded` is spent by then and becomes their scratch.
+void WriteAugmentedImage(const PipelinePlan& plan, const DecodedImage& image,
+                         const DecodedBox& box, std::vector<uint8_t>& decoded,
+                         const std::vector<Transform>& transforms, DType dtype, bool chw,
+                         const internal::ValueMap& values, const Tensor& dst, Rng& rng,
+                         std::vector<uint8_t>& resampled, std::vector<uint8_t>& buffer) {
+  const int ow = plan.out_width;
+  const int oh = plan.out_height;
+  resampled.resize(static_cast<size_t>(ow) * oh * 3);
+  if (const std::optional<internal::PixelBox> whole =
+          FusedLinearBox(plan, image, box, decoded.data())) {
+    // The same kernel, and so the same pixels, as the path without
+    // augmentations.
+    const internal::RgbImage src{decoded.data(), image.width, image.height};
+    const internal::OutputFormat format{DType::kU8, /*chw=*/false, plan.flip, &values};
+    internal::ResizeLinearInto(src, whole->x, whole->y, whole->width, whole->height, ow, oh,
+                               format, resampled.data(), buffer);
+  } else {
+    Resample(plan, image, box, decoded.data(), resampled.data(), buffer);
+    if (plan.flip) {
+      cv::Mat mat(oh, ow, CV_8UC3, resampled.data());
+      cv::flip(mat, mat, /*flipCode=*/1);
+    }
+  }
+  const RgbImageView view{resampled.data(), oh, ow};
+  for (const Transform& t : transforms) {
+    if (t.IsPixelAugmentation()) internal::ApplyPixelAugmentation(t, view, rng, decoded);
+  }
+  if (dtype == DType::kU8 && !chw) {
+    std::memcpy(dst.raw(), resampled.data(), resampled.size());
+  } else {
+    internal::WriteOutput(resampled.data(), ow, oh, /*flip=*/false, chw, dtype, values, dst.raw());
+  }
+}
+
 }  // namespace
 
 Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
@@ -152,10 +225,52 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
   }
   if (to_chw > 1) throw Error("pipeline: ToCHW is listed twice");
   chw_ = to_chw == 1;
+  // The geometric steps are folded into one plan drawn before decoding, the
+  // pixel augmentations run on the uint8 image after them, and RandomErasing
+  // on the output tensor: the list must have that order for the random
+  // draws, and the result, to be torchvision's.
+  const Transform* augmentation = nullptr;
+  const Transform* erasing = nullptr;
+  const Transform* normalized = nullptr;
+  for (size_t i = 0; i < transforms_.size(); ++i) {
+    const Transform& t = transforms_[i];
+    const Transform* after = erasing != nullptr ? erasing : augmentation;
+    if (IsGeometric(t.kind) && after != nullptr) {
+      throw Error("pipeline: " + t.ToString() + " comes after " + after->ToString() +
+                  "; list the geometric steps (resize, crops, flips) first: they are folded "
+                  "into the decode");
+    }
+    if (t.IsPixelAugmentation()) {
+      if (erasing != nullptr || normalized != nullptr) {
+        throw Error("pipeline: " + t.ToString() + " comes after " +
+                    (erasing != nullptr ? erasing : normalized)->ToString() +
+                    "; it works on the uint8 image, so list it before normalize and "
+                    "random_erasing");
+      }
+      augmentation = &t;
+      pixel_augmentations_ = true;
+    }
+    if (t.kind == Kind::kNormalize) normalized = &t;
+    if (t.kind == Kind::kRandomErasing) {
+      erasing = &t;
+      ErasingNormalization values;
+      // Listed before Normalize: its values are normalized with the image.
+      if (normalize != nullptr && normalized == nullptr) {
+        values.mean = normalize->mean;
+        values.std = normalize->std;
+      }
+      erasing_.emplace_back(i, values);
+    }
+  }
   const DType dtype = options_.dtype;
   if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kU8) {
     throw Error(std::string("pipeline: the output dtype must be f32, f16 or u8, got ") +
                 DTypeName(dtype));
+  }
+  if (dtype == DType::kU8 && erasing != nullptr) {
+    throw Error(
+        "pipeline: random_erasing needs a float output (f32 or f16), as torchvision's "
+        "RandomErasing follows ToTensor");
   }
   if (dtype == DType::kU8 && normalize != nullptr) {
     throw Error(
@@ -265,7 +380,12 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
         break;
       case Kind::kNormalize:
       case Kind::kToCHW:
-        break;
+      case Kind::kColorJitter:
+      case Kind::kTrivialAugmentWide:
+      case Kind::kRandAugment:
+      case Kind::kAutoAugment:
+      case Kind::kRandomErasing:
+        break;  // drawn after decoding, in Run
     }
   }
   PipelinePlan plan;
@@ -352,29 +472,20 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   const Shape shape = chw_ ? Shape{3, oh, ow} : Shape{oh, ow, 3};
   Tensor dst = out.Allocate(field, options_.dtype, shape);
   const DecodedBox box = FindDecodedBox(plan, image);
-  if (const std::optional<internal::PixelBox> whole =
-          FusedLinearBox(plan, image, box, decoded.data())) {
-    // Decoded pixels to the output values in one pass.
-    const internal::RgbImage src{decoded.data(), image.width, image.height};
-    const internal::OutputFormat format{options_.dtype, chw_, plan.flip, values_.get()};
-    internal::ResizeLinearInto(src, whole->x, whole->y, whole->width, whole->height, ow, oh,
-                               format, dst.raw(), buffer);
-    return;
+  if (!pixel_augmentations_) {
+    WriteImage(plan, image, box, decoded.data(), options_.dtype, chw_, *values_, dst, resampled,
+               buffer);
+  } else {
+    WriteAugmentedImage(plan, image, box, decoded, transforms_, options_.dtype, chw_, *values_,
+                        dst, ctx.rng(), resampled, buffer);
   }
-  if (options_.dtype == DType::kU8 && !chw_) {
-    // Nothing to convert: resample straight into the destination.
-    uint8_t* pixels = dst.data<uint8_t>();
-    Resample(plan, image, box, decoded.data(), pixels, buffer);
-    if (plan.flip) {
-      cv::Mat mat(oh, ow, CV_8UC3, pixels);
-      cv::flip(mat, mat, /*flipCode=*/1);
+  if (!erasing_.empty()) {
+    // value="random" draws its noise into this per-thread buffer, reused.
+    thread_local std::vector<float> noise;
+    for (const auto& [index, normalization] : erasing_) {
+      internal::ApplyRandomErasing(transforms_[index], dst, chw_, normalization, ctx.rng(), noise);
     }
-    return;
   }
-  resampled.resize(static_cast<size_t>(ow) * oh * 3);
-  Resample(plan, image, box, decoded.data(), resampled.data(), buffer);
-  internal::WriteOutput(resampled.data(), ow, oh, plan.flip, chw_, options_.dtype, *values_,
-                        dst.raw());
 }
 
 std::string Pipeline::ToString() const {

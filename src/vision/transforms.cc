@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "feedline/error.h"
@@ -41,6 +42,16 @@ const char* KindName(Transform::Kind kind) {
       return "normalize";
     case Transform::Kind::kToCHW:
       return "to_chw";
+    case Transform::Kind::kColorJitter:
+      return "color_jitter";
+    case Transform::Kind::kTrivialAugmentWide:
+      return "trivial_augment_wide";
+    case Transform::Kind::kRandAugment:
+      return "rand_augment";
+    case Transform::Kind::kAutoAugment:
+      return "auto_augment";
+    case Transform::Kind::kRandomErasing:
+      return "random_erasing";
   }
   return "?";
 }
@@ -53,10 +64,49 @@ void CheckSize(const Transform& t, int value, const char* name) {
   if (value <= 0) Invalid(t, std::string(name) + " must be > 0, got " + std::to_string(value));
 }
 
+void CheckRange(const Transform& t, const std::array<double, 2>& range, const char* name,
+                double lo, double hi) {
+  if (!(lo <= range[0] && range[0] <= range[1] && range[1] <= hi)) {
+    Invalid(t, std::string(name) + " must satisfy " + FormatDouble(lo) + " <= min <= max <= " +
+                   FormatDouble(hi) + ", got " + FormatList(range));
+  }
+}
+
+void CheckAugmentInterpolation(const Transform& t) {
+  if (t.interpolation != Interpolation::kNearest && t.interpolation != Interpolation::kBilinear) {
+    Invalid(t, std::string("interpolation must be nearest or bilinear, got ") +
+                   InterpolationName(t.interpolation));
+  }
+}
+
+void CheckFill(const Transform& t, const char* name) {
+  for (float v : t.fill) {
+    if (!std::isfinite(v)) Invalid(t, std::string(name) + " must be finite, got " + FormatList(t.fill));
+  }
+}
+
+void CheckBins(const Transform& t) {
+  if (t.num_magnitude_bins < 2) {
+    Invalid(t, "num_magnitude_bins must be >= 2, got " + std::to_string(t.num_magnitude_bins));
+  }
+}
+
 // Python's round(): half to even (the default floating-point rounding mode).
 int RoundHalfEven(double value) { return static_cast<int>(std::nearbyint(value)); }
 
 }  // namespace
+
+const char* AutoAugmentPolicyName(AutoAugmentPolicy policy) {
+  switch (policy) {
+    case AutoAugmentPolicy::kImageNet:
+      return "imagenet";
+    case AutoAugmentPolicy::kCifar10:
+      return "cifar10";
+    case AutoAugmentPolicy::kSvhn:
+      return "svhn";
+  }
+  return "?";
+}
 
 const char* InterpolationName(Interpolation interpolation) {
   switch (interpolation) {
@@ -143,6 +193,72 @@ Transform Transform::ToCHW() {
   return t;
 }
 
+Transform Transform::ColorJitter(std::array<double, 2> brightness, std::array<double, 2> contrast,
+                                 std::array<double, 2> saturation, std::array<double, 2> hue) {
+  Transform t;
+  t.kind = Kind::kColorJitter;
+  t.brightness = brightness;
+  t.contrast = contrast;
+  t.saturation = saturation;
+  t.hue = hue;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::TrivialAugmentWide(int num_magnitude_bins, Interpolation interpolation,
+                                        std::array<float, 3> fill) {
+  Transform t;
+  t.kind = Kind::kTrivialAugmentWide;
+  t.num_magnitude_bins = num_magnitude_bins;
+  t.interpolation = interpolation;
+  t.fill = fill;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::RandAugment(int num_ops, int magnitude, int num_magnitude_bins,
+                                 Interpolation interpolation, std::array<float, 3> fill) {
+  Transform t;
+  t.kind = Kind::kRandAugment;
+  t.num_ops = num_ops;
+  t.magnitude = magnitude;
+  t.num_magnitude_bins = num_magnitude_bins;
+  t.interpolation = interpolation;
+  t.fill = fill;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::AutoAugment(AutoAugmentPolicy policy, Interpolation interpolation,
+                                 std::array<float, 3> fill) {
+  Transform t;
+  t.kind = Kind::kAutoAugment;
+  t.policy = policy;
+  t.interpolation = interpolation;
+  t.fill = fill;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::RandomErasing(double p, std::array<double, 2> scale,
+                                   std::array<double, 2> ratio, std::array<float, 3> value,
+                                   bool random_value) {
+  Transform t;
+  t.kind = Kind::kRandomErasing;
+  t.p = p;
+  t.scale = scale;
+  t.ratio = ratio;
+  t.fill = value;
+  t.random_value = random_value;
+  t.Validate();
+  return t;
+}
+
+bool Transform::IsPixelAugmentation() const {
+  return kind == Kind::kColorJitter || kind == Kind::kTrivialAugmentWide ||
+         kind == Kind::kRandAugment || kind == Kind::kAutoAugment;
+}
+
 void Transform::Validate() const {
   switch (kind) {
     case Kind::kResize:
@@ -180,6 +296,49 @@ void Transform::Validate() const {
       }
       break;
     case Kind::kToCHW:
+      break;
+    case Kind::kColorJitter: {
+      const double inf = std::numeric_limits<double>::infinity();
+      CheckRange(*this, brightness, "brightness", 0, inf);
+      CheckRange(*this, contrast, "contrast", 0, inf);
+      CheckRange(*this, saturation, "saturation", 0, inf);
+      CheckRange(*this, hue, "hue", -0.5, 0.5);
+      for (const auto* range : {&brightness, &contrast, &saturation}) {
+        if (!std::isfinite((*range)[1])) Invalid(*this, "factor ranges must be finite");
+      }
+      break;
+    }
+    case Kind::kTrivialAugmentWide:
+      CheckBins(*this);
+      CheckAugmentInterpolation(*this);
+      CheckFill(*this, "fill");
+      break;
+    case Kind::kRandAugment:
+      CheckBins(*this);
+      if (num_ops < 0) Invalid(*this, "num_ops must be >= 0, got " + std::to_string(num_ops));
+      if (magnitude < 0 || magnitude >= num_magnitude_bins) {
+        Invalid(*this, "magnitude must be in [0, num_magnitude_bins - 1] = [0, " +
+                           std::to_string(num_magnitude_bins - 1) + "], got " +
+                           std::to_string(magnitude));
+      }
+      CheckAugmentInterpolation(*this);
+      CheckFill(*this, "fill");
+      break;
+    case Kind::kAutoAugment:
+      if (policy != AutoAugmentPolicy::kImageNet && policy != AutoAugmentPolicy::kCifar10 &&
+          policy != AutoAugmentPolicy::kSvhn) {
+        Invalid(*this, "policy must be imagenet, cifar10 or svhn");
+      }
+      CheckAugmentInterpolation(*this);
+      CheckFill(*this, "fill");
+      break;
+    case Kind::kRandomErasing:
+      if (!(p >= 0 && p <= 1)) Invalid(*this, "p must be in [0, 1], got " + FormatDouble(p));
+      CheckRange(*this, scale, "scale", 0, 1);
+      if (!(ratio[0] > 0 && ratio[0] <= ratio[1] && std::isfinite(ratio[1]))) {
+        Invalid(*this, "ratio must satisfy 0 < ratio[0] <= ratio[1], got " + FormatList(ratio));
+      }
+      if (!random_value) CheckFill(*this, "value");
       break;
   }
 }
@@ -221,6 +380,42 @@ std::string Transform::ToString() const {
       break;
     case Kind::kToCHW:
       break;
+    case Kind::kColorJitter:
+      if (brightness != defaults.brightness) add("brightness=" + FormatList(brightness));
+      if (contrast != defaults.contrast) add("contrast=" + FormatList(contrast));
+      if (saturation != defaults.saturation) add("saturation=" + FormatList(saturation));
+      if (hue != defaults.hue) add("hue=" + FormatList(hue));
+      break;
+    case Kind::kRandAugment:
+      if (num_ops != defaults.num_ops) add("num_ops=" + std::to_string(num_ops));
+      if (magnitude != defaults.magnitude) add("magnitude=" + std::to_string(magnitude));
+      [[fallthrough]];
+    case Kind::kTrivialAugmentWide:
+      if (num_magnitude_bins != defaults.num_magnitude_bins) {
+        add("num_magnitude_bins=" + std::to_string(num_magnitude_bins));
+      }
+      [[fallthrough]];
+    case Kind::kAutoAugment:
+      if (kind == Kind::kAutoAugment && policy != defaults.policy) {
+        add(std::string("policy=") + AutoAugmentPolicyName(policy));
+      }
+      if (interpolation != Interpolation::kNearest) {
+        add(std::string("interpolation=") + InterpolationName(interpolation));
+      }
+      if (fill != defaults.fill) add("fill=" + FormatList(fill));
+      break;
+    case Kind::kRandomErasing: {
+      const Transform erasing_defaults = RandomErasing();
+      add(FormatDouble(p));
+      if (scale != erasing_defaults.scale) add("scale=" + FormatList(scale));
+      if (ratio != erasing_defaults.ratio) add("ratio=" + FormatList(ratio));
+      if (random_value) {
+        add("value=random");
+      } else if (fill != erasing_defaults.fill) {
+        add("value=" + FormatList(fill));
+      }
+      break;
+    }
   }
   if (!args.empty()) out += "(" + args + ")";
   return out;
@@ -346,6 +541,14 @@ class ItemParser {
     Fail("interpolation must be bilinear, nearest or area, got '" + std::string(text) + "'");
   }
 
+  AutoAugmentPolicy ParsePolicy(std::string_view text) const {
+    for (AutoAugmentPolicy p :
+         {AutoAugmentPolicy::kImageNet, AutoAugmentPolicy::kCifar10, AutoAugmentPolicy::kSvhn}) {
+      if (text == AutoAugmentPolicyName(p)) return p;
+    }
+    Fail("policy must be imagenet, cifar10 or svhn, got '" + std::string(text) + "'");
+  }
+
  private:
   std::string_view item_;
 };
@@ -402,14 +605,33 @@ Transform ParseItem(std::string_view item) {
   } else if (kind == "tochw") {
     t.kind = Transform::Kind::kToCHW;
     max_positional = 0;
+  } else if (kind == "colorjitter") {
+    t = Transform::ColorJitter();
+    max_positional = 0;
+  } else if (kind == "trivialaugmentwide") {
+    t = Transform::TrivialAugmentWide();
+    max_positional = 0;
+  } else if (kind == "randaugment") {
+    t = Transform::RandAugment();
+    max_positional = 0;
+  } else if (kind == "autoaugment") {
+    t = Transform::AutoAugment();
+    max_positional = 0;
+  } else if (kind == "randomerasing") {
+    t = Transform::RandomErasing();
+    max_positional = 1;
   } else {
     parser.Fail(
         "unknown transform; expected resize, center_crop, random_resized_crop, "
-        "random_horizontal_flip, normalize or to_chw");
+        "random_horizontal_flip, normalize, to_chw, color_jitter, trivial_augment_wide, "
+        "rand_augment, auto_augment or random_erasing");
   }
+  using Kind = Transform::Kind;
+  const bool augment = t.kind == Kind::kTrivialAugmentWide || t.kind == Kind::kRandAugment ||
+                       t.kind == Kind::kAutoAugment;
   if (positional.size() > max_positional) parser.Fail("too many arguments");
 
-  if (t.kind == Transform::Kind::kRandomHorizontalFlip) {
+  if (t.kind == Transform::Kind::kRandomHorizontalFlip || t.kind == Kind::kRandomErasing) {
     if (!positional.empty()) t.p = parser.Number(positional[0]);
   } else if (max_positional == 2) {
     if (positional.empty()) parser.Fail("needs a size");
@@ -424,8 +646,36 @@ Transform ParseItem(std::string_view item) {
   for (const auto& [key, value] : named) {
     const bool geometric =
         t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kRandomResizedCrop;
-    if (key == "interpolation" && geometric) {
+    const bool erasing = t.kind == Kind::kRandomErasing;
+    const bool jitter = t.kind == Kind::kColorJitter;
+    if (key == "interpolation" && (geometric || augment)) {
       t.interpolation = parser.ParseInterpolation(value);
+    } else if (jitter && key == "brightness") {
+      t.brightness = parser.List<2, double>(value);
+    } else if (jitter && key == "contrast") {
+      t.contrast = parser.List<2, double>(value);
+    } else if (jitter && key == "saturation") {
+      t.saturation = parser.List<2, double>(value);
+    } else if (jitter && key == "hue") {
+      t.hue = parser.List<2, double>(value);
+    } else if (key == "num_ops" && t.kind == Kind::kRandAugment) {
+      t.num_ops = parser.Integer(value);
+    } else if (key == "magnitude" && t.kind == Kind::kRandAugment) {
+      t.magnitude = parser.Integer(value);
+    } else if (key == "num_magnitude_bins" &&
+               (t.kind == Kind::kRandAugment || t.kind == Kind::kTrivialAugmentWide)) {
+      t.num_magnitude_bins = parser.Integer(value);
+    } else if (key == "policy" && t.kind == Kind::kAutoAugment) {
+      t.policy = parser.ParsePolicy(value);
+    } else if (key == "fill" && augment) {
+      t.fill = parser.List<3, float>(value);
+    } else if (erasing && (key == "scale" || key == "ratio" || key == "p")) {
+      if (key == "p") t.p = parser.Number(value);
+      if (key == "scale") t.scale = parser.List<2, double>(value);
+      if (key == "ratio") t.ratio = parser.List<2, double>(value);
+    } else if (erasing && key == "value") {
+      t.random_value = value == "random";
+      if (!t.random_value) t.fill = parser.List<3, float>(value);
     } else if (key == "max_size" && t.kind == Transform::Kind::kResize) {
       t.max_size = parser.Integer(value);
     } else if (key == "scale" && t.kind == Transform::Kind::kRandomResizedCrop) {

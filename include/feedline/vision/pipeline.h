@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "feedline/rng.h"
@@ -33,6 +34,7 @@
 #include "feedline/sample_context.h"
 #include "feedline/tensor.h"
 #include "feedline/vision/decode.h"
+#include "feedline/vision/random_erasing.h"
 #include "feedline/vision/transforms.h"
 
 namespace feedline::vision {
@@ -80,7 +82,10 @@ class Pipeline {
   static constexpr std::array<int, 3> kScratchSlots = {5, 6, 7};
 
   // Throws Error if a transform is invalid or the list cannot be run:
-  // Normalize with a u8 output, or Normalize / ToCHW listed twice.
+  // Normalize with a u8 output, Normalize / ToCHW listed twice, a geometric
+  // step after an augmentation (they are folded into the decode), a pixel
+  // augmentation after Normalize or RandomErasing, or RandomErasing with a
+  // u8 output.
   explicit Pipeline(std::vector<Transform> transforms, PipelineOptions options = {});
 
   const std::vector<Transform>& transforms() const { return transforms_; }
@@ -115,6 +120,12 @@ class Pipeline {
   bool chw_ = false;
   // How pixel values become output values (shared by copies: immutable).
   std::shared_ptr<const internal::ValueMap> values_;
+  // Whether ColorJitter or the AutoAugment family is listed: the image then
+  // goes through a uint8 buffer instead of straight into the output.
+  bool pixel_augmentations_ = false;
+  // The RandomErasing steps (indices into transforms_), with the Normalize
+  // their values go through when listed before it.
+  std::vector<std::pair<size_t, ErasingNormalization>> erasing_;
 };
 
 // The standard ImageNet training recipe: RandomResizedCrop(size),

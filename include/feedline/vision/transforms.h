@@ -1,6 +1,9 @@
 // Transform: one step of an image pipeline, with the parameters and semantics
 // of torchvision.transforms (and paddle.vision.transforms): Resize,
-// CenterCrop, RandomResizedCrop, RandomHorizontalFlip, Normalize, ToCHW.
+// CenterCrop, RandomResizedCrop, RandomHorizontalFlip, Normalize, ToCHW, and
+// the augmentations of the classification recipes: ColorJitter,
+// TrivialAugmentWide, RandAugment, AutoAugment (on the uint8 image after
+// the geometric steps) and RandomErasing (on the output tensor).
 //
 // A Transform is a plain description; a Pipeline (pipeline.h) runs a list of
 // them. Thread safety: Transforms are values; concurrent reads are safe.
@@ -34,6 +37,12 @@ enum class Interpolation : uint8_t {
 // "bilinear", "nearest" or "area".
 const char* InterpolationName(Interpolation interpolation);
 
+// The AutoAugment policies learned on each data set (torchvision's
+// AutoAugmentPolicy).
+enum class AutoAugmentPolicy : uint8_t { kImageNet, kCifar10, kSvhn };
+// "imagenet", "cifar10" or "svhn".
+const char* AutoAugmentPolicyName(AutoAugmentPolicy policy);
+
 // ImageNet channel statistics (RGB, of pixel values scaled to [0, 1]).
 inline constexpr std::array<float, 3> kImageNetMean = {0.485f, 0.456f, 0.406f};
 inline constexpr std::array<float, 3> kImageNetStd = {0.229f, 0.224f, 0.225f};
@@ -46,6 +55,11 @@ struct Transform {
     kRandomHorizontalFlip,
     kNormalize,
     kToCHW,
+    kColorJitter,
+    kTrivialAugmentWide,
+    kRandAugment,
+    kAutoAugment,
+    kRandomErasing,
   };
 
   // torchvision.transforms.Resize(size): the shorter side becomes `size`, the
@@ -77,6 +91,43 @@ struct Transform {
   // Channels first: [3, H, W] instead of [H, W, 3].
   static Transform ToCHW();
 
+  // torchvision.transforms.ColorJitter with the factor ranges [min, max]
+  // (ColorJitter's _check_input has already turned a number v into
+  // [max(0, 1 - v), 1 + v], or [-v, v] for hue). A range of [1, 1] ([0, 0]
+  // for hue) leaves that adjustment out, as torchvision's None.
+  static Transform ColorJitter(std::array<double, 2> brightness = {1, 1},
+                               std::array<double, 2> contrast = {1, 1},
+                               std::array<double, 2> saturation = {1, 1},
+                               std::array<double, 2> hue = {0, 0});
+  // torchvision.transforms.TrivialAugmentWide: one op of 14, a random
+  // magnitude bin. Interpolation: kNearest (the default) or kBilinear.
+  static Transform TrivialAugmentWide(int num_magnitude_bins = 31,
+                                      Interpolation interpolation = Interpolation::kNearest,
+                                      std::array<float, 3> fill = {0, 0, 0});
+  // torchvision.transforms.RandAugment: num_ops random ops at a fixed
+  // magnitude bin.
+  static Transform RandAugment(int num_ops = 2, int magnitude = 9, int num_magnitude_bins = 31,
+                               Interpolation interpolation = Interpolation::kNearest,
+                               std::array<float, 3> fill = {0, 0, 0});
+  // torchvision.transforms.AutoAugment: one of the policy's 25 sub-policies.
+  static Transform AutoAugment(AutoAugmentPolicy policy = AutoAugmentPolicy::kImageNet,
+                               Interpolation interpolation = Interpolation::kNearest,
+                               std::array<float, 3> fill = {0, 0, 0});
+  // torchvision.transforms.RandomErasing on the float output tensor: with
+  // probability p, a rectangle of area fraction in `scale` and aspect ratio
+  // (height / width) in `ratio` is set to `value` per channel, or to
+  // standard normal noise when random_value (value="random"). The value is
+  // in the units of the tensor at the point where RandomErasing is listed:
+  // before Normalize it is normalized with the image. Only for float outputs.
+  static Transform RandomErasing(double p = 0.5, std::array<double, 2> scale = {0.02, 0.33},
+                                 std::array<double, 2> ratio = {0.3, 3.3},
+                                 std::array<float, 3> value = {0, 0, 0},
+                                 bool random_value = false);
+
+  // ColorJitter and the AutoAugment family: they change the pixels of the
+  // uint8 image, between the geometric steps and the output.
+  bool IsPixelAugmentation() const;
+
   // Throws Error naming the bad parameter. The factories call it.
   void Validate() const;
   // The spelling ParseTransforms reads, e.g. "random_resized_crop(224,224,
@@ -95,6 +146,20 @@ struct Transform {
   double p = 0.5;
   std::array<float, 3> mean = kImageNetMean;
   std::array<float, 3> std = kImageNetStd;
+  // ColorJitter's factor ranges.
+  std::array<double, 2> brightness = {1, 1};
+  std::array<double, 2> contrast = {1, 1};
+  std::array<double, 2> saturation = {1, 1};
+  std::array<double, 2> hue = {0, 0};
+  // The AutoAugment family (RandomErasing uses p, scale and ratio above).
+  int num_ops = 2;
+  int magnitude = 9;
+  int num_magnitude_bins = 31;
+  AutoAugmentPolicy policy = AutoAugmentPolicy::kImageNet;
+  // The AutoAugment family's fill outside a warped image (0-255), and
+  // RandomErasing's value unless random_value.
+  std::array<float, 3> fill = {0, 0, 0};
+  bool random_value = false;
 };
 
 // A crop of an image: rows [top, top + height), columns [left, left + width).
