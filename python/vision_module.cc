@@ -15,11 +15,13 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/encode.h"
 #include "feedline/vision/file_list.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/image_folder.h"
+#include "feedline/vision/image_ops.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 #include "feedline/vision/synth.h"
@@ -43,6 +45,14 @@ Interpolation ParseInterpolation(const std::string& name) {
   throw Error("interpolation must be 'bilinear', 'nearest' or 'area', got '" + name + "'");
 }
 
+vision::AutoAugmentPolicy ParsePolicy(const std::string& name) {
+  for (auto p : {vision::AutoAugmentPolicy::kImageNet, vision::AutoAugmentPolicy::kCifar10,
+                 vision::AutoAugmentPolicy::kSvhn}) {
+    if (name == vision::AutoAugmentPolicyName(p)) return p;
+  }
+  throw Error("policy must be 'imagenet', 'cifar10' or 'svhn', got '" + name + "'");
+}
+
 DType ParseDType(const std::string& name) {
   for (DType d : {DType::kU8, DType::kI32, DType::kI64, DType::kF16, DType::kF32}) {
     if (name == DTypeName(d)) return d;
@@ -62,6 +72,59 @@ py::array_t<uint8_t, py::array::c_style> Pixels(const py::array& image, int* hei
   *width = static_cast<int>(pixels.shape(1));
   *channels = pixels.ndim() == 3 ? static_cast<int>(pixels.shape(2)) : 1;
   return pixels;
+}
+
+// A copy of a uint8 [H, W, 3] array, and a view of the copy for the ops.
+py::array_t<uint8_t> RgbCopy(const py::array& image, vision::RgbImageView* view) {
+  int h, w, c;
+  auto pixels = Pixels(image, &h, &w, &c);
+  if (c != 3 || pixels.ndim() != 3) throw Error("the image must be a uint8 array [H, W, 3]");
+  py::array_t<uint8_t> out({h, w, 3});
+  std::memcpy(out.mutable_data(), pixels.data(), static_cast<size_t>(h) * w * 3);
+  *view = vision::RgbImageView{out.mutable_data(), h, w};
+  return out;
+}
+
+// torchvision.transforms.functional's adjust_* on a copy of `image`.
+py::array AdjustImage(const py::array& image, const std::string& what, double factor) {
+  vision::RgbImageView view;
+  py::array_t<uint8_t> out = RgbCopy(image, &view);
+  std::vector<uint8_t> scratch;
+  if (what != "hue" && !(factor >= 0)) {
+    throw Error(what + "_factor must be >= 0, got " + std::to_string(factor));
+  }
+  py::gil_scoped_release nogil;
+  if (what == "brightness") {
+    vision::AdjustBrightness(view, factor);
+  } else if (what == "contrast") {
+    vision::AdjustContrast(view, factor);
+  } else if (what == "saturation") {
+    vision::AdjustSaturation(view, factor);
+  } else if (what == "sharpness") {
+    vision::AdjustSharpness(view, factor, scratch);
+  } else if (what == "hue") {
+    if (!(factor >= -0.5 && factor <= 0.5)) {
+      throw Error("hue_factor must be in [-0.5, 0.5], got " + std::to_string(factor));
+    }
+    vision::AdjustHue(view, factor);
+  } else {
+    throw Error("unknown adjustment '" + what + "'");
+  }
+  return out;
+}
+
+// torchvision's autoaugment._apply_op on a copy of `image`.
+py::array AugmentOp(const py::array& image, const std::string& op_name, double magnitude,
+                    const std::string& interpolation, std::array<float, 3> fill) {
+  const std::optional<vision::AugmentOp> op = vision::ParseAugmentOp(op_name);
+  if (!op) throw Error("op must be one of torchvision's op names (ShearX, ...), got '" + op_name + "'");
+  const Interpolation mode = ParseInterpolation(interpolation);
+  vision::RgbImageView view;
+  py::array_t<uint8_t> out = RgbCopy(image, &view);
+  std::vector<uint8_t> scratch;
+  py::gil_scoped_release nogil;
+  vision::ApplyAugmentOp(view, *op, magnitude, mode, fill, scratch);
+  return out;
 }
 
 py::bytes ToBytes(const std::vector<uint8_t>& data) {
@@ -132,6 +195,35 @@ void BindVision(py::module_& m) {
       .def_static("random_horizontal_flip", &Transform::RandomHorizontalFlip, py::arg("p") = 0.5)
       .def_static("normalize", &Transform::Normalize, py::arg("mean"), py::arg("std"))
       .def_static("to_chw", &Transform::ToCHW)
+      .def_static("color_jitter", &Transform::ColorJitter, py::arg("brightness"),
+                  py::arg("contrast"), py::arg("saturation"), py::arg("hue"))
+      .def_static(
+          "trivial_augment_wide",
+          [](int bins, const std::string& interpolation, std::array<float, 3> fill) {
+            return Transform::TrivialAugmentWide(bins, ParseInterpolation(interpolation), fill);
+          },
+          py::arg("num_magnitude_bins") = 31, py::arg("interpolation") = "nearest",
+          py::arg("fill") = std::array<float, 3>{0, 0, 0})
+      .def_static(
+          "rand_augment",
+          [](int num_ops, int magnitude, int bins, const std::string& interpolation,
+             std::array<float, 3> fill) {
+            return Transform::RandAugment(num_ops, magnitude, bins,
+                                          ParseInterpolation(interpolation), fill);
+          },
+          py::arg("num_ops") = 2, py::arg("magnitude") = 9, py::arg("num_magnitude_bins") = 31,
+          py::arg("interpolation") = "nearest", py::arg("fill") = std::array<float, 3>{0, 0, 0})
+      .def_static(
+          "auto_augment",
+          [](const std::string& policy, const std::string& interpolation,
+             std::array<float, 3> fill) {
+            return Transform::AutoAugment(ParsePolicy(policy), ParseInterpolation(interpolation),
+                                          fill);
+          },
+          py::arg("policy") = "imagenet", py::arg("interpolation") = "nearest",
+          py::arg("fill") = std::array<float, 3>{0, 0, 0})
+      .def_static("random_erasing", &Transform::RandomErasing, py::arg("p"), py::arg("scale"),
+                  py::arg("ratio"), py::arg("value"), py::arg("random_value"))
       .def("__repr__", &Transform::ToString)
       .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; });
 
@@ -196,6 +288,10 @@ void BindVision(py::module_& m) {
            py::arg("list_file"), py::arg("root"), py::arg("pipeline"),
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
            py::call_guard<py::gil_scoped_release>());
+
+  v.def("adjust", &AdjustImage, py::arg("image"), py::arg("what"), py::arg("factor"));
+  v.def("augment_op", &AugmentOp, py::arg("image"), py::arg("op"), py::arg("magnitude"),
+        py::arg("interpolation") = "nearest", py::arg("fill") = std::array<float, 3>{0, 0, 0});
 
   v.attr("DEFAULT_MAX_PIXELS") = vision::kDefaultMaxPixels;
   v.attr("DEFAULT_MAX_FILE_BYTES") = vision::kDefaultMaxFileBytes;

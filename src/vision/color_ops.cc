@@ -190,7 +190,9 @@ void AutoContrast(RgbImageView image) {
     float minimum = lo;
     float scale = 1.0f;
     if (hi != lo) {
-      scale = 255.0f / (static_cast<float>(hi) - static_cast<float>(lo));
+      // bound / tensor is torch's __rtruediv__: reciprocal(), then * bound.
+      const float reciprocal = 1.0f / (static_cast<float>(hi) - static_cast<float>(lo));
+      scale = reciprocal * 255.0f;
     } else {
       minimum = 0.0f;  // torchvision: a flat channel is left as it is
     }

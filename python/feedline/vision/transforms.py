@@ -4,8 +4,17 @@
 A transform list is compiled into one native pipeline, which decodes only the
 pixels the output needs (a crop's box, at a reduced JPEG scale when the output
 is smaller) and writes the result straight into the batch. Without ToTensor
-the images come out as uint8 [H, W, 3]; ToTensor makes them float32
-[3, H, W] scaled to [0, 1], and Normalize then applies (x - mean) / std.
+the images come out as uint8 [H, W, 3]; ToTensor (or PILToTensor then
+ConvertImageDtype(torch.float)) makes them float32 [3, H, W] scaled to
+[0, 1], and Normalize then applies (x - mean) / std.
+
+The recipes' augmentations run natively too, with torchvision's parameters,
+sampling and arithmetic: ColorJitter, TrivialAugmentWide, RandAugment and
+AutoAugment on the uint8 image after the geometric steps, RandomErasing on
+the float tensor. Their random numbers come from (seed, epoch, sample
+index), so batches are the same for any number of workers. paddle.vision's
+names are aliases: BrightnessTransform, ContrastTransform,
+SaturationTransform, HueTransform, and RandomErasing(prob=...).
 
 Example::
 
@@ -14,6 +23,8 @@ Example::
     image = train(open("cat.jpg", "rb").read())   # also callable on one image
 """
 
+import enum
+import math
 import numbers
 
 import numpy as np
@@ -21,13 +32,25 @@ import numpy as np
 from feedline._feedline import vision as _vision
 
 __all__ = [
+    "AutoAugment",
+    "AutoAugmentPolicy",
+    "BrightnessTransform",
     "CenterCrop",
+    "ColorJitter",
     "Compose",
+    "ContrastTransform",
+    "ConvertImageDtype",
+    "HueTransform",
     "Normalize",
+    "PILToTensor",
+    "RandAugment",
+    "RandomErasing",
     "RandomHorizontalFlip",
     "RandomResizedCrop",
     "Resize",
+    "SaturationTransform",
     "ToTensor",
+    "TrivialAugmentWide",
 ]
 
 _NATIVE = _vision.Transform
@@ -203,6 +226,264 @@ class Normalize(Transform):
         return f"Normalize(mean={self.mean}, std={self.std})"
 
 
+class PILToTensor(Transform):
+    """uint8 [3, H, W], the pixels unscaled (torchvision's PILToTensor)."""
+
+    def _native(self):
+        return [_NATIVE.to_chw()]
+
+    def __repr__(self):
+        return "PILToTensor()"
+
+
+def _float_dtype_name(dtype):
+    # torch.float32 / torch.float, torch.float16 / torch.half, torch.uint8,
+    # numpy dtypes and their names.
+    name = str(dtype).replace("torch.", "")
+    aliases = {"float": "float32", "half": "float16", "float32": "float32",
+               "float16": "float16", "uint8": "uint8"}
+    if name not in aliases:
+        try:
+            name = np.dtype(dtype).name
+        except TypeError:
+            name = None
+    return aliases.get(name)
+
+
+class ConvertImageDtype(Transform):
+    """ConvertImageDtype(torch.float): the uint8 tensor of PILToTensor as
+    float32 x / 255 (torch.float16 for half precision), as torchvision's."""
+
+    def __init__(self, dtype):
+        self.dtype = _float_dtype_name(dtype)
+        if self.dtype is None:
+            raise ValueError(
+                f"ConvertImageDtype dtype must be torch.float32, torch.float16 or torch.uint8, "
+                f"got {dtype}")
+
+    def _native(self):
+        return []
+
+    def __repr__(self):
+        return f"ConvertImageDtype(dtype={self.dtype})"
+
+
+def _jitter_range(value, name, center=1.0, bound=(0.0, float("inf")), clip_first_on_zero=True):
+    # torchvision's ColorJitter._check_input; every bad value is a ValueError
+    # naming the argument.
+    if isinstance(value, numbers.Number):
+        if not value >= 0:
+            raise ValueError(f"ColorJitter {name} must be non negative when a single number, "
+                             f"got {value}")
+        value = [center - float(value), center + float(value)]
+        if clip_first_on_zero:
+            value[0] = max(value[0], 0.0)
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        value = [float(value[0]), float(value[1])]
+    else:
+        raise ValueError(f"ColorJitter {name} must be a number or a (min, max) pair, got {value!r}")
+    if not (bound[0] <= value[0] <= value[1] <= bound[1]) or not all(map(math.isfinite, value)):
+        raise ValueError(f"ColorJitter {name} values must satisfy {bound[0]} <= min <= max <= "
+                         f"{bound[1]} and be finite, got {value}")
+    return value
+
+
+class ColorJitter(Transform):
+    """Random brightness, contrast, saturation and hue, applied in a random
+    order (torchvision's ColorJitter): each factor is drawn uniformly from
+    [max(0, 1 - v), 1 + v] for a number v (hue: [-v, v], at most 0.5), or
+    from a (min, max) pair. Runs on the uint8 image, with torchvision's
+    arithmetic (docs/vision.md gives the agreement)."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        self.brightness = _jitter_range(brightness, "brightness")
+        self.contrast = _jitter_range(contrast, "contrast")
+        self.saturation = _jitter_range(saturation, "saturation")
+        self.hue = _jitter_range(hue, "hue", center=0.0, bound=(-0.5, 0.5),
+                                 clip_first_on_zero=False)
+
+    def _native(self):
+        return [_NATIVE.color_jitter(self.brightness, self.contrast, self.saturation, self.hue)]
+
+    def __repr__(self):
+        return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue})")
+
+
+class BrightnessTransform(ColorJitter):
+    """paddle.vision.transforms.BrightnessTransform(value): ColorJitter(brightness=value)."""
+
+    def __init__(self, value):
+        super().__init__(brightness=value)
+
+
+class ContrastTransform(ColorJitter):
+    """paddle.vision.transforms.ContrastTransform(value): ColorJitter(contrast=value)."""
+
+    def __init__(self, value):
+        super().__init__(contrast=value)
+
+
+class SaturationTransform(ColorJitter):
+    """paddle.vision.transforms.SaturationTransform(value): ColorJitter(saturation=value)."""
+
+    def __init__(self, value):
+        super().__init__(saturation=value)
+
+
+class HueTransform(ColorJitter):
+    """paddle.vision.transforms.HueTransform(value): ColorJitter(hue=value)."""
+
+    def __init__(self, value):
+        super().__init__(hue=value)
+
+
+class AutoAugmentPolicy(enum.Enum):
+    """The AutoAugment policies (torchvision's AutoAugmentPolicy values)."""
+
+    IMAGENET = "imagenet"
+    CIFAR10 = "cifar10"
+    SVHN = "svhn"
+
+
+def _fill(fill, name):
+    # None, a number or 1 or 3 numbers (0-255), as torchvision's fill.
+    if fill is None:
+        return [0.0, 0.0, 0.0]
+    values = [float(v) for v in np.ravel(fill)]
+    if len(values) == 1:
+        values *= 3
+    if len(values) != 3 or not all(map(math.isfinite, values)):
+        raise ValueError(f"{name} fill must be a number or 3 finite numbers, got {fill!r}")
+    return values
+
+
+def _augment_interpolation(mode, name):
+    mode = _interpolation(mode)
+    if mode not in ("nearest", "bilinear"):
+        raise ValueError(f"{name} interpolation must be nearest or bilinear, got {mode}")
+    return mode
+
+
+def _int_arg(value, name, owner):
+    if not isinstance(value, numbers.Integral):
+        raise ValueError(f"{owner} {name} must be an int, got {value!r}")
+    return int(value)
+
+
+class TrivialAugmentWide(Transform):
+    """One of 14 ops (Identity, ShearX/Y, TranslateX/Y, Rotate, Brightness,
+    Color, Contrast, Sharpness, Posterize, Solarize, AutoContrast, Equalize)
+    at a random magnitude bin, as torchvision's TrivialAugmentWide."""
+
+    def __init__(self, num_magnitude_bins=31, interpolation="nearest", fill=None):
+        self.num_magnitude_bins = _int_arg(num_magnitude_bins, "num_magnitude_bins",
+                                           "TrivialAugmentWide")
+        if self.num_magnitude_bins < 2:
+            raise ValueError("TrivialAugmentWide num_magnitude_bins must be >= 2, "
+                             f"got {num_magnitude_bins}")
+        self.interpolation = _augment_interpolation(interpolation, "TrivialAugmentWide")
+        self.fill = _fill(fill, "TrivialAugmentWide")
+
+    def _native(self):
+        return [_NATIVE.trivial_augment_wide(self.num_magnitude_bins, self.interpolation,
+                                             self.fill)]
+
+    def __repr__(self):
+        return (f"TrivialAugmentWide(num_magnitude_bins={self.num_magnitude_bins}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
+
+
+class RandAugment(Transform):
+    """num_ops random ops of TrivialAugmentWide's list at magnitude bin
+    `magnitude` of num_magnitude_bins, as torchvision's RandAugment."""
+
+    def __init__(self, num_ops=2, magnitude=9, num_magnitude_bins=31, interpolation="nearest",
+                 fill=None):
+        self.num_ops = _int_arg(num_ops, "num_ops", "RandAugment")
+        self.magnitude = _int_arg(magnitude, "magnitude", "RandAugment")
+        self.num_magnitude_bins = _int_arg(num_magnitude_bins, "num_magnitude_bins",
+                                           "RandAugment")
+        if self.num_ops < 0:
+            raise ValueError(f"RandAugment num_ops must be >= 0, got {num_ops}")
+        if self.num_magnitude_bins < 2:
+            raise ValueError(f"RandAugment num_magnitude_bins must be >= 2, got {num_magnitude_bins}")
+        if not 0 <= self.magnitude < self.num_magnitude_bins:
+            raise ValueError(f"RandAugment magnitude must be in [0, num_magnitude_bins - 1], "
+                             f"got {magnitude}")
+        self.interpolation = _augment_interpolation(interpolation, "RandAugment")
+        self.fill = _fill(fill, "RandAugment")
+
+    def _native(self):
+        return [_NATIVE.rand_augment(self.num_ops, self.magnitude, self.num_magnitude_bins,
+                                     self.interpolation, self.fill)]
+
+    def __repr__(self):
+        return (f"RandAugment(num_ops={self.num_ops}, magnitude={self.magnitude}, "
+                f"num_magnitude_bins={self.num_magnitude_bins}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
+
+
+class AutoAugment(Transform):
+    """One of the policy's 25 sub-policies, each op with its probability and
+    magnitude, as torchvision's AutoAugment (ImageNet policy by default)."""
+
+    def __init__(self, policy=AutoAugmentPolicy.IMAGENET, interpolation="nearest", fill=None):
+        name = str(getattr(policy, "value", policy)).lower()
+        if name not in ("imagenet", "cifar10", "svhn"):
+            raise ValueError(f"AutoAugment policy must be imagenet, cifar10 or svhn, got {policy!r}")
+        self.policy = AutoAugmentPolicy(name)
+        self.interpolation = _augment_interpolation(interpolation, "AutoAugment")
+        self.fill = _fill(fill, "AutoAugment")
+
+    def _native(self):
+        return [_NATIVE.auto_augment(self.policy.value, self.interpolation, self.fill)]
+
+    def __repr__(self):
+        return f"AutoAugment(policy={self.policy}, fill={self.fill})"
+
+
+class RandomErasing(Transform):
+    """With probability p, a random rectangle of the float tensor (area
+    fraction in `scale`, aspect ratio in `ratio`) set to `value`: a number,
+    one per channel, or "random" for standard normal noise; torchvision's
+    RandomErasing and its get_params. paddle's name for p, prob, is accepted
+    too. Put it after ToTensor (and Normalize, as the recipes do: the value
+    is in the units of the tensor where it is listed)."""
+
+    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False,
+                 prob=None):
+        if prob is not None:
+            p = prob
+        if not isinstance(p, numbers.Number) or not 0 <= p <= 1:
+            raise ValueError(f"RandomErasing p must be in [0, 1], got {p!r}")
+        try:
+            self.scale = tuple(float(s) for s in scale)
+            self.ratio = tuple(float(r) for r in ratio)
+        except TypeError:
+            raise ValueError(f"RandomErasing scale and ratio must be (min, max) pairs, got "
+                             f"{scale!r}, {ratio!r}") from None
+        if len(self.scale) != 2 or not 0 <= self.scale[0] <= self.scale[1] <= 1:
+            raise ValueError(f"RandomErasing scale must satisfy 0 <= min <= max <= 1, got {scale!r}")
+        if len(self.ratio) != 2 or not (0 < self.ratio[0] <= self.ratio[1] < float("inf")):
+            raise ValueError(f"RandomErasing ratio must satisfy 0 < min <= max, got {ratio!r}")
+        self.p = float(p)
+        self.random = isinstance(value, str)
+        if self.random and value != "random":
+            raise ValueError(f"RandomErasing value must be a number, a sequence or 'random', "
+                             f"got {value!r}")
+        self.value = value
+        self._values = [0.0, 0.0, 0.0] if self.random else _fill(value, "RandomErasing value")
+        self.inplace = inplace
+
+    def _native(self):
+        return [_NATIVE.random_erasing(self.p, self.scale, self.ratio, self._values, self.random)]
+
+    def __repr__(self):
+        return (f"RandomErasing(p={self.p}, scale={self.scale}, ratio={self.ratio}, "
+                f"value={self.value!r})")
+
+
 def _flatten(transform):
     if transform is None:
         return []
@@ -224,14 +505,47 @@ def build_pipeline(transform, max_pixels=None):
     more than `max_pixels` pixels (default: Pillow's MAX_IMAGE_PIXELS) are
     refused from their header."""
     steps = _flatten(transform)
-    natives, dtype = [], "u8"
+    # What the image is at each step, as in torchvision: "image" (uint8
+    # [H, W, 3], a PIL image there), "uint8" (after PILToTensor), "float"
+    # (after ToTensor or ConvertImageDtype), "normalized".
+    natives, dtype, state = [], "u8", "image"
     for step in steps:
-        if isinstance(step, ToTensor):
-            if dtype != "u8":
-                raise ValueError("ToTensor is listed twice")
-            dtype = step._dtype
-        elif isinstance(step, Normalize) and dtype == "u8":
-            raise TypeError("Normalize works on tensors: put ToTensor() before it")
+        name = type(step).__name__
+        if isinstance(step, (ToTensor, PILToTensor)):
+            if state != "image":
+                raise ValueError(f"{name} comes after ToTensor or PILToTensor: the image is "
+                                 "already a tensor")
+            if isinstance(step, ToTensor):
+                dtype, state = step._dtype, "float"
+            else:
+                state = "uint8"
+        elif isinstance(step, ConvertImageDtype):
+            if state == "image":
+                raise TypeError("ConvertImageDtype works on tensors: put PILToTensor() before it")
+            if step.dtype == "uint8":
+                if state != "uint8":
+                    raise ValueError("ConvertImageDtype(torch.uint8) of a float tensor is not "
+                                     "supported: the native pipeline converts to float once")
+            else:
+                dtype = {"float32": "f32", "float16": "f16"}[step.dtype]
+                state = "float" if state == "uint8" else state
+        elif isinstance(step, Normalize):
+            if state not in ("float",):
+                raise TypeError("Normalize works on float tensors: put ToTensor() (or "
+                                "PILToTensor() and ConvertImageDtype(torch.float)) before it"
+                                if state != "normalized" else "Normalize is listed twice")
+            state = "normalized"
+        elif isinstance(step, RandomErasing):
+            if state not in ("float", "normalized"):
+                raise TypeError("RandomErasing works on float tensors: put ToTensor() (or "
+                                "PILToTensor() and ConvertImageDtype(torch.float)) before it")
+        elif isinstance(step, ColorJitter):
+            if state == "normalized":
+                raise TypeError("ColorJitter works on images: put it before Normalize")
+        elif isinstance(step, (TrivialAugmentWide, RandAugment, AutoAugment)):
+            if state not in ("image", "uint8"):
+                raise TypeError(f"{name} works on uint8 images: put it before ToTensor / "
+                                "ConvertImageDtype")
         natives.extend(step._native())
     if max_pixels is None:
         return _vision.Pipeline(natives, dtype)
