@@ -138,11 +138,32 @@ bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* p
                   size_t payload_bytes) {
   ReplyHeader header{static_cast<uint32_t>(kind), static_cast<uint32_t>(body.size()),
                      payload_bytes};
-  // Header and body in one send: a small reply is one system call.
-  std::string head(reinterpret_cast<const char*>(&header), sizeof(header));
-  head += body;
-  if (!WriteAll(fd, head.data(), head.size())) return false;
-  return payload_bytes == 0 || WriteAll(fd, payload, payload_bytes);
+  // Header, body and payload in one sendmsg: the reader wakes once for a
+  // small reply instead of once per part.
+  iovec parts[3] = {{&header, sizeof(header)},
+                    {const_cast<char*>(body.data()), body.size()},
+                    {const_cast<void*>(payload), payload_bytes}};
+  msghdr message{};
+  message.msg_iov = parts;
+  message.msg_iovlen = payload_bytes > 0 ? 3 : 2;
+  ssize_t sent;
+  do {
+    sent = ::sendmsg(fd, &message, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0) return false;
+  // A large payload goes out in several calls: finish what sendmsg left.
+  size_t done = static_cast<size_t>(sent);
+  for (const iovec& part : parts) {
+    if (done >= part.iov_len) {
+      done -= part.iov_len;
+      continue;
+    }
+    if (!WriteAll(fd, static_cast<const char*>(part.iov_base) + done, part.iov_len - done)) {
+      return false;
+    }
+    done = 0;
+  }
+  return true;
 }
 
 }  // namespace feedline::python
