@@ -160,6 +160,12 @@ class DistributedBatchSampler : public BatchSampler {
   // epoch unpins it.
   void set_epoch(int64_t epoch) { pinned_epoch_.store(epoch); }
   std::optional<int64_t> pinned_epoch() const override;
+  // Resumes `epoch` after its first `position` samples (GlobalPosition of a
+  // job of any size) and pins it (set_epoch(epoch)); Options::resume_* do the
+  // same at construction but pin nothing. Like set_epoch, call it between
+  // epochs. Throws Error for a position
+  // outside [0, dataset_size] or a negative epoch.
+  void ResumeFrom(int64_t epoch, int64_t position);
 
   // Indices of this rank for `epoch`, before batching.
   std::vector<int64_t> RankIndices(int64_t epoch) const;
@@ -175,11 +181,13 @@ class DistributedBatchSampler : public BatchSampler {
   bool drop_last() const { return options_.drop_last; }
   int64_t num_replicas() const { return num_replicas_; }
   int64_t rank() const { return rank_; }
+  // The options given at construction (ResumeFrom does not change them).
   const Options& options() const { return options_; }
 
  private:
   // The global order's first `consumed` samples are skipped.
   int64_t Consumed(int64_t epoch) const;
+  void SetResume(int64_t epoch, int64_t position);
   // This rank's count of an order of m samples, and its batch count; the
   // most batches any rank gets.
   int64_t LocalCount(int64_t m, int64_t rank) const;
@@ -192,6 +200,9 @@ class DistributedBatchSampler : public BatchSampler {
   Options options_;
   int64_t num_samples_;  // this rank's, in an epoch that is not resumed
   std::atomic<int64_t> pinned_epoch_{-1};
+  // The resumed epoch and its consumed prefix (Options or ResumeFrom).
+  std::atomic<int64_t> resume_epoch_{-1};
+  std::atomic<int64_t> resume_position_{0};
 };
 
 }  // namespace feedline

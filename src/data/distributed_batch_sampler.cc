@@ -92,11 +92,7 @@ DistributedBatchSampler::DistributedBatchSampler(int64_t dataset_size, int64_t b
     throw IndexError("DistributedBatchSampler: rank must be in [0, " +
                      std::to_string(num_replicas) + "), got " + std::to_string(rank));
   }
-  if (options.resume_epoch >= 0 &&
-      (options.resume_position < 0 || options.resume_position > dataset_size)) {
-    throw Error("DistributedBatchSampler: resume_position must be in [0, dataset_size = " +
-                std::to_string(dataset_size) + "], got " + std::to_string(options.resume_position));
-  }
+  if (options.resume_epoch >= 0) SetResume(options.resume_epoch, options.resume_position);
   num_samples_ = LocalCount(n_, rank_);
 }
 
@@ -128,8 +124,24 @@ std::optional<int64_t> DistributedBatchSampler::pinned_epoch() const {
   return epoch;
 }
 
+void DistributedBatchSampler::ResumeFrom(int64_t epoch, int64_t position) {
+  SetResume(epoch, position);
+  pinned_epoch_.store(epoch);
+}
+
+void DistributedBatchSampler::SetResume(int64_t epoch, int64_t position) {
+  internal::CheckEpoch(epoch);
+  if (position < 0 || position > n_) {
+    throw Error("DistributedBatchSampler: resume_position must be in [0, dataset_size = " +
+                std::to_string(n_) + "], got " + std::to_string(position));
+  }
+  // Between epochs, as documented: no Plan reads the pair meanwhile.
+  resume_position_.store(position);
+  resume_epoch_.store(epoch);
+}
+
 int64_t DistributedBatchSampler::Consumed(int64_t epoch) const {
-  return epoch == options_.resume_epoch ? options_.resume_position : 0;
+  return epoch == resume_epoch_.load() ? resume_position_.load() : 0;
 }
 
 std::vector<int64_t> DistributedBatchSampler::RankIndices(int64_t epoch) const {

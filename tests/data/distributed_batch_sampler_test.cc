@@ -572,6 +572,26 @@ TEST(DistributedBatchSamplerTest, RejectsABadResumePosition) {
   o.resume_position = 10;  // everything consumed: the epoch is empty
   EXPECT_EQ(DistributedBatchSampler(10, 2, 2, 0, o).Plan(0).num_batches(), 0);
   EXPECT_THROW(DistributedBatchSampler(10, 2, 2, 0).GlobalPosition(0, -1), Error);
+  DistributedBatchSampler sampler(10, 2, 2, 0);
+  EXPECT_THROW(sampler.ResumeFrom(0, -1), Error);
+  EXPECT_THROW(sampler.ResumeFrom(-1, 0), Error);
+}
+
+TEST(DistributedBatchSamplerTest, ResumeFromEqualsTheResumeOptionAndPinsTheEpoch) {
+  DistributedBatchSampler::Options o;
+  o.shuffle = true;
+  o.resume_epoch = 2;
+  o.resume_position = 7;
+  const DistributedBatchSampler built(30, 2, 3, 1, o);
+  EXPECT_FALSE(built.pinned_epoch().has_value());
+  DistributedBatchSampler later(30, 2, 3, 1, /*shuffle=*/true);
+  const std::vector<int64_t> whole = later.RankIndices(2);
+  later.ResumeFrom(2, 7);
+  EXPECT_EQ(later.pinned_epoch(), std::optional<int64_t>(2));
+  EXPECT_EQ(later.RankIndices(2), built.RankIndices(2));
+  EXPECT_NE(later.RankIndices(2), whole);
+  EXPECT_EQ(later.RankIndices(3), built.RankIndices(3));  // only that epoch is cut
+  EXPECT_EQ(later.GlobalPosition(2, 0), 7);
 }
 
 }  // namespace
