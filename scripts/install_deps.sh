@@ -11,6 +11,7 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   python3-dev python3-numpy python3-pytest pybind11-dev
   python3-torch python3-torchvision
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()
