@@ -565,11 +565,49 @@ void BindCore(py::module_& m) {
            py::arg("sampler"), py::arg("batch_size"), py::arg("drop_last"));
   py::class_<DistributedBatchSampler, BatchSampler, std::shared_ptr<DistributedBatchSampler>>(
       m, "_DistributedBatchSampler")
-      .def(py::init<int64_t, int64_t, int64_t, int64_t, bool, bool, uint64_t>(), py::arg("n"),
-           py::arg("batch_size"), py::arg("num_replicas"), py::arg("rank"),
-           py::arg("shuffle") = false, py::arg("drop_last") = false, py::arg("seed") = 0)
+      .def(py::init([](int64_t n, int64_t batch_size, int64_t num_replicas, int64_t rank,
+                       bool shuffle, bool drop_last, uint64_t seed, const std::string& partition,
+                       bool pad, int64_t resume_epoch, int64_t resume_position) {
+             DistributedBatchSampler::Options o;
+             o.shuffle = shuffle;
+             o.drop_last = drop_last;
+             o.seed = seed;
+             if (partition == "paddle") {
+               o.partition = DistributedPartition::kPaddle;
+             } else if (partition == "torch") {
+               o.partition = DistributedPartition::kTorch;
+             } else {
+               throw Error("partition must be 'paddle' or 'torch', got '" + partition + "'");
+             }
+             o.pad = pad;
+             o.resume_epoch = resume_epoch;
+             o.resume_position = resume_position;
+             return std::make_shared<DistributedBatchSampler>(n, batch_size, num_replicas, rank, o);
+           }),
+           py::arg("n"), py::arg("batch_size"), py::arg("num_replicas"), py::arg("rank"),
+           py::arg("shuffle") = false, py::arg("drop_last") = false, py::arg("seed") = 0,
+           py::arg("partition") = "paddle", py::arg("pad") = true, py::arg("resume_epoch") = -1,
+           py::arg("resume_position") = 0)
       .def("set_epoch", &DistributedBatchSampler::set_epoch, py::arg("epoch"))
+      .def("global_position", &DistributedBatchSampler::GlobalPosition, py::arg("epoch"),
+           py::arg("batches_done"))
+      .def("resume_from", &DistributedBatchSampler::ResumeFrom, py::arg("epoch"),
+           py::arg("position"))
       .def_property_readonly("num_samples", &DistributedBatchSampler::num_samples);
+  // Rank and world size: explicit values first, then the launcher's variables.
+  m.def(
+      "_resolve_launch",
+      [](std::optional<int64_t> world_size, std::optional<int64_t> rank) {
+        const LaunchInfo info = ResolveLaunch(world_size, rank);
+        py::dict d;
+        d["rank"] = info.rank;
+        d["world_size"] = info.world_size;
+        d["local_rank"] = info.local_rank;
+        d["local_world_size"] = info.local_world_size;
+        d["source"] = info.source;
+        return d;
+      },
+      py::arg("world_size") = py::none(), py::arg("rank") = py::none());
   py::class_<DynamicBatchSampler, BatchSampler, std::shared_ptr<DynamicBatchSampler>>(
       m, "_DynamicBatchSampler")
       .def(py::init([](std::vector<int64_t> lengths, int64_t max_tokens, int64_t max_batch_size,

@@ -35,6 +35,7 @@ __all__ = [
     "WeightedRandomSampler",
     "get_worker_info",
     "random_split",
+    "resolve_launch",
 ]
 
 
@@ -375,21 +376,37 @@ class DynamicBatchSampler(BatchSampler):
         self._epoch = 0
 
 
-def _env_int(names, default):
-    for name in names:
-        if os.environ.get(name):
-            return int(os.environ[name])
-    return default
+def resolve_launch(num_replicas=None, rank=None):
+    """Where this process stands in a distributed job, without a process group.
+
+    Explicit arguments win; a missing one comes from the launcher's
+    environment, first match: torchrun (RANK, WORLD_SIZE, LOCAL_RANK,
+    LOCAL_WORLD_SIZE), paddle.distributed.launch (PADDLE_TRAINER_ID,
+    PADDLE_TRAINERS_NUM, PADDLE_LOCAL_RANK, PADDLE_LOCAL_SIZE), OpenMPI
+    (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE), PMI (PMI_RANK,
+    PMI_SIZE); else one process. Returns a dict with rank, world_size,
+    local_rank, local_world_size and source. A malformed or inconsistent
+    variable raises ValueError naming it (docs/distributed.md)."""
+    return _feedline._resolve_launch(
+        None if num_replicas is None else int(num_replicas), None if rank is None else int(rank)
+    )
 
 
 class DistributedBatchSampler(BatchSampler):
-    """Each of num_replicas ranks gets an equal share of every epoch's batches
+    """Each of num_replicas ranks gets its share of every epoch's batches
     (paddle.io.DistributedBatchSampler). num_replicas and rank default to the
-    launcher's environment (PADDLE_TRAINERS_NUM / PADDLE_TRAINER_ID, or
-    WORLD_SIZE / RANK), else 1 and 0. The shuffle depends on (seed, epoch), so
-    every rank must use the same seed; call set_epoch(epoch) before each epoch
-    as with Paddle and torch. See docs/architecture.md for how padding differs
-    from Paddle's."""
+    launcher's environment (resolve_launch: torchrun, paddle, OpenMPI, PMI),
+    else 1 and 0. The shuffle depends on (seed, epoch), so every rank must use
+    the same seed; call set_epoch(epoch) before each epoch as with Paddle and
+    torch.
+
+    partition="paddle" (default) deals batch-sized blocks round-robin as
+    Paddle does; partition="torch" strides by rank as torch's
+    DistributedSampler does. pad=False (evaluation) sees every sample exactly
+    once over all ranks: no padding, so ranks may get one batch fewer or a
+    short last batch. resume=global_position(...) from a job of any world
+    size continues that epoch with what no rank has seen (docs/distributed.md).
+    """
 
     def __init__(
         self,
@@ -400,30 +417,85 @@ class DistributedBatchSampler(BatchSampler):
         shuffle=False,
         drop_last=False,
         seed=0,
+        partition="paddle",
+        pad=True,
+        resume=None,
     ):
         self.dataset = dataset
         self.batch_size = batch_size
-        self.nranks = (
-            num_replicas
-            if num_replicas is not None
-            else _env_int(["PADDLE_TRAINERS_NUM", "WORLD_SIZE"], 1)
-        )
-        self.local_rank = (
-            rank if rank is not None else _env_int(["PADDLE_TRAINER_ID", "RANK"], 0)
-        )
+        self.launch = resolve_launch(num_replicas, rank)
+        self.nranks = self.launch["world_size"]
+        self.local_rank = self.launch["rank"]
         self.shuffle = shuffle
         self.drop_last = drop_last
+        self.seed = seed
+        self.partition = partition
+        self.pad = pad
         self.epoch = 0
         self._native = _feedline._DistributedBatchSampler(
-            len(dataset), batch_size, self.nranks, self.local_rank, shuffle, drop_last, seed
+            len(dataset), batch_size, self.nranks, self.local_rank, shuffle, drop_last, seed,
+            partition, pad
         )
         self.num_samples = self._native.num_samples
         self._epoch = 0
+        if resume is not None:
+            self.resume_from(resume)
+
+    def resume_from(self, position):
+        """Continues position["epoch"] (from global_position(), taken by a job
+        of any world size) with the samples no rank has consumed, split across
+        this job's ranks; pins that epoch like set_epoch. Call it on every rank
+        before iterating; later epochs are whole. Raises ValueError when the
+        position belongs to another dataset size, seed or shuffle."""
+        # The global order depends on these only; the world size, rank,
+        # partition and padding may change.
+        if not isinstance(position, dict) or "epoch" not in position or "position" not in position:
+            raise ValueError(
+                f"resume_from takes a dict from global_position() with epoch and position, "
+                f"got {position!r}"
+            )
+        for key, mine in (("dataset_size", len(self.dataset)), ("seed", self.seed),
+                          ("shuffle", bool(self.shuffle))):
+            if key in position and position[key] != mine:
+                raise ValueError(
+                    f"resume_from: {key} differs: the position was taken with "
+                    f"{position[key]!r}, this sampler has {mine!r}"
+                )
+        epoch = int(position["epoch"])
+        self._native.resume_from(epoch, int(position["position"]))
+        self.epoch = epoch
 
     def set_epoch(self, epoch):
         """Fixes the epoch that shuffles the next pass (and the loader's)."""
         self.epoch = int(epoch)
         self._native.set_epoch(self.epoch)
+
+    def global_position(self, state=None, epoch=None):
+        """The epoch's samples consumed over all ranks, for a checkpoint that
+        a job with another world size can resume from (resume=...).
+
+        `state` is the loader's state_dict() (its epoch and next_batch), or the
+        number of batches every rank has taken of `epoch` (default: the
+        current one). Every rank must have taken the same number; the result is
+        a small dict (epoch, position, dataset_size, seed, shuffle)."""
+        if isinstance(state, dict):
+            for key, mine in (("num_replicas", self.nranks), ("rank", self.local_rank)):
+                if key in state and state[key] != mine:
+                    raise ValueError(
+                        f"global_position: the state's {key} is {state[key]}, this sampler's "
+                        f"is {mine}"
+                    )
+            epoch, batches_done = int(state["epoch"]), int(state["next_batch"])
+        else:
+            batches_done = 0 if state is None else int(state)
+            epoch = self.epoch if epoch is None else int(epoch)
+        return {
+            "epoch": epoch,
+            "position": self._native.global_position(epoch, batches_done),
+            "dataset_size": len(self.dataset),
+            "seed": self.seed,
+            "shuffle": bool(self.shuffle),
+        }
 
     def _next_epoch(self):
         return self.epoch

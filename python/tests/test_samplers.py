@@ -85,12 +85,146 @@ def test_distributed_batch_sampler_set_epoch_reshuffles_the_same_on_every_rank()
     assert sorted(epoch1) == list(range(16)) and epoch1 != epoch0
 
 
-def test_distributed_batch_sampler_reads_the_launcher_environment(monkeypatch):
+LAUNCHER_VARIABLES = [
+    "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+    "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM", "PADDLE_LOCAL_RANK", "PADDLE_LOCAL_SIZE",
+    "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK",
+    "OMPI_COMM_WORLD_LOCAL_SIZE", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
+]
+
+
+@pytest.fixture
+def no_launcher(monkeypatch):
+    """An environment no launcher has touched (the tests may run under one)."""
+    for name in LAUNCHER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_distributed_batch_sampler_reads_the_launcher_environment(no_launcher):
+    monkeypatch = no_launcher
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "4")
     monkeypatch.setenv("PADDLE_TRAINER_ID", "3")
     sampler = io.DistributedBatchSampler(range(8), batch_size=1)
     assert (sampler.nranks, sampler.local_rank) == (4, 3)
     assert list(sampler) == [[3], [7]]
+
+
+@pytest.mark.parametrize(
+    "env, expected",
+    [
+        ({}, (0, 1, 0, 1, "single")),
+        ({"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"},
+         (3, 4, 1, 2, "torchrun")),
+        ({"PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "2", "PADDLE_LOCAL_RANK": "1",
+          "PADDLE_LOCAL_SIZE": "2"}, (1, 2, 1, 2, "paddle")),
+        ({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4",
+          "OMPI_COMM_WORLD_LOCAL_RANK": "0", "OMPI_COMM_WORLD_LOCAL_SIZE": "1"},
+         (2, 4, 0, 1, "openmpi")),
+        ({"PMI_RANK": "1", "PMI_SIZE": "3"}, (1, 3, 1, 3, "pmi")),
+        # torchrun's variables win over Paddle's.
+        ({"RANK": "0", "WORLD_SIZE": "2", "PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "4"},
+         (0, 2, 0, 2, "torchrun")),
+    ],
+)
+def test_resolve_launch_reads_each_launcher(no_launcher, env, expected):
+    for name, value in env.items():
+        no_launcher.setenv(name, value)
+    launch = io.resolve_launch()
+    assert (launch["rank"], launch["world_size"], launch["local_rank"],
+            launch["local_world_size"], launch["source"]) == expected
+    sampler = io.DistributedBatchSampler(range(12), batch_size=1)
+    assert (sampler.nranks, sampler.local_rank) == expected[1::-1]
+    # Explicit arguments win.
+    assert io.resolve_launch(8, 5)["source"] == "explicit"
+    assert io.DistributedBatchSampler(range(12), 1, num_replicas=6, rank=5).local_rank == 5
+
+
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"RANK": "abc", "WORLD_SIZE": "2"}, "RANK=abc is not an integer"),
+        ({"RANK": "2", "WORLD_SIZE": "2"}, r"RANK=2 must be in \[0, WORLD_SIZE\)"),
+        ({"RANK": "0"}, "RANK is set but WORLD_SIZE is not"),
+        ({"PADDLE_TRAINER_ID": "0", "PADDLE_TRAINERS_NUM": "0"}, "PADDLE_TRAINERS_NUM=0"),
+        ({"OMPI_COMM_WORLD_RANK": "x1", "OMPI_COMM_WORLD_SIZE": "2"}, "OMPI_COMM_WORLD_RANK=x1"),
+    ],
+)
+def test_a_malformed_launcher_environment_names_the_variable(no_launcher, env, message):
+    for name, value in env.items():
+        no_launcher.setenv(name, value)
+    with pytest.raises(ValueError, match=message):
+        io.DistributedBatchSampler(range(8), batch_size=1)
+
+
+def test_torch_partition_gives_torchs_distributed_sampler_indices():
+    import torch.utils.data
+
+    for n in (1, 5, 10, 13, 64):
+        for replicas in (1, 2, 3, 4, 8):
+            for rank in range(replicas):
+                expected = list(torch.utils.data.DistributedSampler(
+                    range(n), num_replicas=replicas, rank=rank, shuffle=False))
+                sampler = io.DistributedBatchSampler(
+                    range(n), batch_size=3, num_replicas=replicas, rank=rank, partition="torch")
+                batches = list(sampler)
+                assert [i for b in batches for i in b] == expected, (n, replicas, rank)
+                assert [len(b) for b in batches[:-1]] == [3] * (len(batches) - 1)
+    with pytest.raises(ValueError, match="partition must be 'paddle' or 'torch', got 'tf'"):
+        io.DistributedBatchSampler(range(4), 1, num_replicas=1, rank=0, partition="tf")
+
+
+@pytest.mark.parametrize("partition", ["paddle", "torch"])
+def test_pad_false_sees_every_sample_exactly_once(partition):
+    for n in (0, 1, 7, 10, 33, 100):
+        for replicas in (1, 2, 3, 4, 8):
+            for batch_size in (1, 3, 8, 64):
+                for shuffle in (False, True):
+                    seen, steps = [], []
+                    for rank in range(replicas):
+                        sampler = io.DistributedBatchSampler(
+                            range(n), batch_size, num_replicas=replicas, rank=rank,
+                            shuffle=shuffle, partition=partition, pad=False)
+                        batches = list(sampler)
+                        assert len(batches) == len(sampler)
+                        seen += [i for b in batches for i in b]
+                        steps.append(len(batches))
+                    case = (n, replicas, batch_size, shuffle)
+                    assert len(seen) == n and sorted(seen) == list(range(n)), case
+                    assert max(steps) - min(steps) <= 1, case
+
+
+@pytest.mark.parametrize("partition", ["paddle", "torch"])
+def test_a_checkpoint_at_four_ranks_resumes_at_three_through_the_loader(partition):
+    # Four ranks take 2 batches each of epoch 1, checkpoint, and a job of three
+    # ranks finishes the epoch: every sample exactly once over both jobs.
+    dataset = IndexDataset(50)
+    seen, positions = [], []
+    for rank in range(4):
+        sampler = io.DistributedBatchSampler(dataset, 3, num_replicas=4, rank=rank,
+                                             shuffle=True, seed=5, partition=partition, pad=False)
+        sampler.set_epoch(1)
+        loader = feedline.DataLoader(dataset, batch_sampler=sampler, num_workers=2)
+        for step, (_, labels) in enumerate(loader):
+            seen += labels.tolist()
+            if step == 1:
+                positions.append(sampler.global_position(loader.state_dict()))
+                break
+    assert all(p == positions[0] for p in positions), "every rank has the same position"
+    assert positions[0]["position"] == 2 * 3 * 4 and positions[0]["epoch"] == 1
+    for rank in range(3):
+        sampler = io.DistributedBatchSampler(dataset, 3, num_replicas=3, rank=rank, shuffle=True,
+                                             seed=5, partition=partition, pad=False,
+                                             resume=positions[0])
+        loader = feedline.DataLoader(dataset, batch_sampler=sampler)
+        seen += sum(labels_of(loader), [])
+    assert sorted(seen) == list(range(50))
+    with pytest.raises(ValueError, match="seed differs"):
+        io.DistributedBatchSampler(dataset, 3, num_replicas=3, rank=0, shuffle=True, seed=6,
+                                   resume=positions[0])
+    with pytest.raises(ValueError, match="resume_position must be in"):
+        io.DistributedBatchSampler(dataset, 3, num_replicas=3, rank=0,
+                                   resume={"epoch": 0, "position": 51})
 
 
 def test_loader_with_a_native_sampler():
