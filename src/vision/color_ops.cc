@@ -143,10 +143,17 @@ void AdjustSharpness(RgbImageView image, double factor, std::vector<uint8_t>& sc
   const uint8_t* src = scratch.data();
   const Blend blend(factor);
   const size_t stride = static_cast<size_t>(w) * 3;
-  for (int y = 1; y < h - 1; ++y) {
-    for (int x = 1; x < w - 1; ++x) {
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      const bool border = y == 0 || x == 0 || y == h - 1 || x == w - 1;
       for (int c = 0; c < 3; ++c) {
         const uint8_t* center = src + y * stride + x * 3 + c;
+        if (border) {
+          // The border is blended with itself, which is not always a no-op:
+          // 1.9 x - 0.9 x can round to just under x and truncate to x - 1.
+          image.data[y * stride + x * 3 + c] = blend(*center, *center);
+          continue;
+        }
         float sum = 0.0f;
         for (int dy = -1; dy <= 1; ++dy) {
           for (int dx = -1; dx <= 1; ++dx) {

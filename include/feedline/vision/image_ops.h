@@ -6,9 +6,11 @@
 // Where torchvision computes in float32 and converts back with .to(uint8)
 // (blends, grayscale, hue, autocontrast), the same float32 operations run in
 // the same order and the result is truncated the same way, so the bytes
-// agree with torchvision's except where torch's own summation order differs
-// (the mean in AdjustContrast on images over 65,793 pixels, the 3x3 blur of
-// AdjustSharpness): docs/vision.md states the measured agreement.
+// agree with torchvision's (python/tests/test_augment.py). The exceptions:
+// Affine, whose resampling is OpenCV's (docs/vision.md gives the measured
+// agreement), and, in principle, AdjustContrast's mean once the grayscale
+// sum passes 2^24 (from 65,794 pixels), where torch's float32 summation may
+// round differently (equal on the 1024x768 images tried).
 //
 // Thread safety: the functions keep no state.
 //
