@@ -477,7 +477,7 @@ class DistributedBatchSampler(BatchSampler):
         `state` is the loader's state_dict() (its epoch and next_batch), or the
         number of batches every rank has taken of `epoch` (default: the
         current one). Every rank must have taken the same number; the result is
-        a small dict (epoch, position, dataset_size, seed, shuffle)."""
+        a small dict (epoch, position, epoch_start, dataset_size, seed, shuffle)."""
         if isinstance(state, dict):
             for key, mine in (("num_replicas", self.nranks), ("rank", self.local_rank)):
                 if key in state and state[key] != mine:
@@ -492,10 +492,37 @@ class DistributedBatchSampler(BatchSampler):
         return {
             "epoch": epoch,
             "position": self._native.global_position(epoch, batches_done),
+            # Where this epoch began: > 0 when it was itself resumed.
+            "epoch_start": self._native.global_position(epoch, 0),
             "dataset_size": len(self.dataset),
             "seed": self.seed,
             "shuffle": bool(self.shuffle),
         }
+
+    def _position_to_restore(self, state):
+        # A state taken by another world size (or rank) continues from the
+        # global position: this sampler splits the rest of that epoch, and the
+        # loader starts it at batch 0. Otherwise the exact, fingerprinted path,
+        # which refuses a different num_replicas or rank.
+        state = dict(state)
+        position = state.pop("global_position", None)
+        other_job = (state.get("num_replicas", self.nranks), state.get("rank", self.local_rank)) != (
+            self.nranks, self.local_rank)
+        if position is None:
+            return state
+        if not other_job:
+            # The same job: the exact path. An epoch that was itself resumed
+            # (epoch_start > 0) must be cut the same way for its digest to match.
+            if position.get("epoch_start", 0) > 0 and position.get("epoch") == state.get("epoch"):
+                self.resume_from(dict(position, position=position["epoch_start"]))
+            return state
+        if position.get("epoch") != state.get("epoch"):
+            raise ValueError(
+                f"load_state_dict: global_position is of epoch {position.get('epoch')}, the "
+                f"state of epoch {state.get('epoch')}"
+            )
+        self.resume_from(position)
+        return {"epoch": int(position["epoch"]), "next_batch": 0}
 
     def _next_epoch(self):
         return self.epoch
@@ -691,8 +718,13 @@ class DataLoader:
         delivered so far; between epochs, the next epoch at batch 0. It also
         records what the position belongs to (seed, dataset size, sampler,
         batch size, drop_last, ranks, the epoch's batch count and a digest of
-        its batches), so that load_state_dict can refuse a mismatch."""
-        return self._loader.state()
+        its batches), so that load_state_dict can refuse a mismatch. With a
+        DistributedBatchSampler it also holds `global_position`, what all ranks
+        consumed, from which a job of another world size resumes."""
+        state = self._loader.state()
+        if isinstance(self.batch_sampler, DistributedBatchSampler):
+            state["global_position"] = self.batch_sampler.global_position(state)
+        return state
 
     def load_state_dict(self, state):
         """Continues from a state_dict(): the next iteration (`for`, or
@@ -702,6 +734,8 @@ class DataLoader:
         recorded field that differs from this loader."""
         if not isinstance(state, dict):
             raise TypeError(f"load_state_dict takes a dict from state_dict(), got {type(state).__name__}")
+        if isinstance(self.batch_sampler, DistributedBatchSampler):
+            state = self.batch_sampler._position_to_restore(state)
         self._loader.restore(state)
 
     def stats(self):

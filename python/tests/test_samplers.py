@@ -309,3 +309,57 @@ def test_dynamic_batch_sampler_keeps_batches_under_the_token_budget():
         assert tokens.shape[1] == sizes.max() and tokens.size <= 12
         rows += len(tokens)
     assert rows == len(lengths)
+
+
+def _distributed_loader(dataset, replicas, rank, **kwargs):
+    sampler = io.DistributedBatchSampler(dataset, 3, num_replicas=replicas, rank=rank,
+                                         shuffle=True, seed=5, pad=False, **kwargs)
+    sampler.set_epoch(1)
+    return feedline.DataLoader(dataset, batch_sampler=sampler, num_workers=1, seed=3)
+
+
+def _take(loader, steps, seen):
+    """Takes `steps` batches (all if None), then returns the loader's state."""
+    for step, (_, labels) in enumerate(loader):
+        seen += labels.tolist()
+        if steps is not None and step + 1 == steps:
+            break
+    return loader.state_dict()
+
+
+def test_load_state_dict_resumes_a_checkpoint_of_another_world_size():
+    # 4 ranks take 2 batches, checkpoint; 3 ranks load those states, take one
+    # more batch, checkpoint; the same 3 ranks restart exactly, and 2 ranks
+    # finish the epoch from the 3-rank checkpoint. Every sample once per path.
+    dataset = IndexDataset(61)
+    seen = []
+    states4 = [_take(_distributed_loader(dataset, 4, r), 2, seen) for r in range(4)]
+    assert states4[0]["global_position"]["position"] == 2 * 3 * 4
+    states3, seen3 = [], []
+    for r in range(3):
+        loader = _distributed_loader(dataset, 3, r)
+        loader.load_state_dict(states4[r])
+        states3.append(_take(loader, 1, seen3))
+    assert {s["global_position"]["position"] for s in states3} == {24 + 3 * 3}
+    # The same 3 ranks restart from their own states: the exact path.
+    rest3 = []
+    for r in range(3):
+        loader = _distributed_loader(dataset, 3, r)
+        loader.load_state_dict(states3[r])
+        _take(loader, None, rest3)
+    assert sorted(seen + seen3 + rest3) == list(range(61))
+    # Two ranks finish the epoch from the 3-rank checkpoint.
+    rest2 = []
+    for r in range(2):
+        loader = _distributed_loader(dataset, 2, r)
+        loader.load_state_dict(states3[r])
+        _take(loader, None, rest2)
+    assert sorted(seen + seen3 + rest2) == list(range(61))
+
+
+def test_without_a_global_position_another_world_size_is_refused():
+    dataset = IndexDataset(20)
+    state = _take(_distributed_loader(dataset, 4, 0), 1, [])
+    del state["global_position"]
+    with pytest.raises(ValueError, match="num_replicas"):
+        _distributed_loader(dataset, 2, 0).load_state_dict(state)
