@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,7 @@ class PyDataset : public Dataset {
     CheckIndex(index, size_);
     py::gil_scoped_acquire gil;
     WorkerInfoScope info(ctx.worker_id(), num_workers_, ctx.seed(), ctx.epoch(), dataset_);
+    LoaderCodeScope running(structure_.get());
     try {
       SeedPythonGenerators(ctx.seed(), ctx.epoch(), index);  // as process workers do
       py::object item = getitem_->get()(index);
@@ -63,6 +65,8 @@ class PyDataset : public Dataset {
         return out.Allocate(name, dtype, shape);
       });
     } catch (py::error_already_set& e) {
+      // Never a sample error: an interrupt, or the loader used from its own dataset.
+      if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
       throw SampleError("exception", "", e.what(), index);
     }
   }
@@ -88,6 +92,7 @@ class PyStream : public SampleStream {
   bool Next(Sample& out, SampleContext& ctx) override {
     py::gil_scoped_acquire gil;
     WorkerInfoScope info(ctx.worker_id(), num_workers_, ctx.seed(), ctx.epoch(), dataset_);
+    LoaderCodeScope running(structure_.get());
     try {
       py::object item = py::reinterpret_steal<py::object>(PyIter_Next(iterator_->get().ptr()));
       if (!item) {
@@ -99,6 +104,7 @@ class PyStream : public SampleStream {
       });
       return true;
     } catch (py::error_already_set& e) {
+      if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
       throw SampleError("exception", "", e.what(), ctx.index());
     }
   }
@@ -127,6 +133,7 @@ class PyIterableDataset : public IterableDataset {
       auto iterator = std::make_shared<PyRef>(py::iter(dataset_->get()));
       return std::make_unique<PyStream>(dataset_, std::move(iterator), num_workers_, structure_);
     } catch (py::error_already_set& e) {
+      if (IsInterrupt(e)) throw PyInterrupt{std::move(e)};
       throw Error(std::string("iter(dataset) failed: ") + e.what());
     }
   }
@@ -143,7 +150,14 @@ class PyIterableDataset : public IterableDataset {
 // though a Python sampler returns a new order on every iteration.
 std::vector<int64_t> ReadIndices(const py::handle& iterable) {
   std::vector<int64_t> indices;
-  for (py::handle item : iterable) indices.push_back(py::cast<int64_t>(item));
+  for (py::handle item : iterable) {
+    try {
+      indices.push_back(py::cast<int64_t>(item));
+    } catch (const py::cast_error&) {
+      throw Error("the sampler yielded " + py::repr(item).cast<std::string>() +
+                  ", which is not an index (an int in the int64 range)");
+    }
+  }
   return indices;
 }
 
@@ -222,15 +236,31 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
   auto ref = std::make_shared<PyRef>(std::move(fn));
   return [ref, samples, batches](std::span<const Sample* const> in, BatchBuilder& out) {
     py::gil_scoped_acquire gil;
+    LoaderCodeScope running(samples.get());
     try {
       py::list items;
       for (const Sample* sample : in) items.append(SampleToPython(*sample, *samples));
       py::object result = ref->get()(items);
-      FillFields(result, *batches, [&](const std::string& name, DType dtype, const Shape& shape) {
-        return out.Add(name, dtype, shape);
-      });
+      if (!py::isinstance<py::tuple>(result) && !py::isinstance<py::list>(result) &&
+          !py::isinstance<py::dict>(result) && !py::isinstance<py::array>(result) &&
+          !PyNumber_Check(result.ptr())) {
+        throw SampleError("collate", "",
+                          "collate_fn returned a " +
+                              py::str(py::type::of(result).attr("__name__")).cast<std::string>() +
+                              "; it must return a tuple, list or dict of numeric arrays, or one "
+                              "numeric array");
+      }
+      try {
+        FillFields(result, *batches,
+                   [&](const std::string& name, DType dtype, const Shape& shape) {
+                     return out.Add(name, dtype, shape);
+                   });
+      } catch (const SampleError& e) {
+        throw SampleError("collate", "", "collate_fn returned a batch that " + e.message());
+      }
     } catch (py::error_already_set& e) {
-      throw SampleError("collate", "", e.what());
+      if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};  // never a batch error
+      throw SampleError("collate", "", "collate_fn raised " + std::string(e.what()));
     }
   };
 }
@@ -251,14 +281,15 @@ class PyLoader {
   // Waits in slices of 100 ms so that Ctrl-C (a pending signal) interrupts a
   // long wait for data.
   py::object Next() {
+    CheckNotInsideLoader(key_, "__next__()");
     Batch batch;
     while (true) {
       NextStatus status;
-      {
+      RaisingInterrupts([&] {
         GilRelease nogil;
         std::lock_guard<std::mutex> lock(mu_);
         status = Get().TryNext(std::chrono::milliseconds(100), &batch);
-      }
+      });
       if (status == NextStatus::kEnd) return py::none();
       if (status == NextStatus::kBatch) return ShapeBatch(batch, *structure_);
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -268,6 +299,10 @@ class PyLoader {
   // Counts the samples of one epoch without going through Python; returns
   // (samples, seconds). The reference for the Python loop's speed.
   std::pair<int64_t, double> DrainEpoch() {
+    CheckNotInsideLoader(key_, "drain_epoch()");
+    return RaisingInterrupts([&] { return DrainEpochWithoutGil(); });
+  }
+  std::pair<int64_t, double> DrainEpochWithoutGil() {
     GilRelease nogil;
     std::lock_guard<std::mutex> lock(mu_);
     auto start = std::chrono::steady_clock::now();
@@ -276,6 +311,16 @@ class PyLoader {
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {samples, elapsed.count()};
   }
+
+  // close() from Python: refused from the loader's own code, which runs on a
+  // thread that closing would join (or inside the Next() it would wait for).
+  void CloseChecked() {
+    CheckNotInsideLoader(key_, "close()");
+    Close();
+  }
+
+  // Identifies this loader's Python code (LoaderCodeScope).
+  void set_key(const void* key) { key_ = key; }
 
   // Joins the workers. Without the GIL: a worker may be waiting for it.
   void Close() {
@@ -303,13 +348,18 @@ class PyLoader {
   }
 
   template <typename F>
-  auto Call(F&& f) {
-    GilRelease nogil;
-    std::lock_guard<std::mutex> lock(mu_);
-    return f(Get());
+  auto Call(F&& f, const char* what = "a method") {
+    CheckNotInsideLoader(key_, what);
+    return RaisingInterrupts([&] {
+      GilRelease nogil;
+      std::lock_guard<std::mutex> lock(mu_);
+      return f(Get());
+    });
   }
 
   py::object Layout() const { return StructureToPython(*structure_); }
+
+  const void* key_ = nullptr;
 
   const char* worker_mode() const { return processes_ ? "process" : "thread"; }
   std::vector<int64_t> WorkerPids() const {
@@ -340,7 +390,11 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
-  if (timeout < 0) throw Error("timeout must be >= 0 seconds, got " + std::to_string(timeout));
+  // ~31 years: beyond that the milliseconds would not fit the engine's clock.
+  if (!std::isfinite(timeout) || timeout < 0 || timeout > 1e9) {
+    throw Error("DataLoader: timeout must be a finite number of seconds from 0 to 1e9, got " +
+                py::repr(py::float_(timeout)).cast<std::string>());
+  }
   LoaderOptions options;
   options.batch_size = batch_size.cast<int64_t>();
   options.shuffle = shuffle;
@@ -350,7 +404,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.drop_last = drop_last;
   options.prefetch_factor = prefetch_factor;
   options.persistent_workers = persistent_workers;
-  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000.0));
+  // Rounded up: a timeout below a millisecond must not become "no limit".
+  options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
   options.seed = seed;
   options.error_policy = ParseErrorPolicy(error_policy);
   const bool processes = UseWorkerProcesses(worker_mode, py::isinstance<Dataset>(dataset),
@@ -394,13 +449,17 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     options.worker_init = [adapter](int worker) { adapter->StartWorker(worker); };
     py::gil_scoped_release nogil;
     loader = std::make_shared<DataLoader>(adapter, std::move(options));
-    return std::make_unique<PyLoader>(std::move(loader), batches, std::move(adapter));
+    auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(adapter));
+    py_loader->set_key(samples.get());
+    return py_loader;
   } else {
     auto adapter = std::make_shared<PyDataset>(dataset, num_workers, samples);
     py::gil_scoped_release nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   }
-  return std::make_unique<PyLoader>(std::move(loader), batches);
+  auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches);
+  py_loader->set_key(samples.get());
+  return py_loader;
 }
 
 // A LoaderState as a plain dict of ints and strings (safe for JSON and
@@ -476,6 +535,7 @@ py::dict StatsToPython(const StatsSnapshot& s) {
   return py::dict(py::arg("samples") = s.samples, py::arg("batches") = s.batches,
                   py::arg("errors") = s.errors, py::arg("skipped") = s.skipped,
                   py::arg("replaced") = s.replaced,
+                  py::arg("failed_substitutes") = s.failed_substitutes,
                   py::arg("errors_by_reason") = s.errors_by_reason, py::arg("stage_s") = stages,
                   py::arg("consumer_wait_s") = static_cast<double>(s.consumer_wait_ns) * 1e-9,
                   py::arg("first_batch_s") = static_cast<double>(s.first_batch_ns) * 1e-9,
@@ -487,10 +547,22 @@ py::dict StatsToPython(const StatsSnapshot& s) {
 py::dict GetSample(const Dataset& dataset, int64_t index, int64_t epoch, uint64_t seed) {
   CheckIndex(index, dataset.size());  // IndexError also ends Python's for-loop over a dataset
   auto sample = std::make_shared<Sample>();
-  {
+  try {
     py::gil_scoped_release nogil;
     SampleContext ctx(seed, epoch, index);
     dataset.Get(index, *sample, ctx);
+  } catch (const SampleError& e) {
+    // As the loader reports it: with the index and the source.
+    std::string source = e.source();
+    if (source.empty()) {
+      try {
+        source = dataset.Source(index);
+      } catch (const std::exception&) {
+      }
+    }
+    SampleError named(e.reason(), source, e.message(), index);
+    if (e.reason() == "timeout") throw TimeoutError(named);
+    throw named;
   }
   py::dict out;
   for (int i = 0; i < sample->num_fields(); ++i) {
@@ -627,7 +699,7 @@ void BindCore(py::module_& m) {
            py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
            py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true)
       .def("next", &PyLoader::Next)
-      .def("close", &PyLoader::Close)
+      .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)
       .def("structure", &PyLoader::Layout)
       .def("__len__", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.size(); }); })
@@ -636,7 +708,7 @@ void BindCore(py::module_& m) {
            [](PyLoader& l, int64_t e) { l.Call([e](DataLoader& d) { d.set_epoch(e); }); })
       .def("epoch", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.epoch(); }); })
       .def("start_iteration",
-           [](PyLoader& l) { l.Call([](DataLoader& d) { d.StartIteration(); }); })
+           [](PyLoader& l) { l.Call([](DataLoader& d) { d.StartIteration(); }, "__iter__()"); })
       .def("state",
            [](PyLoader& l) {
              return StateToPython(l.Call([](DataLoader& d) { return d.state(); }));

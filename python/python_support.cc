@@ -1,5 +1,6 @@
 #include "python/python_support.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -13,6 +14,10 @@ namespace feedline::python {
 namespace {
 
 thread_local const WorkerInfoScope* current_worker = nullptr;
+// Loaders whose code this thread runs (nested loaders are allowed), and
+// whether one of them was used from it.
+thread_local std::vector<const void*> running_loaders;
+thread_local bool misuse_seen = false;
 std::atomic<unsigned long> main_thread{0};
 
 // The feedline dtype a numpy array is stored as, or false if none fits.
@@ -47,6 +52,7 @@ void FillField(const std::string& name, const py::handle& value, const AllocateF
                       "field '" + name + "' is a " + type +
                           "; samples hold numbers and numeric arrays (bool, int, float)");
   }
+  const bool value_dtype_is_u64 = array.dtype().kind() == 'u' && array.dtype().itemsize() == 8;
   // Converts and makes contiguous only when needed.
   py::dtype target = NumpyDType(dtype);
   if (!array.dtype().is(target) && !array.dtype().equal(target)) {
@@ -63,6 +69,18 @@ void FillField(const std::string& name, const py::handle& value, const AllocateF
                       "field '" + name + "' has " + std::to_string(array.ndim()) +
                           " dimensions; at most " + std::to_string(Shape::kMaxRank) +
                           " are supported");
+  }
+  if (value_dtype_is_u64 && array.size() > 0) {
+    // Stored as int64: a value past its range would come back negative.
+    const auto* values = static_cast<const int64_t*>(array.data());
+    for (py::ssize_t i = 0; i < array.size(); ++i) {
+      if (values[i] < 0) {
+        throw SampleError("type", "",
+                          "field '" + name + "' holds the uint64 value " +
+                              std::to_string(static_cast<uint64_t>(values[i])) +
+                              ", above the int64 range that feedline stores integers in");
+      }
+    }
   }
   Shape shape;
   for (py::ssize_t d = 0; d < array.ndim(); ++d) shape.push_back(array.shape(d));
@@ -114,6 +132,32 @@ GilRelease::~GilRelease() noexcept(false) {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   }
   PyEval_RestoreThread(state_);
+}
+
+LoaderCodeScope::LoaderCodeScope(const void* key) : key_(key), previous_misuse_(misuse_seen) {
+  running_loaders.push_back(key);
+  misuse_seen = false;
+}
+
+LoaderCodeScope::~LoaderCodeScope() {
+  running_loaders.pop_back();
+  misuse_seen = previous_misuse_;
+}
+
+bool LoaderCodeScope::misuse() const { return misuse_seen; }
+
+void CheckNotInsideLoader(const void* key, const char* what) {
+  if (key == nullptr ||
+      std::find(running_loaders.begin(), running_loaders.end(), key) == running_loaders.end()) {
+    return;
+  }
+  misuse_seen = true;
+  PyErr_Format(PyExc_RuntimeError,
+               "DataLoader.%s was called from the loader's own dataset, collate_fn or "
+               "worker_init_fn; a loader cannot be used from code it runs (it would wait for "
+               "itself)",
+               what);
+  throw py::error_already_set();
 }
 
 void Structure::Declare(Kind kind, std::vector<std::string> names) {
@@ -277,19 +321,33 @@ py::object CurrentWorkerInfo() {
 }
 
 void RegisterExceptions(py::module_& m) {
-  // Leaked on purpose: the type must outlive every translation.
+  // Leaked on purpose: the types must outlive every translation.
   static py::handle sample_error =
       py::exception<SampleError>(m, "SampleError", PyExc_RuntimeError).inc_ref();
+  // Both `except feedline.SampleError` and `except TimeoutError` catch it.
+  static py::handle timeout_error = [&] {
+    py::tuple bases = py::make_tuple(py::reinterpret_borrow<py::object>(sample_error),
+                                     py::reinterpret_borrow<py::object>(PyExc_TimeoutError));
+    PyObject* type = PyErr_NewException("feedline._feedline.TimeoutError", bases.ptr(), nullptr);
+    if (type == nullptr) throw py::error_already_set();
+    m.add_object("TimeoutError", py::handle(type));
+    return py::handle(type);
+  }();
   py::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const SampleError& e) {
-      py::object error = py::reinterpret_borrow<py::object>(sample_error)(e.what());
+    auto raise = [](py::handle type, const SampleError& e) {
+      py::object error = py::reinterpret_borrow<py::object>(type)(e.what());
       error.attr("index") = e.index();
       error.attr("source") = e.source();
       error.attr("reason") = e.reason();
       error.attr("message") = e.message();
-      PyErr_SetObject(sample_error.ptr(), error.ptr());
+      PyErr_SetObject(type.ptr(), error.ptr());
+    };
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const TimeoutError& e) {
+      raise(timeout_error, e);
+    } catch (const SampleError& e) {
+      raise(sample_error, e);
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const Error& e) {

@@ -136,19 +136,72 @@ class WorkerInfoScope {
 // A dict (id, num_workers, seed, epoch, dataset), or None outside a worker.
 py::object CurrentWorkerInfo();
 
+// A Python exception that is not an Exception: KeyboardInterrupt, SystemExit,
+// GeneratorExit. It is never a sample error. Deliberately not a
+// std::exception, so that the engine does not take it for a failed sample: it
+// ends the epoch and the consumer's Next() rethrows it, and PyLoader raises
+// the original Python exception again.
+struct PyInterrupt {
+  py::error_already_set error;
+};
+
+// True for a Python exception that must pass through as it is (see PyInterrupt).
+inline bool IsInterrupt(const py::error_already_set& e) { return !e.matches(PyExc_Exception); }
+
 // Runs `f`, turning a Python exception into std::runtime_error("<what> raised
-// <exception>") so that it can cross engine threads.
+// <exception>") so that it can cross engine threads; interrupts become
+// PyInterrupt.
 template <typename F>
 auto CallPython(F&& f, const char* what) -> decltype(f()) {
   try {
     return f();
   } catch (py::error_already_set& e) {
+    if (IsInterrupt(e)) throw PyInterrupt{std::move(e)};
     throw std::runtime_error(std::string(what) + " raised " + e.what());
   }
 }
 
+// Marks the calling thread as running Python code for the loader identified
+// by `key` (its sample Structure) for its scope: a dataset's __getitem__ or
+// __iter__, a collate_fn. A loader used from such code
+// would wait for itself (Next, iteration) or join the thread it runs on
+// (close); CheckNotInsideLoader refuses that with a RuntimeError, which then
+// passes through the loader as it is, whatever the error policy.
+class LoaderCodeScope {
+ public:
+  explicit LoaderCodeScope(const void* key);
+  ~LoaderCodeScope();
+  LoaderCodeScope(const LoaderCodeScope&) = delete;
+  LoaderCodeScope& operator=(const LoaderCodeScope&) = delete;
+
+  // True once CheckNotInsideLoader refused a call in this scope; the
+  // exception the code raised is then a PyInterrupt, not a sample error.
+  bool misuse() const;
+
+ private:
+  const void* key_;
+  bool previous_misuse_;
+};
+// Throws py::error_already_set (RuntimeError) if the calling thread runs code
+// for the loader `key`. `what` names the call ("close()").
+void CheckNotInsideLoader(const void* key, const char* what);
+
+// Runs `f`; a PyInterrupt coming out of it is raised again as the Python
+// exception it carries. REQUIRES: the GIL (f may release it).
+template <typename F>
+auto RaisingInterrupts(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (PyInterrupt& interrupt) {
+    interrupt.error.restore();
+    throw py::error_already_set();
+  }
+}
+
 // Error -> ValueError, IndexError -> IndexError, SampleError ->
-// feedline.SampleError (a RuntimeError with index, source and reason).
+// feedline.SampleError (a RuntimeError with index, source and reason),
+// TimeoutError -> feedline.TimeoutError (a feedline.SampleError and a
+// built-in TimeoutError).
 void RegisterExceptions(py::module_& m);
 
 }  // namespace feedline::python

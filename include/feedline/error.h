@@ -51,10 +51,14 @@ class SampleError : public Error {
   int64_t index_;
 };
 
-// Thrown by the loader when a sample takes longer than LoaderOptions::timeout.
+// A sample that took longer than LoaderOptions::timeout (reason "timeout").
+// The error policy handles it like any failed sample; under raise the loader
+// throws it (once, when the consumer reaches its batch).
 class TimeoutError : public SampleError {
  public:
   TimeoutError(int64_t index, std::string source, double seconds);
+  // The same error as `error`, whose reason is "timeout", as a TimeoutError.
+  explicit TimeoutError(const SampleError& error) : SampleError(error) {}
 };
 
 }  // namespace feedline

@@ -21,10 +21,11 @@ struct WorkerStats {
 struct StatsSnapshot {
   int64_t samples = 0;   // samples produced (substitutes included)
   int64_t batches = 0;   // batches delivered to the consumer
-  int64_t errors = 0;    // failed sample loads
+  int64_t errors = 0;    // samples that failed to load (a substitute is not counted here)
   int64_t skipped = 0;   // samples dropped by error_policy skip
   int64_t replaced = 0;  // samples replaced by error_policy replace
-  std::map<std::string, int64_t> errors_by_reason;
+  int64_t failed_substitutes = 0;  // substitutes that failed too (error_policy replace)
+  std::map<std::string, int64_t> errors_by_reason;  // `errors` by SampleError::reason()
   std::array<int64_t, kNumStages> stage_ns{};  // summed over workers
   int64_t consumer_wait_ns = 0;  // time the consumer spent waiting in Next()
   int64_t first_batch_ns = -1;   // from the first Next() to the first batch

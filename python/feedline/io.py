@@ -8,6 +8,7 @@ under the GIL.
 
 import atexit
 import bisect
+import numbers
 import operator
 import os
 import weakref
@@ -136,9 +137,14 @@ class NativeDataset(Dataset):
         return len(self._native)
 
     def __getitem__(self, index):
-        index = int(index)
+        index = operator.index(index)
+        n = len(self)
+        # Checked here so that the message shows the index as given (-100),
+        # not as wrapped (-90).
+        if not -n <= index < n:
+            raise IndexError(f"index {index} is out of range for a dataset of {n} samples")
         if index < 0:
-            index += len(self)
+            index += n
         sample = self._native.get(index)
         if self._fields is None:
             return sample
@@ -542,23 +548,52 @@ def _close_live_loaders():
         loader.close()
 
 
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _int_argument(name, value, low, high):
+    # Ints only (TypeError for "2" or 2.5), and only what the engine's types
+    # hold: a clear error naming the argument rather than a failed cast. The
+    # engine then checks what makes sense (batch_size >= 1, ...).
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"DataLoader: {name} must be an int, got {type(value).__name__}") from None
+    if not low <= number <= high:
+        raise ValueError(f"DataLoader: {name} must be from {low} to {high}, got {number}")
+    return number
+
+
+def _seconds_argument(name, value):
+    if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"DataLoader: {name} must be a number of seconds, got {type(value).__name__}")
+    return float(value)  # the engine refuses nan, infinities and negatives
+
+
 class _EpochIterator:
     # A class, not a generator: a suspended generator would keep the last
     # batch alive, and with it a slot of the pool.
-    __slots__ = ("_owner", "_iteration")
+    __slots__ = ("_owner", "_iteration", "_exhausted")
 
     def __init__(self, owner, iteration):
         self._owner = owner
         self._iteration = iteration
+        self._exhausted = False
 
     def __iter__(self):
         return self
 
     def __next__(self):
+        # An exhausted iterator stays exhausted, as Python's do: asking the
+        # loader again would start its next epoch.
+        if self._exhausted:
+            raise StopIteration
         if self._iteration != self._owner._iteration:
             raise RuntimeError("a newer iteration over this DataLoader replaced this one")
         batch = self._owner._loader.next()
         if batch is None:
+            self._exhausted = True
             raise StopIteration
         return batch
 
@@ -651,7 +686,7 @@ class DataLoader:
         self.use_shared_memory = use_shared_memory
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
-        self.seed = _draw_seed() if seed is None else int(seed)
+        self.seed = _draw_seed() if seed is None else _int_argument("seed", seed, 0, 2**64 - 1)
         self.error_policy = error_policy
 
         native = getattr(dataset, "_native", None)
@@ -665,20 +700,19 @@ class DataLoader:
                 "must be left unset"
             )
         fields = getattr(dataset, "_fields", None) if native is not None else None
-        index = operator.index  # ints only: TypeError for "2" or 2.5
         self._loader = _feedline._Loader(
             native if native is not None else dataset,
             self._iterable,
-            None if batch_size is None else index(batch_size),
+            None if batch_size is None else _int_argument("batch_size", batch_size, *_INT64),
             bool(shuffle),
             None if sampler is None else _native(sampler),
             None if batch_sampler is None else _native(batch_sampler),
-            index(num_workers),
+            _int_argument("num_workers", num_workers, *_INT32),
             collate_fn,
             bool(drop_last),
-            index(prefetch_factor),
+            _int_argument("prefetch_factor", prefetch_factor, *_INT32),
             bool(persistent_workers),
-            float(timeout),
+            _seconds_argument("timeout", timeout),
             worker_init_fn,
             self.seed,
             str(error_policy),

@@ -16,6 +16,13 @@ std::string Describe(const std::string& reason, const std::string& source,
   return out.str();
 }
 
+// "1 s", "0.25 s": std::to_string would print "1.000000".
+std::string FormatSeconds(double seconds) {
+  std::ostringstream out;
+  out << seconds << " s";
+  return out.str();
+}
+
 }  // namespace
 
 SampleError::SampleError(std::string reason, std::string source, std::string message,
@@ -32,7 +39,7 @@ SampleError SampleError::WithIndex(int64_t index) const {
 
 TimeoutError::TimeoutError(int64_t index, std::string source, double seconds)
     : SampleError("timeout", std::move(source),
-                  "took longer than the loader timeout of " + std::to_string(seconds) + " s",
+                  "took longer than the loader timeout of " + FormatSeconds(seconds),
                   index) {}
 
 }  // namespace feedline

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <cxxabi.h>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -22,6 +25,17 @@ constexpr int64_t kMaxChunk = 4096;
 constexpr int kConsumerPolls = 64;
 // Stream id of the generator that picks substitutes for failed samples.
 constexpr uint64_t kReplaceStream = 0x7265706c61636500ull;
+// With num_workers = 0 and a deadline (TryNext), the caller's thread loads
+// chunks of about this long, so it returns to its caller (the Python binding,
+// which checks for Ctrl-C) within the deadline plus one chunk.
+constexpr double kCallerChunkTargetNs = 1e6;
+constexpr int kMaxWorkers = 1024;
+constexpr int64_t kMaxSlots = 65536;
+
+int64_t ChunkFor(double ns_per_row, double target_ns) {
+  if (ns_per_row <= 0) return 1;
+  return std::clamp<int64_t>(static_cast<int64_t>(target_ns / ns_per_row), 1, kMaxChunk);
+}
 
 }  // namespace
 
@@ -65,7 +79,7 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     fixed_row_bytes_.push_back(static_cast<size_t>(spec.shape.elements()) * DTypeSize(spec.dtype));
   }
   pool_ = std::make_shared<SlotPool>(SlotCapacity());
-  busy_ = std::vector<Busy>(static_cast<size_t>(std::max(1, options_.num_workers)));
+  busy_ = std::vector<Busy>(2 * static_cast<size_t>(std::max(1, options_.num_workers)));
 }
 
 Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
@@ -79,7 +93,7 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
     throw Error("DataLoader: an IterableDataset takes no sampler, batch_sampler or shuffle");
   }
   pool_ = std::make_shared<SlotPool>(SlotCapacity());
-  busy_ = std::vector<Busy>(static_cast<size_t>(std::max(1, options_.num_workers)));
+  busy_ = std::vector<Busy>(2 * static_cast<size_t>(std::max(1, options_.num_workers)));
 }
 
 Engine::~Engine() {
@@ -88,6 +102,12 @@ Engine::~Engine() {
   generation_.fetch_add(1);
   running_ = false;
   StopWorkers(lock);
+  // Threads retired after a timeout are still inside their sample. A thread
+  // cannot be interrupted: this waits until that sample returns.
+  std::vector<std::pair<int, std::thread>> retired;
+  retired.swap(retired_threads_);
+  lock.unlock();
+  for (auto& entry : retired) entry.second.join();
 }
 
 void Engine::ValidateOptions() {
@@ -108,6 +128,17 @@ void Engine::ValidateOptions() {
   }
   if (o.prefetch_factor < 1) {
     throw Error("DataLoader: prefetch_factor must be >= 1, got " +
+                std::to_string(o.prefetch_factor));
+  }
+  // Each worker is a thread and each slot a batch buffer: far past these
+  // limits a typo would exhaust the machine rather than load faster.
+  if (o.num_workers > kMaxWorkers) {
+    throw Error("DataLoader: num_workers must be at most " + std::to_string(kMaxWorkers) +
+                ", got " + std::to_string(o.num_workers));
+  }
+  if (static_cast<int64_t>(o.num_workers) * o.prefetch_factor > kMaxSlots) {
+    throw Error("DataLoader: num_workers * prefetch_factor (batches loaded ahead) must be at most " +
+                std::to_string(kMaxSlots) + ", got " + std::to_string(o.num_workers) + " * " +
                 std::to_string(o.prefetch_factor));
   }
   if (o.timeout.count() < 0) {
@@ -218,7 +249,7 @@ void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   const std::optional<int64_t> pinned = batch_sampler_->pinned_epoch();
   epoch_ = pinned ? *pinned : epoch;
   next_epoch_ = epoch + 1;
-  plan_ = batch_sampler_->Plan(epoch_);
+  plan_ = PlanEpoch(epoch_);
   plan_hash_.clear();
   if (first_batch > plan_.num_batches()) {
     throw Error("Restore: next_batch " + std::to_string(first_batch) + " is past the " +
@@ -238,7 +269,12 @@ void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
 void Engine::AbandonEpochLocked() {
   if (!running_) return;
   running_ = false;
+  // Rows nobody claimed will not be loaded: count them as finished, or their
+  // slots would never come back.
+  if (open_ != nullptr) DropUnclaimedLocked(open_);
   open_ = nullptr;
+  for (Slot* slot : retry_) DropUnclaimedLocked(slot);
+  retry_.clear();
   generation_.fetch_add(1);
   // Ready batches of the abandoned epoch go straight back; slots still being
   // filled are returned by the worker that finishes them.
@@ -248,14 +284,74 @@ void Engine::AbandonEpochLocked() {
   pool_->work_cv.notify_all();
 }
 
+EpochPlan Engine::PlanEpoch(int64_t epoch) const {
+  auto too_large = [&] {
+    const int64_t samples = dataset_ ? dataset_->size() : -1;
+    return Error("DataLoader: the plan of epoch " + std::to_string(epoch) + " (every index of " +
+                 std::to_string(samples) +
+                 " samples, the dataset's length) does not fit in memory; check len(dataset)");
+  };
+  try {
+    return batch_sampler_->Plan(epoch);
+  } catch (const std::length_error&) {
+    throw too_large();
+  } catch (const std::bad_alloc&) {
+    throw too_large();
+  }
+}
+
+void Engine::DropUnclaimedLocked(Slot* slot) {
+  const int64_t n = slot->planned_rows - slot->claimed;
+  if (n <= 0) return;
+  slot->claimed = slot->planned_rows;
+  if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == slot->planned_rows) {
+    // Nothing was loading: nobody else will finish it.
+    if (slot->orphaned.exchange(false)) --orphaned_slots_;
+    pool_->PutLocked(slot);
+  }
+}
+
 void Engine::StartWorkers() {
   stop_workers_ = false;
   for (int w = 0; w < options_.num_workers; ++w) {
     if (iterable_) {
       threads_.emplace_back(&Engine::IterableWorkerMain, this, w);
     } else {
-      threads_.emplace_back(&Engine::WorkerMain, this, w);
+      StartThreadLocked(w);
     }
+  }
+}
+
+bool Engine::StartThreadLocked(int worker) {
+  ReapRetiredLocked();
+  for (size_t lane = 0; lane < busy_.size(); ++lane) {
+    Busy& b = busy_[lane];
+    if (b.live) continue;
+    b.live = true;
+    b.worker = worker;
+    b.retired.store(false);
+    try {
+      threads_.emplace_back(&Engine::WorkerThread, this, worker, static_cast<int>(lane));
+    } catch (...) {
+      b.live = false;
+      throw;
+    }
+    b.thread_id = threads_.back().get_id();
+    return true;
+  }
+  return false;
+}
+
+void Engine::ReapRetiredLocked() {
+  for (size_t i = 0; i < retired_threads_.size();) {
+    if (busy_[static_cast<size_t>(retired_threads_[i].first)].live) {
+      ++i;
+      continue;
+    }
+    // The thread marked its lane free as its last step under the lock: the
+    // join does not wait for anything that needs the lock.
+    retired_threads_[i].second.join();
+    retired_threads_.erase(retired_threads_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }
 
@@ -295,6 +391,7 @@ std::optional<Batch> Engine::DeliverLocked(Slot* slot) {
     SampleError error = *slot->raise;
     pool_->PutLocked(slot);
     pool_->work_cv.notify_all();
+    if (error.reason() == "timeout") throw TimeoutError(error);
     throw error;
   }
   if (slot->rows == 0) {  // every sample skipped
@@ -309,8 +406,9 @@ std::optional<Batch> Engine::DeliverLocked(Slot* slot) {
 }
 
 void Engine::GrowIfCallerHoldsEverySlotLocked() {
-  if (!pool_->HasFreeLocked() &&
-      pool_->delivered_count_locked() == pool_->capacity() + pool_->grown_locked()) {
+  // Slots waiting for a late load (timeouts) are as unusable as held ones.
+  if (!pool_->HasFreeLocked() && pool_->delivered_count_locked() + orphaned_slots_ >=
+                                     pool_->capacity() + pool_->grown_locked()) {
     pool_->GrowLocked();  // nothing can be loaded otherwise: make one more slot
     pool_->work_cv.notify_all();
   }
@@ -334,10 +432,12 @@ Slot* Engine::FindReadyLocked() {
 std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
   std::unique_lock<std::mutex> lock(pool_->mu);
   resume_pending_ = false;  // a restored epoch, once consumed, is an ordinary one
+  ThrowInterruptLocked();
   if (!running_) StartEpochLocked(next_epoch_, 0);
   int64_t wait_start = -1;
   while (true) {
     if (fatal_) std::rethrow_exception(fatal_);
+    ThrowInterruptLocked();
     if (delivered_ >= plan_.num_batches()) {
       running_ = false;
       if (!options_.persistent_workers) StopWorkers(lock);
@@ -355,13 +455,28 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
     GrowIfCallerHoldsEverySlotLocked();
     if (wait_start < 0) wait_start = NowNs();
     if (options_.num_workers == 0) {
-      // Load the next batch in this thread.
+      // Load the next batch in this thread; with a deadline, in chunks, so
+      // that TryNext returns in time.
+      if (deadline && Clock::now() >= *deadline) {
+        stats_.AddWait(NowNs() - wait_start);
+        *pending = true;
+        return std::nullopt;
+      }
+      const int64_t chunk =
+          deadline ? ChunkFor(caller_ns_per_row_, kCallerChunkTargetNs) : kMaxChunk * 1024;
       Task task;
-      if (!ClaimLocked(kMaxChunk * 1024, &task)) continue;
+      if (!ClaimLocked(chunk, &task)) continue;
       lock.unlock();
       const int64_t t0 = NowNs();
-      RunTask(task, caller_ctx_, -1);
-      stats_.AddWorker(0, NowNs() - t0, task.end - task.begin);
+      RunTask(task, caller_ctx_, &caller_busy_);
+      const int64_t elapsed = NowNs() - t0;
+      const int64_t rows = task.end - task.begin;
+      if (rows > 0) {
+        const double per_row = static_cast<double>(elapsed) / static_cast<double>(rows);
+        caller_ns_per_row_ =
+            caller_ns_per_row_ <= 0 ? per_row : 0.7 * caller_ns_per_row_ + 0.3 * per_row;
+      }
+      stats_.AddWorker(0, elapsed, rows);
       stats_.AddStages(caller_ctx_.DrainStageTimes());
       lock.lock();
       continue;
@@ -411,21 +526,75 @@ bool Engine::WaitForBatchLocked(std::unique_lock<std::mutex>& lock,
 }
 
 void Engine::CheckTimeoutsLocked() {
-  const int64_t limit = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
   const int64_t now = NowNs();
-  for (Busy& b : busy_) {
-    const int64_t since = b.since_ns.load();
-    if (since >= 0 && now - since > limit) {
-      const int64_t index = b.index.load();
-      std::string source;
-      try {
-        if (dataset_) source = dataset_->Source(index);
-      } catch (...) {
+  const uint64_t generation = generation_.load();
+  for (size_t lane = 0; lane < busy_.size(); ++lane) {
+    Busy& b = busy_[lane];
+    Slot* slot = nullptr;
+    int64_t row = -1;
+    int attempt = 0;
+    bool rebind = false;
+    {
+      std::lock_guard<std::mutex> guard(b.mu);
+      if (b.since_ns < 0 || b.abandoned || now - b.since_ns <= limit) continue;
+      slot = b.slot;
+      if (slot->generation != generation) continue;  // an abandoned epoch's load
+      // From here the late load's result is discarded: the worker sees
+      // `abandoned` when its sample returns, and its slot is never delivered.
+      b.abandoned = true;
+      rebind = !slot->orphaned.exchange(true);  // already bound again for another row
+      row = b.row;
+      attempt = b.attempt;
+    }
+    if (rebind) RebindLocked(slot, row, attempt);
+    // Keep the worker count: the stuck thread exits when its sample returns
+    // and a new one takes its place, if a lane is free (at most num_workers
+    // threads are stuck at once).
+    if (b.live && !b.retired.load()) {
+      b.retired.store(true);
+      auto it = std::find_if(threads_.begin(), threads_.end(),
+                             [&](const std::thread& t) { return t.get_id() == b.thread_id; });
+      if (it != threads_.end()) {
+        retired_threads_.emplace_back(static_cast<int>(lane), std::move(*it));
+        threads_.erase(it);
+        if (!StartThreadLocked(b.worker)) {
+          // No lane free: keep the thread as a worker once its sample returns.
+          b.retired.store(false);
+          threads_.push_back(std::move(retired_threads_.back().second));
+          retired_threads_.pop_back();
+        }
       }
-      stats_.AddError("timeout");
-      throw TimeoutError(index, source, static_cast<double>(options_.timeout.count()) / 1000.0);
     }
   }
+}
+
+void Engine::RebindLocked(Slot* old_slot, int64_t row, int attempt) {
+  ++orphaned_slots_;
+  // Rows of the old slot nobody claimed yet are loaded in the new one.
+  if (open_ == old_slot) open_ = nullptr;
+  retry_.erase(std::remove(retry_.begin(), retry_.end(), old_slot), retry_.end());
+  DropUnclaimedLocked(old_slot);  // cannot complete it: the late row is pending
+  Slot* fresh = nullptr;
+  try {
+    std::vector<int> timed_out(old_slot->timed_out.begin(),
+                               old_slot->timed_out.begin() + old_slot->planned_rows);
+    timed_out[static_cast<size_t>(row)] = attempt + 1;
+    fresh = pool_->TakeFreeLocked();
+    if (fresh == nullptr) {
+      pool_->GrowLocked();  // the old slot is out of use until the late load returns
+      fresh = pool_->TakeFreeLocked();
+    }
+    BindLocked(fresh, old_slot->batch_index);
+    std::copy(timed_out.begin(), timed_out.end(), fresh->timed_out.begin());
+    retry_.push_back(fresh);
+  } catch (...) {
+    if (fresh != nullptr) pool_->PutLocked(fresh);
+    InterruptLocked(std::current_exception());  // without memory the batch cannot be loaded
+    return;
+  }
+  pool_->work_cv.notify_all();
 }
 
 // ---------------------------------------------------------------------------
@@ -433,6 +602,9 @@ void Engine::CheckTimeoutsLocked() {
 
 bool Engine::HasWorkLocked() const {
   if (!running_) return false;
+  for (const Slot* slot : retry_) {
+    if (slot->claimed < slot->planned_rows) return true;
+  }
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
   return next_bind_ < plan_.num_batches() && pool_->HasFreeLocked();
 }
@@ -443,6 +615,7 @@ void Engine::EnsureRowsLocked(Slot* slot, int64_t rows) {
   if (slot->indices.size() < n) slot->indices.resize(n);
   if (slot->status.size() < n) slot->status.resize(n);
   if (slot->delivered_indices.size() < n) slot->delivered_indices.resize(n);
+  if (slot->timed_out.size() < n) slot->timed_out.resize(n);
   if (fixed_.empty() || rows <= slot->row_capacity) return;
   // Fixed fields occupy the first positions of the slot's field list, sized
   // for the largest batch seen; every row's Sample writes straight into them.
@@ -474,20 +647,39 @@ void Engine::BindLocked(Slot* slot, int64_t batch_index) {
   slot->finished.store(0, std::memory_order_relaxed);
   slot->raise.reset();
   slot->errors.clear();
+  slot->error_reasons.clear();
+  slot->failed_substitutes = 0;
+  slot->orphaned.store(false);
   std::copy(rows.begin(), rows.end(), slot->indices.begin());
   std::fill_n(slot->status.begin(), rows.size(), RowStatus::kPending);
+  std::fill_n(slot->timed_out.begin(), rows.size(), 0);
 }
 
 bool Engine::ClaimLocked(int64_t chunk, Task* task) {
-  if (open_ == nullptr || open_->claimed >= open_->planned_rows) {
-    open_ = nullptr;
-    if (next_bind_ >= plan_.num_batches()) return false;
-    Slot* slot = pool_->TakeFreeLocked();
-    if (slot == nullptr) return false;
-    BindLocked(slot, next_bind_++);
-    open_ = slot;
+  // Batches bound again after a timeout go first: the consumer waits for them.
+  while (!retry_.empty() && retry_.front()->claimed >= retry_.front()->planned_rows) {
+    retry_.erase(retry_.begin());
   }
-  Slot* slot = open_;
+  Slot* slot = nullptr;
+  if (!retry_.empty()) {
+    slot = retry_.front();
+  } else {
+    if (open_ == nullptr || open_->claimed >= open_->planned_rows) {
+      open_ = nullptr;
+      if (next_bind_ >= plan_.num_batches()) return false;
+      Slot* fresh = pool_->TakeFreeLocked();
+      if (fresh == nullptr) return false;
+      try {
+        BindLocked(fresh, next_bind_);
+      } catch (...) {
+        pool_->PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
+        throw;
+      }
+      ++next_bind_;
+      open_ = fresh;
+    }
+    slot = open_;
+  }
   const int64_t unclaimed = slot->planned_rows - slot->claimed;
   // No share is left for other workers: a chunk is sized to take ~20 us, so
   // the tail of a batch is at most that unbalanced, and cheap samples get a
@@ -498,16 +690,45 @@ bool Engine::ClaimLocked(int64_t chunk, Task* task) {
   task->end = slot->claimed + n;
   task->generation = slot->generation;
   slot->claimed += n;
-  if (slot->claimed >= slot->planned_rows) open_ = nullptr;
-  // An empty batch (a custom batch sampler may yield one) completes at once.
-  if (slot->planned_rows == 0) open_ = nullptr;
+  // Fully claimed (an empty batch, which a custom batch sampler may yield,
+  // at once): the next claim takes another batch.
+  if (slot->claimed >= slot->planned_rows) {
+    if (slot == open_) {
+      open_ = nullptr;
+    } else {
+      retry_.erase(retry_.begin());
+    }
+  }
   return true;
 }
 
 void Engine::FailLocked(const std::string& message) {
-  fatal_ = std::make_exception_ptr(std::runtime_error(message));
+  FailLocked(std::make_exception_ptr(std::runtime_error(message)));
+}
+
+void Engine::FailLocked(std::exception_ptr error) {
+  fatal_ = std::move(error);
   progress_.fetch_add(1, std::memory_order_release);
   pool_->ready_cv.notify_all();
+}
+
+void Engine::Interrupt(std::exception_ptr error) {
+  std::lock_guard<std::mutex> lock(pool_->mu);
+  InterruptLocked(std::move(error));
+}
+
+void Engine::InterruptLocked(std::exception_ptr error) {
+  if (!interrupt_) interrupt_ = std::move(error);
+  AbandonEpochLocked();
+  progress_.fetch_add(1, std::memory_order_release);
+  pool_->ready_cv.notify_all();
+}
+
+void Engine::ThrowInterruptLocked() {
+  if (!interrupt_) return;
+  std::exception_ptr error = std::move(interrupt_);
+  interrupt_ = nullptr;
+  std::rethrow_exception(error);
 }
 
 bool Engine::InitWorker(int worker) {
@@ -515,65 +736,81 @@ bool Engine::InitWorker(int worker) {
   try {
     options_.worker_init(worker);
     return true;
+  } catch (const abi::__forced_unwind&) {
+    throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
     std::lock_guard<std::mutex> lock(pool_->mu);
     FailLocked("worker_init failed in worker " + std::to_string(worker) + ": " + e.what());
     return false;
+  } catch (...) {  // an interrupt (KeyboardInterrupt in worker_init_fn): passed on as it is
+    std::lock_guard<std::mutex> lock(pool_->mu);
+    FailLocked(std::current_exception());
+    return false;
   }
 }
 
-void Engine::WorkerMain(int worker) {
+void Engine::WorkerThread(int worker, int lane) {
+  WorkerMain(worker, lane);
+  std::lock_guard<std::mutex> lock(pool_->mu);
+  busy_[static_cast<size_t>(lane)].live = false;
+}
+
+void Engine::WorkerMain(int worker, int lane) {
   if (!InitWorker(worker)) return;
+  Busy& busy = busy_[static_cast<size_t>(lane)];
   SampleContext ctx(options_.seed, 0, 0, worker);
   double ns_per_row = 0;  // moving average of this worker's cost per row
   std::unique_lock<std::mutex> lock(pool_->mu);
   while (true) {
-    ++pool_->workers_waiting;
-    pool_->work_cv.wait(lock, [&] { return shutdown_ || stop_workers_ || HasWorkLocked(); });
-    --pool_->workers_waiting;
-    if (shutdown_ || stop_workers_) return;
-    const int64_t chunk =
-        ns_per_row <= 0 ? 1
-                        : std::clamp<int64_t>(static_cast<int64_t>(kChunkTargetNs / ns_per_row), 1,
-                                              kMaxChunk);
-    Task task;
-    if (!ClaimLocked(chunk, &task)) continue;
-    const bool more = HasWorkLocked();
-    lock.unlock();
-    if (more) pool_->work_cv.notify_one();
-    const int64_t t0 = NowNs();
-    RunTask(task, ctx, worker);
-    const int64_t elapsed = NowNs() - t0;
-    const int64_t rows = task.end - task.begin;
-    if (rows > 0) {
-      const double per_row = static_cast<double>(elapsed) / static_cast<double>(rows);
-      ns_per_row = ns_per_row <= 0 ? per_row : 0.7 * ns_per_row + 0.3 * per_row;
+    try {
+      ++pool_->workers_waiting;
+      pool_->work_cv.wait(lock, [&] { return shutdown_ || stop_workers_ || HasWorkLocked(); });
+      --pool_->workers_waiting;
+      if (shutdown_ || stop_workers_) return;
+      const int64_t chunk = ChunkFor(ns_per_row, kChunkTargetNs);
+      Task task;
+      if (!ClaimLocked(chunk, &task)) continue;
+      const bool more = HasWorkLocked();
+      lock.unlock();
+      if (more) pool_->work_cv.notify_one();
+      const int64_t t0 = NowNs();
+      RunTask(task, ctx, &busy);
+      const int64_t elapsed = NowNs() - t0;
+      const int64_t rows = task.end - task.begin;
+      if (rows > 0) {
+        const double per_row = static_cast<double>(elapsed) / static_cast<double>(rows);
+        ns_per_row = ns_per_row <= 0 ? per_row : 0.7 * ns_per_row + 0.3 * per_row;
+      }
+      stats_.AddWorker(worker, elapsed, rows);
+      stats_.AddStages(ctx.DrainStageTimes());
+      // Retired after a timeout: a replacement already took this worker's place.
+      if (busy.retired.load()) return;
+      lock.lock();
+    } catch (const abi::__forced_unwind&) {
+      throw;
+    } catch (...) {
+      // std::bad_alloc sizing a slot: the epoch ends and the consumer gets
+      // it; this thread stays, for the next epoch.
+      if (!lock.owns_lock()) lock.lock();
+      InterruptLocked(std::current_exception());
     }
-    stats_.AddWorker(worker, elapsed, rows);
-    stats_.AddStages(ctx.DrainStageTimes());
-    lock.lock();
   }
 }
 
-void Engine::RunTask(const Task& task, SampleContext& ctx, int worker) {
+void Engine::RunTask(const Task& task, SampleContext& ctx, Busy* busy) {
   Slot* slot = task.slot;
   // Read before this task's rows count as finished: from then on another
   // thread may complete, deliver and recycle the slot.
   const int64_t planned = slot->planned_rows;
-  Busy& busy = busy_[static_cast<size_t>(worker < 0 ? 0 : worker)];
-  const bool timed = options_.timeout.count() > 0;
   for (int64_t row = task.begin; row < task.end; ++row) {
-    if (generation_.load(std::memory_order_relaxed) != task.generation) {
-      // The epoch was abandoned: account for the rest without loading it.
+    if (generation_.load(std::memory_order_relaxed) != task.generation ||
+        slot->orphaned.load(std::memory_order_acquire)) {
+      // The epoch was abandoned, or the batch was bound again after a
+      // timeout: account for the rest without loading it.
       for (int64_t r = row; r < task.end; ++r) slot->status[static_cast<size_t>(r)] = RowStatus::kCancelled;
       break;
     }
-    if (timed) {
-      busy.index.store(slot->indices[static_cast<size_t>(row)]);
-      busy.since_ns.store(NowNs());
-    }
-    LoadRow(slot, row, ctx);
-    if (timed) busy.since_ns.store(-1);
+    LoadRow(slot, row, ctx, busy);
   }
   const int64_t n = task.end - task.begin;
   // acq_rel: the thread completing the batch sees every row written by the others.
@@ -582,60 +819,155 @@ void Engine::RunTask(const Task& task, SampleContext& ctx, int worker) {
   }
 }
 
-void Engine::LoadRow(Slot* slot, int64_t row, SampleContext& ctx) {
+void Engine::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, Busy* busy) {
   const size_t r = static_cast<size_t>(row);
-  const int64_t index = slot->indices[r];
-  Sample& sample = slot->samples[r];
-  sample.Clear();
-  ctx.Reset(slot->epoch, index);
-  try {
-    dataset_->Get(index, sample, ctx);
-    slot->status[r] = RowStatus::kOk;
-  } catch (const std::exception& e) {
-    HandleFailure(slot, row, ctx, AsSampleError(e, dataset_.get(), index));
+  const int64_t original = slot->indices[r];
+  if (const int timed_out = slot->timed_out[r]; timed_out > 0) {
+    // An earlier slot of this batch gave up on load `timed_out - 1` of this
+    // row: it failed with "timeout", and is not loaded again.
+    const int64_t index = SubstituteIndex(slot->epoch, original, timed_out - 1);
+    HandleFailure(slot, row, ctx, TimeoutFor(index), timed_out, busy);
+    return;
+  }
+  std::optional<SampleError> error;
+  switch (LoadSample(slot, row, original, 0, ctx, busy, &error)) {
+    case LoadOutcome::kOk:
+      slot->status[r] = RowStatus::kOk;
+      return;
+    case LoadOutcome::kAbandoned:
+      slot->status[r] = RowStatus::kCancelled;
+      return;
+    case LoadOutcome::kFailed:
+      HandleFailure(slot, row, ctx, std::move(*error), 1, busy);
+      return;
   }
 }
 
-void Engine::HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error) {
+SampleError Engine::TimeoutFor(int64_t index) const {
+  std::string source;
+  try {
+    if (dataset_) source = dataset_->Source(index);
+  } catch (...) {
+  }
+  return TimeoutError(index, std::move(source), static_cast<double>(options_.timeout.count()) / 1000.0);
+}
+
+Engine::LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, int attempt,
+                                       SampleContext& ctx, Busy* busy,
+                                       std::optional<SampleError>* error) {
+  Sample& sample = slot->samples[static_cast<size_t>(row)];
+  sample.Clear();
+  ctx.Reset(slot->epoch, index);
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
+  int64_t start = 0;
+  if (limit > 0) {
+    start = NowNs();
+    std::lock_guard<std::mutex> guard(busy->mu);
+    busy->slot = slot;
+    busy->row = row;
+    busy->index = index;
+    busy->attempt = attempt;
+    busy->since_ns = start;
+    busy->abandoned = false;
+  }
+  std::exception_ptr interrupt;
+  try {
+    dataset_->Get(index, sample, ctx);
+  } catch (const abi::__forced_unwind&) {
+    throw;  // thread cancellation must unwind
+  } catch (const std::bad_alloc&) {
+    interrupt = std::current_exception();  // out of memory is not a bad sample
+  } catch (const std::exception& e) {
+    error->emplace(AsSampleError(e, dataset_.get(), index));
+  } catch (...) {
+    // Not an exception a sample fails with (Python's KeyboardInterrupt,
+    // SystemExit): it ends the epoch, whatever the policy.
+    interrupt = std::current_exception();
+  }
+  bool abandoned = false;
+  if (limit > 0) {
+    std::lock_guard<std::mutex> guard(busy->mu);
+    abandoned = busy->abandoned;
+    busy->abandoned = false;
+    busy->since_ns = -1;
+  }
+  if (interrupt) {
+    Interrupt(std::move(interrupt));
+    return LoadOutcome::kAbandoned;
+  }
+  // The consumer gave up on this load: its batch was bound again elsewhere.
+  if (abandoned) return LoadOutcome::kAbandoned;
+  // Late, but nobody noticed yet (or num_workers = 0, where nobody watches):
+  // the result is discarded all the same, so that the outcome depends on how
+  // long the sample took, not on when the consumer looked.
+  if (limit > 0 && !*error && NowNs() - start > limit) error->emplace(TimeoutFor(index));
+  return *error ? LoadOutcome::kFailed : LoadOutcome::kOk;
+}
+
+int64_t Engine::SubstituteIndex(int64_t epoch, int64_t original, int attempt) const {
+  if (attempt == 0) return original;
+  // The substitute depends only on (seed, epoch, original index, attempt),
+  // so a replaced batch is the same on every run and worker count.
+  Rng pick(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(original),
+           kReplaceStream + static_cast<uint64_t>(attempt));
+  return static_cast<int64_t>(pick.UniformInt(static_cast<uint64_t>(dataset_->size())));
+}
+
+void Engine::HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error,
+                           int attempt, Busy* busy) {
   const size_t r = static_cast<size_t>(row);
   const int64_t original = slot->indices[r];
-  Sample& sample = slot->samples[r];
-  for (int attempt = 1;; ++attempt) {
-    stats_.AddError(error.reason());
+  // The planned sample's own failure, for the message if every substitute
+  // fails too (unknown when a substitute's timeout brought the row here).
+  std::optional<SampleError> first;
+  if (attempt == 1) first = error;
+  for (;; ++attempt) {
+    {
+      std::lock_guard<std::mutex> lock(slot->error_mu);
+      if (attempt == 1) {
+        slot->error_reasons.push_back(error.reason());
+      } else {
+        ++slot->failed_substitutes;
+      }
+    }
     if (options_.error_policy == ErrorPolicy::kSkip) {
       slot->status[r] = RowStatus::kSkipped;
-      stats_.AddSkipped();
       return;
     }
     if (options_.error_policy == ErrorPolicy::kRaise || attempt >= options_.max_replace_attempts) {
       if (options_.error_policy == ErrorPolicy::kReplace) {
-        error = SampleError(error.reason(), error.source(),
-                            error.message() + " (and " + std::to_string(attempt - 1) +
-                                " substitutes for sample " + std::to_string(original) +
-                                " failed too)",
-                            error.index());
+        // Name the sample that was asked for, not the last substitute.
+        std::string source;
+        try {
+          source = dataset_->Source(original);
+        } catch (...) {
+        }
+        const int substitutes = attempt - 1;
+        std::string message = first ? first->message() : std::string("failed");
+        message += "; the " + std::to_string(substitutes) + " substitute" +
+                   (substitutes == 1 ? "" : "s") + " tried for it failed too (the last, " +
+                   error.what() + ")";
+        error = SampleError(first ? first->reason() : error.reason(), source, message, original);
       }
       slot->status[r] = RowStatus::kFailed;
       std::lock_guard<std::mutex> lock(slot->error_mu);
       slot->errors.emplace_back(row, error);
       return;
     }
-    // The substitute depends only on (seed, epoch, original index, attempt),
-    // so a replaced batch is the same on every run and worker count.
-    Rng pick(options_.seed, static_cast<uint64_t>(slot->epoch), static_cast<uint64_t>(original),
-             kReplaceStream + static_cast<uint64_t>(attempt));
-    const int64_t index =
-        static_cast<int64_t>(pick.UniformInt(static_cast<uint64_t>(dataset_->size())));
-    sample.Clear();
-    ctx.Reset(slot->epoch, index);
-    try {
-      dataset_->Get(index, sample, ctx);
-      slot->indices[r] = index;
-      slot->status[r] = RowStatus::kReplaced;
-      stats_.AddReplaced();
-      return;
-    } catch (const std::exception& e) {
-      error = AsSampleError(e, dataset_.get(), index);
+    const int64_t index = SubstituteIndex(slot->epoch, original, attempt);
+    std::optional<SampleError> failure;
+    switch (LoadSample(slot, row, index, attempt, ctx, busy, &failure)) {
+      case LoadOutcome::kOk:
+        slot->indices[r] = index;
+        slot->status[r] = RowStatus::kReplaced;
+        return;
+      case LoadOutcome::kAbandoned:
+        slot->status[r] = RowStatus::kCancelled;
+        return;
+      case LoadOutcome::kFailed:
+        error = std::move(*failure);
+        break;
     }
   }
 }
@@ -686,8 +1018,19 @@ void Engine::CollateSlot(Slot* slot, SampleContext& ctx) {
   }
 }
 
+void Engine::CountOutcomes(Slot* slot) {
+  if (slot->error_reasons.empty() && slot->failed_substitutes == 0) return;
+  for (const std::string& reason : slot->error_reasons) stats_.AddError(reason);
+  if (slot->failed_substitutes > 0) stats_.AddFailedSubstitutes(slot->failed_substitutes);
+  for (int64_t r = 0; r < slot->planned_rows; ++r) {
+    const RowStatus s = slot->status[static_cast<size_t>(r)];
+    if (s == RowStatus::kSkipped) stats_.AddSkipped();
+    if (s == RowStatus::kReplaced) stats_.AddReplaced();
+  }
+}
+
 void Engine::FinishBatch(Slot* slot, SampleContext& ctx) {
-  const bool stale = slot->generation != generation_.load() ||
+  const bool stale = slot->generation != generation_.load() || slot->orphaned.load() ||
                      std::any_of(slot->status.begin(), slot->status.begin() + slot->planned_rows,
                                  [](RowStatus s) { return s == RowStatus::kCancelled; });
   if (!stale) {
@@ -697,13 +1040,24 @@ void Engine::FinishBatch(Slot* slot, SampleContext& ctx) {
                                     [](const auto& a, const auto& b) { return a.first < b.first; });
       slot->raise = first->second;
     } else {
+      auto collate_failed = [&](const std::string& reason, const std::string& source,
+                                const std::string& message) {
+        slot->raise = SampleError(reason, source,
+                                  message + " (batch " + std::to_string(slot->batch_index) + ")");
+        slot->error_reasons.push_back(reason);
+      };
       try {
         CollateSlot(slot, ctx);
+      } catch (const abi::__forced_unwind&) {
+        throw;
+      } catch (const std::bad_alloc&) {
+        Interrupt(std::current_exception());
+      } catch (const SampleError& e) {
+        collate_failed(e.reason(), e.source(), e.message());  // its own prefix, once
       } catch (const std::exception& e) {
-        slot->raise = SampleError("collate", "",
-                                  std::string(e.what()) + " (batch " +
-                                      std::to_string(slot->batch_index) + ")");
-        stats_.AddError("collate");
+        collate_failed("collate", "", e.what());
+      } catch (...) {
+        Interrupt(std::current_exception());  // KeyboardInterrupt in a collate_fn
       }
     }
   }
@@ -711,10 +1065,13 @@ void Engine::FinishBatch(Slot* slot, SampleContext& ctx) {
   bool wake_workers = false;
   {
     std::lock_guard<std::mutex> lock(pool_->mu);
-    if (stale || slot->generation != generation_.load()) {
+    if (stale || slot->generation != generation_.load() || slot->orphaned.load()) {
+      if (slot->orphaned.exchange(false)) --orphaned_slots_;
       pool_->PutLocked(slot);  // a free slot is new work
+      pool_->ShrinkLocked();
       wake_workers = pool_->workers_waiting > 0;
     } else {
+      CountOutcomes(slot);
       slot->state = SlotState::kReady;
       progress_.fetch_add(1, std::memory_order_release);
       if (iterable_) ++produced_[static_cast<size_t>(slot->producer)];

@@ -65,11 +65,27 @@ class Engine {
     int64_t end = 0;
     uint64_t generation = 0;
   };
-  // What a worker is loading now, for timeouts.
+  // One worker thread's place ("lane"): what it is loading now, for the
+  // timeout check. There are 2 * num_workers lanes: a thread stuck in a
+  // sample past the timeout is retired and a replacement takes a free lane,
+  // so at most num_workers threads are ever stuck at once.
   struct Busy {
-    std::atomic<int64_t> since_ns{-1};
-    std::atomic<int64_t> index{-1};
+    std::mutex mu;  // guards the fields below it (taken per sample only with a timeout)
+    Slot* slot = nullptr;
+    int64_t row = -1;
+    int64_t index = -1;
+    int attempt = 0;        // 0: the planned sample; k: its k-th substitute
+    int64_t since_ns = -1;  // -1: not loading
+    bool abandoned = false; // the consumer gave up on this load
+    // Guarded by the pool mutex.
+    bool live = false;      // a thread runs on this lane
+    int worker = -1;        // the worker id that thread serves
+    std::thread::id thread_id;
+    // Set by the consumer: the thread exits once its sample returns.
+    std::atomic<bool> retired{false};
   };
+  // How a sample load ended.
+  enum class LoadOutcome { kOk, kFailed, kAbandoned };
 
   void ValidateOptions();
   int SlotCapacity() const;
@@ -87,23 +103,62 @@ class Engine {
   // Worker threads.
   void StartWorkers();
   void StopWorkers(std::unique_lock<std::mutex>& lock);
-  void WorkerMain(int worker);
+  // Starts a worker thread for `worker` on a free lane; false if none is free.
+  // REQUIRES: mutex held.
+  bool StartThreadLocked(int worker);
+  // Joins retired threads whose sample has returned. REQUIRES: mutex held.
+  void ReapRetiredLocked();
+  // The thread body: WorkerMain, then frees its lane.
+  void WorkerThread(int worker, int lane);
+  void WorkerMain(int worker, int lane);
   // Runs worker_init; on failure records it for the consumer and returns false.
   bool InitWorker(int worker);
   // Records an error that ends iteration and wakes the consumer. REQUIRES: mutex held.
   void FailLocked(const std::string& message);
+  void FailLocked(std::exception_ptr error);
+  // Something that is not a failed sample escaped a dataset, a collate
+  // function or the engine itself (an interrupt such as Python's
+  // KeyboardInterrupt, std::bad_alloc): ends the epoch; the consumer's
+  // Next() rethrows it once. Takes the mutex.
+  void Interrupt(std::exception_ptr error);
+  void InterruptLocked(std::exception_ptr error);
   bool HasWorkLocked() const;
   bool ClaimLocked(int64_t chunk, Task* task);
   void BindLocked(Slot* slot, int64_t batch_index);
   void EnsureRowsLocked(Slot* slot, int64_t rows);
-  void RunTask(const Task& task, SampleContext& ctx, int worker);
-  void LoadRow(Slot* slot, int64_t row, SampleContext& ctx);
-  // The error policy for a row whose sample failed with `error`.
-  void HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error);
+  // Accounts a slot's unclaimed rows as finished (the slot will not be
+  // loaded further) and returns it to the pool if nothing else is pending.
+  // REQUIRES: mutex held.
+  void DropUnclaimedLocked(Slot* slot);
+  void RunTask(const Task& task, SampleContext& ctx, Busy* busy);
+  void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, Busy* busy);
+  // Loads sample `index` (attempt 0: the planned one, k: the k-th substitute)
+  // into `row`, tracking it in `busy` for the timeout check. On kFailed
+  // `error` holds the failure; a load that outlived the timeout fails with
+  // reason "timeout" when it returns.
+  LoadOutcome LoadSample(Slot* slot, int64_t row, int64_t index, int attempt, SampleContext& ctx,
+                         Busy* busy, std::optional<SampleError>* error);
+  // The error policy for a row whose load number `attempt - 1` (0: the
+  // planned sample) failed with `error`.
+  void HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error, int attempt,
+                     Busy* busy);
+  // The TimeoutError for sample `index`.
+  SampleError TimeoutFor(int64_t index) const;
+  // Rethrows (once) what Interrupt recorded. REQUIRES: mutex held.
+  void ThrowInterruptLocked();
+  // The index loaded by `attempt` of a row planned as `original`.
+  int64_t SubstituteIndex(int64_t epoch, int64_t original, int attempt) const;
   void FinishBatch(Slot* slot, SampleContext& ctx);
   void CollateSlot(Slot* slot, SampleContext& ctx);
-  // Throws TimeoutError if a worker has been on one sample past the timeout.
+  // Adds the batch's errors, skipped and replaced rows to the statistics.
+  void CountOutcomes(Slot* slot);
+  // Gives up on loads past the timeout: their batches are bound again to
+  // fresh slots, with those rows failed ("timeout"). REQUIRES: mutex held.
   void CheckTimeoutsLocked();
+  void RebindLocked(Slot* old_slot, int64_t row, int attempt);
+  // The whole epoch's plan; an epoch too large to plan is an Error naming
+  // its size rather than std::length_error / std::bad_alloc.
+  EpochPlan PlanEpoch(int64_t epoch) const;
   Slot* FindReadyLocked();
   // Adds a slot when the caller holds all of them (list(loader)), since no
   // batch could be loaded otherwise. REQUIRES: mutex held.
@@ -132,13 +187,23 @@ class Engine {
   std::vector<size_t> fixed_row_bytes_;
   std::shared_ptr<SlotPool> pool_;
   StatsCollector stats_;
-  std::vector<Busy> busy_;
+  std::vector<Busy> busy_;  // lanes of worker threads
+  Busy caller_busy_;        // the caller's thread, with num_workers = 0
   // The caller's thread context (num_workers = 0): its scratch buffers are
   // kept from batch to batch.
   SampleContext caller_ctx_;
 
   // Guarded by pool_->mu.
   std::vector<std::thread> threads_;
+  // Threads retired after a timeout, still inside their sample: joined once
+  // it returns (ReapRetiredLocked) or by the destructor.
+  std::vector<std::pair<int, std::thread>> retired_threads_;  // (lane, thread)
+  // Batches bound again after a timeout, whose rows are claimed before the
+  // open batch's.
+  std::vector<Slot*> retry_;
+  int orphaned_slots_ = 0;      // slots waiting for a late load to return
+  std::exception_ptr interrupt_;  // rethrown once by the consumer
+  double caller_ns_per_row_ = 0;  // num_workers = 0: moving average per row
   bool running_ = false;        // an epoch is in progress
   // Restore started the running epoch and no Next() has run since: the next
   // iteration continues it instead of starting afresh.

@@ -1,6 +1,9 @@
 #include "src/loader/engine.h"
 
 #include <algorithm>
+#include <cxxabi.h>
+#include <new>
+#include <optional>
 #include <string>
 
 #include "feedline/error.h"
@@ -12,6 +15,8 @@ namespace feedline::internal {
 void Engine::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
                             bool* exhausted) {
   const int64_t want = options_.batch_size;
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
   int64_t rows = 0;
   while (rows < want) {
     if (generation_.load() != slot->generation || shutdown_) break;
@@ -19,10 +24,28 @@ void Engine::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx
     sample.Clear();
     ctx.Reset(slot->epoch, slot->producer_seq * want + rows);
     bool got = false;
+    std::optional<SampleError> failure;
+    const int64_t start = limit > 0 ? NowNs() : 0;
     try {
       got = stream.Next(sample, ctx);
+    } catch (const abi::__forced_unwind&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      Interrupt(std::current_exception());  // out of memory ends the epoch
+      break;
     } catch (const std::exception& e) {
-      SampleError error = AsSampleError(e, nullptr, -1);
+      failure = AsSampleError(e, nullptr, -1);
+    } catch (...) {
+      Interrupt(std::current_exception());  // KeyboardInterrupt and the like
+      break;
+    }
+    // A stream cannot be read past an item that never returns, so its
+    // timeout is checked when the item returns: a late item is discarded.
+    if (!failure && got && limit > 0 && NowNs() - start > limit) {
+      failure = TimeoutError(ctx.index(), "", static_cast<double>(options_.timeout.count()) / 1000.0);
+    }
+    if (failure) {
+      SampleError error = std::move(*failure);
       stats_.AddError(error.reason());
       if (options_.error_policy == ErrorPolicy::kRaise) {
         std::lock_guard<std::mutex> lock(slot->error_mu);
@@ -55,9 +78,15 @@ void Engine::IterableWorkerMain(int worker) {
   lock.unlock();
   try {
     stream = iterable_->Open(worker, options_.num_workers, epoch);
+  } catch (const abi::__forced_unwind&) {
+    throw;
   } catch (const std::exception& e) {
     lock.lock();
     FailLocked("opening the stream of worker " + std::to_string(worker) + " failed: " + e.what());
+    return;
+  } catch (...) {  // KeyboardInterrupt in iter(dataset)
+    lock.lock();
+    InterruptLocked(std::current_exception());
     return;
   }
   lock.lock();
@@ -72,7 +101,13 @@ void Engine::IterableWorkerMain(int worker) {
     });
     --pool_->workers_waiting;
     if (shutdown_ || stop_workers_ || generation_.load() != generation) return;
-    Slot* slot = TakeStreamSlotLocked(worker, epoch, generation);
+    Slot* slot = nullptr;
+    try {
+      slot = TakeStreamSlotLocked(worker, epoch, generation);
+    } catch (const std::exception&) {
+      InterruptLocked(std::current_exception());  // sizing the slot: the epoch ends
+      return;
+    }
     if (ProduceFromStream(*stream, slot, ctx, worker, lock)) {
       exhausted_[w] = true;
       progress_.fetch_add(1, std::memory_order_release);
@@ -84,7 +119,12 @@ void Engine::IterableWorkerMain(int worker) {
 
 Slot* Engine::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
   Slot* slot = pool_->TakeFreeLocked();
-  EnsureRowsLocked(slot, options_.batch_size);
+  try {
+    EnsureRowsLocked(slot, options_.batch_size);
+  } catch (...) {
+    pool_->PutLocked(slot);
+    throw;
+  }
   const size_t p = static_cast<size_t>(producer);
   slot->epoch = epoch;
   slot->generation = generation;
@@ -119,6 +159,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
                                           bool* pending) {
   std::unique_lock<std::mutex> lock(pool_->mu);
   const int workers = std::max(1, options_.num_workers);
+  ThrowInterruptLocked();
   if (!running_) {
     epoch_ = next_epoch_++;
     running_ = true;
@@ -136,6 +177,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
   int64_t wait_start = -1;
   while (true) {
     if (fatal_) std::rethrow_exception(fatal_);
+    ThrowInterruptLocked();
     // Find the next worker in round-robin order that can still deliver.
     bool any_left = false;
     for (int k = 0; k < workers; ++k) {
@@ -182,16 +224,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
       }
       continue;
     }
-    if (options_.timeout.count() > 0 && !deadline) {
-      // A stream gives no per-sample progress to watch: time the whole wait.
-      ++pool_->consumer_waiting;
-      const std::cv_status waited = pool_->ready_cv.wait_until(lock, Clock::now() + options_.timeout);
-      --pool_->consumer_waiting;
-      if (waited == std::cv_status::timeout) {
-        stats_.AddError("timeout");
-        throw TimeoutError(-1, "", static_cast<double>(options_.timeout.count()) / 1000.0);
-      }
-    } else if (!WaitForBatchLocked(lock, deadline)) {
+    if (!WaitForBatchLocked(lock, deadline)) {
       stats_.AddWait(NowNs() - wait_start);
       *pending = true;
       return std::nullopt;

@@ -1,5 +1,7 @@
 #include "src/loader/slot.h"
 
+#include <algorithm>
+
 namespace feedline::internal {
 
 SlotField& Slot::FieldFor(std::string_view name) {
@@ -64,6 +66,21 @@ void SlotPool::PutLocked(Slot* slot) {
   free_.push_back(slot);
 }
 
+void SlotPool::ShrinkLocked() {
+  const size_t keep = static_cast<size_t>(capacity_) + static_cast<size_t>(delivered_);
+  int destroyed = 0;
+  while (slots_.size() > static_cast<size_t>(capacity_) && slots_.size() > keep &&
+         !free_.empty()) {
+    Slot* victim = free_.back();
+    free_.pop_back();
+    auto it = std::find_if(slots_.begin(), slots_.end(),
+                           [victim](const std::unique_ptr<Slot>& s) { return s.get() == victim; });
+    slots_.erase(it);
+    ++destroyed;
+  }
+  grown_ = std::max(0, grown_ - destroyed);
+}
+
 void SlotPool::MarkDeliveredLocked(Slot* slot) {
   slot->state = SlotState::kDelivered;
   ++delivered_;
@@ -74,6 +91,7 @@ void SlotPool::Release(Slot* slot) {
   {
     std::lock_guard<std::mutex> lock(mu);
     PutLocked(slot);
+    ShrinkLocked();
     wake = workers_waiting > 0;
   }
   if (wake) work_cv.notify_all();

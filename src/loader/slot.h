@@ -62,10 +62,24 @@ struct Slot {
   std::vector<const Sample*> kept_rows;  // rows that survive, for collate
   int64_t claimed = 0;  // rows handed to workers (guarded by the pool mutex)
   std::atomic<int64_t> finished{0};
+  // Set (under the pool mutex) when a row's load ran past the loader timeout:
+  // the batch was bound again to another slot, and this one only waits for
+  // the late load to return before going back to the pool. Its rows are
+  // discarded.
+  std::atomic<bool> orphaned{false};
+  // Per row: 0, or 1 + the load attempt (0: the planned sample, k: its k-th
+  // substitute) that ran past the timeout in an earlier slot of this batch.
+  // Such a row starts as failed ("timeout"). Written under the pool mutex
+  // before the rows can be claimed.
+  std::vector<int> timed_out;
 
   // Errors of this batch (error path only: allocation here is fine).
   std::mutex error_mu;
   std::vector<std::pair<int64_t, SampleError>> errors;  // (row, error)
+  // Counted into the loader's statistics when the batch completes, so that
+  // rows loaded again after a timeout are not counted twice.
+  std::vector<std::string> error_reasons;  // failures of the planned samples
+  int64_t failed_substitutes = 0;
 
   // The delivered batch.
   int64_t rows = 0;
@@ -124,6 +138,14 @@ class SlotPool {
   void PutLocked(Slot* slot);
   // Called by the last Batch handle of a delivered slot.
   void Release(Slot* slot);
+  // Slots that exist now. REQUIRES: mu held.
+  int size_locked() const { return static_cast<int>(slots_.size()); }
+  // Destroys free slots beyond both the capacity and the batches held plus
+  // the capacity, so the memory of batches a caller kept (list(loader)) goes
+  // once they are released, while a caller that keeps a few batches does
+  // not make the pool allocate a slot per batch. REQUIRES: mu held, and no
+  // one iterating slots_locked().
+  void ShrinkLocked();
   // Slots currently held by the consumer. REQUIRES: mu held.
   int delivered_count_locked() const { return delivered_; }
   void MarkDeliveredLocked(Slot* slot);

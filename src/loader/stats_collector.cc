@@ -47,6 +47,7 @@ StatsSnapshot StatsCollector::Snapshot() const {
   s.errors = errors_.load();
   s.skipped = skipped_.load();
   s.replaced = replaced_.load();
+  s.failed_substitutes = failed_substitutes_.load();
   for (int i = 0; i < kNumStages; ++i) s.stage_ns[static_cast<size_t>(i)] = stage_ns_[static_cast<size_t>(i)].load();
   s.consumer_wait_ns = wait_ns_.load();
   const int64_t start = start_ns_.load();

@@ -32,6 +32,9 @@ class StatsCollector {
   void AddError(const std::string& reason);
   void AddSkipped() { skipped_.fetch_add(1, std::memory_order_relaxed); }
   void AddReplaced() { replaced_.fetch_add(1, std::memory_order_relaxed); }
+  void AddFailedSubstitutes(int64_t n) {
+    failed_substitutes_.fetch_add(n, std::memory_order_relaxed);
+  }
   void AddBatch() { batches_.fetch_add(1, std::memory_order_relaxed); }
   void AddWait(int64_t ns) { wait_ns_.fetch_add(ns, std::memory_order_relaxed); }
   // Marks the first Next() and the first delivered batch (first call wins).
@@ -52,6 +55,7 @@ class StatsCollector {
   std::atomic<int64_t> errors_{0};
   std::atomic<int64_t> skipped_{0};
   std::atomic<int64_t> replaced_{0};
+  std::atomic<int64_t> failed_substitutes_{0};
   std::atomic<int64_t> wait_ns_{0};
   std::atomic<int64_t> start_ns_{-1};
   std::atomic<int64_t> first_batch_ns_{-1};

@@ -8,13 +8,25 @@
 #include <cstdlib>
 #include <new>
 
+#include <malloc.h>
+
 #include "feedline/data_loader.h"
+#include "loader/allocation_hooks.h"
 #include "loader/test_datasets.h"
 
 namespace {
 std::atomic<bool> g_counting{false};
 std::atomic<int64_t> g_allocations{0};
+// Fault injection and accounting for the other tests of this program
+// (allocation_hooks.h).
+std::atomic<size_t> g_fail_at_least{0};
+std::atomic<int64_t> g_live_aligned_bytes{0};
 }  // namespace
+
+namespace feedline::testing {
+int64_t LiveAlignedBytes() { return g_live_aligned_bytes.load(); }
+void FailAllocationsOfAtLeast(size_t bytes) { g_fail_at_least.store(bytes); }
+}  // namespace feedline::testing
 
 // GCC sees free() inlined where new-expressions' memory is released and warns
 // of a mismatch; here operator new itself is malloc, so the pairs match.
@@ -25,16 +37,28 @@ std::atomic<int64_t> g_allocations{0};
 // Every replaceable allocation function that pairs with free(), so that none
 // mixes with the runtime's own (sanitizers check the pairing).
 namespace {
+bool Injected(size_t size) {
+  const size_t limit = g_fail_at_least.load(std::memory_order_relaxed);
+  return limit != 0 && size >= limit;
+}
 void* CountedAlloc(size_t size) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (Injected(size)) return nullptr;
   return std::malloc(size == 0 ? 1 : size);
 }
 // The over-aligned forms (batch storage asks for 64-byte blocks).
 void* CountedAlignedAlloc(size_t size, std::align_val_t alignment) {
   if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (Injected(size)) return nullptr;
   const size_t align = static_cast<size_t>(alignment);
   const size_t rounded = (std::max<size_t>(size, 1) + align - 1) / align * align;
-  return std::aligned_alloc(align, rounded);
+  void* p = std::aligned_alloc(align, rounded);
+  if (p != nullptr) g_live_aligned_bytes.fetch_add(static_cast<int64_t>(malloc_usable_size(p)));
+  return p;
+}
+void AlignedFree(void* p) {
+  if (p != nullptr) g_live_aligned_bytes.fetch_sub(static_cast<int64_t>(malloc_usable_size(p)));
+  std::free(p);
 }
 }  // namespace
 
@@ -62,12 +86,12 @@ void* operator new(size_t size, std::align_val_t alignment, const std::nothrow_t
 void* operator new[](size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
   return CountedAlignedAlloc(size, alignment);
 }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { AlignedFree(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { AlignedFree(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { AlignedFree(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { AlignedFree(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { AlignedFree(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { AlignedFree(p); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
