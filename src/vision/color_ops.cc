@@ -77,95 +77,151 @@ void AdjustSaturation(RgbImageView image, double factor) {
   }
 }
 
-void AdjustHue(RgbImageView image, double factor) {
-  const float hue_shift = static_cast<float>(factor);
-  const size_t n = Pixels(image);
-  for (size_t i = 0; i < n; ++i) {
-    uint8_t* px = image.data + 3 * i;
-    const float r = static_cast<float>(px[0]) / 255.0f;
-    const float g = static_cast<float>(px[1]) / 255.0f;
-    const float b = static_cast<float>(px[2]) / 255.0f;
+namespace {
+
+// Pixels per block of AdjustHue: the block's planes live on the stack.
+constexpr int kHueBlock = 256;
+
+// adjust_hue on n <= kHueBlock pixels held as planes of x / 255. Written
+// without branches or library calls so the compiler vectorizes it; each
+// float operation is torch's, in its order (the identities used are exact:
+// fmod(x, 1) for x in [0, 2) is x - 1 or x, torch.remainder(x, 1) for x in
+// [-0.5, 1.5) is x + 1, x - 1 or x, floor of a non-negative x is its
+// truncation).
+// (Every value is computed, then selected: with trapping math the compiler
+// may not move a float operation out of a branch, which would keep the
+// loop scalar.)
+void HueBlock(float* __restrict r_plane, float* __restrict g_plane, float* __restrict b_plane,
+              int n, float hue_shift) {
+  for (int i = 0; i < n; ++i) {
+    const float r = r_plane[i], g = g_plane[i], b = b_plane[i];
     // _rgb2hsv
     const float maxc = std::max(std::max(r, g), b);
     const float minc = std::min(std::min(r, g), b);
     const bool eqc = maxc == minc;
     const float cr = maxc - minc;
-    const float s = cr / (eqc ? 1.0f : maxc);
+    const float s_divisor = eqc ? 1.0f : maxc;
+    const float s = cr / s_divisor;
     const float cr_divisor = eqc ? 1.0f : cr;
     const float rc = (maxc - r) / cr_divisor;
     const float gc = (maxc - g) / cr_divisor;
     const float bc = (maxc - b) / cr_divisor;
-    const float hr = maxc == r ? bc - gc : 0.0f;
+    const float hr_value = bc - gc;
     const float t2 = 2.0f + rc;
-    const float hg = (maxc == g && maxc != r) ? t2 - bc : 0.0f;
+    const float hg_value = t2 - bc;
     const float t4 = 4.0f + gc;
-    const float hb = (maxc != g && maxc != r) ? t4 - rc : 0.0f;
+    const float hb_value = t4 - rc;
+    const bool is_r = maxc == r;
+    const bool is_g = maxc == g;
+    const float hr = is_r ? hr_value : 0.0f;
+    const float hg = (is_g & !is_r) ? hg_value : 0.0f;
+    const float hb = (!is_g & !is_r) ? hb_value : 0.0f;
     const float hrg = hr + hg;
-    float h = hrg + hb;
-    const float h6 = h / 6.0f;
-    h = std::fmod(h6 + 1.0f, 1.0f);
+    const float h_sum = hrg + hb;
+    const float h6 = h_sum / 6.0f;
+    const float wrapped = h6 + 1.0f;  // in [5/6, 11/6]
+    const float wrapped_down = wrapped - 1.0f;
+    const float h = wrapped >= 1.0f ? wrapped_down : wrapped;
     const float v = maxc;
-    // (h + hue_factor) % 1.0: torch.remainder, a - floor(a / b) * b.
-    const float shifted = h + hue_shift;
-    h = shifted - std::floor(shifted);
+    // (h + hue_factor) % 1.0
+    const float shifted = h + hue_shift;  // in [-0.5, 1.5)
+    const float shifted_up = shifted + 1.0f;
+    const float shifted_down = shifted - 1.0f;
+    const bool below = shifted < 0.0f;
+    const bool above = shifted >= 1.0f;
+    float hue = above ? shifted_down : shifted;
+    hue = below ? shifted_up : hue;
     // _hsv2rgb
-    const float hx6 = h * 6.0f;
-    const float fi = std::floor(hx6);
-    const float f = hx6 - fi;
-    int sector = static_cast<int>(fi) % 6;
-    if (sector < 0) sector += 6;
+    const float hx6 = hue * 6.0f;
+    const int whole = static_cast<int>(hx6);  // floor: hx6 >= 0
+    const float f = hx6 - static_cast<float>(whole);
+    const int sector = whole == 6 ? 0 : whole;
     const float one_minus_s = 1.0f - s;
     const float sf = s * f;
     const float one_minus_sf = 1.0f - sf;
     const float one_minus_f = 1.0f - f;
     const float s_one_minus_f = s * one_minus_f;
     const float one_minus_s1f = 1.0f - s_one_minus_f;
-    const float p = std::clamp(v * one_minus_s, 0.0f, 1.0f);
-    const float q = std::clamp(v * one_minus_sf, 0.0f, 1.0f);
-    const float t = std::clamp(v * one_minus_s1f, 0.0f, 1.0f);
-    const std::array<float, 6> a1 = {v, q, p, p, t, v};
-    const std::array<float, 6> a2 = {t, v, v, q, p, p};
-    const std::array<float, 6> a3 = {p, p, t, v, v, q};
-    px[0] = ToByte(a1[sector] * 255.0f);
-    px[1] = ToByte(a2[sector] * 255.0f);
-    px[2] = ToByte(a3[sector] * 255.0f);
+    const float p = std::min(std::max(v * one_minus_s, 0.0f), 1.0f);
+    const float q = std::min(std::max(v * one_minus_sf, 0.0f), 1.0f);
+    const float t = std::min(std::max(v * one_minus_s1f, 0.0f), 1.0f);
+    // sector:  0  1  2  3  4  5
+    //   r      v  q  p  p  t  v
+    //   g      t  v  v  q  p  p
+    //   b      p  p  t  v  v  q
+    const bool s0 = sector == 0, s1 = sector == 1, s2 = sector == 2;
+    const bool s3 = sector == 3, s4 = sector == 4, s5 = sector == 5;
+    // One two-way select per statement (a many-way one stays a branch).
+    float r_out = s1 ? q : p;
+    r_out = s4 ? t : r_out;
+    r_out = (s0 | s5) ? v : r_out;
+    float g_out = s0 ? t : p;
+    g_out = s3 ? q : g_out;
+    g_out = (s1 | s2) ? v : g_out;
+    float b_out = s2 ? t : p;
+    b_out = s5 ? q : b_out;
+    b_out = (s3 | s4) ? v : b_out;
+    r_plane[i] = r_out;
+    g_plane[i] = g_out;
+    b_plane[i] = b_out;
+  }
+}
+
+}  // namespace
+
+void AdjustHue(RgbImageView image, double factor) {
+  const float hue_shift = static_cast<float>(factor);
+  const size_t n = Pixels(image);
+  float r[kHueBlock], g[kHueBlock], b[kHueBlock];
+  for (size_t start = 0; start < n; start += kHueBlock) {
+    const int count = static_cast<int>(std::min<size_t>(kHueBlock, n - start));
+    uint8_t* px = image.data + 3 * start;
+    for (int i = 0; i < count; ++i) {
+      r[i] = static_cast<float>(px[3 * i]) / 255.0f;
+      g[i] = static_cast<float>(px[3 * i + 1]) / 255.0f;
+      b[i] = static_cast<float>(px[3 * i + 2]) / 255.0f;
+    }
+    HueBlock(r, g, b, count, hue_shift);
+    for (int i = 0; i < count; ++i) {
+      px[3 * i] = ToByte(r[i] * 255.0f);
+      px[3 * i + 1] = ToByte(g[i] * 255.0f);
+      px[3 * i + 2] = ToByte(b[i] * 255.0f);
+    }
   }
 }
 
 void AdjustSharpness(RgbImageView image, double factor, std::vector<uint8_t>& scratch) {
   const int h = image.height, w = image.width;
   if (h <= 2 || w <= 2) return;
-  // _blurred_degenerate_image: conv2d with the kernel normalized in
-  // float32, rounded back to uint8; the border keeps the original pixels.
-  const float k1 = 1.0f / 13.0f;
-  const float k5 = 5.0f / 13.0f;
+  // _blurred_degenerate_image: conv2d with [[1,1,1],[1,5,1],[1,1,1]] / 13,
+  // rounded to uint8; the border keeps the original pixels. The exact value
+  // is S / 13 for an integer S, never within 1/26 of a half, so torch's
+  // float32 sum (in whatever order) rounds to round(S / 13), computed here
+  // in integers.
   scratch.assign(image.data, image.data + image.bytes());
   const uint8_t* src = scratch.data();
   const Blend blend(factor);
-  const size_t stride = static_cast<size_t>(w) * 3;
+  const ptrdiff_t stride = static_cast<ptrdiff_t>(w) * 3;
   for (int y = 0; y < h; ++y) {
-    for (int x = 0; x < w; ++x) {
-      const bool border = y == 0 || x == 0 || y == h - 1 || x == w - 1;
-      for (int c = 0; c < 3; ++c) {
-        const uint8_t* center = src + y * stride + x * 3 + c;
-        if (border) {
-          // The border is blended with itself, which is not always a no-op:
-          // 1.9 x - 0.9 x can round to just under x and truncate to x - 1.
-          image.data[y * stride + x * 3 + c] = blend(*center, *center);
-          continue;
-        }
-        float sum = 0.0f;
-        for (int dy = -1; dy <= 1; ++dy) {
-          for (int dx = -1; dx <= 1; ++dx) {
-            const float k = (dy == 0 && dx == 0) ? k5 : k1;
-            const float term = k * static_cast<float>(center[dy * static_cast<std::ptrdiff_t>(stride) +
-                                                             dx * 3]);
-            sum = sum + term;
-          }
-        }
-        const float blurred = std::nearbyint(std::min(std::max(sum, 0.0f), 255.0f));
-        image.data[y * stride + x * 3 + c] = blend(static_cast<float>(*center), blurred);
-      }
+    const uint8_t* row = src + y * stride;
+    uint8_t* out = image.data + y * stride;
+    if (y == 0 || y == h - 1) {
+      // The border is blended with itself, which is not always a no-op:
+      // 1.9 x - 0.9 x can round to just under x and truncate to x - 1.
+      for (ptrdiff_t j = 0; j < stride; ++j) out[j] = blend(row[j], row[j]);
+      continue;
+    }
+    for (int j = 0; j < 3; ++j) {
+      out[j] = blend(row[j], row[j]);
+      out[stride - 3 + j] = blend(row[stride - 3 + j], row[stride - 3 + j]);
+    }
+    const uint8_t* up = row - stride;
+    const uint8_t* down = row + stride;
+    for (ptrdiff_t j = 3; j < stride - 3; ++j) {
+      const int sum = up[j - 3] + up[j] + up[j + 3] + row[j - 3] + 5 * row[j] + row[j + 3] +
+                      down[j - 3] + down[j] + down[j + 3];
+      const int blurred = (2 * sum + 13) / 26;
+      out[j] = blend(static_cast<float>(row[j]), static_cast<float>(blurred));
     }
   }
 }
