@@ -665,6 +665,15 @@ void BindCore(py::module_& m) {
            py::arg("batches_done"))
       .def("resume_from", &DistributedBatchSampler::ResumeFrom, py::arg("epoch"),
            py::arg("position"))
+      .def(
+          "valid_mask",
+          [](const DistributedBatchSampler& s, int64_t epoch) {
+            const std::vector<uint8_t> mask = s.ValidMask(epoch);
+            py::array_t<bool> out(static_cast<py::ssize_t>(mask.size()));
+            std::copy(mask.begin(), mask.end(), out.mutable_data());
+            return out;
+          },
+          py::arg("epoch"))
       .def_property_readonly("num_samples", &DistributedBatchSampler::num_samples);
   // Rank and world size: explicit values first, then the launcher's variables.
   m.def(

@@ -169,6 +169,12 @@ class DistributedBatchSampler : public BatchSampler {
 
   // Indices of this rank for `epoch`, before batching.
   std::vector<int64_t> RankIndices(int64_t epoch) const;
+  // One flag per index of Plan(epoch): 1 for a sample's own place in the
+  // global order, 0 for padding that repeats it. Over all ranks the rows
+  // flagged 1 are each of the epoch's samples exactly once, so a metric
+  // summed over them is exact while every rank takes the same steps (pad);
+  // without pad every flag is 1.
+  std::vector<uint8_t> ValidMask(int64_t epoch) const;
   // Samples of `epoch`'s global order consumed over all ranks once every rank
   // has taken `batches_done` batches of it (the resumed prefix included);
   // dataset_size once the epoch is complete. REQUIRES: batches_done >= 0.
@@ -187,6 +193,8 @@ class DistributedBatchSampler : public BatchSampler {
  private:
   // The global order's first `consumed` samples are skipped.
   int64_t Consumed(int64_t epoch) const;
+  // This rank's positions in an order of m samples: padding is p >= m.
+  std::vector<int64_t> RankPositions(int64_t m) const;
   void SetResume(int64_t epoch, int64_t position);
   // This rank's count of an order of m samples, and its batch count; the
   // most batches any rank gets.

@@ -505,6 +505,17 @@ class DistributedBatchSampler(BatchSampler):
             "shuffle": bool(self.shuffle),
         }
 
+    def valid_masks(self, epoch=None):
+        """One bool array per batch of `epoch` (default: the current one),
+        aligned with this rank's batches: False for padding rows that repeat a
+        sample. Over all ranks the True rows are each sample exactly once, so
+        an evaluation can keep pad=True (equal steps on every rank) and still
+        count exactly: sum only the rows whose mask is True."""
+        epoch = self.epoch if epoch is None else int(epoch)
+        mask = self._native.valid_mask(epoch)
+        _, offsets = self._native.plan(epoch)
+        return [mask[offsets[b]:offsets[b + 1]] for b in range(len(offsets) - 1)]
+
     def _position_to_restore(self, state):
         # A state taken by another world size (or rank) continues from the
         # global position: this sampler splits the rest of that epoch, and the

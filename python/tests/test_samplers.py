@@ -363,3 +363,21 @@ def test_without_a_global_position_another_world_size_is_refused():
     del state["global_position"]
     with pytest.raises(ValueError, match="num_replicas"):
         _distributed_loader(dataset, 2, 0).load_state_dict(state)
+
+
+@pytest.mark.parametrize("partition", ["paddle", "torch"])
+def test_valid_masks_count_every_sample_once_with_equal_steps(partition):
+    dataset = IndexDataset(23)
+    counted, steps = [], set()
+    for rank in range(4):
+        sampler = io.DistributedBatchSampler(dataset, 2, num_replicas=4, rank=rank, shuffle=True,
+                                             partition=partition)
+        sampler.set_epoch(3)
+        loader = feedline.DataLoader(dataset, batch_sampler=sampler)
+        masks = sampler.valid_masks()
+        batches = labels_of(loader)
+        steps.add(len(batches))
+        assert [len(m) for m in masks] == [len(b) for b in batches]
+        counted += [i for b, m in zip(batches, masks) for i, ok in zip(b, m) if ok]
+    assert len(steps) == 1  # pad=True: equal steps
+    assert sorted(counted) == list(range(23))  # and the mask makes the count exact

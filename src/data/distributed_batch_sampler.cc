@@ -144,9 +144,23 @@ int64_t DistributedBatchSampler::Consumed(int64_t epoch) const {
   return epoch == resume_epoch_.load() ? resume_position_.load() : 0;
 }
 
+std::vector<int64_t> DistributedBatchSampler::RankPositions(int64_t m) const {
+  if (m == 0) return {};
+  const bool paddle = options_.partition == DistributedPartition::kPaddle;
+  // Position p of the (padded) order; p >= m is padding, the sample at p % m.
+  const int64_t total = options_.pad ? (m + num_replicas_ - 1) / num_replicas_ * num_replicas_ : m;
+  std::vector<int64_t> positions(static_cast<size_t>(total));
+  std::iota(positions.begin(), positions.end(), int64_t{0});
+  if (!options_.pad) {
+    return paddle ? PaddleSplitExact(positions, batch_size_, num_replicas_, rank_)
+                  : Stride(positions, num_replicas_, rank_);
+  }
+  return paddle ? PaddleSplitPadded(positions, batch_size_, num_replicas_, rank_)
+                : Stride(positions, num_replicas_, rank_);
+}
+
 std::vector<int64_t> DistributedBatchSampler::RankIndices(int64_t epoch) const {
   internal::CheckEpoch(epoch);
-
   // 1. The global order, the same on every rank and for every world size;
   // a resumed epoch keeps only what no rank has consumed.
   std::vector<int64_t> order(static_cast<size_t>(n_));
@@ -158,22 +172,23 @@ std::vector<int64_t> DistributedBatchSampler::RankIndices(int64_t epoch) const {
   const int64_t consumed = Consumed(epoch);
   if (consumed > 0) order.erase(order.begin(), order.begin() + consumed);
   const int64_t m = static_cast<int64_t>(order.size());
-  if (m == 0) return {};
+  // 2. Padded with the order's own head (cycling when padding > m), and
+  // 3. split: both through the positions.
+  std::vector<int64_t> local = RankPositions(m);
+  for (int64_t& p : local) p = order[static_cast<size_t>(p % m)];
+  return local;
+}
 
-  const bool paddle = options_.partition == DistributedPartition::kPaddle;
-  if (!options_.pad) {
-    return paddle ? PaddleSplitExact(order, batch_size_, num_replicas_, rank_)
-                  : Stride(order, num_replicas_, rank_);
-  }
-  // 2. Padded to a multiple of R with its own head, cycling when padding > m.
-  const int64_t total = (m + num_replicas_ - 1) / num_replicas_ * num_replicas_;
-  order.reserve(static_cast<size_t>(total));
-  for (int64_t k = 0; static_cast<int64_t>(order.size()) < total; ++k) {
-    order.push_back(order[static_cast<size_t>(k % m)]);
-  }
-  // 3. The split.
-  return paddle ? PaddleSplitPadded(order, batch_size_, num_replicas_, rank_)
-                : Stride(order, num_replicas_, rank_);
+std::vector<uint8_t> DistributedBatchSampler::ValidMask(int64_t epoch) const {
+  internal::CheckEpoch(epoch);
+  const int64_t m = n_ - Consumed(epoch);
+  const std::vector<int64_t> positions = RankPositions(m);
+  // Aligned with Plan(epoch): drop_last cuts the final short batch.
+  const int64_t size = static_cast<int64_t>(positions.size());
+  const size_t rows = static_cast<size_t>(options_.drop_last ? size - size % batch_size_ : size);
+  std::vector<uint8_t> mask(rows);
+  for (size_t k = 0; k < rows; ++k) mask[k] = positions[k] < m ? 1 : 0;
+  return mask;
 }
 
 int64_t DistributedBatchSampler::GlobalPosition(int64_t epoch, int64_t batches_done) const {

@@ -594,5 +594,54 @@ TEST(DistributedBatchSamplerTest, ResumeFromEqualsTheResumeOptionAndPinsTheEpoch
   EXPECT_EQ(later.GlobalPosition(2, 0), 7);
 }
 
+TEST(DistributedBatchSamplerTest, TheValidMaskCountsEverySampleOnceWithEqualSteps) {
+  for (DistributedPartition partition :
+       {DistributedPartition::kPaddle, DistributedPartition::kTorch}) {
+    for (int64_t n : {1, 2, 7, 10, 31, 97}) {
+      for (int64_t replicas : {1, 2, 3, 4, 8}) {
+        for (int64_t batch_size : {1, 3, 16}) {
+          for (int64_t resume : {0, 3}) {
+            SCOPED_TRACE("n=" + std::to_string(n) + " R=" + std::to_string(replicas) +
+                         " bs=" + std::to_string(batch_size) + " resume=" + std::to_string(resume));
+            if (resume > n) continue;
+            std::vector<int64_t> valid;
+            int64_t padded_rows = 0;
+            for (int64_t rank = 0; rank < replicas; ++rank) {
+              const DistributedBatchSampler sampler =
+                  MakeSampler(n, batch_size, replicas, rank, {partition, true, true}, 0, resume);
+              const EpochPlan plan = sampler.Plan(0);
+              const std::vector<uint8_t> mask = sampler.ValidMask(0);
+              ASSERT_EQ(mask.size(), plan.indices.size());
+              for (size_t k = 0; k < mask.size(); ++k) {
+                if (mask[k]) {
+                  valid.push_back(plan.indices[k]);
+                } else {
+                  ++padded_rows;
+                }
+              }
+            }
+            std::sort(valid.begin(), valid.end());
+            EXPECT_EQ(static_cast<int64_t>(valid.size()), n - resume);
+            EXPECT_EQ(std::adjacent_find(valid.begin(), valid.end()), valid.end());
+            EXPECT_EQ(padded_rows,
+                      (n - resume + replicas - 1) / replicas * replicas - (n - resume));
+          }
+        }
+      }
+    }
+  }
+  // Without pad every row is valid; drop_last shortens the mask with the plan.
+  const DistributedBatchSampler exact =
+      MakeSampler(10, 3, 4, 0, {DistributedPartition::kTorch, false, false});
+  EXPECT_EQ(exact.ValidMask(0), std::vector<uint8_t>(exact.Plan(0).indices.size(), 1));
+  DistributedBatchSampler::Options o;
+  o.drop_last = true;
+  const DistributedBatchSampler dropping(10, 2, 4, 0, o);  // [0, 1] and the dropped [8]
+  EXPECT_EQ(dropping.ValidMask(0), (std::vector<uint8_t>{1, 1}));
+  // N=10, R=4, bs=2: ranks 2 and 3 end with the padding 0 and 1.
+  EXPECT_EQ(DistributedBatchSampler(10, 2, 4, 2).ValidMask(0), (std::vector<uint8_t>{1, 1, 0}));
+  EXPECT_EQ(DistributedBatchSampler(10, 2, 4, 1).ValidMask(0), (std::vector<uint8_t>{1, 1, 1}));
+}
+
 }  // namespace
 }  // namespace feedline
