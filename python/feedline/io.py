@@ -523,8 +523,8 @@ class DistributedBatchSampler(BatchSampler):
         # which refuses a different num_replicas or rank.
         state = dict(state)
         position = state.pop("global_position", None)
-        other_job = (state.get("num_replicas", self.nranks), state.get("rank", self.local_rank)) != (
-            self.nranks, self.local_rank)
+        mine = (self.nranks, self.local_rank)
+        other_job = (state.get("num_replicas", mine[0]), state.get("rank", mine[1])) != mine
         if position is None:
             return state
         if not other_job:

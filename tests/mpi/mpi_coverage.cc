@@ -57,8 +57,7 @@ int64_t Load(std::shared_ptr<feedline::DistributedBatchSampler> sampler, int64_t
 
 std::vector<int64_t> Sum(const std::vector<int64_t>& mine, MPI_Comm comm) {
   std::vector<int64_t> all(mine.size());
-  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_INT64_T, MPI_SUM,
-                comm);
+  MPI_Allreduce(mine.data(), all.data(), static_cast<int>(mine.size()), MPI_INT64_T, MPI_SUM, comm);
   return all;
 }
 
@@ -71,15 +70,15 @@ int64_t Reduce(int64_t value, MPI_Op op, MPI_Comm comm) {
 void RunChecks(int rank, int world) {
   const feedline::LaunchInfo launch = feedline::ResolveLaunch(std::nullopt, std::nullopt);
   Check(launch.rank == rank && launch.world_size == world,
-        "the launcher variables (" + launch.source + ") give rank " +
-            std::to_string(launch.rank) + " of " + std::to_string(launch.world_size),
+        "the launcher variables (" + launch.source + ") give rank " + std::to_string(launch.rank) +
+            " of " + std::to_string(launch.world_size),
         rank);
   Check(launch.source == "openmpi", "source is " + launch.source, rank);
 
-  for (auto partition : {feedline::DistributedPartition::kPaddle,
-                         feedline::DistributedPartition::kTorch}) {
-    const std::string name = partition == feedline::DistributedPartition::kPaddle ? "paddle"
-                                                                                  : "torch";
+  for (auto partition :
+       {feedline::DistributedPartition::kPaddle, feedline::DistributedPartition::kTorch}) {
+    const std::string name =
+        partition == feedline::DistributedPartition::kPaddle ? "paddle" : "torch";
     for (bool pad : {true, false}) {
       feedline::DistributedBatchSampler::Options o;
       o.shuffle = true;
@@ -119,8 +118,8 @@ void RunChecks(int rank, int world) {
   o.seed = 9;
   o.pad = false;
   std::vector<int64_t> counts(kSamples, 0);
-  auto before = std::make_shared<feedline::DistributedBatchSampler>(kSamples, kBatch, world,
-                                                                    launch.rank, o);
+  auto before =
+      std::make_shared<feedline::DistributedBatchSampler>(kSamples, kBatch, world, launch.rank, o);
   const int64_t taken = Load(before, 1, 5, counts);
   const int64_t position = before->GlobalPosition(1, taken);
   Check(Reduce(position, MPI_MIN, MPI_COMM_WORLD) == Reduce(position, MPI_MAX, MPI_COMM_WORLD),
@@ -131,8 +130,8 @@ void RunChecks(int rank, int world) {
   if (rank < smaller) {
     o.resume_epoch = 1;
     o.resume_position = position;
-    auto after = std::make_shared<feedline::DistributedBatchSampler>(kSamples, kBatch, smaller,
-                                                                      rank, o);
+    auto after =
+        std::make_shared<feedline::DistributedBatchSampler>(kSamples, kBatch, smaller, rank, o);
     Load(after, 1, -1, counts);
     MPI_Comm_free(&survivors);
   }
@@ -140,8 +139,8 @@ void RunChecks(int rank, int world) {
   int64_t wrong = 0;
   for (int64_t c : all) wrong += c != 1;
   Check(wrong == 0,
-        "resume from " + std::to_string(world) + " to " + std::to_string(smaller) + " ranks: " +
-            std::to_string(wrong) + " samples not seen exactly once",
+        "resume from " + std::to_string(world) + " to " + std::to_string(smaller) +
+            " ranks: " + std::to_string(wrong) + " samples not seen exactly once",
         rank);
 }
 
