@@ -187,8 +187,11 @@ CropBox RandomResizedCropBox(int height, int width, const std::array<double, 2>&
 // ';', e.g. "resize(256); center_crop(224); normalize; to_chw". Names may
 // also be written as in torchvision ("RandomResizedCrop(224)"). Positional
 // arguments are sizes (one, or height and width) or, for
-// random_horizontal_flip, p; the rest are key=value with ranges and triples
-// written a:b and a:b:c. Throws Error naming the bad item.
+// random_horizontal_flip and random_erasing, p; the rest are key=value with
+// ranges and triples written a:b and a:b:c, e.g.
+// "color_jitter(brightness=0.6:1.4,hue=-0.1:0.1)", "rand_augment(num_ops=2,
+// magnitude=9)", "auto_augment(policy=imagenet)", "random_erasing(0.25,
+// value=random)". Throws Error naming the bad item.
 std::vector<Transform> ParseTransforms(std::string_view spec);
 // The inverse of ParseTransforms.
 std::string TransformsToString(const std::vector<Transform>& transforms);
