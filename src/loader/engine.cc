@@ -553,10 +553,10 @@ void Engine::CheckTimeoutsLocked() {
     // and a new one takes its place, if a lane is free (at most num_workers
     // threads are stuck at once).
     if (b.live && !b.retired.load()) {
-      b.retired.store(true);
       auto it = std::find_if(threads_.begin(), threads_.end(),
                              [&](const std::thread& t) { return t.get_id() == b.thread_id; });
       if (it != threads_.end()) {
+        b.retired.store(true);
         retired_threads_.emplace_back(static_cast<int>(lane), std::move(*it));
         threads_.erase(it);
         if (!StartThreadLocked(b.worker)) {
