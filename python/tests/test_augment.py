@@ -73,6 +73,16 @@ def test_augment_ops_equal_torchvision(op, magnitude):
         np.testing.assert_array_equal(ours, theirs, err_msg=f"{op}({magnitude})")
 
 
+@pytest.mark.parametrize("op,magnitude", [("ShearX", 0.5), ("TranslateY", -17.0)])
+def test_fill_equals_torchvision(op, magnitude):
+    fill = [10.0, 128.0, 250.0]
+    for image in photos():
+        ours = F.apply_augment_op(image, op, magnitude, fill=fill)
+        theirs = torchvision_on(
+            image, lambda t: _apply_op(t, op, magnitude, InterpolationMode.NEAREST, fill))
+        np.testing.assert_array_equal(ours, theirs)
+
+
 @pytest.mark.parametrize(
     "op,magnitude,interpolation,max_level,max_fraction",
     [
