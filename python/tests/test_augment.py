@@ -11,7 +11,7 @@ import pytest
 import torch
 from torchvision.transforms import InterpolationMode
 from torchvision.transforms import functional as TF
-from torchvision.transforms import transforms as tvt
+import torchvision.transforms as tvt
 from torchvision.transforms.autoaugment import _apply_op
 
 import feedline
@@ -295,3 +295,26 @@ def test_paddle_names_are_aliases():
     assert T.BrightnessTransform(0.4).brightness == T.ColorJitter(brightness=0.4).brightness
     assert T.SaturationTransform(0.3).saturation == [0.7, 1.3]
     assert T.RandomErasing(prob=0.25).p == 0.25
+
+
+def test_a_torchvision_recipe_converts_to_the_same_native_pipeline():
+    # The reference script's ClassificationPresetTrain with --auto-augment
+    # ta_wide --random-erase 0.25, built from torchvision's classes.
+    theirs = tvt.Compose([
+        tvt.RandomResizedCrop(176, interpolation=InterpolationMode.BILINEAR),
+        tvt.RandomHorizontalFlip(0.5), tvt.TrivialAugmentWide(), tvt.PILToTensor(),
+        tvt.ConvertImageDtype(torch.float), tvt.Normalize(MEAN, STD), tvt.RandomErasing(0.25),
+    ])
+    ours = T.Compose([
+        T.RandomResizedCrop(176), T.RandomHorizontalFlip(0.5), T.TrivialAugmentWide(),
+        T.PILToTensor(), T.ConvertImageDtype(torch.float), T.Normalize(MEAN, STD),
+        T.RandomErasing(0.25),
+    ])
+    assert repr(T.build_pipeline(T.from_torchvision(theirs))) == repr(T.build_pipeline(ours))
+    jitter = T.from_torchvision(tvt.ColorJitter(brightness=0.4, hue=0.1))
+    assert jitter.brightness == [0.6, 1.4] and jitter.contrast == [1.0, 1.0]
+    assert jitter.hue == [-0.1, 0.1]
+    policy = T.from_torchvision(tvt.AutoAugment(tvt.AutoAugmentPolicy.CIFAR10))
+    assert policy.policy == T.AutoAugmentPolicy.CIFAR10
+    with pytest.raises(ValueError, match="GaussianBlur has no native"):
+        T.from_torchvision(tvt.Compose([tvt.GaussianBlur(3)]))

@@ -51,6 +51,7 @@ __all__ = [
     "SaturationTransform",
     "ToTensor",
     "TrivialAugmentWide",
+    "from_torchvision",
 ]
 
 _NATIVE = _vision.Transform
@@ -550,3 +551,56 @@ def build_pipeline(transform, max_pixels=None):
     if max_pixels is None:
         return _vision.Pipeline(natives, dtype)
     return _vision.Pipeline(natives, dtype, max_pixels=max_pixels)
+
+
+def _torchvision_size(size):
+    return size[0] if isinstance(size, (list, tuple)) and len(size) == 1 else size
+
+
+def from_torchvision(transform):
+    """The feedline transforms equal to a torchvision.transforms object (a
+    Compose, a list, or one transform), so that a torchvision recipe (such
+    as the reference scripts' ClassificationPresetTrain(...).transforms)
+    runs natively. Raises ValueError naming a transform it has no native
+    equivalent for."""
+    if isinstance(transform, Transform):
+        return transform
+    if isinstance(transform, (list, tuple)):
+        return Compose([from_torchvision(t) for t in transform])
+    name = type(transform).__name__
+    t = transform
+    if name == "Compose":
+        return Compose([from_torchvision(step) for step in t.transforms])
+    if name == "RandomResizedCrop":
+        return RandomResizedCrop(t.size, t.scale, t.ratio, t.interpolation)
+    if name == "RandomHorizontalFlip":
+        return RandomHorizontalFlip(t.p)
+    if name == "Resize":
+        return Resize(_torchvision_size(t.size), t.interpolation, t.max_size)
+    if name == "CenterCrop":
+        return CenterCrop(t.size)
+    if name == "ToTensor":
+        return ToTensor()
+    if name == "PILToTensor":
+        return PILToTensor()
+    if name == "ConvertImageDtype":
+        return ConvertImageDtype(t.dtype)
+    if name == "Normalize":
+        return Normalize(t.mean, t.std)
+    if name == "TrivialAugmentWide":
+        return TrivialAugmentWide(t.num_magnitude_bins, t.interpolation, t.fill)
+    if name == "RandAugment":
+        return RandAugment(t.num_ops, t.magnitude, t.num_magnitude_bins, t.interpolation, t.fill)
+    if name == "AutoAugment":
+        return AutoAugment(t.policy, t.interpolation, t.fill)
+    if name == "ColorJitter":
+        def jitter_range(value, center):
+            return (center, center) if value is None else tuple(value)
+        return ColorJitter(jitter_range(t.brightness, 1.0), jitter_range(t.contrast, 1.0),
+                           jitter_range(t.saturation, 1.0), jitter_range(t.hue, 0.0))
+    if name == "RandomErasing":
+        return RandomErasing(t.p, t.scale, t.ratio, t.value, t.inplace)
+    raise ValueError(f"from_torchvision: {name} has no native feedline transform; the native "
+                     "ones are Compose, Resize, CenterCrop, RandomResizedCrop, "
+                     "RandomHorizontalFlip, ToTensor, PILToTensor, ConvertImageDtype, Normalize, "
+                     "ColorJitter, TrivialAugmentWide, RandAugment, AutoAugment, RandomErasing")
