@@ -272,6 +272,8 @@ def test_batches_are_the_same_for_any_number_of_workers(folder):
         (lambda: T.RandomErasing(scale=(0.5, 1.2)), "scale"),
         (lambda: T.RandomErasing(ratio=(0, 3)), "ratio"),
         (lambda: T.RandomErasing(value="noise"), "value"),
+        (lambda: T.RandomErasing(value=None), "value"),
+        (lambda: T.RandomErasing(value=(1, 2)), "value"),
         (lambda: T.ConvertImageDtype(torch.int32), "dtype"),
     ],
 )

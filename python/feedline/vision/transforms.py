@@ -470,6 +470,9 @@ class RandomErasing(Transform):
             raise ValueError(f"RandomErasing ratio must satisfy 0 < min <= max, got {ratio!r}")
         self.p = float(p)
         self.random = isinstance(value, str)
+        if value is None:
+            raise ValueError("RandomErasing value must be a number, a sequence or 'random', "
+                             "got None")
         if self.random and value != "random":
             raise ValueError(f"RandomErasing value must be a number, a sequence or 'random', "
                              f"got {value!r}")
