@@ -7,8 +7,11 @@
 // decodes only that box, at the largest DCT scale that still covers the
 // output; one resampling produces the output size; flip, normalization and
 // the layout change are written in one pass straight into the destination
-// (the batch row when the dataset declared the field fixed). docs/vision.md
-// explains the path and its accuracy.
+// (the batch row when the dataset declared the field fixed). When the list
+// has pixel augmentations (ColorJitter, TrivialAugmentWide, RandAugment,
+// AutoAugment), the resampled image goes through a uint8 buffer where they
+// run before the write; RandomErasing works on the written output.
+// docs/vision.md explains the path and its accuracy.
 //
 // Thread safety: a Pipeline is immutable after construction; Run is const
 // and may be called from many threads at once.
