@@ -237,6 +237,7 @@ void Engine::BeginIteration() {
 void Engine::Reset() {
   std::unique_lock<std::mutex> lock(pool_->mu);
   resume_pending_ = false;
+  interrupt_ = nullptr;  // it belonged to the epoch abandoned here
   AbandonEpochLocked();
   main_stream_.reset();
   if (!options_.persistent_workers || iterable_) StopWorkers(lock);
@@ -712,8 +713,10 @@ void Engine::FailLocked(std::exception_ptr error) {
   pool_->ready_cv.notify_all();
 }
 
-void Engine::Interrupt(std::exception_ptr error) {
+void Engine::Interrupt(std::exception_ptr error, uint64_t generation) {
   std::lock_guard<std::mutex> lock(pool_->mu);
+  // Work of an abandoned epoch: nobody waits for it any more.
+  if (generation != generation_.load()) return;
   InterruptLocked(std::move(error));
 }
 
@@ -893,7 +896,7 @@ Engine::LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, i
     busy->since_ns = -1;
   }
   if (interrupt) {
-    Interrupt(std::move(interrupt));
+    Interrupt(std::move(interrupt), slot->generation);
     return LoadOutcome::kAbandoned;
   }
   // The consumer gave up on this load: its batch was bound again elsewhere.
@@ -1051,13 +1054,13 @@ void Engine::FinishBatch(Slot* slot, SampleContext& ctx) {
       } catch (const abi::__forced_unwind&) {
         throw;
       } catch (const std::bad_alloc&) {
-        Interrupt(std::current_exception());
+        Interrupt(std::current_exception(), slot->generation);
       } catch (const SampleError& e) {
         collate_failed(e.reason(), e.source(), e.message());  // its own prefix, once
       } catch (const std::exception& e) {
         collate_failed("collate", "", e.what());
       } catch (...) {
-        Interrupt(std::current_exception());  // KeyboardInterrupt in a collate_fn
+        Interrupt(std::current_exception(), slot->generation);  // KeyboardInterrupt in a collate_fn
       }
     }
   }

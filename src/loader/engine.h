@@ -119,8 +119,9 @@ class Engine {
   // Something that is not a failed sample escaped a dataset, a collate
   // function or the engine itself (an interrupt such as Python's
   // KeyboardInterrupt, std::bad_alloc): ends the epoch; the consumer's
-  // Next() rethrows it once. Takes the mutex.
-  void Interrupt(std::exception_ptr error);
+  // Next() rethrows it once. Dropped if `generation` (the work's) is no
+  // longer the running one. Takes the mutex.
+  void Interrupt(std::exception_ptr error, uint64_t generation);
   void InterruptLocked(std::exception_ptr error);
   bool HasWorkLocked() const;
   bool ClaimLocked(int64_t chunk, Task* task);

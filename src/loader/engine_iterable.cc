@@ -31,12 +31,12 @@ void Engine::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx
     } catch (const abi::__forced_unwind&) {
       throw;
     } catch (const std::bad_alloc&) {
-      Interrupt(std::current_exception());  // out of memory ends the epoch
+      Interrupt(std::current_exception(), slot->generation);  // out of memory ends the epoch
       break;
     } catch (const std::exception& e) {
       failure = AsSampleError(e, nullptr, -1);
     } catch (...) {
-      Interrupt(std::current_exception());  // KeyboardInterrupt and the like
+      Interrupt(std::current_exception(), slot->generation);  // KeyboardInterrupt and the like
       break;
     }
     // A stream cannot be read past an item that never returns, so its
