@@ -12,6 +12,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -274,7 +275,8 @@ class PyLoader {
            std::shared_ptr<ProcessDataset> processes = nullptr)
       : loader_(std::move(loader)),
         structure_(std::move(structure)),
-        processes_(std::move(processes)) {}
+        processes_(std::move(processes)),
+        owner_pid_(::getpid()) {}
   ~PyLoader() { Close(); }
 
   // The next batch shaped as the samples were, or None at the end of an epoch.
@@ -324,6 +326,13 @@ class PyLoader {
 
   // Joins the workers. Without the GIL: a worker may be waiting for it.
   void Close() {
+    if (::getpid() != owner_pid_) {
+      // A copy inherited by a worker process (collected there): the engine's
+      // threads and locks stayed in the parent, so leak it rather than wait.
+      new std::shared_ptr<DataLoader>(std::move(loader_));
+      new std::shared_ptr<ProcessDataset>(std::move(processes_));
+      return;
+    }
     GilRelease nogil;
     // Worker processes first: it wakes engine threads waiting on them.
     if (processes_) processes_->Shutdown();
@@ -378,6 +387,7 @@ class PyLoader {
   std::shared_ptr<DataLoader> loader_;
   std::shared_ptr<Structure> structure_;
   std::shared_ptr<ProcessDataset> processes_;  // worker_mode "process" only
+  pid_t owner_pid_;  // the process that made the loader; see Close()
 };
 
 std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::object batch_size,
