@@ -73,15 +73,26 @@ void ProcessSpawner::Run() {
       // The registry is locked across the fork, so the child's copy of it is
       // complete; the child reads it without locking (it is single-threaded).
       std::lock_guard<std::mutex> registry(RegistryMutex());
+      // No garbage collection until the child froze what it inherited: a
+      // collection there could destroy inherited loader objects, whose
+      // destructors would wait on threads and mutexes the fork left behind.
+      const int gc_was_enabled = PyGC_Disable();
       PyOS_BeforeFork();
       pid = ::fork();
       if (pid == 0) {
         PyOS_AfterFork_Child();
+        PyObject* gc = PyImport_ImportModule("gc");
+        PyObject* frozen = gc != nullptr ? PyObject_CallMethod(gc, "freeze", nullptr) : nullptr;
+        if (frozen == nullptr) PyErr_Clear();
+        Py_XDECREF(frozen);
+        Py_XDECREF(gc);
+        if (gc_was_enabled) PyGC_Enable();
         request->child_main();
         _exit(0);
       }
       error = errno;
       PyOS_AfterFork_Parent();
+      if (gc_was_enabled) PyGC_Enable();
       PyGILState_Release(gil);
     }
     lock.lock();

@@ -119,6 +119,14 @@ void RunWorkerProcess(const WorkerProcessConfig& config) {
   const int fd = config.socket_fd;
   try {
     WorkerInfoScope info(config.worker_id, config.num_workers, config.seed, 0, config.dataset);
+    // As torch's workers do: one intra-op thread, so that torch code in
+    // __getitem__ neither oversubscribes the cores nor enters an OpenMP pool
+    // that the fork left without its threads.
+    try {
+      py::dict modules = py::module_::import("sys").attr("modules");
+      if (modules.contains("torch")) modules["torch"].attr("set_num_threads")(1);
+    } catch (py::error_already_set&) {
+    }
     if (!config.worker_init_fn->get().is_none()) {
       try {
         config.worker_init_fn->get()(config.worker_id);

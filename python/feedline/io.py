@@ -645,11 +645,6 @@ class DataLoader:
                           __getitem__ holds the GIL) and native datasets and
                           IterableDatasets on threads. A worker process that dies
                           is replaced and its sample loaded again.
-      worker_mode         "thread", "process" or "auto" (the default): "auto" loads a
-                          Python map-style dataset in worker processes (its
-                          __getitem__ holds the GIL) and native datasets and
-                          IterableDatasets on threads. A worker process that dies
-                          is replaced and its sample loaded again.
       error_policy        what a sample that fails to load does: "raise" (the
                           loop raises feedline.SampleError), "skip" (its batch
                           comes out one shorter) or "replace" (another sample,

@@ -5,6 +5,7 @@ worker failing under the error policy, and no process left after any ending.
 Only the public API: DataLoader, its worker_pids, stats() and SampleError."""
 
 import faulthandler
+import gc
 import os
 import random
 import signal
@@ -269,6 +270,24 @@ def test_a_sample_of_another_layout_fails_and_the_worker_stays_in_step():
             labels = np.concatenate([b[1] for b in loader]).tolist()
             assert labels == [i for i in range(12) if i != 5]
             assert loader.stats()["errors_by_reason"] == {"type": 1}
+
+
+def arena_mappings(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return [line for line in f if "memfd:feedline-worker" in line]
+
+
+def test_use_shared_memory_chooses_memfd_arenas_or_the_socket():
+    gc.collect()  # loaders of earlier tests release their arenas
+    shm_before = set(os.listdir("/dev/shm"))
+    for shm in (True, False):
+        with feedline.DataLoader(RandomDataset(64), batch_size=8, num_workers=2, seed=1,
+                                 worker_mode="process", use_shared_memory=shm,
+                                 persistent_workers=True) as loader:
+            assert sum(len(b[0]) for b in loader) == 64
+            mapped = [arena_mappings(pid) for pid in loader.worker_pids + [os.getpid()]]
+            assert all(mapped) if shm else not any(mapped)
+    assert set(os.listdir("/dev/shm")) == shm_before  # memfd arenas have no name to leave
 
 
 def test_no_worker_process_is_left_after_close_or_an_exception():
