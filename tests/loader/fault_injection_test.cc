@@ -235,6 +235,41 @@ TEST(Timeout, DestroyingTheLoaderWaitsOnlyForTheStuckSample) {
   EXPECT_EQ(gate->returned.load(), 1);
 }
 
+// Items 0..5 of one stream; item 2 takes 150 ms.
+class SlowItemStreams : public IterableDataset {
+ public:
+  std::unique_ptr<SampleStream> Open(int, int, int64_t) const override {
+    class Stream : public SampleStream {
+     public:
+      bool Next(Sample& out, SampleContext&) override {
+        if (next_ >= 6) return false;
+        if (next_ == 2) std::this_thread::sleep_for(milliseconds(150));
+        out.SetScalar<int64_t>("index", next_++);
+        return true;
+      }
+
+     private:
+      int64_t next_ = 0;
+    };
+    return std::make_unique<Stream>();
+  }
+};
+
+TEST(Timeout, AStreamItemThatReturnsLateFailsOnce) {
+  for (ErrorPolicy policy : {ErrorPolicy::kRaise, ErrorPolicy::kSkip}) {
+    DataLoader loader(std::make_shared<SlowItemStreams>(), Options(1, policy, milliseconds(50)));
+    std::vector<std::string> errors;
+    const auto batches = Drain(loader, &errors);
+    if (policy == ErrorPolicy::kRaise) {
+      EXPECT_EQ(batches, (std::vector<std::vector<int64_t>>{{0, 1}, {-1, 2}, {3, 4}, {5}}));
+      EXPECT_EQ(errors, std::vector<std::string>{"TimeoutError  timeout"});
+    } else {
+      EXPECT_EQ(batches, (std::vector<std::vector<int64_t>>{{0, 1}, {3, 4}, {5}}));
+    }
+    EXPECT_EQ(loader.stats().errors_by_reason.at("timeout"), 1);
+  }
+}
+
 // --- Interrupts -----------------------------------------------------------
 
 // Not a std::exception: what the Python binding throws for KeyboardInterrupt.
@@ -279,7 +314,8 @@ TEST_P(InterruptTest, PassesThroughAsItselfWhateverThePolicy) {
   EXPECT_EQ(interrupted, 1);
   EXPECT_EQ(sample_errors, 0);
   EXPECT_LE(batches, 2);  // batches [0, 1] and [2, 3] may come first
-  // The loader stays usable: a new epoch runs in full.
+  // The loader stays usable: a new epoch runs in full, with no leftover of
+  // the interrupt.
   dataset->armed.store(false);
   int64_t samples = 0;
   for (const Batch& b : loader) samples += b.size();
