@@ -736,10 +736,11 @@ class DataLoader:
         _live_loaders.add(self)
 
     def __iter__(self):
-        self._iteration += 1
         # Abandons an unfinished epoch, unless load_state_dict just restored
-        # one: then this iteration continues it.
+        # one: then this iteration continues it. Counted only once started:
+        # a refused iteration (from the loader's own dataset) replaces none.
         self._loader.start_iteration()
+        self._iteration += 1
         return _EpochIterator(self, self._iteration)
 
     def __len__(self):
