@@ -15,8 +15,9 @@ import numpy as np
 import torch
 
 from feedline import io
+from feedline.batch_transforms import ConvertImageDtype, CutMix, MixUp, Normalize, RandomChoice
 
-__all__ = ["DataLoader"]
+__all__ = ["ConvertImageDtype", "CutMix", "DataLoader", "MixUp", "Normalize", "RandomChoice"]
 
 _pin_warning_given = False
 
