@@ -15,6 +15,8 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/storage/pack.h"
+#include "feedline/storage/shard_dataset.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/encode.h"
@@ -288,6 +290,51 @@ void BindVision(py::module_& m) {
            py::arg("list_file"), py::arg("root"), py::arg("pipeline"),
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
            py::call_guard<py::gil_scoped_release>());
+
+  // Packed shards (feedline/storage): the dataset and the packer.
+  py::class_<storage::ShardDataset, Dataset, std::shared_ptr<storage::ShardDataset>>(
+      v, "ShardDataset")
+      .def(py::init([](const std::string& path_or_glob, Pipeline pipeline) {
+             return std::make_shared<storage::ShardDataset>(
+                 storage::ShardDataset::Find(path_or_glob), std::move(pipeline));
+           }),
+           py::arg("path_or_glob"), py::arg("pipeline"), py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly(
+          "max_pixels",
+          [](const storage::ShardDataset& d) { return d.pipeline().options().decode.max_pixels; })
+      .def_property_readonly("classes", &storage::ShardDataset::classes)
+      .def_property_readonly("labels",
+                             [](const storage::ShardDataset& d) { return ToArray(d.labels()); })
+      .def_property_readonly("shards", &storage::ShardDataset::shards)
+      .def_property_readonly("shard_starts", [](const storage::ShardDataset& d) {
+        return ToArray(d.shard_starts());
+      })
+      .def("key", &storage::ShardDataset::key, py::arg("index"));
+  v.def(
+      "pack_shards",
+      [](const std::string& source, const std::string& out, uint64_t shard_bytes,
+         bool skip_broken, bool restart, int64_t max_file_bytes) {
+        storage::PackOptions options;
+        options.shard_bytes = shard_bytes;
+        options.skip_broken = skip_broken;
+        options.restart = restart;
+        options.max_file_bytes = ReadLimit(max_file_bytes).max_bytes;
+        storage::PackResult result;
+        {
+          py::gil_scoped_release release;
+          result = storage::PackSource(source, out, options);
+        }
+        py::dict info;
+        info["records"] = result.records;
+        info["shards"] = result.shards;
+        info["reused_shards"] = result.reused_shards;
+        info["bytes"] = result.bytes;
+        info["skipped"] = result.skipped;
+        return info;
+      },
+      py::arg("source"), py::arg("out"), py::arg("shard_bytes") = storage::kDefaultShardBytes,
+      py::arg("skip_broken") = false, py::arg("restart") = false,
+      py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes);
 
   v.def("adjust", &AdjustImage, py::arg("image"), py::arg("what"), py::arg("factor"));
   v.def("augment_op", &AugmentOp, py::arg("image"), py::arg("op"), py::arg("magnitude"),

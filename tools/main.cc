@@ -4,6 +4,7 @@
 //   feedline tune SOURCE      sweep workers x prefetch, recommend a setting
 //   feedline verify SOURCE    decode every image, list the broken ones
 //   feedline synth DIR        write a synthetic JPEG dataset
+//   feedline pack SOURCE OUT  pack images into indexed tar shards
 //
 // Exit codes: 0 success, 1 failure (or broken files found), 2 bad usage.
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "feedline/error.h"
 #include "tools/bench_command.h"
 #include "tools/command_line.h"
+#include "tools/pack_command.h"
 #include "tools/synth_command.h"
 #include "tools/tune_command.h"
 #include "tools/verify_command.h"
@@ -58,7 +60,7 @@ int Main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("feedline ") + FEEDLINE_VERSION);
   std::vector<Command> commands = {AddBenchCommand(app), AddTuneCommand(app), AddVerifyCommand(app),
-                                   AddSynthCommand(app)};
+                                   AddSynthCommand(app), AddPackCommand(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -14,6 +14,7 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "tools/shard_source.h"
 #include "tools/source.h"
 
 namespace feedline::cli {
@@ -32,7 +33,11 @@ constexpr int64_t kProgressEvery = 256;
 
 int RunVerifyCommand(const VerifyArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
-  std::shared_ptr<const Dataset> dataset = OpenImageSource(args.source, "decode", 0, args.limits);
+  // Shards (`feedline pack`): indexes checked on opening, each record's
+  // tar header and checksum on reading, then the image decoded.
+  std::shared_ptr<const Dataset> dataset = IsShardSource(args.source)
+                                               ? OpenShardSource(args.source, args.limits)
+                                               : OpenImageSource(args.source, "decode", 0, args.limits);
   const int threads = std::max(1, ParseWorkers(args.threads));
   const int64_t total = dataset->size();
 
@@ -140,7 +145,8 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
 Command AddVerifyCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "verify",
-      "Decode every image of SOURCE in parallel and list each broken file with its reason. "
+      "Decode every image of SOURCE (an image folder, a file list, or shards written by "
+      "'feedline pack') in parallel and list each broken file with its reason. "
       "Exits 1 if any file is broken.");
   auto args = std::make_shared<VerifyArgs>();
   AddSourceArgument(app, args->source);

@@ -22,6 +22,8 @@ __all__ = [
     "FileList",
     "ImageFolder",
     "IMG_EXTENSIONS",
+    "ShardDataset",
+    "pack_shards",
 ]
 
 # What the native listing accepts; decoding goes by content, not name.
@@ -163,6 +165,63 @@ class FileList(_ImageDataset):
         native = _vision.FileList(os.fspath(list_file), os.fspath(root),
                                   build_pipeline(transform, max_pixels), max_file_bytes)
         super().__init__(native, transform)
+
+
+class ShardDataset(NativeDataset):
+    """Images packed by `feedline pack` (or pack_shards): tar shards in the
+    WebDataset layout with an index each. `path_or_glob` is the pack's
+    folder, a glob pattern of shards ("out/shard-00001*.tar") or one .tar or
+    .idx file. Samples are (image, label) as for ImageFolder, through the
+    same transforms; each is one positioned read, checked against the
+    index's CRC-32C: a damaged record is a failed sample
+    (feedline.SampleError naming the shard, key and offset) handled by the
+    loader's error policy. A damaged or truncated index or shard is refused
+    here, with a ValueError naming the file."""
+
+    def __init__(self, path_or_glob, transform=None, *, max_pixels=None):
+        max_pixels = _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS)
+        native = _vision.ShardDataset(os.fspath(path_or_glob),
+                                      build_pipeline(transform, max_pixels))
+        super().__init__(native, ("image", "label"))
+        self.transform = transform
+
+    @property
+    def max_pixels(self):
+        return self._native.max_pixels
+
+    @property
+    def classes(self):
+        return list(self._native.classes)
+
+    @property
+    def class_to_idx(self):
+        return {name: i for i, name in enumerate(self._native.classes)}
+
+    @property
+    def targets(self):
+        """The label of every record, as a list."""
+        return self._native.labels.tolist()
+
+    @property
+    def shards(self):
+        """The tar files, in record order."""
+        return list(self._native.shards)
+
+    def key(self, index):
+        """The record's key: its position in the packed source listing."""
+        return self._native.key(int(index))
+
+
+def pack_shards(source, out, shard_bytes=256 << 20, *, skip_broken=False, restart=False,
+                max_file_bytes=None):
+    """Packs an image folder or file list into shards in `out`, as
+    `feedline pack SOURCE OUT` does (resuming an interrupted pack unless
+    `restart`). Returns a dict: records, shards, reused_shards, bytes and
+    skipped ((path, reason) of each file left out with skip_broken)."""
+    shard_bytes = _positive_int("shard_bytes", shard_bytes, None)
+    max_file_bytes = _positive_int("max_file_bytes", max_file_bytes, DEFAULT_MAX_FILE_BYTES)
+    return _vision.pack_shards(os.fspath(source), os.fspath(out), shard_bytes,
+                               bool(skip_broken), bool(restart), max_file_bytes)
 
 
 def _list_folder(root, extensions, is_valid_file):

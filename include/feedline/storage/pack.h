@@ -1,0 +1,79 @@
+// Packing an image dataset into shards: plain tar files in the WebDataset
+// layout (key.jpg, key.cls with the label as decimal text), each with an
+// index (shard_index.h) for random access, in one output folder:
+//
+//   OUT/shard-000000.tar  OUT/shard-000000.idx  ...  OUT/classes.txt  OUT/pack.txt
+//
+// A record's key is its position in the source listing ("000000042"), so a
+// record names the file it came from. Shards are filled in listing order up
+// to `shard_bytes` (a larger image gets a shard of its own).
+//
+// Resumable: a shard counts as written once its index exists (written to a
+// temporary name and renamed after the tar is synced). Packing into a folder
+// that holds an earlier, interrupted pack of the same source and shard size
+// keeps the complete shards and redoes the rest, beginning with the last,
+// partially written one. pack.txt records the source, the shard size and,
+// once packing has finished, the record and shard counts.
+//
+// Thread safety: one pack per output folder at a time.
+#ifndef FEEDLINE_STORAGE_PACK_H_
+#define FEEDLINE_STORAGE_PACK_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/vision/image_dataset.h"
+#include "feedline/vision/read_file.h"
+
+namespace feedline::storage {
+
+inline constexpr uint64_t kDefaultShardBytes = uint64_t{256} << 20;
+
+struct PackOptions {
+  // A shard is closed before it would grow past this many bytes.
+  uint64_t shard_bytes = kDefaultShardBytes;
+  // Files larger than this are broken (as for the image datasets).
+  int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
+  // false: a file that cannot be read or is no JPEG, PNG or WebP ends the
+  // pack with an Error naming it; true: it is left out and listed.
+  bool skip_broken = false;
+  // false: an earlier pack in the folder is resumed (Error if it was of
+  // another source or shard size); true: the folder's shards are replaced.
+  bool restart = false;
+  // Called after each shard is finished with (records packed, total files).
+  std::function<void(int64_t, int64_t)> on_progress;
+};
+
+struct PackResult {
+  int64_t records = 0;      // records in all shards
+  int64_t shards = 0;       // shards in the folder
+  int64_t reused_shards = 0;  // complete shards kept from an earlier run
+  uint64_t bytes = 0;       // total size of the tar files
+  // (path, reason) of each file left out (skip_broken).
+  std::vector<std::pair<std::string, std::string>> skipped;
+};
+
+// Packs `files` (paths relative to `root` unless absolute) labelled with
+// indices into `classes`. `source` is the name recorded in pack.txt (the
+// folder or list file given by the user). Throws Error naming the file for
+// I/O failures, a broken file (unless skip_broken) or a folder holding
+// another pack.
+PackResult PackImages(const std::string& source, const std::string& root,
+                      const vision::ImageList& files, const std::vector<std::string>& classes,
+                      const std::string& out_dir, const PackOptions& options);
+
+// PackImages over an image folder (ImageFolder layout) or a file list
+// ("path label" lines, paths relative to the list's folder).
+PackResult PackSource(const std::string& source, const std::string& out_dir,
+                      const PackOptions& options);
+
+// "shard-000042.tar" / "shard-000042.idx".
+std::string ShardTarName(int64_t shard);
+std::string ShardIndexName(int64_t shard);
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_STORAGE_PACK_H_

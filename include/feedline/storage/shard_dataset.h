@@ -1,0 +1,81 @@
+// ShardDataset: the records of packed shards (pack.h) as a Dataset of
+// labelled images, run through the same Pipeline as ImageFolder.
+//
+// The indexes are read and checked when the dataset is built; the tar files
+// stay open (one descriptor per shard, O_CLOEXEC; positioned reads share no
+// file offset, so threads and forked worker processes may read at once).
+// A sample is one pread of the record's tar header and image bytes: the
+// header must name the record's key and size, and the bytes' CRC-32C must
+// match the index, else Get throws SampleError naming the shard, key and
+// offset ("checksum" or "io"). Fields and FixedFields as ImageDataset.
+//
+// Thread safety: immutable after construction; Get may be called from many
+// threads at once.
+//
+// Example:
+//   ShardDataset train(ShardDataset::Find("/data/imagenet-shards"), TrainPipeline(224));
+#ifndef FEEDLINE_STORAGE_SHARD_DATASET_H_
+#define FEEDLINE_STORAGE_SHARD_DATASET_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset.h"
+#include "feedline/vision/pipeline.h"
+
+namespace feedline::storage {
+
+class ShardDataset : public Dataset {
+ public:
+  // `index_files` are shard indexes (.idx), each beside its .tar. `classes`
+  // names the labels; empty: read from classes.txt beside the first shard,
+  // or "0" ... "N-1" if there is none. Throws Error naming the file if an
+  // index is missing or damaged, a tar is missing or shorter than its index
+  // says, a label is outside the classes, or the folder's pack.txt says the
+  // pack is unfinished or holds another number of records.
+  ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
+               std::vector<std::string> classes = {});
+  ~ShardDataset() override;
+  ShardDataset(const ShardDataset&) = delete;
+  ShardDataset& operator=(const ShardDataset&) = delete;
+
+  // The index files of `path_or_glob`: a folder (its shard-*.idx), a glob
+  // pattern (each match, .tar or .idx, taken as its shard), or one .tar or
+  // .idx file; sorted. Throws Error if nothing matches.
+  static std::vector<std::string> Find(const std::string& path_or_glob);
+
+  int64_t size() const override { return static_cast<int64_t>(offsets_.size()); }
+  void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
+  // "SHARD.tar:KEY".
+  std::string Source(int64_t index) const override;
+  std::vector<FieldSpec> FixedFields() const override;
+
+  const std::vector<std::string>& classes() const { return classes_; }
+  const std::vector<int64_t>& labels() const { return labels_; }
+  const std::vector<std::string>& shards() const { return tar_paths_; }
+  std::string key(int64_t index) const;
+  // The shard of record `index`, and the first record of each shard.
+  int64_t shard_of(int64_t index) const;
+  const std::vector<int64_t>& shard_starts() const { return shard_starts_; }
+  const vision::Pipeline& pipeline() const { return pipeline_; }
+
+ private:
+  vision::Pipeline pipeline_;
+  std::vector<std::string> classes_;
+  std::vector<std::string> tar_paths_;
+  std::vector<int> fds_;
+  std::vector<int64_t> shard_starts_;  // first record of each shard
+  // Per record, in columns (a million records cost 40 MB).
+  std::vector<uint64_t> offsets_;
+  std::vector<uint64_t> sizes_;
+  std::vector<int64_t> labels_;
+  std::vector<uint32_t> crcs_;
+  std::vector<uint8_t> formats_;
+  std::string keys_;              // back to back
+  std::vector<uint64_t> key_ends_;
+};
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_STORAGE_SHARD_DATASET_H_

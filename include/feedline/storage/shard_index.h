@@ -1,0 +1,82 @@
+// The index of one packed shard (shard-NNNNNN.idx beside shard-NNNNNN.tar):
+// where each record's image lies in the tar, its label and checksum, so that
+// a record is read with one positioned read and checked.
+//
+// Layout (little-endian; docs/storage.md has the table):
+//   header, 48 bytes:
+//     magic "FLSHIDX1" (8), version u32 (= 1), record size u32 (= 40),
+//     record count u64, first record u64 (the global index of record 0 over
+//     all shards of the pack), tar size u64 (the complete tar's length),
+//     key bytes u64
+//   records, 40 bytes each:
+//     offset u64 (the image member's data in the tar; its 512-byte tar
+//     header lies just before), size u64, label i64, key offset u32,
+//     key size u16, format u8 (1 JPEG, 2 PNG, 3 WebP), reserved u8 (0),
+//     crc32c u32 (of the image bytes), reserved u32 (0)
+//   keys: the records' keys back to back (the tar member names without the
+//     extension; [A-Za-z0-9_-], 1 to 64 characters)
+//   crc32c u32 of everything before it.
+//
+// Parsing checks everything a reader relies on, so a damaged or truncated
+// index is refused with a message naming the file and the defect, never
+// read out of bounds: the exact file size, the checksum, each record inside
+// the tar, 512-byte aligned, in increasing order without overlap, each key
+// inside the key bytes.
+//
+// Thread safety: ShardIndex is a value; ParseShardIndex is reentrant.
+#ifndef FEEDLINE_STORAGE_SHARD_INDEX_H_
+#define FEEDLINE_STORAGE_SHARD_INDEX_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "feedline/vision/decode.h"
+
+namespace feedline::storage {
+
+inline constexpr char kShardIndexMagic[8] = {'F', 'L', 'S', 'H', 'I', 'D', 'X', '1'};
+inline constexpr uint32_t kShardIndexVersion = 1;
+inline constexpr size_t kShardIndexHeaderBytes = 48;
+inline constexpr size_t kShardIndexRecordBytes = 40;
+inline constexpr size_t kMaxShardKeyBytes = 64;
+// Tar members are laid out in 512-byte blocks.
+inline constexpr uint64_t kTarBlock = 512;
+
+struct ShardRecord {
+  uint64_t offset = 0;  // of the image bytes in the tar
+  uint64_t size = 0;
+  int64_t label = 0;
+  uint32_t crc32c = 0;
+  vision::ImageFormat format = vision::ImageFormat::kJpeg;
+  std::string key;
+};
+
+struct ShardIndex {
+  uint64_t first_record = 0;
+  uint64_t tar_size = 0;
+  std::vector<ShardRecord> records;
+};
+
+// ".jpg", ".png" or ".webp": the member's extension for an image format.
+const char* ShardExtension(vision::ImageFormat format);
+
+// True if `key` is 1 to kMaxShardKeyBytes characters of [A-Za-z0-9_-].
+bool IsValidShardKey(std::string_view key);
+
+// The index file's bytes. Throws Error if a record breaks the rules above.
+std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index);
+
+// Parses an index file's bytes; `name` (the file) starts every message.
+// Throws Error("NAME: <what is wrong>") for any defect.
+ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& name);
+
+// Reads and parses the index file at `path` (at most 1 GiB). Throws Error
+// naming the file if it cannot be read or is damaged.
+ShardIndex ReadShardIndex(const std::string& path);
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_STORAGE_SHARD_INDEX_H_

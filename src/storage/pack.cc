@@ -1,0 +1,225 @@
+#include "feedline/storage/pack.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "feedline/error.h"
+#include "feedline/storage/shard_index.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/file_list.h"
+#include "feedline/vision/image_folder.h"
+#include "src/storage/shard_writer.h"
+
+namespace feedline::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ShardName(int64_t shard, const char* extension) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof(buffer), "shard-%06lld%s", static_cast<long long>(shard),
+                extension);
+  return buffer;
+}
+
+std::string KeyOf(int64_t position) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%09lld", static_cast<long long>(position));
+  return buffer;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  WriteFileAtomically(path, std::span<const uint8_t>(
+                                reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+// The shard number of "shard-NNNNNN.<anything>", or -1.
+int64_t ShardNumber(const std::string& name) {
+  if (name.size() < 12 || name.compare(0, 6, "shard-") != 0 || name[12] != '.') return -1;
+  int64_t n = 0;
+  for (size_t i = 6; i < 12; ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    n = n * 10 + (name[i] - '0');
+  }
+  return n;
+}
+
+// Removes the shard files numbered `from` and above (a partial shard and
+// anything an earlier run left after it).
+void RemoveShardsFrom(const std::string& out_dir, int64_t from) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(out_dir, ec)) {
+    const int64_t n = ShardNumber(entry.path().filename().string());
+    if (n >= from) fs::remove(entry.path(), ec);
+  }
+}
+
+bool IsAllDigits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ShardTarName(int64_t shard) { return ShardName(shard, ".tar"); }
+std::string ShardIndexName(int64_t shard) { return ShardName(shard, ".idx"); }
+
+PackResult PackImages(const std::string& source, const std::string& root,
+                      const vision::ImageList& files, const std::vector<std::string>& classes,
+                      const std::string& out_dir, const PackOptions& options) {
+  if (options.shard_bytes < 4 * kTarBlock) {
+    throw Error("pack: shard size must be at least 2048 bytes, got " +
+                std::to_string(options.shard_bytes));
+  }
+  if (options.max_file_bytes <= 0) throw Error("pack: max_file_bytes must be > 0");
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec || !fs::is_directory(out_dir)) {
+    throw Error(out_dir + ": cannot create the output folder" +
+                (ec ? ": " + ec.message() : std::string(": not a folder")));
+  }
+  const std::string manifest_path = out_dir + "/pack.txt";
+  const std::string manifest_head = "feedline-pack 1\nsource " + source + "\nfiles " +
+                                    std::to_string(files.size()) + "\nshard_bytes " +
+                                    std::to_string(options.shard_bytes) + "\n";
+  const bool has_manifest = fs::exists(manifest_path, ec);
+  bool has_shards = false;
+  for (const fs::directory_entry& entry : fs::directory_iterator(out_dir, ec)) {
+    if (ShardNumber(entry.path().filename().string()) >= 0) has_shards = true;
+  }
+  bool resume = false;
+  if (!options.restart) {
+    if (has_manifest) {
+      if (ReadText(manifest_path).rfind(manifest_head, 0) != 0) {
+        throw Error(out_dir + " holds a pack of another source, file count or shard size (see " +
+                    manifest_path + "); pass --restart to replace it, or choose another folder");
+      }
+      resume = true;
+    } else if (has_shards) {
+      throw Error(out_dir + " holds shard files but no pack.txt; pass --restart to replace them");
+    }
+  }
+  if (!resume) RemoveShardsFrom(out_dir, 0);
+  WriteText(manifest_path, manifest_head);
+  std::string class_text;
+  for (const std::string& name : classes) class_text += name + "\n";
+  WriteText(out_dir + "/classes.txt", class_text);
+
+  PackResult result;
+  int64_t shard = 0;
+  int64_t next_file = 0;
+  // Complete shards of an earlier run are kept: index valid, first record
+  // where the previous one ended, tar of the size the index records.
+  while (resume) {
+    const std::string index_path = out_dir + "/" + ShardIndexName(shard);
+    const std::string tar_path = out_dir + "/" + ShardTarName(shard);
+    if (!fs::exists(index_path, ec)) break;
+    ShardIndex index;
+    try {
+      index = ReadShardIndex(index_path);
+    } catch (const Error&) {
+      break;  // redone below
+    }
+    struct stat st;
+    if (index.records.empty() || index.first_record != static_cast<uint64_t>(result.records) ||
+        ::stat(tar_path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != index.tar_size ||
+        !IsAllDigits(index.records.back().key)) {
+      break;
+    }
+    next_file = std::stoll(index.records.back().key) + 1;
+    result.records += static_cast<int64_t>(index.records.size());
+    result.bytes += index.tar_size;
+    ++result.reused_shards;
+    ++shard;
+  }
+  RemoveShardsFrom(out_dir, shard);
+
+  vision::ReadOptions read;
+  read.max_bytes = options.max_file_bytes;
+  read.image = true;
+  std::vector<uint8_t> bytes;
+  std::unique_ptr<ShardWriter> writer;
+  auto finish = [&] {
+    result.bytes += writer->Finish();
+    result.records += writer->records();
+    writer.reset();
+    ++shard;
+    if (options.on_progress) options.on_progress(result.records, files.size());
+  };
+  for (int64_t i = next_file; i < files.size(); ++i) {
+    const std::string_view relative = files.path(i);
+    std::string path = (root.empty() || (!relative.empty() && relative.front() == '/'))
+                           ? std::string(relative)
+                           : root + "/" + std::string(relative);
+    try {
+      vision::ReadFile(path.c_str(), bytes, read);
+    } catch (const SampleError& e) {
+      if (!options.skip_broken) {
+        throw Error(path + ": cannot be packed: " + e.message() +
+                    " (--skip-broken leaves such files out)");
+      }
+      result.skipped.emplace_back(path, e.message());
+      continue;
+    }
+    const vision::ImageFormat format = vision::DetectFormat(bytes);
+    if (writer && writer->records() > 0 &&
+        writer->FinishedBytes() + ShardWriter::RecordBytes(bytes.size()) > options.shard_bytes) {
+      finish();
+    }
+    if (!writer) {
+      writer = std::make_unique<ShardWriter>(out_dir + "/" + ShardTarName(shard),
+                                             out_dir + "/" + ShardIndexName(shard),
+                                             static_cast<uint64_t>(result.records));
+    }
+    writer->Add(KeyOf(i), bytes, format, files.label(i));
+  }
+  if (writer && writer->records() > 0) finish();
+  if (writer) {  // opened, nothing added: cannot happen, but leave no empty tar
+    writer.reset();
+    RemoveShardsFrom(out_dir, shard);
+  }
+  if (result.records == 0) {
+    throw Error(source + ": no image could be packed (" + std::to_string(result.skipped.size()) +
+                " broken files)");
+  }
+  result.shards = shard;
+  WriteText(manifest_path, manifest_head + "records " + std::to_string(result.records) +
+                               "\nshards " + std::to_string(result.shards) + "\n");
+  return result;
+}
+
+PackResult PackSource(const std::string& source, const std::string& out_dir,
+                      const PackOptions& options) {
+  std::error_code ec;
+  if (fs::is_directory(source, ec)) {
+    vision::ImageFolder::Listing listing = vision::ImageFolder::List(source);
+    return PackImages(source, source, listing.files, listing.classes, out_dir, options);
+  }
+  if (!fs::exists(source, ec)) throw Error(source + ": does not exist");
+  vision::ImageList files =
+      vision::FileList::Parse(vision::FileList::ReadListText(source), source);
+  int64_t classes = 0;
+  for (int64_t label : files.labels()) classes = std::max(classes, label + 1);
+  std::vector<std::string> names;
+  for (int64_t c = 0; c < classes; ++c) names.push_back(std::to_string(c));
+  std::string root = fs::path(source).parent_path().string();
+  if (root.empty()) root = ".";
+  return PackImages(source, root, files, names, out_dir, options);
+}
+
+}  // namespace feedline::storage

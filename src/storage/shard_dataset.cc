@@ -1,0 +1,251 @@
+#include "feedline/storage/shard_dataset.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "feedline/error.h"
+#include "feedline/storage/crc32c.h"
+#include "feedline/storage/shard_index.h"
+#include "src/storage/tar_header.h"
+
+namespace feedline::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Scratch buffer of Get (Pipeline::Run uses its own slots).
+constexpr int kBytesSlot = 0;
+constexpr int kSourceSlot = 1;
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// "x.tar" and "x.idx" both name the shard whose index is "x.idx".
+std::string IndexPathOf(const std::string& path) {
+  if (EndsWith(path, ".tar")) return path.substr(0, path.size() - 4) + ".idx";
+  return path;
+}
+
+std::string TarPathOf(const std::string& index_path) {
+  return index_path.substr(0, index_path.size() - 4) + ".tar";
+}
+
+std::string FolderOf(const std::string& path) {
+  const std::string dir = fs::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+// The value of "name value" lines of pack.txt, or "" if absent.
+std::string ManifestValue(const std::string& text, const std::string& name) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind(name + " ", 0) == 0) return line.substr(name.size() + 1);
+  }
+  return {};
+}
+
+std::vector<std::string> ReadClasses(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> classes;
+  std::string line;
+  while (std::getline(in, line)) classes.push_back(line);
+  return classes;
+}
+
+}  // namespace
+
+std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  if (fs::is_directory(path_or_glob, ec)) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(path_or_glob, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (EndsWith(name, ".idx")) found.push_back(entry.path().string());
+    }
+    if (found.empty()) {
+      throw Error(path_or_glob + ": no shard index (*.idx) in this folder; pack it with "
+                                 "'feedline pack SOURCE OUT'");
+    }
+  } else if (path_or_glob.find_first_of("*?[") != std::string::npos) {
+    glob_t matches{};
+    const int rc = ::glob(path_or_glob.c_str(), 0, nullptr, &matches);
+    for (size_t i = 0; rc == 0 && i < matches.gl_pathc; ++i) {
+      const std::string path = matches.gl_pathv[i];
+      if (EndsWith(path, ".tar") || EndsWith(path, ".idx")) found.push_back(IndexPathOf(path));
+    }
+    ::globfree(&matches);
+    if (found.empty()) throw Error(path_or_glob + ": no .tar or .idx file matches this pattern");
+  } else {
+    if (!EndsWith(path_or_glob, ".tar") && !EndsWith(path_or_glob, ".idx")) {
+      throw Error(path_or_glob + ": expected a folder of shards, a glob pattern, or a .tar or "
+                                 ".idx file");
+    }
+    found.push_back(IndexPathOf(path_or_glob));
+  }
+  std::sort(found.begin(), found.end());
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
+}
+
+ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
+                           std::vector<std::string> classes)
+    : pipeline_(std::move(pipeline)), classes_(std::move(classes)) {
+  if (index_files.empty()) throw Error("shard dataset: no shard index given");
+  static_assert(vision::Pipeline::kScratchSlots[0] > kSourceSlot, "scratch slots overlap");
+  const std::string folder = FolderOf(index_files.front());
+  const std::string manifest_path = folder + "/pack.txt";
+  std::error_code ec;
+  std::string manifest;
+  if (fs::exists(manifest_path, ec)) {
+    std::ifstream in(manifest_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    manifest = text.str();
+    if (ManifestValue(manifest, "records").empty()) {
+      throw Error(folder + ": the pack is unfinished (pack.txt has no record count); run "
+                           "'feedline pack' with the same SOURCE and OUT again to finish it");
+    }
+  }
+  try {
+    for (const std::string& index_path : index_files) {
+      const ShardIndex index = ReadShardIndex(index_path);
+      const std::string tar_path = TarPathOf(index_path);
+      const int fd = ::open(tar_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+      if (fd < 0) throw Error(tar_path + ": cannot open shard: " + std::strerror(errno));
+      fds_.push_back(fd);
+      tar_paths_.push_back(tar_path);
+      struct stat st;
+      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        throw Error(tar_path + ": not a regular file");
+      }
+      if (static_cast<uint64_t>(st.st_size) < index.tar_size) {
+        throw Error(tar_path + ": truncated shard: " + std::to_string(st.st_size) +
+                    " bytes, its index expects " + std::to_string(index.tar_size));
+      }
+      shard_starts_.push_back(size());
+      for (const ShardRecord& r : index.records) {
+        offsets_.push_back(r.offset);
+        sizes_.push_back(r.size);
+        labels_.push_back(r.label);
+        crcs_.push_back(r.crc32c);
+        formats_.push_back(static_cast<uint8_t>(r.format));
+        keys_ += r.key;
+        key_ends_.push_back(keys_.size());
+      }
+    }
+    if (classes_.empty() && fs::exists(folder + "/classes.txt", ec)) {
+      classes_ = ReadClasses(folder + "/classes.txt");
+    }
+    if (classes_.empty()) {
+      int64_t count = 0;
+      for (int64_t label : labels_) count = std::max(count, label + 1);
+      for (int64_t c = 0; c < count; ++c) classes_.push_back(std::to_string(c));
+    }
+    const std::string shards_line = ManifestValue(manifest, "shards");
+    if (!manifest.empty() && shards_line == std::to_string(index_files.size()) &&
+        ManifestValue(manifest, "records") != std::to_string(size())) {
+      throw Error(folder + ": the shards hold " + std::to_string(size()) +
+                  " records, pack.txt says " + ManifestValue(manifest, "records"));
+    }
+    for (int64_t i = 0; i < size(); ++i) {
+      if (labels_[i] >= static_cast<int64_t>(classes_.size())) {
+        throw Error(Source(i) + ": label " + std::to_string(labels_[i]) + " is outside [0, " +
+                    std::to_string(classes_.size()) + ") (classes.txt)");
+      }
+    }
+  } catch (...) {
+    for (int fd : fds_) ::close(fd);
+    fds_.clear();
+    throw;
+  }
+}
+
+ShardDataset::~ShardDataset() {
+  for (int fd : fds_) ::close(fd);
+}
+
+int64_t ShardDataset::shard_of(int64_t index) const {
+  CheckIndex(index, size());
+  return static_cast<int64_t>(
+      std::upper_bound(shard_starts_.begin(), shard_starts_.end(), index) - shard_starts_.begin() -
+      1);
+}
+
+std::string ShardDataset::key(int64_t index) const {
+  CheckIndex(index, size());
+  const size_t i = static_cast<size_t>(index);
+  const size_t begin = i == 0 ? 0 : key_ends_[i - 1];
+  return keys_.substr(begin, key_ends_[i] - begin);
+}
+
+std::string ShardDataset::Source(int64_t index) const {
+  return tar_paths_[static_cast<size_t>(shard_of(index))] + ":" + key(index);
+}
+
+void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  const int64_t shard = shard_of(index);
+  const size_t i = static_cast<size_t>(index);
+  const uint64_t offset = offsets_[i];
+  const uint64_t size = sizes_[i];
+  std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
+  auto fail = [&](const char* reason, const std::string& what) {
+    throw SampleError(reason, Source(index),
+                      what + " (shard " + tar_paths_[static_cast<size_t>(shard)] + ", key " +
+                          key(index) + ", offset " + std::to_string(offset) + ")");
+  };
+  {
+    auto timer = ctx.Time(Stage::kRead);
+    // The member's header and its bytes in one positioned read.
+    const size_t want = static_cast<size_t>(kTarBlock + size);
+    bytes.resize(want);
+    size_t done = 0;
+    while (done < want) {
+      const ssize_t n = ::pread(fds_[static_cast<size_t>(shard)], bytes.data() + done, want - done,
+                                static_cast<off_t>(offset - kTarBlock + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail("io", std::string("cannot read: ") + std::strerror(errno));
+      if (n == 0) fail("io", "shard ends early (truncated since it was opened)");
+      done += static_cast<size_t>(n);
+    }
+    const std::string name =
+        key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
+    const std::string header_problem = CheckTarHeader(bytes.data(), name, size);
+    if (!header_problem.empty()) fail("checksum", header_problem);
+    const uint32_t crc = Crc32c(bytes.data() + kTarBlock, size);
+    if (crc != crcs_[i]) {
+      fail("checksum", "CRC-32C mismatch: the index says " + std::to_string(crcs_[i]) +
+                           ", the bytes give " + std::to_string(crc));
+    }
+  }
+  // "SHARD.tar:KEY" for decode errors, assembled without an allocation.
+  std::vector<uint8_t>& source = ctx.scratch(kSourceSlot);
+  const std::string& tar = tar_paths_[static_cast<size_t>(shard)];
+  const size_t key_begin = i == 0 ? 0 : key_ends_[i - 1];
+  source.assign(tar.begin(), tar.end());
+  source.push_back(':');
+  source.insert(source.end(), keys_.begin() + static_cast<std::ptrdiff_t>(key_begin),
+                keys_.begin() + static_cast<std::ptrdiff_t>(key_ends_[i]));
+  pipeline_.Run(std::span<const uint8_t>(bytes.data() + kTarBlock, size),
+                std::string_view(reinterpret_cast<const char*>(source.data()), source.size()), out,
+                "image", ctx);
+  out.SetScalar<int64_t>("label", labels_[i]);
+}
+
+std::vector<FieldSpec> ShardDataset::FixedFields() const {
+  std::optional<Shape> shape = pipeline_.FixedShape();
+  if (!shape) return {FieldSpec{"label", DType::kI64, Shape{}}};
+  return {FieldSpec{"image", pipeline_.dtype(), *shape}, FieldSpec{"label", DType::kI64, Shape{}}};
+}
+
+}  // namespace feedline::storage

@@ -1,0 +1,227 @@
+#include "feedline/storage/shard_index.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "feedline/error.h"
+#include "feedline/storage/crc32c.h"
+
+namespace feedline::storage {
+namespace {
+
+constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
+
+void Put(std::vector<uint8_t>& out, uint64_t value, int bytes) {
+  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
+}
+
+uint64_t Get(const uint8_t* p, int bytes) {
+  uint64_t value = 0;
+  for (int i = 0; i < bytes; ++i) value |= uint64_t{p[i]} << (8 * i);
+  return value;
+}
+
+uint64_t RoundUpToBlock(uint64_t n) { return (n + kTarBlock - 1) / kTarBlock * kTarBlock; }
+
+uint8_t FormatCode(vision::ImageFormat format) {
+  switch (format) {
+    case vision::ImageFormat::kJpeg:
+      return 1;
+    case vision::ImageFormat::kPng:
+      return 2;
+    case vision::ImageFormat::kWebp:
+      return 3;
+    default:
+      return 0;
+  }
+}
+
+// The checks shared by writing and reading; `what` prefixes the message.
+void CheckRecords(const ShardIndex& index, const std::string& name) {
+  // A record's member needs its header block before it; the next member
+  // (the .cls label, then the next image) starts after its padded data.
+  uint64_t next_free = kTarBlock;
+  for (size_t i = 0; i < index.records.size(); ++i) {
+    const ShardRecord& r = index.records[i];
+    const std::string where = name + ": record " + std::to_string(i) + ": ";
+    if (!IsValidShardKey(r.key)) throw Error(where + "bad key (expected 1 to 64 of A-Z a-z 0-9 _ -)");
+    if (FormatCode(r.format) == 0) throw Error(where + "unknown image format");
+    if (r.label < 0) throw Error(where + "negative label " + std::to_string(r.label));
+    if (r.offset % kTarBlock != 0) {
+      throw Error(where + "offset " + std::to_string(r.offset) + " is not a multiple of 512");
+    }
+    if (r.offset < next_free) {
+      throw Error(where + "offset " + std::to_string(r.offset) +
+                  " overlaps the previous record or its tar header");
+    }
+    if (r.size > index.tar_size || r.offset > index.tar_size - r.size) {
+      throw Error(where + "offset " + std::to_string(r.offset) + " + size " +
+                  std::to_string(r.size) + " is past the tar's end (" +
+                  std::to_string(index.tar_size) + " bytes)");
+    }
+    next_free = RoundUpToBlock(r.offset + r.size) + kTarBlock;
+  }
+}
+
+}  // namespace
+
+const char* ShardExtension(vision::ImageFormat format) {
+  switch (format) {
+    case vision::ImageFormat::kPng:
+      return ".png";
+    case vision::ImageFormat::kWebp:
+      return ".webp";
+    default:
+      return ".jpg";
+  }
+}
+
+bool IsValidShardKey(std::string_view key) {
+  if (key.empty() || key.size() > kMaxShardKeyBytes) return false;
+  for (char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
+  CheckRecords(index, "shard index");
+  uint64_t key_bytes = 0;
+  for (const ShardRecord& r : index.records) key_bytes += r.key.size();
+  if (key_bytes > UINT32_MAX) throw Error("shard index: keys over 4 GiB");
+  std::vector<uint8_t> out;
+  out.reserve(kShardIndexHeaderBytes + index.records.size() * kShardIndexRecordBytes + key_bytes +
+              4);
+  out.insert(out.end(), kShardIndexMagic, kShardIndexMagic + 8);
+  Put(out, kShardIndexVersion, 4);
+  Put(out, kShardIndexRecordBytes, 4);
+  Put(out, index.records.size(), 8);
+  Put(out, index.first_record, 8);
+  Put(out, index.tar_size, 8);
+  Put(out, key_bytes, 8);
+  uint64_t key_offset = 0;
+  for (const ShardRecord& r : index.records) {
+    Put(out, r.offset, 8);
+    Put(out, r.size, 8);
+    Put(out, static_cast<uint64_t>(r.label), 8);
+    Put(out, key_offset, 4);
+    Put(out, r.key.size(), 2);
+    Put(out, FormatCode(r.format), 1);
+    Put(out, 0, 1);
+    Put(out, r.crc32c, 4);
+    Put(out, 0, 4);
+    key_offset += r.key.size();
+  }
+  for (const ShardRecord& r : index.records) out.insert(out.end(), r.key.begin(), r.key.end());
+  Put(out, Crc32c(out.data(), out.size()), 4);
+  return out;
+}
+
+ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& name) {
+  const std::string prefix = name + ": ";
+  if (bytes.size() < kShardIndexHeaderBytes + 4) {
+    throw Error(prefix + "truncated index: " + std::to_string(bytes.size()) +
+                " bytes, shorter than its header");
+  }
+  const uint8_t* p = bytes.data();
+  if (std::memcmp(p, kShardIndexMagic, 8) != 0) {
+    throw Error(prefix + "not a feedline shard index (bad magic)");
+  }
+  const uint64_t version = Get(p + 8, 4);
+  if (version != kShardIndexVersion) {
+    throw Error(prefix + "index version " + std::to_string(version) + ", this feedline reads " +
+                std::to_string(kShardIndexVersion));
+  }
+  if (Get(p + 12, 4) != kShardIndexRecordBytes) throw Error(prefix + "bad record size in header");
+  const uint64_t count = Get(p + 16, 8);
+  ShardIndex index;
+  index.first_record = Get(p + 24, 8);
+  index.tar_size = Get(p + 32, 8);
+  const uint64_t key_bytes = Get(p + 40, 8);
+  // Sizes compared without overflow: each term is bounded by the file first.
+  const uint64_t body = bytes.size() - kShardIndexHeaderBytes - 4;
+  if (count > body / kShardIndexRecordBytes || key_bytes > body ||
+      count * kShardIndexRecordBytes + key_bytes != body) {
+    throw Error(prefix + "truncated or damaged index: the header announces " +
+                std::to_string(count) + " records and " + std::to_string(key_bytes) +
+                " key bytes, the file holds " + std::to_string(bytes.size()) + " bytes");
+  }
+  const size_t crc_at = bytes.size() - 4;
+  const uint32_t stored = static_cast<uint32_t>(Get(p + crc_at, 4));
+  const uint32_t actual = Crc32c(p, crc_at);
+  if (stored != actual) {
+    throw Error(prefix + "index checksum mismatch (damaged index): stored " +
+                std::to_string(stored) + ", computed " + std::to_string(actual));
+  }
+  const uint8_t* records = p + kShardIndexHeaderBytes;
+  const char* keys = reinterpret_cast<const char*>(records + count * kShardIndexRecordBytes);
+  index.records.resize(count);
+  uint64_t next_key = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint8_t* r = records + i * kShardIndexRecordBytes;
+    ShardRecord& record = index.records[i];
+    record.offset = Get(r, 8);
+    record.size = Get(r + 8, 8);
+    record.label = static_cast<int64_t>(Get(r + 16, 8));
+    const uint64_t key_offset = Get(r + 24, 4);
+    const uint64_t key_size = Get(r + 28, 2);
+    const uint8_t format = r[30];
+    record.crc32c = static_cast<uint32_t>(Get(r + 32, 4));
+    const std::string where = prefix + "record " + std::to_string(i) + ": ";
+    if (r[31] != 0 || Get(r + 36, 4) != 0) throw Error(where + "reserved bytes are not zero");
+    if (format < 1 || format > 3) throw Error(where + "unknown image format " + std::to_string(format));
+    record.format = format == 1   ? vision::ImageFormat::kJpeg
+                    : format == 2 ? vision::ImageFormat::kPng
+                                  : vision::ImageFormat::kWebp;
+    // Keys lie back to back in record order: one layout per index.
+    if (key_offset != next_key || key_size > key_bytes - key_offset) {
+      throw Error(where + "key outside its place in the index's key bytes");
+    }
+    record.key.assign(keys + key_offset, key_size);
+    next_key += key_size;
+  }
+  if (next_key != key_bytes) throw Error(prefix + "key bytes not used by any record");
+  CheckRecords(index, name);
+  return index;
+}
+
+ShardIndex ReadShardIndex(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) throw Error(path + ": cannot open shard index: " + std::strerror(errno));
+  struct stat st;
+  std::vector<uint8_t> bytes;
+  std::string failure;
+  if (::fstat(fd, &st) != 0) {
+    failure = std::string("cannot stat: ") + std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    failure = "not a regular file";
+  } else if (static_cast<uint64_t>(st.st_size) > kMaxIndexBytes) {
+    failure = "index of " + std::to_string(st.st_size) + " bytes is over the 1 GiB limit";
+  } else {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done,
+                                static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        failure = std::string("cannot read: ") + std::strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      done += static_cast<size_t>(n);
+    }
+    bytes.resize(done);
+  }
+  ::close(fd);
+  if (!failure.empty()) throw Error(path + ": " + failure);
+  return ParseShardIndex(bytes, path);
+}
+
+}  // namespace feedline::storage

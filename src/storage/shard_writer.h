@@ -1,0 +1,51 @@
+// Writes one shard: the tar (key.ext, key.cls for each record, then the two
+// zero blocks that end a tar) and, on Finish, its index, which is written
+// under a temporary name and renamed only after the tar is on disk: an index
+// exists only beside a complete tar.
+#ifndef FEEDLINE_SRC_STORAGE_SHARD_WRITER_H_
+#define FEEDLINE_SRC_STORAGE_SHARD_WRITER_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "feedline/storage/shard_index.h"
+
+namespace feedline::storage {
+
+class ShardWriter {
+ public:
+  // Creates (or truncates) `tar_path`. Throws Error naming it on failure.
+  ShardWriter(std::string tar_path, std::string index_path, uint64_t first_record);
+  ~ShardWriter();
+  ShardWriter(const ShardWriter&) = delete;
+  ShardWriter& operator=(const ShardWriter&) = delete;
+
+  // Bytes a record of `size` image bytes adds to the tar.
+  static uint64_t RecordBytes(uint64_t size);
+  // Bytes of the tar if it were finished now.
+  uint64_t FinishedBytes() const { return written_ + 2 * kTarBlock; }
+  int64_t records() const { return static_cast<int64_t>(index_.records.size()); }
+
+  void Add(const std::string& key, std::span<const uint8_t> image, vision::ImageFormat format,
+           int64_t label);
+  // Ends the tar, syncs it, writes the index. Returns the tar's size.
+  uint64_t Finish();
+
+ private:
+  void Write(const void* data, size_t size);
+
+  std::string tar_path_;
+  std::string index_path_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+  ShardIndex index_;
+};
+
+// Writes `bytes` to `path` through a temporary file, synced, then renamed.
+void WriteFileAtomically(const std::string& path, std::span<const uint8_t> bytes);
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_SRC_STORAGE_SHARD_WRITER_H_

@@ -1,0 +1,26 @@
+// ustar member headers: what `feedline pack` writes before each member and
+// what ShardDataset checks before trusting a record's bytes. Only the subset
+// a pack uses: regular files with short names, fixed metadata (mode 0644,
+// owner 0, mtime 0) so that packing the same files gives the same bytes.
+#ifndef FEEDLINE_SRC_STORAGE_TAR_HEADER_H_
+#define FEEDLINE_SRC_STORAGE_TAR_HEADER_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace feedline::storage {
+
+using TarHeader = std::array<uint8_t, 512>;
+
+// The header of a regular file `name` (under 100 bytes) of `size` bytes.
+TarHeader MakeTarHeader(std::string_view name, uint64_t size);
+
+// Empty if `header` is a valid ustar header of regular file `name` holding
+// `size` bytes; else what differs ("tar header checksum mismatch", ...).
+std::string CheckTarHeader(const uint8_t* header, std::string_view name, uint64_t size);
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_SRC_STORAGE_TAR_HEADER_H_

@@ -1,0 +1,266 @@
+#include "feedline/storage/shard_dataset.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "feedline/error.h"
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "feedline/storage/pack.h"
+#include "feedline/storage/shard_index.h"
+#include "feedline/vision/image_folder.h"
+#include "feedline/vision/synth.h"
+#include "tests/storage/storage_testing.h"
+
+namespace feedline::storage {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::ReadBytes;
+using testing::TempDir;
+using testing::WriteBytes;
+
+constexpr int64_t kImages = 24;
+
+// One synthetic image folder for the whole suite (writing it is the slow part).
+class ShardDatasetTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    folder_ = new TempDir();
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/3,
+                                      /*broken=*/0);
+  }
+  static void TearDownTestSuite() {
+    delete folder_;
+    folder_ = nullptr;
+  }
+  static std::string Images() { return *folder_ / "images"; }
+
+  // Packs the folder into `out` with shards of about `shard_bytes`.
+  static PackResult Pack(const std::string& out, uint64_t shard_bytes = 200 << 10) {
+    PackOptions options;
+    options.shard_bytes = shard_bytes;
+    return PackSource(Images(), out, options);
+  }
+
+  static TempDir* folder_;
+};
+
+TempDir* ShardDatasetTest::folder_ = nullptr;
+
+std::vector<uint8_t> ImageOf(const Dataset& data, int64_t index, uint64_t seed = 7) {
+  SampleContext ctx(seed, /*epoch=*/0, index);
+  Sample sample;
+  data.Get(index, sample, ctx);
+  const Tensor& image = sample["image"];
+  const uint8_t* p = static_cast<const uint8_t*>(image.raw());
+  std::vector<uint8_t> bytes(p, p + image.bytes());
+  const int64_t label = *sample["label"].data<int64_t>();
+  bytes.push_back(static_cast<uint8_t>(label));
+  return bytes;
+}
+
+TEST_F(ShardDatasetTest, SamplesEqualImageFoldersThroughTheSamePipeline) {
+  TempDir out;
+  const PackResult result = Pack(out / "shards");
+  EXPECT_EQ(result.records, kImages);
+  EXPECT_GT(result.shards, 2);  // ~40 KiB images, 200 KiB shards
+  EXPECT_EQ(result.reused_shards, 0);
+
+  for (const vision::Pipeline& pipeline :
+       {vision::TrainPipeline(64, DType::kU8), vision::ValPipeline(72, 64, DType::kF32)}) {
+    const vision::ImageFolder folder(Images(), pipeline);
+    const ShardDataset shards(ShardDataset::Find(out / "shards"), pipeline);
+    ASSERT_EQ(shards.size(), folder.size());
+    EXPECT_EQ(shards.classes(), folder.classes());
+    EXPECT_EQ(shards.labels(), folder.labels());
+    EXPECT_EQ(static_cast<int64_t>(shards.shards().size()), result.shards);
+    for (int64_t i = 0; i < folder.size(); ++i) {
+      EXPECT_EQ(ImageOf(shards, i), ImageOf(folder, i)) << i;
+    }
+    EXPECT_EQ(shards.FixedFields().size(), 2u);
+  }
+}
+
+TEST_F(ShardDatasetTest, ShardsAreTarsWithKeyJpgAndKeyCls) {
+  TempDir out;
+  Pack(out / "shards", 1 << 30);  // one shard
+  const std::vector<uint8_t> tar = ReadBytes(out / "shards/shard-000000.tar");
+  ASSERT_GT(tar.size(), 1024u);
+  EXPECT_EQ(tar.size() % 512, 0u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(tar.data())), "000000000.jpg");
+  EXPECT_EQ(std::memcmp(tar.data() + 257, "ustar", 5), 0);
+  // The tar ends with two zero blocks.
+  EXPECT_TRUE(std::all_of(tar.end() - 1024, tar.end(), [](uint8_t b) { return b == 0; }));
+  const ShardIndex index = ReadShardIndex(out / "shards/shard-000000.idx");
+  ASSERT_EQ(index.records.size(), static_cast<size_t>(kImages));
+  EXPECT_EQ(index.tar_size, tar.size());
+  // The label member follows the image: header name key.cls, then the text.
+  const ShardRecord& first = index.records[0];
+  const size_t cls = (first.offset + first.size + 511) / 512 * 512;
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(tar.data() + cls)), "000000000.cls");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(tar.data() + cls + 512)),
+            std::to_string(first.label));
+}
+
+TEST_F(ShardDatasetTest, ADamagedRecordIsASampleErrorNamingShardKeyAndOffset) {
+  TempDir out;
+  Pack(out / "shards");
+  const ShardIndex index = ReadShardIndex(out / "shards/shard-000001.idx");
+  const ShardRecord& record = index.records[1];
+  std::vector<uint8_t> tar = ReadBytes(out / "shards/shard-000001.tar");
+  tar[record.offset + record.size / 2] ^= 0x01;
+  WriteBytes(out / "shards/shard-000001.tar", tar);
+
+  const ShardDataset shards(ShardDataset::Find(out / "shards"), vision::TrainPipeline(32));
+  const int64_t damaged = shards.shard_starts()[1] + 1;
+  EXPECT_EQ(shards.key(damaged), record.key);
+  try {
+    ImageOf(shards, damaged);
+    FAIL() << "a damaged record was read";
+  } catch (const SampleError& e) {
+    EXPECT_EQ(e.reason(), "checksum");
+    EXPECT_THAT(e.message(), HasSubstr("CRC-32C mismatch"));
+    EXPECT_THAT(e.message(), HasSubstr("shard-000001.tar"));
+    EXPECT_THAT(e.message(), HasSubstr("key " + record.key));
+    EXPECT_THAT(e.message(), HasSubstr("offset " + std::to_string(record.offset)));
+    EXPECT_THAT(e.source(), HasSubstr("shard-000001.tar:" + record.key));
+  }
+  // The other records still load.
+  EXPECT_NO_THROW(ImageOf(shards, damaged - 1));
+  EXPECT_NO_THROW(ImageOf(shards, damaged + 1));
+}
+
+TEST_F(ShardDatasetTest, ADamagedTarHeaderIsASampleError) {
+  TempDir out;
+  Pack(out / "shards");
+  const ShardIndex index = ReadShardIndex(out / "shards/shard-000000.idx");
+  std::vector<uint8_t> tar = ReadBytes(out / "shards/shard-000000.tar");
+  tar[index.records[0].offset - 512] = 'X';  // the member's name
+  WriteBytes(out / "shards/shard-000000.tar", tar);
+  const ShardDataset shards(ShardDataset::Find(out / "shards"), vision::TrainPipeline(32));
+  EXPECT_THAT([&] { ImageOf(shards, 0); },
+              ::testing::ThrowsMessage<SampleError>(HasSubstr("tar header checksum mismatch")));
+}
+
+TEST_F(ShardDatasetTest, TruncatedShardsAndDamagedIndexesAreRefusedNamingTheFile) {
+  TempDir out;
+  Pack(out / "shards");
+  const std::string tar = out / "shards/shard-000001.tar";
+  fs::resize_file(tar, fs::file_size(tar) - 1000);
+  EXPECT_THAT([&] { ShardDataset(ShardDataset::Find(out / "shards"), vision::TrainPipeline(32)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(tar + ": truncated shard")));
+
+  Pack(out / "shards2");
+  const std::string idx = out / "shards2/shard-000002.idx";
+  std::vector<uint8_t> bytes = ReadBytes(idx);
+  bytes[60] ^= 0xFF;
+  WriteBytes(idx, bytes);
+  EXPECT_THAT([&] { ShardDataset(ShardDataset::Find(out / "shards2"), vision::TrainPipeline(32)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(idx + ": index checksum mismatch")));
+  fs::resize_file(idx, 30);
+  EXPECT_THAT([&] { ShardDataset(ShardDataset::Find(out / "shards2"), vision::TrainPipeline(32)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(idx + ": truncated index")));
+  fs::remove(out / "shards2/shard-000000.tar");
+  EXPECT_THAT(
+      [&] { ShardDataset(ShardDataset::Find(out / "shards2"), vision::TrainPipeline(32)); },
+      ::testing::ThrowsMessage<Error>(HasSubstr("shard-000000.tar: cannot open shard")));
+}
+
+TEST_F(ShardDatasetTest, FindTakesAFolderAGlobOrOneShard) {
+  TempDir out;
+  const PackResult result = Pack(out / "shards");
+  EXPECT_EQ(static_cast<int64_t>(ShardDataset::Find(out / "shards").size()), result.shards);
+  EXPECT_EQ(static_cast<int64_t>(ShardDataset::Find(out / "shards/shard-*.tar").size()),
+            result.shards);
+  EXPECT_EQ(ShardDataset::Find(out / "shards/shard-000001.tar"),
+            std::vector<std::string>{out / "shards/shard-000001.idx"});
+  EXPECT_THROW(ShardDataset::Find(out / "shards/nothing-*.tar"), Error);
+  EXPECT_THROW(ShardDataset::Find(Images()), Error);  // no index in an image folder
+  // One shard of several: its records only.
+  const ShardDataset one(ShardDataset::Find(out / "shards/shard-000001.tar"),
+                         vision::TrainPipeline(32));
+  const ShardIndex index = ReadShardIndex(out / "shards/shard-000001.idx");
+  EXPECT_EQ(one.size(), static_cast<int64_t>(index.records.size()));
+}
+
+TEST_F(ShardDatasetTest, AnInterruptedPackIsRefusedThenResumedToTheSameBytes) {
+  TempDir out;
+  const PackResult fresh = Pack(out / "fresh");
+  ASSERT_GE(fresh.shards, 3);
+
+  Pack(out / "cut");
+  // As if stopped while writing shard 1: its index not yet written, its tar
+  // half written, later shards absent, pack.txt without the counts.
+  const std::string cut = out / "cut";
+  fs::remove(cut + "/shard-000001.idx");
+  fs::resize_file(cut + "/shard-000001.tar", fs::file_size(cut + "/shard-000001.tar") / 2);
+  for (int64_t s = 2; s < fresh.shards; ++s) {
+    fs::remove(cut + "/" + ShardTarName(s));
+    fs::remove(cut + "/" + ShardIndexName(s));
+  }
+  const std::vector<uint8_t> manifest_bytes = ReadBytes(cut + "/pack.txt");
+  std::string manifest(manifest_bytes.begin(), manifest_bytes.end());
+  ASSERT_NE(manifest.find("\nrecords "), std::string::npos);
+  manifest.resize(manifest.find("\nrecords ") + 1);
+  {
+    std::ofstream rewrite(cut + "/pack.txt", std::ios::trunc);
+    rewrite << manifest;
+  }
+  EXPECT_THAT([&] { ShardDataset(ShardDataset::Find(cut), vision::TrainPipeline(32)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("the pack is unfinished")));
+
+  const PackResult resumed = Pack(cut);
+  EXPECT_EQ(resumed.reused_shards, 1);
+  EXPECT_EQ(resumed.shards, fresh.shards);
+  EXPECT_EQ(resumed.records, fresh.records);
+  for (int64_t s = 0; s < fresh.shards; ++s) {
+    EXPECT_EQ(ReadBytes(cut + "/" + ShardTarName(s)), ReadBytes(out / "fresh/" + ShardTarName(s)))
+        << s;
+    EXPECT_EQ(ReadBytes(cut + "/" + ShardIndexName(s)),
+              ReadBytes(out / "fresh/" + ShardIndexName(s)))
+        << s;
+  }
+  EXPECT_EQ(ShardDataset(ShardDataset::Find(cut), vision::TrainPipeline(32)).size(), kImages);
+  // Packing a finished pack again keeps every shard.
+  EXPECT_EQ(Pack(cut).reused_shards, fresh.shards);
+}
+
+TEST_F(ShardDatasetTest, AnotherShardSizeIntoTheSameFolderNeedsRestart) {
+  TempDir out;
+  Pack(out / "shards");
+  EXPECT_THAT([&] { Pack(out / "shards", 300 << 10); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("pass --restart")));
+  PackOptions options;
+  options.shard_bytes = 300 << 10;
+  options.restart = true;
+  const PackResult result = PackSource(Images(), out / "shards", options);
+  EXPECT_EQ(result.reused_shards, 0);
+  EXPECT_EQ(static_cast<int64_t>(ShardDataset::Find(out / "shards").size()), result.shards);
+}
+
+TEST_F(ShardDatasetTest, BrokenSourceFilesStopThePackOrAreSkipped) {
+  TempDir out;
+  const std::string images = out / "images";
+  fs::copy(Images(), images, fs::copy_options::recursive);
+  const std::string broken = images + "/class_001/zz_broken.jpg";
+  {
+    std::ofstream(broken) << "not an image at all";
+  }
+  EXPECT_THAT([&] { PackSource(images, out / "a", PackOptions{}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(broken + ": cannot be packed")));
+  PackOptions skip;
+  skip.skip_broken = true;
+  const PackResult result = PackSource(images, out / "b", skip);
+  EXPECT_EQ(result.records, kImages);
+  ASSERT_EQ(result.skipped.size(), 1u);
+  EXPECT_EQ(result.skipped[0].first, broken);
+}
+
+}  // namespace
+}  // namespace feedline::storage

@@ -1,0 +1,120 @@
+#include "feedline/storage/shard_index.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "feedline/error.h"
+#include "feedline/storage/crc32c.h"
+
+namespace feedline::storage {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(Crc32c, KnownValues) {
+  // The check value of CRC-32C (RFC 3720, appendix B.4).
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(Crc32c("", 0), 0u);
+  // 32 zero bytes, RFC 3720 B.4.
+  const std::vector<uint8_t> zeros(32, 0);
+  EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
+}
+
+TEST(Crc32c, ContinuesAcrossPieces) {
+  std::vector<uint8_t> data(1000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 3);
+  for (size_t cut : {0, 1, 7, 8, 9, 500, 999, 1000}) {
+    const uint32_t first = Crc32c(data.data(), cut);
+    EXPECT_EQ(Crc32c(data.data() + cut, data.size() - cut, first), Crc32c(data.data(), data.size()))
+        << cut;
+  }
+}
+
+ShardIndex SampleIndex() {
+  ShardIndex index;
+  index.first_record = 10;
+  index.tar_size = 10 * 512;
+  index.records.push_back({512, 700, 3, 0x1234, vision::ImageFormat::kJpeg, "000000010"});
+  index.records.push_back({512 * 5, 100, 0, 0xABCD, vision::ImageFormat::kPng, "000000011"});
+  return index;
+}
+
+TEST(ShardIndex, RoundTrips) {
+  const ShardIndex index = SampleIndex();
+  const std::vector<uint8_t> bytes = SerializeShardIndex(index);
+  EXPECT_EQ(bytes.size(), kShardIndexHeaderBytes + 2 * kShardIndexRecordBytes + 18 + 4);
+  const ShardIndex parsed = ParseShardIndex(bytes, "x.idx");
+  EXPECT_EQ(parsed.first_record, 10u);
+  EXPECT_EQ(parsed.tar_size, 5120u);
+  ASSERT_EQ(parsed.records.size(), 2u);
+  EXPECT_EQ(parsed.records[0].offset, 512u);
+  EXPECT_EQ(parsed.records[0].size, 700u);
+  EXPECT_EQ(parsed.records[0].label, 3);
+  EXPECT_EQ(parsed.records[0].crc32c, 0x1234u);
+  EXPECT_EQ(parsed.records[0].key, "000000010");
+  EXPECT_EQ(parsed.records[1].format, vision::ImageFormat::kPng);
+  EXPECT_EQ(parsed.records[1].key, "000000011");
+}
+
+TEST(ShardIndex, EveryTruncationIsRefusedNamingTheFile) {
+  const std::vector<uint8_t> bytes = SerializeShardIndex(SampleIndex());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    try {
+      ParseShardIndex(std::span<const uint8_t>(bytes.data(), n), "cut.idx");
+      FAIL() << "a truncation to " << n << " bytes was accepted";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("cut.idx: ")) << n;
+    }
+  }
+}
+
+TEST(ShardIndex, EveryFlippedByteIsRefused) {
+  const std::vector<uint8_t> bytes = SerializeShardIndex(SampleIndex());
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::vector<uint8_t> damaged = bytes;
+    damaged[i] ^= 0x40;
+    EXPECT_THROW(ParseShardIndex(damaged, "bad.idx"), Error) << "byte " << i;
+  }
+}
+
+TEST(ShardIndex, SaysWhatIsWrong) {
+  std::vector<uint8_t> bytes = SerializeShardIndex(SampleIndex());
+  std::vector<uint8_t> magic = bytes;
+  magic[0] = 'X';
+  EXPECT_THAT([&] { ParseShardIndex(magic, "a.idx"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a.idx: not a feedline shard index")));
+  std::vector<uint8_t> crc = bytes;
+  crc[kShardIndexHeaderBytes + 16] ^= 1;  // a label
+  EXPECT_THAT([&] { ParseShardIndex(crc, "b.idx"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("b.idx: index checksum mismatch")));
+  std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 10);
+  EXPECT_THAT([&] { ParseShardIndex(cut, "c.idx"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("c.idx: truncated or damaged index")));
+}
+
+TEST(ShardIndex, RecordsMustLieInsideTheTarInOrder) {
+  ShardIndex past = SampleIndex();
+  past.records[1].size = 5000;
+  EXPECT_THAT([&] { SerializeShardIndex(past); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("past the tar's end")));
+  ShardIndex overlap = SampleIndex();
+  overlap.records[1].offset = 1024;
+  EXPECT_THAT([&] { SerializeShardIndex(overlap); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("overlaps")));
+  ShardIndex unaligned = SampleIndex();
+  unaligned.records[0].offset = 513;
+  EXPECT_THAT([&] { SerializeShardIndex(unaligned); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("not a multiple of 512")));
+  ShardIndex key = SampleIndex();
+  key.records[0].key = "a.b";
+  EXPECT_THAT([&] { SerializeShardIndex(key); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("bad key")));
+}
+
+TEST(ShardIndex, ReadingAMissingFileNamesIt) {
+  EXPECT_THAT([] { ReadShardIndex("/nonexistent/shard-000000.idx"); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("/nonexistent/shard-000000.idx")));
+}
+
+}  // namespace
+}  // namespace feedline::storage

@@ -1,0 +1,118 @@
+#include "tools/pack_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "feedline/error.h"
+#include "feedline/storage/pack.h"
+#include "tools/source.h"
+
+namespace feedline::cli {
+namespace {
+
+struct PackArgs {
+  std::string source;
+  std::string out;
+  uint64_t shard_size = storage::kDefaultShardBytes;
+  int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
+  bool skip_broken = false;
+  bool restart = false;
+  bool json = false;
+  bool quiet = false;
+};
+
+int RunPackCommand(const PackArgs& args) {
+  if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
+  CheckSource(args.source);
+  storage::PackOptions options;
+  options.shard_bytes = args.shard_size;
+  options.max_file_bytes = args.max_file_bytes;
+  options.skip_broken = args.skip_broken;
+  options.restart = args.restart;
+  const bool show_progress = !args.quiet && isatty(fileno(stderr));
+  if (show_progress) {
+    options.on_progress = [](int64_t done, int64_t total) {
+      std::fprintf(stderr, "\rpacked %lld/%lld files\033[K", static_cast<long long>(done),
+                   static_cast<long long>(total));
+    };
+  }
+  const auto start = std::chrono::steady_clock::now();
+  storage::PackResult result;
+  try {
+    result = storage::PackSource(args.source, args.out, options);
+  } catch (const Error& e) {
+    if (show_progress) std::fprintf(stderr, "\r\033[K");
+    throw;
+  }
+  if (show_progress) std::fprintf(stderr, "\r\033[K");
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& [path, reason] : result.skipped) {
+    std::cout << "skipped: " << path << ": " << reason << "\n";
+  }
+  std::cout << "feedline pack: " << result.records << " images in " << result.shards
+            << " shards (" << result.bytes << " bytes) in " << args.out;
+  if (result.reused_shards > 0) std::cout << ", " << result.reused_shards << " kept from before";
+  if (!result.skipped.empty()) std::cout << ", " << result.skipped.size() << " broken skipped";
+  std::cout.precision(1);
+  std::cout << std::fixed << ", " << seconds << " s\n";
+  if (args.json) {
+    nlohmann::json skipped = nlohmann::json::array();
+    for (const auto& [path, reason] : result.skipped) {
+      skipped.push_back({{"path", path}, {"reason", reason}});
+    }
+    nlohmann::json json = {{"command", "pack"},
+                           {"source", args.source},
+                           {"out", args.out},
+                           {"records", result.records},
+                           {"shards", result.shards},
+                           {"reused_shards", result.reused_shards},
+                           {"bytes", result.bytes},
+                           {"seconds", seconds},
+                           {"skipped", skipped}};
+    std::cout << json.dump() << "\n";
+  }
+  std::cout.flush();
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddPackCommand(CLI::App& parent) {
+  CLI::App* app = parent.add_subcommand(
+      "pack",
+      "Pack an image folder or file list into tar shards (WebDataset layout: key.jpg, key.cls) "
+      "with an index per shard for random access. Rerun to resume an interrupted pack.");
+  auto args = std::make_shared<PackArgs>();
+  AddSourceArgument(app, args->source);
+  app->add_option("OUT", args->out, "Folder to write the shards to (created if missing)")
+      ->required()
+      ->type_name("DIR");
+  app->add_option("--shard-size", args->shard_size,
+                  "Largest shard, in bytes (suffixes K, M, G: 1024-based)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(uint64_t{2048}, uint64_t{1} << 50))
+      ->type_name("BYTES")
+      ->capture_default_str();
+  app->add_option("--max-file-bytes", args->max_file_bytes,
+                  "A larger file is broken, refused before it is read")
+      ->check(IntAtLeast(1))
+      ->type_name("BYTES")
+      ->capture_default_str();
+  app->add_flag("--skip-broken", args->skip_broken,
+                "Leave out files that cannot be read or are no JPEG, PNG or WebP (and list them) "
+                "instead of stopping");
+  app->add_flag("--restart", args->restart,
+                "Replace the shards in OUT instead of resuming an earlier pack");
+  app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
+  app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  return {app, [args] { return RunPackCommand(*args); }};
+}
+
+}  // namespace feedline::cli
