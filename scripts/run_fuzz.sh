@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the image decoder fuzzer with clang (libFuzzer, ASan, UBSan) and runs
-# it on a copy of fuzz/corpus for FUZZ_SECONDS seconds (default 60).
+# it on a copy of fuzz/corpus for FUZZ_SECONDS seconds (default 60); then the
+# shard index parser's fuzzer on a copy of fuzz/corpus_shard_index for
+# FUZZ_INDEX_SECONDS seconds (default 10: the parser is small).
 # Exits non-zero if the fuzzer finds a crash; the crashing input is left in
 # the build directory as fuzz-crash-*.
 #
@@ -10,6 +12,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
+index_seconds="${FUZZ_INDEX_SECONDS:-10}"
 jobs="${FUZZ_BUILD_JOBS:-2}"
 
 cmake -S "$root" -B "$build" \
@@ -21,7 +24,7 @@ cmake -S "$root" -B "$build" \
   -DFEEDLINE_BUILD_BENCH=OFF \
   -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++
-cmake --build "$build" -j"$jobs" --target decode_fuzzer
+cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer
 
 # The fuzzer adds what it finds to its corpus directory: give it a copy.
 corpus="$build/fuzz-corpus"
@@ -38,3 +41,15 @@ cp "$root"/fuzz/corpus/* "$corpus"/
   -print_final_stats=1 \
   -artifact_prefix="$build/fuzz-" \
   "$corpus"
+
+index_corpus="$build/fuzz-corpus-shard-index"
+rm -rf "$index_corpus"
+mkdir -p "$index_corpus"
+cp "$root"/fuzz/corpus_shard_index/* "$index_corpus"/
+"$build/fuzz/shard_index_fuzzer" \
+  -max_total_time="$index_seconds" \
+  -timeout=10 \
+  -rss_limit_mb=2048 \
+  -print_final_stats=1 \
+  -artifact_prefix="$build/fuzz-shard-index-" \
+  "$index_corpus"

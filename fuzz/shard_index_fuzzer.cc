@@ -1,0 +1,30 @@
+// libFuzzer target for the shard index parser (feedline/storage/shard_index.h).
+//
+// Every input is parsed as an index file. An Error is the expected answer to
+// bad bytes; anything else (a crash, a sanitizer report, another exception)
+// is a bug. An input that parses must serialize back to the same bytes and
+// describe records that lie inside the tar, so a reader can trust it.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <span>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/storage/shard_index.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace feedline::storage;
+  ShardIndex index;
+  try {
+    index = ParseShardIndex(std::span<const uint8_t>(data, size), "fuzz.idx");
+  } catch (const feedline::Error&) {
+    return 0;
+  }
+  for (const ShardRecord& r : index.records) {
+    if (r.offset + r.size > index.tar_size || r.offset < kTarBlock) std::abort();
+  }
+  const std::vector<uint8_t> again = SerializeShardIndex(index);
+  if (again.size() != size || !std::equal(again.begin(), again.end(), data)) std::abort();
+  return 0;
+}
