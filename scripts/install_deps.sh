@@ -12,6 +12,7 @@ PACKAGES=(
   python3-dev python3-numpy python3-pytest pybind11-dev
   python3-torch python3-torchvision
   openmpi-bin libopenmpi-dev
+  libhdf5-dev python3-h5py
 )
 
 missing=()
