@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -70,7 +71,39 @@ struct ProcessDataset::Worker {
   std::vector<char> drain;
   bool died = false;  // the last process died unexpectedly: the next start is a restart
   int consecutive_deaths = 0;
+  // After a timeout the engine starts a new thread for a worker whose thread
+  // is stuck in Get. The new thread takes the worker over: it kills the stuck
+  // process and waits until the stuck thread has left.
+  std::condition_variable idle;
+  bool in_use = false;      // GUARDED_BY(mu): a thread is inside Get
+  bool taken_over = false;  // GUARDED_BY(mu): that thread's process was killed for a new thread
 };
+
+namespace {
+
+// Marks a worker in use for the duration of a Get.
+class InUse {
+ public:
+  InUse(std::mutex& mu, std::condition_variable& idle, bool& flag)
+      : mu_(mu), idle_(idle), flag_(flag) {
+    std::lock_guard<std::mutex> lock(mu_);
+    flag_ = true;
+  }
+  ~InUse() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      flag_ = false;
+    }
+    idle_.notify_all();
+  }
+
+ private:
+  std::mutex& mu_;
+  std::condition_variable& idle_;
+  bool& flag_;
+};
+
+}  // namespace
 
 struct ProcessDataset::Death {
   std::string how;  // "was killed by signal 9 (Killed)", "exited with status 1"
@@ -195,8 +228,17 @@ void ProcessDataset::StartWorker(int w) const {
   }
   Worker& worker = *workers_[static_cast<size_t>(w)];
   {
-    std::lock_guard<std::mutex> lock(worker.mu);
-    if (worker.pid > 0 && options_.persistent_workers) return;
+    std::unique_lock<std::mutex> lock(worker.mu);
+    if (worker.in_use) {
+      // A timeout replaced the thread stuck in this worker's Get: end its
+      // sample's process (its result is discarded anyway) and wait for it.
+      worker.taken_over = true;
+      if (worker.pid > 0) ::kill(worker.pid, SIGKILL);
+      worker.idle.wait(lock, [&] { return !worker.in_use; });
+      worker.taken_over = false;
+    } else if (worker.pid > 0 && options_.persistent_workers) {
+      return;
+    }
   }
   Stop(worker);  // a fresh process per epoch, as torch does without persistent workers
   for (int attempt = 1;; ++attempt) {
@@ -219,6 +261,7 @@ void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
                 std::to_string(w) + ")");
   }
   Worker& worker = *workers_[static_cast<size_t>(w)];
+  InUse in_use(worker.mu, worker.idle, worker.in_use);
   int deaths = 0;
   while (true) {
     if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
@@ -248,6 +291,13 @@ void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       return;
     }
     if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    {
+      std::lock_guard<std::mutex> lock(worker.mu);
+      if (worker.taken_over) {
+        throw SampleError("timeout", "",
+                          "its worker process was stopped after the loader's timeout", index);
+      }
+    }
     worker.died = true;
     ++worker.consecutive_deaths;
     if (++deaths >= options_.max_deaths_per_sample) {

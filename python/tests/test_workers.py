@@ -139,6 +139,28 @@ def test_killed_worker_is_replaced_and_the_epoch_is_exact():
     assert wait_gone(killed) == []
 
 
+def test_a_stuck_sample_times_out_and_its_process_is_replaced():
+    class Stuck(io.Dataset):
+        def __len__(self):
+            return 24
+
+        def __getitem__(self, index):
+            if index == 5:
+                time.sleep(30)
+            return np.int64(index)
+
+    start = time.monotonic()
+    with feedline.DataLoader(Stuck(), batch_size=4, num_workers=2, worker_mode="process",
+                             timeout=0.5, error_policy="skip") as loader:
+        got = np.concatenate([np.array(b) for b in loader]).tolist()
+        assert got == [i for i in range(24) if i != 5]
+        assert loader.stats()["errors_by_reason"] == {"timeout": 1}
+        # The stuck process was killed for the new thread: the next epoch has
+        # both workers again.
+        assert np.concatenate([np.array(b) for b in loader]).tolist() == got
+    assert time.monotonic() - start < 20
+
+
 class KillsItsWorker(io.Dataset):
     """Sample `fatal` kills the process loading it (as a crashing decoder
     would); the others are their index."""
