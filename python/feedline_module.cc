@@ -750,6 +750,7 @@ void BindCore(py::module_& m) {
 }
 
 void BindVision(py::module_& m);  // vision_module.cc
+void BindStorage(py::module_& m);  // storage_module.cc
 
 }  // namespace feedline::python
 
@@ -759,4 +760,5 @@ PYBIND11_MODULE(_feedline, m) {
   feedline::python::RegisterExceptions(m);
   feedline::python::BindCore(m);
   feedline::python::BindVision(m);
+  feedline::python::BindStorage(m);
 }

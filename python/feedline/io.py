@@ -805,3 +805,6 @@ class DataLoader:
 
     def __exit__(self, *exc):
         self.close()
+
+
+from feedline.hdf5 import HDF5Dataset  # noqa: E402 (feedline.hdf5 builds on NativeDataset)

@@ -127,3 +127,136 @@ def test_pack_resumes_after_an_interruption(folder, tmp_path):
     with pytest.raises(ValueError, match="--restart"):
         datasets.pack_shards(folder, out, shard_bytes=300 << 10)
     assert datasets.pack_shards(folder, out, shard_bytes=300 << 10, restart=True)["records"] == 14
+
+
+# ---------------------------------------------------------------------------
+# HDF5 (files written by h5py)
+
+h5py = pytest.importorskip("h5py")
+
+
+def _write_h5(path, folder, chunked=True, gzip=True):
+    """The images of `folder` as encoded bytes, plus arrays and strings."""
+    image_folder = datasets.ImageFolder(folder)
+    encoded = [np.frombuffer(open(p, "rb").read(), dtype=np.uint8)
+               for p, _ in image_folder.samples]
+    n = len(encoded)
+    rng = np.random.default_rng(0)
+    options = {}
+    if chunked:
+        options["chunks"] = True
+    if gzip:
+        options["compression"] = "gzip"
+    with h5py.File(path, "w") as f:
+        images = f.create_dataset("jpeg", (n,), dtype=h5py.vlen_dtype(np.uint8),
+                                  **({"chunks": (4,)} if chunked else {}),
+                                  **({"compression": "gzip"} if gzip else {}))
+        for i, e in enumerate(encoded):
+            images[i] = e
+        f.create_dataset("group/pixels", data=rng.integers(0, 256, (n, 8, 6, 3), dtype=np.uint8),
+                         **options)
+        f.create_dataset("labels", data=np.array(image_folder.targets, dtype=np.int64), **options)
+        f.create_dataset("features", data=rng.standard_normal((n, 5)), **options)
+        f.create_dataset("small", data=np.arange(n, dtype=np.int16), **options)
+        f.create_dataset("names", data=[f"image {i}" for i in range(n)],
+                         dtype=h5py.string_dtype())
+        f.create_dataset("codes", data=np.array([b"c%d" % i for i in range(n)], dtype="S6"))
+    return image_folder
+
+
+@pytest.mark.parametrize("chunked,gzip", [(True, True), (True, False), (False, False)])
+def test_hdf5_rows_equal_h5py_and_images_equal_image_folder(folder, tmp_path, chunked, gzip):
+    path = str(tmp_path / "data.h5")
+    image_folder = _write_h5(path, folder, chunked, gzip)
+    data = feedline.io.HDF5Dataset(
+        path, ["group/pixels", "labels", "features", "small", "names", "codes", "jpeg"])
+    assert data.field_kinds == {"pixels": "array", "labels": "array", "features": "array",
+                                "small": "array", "names": "string", "codes": "string",
+                                "jpeg": "image"}
+    with h5py.File(path, "r") as f:
+        assert len(data) == len(f["labels"])
+        for i in (0, 5, len(data) - 1):
+            pixels, label, features, small, name, code, image = data[i]
+            np.testing.assert_array_equal(pixels, f["group/pixels"][i])
+            assert label == f["labels"][i] and label.dtype == np.int64
+            np.testing.assert_array_equal(features, f["features"][i].astype(np.float32))
+            assert small == f["small"][i] and small.dtype == np.int32
+            assert name == f"image {i}" and code == f"c{i}"
+            expected = image_folder[i][0]
+            np.testing.assert_array_equal(image, expected)
+
+
+def test_hdf5_through_the_loader_matches_image_folder(folder, tmp_path):
+    path = str(tmp_path / "data.h5")
+    _write_h5(path, folder)
+    ours = feedline.io.HDF5Dataset(path, {"image": "jpeg", "label": "labels"},
+                                   transform=train_transform())
+    theirs = datasets.ImageFolder(folder, transform=train_transform())
+    a = copied(feedline.DataLoader(ours, batch_size=4, shuffle=True, num_workers=2, seed=5))
+    b = copied(feedline.DataLoader(theirs, batch_size=4, shuffle=True, num_workers=2, seed=5))
+    assert len(a) == len(b)
+    for batch, (images, labels) in zip(a, b):
+        np.testing.assert_array_equal(batch["image"], images)
+        np.testing.assert_array_equal(batch["label"], labels)
+
+
+def test_hdf5_under_torch_dataloader_workers_reopens_after_fork(tmp_path):
+    torch = pytest.importorskip("torch")
+    path = str(tmp_path / "rows.h5")
+    rows = np.arange(40 * 6, dtype=np.float32).reshape(40, 6)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=rows, chunks=(8, 6), compression="gzip")
+    data = feedline.io.HDF5Dataset(path, ["x"])
+    assert data[3][0][0] == 18  # opened here, in the parent, before the fork
+    loader = torch.utils.data.DataLoader(data, batch_size=8, num_workers=2, timeout=60,
+                                         multiprocessing_context="fork")
+    got = torch.cat([batch[0] for batch in loader]).numpy()
+    np.testing.assert_array_equal(got, rows)
+
+
+def _chunk_location(path, dataset, chunk):
+    with h5py.File(path, "r") as f:
+        info = f[dataset].id.get_chunk_info(chunk)
+        return info.byte_offset, info.size
+
+
+def test_a_damaged_hdf5_chunk_is_a_sample_error_naming_file_dataset_and_row(tmp_path):
+    path = str(tmp_path / "damaged.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.random.default_rng(1).standard_normal((32, 64)),
+                         chunks=(8, 64), compression="gzip")
+    offset, size = _chunk_location(path, "x", 1)  # rows 8-15
+    with open(path, "r+b") as f:
+        f.seek(offset + size // 2)
+        f.write(b"\xff" * 16)
+    data = feedline.io.HDF5Dataset(path, ["x"])
+    data[7]
+    with pytest.raises(feedline.SampleError) as raised:
+        data[9]
+    message = str(raised.value)
+    assert path in message and "'x'" in message and "row 9" in message
+    data[16]
+    skipped = copied(feedline.DataLoader(data, batch_size=8, error_policy="skip"))
+    assert sum(len(b[0]) for b in skipped) == 24
+
+
+def test_truncated_or_missing_hdf5_files_and_datasets_raise_naming_them(tmp_path):
+    path = str(tmp_path / "cut.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.zeros((1000, 100), dtype=np.float32))
+        f.create_dataset("y", data=np.zeros(999, dtype=np.int64))
+    with pytest.raises(ValueError, match="cut.h5: cannot open dataset 'missing'"):
+        feedline.io.HDF5Dataset(path, ["x", "missing"])
+    with pytest.raises(ValueError, match="'y': 999 rows, but 'x' has 1000"):
+        feedline.io.HDF5Dataset(path, ["x", "y"])
+    with pytest.raises(ValueError, match="marked as an image"):
+        feedline.io.HDF5Dataset(path, ["x"], images=["x"])
+    os.truncate(path, os.path.getsize(path) // 2)
+    with pytest.raises(ValueError, match="cut.h5: cannot open HDF5 file"):
+        feedline.io.HDF5Dataset(path, ["x"])
+    with pytest.raises(ValueError, match="nothing.h5: cannot open HDF5 file"):
+        feedline.io.HDF5Dataset(str(tmp_path / "nothing.h5"), ["x"])
+
+
+def test_hdf5_thread_safety_is_reported():
+    assert feedline.hdf5.library_threadsafe() in (True, False)
