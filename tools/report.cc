@@ -26,11 +26,11 @@ std::string ErrorsText(const StatsSnapshot& stats) {
   if (stats.errors == 0) return "none";
   const int64_t substitutes = FailedSubstitutes(stats);
   if (substitutes > 0) {
-    // Under replace a substitute can be broken too: its failure is counted
-    // as an error, but no further sample was lost.
+    // Under replace a substitute can be broken too: no further sample of
+    // the epoch was lost, so it is counted apart from the broken samples.
     return Plural(BrokenSamples(stats), "broken sample", "broken samples") + " replaced, " +
            Plural(substitutes, "substitute", "substitutes") + " also failed (" +
-           Plural(stats.errors, "failed load", "failed loads") + ": " + FailureReasons(stats) + ")";
+           FailureReasons(stats) + ")";
   }
   std::string text = std::to_string(stats.errors) + " (" + FailureReasons(stats) + ")";
   if (stats.skipped > 0) text += ", " + std::to_string(stats.skipped) + " skipped";
@@ -48,13 +48,9 @@ std::string FailureReasons(const StatsSnapshot& stats) {
   return text;
 }
 
-int64_t FailedSubstitutes(const StatsSnapshot& stats) {
-  return std::max<int64_t>(0, stats.errors - stats.skipped - stats.replaced);
-}
+int64_t FailedSubstitutes(const StatsSnapshot& stats) { return stats.failed_substitutes; }
 
-int64_t BrokenSamples(const StatsSnapshot& stats) {
-  return std::min(stats.errors, stats.skipped + stats.replaced);
-}
+int64_t BrokenSamples(const StatsSnapshot& stats) { return stats.errors; }
 
 double ImagesPerSecond(const BenchResult& result) {
   return result.wall_s > 0 ? static_cast<double>(result.images) / result.wall_s : 0;
@@ -176,7 +172,7 @@ nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis)
       {"stages", stages},
       {"stage_shares", shares_json},
       {"errors", errors},
-      {"errors_total", result.stats.errors},
+      {"errors_total", result.stats.errors + result.stats.failed_substitutes},
       {"skipped", result.stats.skipped},
       {"replaced", result.stats.replaced},
       {"broken_samples", BrokenSamples(result.stats)},

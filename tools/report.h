@@ -41,10 +41,9 @@ struct BenchResult {
   double peak_rss_mib = 0;
 };
 
-// Of the loader's errors in a run that completed (every failed sample was
-// skipped or replaced): substitutes that failed too under error policy
-// replace (errors - skipped - replaced), and the dataset's samples that
-// failed (skipped + replaced).
+// In a run that completed: substitutes that failed too under error policy
+// replace, and the dataset's samples that failed (the loader counts the two
+// apart: StatsSnapshot::failed_substitutes and errors).
 int64_t FailedSubstitutes(const StatsSnapshot& stats);
 int64_t BrokenSamples(const StatsSnapshot& stats);
 // "decode: 2, io: 1": the errors by reason.
