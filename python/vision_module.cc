@@ -17,6 +17,7 @@
 #include "feedline/sample_context.h"
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_dataset.h"
+#include "feedline/storage/shard_order_sampler.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/encode.h"
@@ -310,6 +311,11 @@ void BindVision(py::module_& m) {
         return ToArray(d.shard_starts());
       })
       .def("key", &storage::ShardDataset::key, py::arg("index"));
+  py::class_<storage::ShardOrderSampler, Sampler, std::shared_ptr<storage::ShardOrderSampler>>(
+      v, "ShardOrderSampler")
+      .def(py::init<std::vector<int64_t>, int64_t, int64_t, uint64_t>(), py::arg("shard_starts"),
+           py::arg("size"), py::arg("window"), py::arg("seed"))
+      .def_property_readonly("window", &storage::ShardOrderSampler::window);
   v.def(
       "pack_shards",
       [](const std::string& source, const std::string& out, uint64_t shard_bytes,

@@ -76,6 +76,30 @@ def test_a_glob_or_one_shard_selects_records(packed):
     assert image.dtype == np.uint8 and image.ndim == 3
 
 
+def test_shard_order_sampler_keeps_records_of_a_shard_together(packed):
+    data = datasets.ShardDataset(packed, transform=T.Compose([T.CenterCrop(16), T.ToTensor()]))
+    sampler = datasets.ShardOrderSampler(data, window=2, seed=4)
+    assert sampler.window == 2 and len(sampler) == 14
+    starts = list(data._native.shard_starts) + [len(data)]
+    shard_of = {i: s for s in range(len(starts) - 1) for i in range(starts[s], starts[s + 1])}
+    epochs = [list(sampler) for _ in range(3)]
+    for order in epochs:
+        assert sorted(order) == list(range(14))
+        # With a window of 2, the shards come out nearly one after another:
+        # few switches between shards (a full shuffle of 14 records over 3+
+        # shards switches about 10 times).
+        switches = sum(shard_of[a] != shard_of[b] for a, b in zip(order, order[1:]))
+        assert switches <= 2 * (len(starts) - 1)
+    assert epochs[0] != epochs[1]
+    again = datasets.ShardOrderSampler(data, window=2, seed=4)
+    assert list(again) == epochs[0]
+    loader = feedline.DataLoader(data, batch_size=5, sampler=sampler, num_workers=2)
+    labels = np.concatenate([b[1] for b in copied(loader)])
+    assert sorted(labels.tolist()) == sorted(data.targets)
+    with pytest.raises(TypeError, match="ShardDataset"):
+        datasets.ShardOrderSampler(list(range(5)))
+
+
 def _damage(path, offset):
     with open(path, "r+b") as f:
         f.seek(offset)

@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from feedline._feedline import vision as _vision
+from feedline import io as _io
 from feedline.io import NativeDataset
 from feedline.vision.transforms import build_pipeline
 
@@ -23,6 +24,7 @@ __all__ = [
     "ImageFolder",
     "IMG_EXTENSIONS",
     "ShardDataset",
+    "ShardOrderSampler",
     "pack_shards",
 ]
 
@@ -210,6 +212,34 @@ class ShardDataset(NativeDataset):
     def key(self, index):
         """The record's key: its position in the packed source listing."""
         return self._native.key(int(index))
+
+
+class ShardOrderSampler(_io.Sampler):
+    """A shuffled order that reads a ShardDataset's shards nearly
+    sequentially, for disks and network storage where random reads are slow:
+    each epoch the shards in a random order, their records streamed through
+    a shuffle buffer of `window` records (default: the mean records per
+    shard). Records of one shard stay close together in the epoch; a record
+    is emitted on average `window` draws after it enters the buffer. A window
+    of len(data_source) or more is a full shuffle. `generator` / `seed` as for
+    RandomSampler. docs/storage.md says more about its randomness."""
+
+    def __init__(self, data_source, window=None, generator=None, seed=None):
+        if not isinstance(data_source, ShardDataset):
+            raise TypeError("ShardOrderSampler needs a ShardDataset, got "
+                            f"{type(data_source).__name__}")
+        super().__init__(data_source)
+        starts = data_source._native.shard_starts.tolist()
+        if window is None:
+            window = max(1, len(data_source) // len(starts))
+        window = _positive_int("window", window, None)
+        self.seed = _io._seed_from(generator, seed)
+        self._native = _vision.ShardOrderSampler(starts, len(data_source), window, self.seed)
+        self._epoch = 0
+
+    @property
+    def window(self):
+        return self._native.window
 
 
 def pack_shards(source, out, shard_bytes=256 << 20, *, skip_broken=False, restart=False,
