@@ -14,8 +14,11 @@ threads, feedline with 0 workers, and torch with worker processes. All use
 persistent workers; after a warm-up epoch each, epochs alternate between the
 loaders round by round so that all see the same machine state. Printed: the
 median samples/s over the rounds, ratios against torch and against feedline's
-0-worker rate, and the median time to the first batch of a new loader (cold:
-processes start).
+0-worker rate, the median time to the first batch of a new loader (cold:
+processes start), and the memory of the whole process tree: each loader runs
+one epoch alone in a fresh interpreter, which samples the sum of the
+proportional set sizes (PSS) of itself and its workers at every batch; the
+largest sample is printed.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_workers_vs_torch.py [--rounds 5]
 """
@@ -25,6 +28,7 @@ import os
 import random
 import statistics
 import string
+import subprocess
 import sys
 import tempfile
 import time
@@ -123,6 +127,53 @@ def epoch_rate(loader):
     return samples / (time.perf_counter() - start)
 
 
+def tree_pss_bytes():
+    """PSS of this process and all its descendants (shared pages split)."""
+    pids, todo = [], [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+            except OSError:
+                pass
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+        except OSError:
+            pass  # a worker that exited meanwhile
+    return total
+
+
+def epoch_peak_pss(make):
+    loader = make()
+    peak = tree_pss_bytes()
+    for _ in loader:
+        peak = max(peak, tree_pss_bytes())
+    if hasattr(loader, "close"):
+        loader.close()
+    return peak
+
+
+def peak_pss_alone(job, label, args, image_dir):
+    """epoch_peak_pss of one loader in a fresh interpreter, so that no other
+    loader's memory counts."""
+    command = [sys.executable, os.path.abspath(__file__), "--pss-of", label, "--jobs", job,
+               "--texts", str(args.texts), "--workers", str(args.workers)]
+    if image_dir:
+        command += ["--image-dir", image_dir]
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"measuring the PSS of {label} failed:\n{run.stderr}")
+    return int(run.stdout.split()[-1])
+
+
 def first_batch_seconds(make):
     start = time.perf_counter()
     loader = make()
@@ -134,7 +185,7 @@ def first_batch_seconds(make):
     return seconds
 
 
-def run_job(name, dataset, workers, rounds):
+def run_job(name, dataset, workers, rounds, pss_of=None):
     makers = make_loaders(dataset, workers)
     loaders = {label: make() for label, make in makers.items()}
     for loader in loaders.values():  # warm-up: workers start, pages fault in
@@ -153,18 +204,20 @@ def run_job(name, dataset, workers, rounds):
     for r in range(max(3, rounds // 2)):
         for label in labels:
             firsts[label].append(first_batch_seconds(makers[label]))
+    pss = {label: pss_of(label) for label in labels}
     median = {label: statistics.median(v) for label, v in rates.items()}
     print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
           f"{rounds} rounds\n")
     print("| loader | samples/s (median) | min-max | vs torch | vs feedline 0 workers "
-          "| first batch, cold (median) |")
-    print("|---|---:|---:|---:|---:|---:|")
+          "| first batch, cold (median) | tree PSS, peak |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         v = rates[label]
         print(f"| {label} | {median[label]:,.0f} | {min(v):,.0f}-{max(v):,.0f} "
               f"| {median[label] / median['torch processes']:.2f}x "
               f"| {median[label] / median['feedline 0 workers']:.2f}x "
-              f"| {statistics.median(firsts[label]) * 1000:.0f} ms |")
+              f"| {statistics.median(firsts[label]) * 1000:.0f} ms "
+              f"| {pss[label] / 2**20:,.0f} MiB |")
     sys.stdout.flush()
 
 
@@ -175,18 +228,30 @@ def main():
     parser.add_argument("--texts", type=int, default=8192)
     parser.add_argument("--images", type=int, default=320)
     parser.add_argument("--jobs", default="text,image")
+    parser.add_argument("--pss-of", help=argparse.SUPPRESS)  # one loader's peak PSS, then exit
+    parser.add_argument("--image-dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.pss_of:
+        if args.jobs == "text":
+            dataset = TextDataset(args.texts)
+        else:
+            dataset = ImageDataset(sorted(
+                os.path.join(args.image_dir, f) for f in os.listdir(args.image_dir)))
+        print(epoch_peak_pss(make_loaders(dataset, args.workers)[args.pss_of]))
+        return
     print(f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
           f"Python {sys.version.split()[0]}, torch {torch.__version__}, numpy {np.__version__}")
     jobs = args.jobs.split(",")
     if "text" in jobs:
         run_job("text, tokenized in Python into int64[256]", TextDataset(args.texts),
-                args.workers, args.rounds)
+                args.workers, args.rounds,
+                lambda label: peak_pss_alone("text", label, args, None))
     if "image" in jobs:
         with tempfile.TemporaryDirectory(prefix="feedline_bench_jpeg_") as directory:
             paths = write_jpegs(directory, args.images)
             run_job("image, PIL open + convert + resize 224 + float32 CHW",
-                    ImageDataset(paths), args.workers, args.rounds)
+                    ImageDataset(paths), args.workers, args.rounds,
+                    lambda label: peak_pss_alone("image", label, args, directory))
 
 
 if __name__ == "__main__":
