@@ -11,8 +11,9 @@
 namespace feedline::storage {
 namespace {
 
-// Per-dataset chunk cache: HDF5's default (1 MiB) holds less than one chunk
-// of typical image rows, so every row would decompress its chunk again.
+// Per-dataset chunk cache of compressed datasets: HDF5's default (1 MiB)
+// holds less than one chunk of typical image rows, so every row would
+// decompress its chunk again.
 constexpr size_t kChunkCacheBytes = size_t{64} << 20;
 constexpr size_t kChunkCacheSlots = 12421;  // a prime, as HDF5 advises
 // Scratch buffer of Get (Pipeline::Run uses its own slots).
@@ -74,6 +75,12 @@ class Id {
   hid_t id_;
   herr_t (*close_)(hid_t);
 };
+
+// Whether the dataset's chunks go through filters (gzip, shuffle, ...).
+bool Compressed(hid_t dataset) {
+  Id create(H5Dget_create_plist(dataset), H5Pclose);
+  return create.get() >= 0 && H5Pget_nfilters(create.get()) > 0;
+}
 
 std::string LastComponent(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -244,10 +251,19 @@ std::shared_ptr<const HDF5Dataset::Handles> HDF5Dataset::Open() const {
   fresh->pid = pid;
   fresh->file = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (fresh->file < 0) throw Error(path_ + ": cannot open HDF5 file: " + Hdf5Message());
-  Id access(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
-  H5Pset_chunk_cache(access.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0);
+  Id cached(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
+  H5Pset_chunk_cache(cached.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0);
+  Id uncached(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
+  H5Pset_chunk_cache(uncached.get(), 0, 0, 1.0);
   for (const std::string& name : dataset_paths_) {
-    const hid_t dataset = H5Dopen2(fresh->file, name.c_str(), access.get());
+    hid_t dataset = H5Dopen2(fresh->file, name.c_str(), cached.get());
+    if (dataset >= 0 && !Compressed(dataset)) {
+      // Without filters a row is read straight from its place in the file;
+      // a cache would read (and keep) its whole chunk, which costs more for
+      // rows visited in random order.
+      H5Dclose(dataset);
+      dataset = H5Dopen2(fresh->file, name.c_str(), uncached.get());
+    }
     if (dataset < 0) {
       const std::string message = Hdf5Message();
       fresh->Close();
