@@ -18,8 +18,7 @@ namespace feedline::python {
 
 void BindStorage(py::module_& m) {
   py::module_ s = m.def_submodule("storage", "datasets over HDF5 files");
-  py::class_<storage::HDF5Dataset, Dataset, std::shared_ptr<storage::HDF5Dataset>>(s,
-                                                                                   "HDF5Dataset")
+  py::class_<storage::HDF5Dataset, Dataset, std::shared_ptr<storage::HDF5Dataset>>(s, "HDF5Dataset")
       .def(py::init([](const std::string& path, const std::vector<std::string>& datasets,
                        const std::vector<std::string>& names,
                        const std::vector<std::optional<bool>>& images,

@@ -56,8 +56,8 @@ int RunPackCommand(const PackArgs& args) {
   for (const auto& [path, reason] : result.skipped) {
     std::cout << "skipped: " << path << ": " << reason << "\n";
   }
-  std::cout << "feedline pack: " << result.records << " images in " << result.shards
-            << " shards (" << result.bytes << " bytes) in " << args.out;
+  std::cout << "feedline pack: " << result.records << " images in " << result.shards << " shards ("
+            << result.bytes << " bytes) in " << args.out;
   if (result.reused_shards > 0) std::cout << ", " << result.reused_shards << " kept from before";
   if (!result.skipped.empty()) std::cout << ", " << result.skipped.size() << " broken skipped";
   std::cout.precision(1);
@@ -67,14 +67,10 @@ int RunPackCommand(const PackArgs& args) {
     for (const auto& [path, reason] : result.skipped) {
       skipped.push_back({{"path", path}, {"reason", reason}});
     }
-    nlohmann::json json = {{"command", "pack"},
-                           {"source", args.source},
-                           {"out", args.out},
-                           {"records", result.records},
-                           {"shards", result.shards},
-                           {"reused_shards", result.reused_shards},
-                           {"bytes", result.bytes},
-                           {"seconds", seconds},
+    nlohmann::json json = {{"command", "pack"},       {"source", args.source},
+                           {"out", args.out},         {"records", result.records},
+                           {"shards", result.shards}, {"reused_shards", result.reused_shards},
+                           {"bytes", result.bytes},   {"seconds", seconds},
                            {"skipped", skipped}};
     std::cout << json.dump() << "\n";
   }

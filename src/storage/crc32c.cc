@@ -31,7 +31,7 @@ uint32_t Crc32cTable(const uint8_t* p, size_t size, uint32_t crc) {
 
 #if defined(__x86_64__)
 __attribute__((target("sse4.2"))) uint32_t Crc32cHardware(const uint8_t* p, size_t size,
-                                                           uint32_t crc) {
+                                                          uint32_t crc) {
   uint64_t c = crc;
   while (size >= 8) {
     uint64_t word;

@@ -184,7 +184,8 @@ void HDF5Dataset::InspectFields(const Handles& handles, const std::vector<HDF5Fi
     Id type(H5Dget_type(dataset), H5Tclose);
     const int rank = H5Sget_simple_extent_ndims(space.get());
     if (rank < 1) throw Error(where + ": a scalar; fields need one row per sample");
-    if (rank > Shape::kMaxRank + 1) throw Error(where + ": rank " + std::to_string(rank) + " is too large");
+    if (rank > Shape::kMaxRank + 1)
+      throw Error(where + ": rank " + std::to_string(rank) + " is too large");
     std::vector<hsize_t> dims(static_cast<size_t>(rank));
     H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
     const int64_t rows = static_cast<int64_t>(dims[0]);

@@ -22,8 +22,7 @@ namespace fs = std::filesystem;
 
 std::string ShardName(int64_t shard, const char* extension) {
   char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), "shard-%06lld%s", static_cast<long long>(shard),
-                extension);
+  std::snprintf(buffer, sizeof(buffer), "shard-%06lld%s", static_cast<long long>(shard), extension);
   return buffer;
 }
 
@@ -41,8 +40,8 @@ std::string ReadText(const std::string& path) {
 }
 
 void WriteText(const std::string& path, const std::string& text) {
-  WriteFileAtomically(path, std::span<const uint8_t>(
-                                reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  WriteFileAtomically(
+      path, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
 // The shard number of "shard-NNNNNN.<anything>", or -1.
@@ -211,8 +210,7 @@ PackResult PackSource(const std::string& source, const std::string& out_dir,
     return PackImages(source, source, listing.files, listing.classes, out_dir, options);
   }
   if (!fs::exists(source, ec)) throw Error(source + ": does not exist");
-  vision::ImageList files =
-      vision::FileList::Parse(vision::FileList::ReadListText(source), source);
+  vision::ImageList files = vision::FileList::Parse(vision::FileList::ReadListText(source), source);
   int64_t classes = 0;
   for (int64_t label : files.labels()) classes = std::max(classes, label + 1);
   std::vector<std::string> names;

@@ -27,7 +27,8 @@ constexpr int kBytesSlot = 0;
 constexpr int kSourceSlot = 1;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // "x.tar" and "x.idx" both name the shard whose index is "x.idx".
@@ -74,8 +75,9 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
       if (EndsWith(name, ".idx")) found.push_back(entry.path().string());
     }
     if (found.empty()) {
-      throw Error(path_or_glob + ": no shard index (*.idx) in this folder; pack it with "
-                                 "'feedline pack SOURCE OUT'");
+      throw Error(path_or_glob +
+                  ": no shard index (*.idx) in this folder; pack it with "
+                  "'feedline pack SOURCE OUT'");
     }
   } else if (path_or_glob.find_first_of("*?[") != std::string::npos) {
     glob_t matches{};
@@ -88,8 +90,9 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
     if (found.empty()) throw Error(path_or_glob + ": no .tar or .idx file matches this pattern");
   } else {
     if (!EndsWith(path_or_glob, ".tar") && !EndsWith(path_or_glob, ".idx")) {
-      throw Error(path_or_glob + ": expected a folder of shards, a glob pattern, or a .tar or "
-                                 ".idx file");
+      throw Error(path_or_glob +
+                  ": expected a folder of shards, a glob pattern, or a .tar or "
+                  ".idx file");
     }
     found.push_back(IndexPathOf(path_or_glob));
   }
@@ -113,8 +116,9 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
     text << in.rdbuf();
     manifest = text.str();
     if (ManifestValue(manifest, "records").empty()) {
-      throw Error(folder + ": the pack is unfinished (pack.txt has no record count); run "
-                           "'feedline pack' with the same SOURCE and OUT again to finish it");
+      throw Error(folder +
+                  ": the pack is unfinished (pack.txt has no record count); run "
+                  "'feedline pack' with the same SOURCE and OUT again to finish it");
     }
   }
   try {
@@ -177,9 +181,8 @@ ShardDataset::~ShardDataset() {
 
 int64_t ShardDataset::shard_of(int64_t index) const {
   CheckIndex(index, size());
-  return static_cast<int64_t>(
-      std::upper_bound(shard_starts_.begin(), shard_starts_.end(), index) - shard_starts_.begin() -
-      1);
+  return static_cast<int64_t>(std::upper_bound(shard_starts_.begin(), shard_starts_.end(), index) -
+                              shard_starts_.begin() - 1);
 }
 
 std::string ShardDataset::key(int64_t index) const {

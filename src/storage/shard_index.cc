@@ -48,7 +48,8 @@ void CheckRecords(const ShardIndex& index, const std::string& name) {
   for (size_t i = 0; i < index.records.size(); ++i) {
     const ShardRecord& r = index.records[i];
     const std::string where = name + ": record " + std::to_string(i) + ": ";
-    if (!IsValidShardKey(r.key)) throw Error(where + "bad key (expected 1 to 64 of A-Z a-z 0-9 _ -)");
+    if (!IsValidShardKey(r.key))
+      throw Error(where + "bad key (expected 1 to 64 of A-Z a-z 0-9 _ -)");
     if (FormatCode(r.format) == 0) throw Error(where + "unknown image format");
     if (r.label < 0) throw Error(where + "negative label " + std::to_string(r.label));
     if (r.offset % kTarBlock != 0) {
@@ -175,7 +176,8 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     record.crc32c = static_cast<uint32_t>(Get(r + 32, 4));
     const std::string where = prefix + "record " + std::to_string(i) + ": ";
     if (r[31] != 0 || Get(r + 36, 4) != 0) throw Error(where + "reserved bytes are not zero");
-    if (format < 1 || format > 3) throw Error(where + "unknown image format " + std::to_string(format));
+    if (format < 1 || format > 3)
+      throw Error(where + "unknown image format " + std::to_string(format));
     record.format = format == 1   ? vision::ImageFormat::kJpeg
                     : format == 2 ? vision::ImageFormat::kPng
                                   : vision::ImageFormat::kWebp;
@@ -207,8 +209,8 @@ ShardIndex ReadShardIndex(const std::string& path) {
     bytes.resize(static_cast<size_t>(st.st_size));
     size_t done = 0;
     while (done < bytes.size()) {
-      const ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done,
-                                static_cast<off_t>(done));
+      const ssize_t n =
+          ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) {
         failure = std::string("cannot read: ") + std::strerror(errno);

@@ -32,7 +32,8 @@ ShardOrderSampler::ShardOrderSampler(std::vector<int64_t> shard_starts, int64_t 
                 " leaves the last shard empty (it starts at " + std::to_string(starts_.back()) +
                 ")");
   }
-  if (window_ < 1) throw Error("ShardOrderSampler: window must be >= 1, got " + std::to_string(window_));
+  if (window_ < 1)
+    throw Error("ShardOrderSampler: window must be >= 1, got " + std::to_string(window_));
 }
 
 std::vector<int64_t> ShardOrderSampler::Indices(int64_t epoch) const {

@@ -65,7 +65,10 @@ TarHeader MakeTarHeader(std::string_view name, uint64_t size) {
   PutOctal(h, kSize, kSizeLen, size);
   PutOctal(h, kMtime, 12, 0);
   h[kType] = '0';
-  std::memcpy(h.data() + kMagic, "ustar\0" "00", 8);
+  std::memcpy(h.data() + kMagic,
+              "ustar\0"
+              "00",
+              8);
   const uint32_t sum = HeaderSum(h.data());
   char buffer[16];
   std::snprintf(buffer, sizeof(buffer), "%06o", sum);
@@ -83,7 +86,8 @@ std::string CheckTarHeader(const uint8_t* h, std::string_view name, uint64_t siz
   const size_t name_len = strnlen(reinterpret_cast<const char*>(h + kName), kNameLen);
   const std::string_view actual(reinterpret_cast<const char*>(h + kName), name_len);
   if (actual != name) {
-    return "tar member is '" + std::string(actual) + "', the index says '" + std::string(name) + "'";
+    return "tar member is '" + std::string(actual) + "', the index says '" + std::string(name) +
+           "'";
   }
   if (h[kType] != '0' && h[kType] != 0) return "tar member is not a regular file";
   const int64_t actual_size = ParseOctal(h, kSize, kSizeLen);

@@ -167,9 +167,8 @@ TEST_F(ShardDatasetTest, TruncatedShardsAndDamagedIndexesAreRefusedNamingTheFile
   EXPECT_THAT([&] { ShardDataset(ShardDataset::Find(out / "shards2"), vision::TrainPipeline(32)); },
               ::testing::ThrowsMessage<Error>(HasSubstr(idx + ": truncated index")));
   fs::remove(out / "shards2/shard-000000.tar");
-  EXPECT_THAT(
-      [&] { ShardDataset(ShardDataset::Find(out / "shards2"), vision::TrainPipeline(32)); },
-      ::testing::ThrowsMessage<Error>(HasSubstr("shard-000000.tar: cannot open shard")));
+  EXPECT_THAT([&] { ShardDataset(ShardDataset::Find(out / "shards2"), vision::TrainPipeline(32)); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("shard-000000.tar: cannot open shard")));
 }
 
 TEST_F(ShardDatasetTest, FindTakesAFolderAGlobOrOneShard) {
@@ -249,9 +248,7 @@ TEST_F(ShardDatasetTest, BrokenSourceFilesStopThePackOrAreSkipped) {
   const std::string images = out / "images";
   fs::copy(Images(), images, fs::copy_options::recursive);
   const std::string broken = images + "/class_001/zz_broken.jpg";
-  {
-    std::ofstream(broken) << "not an image at all";
-  }
+  { std::ofstream(broken) << "not an image at all"; }
   EXPECT_THAT([&] { PackSource(images, out / "a", PackOptions{}); },
               ::testing::ThrowsMessage<Error>(HasSubstr(broken + ": cannot be packed")));
   PackOptions skip;

@@ -87,7 +87,7 @@ class HDF5Dataset : public Dataset {
     std::string name;
     HDF5FieldKind kind = HDF5FieldKind::kArray;
     DType dtype = DType::kU8;
-    Shape row_shape;         // kArray
+    Shape row_shape;          // kArray
     int64_t memory_type = 0;  // hid_t of the in-memory type (kArray)
     size_t fixed_string = 0;  // bytes of a fixed-length string, 0 if variable
     bool utf8 = false;        // the string's character set

@@ -48,10 +48,10 @@ struct PackOptions {
 };
 
 struct PackResult {
-  int64_t records = 0;      // records in all shards
-  int64_t shards = 0;       // shards in the folder
+  int64_t records = 0;        // records in all shards
+  int64_t shards = 0;         // shards in the folder
   int64_t reused_shards = 0;  // complete shards kept from an earlier run
-  uint64_t bytes = 0;       // total size of the tar files
+  uint64_t bytes = 0;         // total size of the tar files
   // (path, reason) of each file left out (skip_broken).
   std::vector<std::pair<std::string, std::string>> skipped;
 };

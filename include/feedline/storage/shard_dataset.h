@@ -72,7 +72,7 @@ class ShardDataset : public Dataset {
   std::vector<int64_t> labels_;
   std::vector<uint32_t> crcs_;
   std::vector<uint8_t> formats_;
-  std::string keys_;              // back to back
+  std::string keys_;  // back to back
   std::vector<uint64_t> key_ends_;
 };
 

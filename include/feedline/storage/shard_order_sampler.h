@@ -44,8 +44,7 @@ class ShardOrderSampler : public Sampler {
   // ShardDataset::shard_starts()); `size`: the number of records. Throws
   // Error if shard_starts is empty, does not start at 0, is not increasing,
   // reaches past size, or window < 1.
-  ShardOrderSampler(std::vector<int64_t> shard_starts, int64_t size, int64_t window,
-                    uint64_t seed);
+  ShardOrderSampler(std::vector<int64_t> shard_starts, int64_t size, int64_t window, uint64_t seed);
 
   int64_t size() const override { return size_; }
   std::vector<int64_t> Indices(int64_t epoch) const override;
