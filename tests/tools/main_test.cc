@@ -54,7 +54,7 @@ TEST(Main, UnknownCommand) {
   const RunResult r = RunFeedline({"bnech", "x"});
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneLine(r);
-  EXPECT_THAT(r.err, HasSubstr("unknown command 'bnech': use bench, tune, verify or synth"));
+  EXPECT_THAT(r.err, HasSubstr("unknown command 'bnech': use bench, tune, verify, synth or pack"));
 }
 
 struct BadLine {
