@@ -253,6 +253,22 @@ void ProcessDataset::StartWorker(int w) const {
   }
 }
 
+namespace {
+
+// Raises, as a PyInterrupt, the interrupt a worker process's __getitem__
+// raised (KeyboardInterrupt, SystemExit or GeneratorExit), so that it passes
+// through the loader as it does with thread workers.
+[[noreturn]] void ThrowInterrupt(const std::string& type, const std::string& message) {
+  py::gil_scoped_acquire gil;
+  PyObject* kind = type == "SystemExit"      ? PyExc_SystemExit
+                   : type == "GeneratorExit" ? PyExc_GeneratorExit
+                                             : PyExc_KeyboardInterrupt;
+  PyErr_SetString(kind, message.c_str());
+  throw PyInterrupt{py::error_already_set()};
+}
+
+}  // namespace
+
 void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   CheckIndex(index, size_);
   const int w = ctx.worker_id();
@@ -327,6 +343,9 @@ bool ProcessDataset::Load(Worker& worker, int64_t index, SampleContext& ctx, Sam
     ErrorReply error;
     if (!DecodeErrorReply(worker.body.data(), worker.body.size(), &error)) {
       error = {"exception", "the worker process sent a malformed error"};
+    }
+    if (error.reason.rfind(kInterruptReason, 0) == 0) {
+      ThrowInterrupt(error.reason.substr(sizeof(kInterruptReason) - 1), error.message);
     }
     throw SampleError(error.reason, "", error.message, index);
   }

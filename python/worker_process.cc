@@ -148,7 +148,14 @@ void RunWorkerProcess(const WorkerProcessConfig& config) {
         SeedPythonGenerators(request.seed, request.epoch, request.index);
         LoadAndReply(fd, getitem, request, staging, reply);
       } catch (py::error_already_set& e) {
-        ReplyError(fd, "exception", e.what());
+        if (IsInterrupt(e)) {
+          // KeyboardInterrupt, SystemExit, GeneratorExit: never a sample
+          // error. The parent raises the same type again (kInterruptReason).
+          const std::string type = py::str(e.type().attr("__name__"));
+          ReplyError(fd, std::string(kInterruptReason) + type, py::str(e.value()));
+        } else {
+          ReplyError(fd, "exception", e.what());
+        }
       } catch (const SampleError& e) {
         ReplyError(fd, e.reason(), e.message());
       } catch (const std::exception& e) {

@@ -57,6 +57,11 @@ struct ErrorReply {
   std::string message;
 };
 
+// The reason of an ErrorReply for a Python exception that is not an
+// Exception, followed by its type name ("interrupt:KeyboardInterrupt"): the
+// parent raises it again as itself, never as a sample error.
+inline constexpr char kInterruptReason[] = "interrupt:";
+
 std::string EncodeSampleReply(const SampleReply& reply);
 // False if `size` bytes at `data` are not a well-formed SampleReply.
 bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply);

@@ -152,9 +152,9 @@ def test_without_workers_a_late_sample_fails_when_it_returns(policy):
 
 
 @pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit, GeneratorExit])
-@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "thread"), (2, "process")])
 @pytest.mark.parametrize("policy", ["raise", "skip", "replace"])
-def test_interrupts_in_getitem_pass_through_as_themselves(exception, workers, policy):
+def test_interrupts_in_getitem_pass_through_as_themselves(exception, workers, mode, policy):
     class Interrupting(io.Dataset):
         def __len__(self):
             return 16
@@ -165,9 +165,9 @@ def test_interrupts_in_getitem_pass_through_as_themselves(exception, workers, po
             return np.int64(index)
 
     loader = feedline.DataLoader(
-        Interrupting(), batch_size=2, num_workers=workers, error_policy=policy, **THREADS
+        Interrupting(), batch_size=2, num_workers=workers, error_policy=policy, worker_mode=mode
     )
-    with pytest.raises(exception):
+    with pytest.raises(exception, match="stop"):
         for _ in loader:
             pass
     assert loader.stats()["errors"] == 0
@@ -213,21 +213,21 @@ class Endless(io.Dataset):
         return np.int64(index)
 
 kwargs = dict(batch_size=4, num_workers={workers}, error_policy="{policy}")
-if "thread" in sys.argv:
-    kwargs["worker_mode"] = "thread"
+if len(sys.argv) > 1:
+    kwargs["worker_mode"] = sys.argv[1]
 for i, batch in enumerate(feedline.DataLoader(Endless(), **kwargs)):
     if i == 0:
         print("ready", flush=True)
 """
 
 
-@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "thread"), (2, "process")])
 @pytest.mark.parametrize("policy", ["skip", "raise"])
-def test_ctrl_c_stops_a_run_within_a_second(workers, policy, tmp_path):
+def test_ctrl_c_stops_a_run_within_a_second(workers, mode, policy, tmp_path):
     script = tmp_path / "run.py"
     script.write_text(CTRL_C_SCRIPT.format(workers=workers, policy=policy))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    args = [sys.executable, str(script)] + (["thread"] if THREADS else [])
+    args = [sys.executable, str(script), mode]
     process = subprocess.Popen(
         args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
