@@ -5,6 +5,7 @@ import os
 import struct
 import tarfile
 
+import h5py  # python3-h5py, installed by scripts/install_deps.sh
 import numpy as np
 import pytest
 
@@ -156,9 +157,6 @@ def test_pack_resumes_after_an_interruption(folder, tmp_path):
 # ---------------------------------------------------------------------------
 # HDF5 (files written by h5py)
 
-h5py = pytest.importorskip("h5py")
-
-
 def _write_h5(path, folder, chunked=True, gzip=True):
     """The images of `folder` as encoded bytes, plus arrays and strings."""
     image_folder = datasets.ImageFolder(folder)
@@ -225,7 +223,7 @@ def test_hdf5_through_the_loader_matches_image_folder(folder, tmp_path):
 
 
 def test_hdf5_under_torch_dataloader_workers_reopens_after_fork(tmp_path):
-    torch = pytest.importorskip("torch")
+    import torch
     path = str(tmp_path / "rows.h5")
     rows = np.arange(40 * 6, dtype=np.float32).reshape(40, 6)
     with h5py.File(path, "w") as f:
