@@ -33,15 +33,17 @@ def state_inside_for(loader, stop_after):
     raise AssertionError("the epoch ended early")
 
 
-@pytest.mark.parametrize("resumed_workers", [0, 1, 3])
-def test_for_loop_continues_the_epoch_then_runs_the_next(resumed_workers):
-    expected = uninterrupted()
-    first = make_loader()
+@pytest.mark.parametrize(
+    "resumed_workers, resumed_mode", [(0, "thread"), (1, "process"), (3, "thread"), (3, "process")]
+)
+def test_for_loop_continues_the_epoch_then_runs_the_next(resumed_workers, resumed_mode):
+    expected = uninterrupted(worker_mode="process")
+    first = make_loader(worker_mode="thread")
     labels_of(first)  # epoch 0
     state = state_inside_for(first, 3)  # epoch 1, batch 3
     assert (state["epoch"], state["next_batch"]) == (1, 3)
 
-    resumed = make_loader(num_workers=resumed_workers)
+    resumed = make_loader(num_workers=resumed_workers, worker_mode=resumed_mode)
     resumed.load_state_dict(state)
     assert labels_of(resumed) == expected[1][3:]
     assert labels_of(resumed) == expected[2]
