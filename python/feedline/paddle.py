@@ -15,6 +15,7 @@ import importlib
 import numpy as np
 
 from feedline import io
+from feedline._framework import ConvertingIterator, map_batch
 
 __all__ = ["DataLoader"]
 
@@ -103,7 +104,7 @@ class DataLoader(io.DataLoader):
         self._to_tensor = to_tensor
 
     def __iter__(self):
-        return _ConvertingIterator(self, super().__iter__())
+        return ConvertingIterator(self, super().__iter__())
 
     def _convert(self, batch):
         def one(value):
@@ -111,26 +112,4 @@ class DataLoader(io.DataLoader):
                 return self._to_tensor(value)
             return value
 
-        if isinstance(batch, (tuple, list)):
-            return [one(v) for v in batch]
-        if isinstance(batch, dict):
-            return {k: one(v) for k, v in batch.items()}
-        return one(batch)
-
-
-class _ConvertingIterator:
-    # A class, not a generator: see feedline.torch.
-    __slots__ = ("_loader", "_batches")
-
-    def __init__(self, loader, batches):
-        self._loader = loader
-        self._batches = batches
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return self._loader._convert(next(self._batches))
-
-    def __len__(self):
-        return len(self._loader)
+        return map_batch(batch, one)

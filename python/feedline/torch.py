@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from feedline import io
+from feedline._framework import ConvertingIterator, map_batch
 from feedline.batch_transforms import ConvertImageDtype, CutMix, MixUp, Normalize, RandomChoice
 
 __all__ = ["ConvertImageDtype", "CutMix", "DataLoader", "MixUp", "Normalize", "RandomChoice"]
@@ -169,40 +170,10 @@ class DataLoader(io.DataLoader):
             )
 
     def __iter__(self):
-        return _TensorIterator(self, super().__iter__())
+        return ConvertingIterator(self, super().__iter__())
 
     def _convert(self, batch):
         if self._unbatched:  # batch_size=None: one sample per step, no batch dimension
-            batch = _map(batch, lambda a: a[0] if isinstance(a, np.ndarray) else a)
-        batch = _map(batch, _to_tensor)
-        return _map(batch, _pin) if self._pin else batch
-
-
-class _TensorIterator:
-    # A class, not a generator: a suspended generator would keep the previous
-    # batch's arrays alive while the next one is fetched, holding one more slot.
-    __slots__ = ("_loader", "_batches")
-
-    def __init__(self, loader, batches):
-        self._loader = loader
-        self._batches = batches
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        return self._loader._convert(next(self._batches))
-
-    def __len__(self):
-        return len(self._loader)
-
-
-def _map(batch, f):
-    # torch's default collate gives a list for tuple or list samples.
-    if isinstance(batch, tuple):
-        return [f(v) for v in batch]
-    if isinstance(batch, list):
-        return [f(v) for v in batch]
-    if isinstance(batch, dict):
-        return {k: f(v) for k, v in batch.items()}
-    return f(batch)
+            batch = map_batch(batch, lambda a: a[0] if isinstance(a, np.ndarray) else a)
+        batch = map_batch(batch, _to_tensor)
+        return map_batch(batch, _pin) if self._pin else batch
