@@ -241,16 +241,9 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
     try {
       py::list items;
       for (const Sample* sample : in) items.append(SampleToPython(*sample, *samples));
+      // Whatever it returns comes back: numeric arrays in the slot, other
+      // objects (a custom batch class, strings) through object fields.
       py::object result = ref->get()(items);
-      if (!py::isinstance<py::tuple>(result) && !py::isinstance<py::list>(result) &&
-          !py::isinstance<py::dict>(result) && !py::isinstance<py::array>(result) &&
-          !PyNumber_Check(result.ptr())) {
-        throw SampleError("collate", "",
-                          "collate_fn returned a " +
-                              py::str(py::type::of(result).attr("__name__")).cast<std::string>() +
-                              "; it must return a tuple, list or dict of numeric arrays, or one "
-                              "numeric array");
-      }
       try {
         FillFields(result, *batches,
                    [&](const std::string& name, DType dtype, const Shape& shape) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "python/object_fields.h"
 
 namespace feedline::python {
 namespace {
@@ -185,25 +186,67 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
                       "the sample is " + describe(kind, names.size()) +
                           " but the first sample was " + describe(known, names_.size()));
   }
+  // A field that is an object in one sample and an array in another.
+  auto what = [](const std::string& name) {
+    return IsObjectFieldName(name) ? "an object (not a numeric array)" : "a numeric array";
+  };
+  if (kind == kTuple) {
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (IsObjectFieldName(names[i]) != IsObjectFieldName(names_[i])) {
+        throw SampleError("type", "",
+                          "element " + std::to_string(i) + " of the sample is " + what(names[i]) +
+                              " but in the first sample it was " + what(names_[i]));
+      }
+    }
+  } else if (kind == kDict) {
+    for (const std::string& name : names) {
+      std::string plain = name;
+      const bool object = IsObjectFieldName(name, &plain);
+      const std::string other = object ? plain : ObjectFieldName(name);
+      if (std::find(names_.begin(), names_.end(), other) != names_.end()) {
+        throw SampleError("type", "",
+                          "key '" + plain + "' of the sample is " + what(name) +
+                              " but in the first sample it was " + what(other));
+      }
+    }
+  }
 }
 
 void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate) {
+  // An object field's name carries a marker (object_fields.h), so a field
+  // that changes between an array and an object changes the layout.
+  std::vector<std::string> names;
+  std::vector<py::handle> values;
+  Structure::Kind kind = Structure::kSingle;
   if (PyTuple_Check(item.ptr()) || PyList_Check(item.ptr())) {
+    kind = Structure::kTuple;
     auto sequence = py::reinterpret_borrow<py::sequence>(item);
-    std::vector<std::string> names(sequence.size());
-    for (size_t i = 0; i < names.size(); ++i) names[i] = std::to_string(i);
-    structure.Observe(Structure::kTuple, names);
-    for (size_t i = 0; i < names.size(); ++i) FillField(names[i], sequence[i], allocate);
+    for (size_t i = 0; i < sequence.size(); ++i) {
+      names.push_back(std::to_string(i));
+      values.push_back(sequence[i]);
+    }
   } else if (PyDict_Check(item.ptr())) {
-    auto dict = py::reinterpret_borrow<py::dict>(item);
-    std::vector<std::string> names;
-    for (auto entry : dict) names.push_back(py::str(entry.first));
-    structure.Observe(Structure::kDict, names);
-    size_t i = 0;
-    for (auto entry : dict) FillField(names[i++], entry.second, allocate);
+    kind = Structure::kDict;
+    for (auto entry : py::reinterpret_borrow<py::dict>(item)) {
+      names.push_back(py::str(entry.first));
+      values.push_back(entry.second);
+    }
   } else {
-    structure.Observe(Structure::kSingle, {"0"});
-    FillField("0", item, allocate);
+    names.push_back("0");
+    values.push_back(item);
+  }
+  std::vector<bool> objects(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    objects[i] = IsObjectValue(values[i]);
+    if (objects[i]) names[i] = ObjectFieldName(names[i]);
+  }
+  structure.Observe(kind, names);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (objects[i]) {
+      FillObjectField(names[i], values[i], allocate);
+    } else {
+      FillField(names[i], values[i], allocate);
+    }
   }
 }
 
@@ -239,6 +282,7 @@ py::object SampleToPython(const Sample& sample, const Structure& structure) {
   auto field = [&](const std::string& name) -> py::object {
     const Tensor* tensor = sample.Find(name);
     if (tensor == nullptr) throw Error("the sample has no field '" + name + "'");
+    if (IsObjectFieldName(name)) return DecodeObject(*tensor);
     py::array array = CopyToArray(*tensor);
     // A scalar goes to Python as a numpy scalar, as the dataset gave it.
     if (tensor->shape().rank() == 0) return array[py::tuple()];
@@ -255,7 +299,9 @@ py::object SampleToPython(const Sample& sample, const Structure& structure) {
     default: {
       py::dict out;
       for (int i = 0; i < sample.num_fields(); ++i) {
-        out[py::str(sample.field_name(i))] = field(sample.field_name(i));
+        std::string key = sample.field_name(i);
+        IsObjectFieldName(key, &key);
+        out[py::str(key)] = field(sample.field_name(i));
       }
       return out;
     }
@@ -266,22 +312,43 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure) {
   // One capsule owns a copy of the handle; every array keeps it alive.
   py::capsule owner(new Batch(batch), [](void* p) { delete static_cast<Batch*>(p); });
   const int n = batch.num_fields();
+  auto find = [&](const std::string& name) {
+    int i = 0;
+    while (i < n && batch.field_name(i) != name) ++i;
+    return i;
+  };
+  // Object fields become lists of objects; their "_lengths" field is theirs
+  // alone and is not shown.
+  std::vector<bool> used(static_cast<size_t>(n), false);
+  std::vector<int> lengths_of(static_cast<size_t>(n), n);  // an object field's lengths
+  for (int i = 0; i < n; ++i) {
+    if (!IsObjectFieldName(batch.field_name(i))) continue;
+    lengths_of[static_cast<size_t>(i)] = find(batch.field_name(i) + "_lengths");
+    if (lengths_of[static_cast<size_t>(i)] < n) used[static_cast<size_t>(lengths_of[i])] = true;
+  }
+  auto value = [&](int i) -> py::object {
+    if (!IsObjectFieldName(batch.field_name(i))) return ViewArray(batch.field(i), owner);
+    const int lengths = lengths_of[static_cast<size_t>(i)];
+    return DecodeObjectField(batch.field(i), lengths < n ? &batch.field(lengths) : nullptr);
+  };
   const Structure::Kind kind = structure.kind();
   if (kind == Structure::kUnknown || kind == Structure::kDict) {
     py::dict out;
-    for (int i = 0; i < n; ++i)
-      out[py::str(batch.field_name(i))] = ViewArray(batch.field(i), owner);
+    for (int i = 0; i < n; ++i) {
+      if (used[static_cast<size_t>(i)]) continue;  // an object field's lengths
+      std::string key = batch.field_name(i);
+      IsObjectFieldName(key, &key);
+      out[py::str(key)] = value(i);
+    }
     return out;
   }
   const std::vector<std::string>& names = structure.names();
-  std::vector<bool> used(static_cast<size_t>(n), false);
   py::list out;
   for (const std::string& name : names) {
-    int i = 0;
-    while (i < n && batch.field_name(i) != name) ++i;
+    const int i = find(name);
     if (i == n) throw Error("the batch has no field '" + name + "'");
     used[static_cast<size_t>(i)] = true;
-    out.append(ViewArray(batch.field(i), owner));
+    out.append(value(i));
   }
   for (int i = 0; i < n; ++i) {
     if (!used[static_cast<size_t>(i)]) out.append(ViewArray(batch.field(i), owner));

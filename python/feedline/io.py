@@ -100,7 +100,8 @@ class Dataset:
 
     A sample is a tuple (or list) of numpy arrays and numbers, a dict of
     them, or a single array or number. float64 is stored as float32 and
-    bool as uint8; strings and other objects are not supported.
+    bool as uint8; strings and other objects come back as one list per
+    batch, one object per sample.
     """
 
     def __getitem__(self, index):

@@ -358,14 +358,21 @@ def test_a_failing_collate_fn_is_prefixed_once():
     assert str(raised.value).count("collate:") == 1
 
 
-def test_a_collate_fn_returning_text_says_what_it_must_return():
-    loader = feedline.DataLoader(list(range(4)), batch_size=2, collate_fn=lambda s: "text")
-    with pytest.raises(feedline.SampleError) as raised:
-        next(iter(loader))
-    assert raised.value.message == (
-        "collate_fn returned a str; it must return a tuple, list or dict of numeric arrays, "
-        "or one numeric array (batch 0)"
-    )
+class CustomBatch:
+    def __init__(self, samples):
+        self.samples = list(samples)
+
+    def __eq__(self, other):
+        return isinstance(other, CustomBatch) and self.samples == other.samples
+
+
+@pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "thread"), (2, "process")])
+def test_a_collate_fn_returning_any_object_gets_it_back(workers, mode):
+    loader = feedline.DataLoader(list(range(4)), batch_size=2, collate_fn=CustomBatch,
+                                 num_workers=workers, worker_mode=mode)
+    assert list(loader) == [CustomBatch([0, 1]), CustomBatch([2, 3])]
+    text = feedline.DataLoader(list(range(4)), batch_size=2, collate_fn=lambda s: "text")
+    assert list(text) == ["text", "text"]
 
 
 def test_a_native_dataset_indexed_directly_names_index_and_file(tmp_path):

@@ -244,16 +244,50 @@ def test_close_then_use_fails_cleanly(index_dataset):
     assert batch[1].tolist() == [0, 1, 2, 3], "batches outlive their loader"
 
 
-def test_unsupported_sample_types_name_the_field():
-    class Strings(io.Dataset):
+@pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "thread"), (2, "process")])
+def test_strings_bytes_and_objects_come_back_as_lists(workers, mode):
+    class Mixed(io.Dataset):
+        def __len__(self):
+            return 7
+
+        def __getitem__(self, i):
+            path = f"/data/{i}.jpg" if i % 3 else "sept\u00e9"
+            return np.full(2, i), path, b"\x00" * i, (None if i == 4 else {"id": i})
+
+    loader = feedline.DataLoader(Mixed(), batch_size=3, num_workers=workers, worker_mode=mode)
+    batches = list(loader)
+    assert [len(b) for b in batches] == [4, 4, 4]  # no "_lengths" arrays for object fields
+    arrays, paths, raw, meta = batches[2]
+    assert arrays.tolist() == [[6, 6]]
+    assert paths == ["sept\u00e9"] and raw == [b"\x00" * 6] and meta == [{"id": 6}]
+    _, paths, raw, meta = batches[1]
+    assert paths == ["sept\u00e9", "/data/4.jpg", "/data/5.jpg"]
+    assert raw == [b"\x00" * 3, b"\x00" * 4, b"\x00" * 5]
+    assert meta == [{"id": 3}, None, {"id": 5}]
+
+
+def test_a_field_that_changes_between_an_array_and_an_object_is_refused():
+    class Flip(io.Dataset):
         def __len__(self):
             return 2
 
         def __getitem__(self, i):
-            return np.zeros(2), "label"
+            return np.zeros(2), ("label" if i == 0 else np.int64(1))
 
-    with pytest.raises(feedline.SampleError, match="field '1' is a str"):
-        copied(feedline.DataLoader(Strings(), batch_size=2))
+    with pytest.raises(feedline.SampleError, match="element 1 of the sample is a numeric array but "
+                                                   "in the first sample it was an object"):
+        copied(feedline.DataLoader(Flip(), batch_size=2))
+
+    class FlipDict(io.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return {"x": np.zeros(2), "id": "a" if i == 0 else np.int64(1)}
+
+    with pytest.raises(feedline.SampleError, match="key 'id' of the sample is a numeric array but "
+                                                   "in the first sample it was an object"):
+        copied(feedline.DataLoader(FlipDict(), batch_size=2))
 
 
 def test_stats_can_be_read_while_another_thread_waits_for_a_batch():

@@ -1,0 +1,103 @@
+#include "python/object_fields.h"
+
+#include <pybind11/numpy.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "feedline/error.h"
+
+namespace feedline::python {
+namespace {
+
+// A control character: no field name a user writes contains it.
+constexpr std::string_view kMarker = "\x1fobject";
+
+py::object Pickle() { return py::module_::import("pickle"); }
+
+py::object DecodeBytes(const uint8_t* data, size_t size) {
+  if (size == 0) throw Error("an object field is empty (its tag is missing)");
+  const char tag = static_cast<char>(data[0]);
+  const char* payload = reinterpret_cast<const char*>(data + 1);
+  const size_t n = size - 1;
+  switch (tag) {
+    case 's':
+      return py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(payload, n, "strict"));
+    case 'b':
+      return py::bytes(payload, n);
+    case 'p':
+      return Pickle().attr("loads")(py::bytes(payload, n));
+    default:
+      throw Error(std::string("an object field has an unknown tag '") + tag + "'");
+  }
+}
+
+}  // namespace
+
+bool IsObjectValue(const py::handle& value) {
+  if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) || value.is_none()) return true;
+  if (PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr())) {
+    return false;
+  }
+  py::array array = py::array::ensure(value);
+  if (!array) {
+    PyErr_Clear();
+    return true;
+  }
+  const char kind = array.dtype().kind();
+  return kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f';
+}
+
+std::string ObjectFieldName(const std::string& name) { return name + std::string(kMarker); }
+
+bool IsObjectFieldName(const std::string& name, std::string* plain) {
+  if (name.size() < kMarker.size() ||
+      name.compare(name.size() - kMarker.size(), kMarker.size(), kMarker) != 0) {
+    return false;
+  }
+  if (plain != nullptr) *plain = name.substr(0, name.size() - kMarker.size());
+  return true;
+}
+
+void FillObjectField(const std::string& name, const py::handle& value,
+                     const std::function<Tensor(const std::string&, DType, const Shape&)>& allocate) {
+  char tag = 'p';
+  py::bytes payload;
+  if (PyUnicode_Check(value.ptr())) {
+    tag = 's';
+    payload = py::reinterpret_steal<py::bytes>(PyUnicode_AsUTF8String(value.ptr()));
+    if (!payload) throw py::error_already_set();  // a lone surrogate
+  } else if (PyBytes_Check(value.ptr())) {
+    tag = 'b';
+    payload = py::reinterpret_borrow<py::bytes>(value);
+  } else {
+    payload = Pickle().attr("dumps")(value, -1);
+  }
+  char* data = nullptr;
+  Py_ssize_t size = 0;
+  PyBytes_AsStringAndSize(payload.ptr(), &data, &size);
+  Tensor tensor = allocate(name, DType::kU8, Shape{static_cast<int64_t>(size) + 1});
+  auto* out = static_cast<uint8_t*>(tensor.raw());
+  out[0] = static_cast<uint8_t>(tag);
+  if (size > 0) std::memcpy(out + 1, data, static_cast<size_t>(size));
+}
+
+py::object DecodeObject(const Tensor& field) {
+  return DecodeBytes(static_cast<const uint8_t*>(field.raw()),
+                     static_cast<size_t>(field.shape().elements()));
+}
+
+py::object DecodeObjectField(const Tensor& field, const Tensor* lengths) {
+  if (field.shape().rank() == 1) return DecodeObject(field);
+  const int64_t rows = field.shape()[0];
+  const int64_t width = field.shape().rank() > 1 ? field.shape()[1] : 0;
+  const auto* base = static_cast<const uint8_t*>(field.raw());
+  py::list out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t n = lengths != nullptr ? lengths->data<int64_t>()[r] : width;
+    out.append(DecodeBytes(base + r * width, static_cast<size_t>(n)));
+  }
+  return out;
+}
+
+}  // namespace feedline::python
