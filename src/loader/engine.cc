@@ -97,16 +97,17 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
 }
 
 Engine::~Engine() {
-  std::unique_lock<std::mutex> lock(pool_->mu);
-  shutdown_.store(true);
-  generation_.fetch_add(1);
-  running_ = false;
-  StopWorkers(lock);
-  // Threads retired after a timeout are still inside their sample. A thread
-  // cannot be interrupted: this waits until that sample returns.
   std::vector<std::pair<int, std::thread>> retired;
-  retired.swap(retired_threads_);
-  lock.unlock();
+  {
+    MutexLock lock(&pool_->mu());
+    shutdown_.store(true);
+    generation_.fetch_add(1);
+    running_ = false;
+    StopWorkers();
+    // Threads retired after a timeout are still inside their sample. A thread
+    // cannot be interrupted: this waits until that sample returns.
+    retired.swap(retired_threads_);
+  }
   for (auto& entry : retired) entry.second.join();
 }
 
@@ -161,7 +162,7 @@ int64_t Engine::size() const {
 }
 
 void Engine::set_epoch(int64_t epoch) {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   if (resume_pending_) {
     // A training loop that calls set_epoch(e) before each epoch keeps the
     // restored position when e is the restored epoch; another epoch drops it.
@@ -173,12 +174,12 @@ void Engine::set_epoch(int64_t epoch) {
 }
 
 int64_t Engine::epoch() const {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   return running_ ? epoch_ : next_epoch_;
 }
 
 LoaderState Engine::state() const {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   LoaderState state;
   state.fingerprint =
       FingerprintOf(options_, batch_sampler_.get(), dataset_ ? dataset_->size() : -1);
@@ -205,7 +206,7 @@ void Engine::Restore(const LoaderState& state) {
   const LoaderFingerprint mine = FingerprintOf(options_, batch_sampler_.get(), dataset_->size());
   std::string difference = FingerprintDifference(state.fingerprint, mine);
   if (!difference.empty()) throw Error("Restore: the state belongs to another loader: " + difference);
-  std::unique_lock<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   AbandonEpochLocked();
   resume_pending_ = false;
   const int64_t next_epoch_before = next_epoch_;
@@ -225,7 +226,7 @@ void Engine::Restore(const LoaderState& state) {
 
 void Engine::BeginIteration() {
   {
-    std::lock_guard<std::mutex> lock(pool_->mu);
+    MutexLock lock(&pool_->mu());
     if (resume_pending_) {
       resume_pending_ = false;
       return;
@@ -235,12 +236,12 @@ void Engine::BeginIteration() {
 }
 
 void Engine::Reset() {
-  std::unique_lock<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   resume_pending_ = false;
   interrupt_ = nullptr;  // it belonged to the epoch abandoned here
   AbandonEpochLocked();
   main_stream_.reset();
-  if (!options_.persistent_workers || iterable_) StopWorkers(lock);
+  if (!options_.persistent_workers || iterable_) StopWorkers();
 }
 
 // ---------------------------------------------------------------------------
@@ -264,7 +265,7 @@ void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   running_ = true;
   generation_.fetch_add(1);
   if (options_.num_workers > 0 && threads_.empty()) StartWorkers();
-  pool_->work_cv.notify_all();
+  pool_->WakeWorkers();
 }
 
 void Engine::AbandonEpochLocked() {
@@ -282,7 +283,7 @@ void Engine::AbandonEpochLocked() {
   for (const auto& slot : pool_->slots_locked()) {
     if (slot->state == SlotState::kReady) pool_->PutLocked(slot.get());
   }
-  pool_->work_cv.notify_all();
+  pool_->WakeWorkers();
 }
 
 EpochPlan Engine::PlanEpoch(int64_t epoch) const {
@@ -356,15 +357,16 @@ void Engine::ReapRetiredLocked() {
   }
 }
 
-void Engine::StopWorkers(std::unique_lock<std::mutex>& lock) {
+void Engine::StopWorkers() {
   if (threads_.empty()) return;
   stop_workers_ = true;
   std::vector<std::thread> threads;
   threads.swap(threads_);
-  lock.unlock();
-  pool_->work_cv.notify_all();
-  for (std::thread& t : threads) t.join();
-  lock.lock();
+  {
+    MutexUnlock unlock(&pool_->mu());
+    pool_->WakeWorkers();
+    for (std::thread& t : threads) t.join();
+  }
   stop_workers_ = false;
 }
 
@@ -391,13 +393,13 @@ std::optional<Batch> Engine::DeliverLocked(Slot* slot) {
   if (slot->raise) {
     SampleError error = *slot->raise;
     pool_->PutLocked(slot);
-    pool_->work_cv.notify_all();
+    pool_->WakeWorkers();
     if (error.reason() == "timeout") throw TimeoutError(error);
     throw error;
   }
   if (slot->rows == 0) {  // every sample skipped
     pool_->PutLocked(slot);
-    pool_->work_cv.notify_all();
+    pool_->WakeWorkers();
     return std::nullopt;
   }
   pool_->MarkDeliveredLocked(slot);
@@ -411,7 +413,7 @@ void Engine::GrowIfCallerHoldsEverySlotLocked() {
   if (!pool_->HasFreeLocked() && pool_->delivered_count_locked() + orphaned_slots_ >=
                                      pool_->capacity() + pool_->grown_locked()) {
     pool_->GrowLocked();  // nothing can be loaded otherwise: make one more slot
-    pool_->work_cv.notify_all();
+    pool_->WakeWorkers();
   }
 }
 
@@ -431,7 +433,7 @@ Slot* Engine::FindReadyLocked() {
 }
 
 std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
-  std::unique_lock<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   resume_pending_ = false;  // a restored epoch, once consumed, is an ordinary one
   ThrowInterruptLocked();
   if (!running_) StartEpochLocked(next_epoch_, 0);
@@ -441,7 +443,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
     ThrowInterruptLocked();
     if (delivered_ >= plan_.num_batches()) {
       running_ = false;
-      if (!options_.persistent_workers) StopWorkers(lock);
+      if (!options_.persistent_workers) StopWorkers();
       if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
       return std::nullopt;
     }
@@ -467,22 +469,24 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
           deadline ? ChunkFor(caller_ns_per_row_, kCallerChunkTargetNs) : kMaxChunk * 1024;
       Task task;
       if (!ClaimLocked(chunk, &task)) continue;
-      lock.unlock();
-      const int64_t t0 = NowNs();
-      RunTask(task, caller_ctx_, &caller_busy_);
-      const int64_t elapsed = NowNs() - t0;
       const int64_t rows = task.end - task.begin;
+      int64_t elapsed = 0;
+      {
+        MutexUnlock unlock(&pool_->mu());
+        const int64_t t0 = NowNs();
+        RunTask(task, caller_ctx_, &caller_busy_);
+        elapsed = NowNs() - t0;
+        stats_.AddWorker(0, elapsed, rows);
+        stats_.AddStages(caller_ctx_.DrainStageTimes());
+      }
       if (rows > 0) {
         const double per_row = static_cast<double>(elapsed) / static_cast<double>(rows);
         caller_ns_per_row_ =
             caller_ns_per_row_ <= 0 ? per_row : 0.7 * caller_ns_per_row_ + 0.3 * per_row;
       }
-      stats_.AddWorker(0, elapsed, rows);
-      stats_.AddStages(caller_ctx_.DrainStageTimes());
-      lock.lock();
       continue;
     }
-    if (!WaitForBatchLocked(lock, deadline)) {
+    if (!WaitForBatchLocked(deadline)) {
       stats_.AddWait(NowNs() - wait_start);
       *pending = true;
       return std::nullopt;
@@ -490,38 +494,40 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
   }
 }
 
-bool Engine::WaitForBatchLocked(std::unique_lock<std::mutex>& lock,
-                                std::optional<Clock::time_point> deadline) {
+bool Engine::WaitForBatchLocked(std::optional<Clock::time_point> deadline) {
   if (deadline && Clock::now() >= *deadline) return false;
   // A batch usually completes within microseconds of the last: poll briefly
   // (yielding the core to the workers) before paying for a futex sleep and
   // the wake-up a worker would have to send.
   const uint64_t seen = progress_.load(std::memory_order_acquire);
-  lock.unlock();
-  for (int spin = 0; spin < kConsumerPolls; ++spin) {
-    if (progress_.load(std::memory_order_acquire) != seen) break;
-    std::this_thread::yield();
+  {
+    MutexUnlock unlock(&pool_->mu());
+    for (int spin = 0; spin < kConsumerPolls; ++spin) {
+      if (progress_.load(std::memory_order_acquire) != seen) break;
+      std::this_thread::yield();
+    }
   }
-  lock.lock();
   // progress_ only changes under the lock, so this predicate cannot miss a
   // change made while the lock was dropped for polling.
   auto moved = [&] { return progress_.load(std::memory_order_relaxed) != seen; };
   if (moved()) return true;
-  ++pool_->consumer_waiting;
+  ++consumer_waiting_;
   if (options_.timeout.count() > 0) {
     // Wake up regularly to look for a sample past the timeout.
     auto until = Clock::now() + std::min<std::chrono::milliseconds>(options_.timeout,
                                                                     std::chrono::milliseconds(50));
     if (deadline && *deadline < until) until = *deadline;
-    pool_->ready_cv.wait_until(lock, until, moved);
-    --pool_->consumer_waiting;
+    while (!moved() && ready_cv_.WaitUntil(&pool_->mu(), until)) {
+    }
+    --consumer_waiting_;
     if (dataset_) CheckTimeoutsLocked();
   } else if (deadline) {
-    pool_->ready_cv.wait_until(lock, *deadline, moved);
-    --pool_->consumer_waiting;
+    while (!moved() && ready_cv_.WaitUntil(&pool_->mu(), *deadline)) {
+    }
+    --consumer_waiting_;
   } else {
-    pool_->ready_cv.wait(lock, moved);
-    --pool_->consumer_waiting;
+    while (!moved()) ready_cv_.Wait(&pool_->mu());
+    --consumer_waiting_;
   }
   return true;
 }
@@ -538,7 +544,7 @@ void Engine::CheckTimeoutsLocked() {
     int attempt = 0;
     bool rebind = false;
     {
-      std::lock_guard<std::mutex> guard(b.mu);
+      MutexLock guard(&b.mu);
       if (b.since_ns < 0 || b.abandoned || now - b.since_ns <= limit) continue;
       slot = b.slot;
       if (slot->generation != generation) continue;  // an abandoned epoch's load
@@ -595,7 +601,7 @@ void Engine::RebindLocked(Slot* old_slot, int64_t row, int attempt) {
     InterruptLocked(std::current_exception());  // without memory the batch cannot be loaded
     return;
   }
-  pool_->work_cv.notify_all();
+  pool_->WakeWorkers();
 }
 
 // ---------------------------------------------------------------------------
@@ -710,11 +716,11 @@ void Engine::FailLocked(const std::string& message) {
 void Engine::FailLocked(std::exception_ptr error) {
   fatal_ = std::move(error);
   progress_.fetch_add(1, std::memory_order_release);
-  pool_->ready_cv.notify_all();
+  ready_cv_.NotifyAll();
 }
 
 void Engine::Interrupt(std::exception_ptr error, uint64_t generation) {
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   // Work of an abandoned epoch: nobody waits for it any more.
   if (generation != generation_.load()) return;
   InterruptLocked(std::move(error));
@@ -724,7 +730,7 @@ void Engine::InterruptLocked(std::exception_ptr error) {
   if (!interrupt_) interrupt_ = std::move(error);
   AbandonEpochLocked();
   progress_.fetch_add(1, std::memory_order_release);
-  pool_->ready_cv.notify_all();
+  ready_cv_.NotifyAll();
 }
 
 void Engine::ThrowInterruptLocked() {
@@ -742,11 +748,11 @@ bool Engine::InitWorker(int worker) {
   } catch (const abi::__forced_unwind&) {
     throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
-    std::lock_guard<std::mutex> lock(pool_->mu);
+    MutexLock lock(&pool_->mu());
     FailLocked("worker_init failed in worker " + std::to_string(worker) + ": " + e.what());
     return false;
   } catch (...) {  // an interrupt (KeyboardInterrupt in worker_init_fn): passed on as it is
-    std::lock_guard<std::mutex> lock(pool_->mu);
+    MutexLock lock(&pool_->mu());
     FailLocked(std::current_exception());
     return false;
   }
@@ -754,7 +760,7 @@ bool Engine::InitWorker(int worker) {
 
 void Engine::WorkerThread(int worker, int lane) {
   WorkerMain(worker, lane);
-  std::lock_guard<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   busy_[static_cast<size_t>(lane)].live = false;
 }
 
@@ -763,19 +769,19 @@ void Engine::WorkerMain(int worker, int lane) {
   Busy& busy = busy_[static_cast<size_t>(lane)];
   SampleContext ctx(options_.seed, 0, 0, worker);
   double ns_per_row = 0;  // moving average of this worker's cost per row
-  std::unique_lock<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   while (true) {
     try {
-      ++pool_->workers_waiting;
-      pool_->work_cv.wait(lock, [&] { return shutdown_ || stop_workers_ || HasWorkLocked(); });
-      --pool_->workers_waiting;
+      while (!(shutdown_ || stop_workers_ || HasWorkLocked())) pool_->WaitForWorkLocked();
       if (shutdown_ || stop_workers_) return;
       const int64_t chunk = ChunkFor(ns_per_row, kChunkTargetNs);
       Task task;
       if (!ClaimLocked(chunk, &task)) continue;
       const bool more = HasWorkLocked();
-      lock.unlock();
-      if (more) pool_->work_cv.notify_one();
+      // The task runs without the lock; an exception takes it again on the
+      // way out, for the handler below.
+      MutexUnlock unlock(&pool_->mu());
+      if (more) pool_->WakeOneWorker();
       const int64_t t0 = NowNs();
       RunTask(task, ctx, &busy);
       const int64_t elapsed = NowNs() - t0;
@@ -788,13 +794,11 @@ void Engine::WorkerMain(int worker, int lane) {
       stats_.AddStages(ctx.DrainStageTimes());
       // Retired after a timeout: a replacement already took this worker's place.
       if (busy.retired.load()) return;
-      lock.lock();
     } catch (const abi::__forced_unwind&) {
       throw;
     } catch (...) {
       // std::bad_alloc sizing a slot: the epoch ends and the consumer gets
       // it; this thread stays, for the next epoch.
-      if (!lock.owns_lock()) lock.lock();
       InterruptLocked(std::current_exception());
     }
   }
@@ -866,7 +870,7 @@ Engine::LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, i
   int64_t start = 0;
   if (limit > 0) {
     start = NowNs();
-    std::lock_guard<std::mutex> guard(busy->mu);
+    MutexLock guard(&busy->mu);
     busy->slot = slot;
     busy->row = row;
     busy->index = index;
@@ -890,7 +894,7 @@ Engine::LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, i
   }
   bool abandoned = false;
   if (limit > 0) {
-    std::lock_guard<std::mutex> guard(busy->mu);
+    MutexLock guard(&busy->mu);
     abandoned = busy->abandoned;
     busy->abandoned = false;
     busy->since_ns = -1;
@@ -1067,22 +1071,22 @@ void Engine::FinishBatch(Slot* slot, SampleContext& ctx) {
   bool wake_consumer = false;
   bool wake_workers = false;
   {
-    std::lock_guard<std::mutex> lock(pool_->mu);
+    MutexLock lock(&pool_->mu());
     if (stale || slot->generation != generation_.load() || slot->orphaned.load()) {
       if (slot->orphaned.exchange(false)) --orphaned_slots_;
       pool_->PutLocked(slot);  // a free slot is new work
       pool_->ShrinkLocked();
-      wake_workers = pool_->workers_waiting > 0;
+      wake_workers = pool_->workers_waiting_locked();
     } else {
       CountOutcomes(slot);
       slot->state = SlotState::kReady;
       progress_.fetch_add(1, std::memory_order_release);
       if (iterable_) ++produced_[static_cast<size_t>(slot->producer)];
-      wake_consumer = pool_->consumer_waiting > 0;
+      wake_consumer = consumer_waiting_ > 0;
     }
   }
-  if (wake_consumer) pool_->ready_cv.notify_one();
-  if (wake_workers) pool_->work_cv.notify_all();
+  if (wake_consumer) ready_cv_.NotifyOne();
+  if (wake_workers) pool_->WakeWorkers();
 }
 
 }  // namespace feedline::internal

@@ -9,7 +9,10 @@
 // marks it ready. The consumer takes ready batches in order.
 //
 // Thread safety: Next(), Reset(), Restore() and set_epoch() are called by one
-// consumer thread; stats() from any thread.
+// consumer thread; stats() from any thread. The scheduler's state is guarded
+// by one mutex, the slot pool's (pool_->mu(): a released slot is new work);
+// members and functions say so with GUARDED_BY / REQUIRES, which clang checks
+// (-Wthread-safety; see thread_annotations.h).
 #ifndef FEEDLINE_SRC_LOADER_ENGINE_H_
 #define FEEDLINE_SRC_LOADER_ENGINE_H_
 
@@ -29,8 +32,10 @@
 #include "feedline/dataset.h"
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
+#include "src/loader/mutex.h"
 #include "src/loader/slot.h"
 #include "src/loader/stats_collector.h"
+#include "src/loader/thread_annotations.h"
 
 namespace feedline::internal {
 
@@ -70,14 +75,14 @@ class Engine {
   // sample past the timeout is retired and a replacement takes a free lane,
   // so at most num_workers threads are ever stuck at once.
   struct Busy {
-    std::mutex mu;  // guards the fields below it (taken per sample only with a timeout)
-    Slot* slot = nullptr;
-    int64_t row = -1;
-    int64_t index = -1;
-    int attempt = 0;        // 0: the planned sample; k: its k-th substitute
-    int64_t since_ns = -1;  // -1: not loading
-    bool abandoned = false; // the consumer gave up on this load
-    // Guarded by the pool mutex.
+    Mutex mu;  // taken per sample only with a timeout
+    Slot* slot GUARDED_BY(mu) = nullptr;
+    int64_t row GUARDED_BY(mu) = -1;
+    int64_t index GUARDED_BY(mu) = -1;
+    int attempt GUARDED_BY(mu) = 0;        // 0: the planned sample; k: its k-th substitute
+    int64_t since_ns GUARDED_BY(mu) = -1;  // -1: not loading
+    bool abandoned GUARDED_BY(mu) = false; // the consumer gave up on this load
+    // Guarded by the pool mutex (the engine's; not nameable from here).
     bool live = false;      // a thread runs on this lane
     int worker = -1;        // the worker id that thread serves
     std::thread::id thread_id;
@@ -91,46 +96,44 @@ class Engine {
   int SlotCapacity() const;
 
   // Epochs (map-style).
-  void StartEpochLocked(int64_t epoch, int64_t first_batch);
-  void AbandonEpochLocked();
+  void StartEpochLocked(int64_t epoch, int64_t first_batch) REQUIRES(pool_->mu());
+  void AbandonEpochLocked() REQUIRES(pool_->mu());
   using Clock = std::chrono::steady_clock;
   std::optional<Batch> NextMapped(std::optional<Clock::time_point> deadline, bool* pending);
   // Waits for a batch to become ready (or the timeout check); returns false
-  // if the deadline passed. REQUIRES: lock holds the pool mutex.
-  bool WaitForBatchLocked(std::unique_lock<std::mutex>& lock,
-                          std::optional<Clock::time_point> deadline);
+  // if the deadline passed. Releases the mutex while it waits.
+  bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(pool_->mu());
 
   // Worker threads.
-  void StartWorkers();
-  void StopWorkers(std::unique_lock<std::mutex>& lock);
+  void StartWorkers() REQUIRES(pool_->mu());
+  // Stops and joins the worker threads, releasing the mutex while it joins.
+  void StopWorkers() REQUIRES(pool_->mu());
   // Starts a worker thread for `worker` on a free lane; false if none is free.
-  // REQUIRES: mutex held.
-  bool StartThreadLocked(int worker);
-  // Joins retired threads whose sample has returned. REQUIRES: mutex held.
-  void ReapRetiredLocked();
+  bool StartThreadLocked(int worker) REQUIRES(pool_->mu());
+  // Joins retired threads whose sample has returned.
+  void ReapRetiredLocked() REQUIRES(pool_->mu());
   // The thread body: WorkerMain, then frees its lane.
   void WorkerThread(int worker, int lane);
   void WorkerMain(int worker, int lane);
   // Runs worker_init; on failure records it for the consumer and returns false.
-  bool InitWorker(int worker);
-  // Records an error that ends iteration and wakes the consumer. REQUIRES: mutex held.
-  void FailLocked(const std::string& message);
-  void FailLocked(std::exception_ptr error);
+  bool InitWorker(int worker) EXCLUDES(pool_->mu());
+  // Records an error that ends iteration and wakes the consumer.
+  void FailLocked(const std::string& message) REQUIRES(pool_->mu());
+  void FailLocked(std::exception_ptr error) REQUIRES(pool_->mu());
   // Something that is not a failed sample escaped a dataset, a collate
   // function or the engine itself (an interrupt such as Python's
   // KeyboardInterrupt, std::bad_alloc): ends the epoch; the consumer's
   // Next() rethrows it once. Dropped if `generation` (the work's) is no
   // longer the running one. Takes the mutex.
-  void Interrupt(std::exception_ptr error, uint64_t generation);
-  void InterruptLocked(std::exception_ptr error);
-  bool HasWorkLocked() const;
-  bool ClaimLocked(int64_t chunk, Task* task);
-  void BindLocked(Slot* slot, int64_t batch_index);
-  void EnsureRowsLocked(Slot* slot, int64_t rows);
+  void Interrupt(std::exception_ptr error, uint64_t generation) EXCLUDES(pool_->mu());
+  void InterruptLocked(std::exception_ptr error) REQUIRES(pool_->mu());
+  bool HasWorkLocked() const REQUIRES(pool_->mu());
+  bool ClaimLocked(int64_t chunk, Task* task) REQUIRES(pool_->mu());
+  void BindLocked(Slot* slot, int64_t batch_index) REQUIRES(pool_->mu());
+  void EnsureRowsLocked(Slot* slot, int64_t rows) REQUIRES(pool_->mu());
   // Accounts a slot's unclaimed rows as finished (the slot will not be
   // loaded further) and returns it to the pool if nothing else is pending.
-  // REQUIRES: mutex held.
-  void DropUnclaimedLocked(Slot* slot);
+  void DropUnclaimedLocked(Slot* slot) REQUIRES(pool_->mu());
   void RunTask(const Task& task, SampleContext& ctx, Busy* busy);
   void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, Busy* busy);
   // Loads sample `index` (attempt 0: the planned one, k: the k-th substitute)
@@ -145,40 +148,41 @@ class Engine {
                      Busy* busy);
   // The TimeoutError for sample `index`.
   SampleError TimeoutFor(int64_t index) const;
-  // Rethrows (once) what Interrupt recorded. REQUIRES: mutex held.
-  void ThrowInterruptLocked();
+  // Rethrows (once) what Interrupt recorded.
+  void ThrowInterruptLocked() REQUIRES(pool_->mu());
   // The index loaded by `attempt` of a row planned as `original`.
   int64_t SubstituteIndex(int64_t epoch, int64_t original, int attempt) const;
-  void FinishBatch(Slot* slot, SampleContext& ctx);
+  void FinishBatch(Slot* slot, SampleContext& ctx) EXCLUDES(pool_->mu());
   void CollateSlot(Slot* slot, SampleContext& ctx);
   // Adds the batch's errors, skipped and replaced rows to the statistics.
   void CountOutcomes(Slot* slot);
   // Gives up on loads past the timeout: their batches are bound again to
-  // fresh slots, with those rows failed ("timeout"). REQUIRES: mutex held.
-  void CheckTimeoutsLocked();
-  void RebindLocked(Slot* old_slot, int64_t row, int attempt);
+  // fresh slots, with those rows failed ("timeout").
+  void CheckTimeoutsLocked() REQUIRES(pool_->mu());
+  void RebindLocked(Slot* old_slot, int64_t row, int attempt) REQUIRES(pool_->mu());
   // The whole epoch's plan; an epoch too large to plan is an Error naming
   // its size rather than std::length_error / std::bad_alloc.
   EpochPlan PlanEpoch(int64_t epoch) const;
-  Slot* FindReadyLocked();
+  Slot* FindReadyLocked() REQUIRES(pool_->mu());
   // Adds a slot when the caller holds all of them (list(loader)), since no
-  // batch could be loaded otherwise. REQUIRES: mutex held.
-  void GrowIfCallerHoldsEverySlotLocked();
+  // batch could be loaded otherwise.
+  void GrowIfCallerHoldsEverySlotLocked() REQUIRES(pool_->mu());
 
   // Iterable datasets.
   void IterableWorkerMain(int worker);
   void FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, bool* exhausted);
-  // A free slot set up for the next batch of `producer`. REQUIRES: mutex held.
-  Slot* TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation);
+  // A free slot set up for the next batch of `producer`.
+  Slot* TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation)
+      REQUIRES(pool_->mu());
   // Fills `slot` from `stream` without the lock, publishes it (or frees it if
   // empty) and returns whether the stream ended. Enters and leaves locked.
-  bool ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker,
-                         std::unique_lock<std::mutex>& lock);
+  bool ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker)
+      REQUIRES(pool_->mu());
   std::optional<Batch> NextIterable(std::optional<Clock::time_point> deadline, bool* pending);
 
   // The consumer's side of delivery: returns the batch, throws its error, or
-  // returns nullopt for an empty batch. REQUIRES: pool mutex held.
-  std::optional<Batch> DeliverLocked(Slot* slot);
+  // returns nullopt for an empty batch.
+  std::optional<Batch> DeliverLocked(Slot* slot) REQUIRES(pool_->mu());
 
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const IterableDataset> iterable_;
@@ -194,43 +198,51 @@ class Engine {
   // kept from batch to batch.
   SampleContext caller_ctx_;
 
-  // Guarded by pool_->mu.
-  std::vector<std::thread> threads_;
+  // The scheduler's state.
+  std::vector<std::thread> threads_ GUARDED_BY(pool_->mu());
   // Threads retired after a timeout, still inside their sample: joined once
   // it returns (ReapRetiredLocked) or by the destructor.
-  std::vector<std::pair<int, std::thread>> retired_threads_;  // (lane, thread)
+  // (lane, thread)
+  std::vector<std::pair<int, std::thread>> retired_threads_ GUARDED_BY(pool_->mu());
   // Batches bound again after a timeout, whose rows are claimed before the
   // open batch's.
-  std::vector<Slot*> retry_;
-  int orphaned_slots_ = 0;      // slots waiting for a late load to return
-  std::exception_ptr interrupt_;  // rethrown once by the consumer
-  double caller_ns_per_row_ = 0;  // num_workers = 0: moving average per row
-  bool running_ = false;        // an epoch is in progress
+  std::vector<Slot*> retry_ GUARDED_BY(pool_->mu());
+  int orphaned_slots_ GUARDED_BY(pool_->mu()) = 0;      // slots waiting for a late load to return
+  std::exception_ptr interrupt_ GUARDED_BY(pool_->mu());  // rethrown once by the consumer
+  double caller_ns_per_row_ GUARDED_BY(pool_->mu()) = 0;  // num_workers = 0: moving average per row
+  bool running_ GUARDED_BY(pool_->mu()) = false;        // an epoch is in progress
   // Restore started the running epoch and no Next() has run since: the next
   // iteration continues it instead of starting afresh.
-  bool resume_pending_ = false;
-  mutable std::string plan_hash_;  // of plan_, computed when state() first needs it
-  bool stop_workers_ = false;   // workers of this epoch must exit
-  int64_t epoch_ = 0;           // the running epoch
-  int64_t next_epoch_ = 0;      // the epoch the next iteration runs
-  EpochPlan plan_;
-  int64_t next_bind_ = 0;       // next batch to bind to a slot
-  int64_t next_deliver_ = 0;    // in order: next batch to hand out
-  int64_t delivered_ = 0;       // batches handed out (or skipped) this epoch
-  Slot* open_ = nullptr;        // the bound batch whose rows are being claimed
-  std::exception_ptr fatal_;    // a worker_init failure
+  bool resume_pending_ GUARDED_BY(pool_->mu()) = false;
+  // Of plan_, computed when state() first needs it.
+  mutable std::string plan_hash_ GUARDED_BY(pool_->mu());
+  bool stop_workers_ GUARDED_BY(pool_->mu()) = false;   // workers of this epoch must exit
+  int64_t epoch_ GUARDED_BY(pool_->mu()) = 0;           // the running epoch
+  int64_t next_epoch_ GUARDED_BY(pool_->mu()) = 0;      // the epoch the next iteration runs
+  EpochPlan plan_ GUARDED_BY(pool_->mu());
+  int64_t next_bind_ GUARDED_BY(pool_->mu()) = 0;       // next batch to bind to a slot
+  int64_t next_deliver_ GUARDED_BY(pool_->mu()) = 0;    // in order: next batch to hand out
+  // Batches handed out (or skipped) this epoch.
+  int64_t delivered_ GUARDED_BY(pool_->mu()) = 0;
+  // The bound batch whose rows are being claimed.
+  Slot* open_ GUARDED_BY(pool_->mu()) = nullptr;
+  std::exception_ptr fatal_ GUARDED_BY(pool_->mu());    // a worker_init failure
   // Iterable mode: per worker, batches produced, and whether its stream ended.
-  std::vector<int64_t> produced_;
-  std::vector<int64_t> consumed_;
-  std::vector<bool> exhausted_;
-  int rr_next_ = 0;             // round-robin cursor over workers
+  std::vector<int64_t> produced_ GUARDED_BY(pool_->mu());
+  std::vector<int64_t> consumed_ GUARDED_BY(pool_->mu());
+  std::vector<bool> exhausted_ GUARDED_BY(pool_->mu());
+  int rr_next_ GUARDED_BY(pool_->mu()) = 0;             // round-robin cursor over workers
   // Iterable mode with num_workers = 0: the stream read in the caller's thread.
-  std::unique_ptr<SampleStream> main_stream_;
+  std::unique_ptr<SampleStream> main_stream_ GUARDED_BY(pool_->mu());
 
   std::atomic<uint64_t> generation_{0};
   // Bumped (under the pool mutex) by every event the consumer may wait for:
   // a batch ready, a stream exhausted, a worker failing.
   std::atomic<uint64_t> progress_{0};
+  // The consumer waits here for progress_ to move; counted so that workers
+  // notify only when it waits.
+  CondVar ready_cv_;
+  int consumer_waiting_ GUARDED_BY(pool_->mu()) = 0;
   std::atomic<bool> shutdown_{false};
 };
 

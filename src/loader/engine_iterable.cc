@@ -72,34 +72,36 @@ void Engine::IterableWorkerMain(int worker) {
   if (!InitWorker(worker)) return;
   SampleContext ctx(options_.seed, 0, 0, worker);
   std::unique_ptr<SampleStream> stream;
-  std::unique_lock<std::mutex> lock(pool_->mu);
-  const uint64_t generation = generation_.load();
-  const int64_t epoch = epoch_;
-  lock.unlock();
+  uint64_t generation = 0;
+  int64_t epoch = 0;
+  {
+    MutexLock lock(&pool_->mu());
+    generation = generation_.load();
+    epoch = epoch_;
+  }
   try {
     stream = iterable_->Open(worker, options_.num_workers, epoch);
   } catch (const abi::__forced_unwind&) {
     throw;
   } catch (const std::exception& e) {
-    lock.lock();
+    MutexLock lock(&pool_->mu());
     FailLocked("opening the stream of worker " + std::to_string(worker) + " failed: " + e.what());
     return;
   } catch (...) {  // KeyboardInterrupt in iter(dataset)
-    lock.lock();
+    MutexLock lock(&pool_->mu());
     InterruptLocked(std::current_exception());
     return;
   }
-  lock.lock();
+  MutexLock lock(&pool_->mu());
   const size_t w = static_cast<size_t>(worker);
   while (true) {
     // Each worker keeps at most prefetch_factor undelivered batches, so a
     // slow worker's turn in the round-robin always finds a slot.
-    ++pool_->workers_waiting;
-    pool_->work_cv.wait(lock, [&] {
-      return shutdown_ || stop_workers_ || generation_.load() != generation ||
-             (pool_->HasFreeLocked() && produced_[w] - consumed_[w] < options_.prefetch_factor);
-    });
-    --pool_->workers_waiting;
+    while (!(shutdown_ || stop_workers_ || generation_.load() != generation ||
+             (pool_->HasFreeLocked() &&
+              produced_[w] - consumed_[w] < options_.prefetch_factor))) {
+      pool_->WaitForWorkLocked();
+    }
     if (shutdown_ || stop_workers_ || generation_.load() != generation) return;
     Slot* slot = nullptr;
     try {
@@ -108,10 +110,10 @@ void Engine::IterableWorkerMain(int worker) {
       InterruptLocked(std::current_exception());  // sizing the slot: the epoch ends
       return;
     }
-    if (ProduceFromStream(*stream, slot, ctx, worker, lock)) {
+    if (ProduceFromStream(*stream, slot, ctx, worker)) {
       exhausted_[w] = true;
       progress_.fetch_add(1, std::memory_order_release);
-      pool_->ready_cv.notify_all();
+      ready_cv_.NotifyAll();
       return;
     }
   }
@@ -137,27 +139,26 @@ Slot* Engine::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generat
   return slot;
 }
 
-bool Engine::ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker,
-                               std::unique_lock<std::mutex>& lock) {
-  lock.unlock();
+bool Engine::ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
+                               int worker) {
   bool exhausted = false;
-  const int64_t t0 = NowNs();
-  FillFromStream(stream, slot, ctx, &exhausted);
-  stats_.AddWorker(worker, NowNs() - t0, slot->planned_rows);
-  if (slot->planned_rows > 0 || !slot->errors.empty()) {
-    FinishBatch(slot, ctx);  // marks it ready and counts it as produced
-    lock.lock();
-  } else {
-    lock.lock();
-    pool_->PutLocked(slot);
+  bool published = false;
+  {
+    MutexUnlock unlock(&pool_->mu());
+    const int64_t t0 = NowNs();
+    FillFromStream(stream, slot, ctx, &exhausted);
+    stats_.AddWorker(worker, NowNs() - t0, slot->planned_rows);
+    published = slot->planned_rows > 0 || !slot->errors.empty();
+    if (published) FinishBatch(slot, ctx);  // marks it ready and counts it as produced
   }
+  if (!published) pool_->PutLocked(slot);
   stats_.AddStages(ctx.DrainStageTimes());
   return exhausted;
 }
 
 std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadline,
                                           bool* pending) {
-  std::unique_lock<std::mutex> lock(pool_->mu);
+  MutexLock lock(&pool_->mu());
   const int workers = std::max(1, options_.num_workers);
   ThrowInterruptLocked();
   if (!running_) {
@@ -170,7 +171,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
     rr_next_ = 0;
     delivered_ = 0;
     if (options_.num_workers > 0) {
-      StopWorkers(lock);  // the previous epoch's threads, if any
+      StopWorkers();  // the previous epoch's threads, if any
       StartWorkers();
     }
   }
@@ -190,7 +191,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
     if (!any_left) {
       running_ = false;
       if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
-      StopWorkers(lock);
+      StopWorkers();
       return std::nullopt;
     }
     const size_t w = static_cast<size_t>(rr_next_);
@@ -208,7 +209,7 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
       wait_start = -1;
       ++consumed_[w];
       rr_next_ = (rr_next_ + 1) % workers;
-      pool_->work_cv.notify_all();
+      pool_->WakeWorkers();
       std::optional<Batch> batch = DeliverLocked(ready);
       if (batch) return batch;
       continue;
@@ -218,13 +219,13 @@ std::optional<Batch> Engine::NextIterable(std::optional<Clock::time_point> deadl
     if (options_.num_workers == 0) {
       if (!main_stream_) main_stream_ = iterable_->Open(0, 1, epoch_);
       Slot* slot = TakeStreamSlotLocked(0, epoch_, generation_.load());
-      if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0, lock)) {
+      if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0)) {
         exhausted_[0] = true;
         main_stream_.reset();
       }
       continue;
     }
-    if (!WaitForBatchLocked(lock, deadline)) {
+    if (!WaitForBatchLocked(deadline)) {
       stats_.AddWait(NowNs() - wait_start);
       *pending = true;
       return std::nullopt;

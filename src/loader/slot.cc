@@ -89,12 +89,12 @@ void SlotPool::MarkDeliveredLocked(Slot* slot) {
 void SlotPool::Release(Slot* slot) {
   bool wake = false;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(&mu_);
     PutLocked(slot);
     ShrinkLocked();
-    wake = workers_waiting > 0;
+    wake = workers_waiting_ > 0;
   }
-  if (wake) work_cv.notify_all();
+  if (wake) work_cv_.NotifyAll();
 }
 
 }  // namespace feedline::internal

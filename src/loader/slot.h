@@ -7,14 +7,15 @@
 // handles; when the last one dies the slot goes back to the free list.
 //
 // The pool is shared (std::shared_ptr) between the engine and the Batch
-// handles, so a batch may outlive its loader. Its mutex also guards the
-// engine's scheduling state: a released slot and new work must be seen under
-// one lock by the workers that wait for either.
+// handles, so a batch may outlive its loader. Its mutex, mu(), is also the
+// engine's scheduler lock (the engine's state is GUARDED_BY(pool_->mu())): a
+// released slot and new work must be seen under one lock by the workers that
+// wait for either, so the workers wait on the pool (WaitForWorkLocked) and
+// Release wakes them.
 #ifndef FEEDLINE_SRC_LOADER_SLOT_H_
 #define FEEDLINE_SRC_LOADER_SLOT_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -29,6 +30,8 @@
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
 #include "src/loader/byte_buffer.h"
+#include "src/loader/mutex.h"
+#include "src/loader/thread_annotations.h"
 
 namespace feedline::internal {
 
@@ -113,51 +116,61 @@ class SlotPool {
     free_.reserve(static_cast<size_t>(capacity));
   }
 
+  // Guards the pool, and the engine's scheduling state with it.
+  Mutex& mu() RETURN_CAPABILITY(mu_) { return mu_; }
+
   // Slots for prefetching: max(2, num_workers * prefetch_factor).
   int capacity() const { return capacity_; }
   // Adds room for one more slot, for a caller that holds every slot and
   // asks for more (as list(loader) does): what the caller keeps is beyond
-  // the prefetch bound, and refusing would only deadlock. REQUIRES: mu held.
-  void GrowLocked() { ++grown_; }
-  int grown_locked() const { return grown_; }
+  // the prefetch bound, and refusing would only deadlock.
+  void GrowLocked() REQUIRES(mu_) { ++grown_; }
+  int grown_locked() const REQUIRES(mu_) { return grown_; }
 
-  // Guards the pool and the engine's scheduling state.
-  std::mutex mu;
-  std::condition_variable work_cv;    // workers: new work or a free slot
-  std::condition_variable ready_cv;   // consumer: a batch completed
-  // Who is waiting on each variable (guarded by mu): notifying only when
-  // someone waits keeps futex calls off the per-batch path.
-  int workers_waiting = 0;
-  int consumer_waiting = 0;
-
-  // A free slot, or nullptr. REQUIRES: mu held.
-  Slot* TakeFreeLocked();
-  // True if a slot can be taken now. REQUIRES: mu held.
-  bool HasFreeLocked() const;
-  // Returns a slot to the free list. REQUIRES: mu held.
-  void PutLocked(Slot* slot);
-  // Called by the last Batch handle of a delivered slot.
-  void Release(Slot* slot);
-  // Slots that exist now. REQUIRES: mu held.
-  int size_locked() const { return static_cast<int>(slots_.size()); }
+  // A free slot, or nullptr.
+  Slot* TakeFreeLocked() REQUIRES(mu_);
+  // True if a slot can be taken now.
+  bool HasFreeLocked() const REQUIRES(mu_);
+  // Returns a slot to the free list.
+  void PutLocked(Slot* slot) REQUIRES(mu_);
+  // Called by the last Batch handle of a delivered slot; wakes waiting workers.
+  void Release(Slot* slot) EXCLUDES(mu_);
+  // Slots that exist now.
+  int size_locked() const REQUIRES(mu_) { return static_cast<int>(slots_.size()); }
   // Destroys free slots beyond both the capacity and the batches held plus
   // the capacity, so the memory of batches a caller kept (list(loader)) goes
   // once they are released, while a caller that keeps a few batches does
-  // not make the pool allocate a slot per batch. REQUIRES: mu held, and no
-  // one iterating slots_locked().
-  void ShrinkLocked();
-  // Slots currently held by the consumer. REQUIRES: mu held.
-  int delivered_count_locked() const { return delivered_; }
-  void MarkDeliveredLocked(Slot* slot);
-  // All slots created so far. REQUIRES: mu held.
-  const std::vector<std::unique_ptr<Slot>>& slots_locked() const { return slots_; }
+  // not make the pool allocate a slot per batch. REQUIRES: no one iterating
+  // slots_locked().
+  void ShrinkLocked() REQUIRES(mu_);
+  // Slots currently held by the consumer.
+  int delivered_count_locked() const REQUIRES(mu_) { return delivered_; }
+  void MarkDeliveredLocked(Slot* slot) REQUIRES(mu_);
+  // All slots created so far.
+  const std::vector<std::unique_ptr<Slot>>& slots_locked() const REQUIRES(mu_) { return slots_; }
+
+  // Workers waiting for new work or a free slot. WaitForWorkLocked blocks
+  // (releasing mu) until woken, possibly spuriously: callers loop on their
+  // condition. Waiters are counted so that notifying only when someone
+  // waits keeps futex calls off the per-batch path.
+  void WaitForWorkLocked() REQUIRES(mu_) {
+    ++workers_waiting_;
+    work_cv_.Wait(&mu_);
+    --workers_waiting_;
+  }
+  bool workers_waiting_locked() const REQUIRES(mu_) { return workers_waiting_ > 0; }
+  void WakeWorkers() { work_cv_.NotifyAll(); }
+  void WakeOneWorker() { work_cv_.NotifyOne(); }
 
  private:
+  Mutex mu_;
+  CondVar work_cv_;
+  int workers_waiting_ GUARDED_BY(mu_) = 0;
   const int capacity_;
-  int grown_ = 0;
-  std::vector<std::unique_ptr<Slot>> slots_;
-  std::vector<Slot*> free_;
-  int delivered_ = 0;
+  int grown_ GUARDED_BY(mu_) = 0;
+  std::vector<std::unique_ptr<Slot>> slots_ GUARDED_BY(mu_);
+  std::vector<Slot*> free_ GUARDED_BY(mu_);
+  int delivered_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace feedline::internal
