@@ -1,7 +1,7 @@
 # feedline: the whole set-up on a fresh Debian 12 machine.
 #   make demo   build, synthesize a dataset once, benchmark the train pipeline
 #   make test   build, then every test (unit, Python, sanitizers, fuzzing, install)
-.PHONY: all deps build demo test test-unit test-asan test-tsan test-fuzz test-install clean
+.PHONY: all deps build demo test test-unit test-asan test-tsan test-thread-safety test-fuzz test-install clean
 
 JOBS ?= 2
 BUILD ?= build
@@ -25,7 +25,7 @@ demo: build
 	  touch $(BUILD)/demo-data/.complete )
 	@$(BUILD)/tools/feedline bench $(BUILD)/demo-data --pipeline train --batch 64 --workers 2 --epochs 1
 
-test: build test-unit test-asan test-tsan test-fuzz test-install
+test: build test-unit test-asan test-tsan test-thread-safety test-fuzz test-install
 	@echo "make test: all suites passed"
 
 test-unit:
@@ -50,6 +50,18 @@ test-tsan: deps
 	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir build-tsan --output-on-failure --no-tests=error -L '^(core|data|loader)$$' -j$(JOBS)
 
+# The library built with clang and -Werror=thread-safety: the locking the
+# engine declares (GUARDED_BY, REQUIRES in src/loader/) is checked at compile
+# time. Library only, so it stays quick.
+test-thread-safety: deps
+	@CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_FLAGS="-Werror=thread-safety" \
+	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=OFF \
+	  -DFEEDLINE_BUILD_TESTS=OFF > build-clang.configure.log 2>&1 \
+	  || (cat build-clang.configure.log; exit 1)
+	@cmake --build build-clang -j$(JOBS) --target feedline
+	@echo "thread-safety check: the library builds with clang -Werror=thread-safety"
+
 # A short libFuzzer run over the image decoders, from the corpus in fuzz/corpus.
 test-fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run_fuzz.sh build-fuzz
@@ -65,4 +77,4 @@ test-install: build
 	@echo "install check: 1 passed, 0 failed"
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz *.configure.log
+	rm -rf build build-asan build-tsan build-clang build-fuzz *.configure.log
