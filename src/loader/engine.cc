@@ -10,7 +10,6 @@
 #include <utility>
 
 #include "feedline/error.h"
-#include "feedline/rng.h"
 #include "src/core/sample_binder.h"
 #include "src/loader/fingerprint.h"
 
@@ -23,8 +22,6 @@ constexpr double kChunkTargetNs = 20000.0;
 constexpr int64_t kMaxChunk = 4096;
 // Times the consumer yields, watching for a ready batch, before it sleeps.
 constexpr int kConsumerPolls = 64;
-// Stream id of the generator that picks substitutes for failed samples.
-constexpr uint64_t kReplaceStream = 0x7265706c61636500ull;
 // With num_workers = 0 and a deadline (TryNext), the caller's thread loads
 // chunks of about this long, so it returns to its caller (the Python binding,
 // which checks for Ctrl-C) within the deadline plus one chunk.
@@ -55,6 +52,7 @@ SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
     : dataset_(std::move(dataset)),
       options_(std::move(options)),
+      failure_policy_(options_, dataset_.get()),
       stats_(options_.num_workers),
       caller_ctx_(options_.seed, 0, 0, -1) {
   if (!dataset_) throw Error("DataLoader: dataset must not be null");
@@ -85,6 +83,7 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
 Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
     : iterable_(std::move(dataset)),
       options_(std::move(options)),
+      failure_policy_(options_, nullptr),
       stats_(options_.num_workers),
       caller_ctx_(options_.seed, 0, 0, -1) {
   if (!iterable_) throw Error("DataLoader: dataset must not be null");
@@ -829,11 +828,25 @@ void Engine::RunTask(const Task& task, SampleContext& ctx, Busy* busy) {
 void Engine::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, Busy* busy) {
   const size_t r = static_cast<size_t>(row);
   const int64_t original = slot->indices[r];
+  // Substitutes load into this row with the same context and timeout tracking.
+  struct RowLoader final : SubstituteLoader {
+    RowLoader(Engine* e, Slot* s, int64_t r, SampleContext& c, Busy* b)
+        : engine(e), slot(s), row(r), ctx(c), busy(b) {}
+    LoadOutcome Load(int64_t index, int attempt, std::optional<SampleError>* error) override {
+      return engine->LoadSample(slot, row, index, attempt, ctx, busy, error);
+    }
+    Engine* engine;
+    Slot* slot;
+    int64_t row;
+    SampleContext& ctx;
+    Busy* busy;
+  };
   if (const int timed_out = slot->timed_out[r]; timed_out > 0) {
     // An earlier slot of this batch gave up on load `timed_out - 1` of this
     // row: it failed with "timeout", and is not loaded again.
-    const int64_t index = SubstituteIndex(slot->epoch, original, timed_out - 1);
-    HandleFailure(slot, row, ctx, TimeoutFor(index), timed_out, busy);
+    const int64_t index = failure_policy_.SubstituteIndex(slot->epoch, original, timed_out - 1);
+    RowLoader loader(this, slot, row, ctx, busy);
+    failure_policy_.HandleFailure(slot, row, failure_policy_.TimeoutFor(index), timed_out, loader);
     return;
   }
   std::optional<SampleError> error;
@@ -844,22 +857,15 @@ void Engine::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, Busy* busy) {
     case LoadOutcome::kAbandoned:
       slot->status[r] = RowStatus::kCancelled;
       return;
-    case LoadOutcome::kFailed:
-      HandleFailure(slot, row, ctx, std::move(*error), 1, busy);
+    case LoadOutcome::kFailed: {
+      RowLoader loader(this, slot, row, ctx, busy);
+      failure_policy_.HandleFailure(slot, row, std::move(*error), 1, loader);
       return;
+    }
   }
 }
 
-SampleError Engine::TimeoutFor(int64_t index) const {
-  std::string source;
-  try {
-    if (dataset_) source = dataset_->Source(index);
-  } catch (...) {
-  }
-  return TimeoutError(index, std::move(source), static_cast<double>(options_.timeout.count()) / 1000.0);
-}
-
-Engine::LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, int attempt,
+LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, int attempt,
                                        SampleContext& ctx, Busy* busy,
                                        std::optional<SampleError>* error) {
   Sample& sample = slot->samples[static_cast<size_t>(row)];
@@ -908,75 +914,10 @@ Engine::LoadOutcome Engine::LoadSample(Slot* slot, int64_t row, int64_t index, i
   // Late, but nobody noticed yet (or num_workers = 0, where nobody watches):
   // the result is discarded all the same, so that the outcome depends on how
   // long the sample took, not on when the consumer looked.
-  if (limit > 0 && !*error && NowNs() - start > limit) error->emplace(TimeoutFor(index));
-  return *error ? LoadOutcome::kFailed : LoadOutcome::kOk;
-}
-
-int64_t Engine::SubstituteIndex(int64_t epoch, int64_t original, int attempt) const {
-  if (attempt == 0) return original;
-  // The substitute depends only on (seed, epoch, original index, attempt),
-  // so a replaced batch is the same on every run and worker count.
-  Rng pick(options_.seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(original),
-           kReplaceStream + static_cast<uint64_t>(attempt));
-  return static_cast<int64_t>(pick.UniformInt(static_cast<uint64_t>(dataset_->size())));
-}
-
-void Engine::HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error,
-                           int attempt, Busy* busy) {
-  const size_t r = static_cast<size_t>(row);
-  const int64_t original = slot->indices[r];
-  // The planned sample's own failure, for the message if every substitute
-  // fails too (unknown when a substitute's timeout brought the row here).
-  std::optional<SampleError> first;
-  if (attempt == 1) first = error;
-  for (;; ++attempt) {
-    {
-      std::lock_guard<std::mutex> lock(slot->error_mu);
-      if (attempt == 1) {
-        slot->error_reasons.push_back(error.reason());
-      } else {
-        ++slot->failed_substitutes;
-      }
-    }
-    if (options_.error_policy == ErrorPolicy::kSkip) {
-      slot->status[r] = RowStatus::kSkipped;
-      return;
-    }
-    if (options_.error_policy == ErrorPolicy::kRaise || attempt >= options_.max_replace_attempts) {
-      if (options_.error_policy == ErrorPolicy::kReplace) {
-        // Name the sample that was asked for, not the last substitute.
-        std::string source;
-        try {
-          source = dataset_->Source(original);
-        } catch (...) {
-        }
-        const int substitutes = attempt - 1;
-        std::string message = first ? first->message() : std::string("failed");
-        message += "; the " + std::to_string(substitutes) + " substitute" +
-                   (substitutes == 1 ? "" : "s") + " tried for it failed too (the last, " +
-                   error.what() + ")";
-        error = SampleError(first ? first->reason() : error.reason(), source, message, original);
-      }
-      slot->status[r] = RowStatus::kFailed;
-      std::lock_guard<std::mutex> lock(slot->error_mu);
-      slot->errors.emplace_back(row, error);
-      return;
-    }
-    const int64_t index = SubstituteIndex(slot->epoch, original, attempt);
-    std::optional<SampleError> failure;
-    switch (LoadSample(slot, row, index, attempt, ctx, busy, &failure)) {
-      case LoadOutcome::kOk:
-        slot->indices[r] = index;
-        slot->status[r] = RowStatus::kReplaced;
-        return;
-      case LoadOutcome::kAbandoned:
-        slot->status[r] = RowStatus::kCancelled;
-        return;
-      case LoadOutcome::kFailed:
-        error = std::move(*failure);
-        break;
-    }
+  if (limit > 0 && !*error && NowNs() - start > limit) {
+    error->emplace(failure_policy_.TimeoutFor(index));
   }
+  return *error ? LoadOutcome::kFailed : LoadOutcome::kOk;
 }
 
 void Engine::CollateSlot(Slot* slot, SampleContext& ctx) {

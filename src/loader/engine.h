@@ -32,6 +32,7 @@
 #include "feedline/dataset.h"
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
+#include "src/loader/error_policy.h"
 #include "src/loader/mutex.h"
 #include "src/loader/slot.h"
 #include "src/loader/stats_collector.h"
@@ -89,8 +90,6 @@ class Engine {
     // Set by the consumer: the thread exits once its sample returns.
     std::atomic<bool> retired{false};
   };
-  // How a sample load ended.
-  enum class LoadOutcome { kOk, kFailed, kAbandoned };
 
   void ValidateOptions();
   int SlotCapacity() const;
@@ -142,16 +141,8 @@ class Engine {
   // reason "timeout" when it returns.
   LoadOutcome LoadSample(Slot* slot, int64_t row, int64_t index, int attempt, SampleContext& ctx,
                          Busy* busy, std::optional<SampleError>* error);
-  // The error policy for a row whose load number `attempt - 1` (0: the
-  // planned sample) failed with `error`.
-  void HandleFailure(Slot* slot, int64_t row, SampleContext& ctx, SampleError error, int attempt,
-                     Busy* busy);
-  // The TimeoutError for sample `index`.
-  SampleError TimeoutFor(int64_t index) const;
   // Rethrows (once) what Interrupt recorded.
   void ThrowInterruptLocked() REQUIRES(pool_->mu());
-  // The index loaded by `attempt` of a row planned as `original`.
-  int64_t SubstituteIndex(int64_t epoch, int64_t original, int attempt) const;
   void FinishBatch(Slot* slot, SampleContext& ctx) EXCLUDES(pool_->mu());
   void CollateSlot(Slot* slot, SampleContext& ctx);
   // Adds the batch's errors, skipped and replaced rows to the statistics.
@@ -191,6 +182,8 @@ class Engine {
   std::vector<FieldSpec> fixed_;  // fields written in place
   std::vector<size_t> fixed_row_bytes_;
   std::shared_ptr<SlotPool> pool_;
+  // Decides what a failed sample becomes (error_policy.h).
+  FailurePolicy failure_policy_;
   StatsCollector stats_;
   std::vector<Busy> busy_;  // lanes of worker threads
   Busy caller_busy_;        // the caller's thread, with num_workers = 0
