@@ -60,7 +60,11 @@ class PyDataset : public Dataset {
     WorkerInfoScope info(ctx.worker_id(), num_workers_, ctx.seed(), ctx.epoch(), dataset_);
     LoaderCodeScope running(structure_.get());
     try {
-      SeedPythonGenerators(ctx.seed(), ctx.epoch(), index);  // as process workers do
+      // In the caller's thread (num_workers = 0) the sample's draws are
+      // seeded as in a worker process, and the caller's state comes back
+      // after; worker threads leave the training process's generators alone.
+      std::optional<SeededPythonGeneratorsScope> seeded;
+      if (ctx.worker_id() < 0) seeded.emplace(ctx.seed(), ctx.epoch(), index);
       py::object item = getitem_->get()(index);
       FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
         return out.Allocate(name, dtype, shape);

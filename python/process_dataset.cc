@@ -1,5 +1,6 @@
 #include "python/process_dataset.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -256,12 +257,13 @@ void ProcessDataset::StartWorker(int w) const {
 namespace {
 
 // Raises, as a PyInterrupt, the interrupt a worker process's __getitem__
-// raised (KeyboardInterrupt, SystemExit or GeneratorExit), so that it passes
-// through the loader as it does with thread workers.
+// raised (KeyboardInterrupt, SystemExit, GeneratorExit or MemoryError), so
+// that it passes through the loader as it does with thread workers.
 [[noreturn]] void ThrowInterrupt(const std::string& type, const std::string& message) {
   py::gil_scoped_acquire gil;
   PyObject* kind = type == "SystemExit"      ? PyExc_SystemExit
                    : type == "GeneratorExit" ? PyExc_GeneratorExit
+                   : type == "MemoryError"   ? PyExc_MemoryError
                                              : PyExc_KeyboardInterrupt;
   PyErr_SetString(kind, message.c_str());
   throw PyInterrupt{py::error_already_set()};
@@ -325,12 +327,44 @@ void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   }
 }
 
+namespace {
+
+// How often a wait for a reply checks that the worker process still lives.
+constexpr int kLivenessPollMs = 100;
+
+// Waits until `fd` has data or `pid` has exited; false for the latter. A
+// closed socket is not enough to see a death: a process the dataset itself
+// forked inherits the socket and keeps it open after the worker died.
+// waitid(WNOWAIT) looks without reaping, so Reap still gets the status.
+bool WaitForReply(int fd, pid_t pid) {
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, kLivenessPollMs);
+    if (ready > 0) return true;  // data, or end of file: ReadAll tells which
+    if (ready < 0 && errno != EINTR) return false;
+    if (pid <= 0) return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
 bool ProcessDataset::Load(Worker& worker, int64_t index, SampleContext& ctx, Sample& out,
                           Death* death) const {
   const int fd = worker.fd;  // only this thread changes it while the process lives
+  pid_t pid;
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    pid = worker.pid;
+  }
   const WorkRequest request{index, ctx.epoch(), ctx.seed()};
   ReplyHeader header;
-  if (!WriteAll(fd, &request, sizeof(request)) || !ReadAll(fd, &header, sizeof(header))) {
+  if (!WriteAll(fd, &request, sizeof(request)) || !WaitForReply(fd, pid) ||
+      !ReadAll(fd, &header, sizeof(header))) {
     *death = Reap(worker);
     return false;
   }

@@ -14,16 +14,22 @@ namespace py = pybind11;
 constexpr uint64_t kPythonGeneratorsStream = 0x5059'7365'6564ULL;
 
 struct SeedFunctions {
-  py::object random_seed;
-  py::object numpy_seed;
+  py::object random_seed, random_getstate, random_setstate;
+  py::object numpy_seed, numpy_get_state, numpy_set_state;
 };
 
 const SeedFunctions& Functions() {
   // Leaked: these references must not be dropped after the interpreter ends.
   static const SeedFunctions* functions = [] {
     auto* f = new SeedFunctions;
-    f->random_seed = py::module_::import("random").attr("seed");
-    f->numpy_seed = py::module_::import("numpy.random").attr("seed");
+    py::module_ random = py::module_::import("random");
+    py::module_ numpy_random = py::module_::import("numpy.random");
+    f->random_seed = random.attr("seed");
+    f->random_getstate = random.attr("getstate");
+    f->random_setstate = random.attr("setstate");
+    f->numpy_seed = numpy_random.attr("seed");
+    f->numpy_get_state = numpy_random.attr("get_state");
+    f->numpy_set_state = numpy_random.attr("set_state");
     return f;
   }();
   return *functions;
@@ -38,6 +44,24 @@ void SeedPythonGenerators(uint64_t seed, int64_t epoch, int64_t index) {
   const SeedFunctions& f = Functions();
   f.random_seed(py::int_(value));
   f.numpy_seed(py::int_(value >> 32));  // numpy's legacy seeds are 32-bit
+}
+
+SeededPythonGeneratorsScope::SeededPythonGeneratorsScope(uint64_t seed, int64_t epoch,
+                                                         int64_t index) {
+  const SeedFunctions& f = Functions();
+  saved_random_ = f.random_getstate();
+  saved_numpy_ = f.numpy_get_state();
+  SeedPythonGenerators(seed, epoch, index);
+}
+
+SeededPythonGeneratorsScope::~SeededPythonGeneratorsScope() {
+  const SeedFunctions& f = Functions();
+  try {
+    f.random_setstate(saved_random_);
+    f.numpy_set_state(saved_numpy_);
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable(__func__);
+  }
 }
 
 }  // namespace feedline::python

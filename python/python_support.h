@@ -145,8 +145,12 @@ struct PyInterrupt {
   py::error_already_set error;
 };
 
-// True for a Python exception that must pass through as it is (see PyInterrupt).
-inline bool IsInterrupt(const py::error_already_set& e) { return !e.matches(PyExc_Exception); }
+// True for a Python exception that must pass through as it is (see
+// PyInterrupt): one that is not an Exception, and MemoryError, which like
+// std::bad_alloc stops the epoch whatever the error policy.
+inline bool IsInterrupt(const py::error_already_set& e) {
+  return !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
+}
 
 // Runs `f`, turning a Python exception into std::runtime_error("<what> raised
 // <exception>") so that it can cross engine threads; interrupts become

@@ -784,6 +784,9 @@ class DataLoader:
         if isinstance(self.batch_sampler, DistributedBatchSampler):
             state = self.batch_sampler._position_to_restore(state)
         self._loader.restore(state)
+        # An iterator from before belongs to the epoch it was iterating: it
+        # must not take the restored position's batches.
+        self._iteration += 1
 
     def stats(self):
         """What the loader measured: samples, batches, errors, seconds per
@@ -793,9 +796,11 @@ class DataLoader:
 
     @property
     def worker_pids(self):
-        """The process ids of the worker processes (-1 for one not running
-        now); empty when workers are threads."""
-        return list(self._loader.worker_pids())
+        """The process id of each worker process, by worker id; None for a
+        worker whose process is not running now (being replaced, or not
+        started yet). Empty when workers are threads. Never 0 or negative,
+        so os.kill on an entry cannot signal a process group by mistake."""
+        return [pid if pid > 0 else None for pid in self._loader.worker_pids()]
 
     def close(self):
         """Stops and joins the workers. Batches already returned stay valid."""

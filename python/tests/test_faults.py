@@ -151,7 +151,7 @@ def test_without_workers_a_late_sample_fails_when_it_returns(policy):
 # --- Interrupts -------------------------------------------------------------
 
 
-@pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit, GeneratorExit])
+@pytest.mark.parametrize("exception", [KeyboardInterrupt, SystemExit, GeneratorExit, MemoryError])
 @pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "thread"), (2, "process")])
 @pytest.mark.parametrize("policy", ["raise", "skip", "replace"])
 def test_interrupts_in_getitem_pass_through_as_themselves(exception, workers, mode, policy):

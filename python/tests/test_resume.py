@@ -192,3 +192,14 @@ def test_the_training_example_resumes_with_the_same_loss_curve(tmp_path):
     tail = example.train(epochs=2, checkpoint=checkpoint, stop_at=None)
     assert head.batches + tail.batches == full.batches
     np.testing.assert_array_equal(np.array(head.losses + tail.losses), np.array(full.losses))
+
+
+def test_an_iterator_from_before_the_load_does_not_take_the_restored_batches():
+    expected = uninterrupted()
+    loader = make_loader()
+    old = iter(loader)
+    next(old)
+    loader.load_state_dict(state_inside_for(make_loader(), 2))
+    with pytest.raises(RuntimeError, match="replaced this one"):
+        next(old)
+    assert labels_of(loader) == expected[0][2:]

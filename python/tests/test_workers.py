@@ -81,14 +81,43 @@ def test_process_thread_and_inline_give_identical_batches_with_random_draws():
     reference = copy_batches(feedline.DataLoader(RandomDataset(), num_workers=0, **kwargs))
     draws = np.concatenate([b[1] for b in reference])
     assert len(np.unique(draws[:, 0])) == len(draws)  # every sample drew its own numbers
-    # One thread only: worker threads share the global generators, and the
-    # interpreter may switch threads between one sample's seeding and draws.
-    for workers, mode, shm in [(1, "thread", True), (1, "process", True), (2, "process", True),
+    for workers, mode, shm in [(1, "process", True), (2, "process", True),
                                (3, "process", False), (2, "auto", True)]:
         with feedline.DataLoader(RandomDataset(), num_workers=workers, worker_mode=mode,
                                  use_shared_memory=shm, **kwargs) as loader:
             assert loader.worker_mode == ("thread" if mode == "thread" else "process")
             assert_same(reference, copy_batches(loader))
+
+
+@pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "process")])
+def test_the_training_processs_own_generators_are_left_alone(workers, mode):
+    # With num_workers=0 a sample's seeding and draws are undone after it;
+    # worker processes draw from their own globals. (Worker threads cannot
+    # promise this: a dataset drawing from the globals on a thread draws from
+    # the training process's own generators.)
+    def draws_after_a_loader(user_seed):
+        random.seed(user_seed)
+        np.random.seed(user_seed)
+        loader = feedline.DataLoader(RandomDataset(), batch_size=8, num_workers=workers,
+                                     worker_mode=mode, seed=3)
+        for _ in loader:
+            pass
+        return random.random(), np.random.rand()
+
+    random.seed(1)
+    np.random.seed(1)
+    untouched = (random.random(), np.random.rand())
+    assert draws_after_a_loader(1) == untouched
+    assert draws_after_a_loader(2) != untouched
+
+
+def test_worker_pids_never_hold_a_pid_that_signals_a_group():
+    loader = feedline.DataLoader(RandomDataset(), batch_size=8, num_workers=2,
+                                 worker_mode="process")
+    assert loader.worker_pids == [None, None]  # not started before the first iteration
+    next(iter(loader))
+    assert all(p is None or p > 0 for p in loader.worker_pids)
+    loader.close()
 
 
 def test_auto_picks_processes_for_python_map_datasets_only():
@@ -128,7 +157,7 @@ def test_killed_worker_is_replaced_and_the_epoch_is_exact():
         for i, batch in enumerate(loader):
             batches.append(tuple(np.array(a) for a in batch))
             if i in (3, 12):  # twice, the second time another process
-                live = [p for p in loader.worker_pids if p > 0 and p not in killed]
+                live = [p for p in loader.worker_pids if p is not None and p not in killed]
                 os.kill(live[-1], signal.SIGKILL)
                 killed.append(live[-1])
         assert loader.stats()["worker_restarts"] >= 2
@@ -255,13 +284,13 @@ def test_worker_init_fn_and_get_worker_info_run_in_the_worker(tmp_path):
             assert int((tmp_path / f"init-{pid}").read_text()) == worker_id
         # Persistent workers keep their processes into the next epoch.
         assert sum(len(b) for b in loader) == 64
-        assert all(now == before for now, before in zip(loader.worker_pids, pids) if before > 0)
+        assert all(now == before for now, before in zip(loader.worker_pids, pids) if before is not None)
 
 
 def test_workers_are_fresh_each_epoch_without_persistent_workers():
     with feedline.DataLoader(RandomDataset(32), batch_size=8, num_workers=2) as loader:
         list(loader)
-        first = [p for p in loader.worker_pids if p > 0]
+        first = [p for p in loader.worker_pids if p is not None]
         list(loader)
         assert first and not set(first) & set(loader.worker_pids)
         assert wait_gone(first) == []
@@ -338,7 +367,7 @@ def test_use_shared_memory_chooses_memfd_arenas_or_the_socket():
                                  worker_mode="process", use_shared_memory=shm,
                                  persistent_workers=True) as loader:
             assert sum(len(b[0]) for b in loader) == 64
-            pids = [p for p in loader.worker_pids if p > 0] + [os.getpid()]
+            pids = [p for p in loader.worker_pids if p is not None] + [os.getpid()]
             arenas = [mappings(pid, "memfd:feedline-worker") for pid in pids]
             assert all(arenas) if shm else not any(arenas)
             # Nothing is named in /dev/shm, so nothing can be left there.
@@ -351,7 +380,7 @@ def test_no_worker_process_is_left_after_close_or_an_exception():
     for i, _ in enumerate(loader):
         if i == 2:
             break  # workers are busy now
-    pids = [p for p in loader.worker_pids if p > 0]
+    pids = [p for p in loader.worker_pids if p is not None]
     assert pids and all(pid_running(p) for p in pids)
     loader.close()
     assert wait_gone(pids, seconds=2) == []
@@ -372,7 +401,7 @@ PARENT = textwrap.dedent("""
     it = iter(loader)
     next(it)
     deadline = time.monotonic() + 20
-    while min(loader.worker_pids) <= 0 and time.monotonic() < deadline:
+    while None in loader.worker_pids and time.monotonic() < deadline:
         time.sleep(0.01)  # the second worker may start after the first batch
     print(*loader.worker_pids, flush=True)
     if sys.argv[1] == "interrupt":
@@ -439,3 +468,30 @@ def test_runs_at_full_size_under_dockers_64_mb_dev_shm():
                             timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "0"]
+
+
+class ForksThenDies(io.Dataset):
+    """Sample 0 forks a process of its own that outlives the worker (it
+    inherits the worker's socket); sample 4 kills its worker."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, index):
+        if index == 0 and os.fork() == 0:
+            time.sleep(8)  # the loader must not wait for it
+            os._exit(0)
+        if index == 4:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return np.int64(index)
+
+
+def test_a_dead_worker_is_seen_even_when_its_socket_outlives_it():
+    loader = feedline.DataLoader(ForksThenDies(), batch_size=2, num_workers=1,
+                                 worker_mode="process", error_policy="skip")
+    start = time.monotonic()
+    labels = [b.tolist() for b in loader]
+    assert time.monotonic() - start < 4
+    assert labels == [[0, 1], [2, 3], [5], [6, 7]]
+    assert loader.stats()["worker_restarts"] >= 3
+    loader.close()
