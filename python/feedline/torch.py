@@ -159,6 +159,15 @@ class DataLoader(io.DataLoader):
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         self._unbatched = unbatched
+        # torch's loader always has a sampler and, when batching, a batch
+        # sampler; scripts read them (len(loader.sampler)). These describe
+        # the order the loader uses: feedline's samplers with its seed.
+        if sampler is None and batch_sampler is None and not self._iterable:
+            self.sampler = (io.RandomSampler(dataset, seed=self.seed) if shuffle
+                            else io.SequenceSampler(dataset))
+            if not unbatched:
+                self.batch_sampler = io.BatchSampler(sampler=self.sampler, batch_size=batch_size,
+                                                     drop_last=drop_last)
         self._pin = self.pin_memory and torch.cuda.is_available()
         global _pin_warning_given
         if self.pin_memory and not self._pin and not _pin_warning_given:

@@ -217,3 +217,14 @@ def test_paddle_tensors_come_through_dlpack_sharing_memory(fake_paddle):
     assert isinstance(images, torch.Tensor) and isinstance(labels, torch.Tensor)
     assert images.shape == (4, 3, 4) and images[3, 0, 0].item() == 3.0
     assert labels.tolist() == [0, 1, 2, 3]
+
+
+def test_sampler_and_batch_sampler_are_there_as_in_torch():
+    torch.manual_seed(0)
+    ours = feedline.torch.DataLoader(Pairs(), batch_size=4, shuffle=True)
+    theirs = tud.DataLoader(Pairs(), batch_size=4, shuffle=True)
+    assert len(ours.sampler) == len(theirs.sampler) == 22
+    assert len(ours.batch_sampler) == len(theirs.batch_sampler) == 6
+    order = [int(labels_and_images[0][:, 0, 0].tolist()[0]) for labels_and_images in ours]
+    first_batch = next(iter(ours.batch_sampler))
+    assert order[0] == first_batch[0]  # the loader's order
