@@ -77,6 +77,8 @@ struct ProcessDataset::Worker {
   // process and waits until the stuck thread has left.
   std::condition_variable idle;
   bool in_use = false;      // GUARDED_BY(mu): a thread is inside Get
+  // When the loader abandoned the sample being loaded (MonotonicNs), or -1.
+  std::atomic<int64_t> abandoned_at_ns{-1};
   bool taken_over = false;  // GUARDED_BY(mu): that thread's process was killed for a new thread
 };
 
@@ -280,6 +282,7 @@ void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   }
   Worker& worker = *workers_[static_cast<size_t>(w)];
   InUse in_use(worker.mu, worker.idle, worker.in_use);
+  worker.abandoned_at_ns.store(-1);  // a new sample: the loader wants it
   int deaths = 0;
   while (true) {
     if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
@@ -309,6 +312,9 @@ void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       return;
     }
     if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    if (worker.abandoned_at_ns.load() >= 0) {
+      throw SampleError("cancelled", "", "the loader abandoned the epoch it belonged to", index);
+    }
     {
       std::lock_guard<std::mutex> lock(worker.mu);
       if (worker.taken_over) {
@@ -331,18 +337,33 @@ namespace {
 
 // How often a wait for a reply checks that the worker process still lives.
 constexpr int kLivenessPollMs = 100;
+// How long a sample the loader abandoned may still run before its process is
+// killed: most finish within it, and a restart costs a fork.
+constexpr int64_t kAbandonGraceNs = 200'000'000;
+
+int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 // Waits until `fd` has data or `pid` has exited; false for the latter. A
 // closed socket is not enough to see a death: a process the dataset itself
 // forked inherits the socket and keeps it open after the worker died.
-// waitid(WNOWAIT) looks without reaping, so Reap still gets the status.
-bool WaitForReply(int fd, pid_t pid) {
+// waitid(WNOWAIT) looks without reaping, so Reap still gets the status. A
+// sample abandoned more than the grace period ago has its process killed.
+bool WaitForReply(int fd, pid_t pid, const std::atomic<int64_t>& abandoned_at_ns) {
   while (true) {
     pollfd p{fd, POLLIN, 0};
     const int ready = ::poll(&p, 1, kLivenessPollMs);
     if (ready > 0) return true;  // data, or end of file: ReadAll tells which
     if (ready < 0 && errno != EINTR) return false;
     if (pid <= 0) return true;
+    const int64_t abandoned = abandoned_at_ns.load();
+    if (abandoned >= 0 && MonotonicNs() - abandoned > kAbandonGraceNs) {
+      ::kill(pid, SIGKILL);
+      return false;
+    }
     siginfo_t info{};
     if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
         info.si_pid == pid) {
@@ -363,7 +384,7 @@ bool ProcessDataset::Load(Worker& worker, int64_t index, SampleContext& ctx, Sam
   }
   const WorkRequest request{index, ctx.epoch(), ctx.seed()};
   ReplyHeader header;
-  if (!WriteAll(fd, &request, sizeof(request)) || !WaitForReply(fd, pid) ||
+  if (!WriteAll(fd, &request, sizeof(request)) || !WaitForReply(fd, pid, worker.abandoned_at_ns) ||
       !ReadAll(fd, &header, sizeof(header))) {
     *death = Reap(worker);
     return false;
@@ -500,6 +521,14 @@ void ProcessDataset::Stop(Worker& worker) const {
       return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+void ProcessDataset::AbandonInFlight() const {
+  const int64_t now = MonotonicNs();
+  for (const auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    if (worker->in_use) worker->abandoned_at_ns.store(now);
   }
 }
 

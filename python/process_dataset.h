@@ -60,6 +60,10 @@ class ProcessDataset : public Dataset {
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   // The Python dataset's source(index), when it has one.
   std::string Source(int64_t index) const override;
+  // A sample still running 200 ms after this has its process killed (its
+  // thread throws "cancelled"), so a stuck sample of an abandoned epoch does
+  // not hold up the next one.
+  void AbandonInFlight() const override;
 
   // Starts worker process `worker` (or keeps a persistent one), runs
   // worker_init_fn there and waits until it is ready; the engine calls it as

@@ -56,6 +56,14 @@ class Dataset {
 
   // Fields with a fixed dtype and shape (see FieldSpec). Default: none.
   virtual std::vector<FieldSpec> FixedFields() const { return {}; }
+
+  // Called by the loader when it abandons the samples in flight (a new
+  // iteration, Reset, destruction): their results will be discarded. A
+  // dataset whose Get can be stopped from outside (one that waits on a worker
+  // process) may make those calls return soon by throwing. Called from any
+  // thread, with the loader's lock held: it must not block or call back into
+  // the loader. Default: nothing (a running Get completes).
+  virtual void AbandonInFlight() const {}
 };
 
 // Throws IndexError unless 0 <= index < size; used by datasets to check args.

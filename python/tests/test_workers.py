@@ -495,3 +495,27 @@ def test_a_dead_worker_is_seen_even_when_its_socket_outlives_it():
     assert labels == [[0, 1], [2, 3], [5], [6, 7]]
     assert loader.stats()["worker_restarts"] >= 3
     loader.close()
+
+
+class StuckAtThree(io.Dataset):
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, index):
+        if index == 3:
+            time.sleep(60)
+        return np.int64(index)
+
+
+@pytest.mark.parametrize("persistent", [False, True])
+def test_a_new_epoch_does_not_wait_for_a_stuck_sample_of_the_abandoned_one(persistent):
+    loader = feedline.DataLoader(StuckAtThree(), batch_size=2, num_workers=2,
+                                 worker_mode="process", timeout=0.5, error_policy="skip",
+                                 persistent_workers=persistent)
+    start = time.monotonic()
+    for _ in loader:
+        break  # sample 3 is in flight, stuck
+    labels = [b.tolist() for b in loader]
+    assert labels == [[0, 1], [2], [4, 5], [6, 7], [8, 9], [10, 11]]
+    loader.close()
+    assert time.monotonic() - start < 10

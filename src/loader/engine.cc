@@ -102,6 +102,7 @@ Engine::~Engine() {
     shutdown_.store(true);
     generation_.fetch_add(1);
     running_ = false;
+    if (dataset_) dataset_->AbandonInFlight();
     StopWorkers();
     // Threads retired after a timeout are still inside their sample. A thread
     // cannot be interrupted: this waits until that sample returns.
@@ -277,6 +278,10 @@ void Engine::AbandonEpochLocked() {
   for (Slot* slot : retry_) DropUnclaimedLocked(slot);
   retry_.clear();
   generation_.fetch_add(1);
+  // Samples in flight belong to the abandoned epoch: a dataset that can stop
+  // them (worker processes) does, so that joining the workers does not wait
+  // for a stuck one.
+  if (dataset_) dataset_->AbandonInFlight();
   // Ready batches of the abandoned epoch go straight back; slots still being
   // filled are returned by the worker that finishes them.
   for (const auto& slot : pool_->slots_locked()) {
