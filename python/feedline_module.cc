@@ -393,7 +393,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      int prefetch_factor, bool persistent_workers, double timeout,
                                      py::object worker_init_fn, uint64_t seed,
                                      const std::string& error_policy, py::object fields,
-                                     const std::string& worker_mode, bool use_shared_memory) {
+                                     const std::string& worker_mode, bool use_shared_memory,
+                                     bool in_order) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
@@ -411,6 +412,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.drop_last = drop_last;
   options.prefetch_factor = prefetch_factor;
   options.persistent_workers = persistent_workers;
+  options.in_order = in_order;
   // Rounded up: a timeout below a millisecond must not become "no limit".
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
   options.seed = seed;
@@ -713,7 +715,8 @@ void BindCore(py::module_& m) {
            py::arg("collate_fn"), py::arg("drop_last"), py::arg("prefetch_factor"),
            py::arg("persistent_workers"), py::arg("timeout"), py::arg("worker_init_fn"),
            py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
-           py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true)
+           py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true,
+           py::arg("in_order") = true)
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)

@@ -646,6 +646,8 @@ class DataLoader:
                           __getitem__ holds the GIL) and native datasets and
                           IterableDatasets on threads. A worker process that dies
                           is replaced and its sample loaded again.
+      in_order            True (the default): batches in sampler order. False: a
+                          complete batch may overtake an earlier, slower one.
       error_policy        what a sample that fails to load does: "raise" (the
                           loop raises feedline.SampleError), "skip" (its batch
                           comes out one shorter) or "replace" (another sample,
@@ -681,6 +683,7 @@ class DataLoader:
         seed=None,
         error_policy="raise",
         worker_mode="auto",
+        in_order=True,
     ):
         if worker_mode not in ("thread", "process", "auto"):
             raise ValueError(
@@ -731,8 +734,10 @@ class DataLoader:
             None if fields is None else list(fields),
             worker_mode,
             bool(use_shared_memory),
+            bool(in_order),
         )
         self.worker_mode = self._loader.worker_mode()  # "auto" resolved
+        self.in_order = bool(in_order)
         self._iteration = 0
         _live_loaders.add(self)
 

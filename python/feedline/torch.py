@@ -64,7 +64,8 @@ class DataLoader(io.DataLoader):
       multiprocessing_context accepted; feedline starts its own workers;
       prefetch_factor         None (torch 2's default) or an int: batches in
                               flight per worker;
-      in_order                True only for now (batches in sampler order).
+      in_order                False lets a complete batch overtake an earlier,
+                              slower one (torch 2.6's meaning).
 
     Extra keywords are passed to feedline.DataLoader: seed (overrides the
     generator), error_policy ("raise", "skip", "replace") and any other it takes.
@@ -122,11 +123,6 @@ class DataLoader(io.DataLoader):
                 "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
                 "and drop_last"
             )
-        if not in_order:
-            raise ValueError(
-                "in_order=False is not supported by feedline.torch.DataLoader yet: batches "
-                "always come in sampler order"
-            )
         if pin_memory_device and not str(pin_memory_device).startswith("cuda"):
             raise ValueError(f"pin_memory_device must be '' or a CUDA device, got {pin_memory_device!r}")
 
@@ -148,6 +144,7 @@ class DataLoader(io.DataLoader):
             timeout=timeout,
             worker_init_fn=worker_init_fn,
             seed=seed,
+            in_order=in_order,
             **feedline_options,
         )
         # The attributes torch's loader has, for scripts that read them.

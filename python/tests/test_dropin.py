@@ -228,3 +228,24 @@ def test_sampler_and_batch_sampler_are_there_as_in_torch():
     order = [int(labels_and_images[0][:, 0, 0].tolist()[0]) for labels_and_images in ours]
     first_batch = next(iter(ours.batch_sampler))
     assert order[0] == first_batch[0]  # the loader's order
+
+
+class SlowFirst(tud.Dataset):
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, i):
+        if i == 0:
+            import time
+
+            time.sleep(0.5)
+        return torch.tensor([i])
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_in_order_false_lets_later_batches_overtake_a_slow_one(in_order):
+    loader = feedline.torch.DataLoader(SlowFirst(), batch_size=2, num_workers=2,
+                                       in_order=in_order, worker_mode="thread")
+    firsts = [int(batch[0]) for batch in loader]
+    assert sorted(firsts) == list(range(0, 16, 2))
+    assert (firsts[0] == 0) == in_order
