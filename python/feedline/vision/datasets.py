@@ -68,21 +68,14 @@ def _unsupported(**arguments):
             )
 
 
-class _ImageDataset(NativeDataset):
-    def __init__(self, native, transform):
-        super().__init__(native, ("image", "label"))
-        self.transform = transform
-        self.root = native.root
+class _LabeledImages(NativeDataset):
+    """What the native labelled image datasets share: the pixel limit and
+    the classes and labels, named as torchvision names them."""
 
     @property
     def max_pixels(self):
         """Images with more pixels are failed samples (SampleError "too_large")."""
         return self._native.max_pixels
-
-    @property
-    def max_file_bytes(self):
-        """Larger files are failed samples (SampleError "too_large"), not read."""
-        return self._native.max_file_bytes
 
     @property
     def classes(self):
@@ -96,6 +89,18 @@ class _ImageDataset(NativeDataset):
     def targets(self):
         """The label of every sample, as a list (torchvision)."""
         return self._native.labels.tolist()
+
+
+class _ImageDataset(_LabeledImages):
+    def __init__(self, native, transform):
+        super().__init__(native, ("image", "label"))
+        self.transform = transform
+        self.root = native.root
+
+    @property
+    def max_file_bytes(self):
+        """Larger files are failed samples (SampleError "too_large"), not read."""
+        return self._native.max_file_bytes
 
     @property
     def samples(self):
@@ -169,7 +174,7 @@ class FileList(_ImageDataset):
         super().__init__(native, transform)
 
 
-class ShardDataset(NativeDataset):
+class ShardDataset(_LabeledImages):
     """Images packed by `feedline pack` (or pack_shards): tar shards in the
     WebDataset layout with an index each. `path_or_glob` is the pack's
     folder, a glob pattern of shards ("out/shard-00001*.tar") or one .tar or
@@ -186,23 +191,6 @@ class ShardDataset(NativeDataset):
                                       build_pipeline(transform, max_pixels))
         super().__init__(native, ("image", "label"))
         self.transform = transform
-
-    @property
-    def max_pixels(self):
-        return self._native.max_pixels
-
-    @property
-    def classes(self):
-        return list(self._native.classes)
-
-    @property
-    def class_to_idx(self):
-        return {name: i for i, name in enumerate(self._native.classes)}
-
-    @property
-    def targets(self):
-        """The label of every record, as a list."""
-        return self._native.labels.tolist()
 
     @property
     def shards(self):
