@@ -458,37 +458,60 @@ bool ProcessDataset::Load(Worker& worker, int64_t index, SampleContext& ctx, Sam
   return true;
 }
 
-ProcessDataset::Death ProcessDataset::Reap(Worker& worker) const {
-  pid_t pid;
-  {
-    std::lock_guard<std::mutex> lock(worker.mu);
-    pid = worker.pid;
-    worker.pid = -1;
-    if (worker.fd >= 0) {
-      UnregisterInheritedFd(worker.fd);
-      ::close(worker.fd);
-      worker.fd = -1;
+namespace {
+
+// How a reaped process ended.
+struct Ended {
+  bool known = false;   // the status below is the process's (waitpid found it)
+  int status = 0;
+  bool killed = false;  // still running at the deadline: killed and reaped
+};
+
+// Reaps `pid`, waiting until `deadline` for it to exit by itself, then
+// killing it.
+Ended ReapBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  Ended ended;
+  pid_t done;
+  while ((done = ::waitpid(pid, &ended.status, WNOHANG)) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      done = ::waitpid(pid, &ended.status, 0);
+      ended.killed = true;
+      break;
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+  ended.known = done == pid;
+  return ended;
+}
+
+}  // namespace
+
+pid_t ProcessDataset::Detach(Worker& worker) const {
+  std::lock_guard<std::mutex> lock(worker.mu);
+  const pid_t pid = worker.pid;
+  worker.pid = -1;
+  if (worker.fd >= 0) {
+    UnregisterInheritedFd(worker.fd);
+    ::close(worker.fd);  // an idle worker reads end of file and exits
+    worker.fd = -1;
+  }
+  return pid;
+}
+
+ProcessDataset::Death ProcessDataset::Reap(Worker& worker) const {
+  const pid_t pid = Detach(worker);
   Death death;
   death.how = "ended";
   if (pid > 0) {
     // End of file comes as the process exits; the exit status follows at once.
-    int status = 0;
-    pid_t done = 0;
-    const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    if (done == 0) {
-      ::kill(pid, SIGKILL);  // closed its socket but lives on: not a worker any more
-      done = ::waitpid(pid, &status, 0);
-      death.how = "stopped answering and was killed";
-    } else if (done == pid && WIFSIGNALED(status)) {
-      death.how = "was killed by " + SignalName(WTERMSIG(status));
-    } else if (done == pid && WIFEXITED(status)) {
-      death.how = "exited with status " + std::to_string(WEXITSTATUS(status));
+    const Ended ended = ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace);
+    if (ended.killed) {
+      death.how = "stopped answering and was killed";  // closed its socket but lived on
+    } else if (ended.known && WIFSIGNALED(ended.status)) {
+      death.how = "was killed by " + SignalName(WTERMSIG(ended.status));
+    } else if (ended.known && WIFEXITED(ended.status)) {
+      death.how = "exited with status " + std::to_string(WEXITSTATUS(ended.status));
     }
     death.how = "(pid " + std::to_string(pid) + ") " + death.how;
   }
@@ -500,28 +523,8 @@ ProcessDataset::Death ProcessDataset::Reap(Worker& worker) const {
 }
 
 void ProcessDataset::Stop(Worker& worker) const {
-  pid_t pid;
-  {
-    std::lock_guard<std::mutex> lock(worker.mu);
-    pid = worker.pid;
-    worker.pid = -1;
-    if (worker.fd >= 0) {
-      UnregisterInheritedFd(worker.fd);
-      ::close(worker.fd);  // an idle worker reads end of file and exits
-      worker.fd = -1;
-    }
-  }
-  if (pid <= 0) return;
-  int status;
-  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
+  const pid_t pid = Detach(worker);
+  if (pid > 0) ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace);
 }
 
 void ProcessDataset::AbandonInFlight() const {
@@ -546,17 +549,7 @@ void ProcessDataset::Shutdown() const {
   // Idle workers exit on end of file; a worker busy in __getitem__ is killed
   // after the grace period.
   const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
-  for (pid_t pid : pids) {
-    int status;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() >= deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
+  for (pid_t pid : pids) ReapBy(pid, deadline);
 }
 
 std::vector<int64_t> ProcessDataset::worker_pids() const {

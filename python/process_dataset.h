@@ -89,6 +89,9 @@ class ProcessDataset : public Dataset {
   // Ends the process of `w` (after closing its socket), reaps it, returns how it ended.
   void Stop(Worker& worker) const;
   Death Reap(Worker& worker) const;
+  // Takes the process and socket from `worker` (closing the socket); returns
+  // the pid to reap, or -1.
+  pid_t Detach(Worker& worker) const;
   // One request/reply; false (with `*death`) if the process died.
   bool Load(Worker& worker, int64_t index, SampleContext& ctx, Sample& out, Death* death) const;
 
