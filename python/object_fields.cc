@@ -34,18 +34,17 @@ py::object DecodeBytes(const uint8_t* data, size_t size) {
 
 }  // namespace
 
-bool IsObjectValue(const py::handle& value) {
+bool IsObjectValue(const py::handle& value, py::object* numeric) {
   if (PyUnicode_Check(value.ptr()) || PyBytes_Check(value.ptr()) || value.is_none()) return true;
-  if (PyBool_Check(value.ptr()) || PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr())) {
-    return false;
-  }
   py::array array = py::array::ensure(value);
   if (!array) {
     PyErr_Clear();
     return true;
   }
   const char kind = array.dtype().kind();
-  return kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f';
+  if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') return true;
+  *numeric = std::move(array);
+  return false;
 }
 
 std::string ObjectFieldName(const std::string& name) { return name + std::string(kMarker); }

@@ -27,8 +27,10 @@ namespace feedline::python {
 
 namespace py = pybind11;
 
-// True if `value` is not a number or numeric array (bool, int, float).
-bool IsObjectValue(const py::handle& value);
+// True if `value` is not a number or numeric array (bool, int, float);
+// otherwise `*numeric` is `value` as a numpy array, converted once here
+// (a py::object: a default py::array is not empty but a new array).
+bool IsObjectValue(const py::handle& value, py::object* numeric);
 
 // The field name an object field is stored under, and back: false if `name`
 // is not an object field's.

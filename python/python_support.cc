@@ -43,15 +43,13 @@ bool ChooseDType(const py::dtype& dtype, DType* out) {
   }
 }
 
-void FillField(const std::string& name, const py::handle& value, const AllocateFn& allocate) {
-  py::array array = py::array::ensure(value);
+// `array` is a field's value as a numeric numpy array (IsObjectValue
+// converted it and sent everything else to FillObjectField).
+void FillField(const std::string& name, py::array array, const AllocateFn& allocate) {
   DType dtype;
-  if (!array || !ChooseDType(array.dtype(), &dtype)) {
-    std::string type = py::str(py::type::of(value).attr("__name__"));
-    if (array) type += " of dtype " + std::string(py::str(array.dtype()));
-    throw SampleError("type", "",
-                      "field '" + name + "' is a " + type +
-                          "; samples hold numbers and numeric arrays (bool, int, float)");
+  if (!ChooseDType(array.dtype(), &dtype)) {
+    throw Error("field '" + name + "' has dtype " + std::string(py::str(array.dtype())) +
+                ", which is not numeric");
   }
   const bool value_dtype_is_u64 = array.dtype().kind() == 'u' && array.dtype().itemsize() == 8;
   // Converts and makes contiguous only when needed.
@@ -235,17 +233,16 @@ void FillFields(const py::handle& item, Structure& structure, const AllocateFn& 
     names.push_back("0");
     values.push_back(item);
   }
-  std::vector<bool> objects(values.size());
+  std::vector<py::object> arrays(values.size());  // null for object fields
   for (size_t i = 0; i < values.size(); ++i) {
-    objects[i] = IsObjectValue(values[i]);
-    if (objects[i]) names[i] = ObjectFieldName(names[i]);
+    if (IsObjectValue(values[i], &arrays[i])) names[i] = ObjectFieldName(names[i]);
   }
   structure.Observe(kind, names);
   for (size_t i = 0; i < values.size(); ++i) {
-    if (objects[i]) {
-      FillObjectField(names[i], values[i], allocate);
+    if (arrays[i]) {
+      FillField(names[i], py::reinterpret_steal<py::array>(arrays[i].release()), allocate);
     } else {
-      FillField(names[i], values[i], allocate);
+      FillObjectField(names[i], values[i], allocate);
     }
   }
 }

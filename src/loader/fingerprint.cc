@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "feedline/rng.h"
 #include "feedline/sampler.h"
 
 namespace feedline::internal {
@@ -15,17 +16,6 @@ const char* SamplerKind(const Sampler* sampler, bool shuffle) {
   if (dynamic_cast<const WeightedRandomSampler*>(sampler)) return "weighted_random";
   if (dynamic_cast<const ClassBalancedSampler*>(sampler)) return "class_balanced";
   return "custom";
-}
-
-// splitmix64's finalizer: every input bit affects every output bit.
-uint64_t Mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  h ^= h >> 31;
-  return h;
 }
 
 }  // namespace
@@ -60,9 +50,9 @@ LoaderFingerprint FingerprintOf(const LoaderOptions& options, const BatchSampler
 }
 
 std::string PlanHash(const EpochPlan& plan) {
-  uint64_t h = Mix(0, static_cast<uint64_t>(plan.indices.size()));
-  for (int64_t index : plan.indices) h = Mix(h, static_cast<uint64_t>(index));
-  for (int64_t offset : plan.offsets) h = Mix(h, static_cast<uint64_t>(offset) ^ 0x6f6666ull);
+  uint64_t h = MixSeed(0, static_cast<uint64_t>(plan.indices.size()));
+  for (int64_t index : plan.indices) h = MixSeed(h, static_cast<uint64_t>(index));
+  for (int64_t offset : plan.offsets) h = MixSeed(h, static_cast<uint64_t>(offset) ^ 0x6f6666ull);
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
   return hex;
