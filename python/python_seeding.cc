@@ -46,15 +46,13 @@ void SeedPythonGenerators(uint64_t seed, int64_t epoch, int64_t index) {
   f.numpy_seed(py::int_(value >> 32));  // numpy's legacy seeds are 32-bit
 }
 
-SeededPythonGeneratorsScope::SeededPythonGeneratorsScope(uint64_t seed, int64_t epoch,
-                                                         int64_t index) {
+SavedPythonGenerators::SavedPythonGenerators() {
   const SeedFunctions& f = Functions();
   saved_random_ = f.random_getstate();
   saved_numpy_ = f.numpy_get_state();
-  SeedPythonGenerators(seed, epoch, index);
 }
 
-SeededPythonGeneratorsScope::~SeededPythonGeneratorsScope() {
+SavedPythonGenerators::~SavedPythonGenerators() {
   const SeedFunctions& f = Functions();
   try {
     f.random_setstate(saved_random_);
