@@ -18,7 +18,30 @@ struct WorkerStats {
   int64_t samples = 0;
 };
 
+// One change the tuner made (num_workers or prefetch_factor "auto";
+// docs/tuning.md).
+struct TunerDecision {
+  double at_s = 0;      // seconds since the tuner's first measurement
+  int64_t batch = 0;    // batches delivered by then
+  int workers = 0;      // active workers from then on
+  int slots = 0;        // batch slots allowed from then on
+  std::string reason;   // in plain words, with the measurements behind it
+};
+
+// What the tuner chose; `enabled` is false when nothing is "auto".
+struct TunerStats {
+  bool enabled = false;
+  int workers = 0;                  // active workers now
+  int slots = 0;                    // batch slots allowed now
+  int max_workers = 0;              // the cores it may use (shared among local ranks)
+  int64_t memory_budget_bytes = 0;  // what all slots together may take (0: none)
+  int64_t slot_bytes = 0;           // one slot's batch storage (0: not known yet)
+  int64_t decisions = 0;            // changes made; the latest are in `log`
+  std::vector<TunerDecision> log;
+};
+
 struct StatsSnapshot {
+  TunerStats tuner;      // what the tuner chose and when
   int64_t samples = 0;   // samples produced (substitutes included)
   int64_t batches = 0;   // batches delivered to the consumer
   int64_t errors = 0;    // samples that failed to load (a substitute is not counted here)
@@ -30,6 +53,11 @@ struct StatsSnapshot {
   int64_t consumer_wait_ns = 0;  // time the consumer spent waiting in Next()
   int64_t first_batch_ns = -1;   // from the first Next() to the first batch
   int64_t elapsed_ns = 0;        // since the first Next()
+  // The training loop as its calls show it (measured by DataLoader, not the
+  // engine; loop_report.h turns these into step time, wait share, verdict):
+  int64_t steps = 0;              // delivered batches the loop came back from
+  int64_t step_ns = 0;            // summed time from a delivery to the loop's next call
+  int64_t delivered_samples = 0;  // rows of the batches delivered
   std::vector<WorkerStats> workers;
 
   // Share of elapsed time the consumer waited for data (0 when nothing ran).

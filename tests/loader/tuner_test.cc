@@ -1,0 +1,392 @@
+// The tuner's decisions on scripted workloads, driven by a fake clock: a
+// small simulation of the loader (workers producing batches in order into a
+// bounded number of slots) and a training loop (a step per batch) feeds the
+// tuner the counters the engine would, and applies its setting. No timing is
+// measured: every number here is simulated time.
+#include "src/loader/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "src/loader/tuner_resources.h"
+
+namespace feedline::internal {
+namespace {
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kSec = 1'000'000'000;
+
+// What a scripted run measured, per simulated second.
+struct Second {
+  int64_t batches = 0;
+  int64_t wait_ns = 0;
+  int workers = 0;  // at the end of the second
+  int slots = 0;
+};
+
+struct Workload {
+  // Batches per second `workers` workers deliver for batch b (contention is
+  // in the curve); busy time is workers x the time they take.
+  std::function<double(int workers, int64_t batch)> rate;
+  // The training step after batch b, at simulated time t.
+  std::function<double(int64_t batch, int64_t t_ns)> step_ns;
+  int64_t slot_bytes = 0;
+};
+
+// A time-stepped simulation: one batch in production at a time (the
+// engine's workers share the open batch), finished batches wait in slots,
+// the loop holds the batch it trains on.
+class Simulation {
+ public:
+  Simulation(const TunerConfig& config, Workload workload)
+      : tuner_(config), workload_(std::move(workload)) {}
+
+  void Run(int64_t duration_ns) {
+    const int64_t dt = 50'000;  // 50 us
+    for (; now_ < duration_ns; now_ += dt) {
+      // The loop: trains, then asks for the next batch.
+      if (stepping_) {
+        step_left_ -= dt;
+        if (step_left_ <= 0) {
+          stepping_ = false;
+          held_ = false;  // the step is done with its batch
+        }
+      }
+      if (!stepping_) {
+        if (ready_ > 0) {
+          --ready_;
+          held_ = true;
+          ++delivered_;
+          stepping_ = true;
+          step_left_ = static_cast<int64_t>(workload_.step_ns(delivered_ - 1, now_));
+          Observe();
+        } else {
+          wait_ns_ += dt;
+          per_second_[Index()].wait_ns += dt;
+        }
+      }
+      // The loader: a batch starts when a slot is free.
+      const int workers = tuner_.workers();
+      if (!producing_ && int{held_} + ready_ < tuner_.slots()) {
+        producing_ = true;
+        left_ = 1.0;
+      }
+      if (producing_) {
+        left_ -= workload_.rate(workers, produced_) * static_cast<double>(dt) / kSec;
+        busy_ns_ += int64_t{workers} * dt;
+        if (left_ <= 0) {
+          producing_ = false;
+          ++produced_;
+          ++ready_;
+        }
+      }
+      Second& s = per_second_[Index()];
+      s.workers = tuner_.workers();
+      s.slots = tuner_.slots();
+    }
+  }
+
+  const Tuner& tuner() const { return tuner_; }
+  const std::vector<Second>& seconds() const { return per_second_storage_; }
+  int max_workers_seen() const { return max_workers_seen_; }
+  int max_slots_seen() const { return max_slots_seen_; }
+
+  // Batches per second and wait share over [from, to) seconds.
+  double Rate(int from, int to) const {
+    int64_t b = 0;
+    for (int s = from; s < to; ++s) b += per_second_storage_.at(static_cast<size_t>(s)).batches;
+    return static_cast<double>(b) / (to - from);
+  }
+  double WaitShare(int from, int to) const {
+    int64_t w = 0;
+    for (int s = from; s < to; ++s) w += per_second_storage_.at(static_cast<size_t>(s)).wait_ns;
+    return static_cast<double>(w) / (static_cast<double>(to - from) * kSec);
+  }
+
+ private:
+  struct PerSecond {
+    std::vector<Second>* storage;
+    Second& operator[](size_t i) {
+      if (storage->size() <= i) storage->resize(i + 1);
+      return (*storage)[i];
+    }
+  };
+  size_t Index() const { return static_cast<size_t>(now_ / kSec); }
+
+  void Observe() {
+    per_second_[Index()].batches += 1;
+    TunerObservation o;
+    o.now_ns = now_;
+    o.batches = delivered_;
+    o.samples = delivered_ * 64;
+    o.wait_ns = wait_ns_;
+    o.busy_ns = busy_ns_;
+    o.slot_bytes = workload_.slot_bytes;
+    tuner_.Observe(o);
+    max_workers_seen_ = std::max(max_workers_seen_, tuner_.workers());
+    max_slots_seen_ = std::max(max_slots_seen_, tuner_.slots());
+  }
+
+  Tuner tuner_;
+  Workload workload_;
+  int64_t now_ = 0;
+  bool stepping_ = false, held_ = false, producing_ = false;
+  int64_t step_left_ = 0;
+  int ready_ = 0;
+  double left_ = 0;
+  int64_t delivered_ = 0, produced_ = 0;
+  int64_t wait_ns_ = 0, busy_ns_ = 0;
+  int max_workers_seen_ = 0, max_slots_seen_ = 0;
+  std::vector<Second> per_second_storage_;
+  PerSecond per_second_{&per_second_storage_};
+};
+
+// Each worker loads a batch in `cost_ms` (no contention).
+std::function<double(int, int64_t)> Linear(double cost_ms) {
+  return [cost_ms](int workers, int64_t) { return workers * 1000.0 / cost_ms; };
+}
+std::function<double(int64_t, int64_t)> Step(double ms) {
+  return [ms](int64_t, int64_t) { return ms * kMs; };
+}
+
+std::string Log(const Tuner& tuner) {
+  std::string out;
+  for (const TunerDecision& d : tuner.Snapshot().log) {
+    out += std::to_string(d.at_s) + "s w" + std::to_string(d.workers) + " s" +
+           std::to_string(d.slots) + ": " + d.reason + "\n";
+  }
+  return out;
+}
+
+TEST(Tuner, LoaderBoundAddsWorkersUpToTheCores) {
+  TunerConfig config;
+  config.max_workers = 8;
+  // No step: the loop only waits. 40 ms per batch per worker.
+  Simulation sim(config, {Linear(40), Step(0)});
+  sim.Run(20 * kSec);
+  EXPECT_EQ(sim.tuner().workers(), 8) << Log(sim.tuner());
+  // The best fixed setting (8 workers) gives 200 batches/s; auto reaches
+  // 0.95 of it well before the end.
+  EXPECT_GE(sim.Rate(4, 20), 0.95 * 200) << Log(sim.tuner());
+}
+
+TEST(Tuner, StopsAddingWhenThroughputStopsRising) {
+  // The article's table: 4 workers 320 images/s, 8 workers 580, 16 workers
+  // 510 (batches of 64), on a machine with 32 cores.
+  auto images_per_s = [](int w) {
+    const double xs[] = {1, 4, 8, 16, 32};
+    const double ys[] = {90, 320, 580, 510, 400};
+    for (int i = 0; i < 4; ++i) {
+      if (w <= xs[i + 1]) return ys[i] + (ys[i + 1] - ys[i]) * (w - xs[i]) / (xs[i + 1] - xs[i]);
+    }
+    return ys[4];
+  };
+  TunerConfig config;
+  config.max_workers = 32;
+  Simulation sim(config,
+                 {[&](int w, int64_t) { return images_per_s(w) / 64.0; }, Step(0)});
+  sim.Run(30 * kSec);
+  EXPECT_EQ(sim.tuner().workers(), 8) << Log(sim.tuner());
+  EXPECT_LE(sim.max_workers_seen(), 10) << Log(sim.tuner());
+  EXPECT_NE(Log(sim.tuner()).find("did not rise"), std::string::npos) << Log(sim.tuner());
+}
+
+TEST(Tuner, StepBoundUsesFewerWorkersAndSlotsWithoutWaiting) {
+  TunerConfig config;
+  config.max_workers = 2;
+  // One worker loads a batch in 32 ms; the step takes 80 ms.
+  Simulation sim(config, {Linear(32), Step(80)});
+  sim.Run(20 * kSec);
+  EXPECT_EQ(sim.tuner().workers(), 1) << Log(sim.tuner());
+  EXPECT_EQ(sim.tuner().slots(), Tuner::kMinSlots) << Log(sim.tuner());
+  EXPECT_LE(sim.max_slots_seen(), 3) << Log(sim.tuner());
+  EXPECT_LE(sim.WaitShare(0, 20), 0.01) << Log(sim.tuner());
+}
+
+TEST(Tuner, FollowsAStepTimeThatChangesHalfway) {
+  TunerConfig config;
+  config.max_workers = 2;
+  Simulation sim(config, {Linear(32), [](int64_t, int64_t t) {
+                            return (t < 20 * kSec ? 80.0 : 20.0) * kMs;
+                          }});
+  sim.Run(40 * kSec);
+  EXPECT_EQ(sim.seconds().at(19).workers, 1) << Log(sim.tuner());
+  // Within a few seconds of the change it runs two workers again...
+  EXPECT_EQ(sim.seconds().at(23).workers, 2) << Log(sim.tuner());
+  // ...and the loop waits at most 5% from then on.
+  EXPECT_LE(sim.WaitShare(23, 40), 0.05) << Log(sim.tuner());
+  EXPECT_GE(sim.Rate(23, 40), 0.9 * 50) << Log(sim.tuner());
+}
+
+TEST(Tuner, JitterGrowsThePrefetchDepth) {
+  TunerConfig config;
+  config.max_workers = 2;
+  // Every 10th batch takes 12x as long; on average two workers deliver a
+  // batch per ~10.5 ms, faster than the 16 ms step.
+  Workload jitter{[](int w, int64_t b) { return w * 1000.0 / (b % 10 == 9 ? 120.0 : 10.0); },
+                  Step(16)};
+  Simulation sim(config, jitter);
+  sim.Run(30 * kSec);
+  EXPECT_GT(sim.tuner().slots(), Tuner::kMinSlots) << Log(sim.tuner());
+  EXPECT_NE(Log(sim.tuner()).find("jitter"), std::string::npos) << Log(sim.tuner());
+  EXPECT_LE(sim.WaitShare(20, 30), 0.05) << Log(sim.tuner());
+}
+
+TEST(Tuner, ASlowAverageAddsWorkersNotPrefetch) {
+  TunerConfig config;
+  config.max_workers = 2;
+  // Two workers deliver a batch per 20 ms, the step takes 15 ms: no depth
+  // of prefetch helps, and the cores are all in use.
+  Simulation sim(config, {Linear(40), Step(15)});
+  sim.Run(20 * kSec);
+  EXPECT_EQ(sim.tuner().workers(), 2) << Log(sim.tuner());
+  EXPECT_EQ(sim.tuner().slots(), Tuner::kMinSlots) << Log(sim.tuner());
+  EXPECT_EQ(Log(sim.tuner()).find("jitter"), std::string::npos) << Log(sim.tuner());
+}
+
+Workload JitterWithSlotsOf(int64_t slot_bytes) {
+  return {[](int w, int64_t b) { return w * 1000.0 / (b % 10 == 9 ? 120.0 : 10.0); }, Step(16),
+          slot_bytes};
+}
+
+TEST(Tuner, MemoryBudgetCapsTheSlots) {
+  TunerConfig config;
+  config.max_workers = 2;
+  config.memory_budget_bytes = 450 << 20;  // 4 slots of 100 MiB
+  Simulation sim(config, JitterWithSlotsOf(100 << 20));
+  sim.Run(30 * kSec);
+  EXPECT_EQ(sim.tuner().slot_cap(), 4);
+  EXPECT_LE(sim.max_slots_seen(), 4) << Log(sim.tuner());
+  EXPECT_GT(sim.max_slots_seen(), Tuner::kMinSlots) << Log(sim.tuner());
+}
+
+TEST(Tuner, ABudgetBelowTwoSlotsKeepsTwoAndSaysSo) {
+  TunerConfig config;
+  config.max_workers = 2;
+  config.memory_budget_bytes = 150 << 20;  // 1.5 slots
+  Simulation sim(config, JitterWithSlotsOf(100 << 20));
+  sim.Run(10 * kSec);
+  EXPECT_EQ(sim.max_slots_seen(), Tuner::kMinSlots) << Log(sim.tuner());
+  EXPECT_NE(Log(sim.tuner()).find("fewer than 2 slots"), std::string::npos) << Log(sim.tuner());
+}
+
+TEST(Tuner, ABudgetLearnedLateShrinksFixedPrefetch) {
+  // Auto workers with a fixed prefetch_factor: slots follow workers x 4,
+  // within the budget once the slot size is known.
+  TunerConfig config;
+  config.max_workers = 8;
+  config.tune_slots = false;
+  config.prefetch_factor = 4;
+  config.memory_budget_bytes = 1000 << 20;
+  Tuner tuner(config);
+  EXPECT_EQ(tuner.slots(), 16);
+  tuner.Observe({0, 0, 0, 0, 0, 0});
+  tuner.Observe({1 * kMs, 1, 64, 0, 0, 100 << 20});
+  EXPECT_EQ(tuner.slots(), 10);
+  EXPECT_NE(Log(tuner).find("memory budget"), std::string::npos) << Log(tuner);
+}
+
+TEST(Tuner, FixedWorkersStayFixed) {
+  TunerConfig config;
+  config.max_workers = 8;
+  config.tune_workers = false;
+  config.workers = 3;
+  Simulation sim(config, {Linear(40), Step(0)});
+  sim.Run(10 * kSec);
+  EXPECT_EQ(sim.max_workers_seen(), 3);
+  EXPECT_EQ(sim.tuner().workers(), 3);
+}
+
+TEST(Tuner, WorkerProcessesChangeRarely) {
+  TunerConfig config;
+  config.max_workers = 8;
+  config.costly_workers = true;
+  Simulation sim(config, {Linear(40), Step(0)});
+  sim.Run(60 * kSec);
+  const TunerStats stats = sim.tuner().Snapshot();
+  // Three windows of 0.8 s must agree before a change: none in the first 2.4 s.
+  ASSERT_FALSE(stats.log.empty());
+  EXPECT_GE(stats.log.front().at_s, 2.4) << Log(sim.tuner());
+  EXPECT_EQ(sim.tuner().workers(), 8) << Log(sim.tuner());
+  EXPECT_LE(stats.decisions, 6) << Log(sim.tuner());
+  // Threads on the same workload decide sooner.
+  TunerConfig threads = config;
+  threads.costly_workers = false;
+  Simulation fast(threads, {Linear(40), Step(0)});
+  fast.Run(60 * kSec);
+  EXPECT_LT(fast.tuner().Snapshot().log.front().at_s, 1.0) << Log(fast.tuner());
+}
+
+TEST(Tuner, SameMeasurementsGiveTheSameDecisions) {
+  TunerConfig config;
+  config.max_workers = 4;
+  auto run = [&] {
+    Simulation sim(config, {Linear(32), [](int64_t b, int64_t t) {
+                              return (t < 10 * kSec ? 80.0 : 12.0) * kMs + (b % 7) * kMs;
+                            }});
+    sim.Run(20 * kSec);
+    return Log(sim.tuner());
+  };
+  const std::string first = run();
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first, run());
+}
+
+TEST(Tuner, NoDecisionBeforeAWindowIsComplete) {
+  TunerConfig config;
+  config.max_workers = 8;
+  Tuner tuner(config);
+  const int start = tuner.workers();
+  // Waiting all the time, but only 5 batches in 150 ms: not a window yet.
+  for (int i = 0; i <= 5; ++i) tuner.Observe({i * 30 * kMs, i, i * 64, i * 30 * kMs, 0, 0});
+  EXPECT_EQ(tuner.workers(), start);
+  EXPECT_EQ(tuner.Snapshot().decisions, 0);
+}
+
+TEST(TunerResources, ParsesCgroupAndMeminfo) {
+  EXPECT_EQ(ParseCpuMax("max 100000\n"), std::nullopt);
+  EXPECT_EQ(ParseCpuMax("150000 100000\n"), 2);
+  EXPECT_EQ(ParseCpuMax("50000 100000"), 1);
+  EXPECT_EQ(ParseCpuMax("garbage"), std::nullopt);
+  EXPECT_EQ(CpusFromQuota(-1, 100000), std::nullopt);
+  EXPECT_EQ(CpusFromQuota(400000, 100000), 4);
+  EXPECT_EQ(ParseMemAvailable("MemTotal: 100 kB\nMemAvailable:   2048 kB\n"), 2048 * 1024);
+  EXPECT_EQ(ParseMemAvailable("MemTotal: 100 kB\n"), std::nullopt);
+  EXPECT_EQ(ParseMemoryLimit("max\n"), std::nullopt);
+  EXPECT_EQ(ParseMemoryLimit("9223372036854771712\n"), std::nullopt);
+  EXPECT_EQ(ParseMemoryLimit("1073741824\n"), int64_t{1} << 30);
+}
+
+TEST(TunerResources, SharesCoresAndMemoryAmongLocalRanks) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  // 16 CPUs in the affinity mask, a quota of 6, 4 ranks on the host.
+  TunerResources r = ComputeTunerResources(16, 6, 4, 64 * kGiB, std::nullopt, std::nullopt);
+  EXPECT_EQ(r.cores, 6);
+  EXPECT_EQ(r.max_workers, 1);
+  EXPECT_EQ(r.memory_budget_bytes, static_cast<int64_t>(64 * kGiB * kMemoryShare / 4));
+  // The cgroup's limit minus its usage caps what MemAvailable says.
+  r = ComputeTunerResources(8, std::nullopt, 2, 64 * kGiB, 10 * kGiB, 2 * kGiB);
+  EXPECT_EQ(r.max_workers, 4);
+  EXPECT_EQ(r.available_bytes, 8 * kGiB);
+  EXPECT_EQ(r.memory_budget_bytes, static_cast<int64_t>(8 * kGiB * kMemoryShare / 2));
+  // More ranks than cores: still one worker each.
+  EXPECT_EQ(ComputeTunerResources(2, std::nullopt, 8, 0, std::nullopt, std::nullopt).max_workers,
+            1);
+}
+
+TEST(TunerResources, DetectsThisHost) {
+  const TunerResources r = DetectTunerResources();
+  EXPECT_GE(r.cores, 1);
+  EXPECT_GE(r.max_workers, 1);
+  EXPECT_LE(r.max_workers, r.cores);
+  EXPECT_GT(r.available_bytes, 0);  // /proc/meminfo exists on Linux
+  EXPECT_LE(r.memory_budget_bytes, r.available_bytes);
+}
+
+}  // namespace
+}  // namespace feedline::internal
