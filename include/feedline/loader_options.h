@@ -14,6 +14,17 @@
 
 namespace feedline {
 
+// num_workers = kAuto or prefetch_factor = kAuto: the loader sets that value
+// itself while it runs, from what it measures (docs/tuning.md).
+inline constexpr int kAuto = -1;
+
+// The most workers num_workers = kAuto runs on this host: the CPUs this
+// process may use (its affinity mask, capped by the cgroup's CPU quota)
+// divided among the ranks of a distributed job on the host
+// (LOCAL_WORLD_SIZE and the other launcher variables of launcher.h), at
+// least 1.
+int AutoMaxWorkers();
+
 // What happens to a sample that fails to load.
 enum class ErrorPolicy {
   kRaise,    // the iterator throws the SampleError, after every earlier batch
@@ -23,6 +34,19 @@ enum class ErrorPolicy {
 const char* ErrorPolicyName(ErrorPolicy policy);  // "raise", "skip", "replace"
 // Parses "raise" / "skip" / "replace"; throws Error otherwise.
 ErrorPolicy ParseErrorPolicy(const std::string& name);
+
+// Where samples load when num_workers > 0.
+enum class WorkerMode {
+  kThread,   // worker threads of this process (a C++ Dataset's default)
+  kProcess,  // a forked worker process per worker: a crash in Dataset::Get
+             // (a decoder's segfault or abort) ends that process, which is
+             // restarted and the sample loaded again (docs/architecture.md)
+  kAuto,     // threads for a C++ Dataset (it needs no global lock); the Python
+             // binding picks processes for Python datasets (docs/python.md)
+};
+const char* WorkerModeName(WorkerMode mode);  // "thread", "process", "auto"
+// Parses "thread" / "process" / "auto"; throws Error otherwise.
+WorkerMode ParseWorkerMode(const std::string& name);
 
 struct LoaderOptions {
   // Batching. Either batch_size (+ shuffle / sampler, drop_last) or a
@@ -54,6 +78,11 @@ struct LoaderOptions {
   ErrorPolicy error_policy = ErrorPolicy::kRaise;
   // With kReplace: substitutes tried per failed sample before giving up.
   int max_replace_attempts = 16;
+
+  // With num_workers or prefetch_factor kAuto: the bytes all batch slots
+  // may take (0: a quarter of the available memory, the cgroup's limit
+  // respected, shared among the ranks of the host).
+  int64_t memory_budget_bytes = 0;
 };
 
 }  // namespace feedline

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "feedline/launcher.h"
+#include "feedline/loader_options.h"
 
 namespace feedline::internal {
 namespace {
@@ -173,3 +174,9 @@ TunerResources DetectTunerResources() {
 }
 
 }  // namespace feedline::internal
+
+namespace feedline {
+
+int AutoMaxWorkers() { return internal::DetectTunerResources().max_workers; }
+
+}  // namespace feedline
