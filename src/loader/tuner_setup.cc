@@ -10,12 +10,12 @@ namespace {
 
 void CheckAutoOptions(const LoaderOptions& o) {
   if (o.num_workers < 0 && o.num_workers != kAuto) {
-    throw Error("DataLoader: num_workers must be >= 0 or auto, got " +
-                std::to_string(o.num_workers));
+    throw Error("DataLoader: num_workers must be >= 0, got " + std::to_string(o.num_workers) +
+                " (or kAuto: the loader sets it)");
   }
   if (o.prefetch_factor < 1 && o.prefetch_factor != kAuto) {
-    throw Error("DataLoader: prefetch_factor must be >= 1 or auto, got " +
-                std::to_string(o.prefetch_factor));
+    throw Error("DataLoader: prefetch_factor must be >= 1, got " +
+                std::to_string(o.prefetch_factor) + " (or kAuto: the loader sets it)");
   }
   if (o.memory_budget_bytes < 0) {
     throw Error("DataLoader: memory_budget_bytes must be >= 0 (0: a share of the available "

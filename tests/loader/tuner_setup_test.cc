@@ -66,7 +66,7 @@ TEST(TunerSetup, BadValuesNameTheOption) {
         try {
           PlanAutoTuning(o, Host(2, 0), false);
         } catch (const Error& e) {
-          EXPECT_NE(std::string(e.what()).find("num_workers must be >= 0 or auto, got -2"),
+          EXPECT_NE(std::string(e.what()).find("num_workers must be >= 0, got -2 (or kAuto"),
                     std::string::npos);
           throw;
         }
