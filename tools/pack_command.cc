@@ -23,6 +23,7 @@ struct PackArgs {
   int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
   bool skip_broken = false;
   bool restart = false;
+  int jpeg_restart_rows = storage::PackOptions{}.jpeg_restart_rows;
   bool json = false;
   bool quiet = false;
 };
@@ -35,6 +36,7 @@ int RunPackCommand(const PackArgs& args) {
   options.max_file_bytes = args.max_file_bytes;
   options.skip_broken = args.skip_broken;
   options.restart = args.restart;
+  options.jpeg_restart_rows = args.jpeg_restart_rows;
   const bool show_progress = !args.quiet && isatty(fileno(stderr));
   if (show_progress) {
     options.on_progress = [](int64_t done, int64_t total) {
@@ -62,6 +64,14 @@ int RunPackCommand(const PackArgs& args) {
   if (!result.skipped.empty()) std::cout << ", " << result.skipped.size() << " broken skipped";
   std::cout.precision(1);
   std::cout << std::fixed << ", " << seconds << " s\n";
+  if (result.rewritten_jpegs > 0) {
+    const double change = 100.0 * (static_cast<double>(result.rewritten_bytes_after) -
+                                   static_cast<double>(result.rewritten_bytes_before)) /
+                          static_cast<double>(result.rewritten_bytes_before);
+    std::cout.precision(2);
+    std::cout << result.rewritten_jpegs << " JPEGs rewritten with restart markers ("
+              << std::showpos << change << std::noshowpos << " % bytes)\n";
+  }
   if (args.json) {
     nlohmann::json skipped = nlohmann::json::array();
     for (const auto& [path, reason] : result.skipped) {
@@ -71,7 +81,10 @@ int RunPackCommand(const PackArgs& args) {
                            {"out", args.out},         {"records", result.records},
                            {"shards", result.shards}, {"reused_shards", result.reused_shards},
                            {"bytes", result.bytes},   {"seconds", seconds},
-                           {"skipped", skipped}};
+                           {"skipped", skipped},
+                           {"rewritten_jpegs", result.rewritten_jpegs},
+                           {"rewritten_bytes_before", result.rewritten_bytes_before},
+                           {"rewritten_bytes_after", result.rewritten_bytes_after}};
     std::cout << json.dump() << "\n";
   }
   std::cout.flush();
@@ -106,6 +119,12 @@ Command AddPackCommand(CLI::App& parent) {
                 "instead of stopping");
   app->add_flag("--restart", args->restart,
                 "Replace the shards in OUT instead of resuming an earlier pack");
+  app->add_option("--jpeg-restart-rows", args->jpeg_restart_rows,
+                  "Rewrite baseline JPEGs losslessly with a restart marker every N MCU rows, so "
+                  "that a crop decodes only its rows (same pixels); 0 stores the files unchanged")
+      ->check(CLI::Range(0, 64))
+      ->type_name("N")
+      ->capture_default_str();
   app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
   app->add_flag("--quiet", args->quiet, "No progress on stderr");
   return {app, [args] { return RunPackCommand(*args); }};

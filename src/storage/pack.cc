@@ -14,6 +14,7 @@
 #include "feedline/vision/file_list.h"
 #include "feedline/vision/image_folder.h"
 #include "src/storage/shard_writer.h"
+#include "src/vision/jpeg_restarts.h"
 
 namespace feedline::storage {
 namespace {
@@ -86,6 +87,10 @@ PackResult PackImages(const std::string& source, const std::string& root,
                 std::to_string(options.shard_bytes));
   }
   if (options.max_file_bytes <= 0) throw Error("pack: max_file_bytes must be > 0");
+  if (options.jpeg_restart_rows < 0 || options.jpeg_restart_rows > 64) {
+    throw Error("pack: jpeg_restart_rows must be 0 to 64, got " +
+                std::to_string(options.jpeg_restart_rows));
+  }
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir)) {
@@ -95,7 +100,11 @@ PackResult PackImages(const std::string& source, const std::string& root,
   const std::string manifest_path = out_dir + "/pack.txt";
   const std::string manifest_head = "feedline-pack 1\nsource " + source + "\nfiles " +
                                     std::to_string(files.size()) + "\nshard_bytes " +
-                                    std::to_string(options.shard_bytes) + "\n";
+                                    std::to_string(options.shard_bytes) + "\n" +
+                                    (options.jpeg_restart_rows == 0
+                                         ? std::string()
+                                         : "jpeg_restart_rows " +
+                                               std::to_string(options.jpeg_restart_rows) + "\n");
   const bool has_manifest = fs::exists(manifest_path, ec);
   bool has_shards = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(out_dir, ec)) {
@@ -105,7 +114,9 @@ PackResult PackImages(const std::string& source, const std::string& root,
   if (!options.restart) {
     if (has_manifest) {
       if (ReadText(manifest_path).rfind(manifest_head, 0) != 0) {
-        throw Error(out_dir + " holds a pack of another source, file count or shard size (see " +
+        throw Error(out_dir +
+                    " holds a pack of another source, file count, shard size or JPEG restart "
+                    "interval (see " +
                     manifest_path + "); pass --restart to replace it, or choose another folder");
       }
       resume = true;
@@ -152,6 +163,8 @@ PackResult PackImages(const std::string& source, const std::string& root,
   read.max_bytes = options.max_file_bytes;
   read.image = true;
   std::vector<uint8_t> bytes;
+  std::vector<uint8_t> rewritten;
+  std::vector<uint32_t> restarts;
   std::unique_ptr<ShardWriter> writer;
   auto finish = [&] {
     result.bytes += writer->Finish();
@@ -176,6 +189,17 @@ PackResult PackImages(const std::string& source, const std::string& root,
       continue;
     }
     const vision::ImageFormat format = vision::DetectFormat(bytes);
+    restarts.clear();
+    if (format == vision::ImageFormat::kJpeg && options.jpeg_restart_rows > 0 &&
+        vision::internal::AddJpegRestarts(bytes, options.jpeg_restart_rows, rewritten,
+                                          restarts)) {
+      ++result.rewritten_jpegs;
+      result.rewritten_bytes_before += bytes.size();
+      result.rewritten_bytes_after += rewritten.size();
+      bytes.swap(rewritten);
+    } else {
+      restarts.clear();
+    }
     if (writer && writer->records() > 0 &&
         writer->FinishedBytes() + ShardWriter::RecordBytes(bytes.size()) > options.shard_bytes) {
       finish();
@@ -185,7 +209,7 @@ PackResult PackImages(const std::string& source, const std::string& root,
                                              out_dir + "/" + ShardIndexName(shard),
                                              static_cast<uint64_t>(result.records));
     }
-    writer->Add(KeyOf(i), bytes, format, files.label(i));
+    writer->Add(KeyOf(i), bytes, format, files.label(i), restarts);
   }
   if (writer && writer->records() > 0) finish();
   if (writer) {  // opened, nothing added: cannot happen, but leave no empty tar

@@ -15,6 +15,7 @@
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
+#include "src/storage/shard_files.h"
 #include "src/storage/tar_header.h"
 
 namespace feedline::storage {
@@ -102,7 +103,7 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
 }
 
 ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
-                           std::vector<std::string> classes)
+                           std::vector<std::string> classes, size_t max_open_shards)
     : pipeline_(std::move(pipeline)), classes_(std::move(classes)) {
   if (index_files.empty()) throw Error("shard dataset: no shard index given");
   static_assert(vision::Pipeline::kScratchSlots[0] > kSourceSlot, "scratch slots overlap");
@@ -121,18 +122,18 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
                   "'feedline pack' with the same SOURCE and OUT again to finish it");
     }
   }
-  try {
+  {
     for (const std::string& index_path : index_files) {
       const ShardIndex index = ReadShardIndex(index_path);
       const std::string tar_path = TarPathOf(index_path);
-      const int fd = ::open(tar_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-      if (fd < 0) throw Error(tar_path + ": cannot open shard: " + std::strerror(errno));
-      fds_.push_back(fd);
       tar_paths_.push_back(tar_path);
+      // Checked here without keeping it open: with thousands of shards only
+      // the ones being read hold a descriptor.
       struct stat st;
-      if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        throw Error(tar_path + ": not a regular file");
+      if (::stat(tar_path.c_str(), &st) != 0) {
+        throw Error(tar_path + ": cannot open shard: " + std::strerror(errno));
       }
+      if (!S_ISREG(st.st_mode)) throw Error(tar_path + ": not a regular file");
       if (static_cast<uint64_t>(st.st_size) < index.tar_size) {
         throw Error(tar_path + ": truncated shard: " + std::to_string(st.st_size) +
                     " bytes, its index expects " + std::to_string(index.tar_size));
@@ -146,6 +147,8 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
         formats_.push_back(static_cast<uint8_t>(r.format));
         keys_ += r.key;
         key_ends_.push_back(keys_.size());
+        restarts_.insert(restarts_.end(), r.jpeg_restarts.begin(), r.jpeg_restarts.end());
+        restart_ends_.push_back(restarts_.size());
       }
     }
     if (classes_.empty() && fs::exists(folder + "/classes.txt", ec)) {
@@ -168,16 +171,14 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
                     std::to_string(classes_.size()) + ") (classes.txt)");
       }
     }
-  } catch (...) {
-    for (int fd : fds_) ::close(fd);
-    fds_.clear();
-    throw;
   }
+  files_ = std::make_unique<ShardFiles>(tar_paths_, max_open_shards);
 }
 
-ShardDataset::~ShardDataset() {
-  for (int fd : fds_) ::close(fd);
-}
+ShardDataset::~ShardDataset() = default;
+
+size_t ShardDataset::max_open_shards() const { return files_->max_open(); }
+size_t ShardDataset::open_shards() const { return files_->open_count(); }
 
 int64_t ShardDataset::shard_of(int64_t index) const {
   CheckIndex(index, size());
@@ -212,9 +213,15 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     // The member's header and its bytes in one positioned read.
     const size_t want = static_cast<size_t>(kTarBlock + size);
     bytes.resize(want);
+    ShardFiles::Handle file;
+    try {
+      file = files_->Acquire(static_cast<size_t>(shard));
+    } catch (const Error& e) {
+      fail("io", e.what());
+    }
     size_t done = 0;
     while (done < want) {
-      const ssize_t n = ::pread(fds_[static_cast<size_t>(shard)], bytes.data() + done, want - done,
+      const ssize_t n = ::pread(file.fd(), bytes.data() + done, want - done,
                                 static_cast<off_t>(offset - kTarBlock + done));
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) fail("io", std::string("cannot read: ") + std::strerror(errno));
@@ -239,9 +246,12 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   source.push_back(':');
   source.insert(source.end(), keys_.begin() + static_cast<std::ptrdiff_t>(key_begin),
                 keys_.begin() + static_cast<std::ptrdiff_t>(key_ends_[i]));
+  const size_t restart_begin = i == 0 ? 0 : restart_ends_[i - 1];
   pipeline_.Run(std::span<const uint8_t>(bytes.data() + kTarBlock, size),
                 std::string_view(reinterpret_cast<const char*>(source.data()), source.size()), out,
-                "image", ctx);
+                "image", ctx,
+                std::span<const uint32_t>(restarts_.data() + restart_begin,
+                                          restart_ends_[i] - restart_begin));
   out.SetScalar<int64_t>("label", labels_[i]);
 }
 

@@ -65,7 +65,31 @@ void CheckRecords(const ShardIndex& index, const std::string& name) {
                   std::to_string(index.tar_size) + " bytes)");
     }
     next_free = RoundUpToBlock(r.offset + r.size) + kTarBlock;
+    if (!r.jpeg_restarts.empty()) {
+      if (index.version < 2) throw Error(where + "restart offsets need index version 2");
+      if (r.format != vision::ImageFormat::kJpeg) {
+        throw Error(where + "restart offsets for an image that is no JPEG");
+      }
+      if (r.jpeg_restarts.size() > kMaxJpegRestarts) {
+        throw Error(where + "more than " + std::to_string(kMaxJpegRestarts) +
+                    " restart offsets");
+      }
+      // A JPEG's entropy data starts after SOI, a frame and a scan header.
+      uint64_t previous = 0;
+      for (uint32_t at : r.jpeg_restarts) {
+        if (at <= previous || at >= r.size) {
+          throw Error(where + "restart offset " + std::to_string(at) +
+                      " is not increasing or outside the image's " + std::to_string(r.size) +
+                      " bytes");
+        }
+        previous = at;
+      }
+    }
   }
+}
+
+size_t HeaderBytes(uint32_t version) {
+  return version == 1 ? kShardIndexHeaderBytesV1 : kShardIndexHeaderBytes;
 }
 
 }  // namespace
@@ -92,20 +116,28 @@ bool IsValidShardKey(std::string_view key) {
 }
 
 std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
+  if (index.version != 1 && index.version != 2) {
+    throw Error("shard index: version " + std::to_string(index.version) + " (1 or 2)");
+  }
   CheckRecords(index, "shard index");
   uint64_t key_bytes = 0;
-  for (const ShardRecord& r : index.records) key_bytes += r.key.size();
+  uint64_t restarts = 0;
+  for (const ShardRecord& r : index.records) {
+    key_bytes += r.key.size();
+    restarts += r.jpeg_restarts.size();
+  }
   if (key_bytes > UINT32_MAX) throw Error("shard index: keys over 4 GiB");
   std::vector<uint8_t> out;
-  out.reserve(kShardIndexHeaderBytes + index.records.size() * kShardIndexRecordBytes + key_bytes +
-              4);
+  out.reserve(HeaderBytes(index.version) + index.records.size() * kShardIndexRecordBytes +
+              key_bytes + 4 * restarts + 4);
   out.insert(out.end(), kShardIndexMagic, kShardIndexMagic + 8);
-  Put(out, kShardIndexVersion, 4);
+  Put(out, index.version, 4);
   Put(out, kShardIndexRecordBytes, 4);
   Put(out, index.records.size(), 8);
   Put(out, index.first_record, 8);
   Put(out, index.tar_size, 8);
   Put(out, key_bytes, 8);
+  if (index.version >= 2) Put(out, restarts, 8);
   uint64_t key_offset = 0;
   for (const ShardRecord& r : index.records) {
     Put(out, r.offset, 8);
@@ -116,17 +148,20 @@ std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
     Put(out, FormatCode(r.format), 1);
     Put(out, 0, 1);
     Put(out, r.crc32c, 4);
-    Put(out, 0, 4);
+    Put(out, r.jpeg_restarts.size(), 4);
     key_offset += r.key.size();
   }
   for (const ShardRecord& r : index.records) out.insert(out.end(), r.key.begin(), r.key.end());
+  for (const ShardRecord& r : index.records) {
+    for (uint32_t at : r.jpeg_restarts) Put(out, at, 4);
+  }
   Put(out, Crc32c(out.data(), out.size()), 4);
   return out;
 }
 
 ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& name) {
   const std::string prefix = name + ": ";
-  if (bytes.size() < kShardIndexHeaderBytes + 4) {
+  if (bytes.size() < kShardIndexHeaderBytesV1 + 4) {
     throw Error(prefix + "truncated index: " + std::to_string(bytes.size()) +
                 " bytes, shorter than its header");
   }
@@ -135,23 +170,31 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     throw Error(prefix + "not a feedline shard index (bad magic)");
   }
   const uint64_t version = Get(p + 8, 4);
-  if (version != kShardIndexVersion) {
-    throw Error(prefix + "index version " + std::to_string(version) + ", this feedline reads " +
-                std::to_string(kShardIndexVersion));
+  if (version != 1 && version != 2) {
+    throw Error(prefix + "index version " + std::to_string(version) +
+                ", this feedline reads versions 1 and 2");
+  }
+  const size_t header_bytes = HeaderBytes(static_cast<uint32_t>(version));
+  if (bytes.size() < header_bytes + 4) {
+    throw Error(prefix + "truncated index: " + std::to_string(bytes.size()) +
+                " bytes, shorter than its header");
   }
   if (Get(p + 12, 4) != kShardIndexRecordBytes) throw Error(prefix + "bad record size in header");
   const uint64_t count = Get(p + 16, 8);
   ShardIndex index;
+  index.version = static_cast<uint32_t>(version);
   index.first_record = Get(p + 24, 8);
   index.tar_size = Get(p + 32, 8);
   const uint64_t key_bytes = Get(p + 40, 8);
+  const uint64_t restarts = version >= 2 ? Get(p + 48, 8) : 0;
   // Sizes compared without overflow: each term is bounded by the file first.
-  const uint64_t body = bytes.size() - kShardIndexHeaderBytes - 4;
-  if (count > body / kShardIndexRecordBytes || key_bytes > body ||
-      count * kShardIndexRecordBytes + key_bytes != body) {
+  const uint64_t body = bytes.size() - header_bytes - 4;
+  if (count > body / kShardIndexRecordBytes || key_bytes > body || restarts > body / 4 ||
+      count * kShardIndexRecordBytes + key_bytes + 4 * restarts != body) {
     throw Error(prefix + "truncated or damaged index: the header announces " +
-                std::to_string(count) + " records and " + std::to_string(key_bytes) +
-                " key bytes, the file holds " + std::to_string(bytes.size()) + " bytes");
+                std::to_string(count) + " records, " + std::to_string(key_bytes) +
+                " key bytes and " + std::to_string(restarts) + " restart offsets, the file holds " +
+                std::to_string(bytes.size()) + " bytes");
   }
   const size_t crc_at = bytes.size() - 4;
   const uint32_t stored = static_cast<uint32_t>(Get(p + crc_at, 4));
@@ -160,10 +203,12 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     throw Error(prefix + "index checksum mismatch (damaged index): stored " +
                 std::to_string(stored) + ", computed " + std::to_string(actual));
   }
-  const uint8_t* records = p + kShardIndexHeaderBytes;
+  const uint8_t* records = p + header_bytes;
   const char* keys = reinterpret_cast<const char*>(records + count * kShardIndexRecordBytes);
+  const uint8_t* restart_table = records + count * kShardIndexRecordBytes + key_bytes;
   index.records.resize(count);
   uint64_t next_key = 0;
+  uint64_t next_restart = 0;
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* r = records + i * kShardIndexRecordBytes;
     ShardRecord& record = index.records[i];
@@ -175,7 +220,18 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     const uint8_t format = r[30];
     record.crc32c = static_cast<uint32_t>(Get(r + 32, 4));
     const std::string where = prefix + "record " + std::to_string(i) + ": ";
-    if (r[31] != 0 || Get(r + 36, 4) != 0) throw Error(where + "reserved bytes are not zero");
+    const uint64_t restart_count = Get(r + 36, 4);
+    if (r[31] != 0 || (version == 1 && restart_count != 0)) {
+      throw Error(where + "reserved bytes are not zero");
+    }
+    if (restart_count > restarts - next_restart) {
+      throw Error(where + "restart offsets past the index's restart table");
+    }
+    record.jpeg_restarts.resize(restart_count);
+    for (uint64_t k = 0; k < restart_count; ++k) {
+      record.jpeg_restarts[k] = static_cast<uint32_t>(Get(restart_table + 4 * (next_restart + k), 4));
+    }
+    next_restart += restart_count;
     if (format < 1 || format > 3)
       throw Error(where + "unknown image format " + std::to_string(format));
     record.format = format == 1   ? vision::ImageFormat::kJpeg
@@ -189,6 +245,7 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     next_key += key_size;
   }
   if (next_key != key_bytes) throw Error(prefix + "key bytes not used by any record");
+  if (next_restart != restarts) throw Error(prefix + "restart offsets not used by any record");
   CheckRecords(index, name);
   return index;
 }

@@ -79,7 +79,8 @@ void ShardWriter::Write(const void* data, size_t size) {
 }
 
 void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
-                      vision::ImageFormat format, int64_t label) {
+                      vision::ImageFormat format, int64_t label,
+                      std::vector<uint32_t> jpeg_restarts) {
   if (!IsValidShardKey(key)) throw Error("shard key '" + key + "' is not valid");
   static constexpr uint8_t kZeros[kTarBlock] = {};
   const TarHeader image_header = MakeTarHeader(key + ShardExtension(format), image.size());
@@ -91,6 +92,7 @@ void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
   record.format = format;
   record.key = key;
   record.crc32c = Crc32c(image.data(), image.size());
+  record.jpeg_restarts = std::move(jpeg_restarts);
   Write(image.data(), image.size());
   Write(kZeros, Padding(image.size()));
 

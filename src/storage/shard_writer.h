@@ -28,8 +28,9 @@ class ShardWriter {
   uint64_t FinishedBytes() const { return written_ + 2 * kTarBlock; }
   int64_t records() const { return static_cast<int64_t>(index_.records.size()); }
 
+  // `jpeg_restarts`: the record's restart offsets (ShardRecord).
   void Add(const std::string& key, std::span<const uint8_t> image, vision::ImageFormat format,
-           int64_t label);
+           int64_t label, std::vector<uint32_t> jpeg_restarts = {});
   // Ends the tar, syncs it, writes the index. Returns the tar's size.
   uint64_t Finish();
 

@@ -21,6 +21,7 @@
 
 #include "feedline/error.h"
 #include "src/vision/decoders.h"
+#include "src/vision/jpeg_restarts.h"
 
 namespace feedline::vision::internal {
 namespace {
@@ -52,6 +53,8 @@ struct JpegJob {
   DecodeRequest request;
   const DecodeOptions* options = nullptr;
   std::vector<uint8_t>* pixels = nullptr;
+  // Holds the JPEG of the rows from a restart marker down (jpeg_restarts.h).
+  std::vector<uint8_t>* window = nullptr;
   // Outputs.
   DecodedImage result;
   Failure failure = Failure::kNone;
@@ -90,6 +93,19 @@ void OnProgress(j_common_ptr cinfo) {
 }
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
+
+// The first MCU row worth decoding for a region whose first decoded row (at
+// `scale`) is `y0`, or 0 for the whole image. The row above y0 must be
+// decoded too: fancy chroma upsampling blends each row with its neighbour
+// rows, and a JPEG's top row has none, so starting at y0 itself would change
+// y0's chroma. With that row inside, every row from y0 on sees the same
+// neighbours as in the whole image and decodes to the same pixels.
+int RestartWindowRow(const JpegLayout& layout, int y0, int scale) {
+  if (y0 < 1 || layout.restart_interval <= 0) return 0;
+  int row = (y0 - 1) * scale / layout.mcu_height;
+  while (row > 0 && (int64_t{row} * layout.mcus_per_row) % layout.restart_interval != 0) --row;
+  return row;
+}
 
 // Adobe CMYK to RGB in place (4 bytes in, 3 out, so the forward walk never
 // overwrites input it still needs). Photoshop writes CMYK inverted (0 = full
@@ -140,6 +156,27 @@ bool RunJpeg(JpegJob& job) {
     return true;  // the caller checks the limit and throws
   }
   job.request = job.requests->Get(info);
+  int scale = 1;
+  while (scale < 8 && scale * 2 <= job.request.max_scale) scale *= 2;
+
+  // With restart offsets, decode only from the MCU row above the region on:
+  // the JPEG of those rows replaces the file (same headers, lower height).
+  int row_offset = 0;  // image rows above the decoded JPEG
+  if (!job.request.jpeg_restarts.empty() && !info.progressive && job.window != nullptr) {
+    JpegLayout layout;
+    if (ParseJpegLayout(job.data, layout) && layout.width == info.width &&
+        layout.height == info.height) {
+      const Rect whole = ClampRegion(job.request.region, info.width, info.height);
+      const int first_row = RestartWindowRow(layout, whole.y / scale, scale);
+      if (first_row > 0 &&
+          AssembleJpegRows(job.data, layout, job.request.jpeg_restarts, first_row, *job.window)) {
+        jpeg_abort_decompress(&cinfo);
+        jpeg_mem_src(&cinfo, job.window->data(), static_cast<unsigned long>(job.window->size()));
+        jpeg_read_header(&cinfo, /*require_image=*/TRUE);
+        row_offset = first_row * layout.mcu_height;
+      }
+    }
+  }
 
   bool cmyk = false;
   switch (cinfo.jpeg_color_space) {
@@ -162,8 +199,6 @@ bool RunJpeg(JpegJob& job) {
   }
   cinfo.dct_method = job.options->jpeg_fast_idct ? JDCT_IFAST : JDCT_ISLOW;
 
-  int scale = 1;
-  while (scale < 8 && scale * 2 <= job.request.max_scale) scale *= 2;
   cinfo.scale_num = 1;
   cinfo.scale_denom = static_cast<unsigned int>(scale);
   jpeg_start_decompress(&cinfo);
@@ -171,7 +206,8 @@ bool RunJpeg(JpegJob& job) {
   // The region in scaled output pixels.
   const int out_w = static_cast<int>(cinfo.output_width);
   const int out_h = static_cast<int>(cinfo.output_height);
-  const Rect region = ClampRegion(job.request.region, info.width, info.height);
+  Rect region = ClampRegion(job.request.region, info.width, info.height);
+  region.y -= row_offset;
   int x0 = region.x / scale;
   int x1 = std::min(out_w, CeilDiv(region.x + region.width, scale));
   const int y0 = std::min(out_h - 1, region.y / scale);
@@ -213,7 +249,7 @@ bool RunJpeg(JpegJob& job) {
   job.result.width = static_cast<int>(cinfo.output_width);
   job.result.height = rows;
   job.result.x = static_cast<int>(xoffset);
-  job.result.y = y0;
+  job.result.y = y0 + row_offset / scale;
   job.result.scale = scale;
   jpeg_destroy_decompress(&cinfo);
 
@@ -268,6 +304,8 @@ DecodedImage DecodeJpeg(std::span<const uint8_t> data, std::string_view source,
   job.requests = &requests;
   job.options = &options;
   job.pixels = &pixels;
+  thread_local std::vector<uint8_t> window;
+  job.window = &window;
   Run(job, source);
   CheckPixelLimit(job.result.info, source, options);
   return job.result;

@@ -422,7 +422,8 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
 }
 
 void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
-                   std::string_view field, SampleContext& ctx) const {
+                   std::string_view field, SampleContext& ctx,
+                   std::span<const uint32_t> jpeg_restarts) const {
   std::vector<uint8_t>& decoded = ctx.scratch(kScratchSlots[0]);
   std::vector<uint8_t>& resampled = ctx.scratch(kScratchSlots[1]);
   std::vector<uint8_t>& buffer = ctx.scratch(kScratchSlots[2]);
@@ -430,8 +431,9 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   struct Planning {
     const Pipeline* pipeline;
     Rng* rng;
+    std::span<const uint32_t> jpeg_restarts;
     PipelinePlan plan;
-  } planning{this, &ctx.rng(), {}};
+  } planning{this, &ctx.rng(), jpeg_restarts, {}};
   internal::RequestSource requests;
   requests.grow_only = true;
   requests.context = &planning;
@@ -439,6 +441,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     Planning& p = *static_cast<Planning*>(context);
     p.plan = p.pipeline->Plan(info.height, info.width, *p.rng);
     DecodeRequest request;
+    request.jpeg_restarts = p.jpeg_restarts;
     if (p.pipeline->options().fused) {
       const PipelinePlan& plan = p.plan;
       const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));

@@ -87,6 +87,64 @@ TEST_F(ShardDatasetTest, SamplesEqualImageFoldersThroughTheSamePipeline) {
   }
 }
 
+// Packing rewrites the baseline JPEGs with a restart marker every MCU row
+// and the index lists the rows; the samples above (the train pipeline's
+// random crops decode from their rows on) equal the folder's byte for byte.
+// A pack without the rewrite, with its index in the version 1 format that
+// packs had before, reads the same.
+TEST_F(ShardDatasetTest, RestartMarkedAndVersionOnePacksGiveTheFoldersPixels) {
+  TempDir out;
+  const PackResult marked = Pack(out / "marked");
+  EXPECT_GT(marked.rewritten_jpegs, 0);
+  EXPECT_GT(marked.rewritten_bytes_after, 0u);
+  int64_t with_restarts = 0;
+  for (const std::string& idx : ShardDataset::Find(out / "marked")) {
+    const ShardIndex index = ReadShardIndex(idx);
+    EXPECT_EQ(index.version, 2u);
+    for (const ShardRecord& r : index.records) with_restarts += r.jpeg_restarts.size() > 1;
+  }
+  EXPECT_EQ(with_restarts, marked.rewritten_jpegs);
+
+  PackOptions plain_options;
+  plain_options.shard_bytes = 200 << 10;
+  plain_options.jpeg_restart_rows = 0;
+  const PackResult plain = PackSource(Images(), out / "plain", plain_options);
+  EXPECT_EQ(plain.rewritten_jpegs, 0);
+  for (const std::string& idx : ShardDataset::Find(out / "plain")) {
+    ShardIndex index = ReadShardIndex(idx);
+    index.version = 1;
+    WriteBytes(idx, SerializeShardIndex(index));
+    ASSERT_EQ(ReadBytes(idx)[8], 1);
+  }
+  const vision::Pipeline pipeline = vision::TrainPipeline(48, DType::kU8);
+  const vision::ImageFolder folder(Images(), pipeline);
+  const ShardDataset old_shards(ShardDataset::Find(out / "plain"), pipeline);
+  const ShardDataset new_shards(ShardDataset::Find(out / "marked"), pipeline);
+  for (uint64_t seed : {1, 2, 3}) {
+    for (int64_t i = 0; i < folder.size(); ++i) {
+      const std::vector<uint8_t> want = ImageOf(folder, i, seed);
+      EXPECT_EQ(ImageOf(old_shards, i, seed), want) << i;
+      EXPECT_EQ(ImageOf(new_shards, i, seed), want) << i;
+    }
+  }
+}
+
+TEST_F(ShardDatasetTest, OpenTarFilesStayUnderTheBound) {
+  TempDir out;
+  const PackResult result = Pack(out / "shards", 64 << 10);  // many small shards
+  ASSERT_GT(result.shards, 4);
+  const vision::Pipeline pipeline = vision::ValPipeline(40, 32, DType::kU8);
+  const ShardDataset bounded(ShardDataset::Find(out / "shards"), pipeline, {}, 2);
+  const vision::ImageFolder folder(Images(), pipeline);
+  EXPECT_EQ(bounded.max_open_shards(), 2u);
+  EXPECT_EQ(bounded.open_shards(), 0u);  // opened when first read
+  for (int64_t i = bounded.size() - 1; i >= 0; --i) {
+    EXPECT_EQ(ImageOf(bounded, i), ImageOf(folder, i)) << i;
+    EXPECT_LE(bounded.open_shards(), 2u);
+  }
+  EXPECT_GE(bounded.open_shards(), 1u);
+}
+
 TEST_F(ShardDatasetTest, ShardsAreTarsWithKeyJpgAndKeyCls) {
   TempDir out;
   Pack(out / "shards", 1 << 30);  // one shard

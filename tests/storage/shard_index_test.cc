@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 
@@ -36,13 +39,14 @@ ShardIndex SampleIndex() {
   index.tar_size = 10 * 512;
   index.records.push_back({512, 700, 3, 0x1234, vision::ImageFormat::kJpeg, "000000010"});
   index.records.push_back({512 * 5, 100, 0, 0xABCD, vision::ImageFormat::kPng, "000000011"});
+  index.records[0].jpeg_restarts = {300, 420, 699};
   return index;
 }
 
 TEST(ShardIndex, RoundTrips) {
   const ShardIndex index = SampleIndex();
   const std::vector<uint8_t> bytes = SerializeShardIndex(index);
-  EXPECT_EQ(bytes.size(), kShardIndexHeaderBytes + 2 * kShardIndexRecordBytes + 18 + 4);
+  EXPECT_EQ(bytes.size(), kShardIndexHeaderBytes + 2 * kShardIndexRecordBytes + 18 + 3 * 4 + 4);
   const ShardIndex parsed = ParseShardIndex(bytes, "x.idx");
   EXPECT_EQ(parsed.first_record, 10u);
   EXPECT_EQ(parsed.tar_size, 5120u);
@@ -54,6 +58,48 @@ TEST(ShardIndex, RoundTrips) {
   EXPECT_EQ(parsed.records[0].key, "000000010");
   EXPECT_EQ(parsed.records[1].format, vision::ImageFormat::kPng);
   EXPECT_EQ(parsed.records[1].key, "000000011");
+  EXPECT_EQ(parsed.records[0].jpeg_restarts, (std::vector<uint32_t>{300, 420, 699}));
+  EXPECT_TRUE(parsed.records[1].jpeg_restarts.empty());
+  EXPECT_EQ(parsed.version, 2u);
+  EXPECT_EQ(SerializeShardIndex(parsed), bytes);
+}
+
+// An index written before restart offsets existed (version 1, the bytes of
+// fuzz/corpus_shard_index/three_records.idx as the first shard writer wrote
+// them) still parses, and serializes back to the same bytes.
+TEST(ShardIndex, ReadsVersionOneIndexes) {
+  std::ifstream in(std::string(FEEDLINE_SOURCE_DIR) + "/fuzz/corpus_shard_index/three_records.idx",
+                   std::ios::binary);
+  const std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(in), {});
+  ASSERT_GT(bytes.size(), kShardIndexHeaderBytesV1);
+  ASSERT_EQ(bytes[8], 1);  // version 1
+  const ShardIndex index = ParseShardIndex(bytes, "old.idx");
+  EXPECT_EQ(index.version, 1u);
+  EXPECT_EQ(index.records.size(), 3u);
+  for (const ShardRecord& r : index.records) EXPECT_TRUE(r.jpeg_restarts.empty());
+  EXPECT_EQ(SerializeShardIndex(index), bytes);
+
+  ShardIndex v1 = SampleIndex();
+  v1.version = 1;
+  EXPECT_THAT([&] { SerializeShardIndex(v1); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("need index version 2")));
+  v1.records[0].jpeg_restarts.clear();
+  EXPECT_EQ(ParseShardIndex(SerializeShardIndex(v1), "v1.idx").version, 1u);
+}
+
+TEST(ShardIndex, RestartOffsetsMustIncreaseInsideAJpeg) {
+  ShardIndex decreasing = SampleIndex();
+  decreasing.records[0].jpeg_restarts = {300, 300};
+  EXPECT_THAT([&] { SerializeShardIndex(decreasing); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("not increasing")));
+  ShardIndex outside = SampleIndex();
+  outside.records[0].jpeg_restarts = {300, 700};
+  EXPECT_THAT([&] { SerializeShardIndex(outside); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("outside the image")));
+  ShardIndex png = SampleIndex();
+  png.records[1].jpeg_restarts = {10};
+  EXPECT_THAT([&] { SerializeShardIndex(png); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("no JPEG")));
 }
 
 TEST(ShardIndex, EveryTruncationIsRefusedNamingTheFile) {

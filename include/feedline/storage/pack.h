@@ -4,6 +4,13 @@
 //
 //   OUT/shard-000000.tar  OUT/shard-000000.idx  ...  OUT/classes.txt  OUT/pack.txt
 //
+// Baseline JPEGs are rewritten losslessly with a restart marker every
+// `jpeg_restart_rows` MCU rows (same coefficients, so the same pixels;
+// optimized Huffman tables) and the index records where each restart
+// interval starts, so that a crop decodes only from its rows on
+// (docs/storage.md has the measurements). Progressive, CMYK and damaged
+// JPEGs, PNG and WebP are stored unchanged.
+//
 // A record's key is its position in the source listing ("000000042"), so a
 // record names the file it came from. Shards are filled in listing order up
 // to `shard_bytes` (a larger image gets a shard of its own).
@@ -43,6 +50,9 @@ struct PackOptions {
   // false: an earlier pack in the folder is resumed (Error if it was of
   // another source or shard size); true: the folder's shards are replaced.
   bool restart = false;
+  // MCU rows per restart interval of rewritten JPEGs; 0 stores every file's
+  // bytes unchanged.
+  int jpeg_restart_rows = 1;
   // Called after each shard is finished with (records packed, total files).
   std::function<void(int64_t, int64_t)> on_progress;
 };
@@ -52,6 +62,11 @@ struct PackResult {
   int64_t shards = 0;         // shards in the folder
   int64_t reused_shards = 0;  // complete shards kept from an earlier run
   uint64_t bytes = 0;         // total size of the tar files
+  // Of the records packed by this run: JPEGs rewritten with restart markers,
+  // and their bytes before and after.
+  int64_t rewritten_jpegs = 0;
+  uint64_t rewritten_bytes_before = 0;
+  uint64_t rewritten_bytes_after = 0;
   // (path, reason) of each file left out (skip_broken).
   std::vector<std::pair<std::string, std::string>> skipped;
 };

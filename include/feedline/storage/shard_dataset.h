@@ -1,13 +1,19 @@
 // ShardDataset: the records of packed shards (pack.h) as a Dataset of
 // labelled images, run through the same Pipeline as ImageFolder.
 //
-// The indexes are read and checked when the dataset is built; the tar files
-// stay open (one descriptor per shard, O_CLOEXEC; positioned reads share no
-// file offset, so threads and forked worker processes may read at once).
+// The indexes are read and checked when the dataset is built. A tar file is
+// opened when first read and stays open: one descriptor per shard, shared by
+// the threads (positioned reads share no file offset), at most
+// `max_open_shards` at once (the least recently used is closed to make
+// room), O_CLOEXEC, and opened anew in a forked worker process
+// (src/storage/shard_files.h says why).
 // A sample is one pread of the record's tar header and image bytes: the
 // header must name the record's key and size, and the bytes' CRC-32C must
 // match the index, else Get throws SampleError naming the shard, key and
 // offset ("checksum" or "io"). Fields and FixedFields as ImageDataset.
+// A JPEG that `feedline pack` rewrote with restart markers goes to the
+// pipeline with its restart offsets from the index, so that a crop decodes
+// only from its rows on (same pixels).
 //
 // Thread safety: immutable after construction; Get may be called from many
 // threads at once.
@@ -18,6 +24,7 @@
 #define FEEDLINE_STORAGE_SHARD_DATASET_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +32,8 @@
 #include "feedline/vision/pipeline.h"
 
 namespace feedline::storage {
+
+class ShardFiles;
 
 class ShardDataset : public Dataset {
  public:
@@ -34,8 +43,10 @@ class ShardDataset : public Dataset {
   // index is missing or damaged, a tar is missing or shorter than its index
   // says, a label is outside the classes, or the folder's pack.txt says the
   // pack is unfinished or holds another number of records.
+  // `max_open_shards`: the most tar files open at once; 0: 256, or a quarter
+  // of the process's descriptor limit if lower.
   ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
-               std::vector<std::string> classes = {});
+               std::vector<std::string> classes = {}, size_t max_open_shards = 0);
   ~ShardDataset() override;
   ShardDataset(const ShardDataset&) = delete;
   ShardDataset& operator=(const ShardDataset&) = delete;
@@ -59,12 +70,15 @@ class ShardDataset : public Dataset {
   int64_t shard_of(int64_t index) const;
   const std::vector<int64_t>& shard_starts() const { return shard_starts_; }
   const vision::Pipeline& pipeline() const { return pipeline_; }
+  // The bound on open tar files, and how many are open now.
+  size_t max_open_shards() const;
+  size_t open_shards() const;
 
  private:
   vision::Pipeline pipeline_;
   std::vector<std::string> classes_;
   std::vector<std::string> tar_paths_;
-  std::vector<int> fds_;
+  std::unique_ptr<ShardFiles> files_;
   std::vector<int64_t> shard_starts_;  // first record of each shard
   // Per record, in columns (a million records cost 40 MB).
   std::vector<uint64_t> offsets_;
@@ -74,6 +88,10 @@ class ShardDataset : public Dataset {
   std::vector<uint8_t> formats_;
   std::string keys_;  // back to back
   std::vector<uint64_t> key_ends_;
+  // The JPEG restart offsets of all records back to back (4 bytes per MCU
+  // row of a rewritten JPEG), and where each record's end.
+  std::vector<uint32_t> restarts_;
+  std::vector<uint64_t> restart_ends_;
 };
 
 }  // namespace feedline::storage

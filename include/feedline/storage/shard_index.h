@@ -3,19 +3,27 @@
 // a record is read with one positioned read and checked.
 //
 // Layout (little-endian; docs/storage.md has the table):
-//   header, 48 bytes:
-//     magic "FLSHIDX1" (8), version u32 (= 1), record size u32 (= 40),
+//   header, 48 bytes (version 1) or 56 (version 2):
+//     magic "FLSHIDX1" (8), version u32 (1 or 2), record size u32 (= 40),
 //     record count u64, first record u64 (the global index of record 0 over
 //     all shards of the pack), tar size u64 (the complete tar's length),
-//     key bytes u64
+//     key bytes u64, and in version 2 restart entries u64
 //   records, 40 bytes each:
 //     offset u64 (the image member's data in the tar; its 512-byte tar
 //     header lies just before), size u64, label i64, key offset u32,
 //     key size u16, format u8 (1 JPEG, 2 PNG, 3 WebP), reserved u8 (0),
-//     crc32c u32 (of the image bytes), reserved u32 (0)
+//     crc32c u32 (of the image bytes), restart count u32 (version 2; 0 in
+//     version 1, where it is reserved)
 //   keys: the records' keys back to back (the tar member names without the
 //     extension; [A-Za-z0-9_-], 1 to 64 characters)
+//   version 2: restart offsets u32, the records' back to back in record
+//     order: where each restart interval of a JPEG rewritten with restart
+//     markers starts, in bytes from the image's first byte (see
+//     DecodeRequest::jpeg_restarts); none for other images
 //   crc32c u32 of everything before it.
+//
+// Version 1 indexes (written before restart markers) still parse; they
+// serialize back as version 1.
 //
 // Parsing checks everything a reader relies on, so a damaged or truncated
 // index is refused with a message naming the file and the defect, never
@@ -38,8 +46,12 @@
 namespace feedline::storage {
 
 inline constexpr char kShardIndexMagic[8] = {'F', 'L', 'S', 'H', 'I', 'D', 'X', '1'};
-inline constexpr uint32_t kShardIndexVersion = 1;
-inline constexpr size_t kShardIndexHeaderBytes = 48;
+inline constexpr uint32_t kShardIndexVersion = 2;
+inline constexpr size_t kShardIndexHeaderBytes = 56;      // version 2
+inline constexpr size_t kShardIndexHeaderBytesV1 = 48;    // version 1
+// More restart intervals than a JPEG of the largest size with one per MCU
+// row can have (65535 / 8 rows, rounded up).
+inline constexpr size_t kMaxJpegRestarts = 8192;
 inline constexpr size_t kShardIndexRecordBytes = 40;
 inline constexpr size_t kMaxShardKeyBytes = 64;
 // Tar members are laid out in 512-byte blocks.
@@ -52,9 +64,16 @@ struct ShardRecord {
   uint32_t crc32c = 0;
   vision::ImageFormat format = vision::ImageFormat::kJpeg;
   std::string key;
+  // Version 2: where the restart intervals of a JPEG rewritten with restart
+  // markers start (offsets into the image bytes, increasing, inside them);
+  // empty for an image kept unchanged.
+  std::vector<uint32_t> jpeg_restarts;
 };
 
 struct ShardIndex {
+  // The format version the index was read in or is written in (1 or 2;
+  // version 1 holds no restart offsets).
+  uint32_t version = kShardIndexVersion;
   uint64_t first_record = 0;
   uint64_t tar_size = 0;
   std::vector<ShardRecord> records;

@@ -84,6 +84,14 @@ struct DecodeRequest {
   // decoder uses the largest DCT scale 1/s with s <= max_scale; the other
   // formats always decode at full scale.
   int max_scale = 1;
+  // Where the restart intervals of a JPEG with a restart marker at the start
+  // of its MCU rows begin (byte offsets, as FindJpegRestarts in
+  // src/vision/jpeg_restarts.h lists them; the shard index keeps them). With
+  // them a region that starts below the top decodes from the MCU row above
+  // it on, skipping the entropy decoding of the rows above; the pixels are
+  // those of the whole decode. Offsets that do not match the data are
+  // ignored (the usual decode runs). Empty: none.
+  std::span<const uint32_t> jpeg_restarts;
 };
 
 // Where the decoded pixels lie in the image. The pixels are RGB, 3 bytes per

@@ -111,8 +111,12 @@ class Pipeline {
   // straight into a batch row when the field is bound. Randomness comes from
   // ctx.rng(); decode and transform time go to ctx's stage timers; buffers
   // are ctx.scratch(kScratchSlots[...]). Throws SampleError naming `source`.
+  // `jpeg_restarts`: where the restart intervals of `data` start, when it is
+  // a JPEG with a restart marker every MCU row (DecodeRequest::jpeg_restarts;
+  // packed shards keep them): a crop then decodes only from its rows on.
   void Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
-           std::string_view field, SampleContext& ctx) const;
+           std::string_view field, SampleContext& ctx,
+           std::span<const uint32_t> jpeg_restarts = {}) const;
 
   // "random_resized_crop(224); random_horizontal_flip(0.5); ... -> f32".
   std::string ToString() const;

@@ -1,0 +1,227 @@
+// Restart markers added at pack time (src/vision/jpeg_restarts.h) and the
+// decoder entering a JPEG at the MCU row above a crop: the pixels must be
+// byte for byte those of the original file decoded whole.
+#include "src/vision/jpeg_restarts.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/encode.h"
+
+namespace feedline::vision {
+namespace {
+
+using internal::AddJpegRestarts;
+using internal::FindJpegRestarts;
+using internal::JpegLayout;
+using internal::ParseJpegLayout;
+
+// A photo-like image: gradients, edges and noise, so every MCU row has
+// real entropy-coded content in luma and chroma.
+std::vector<uint8_t> TestImage(int width, int height, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> rgb(static_cast<size_t>(width) * height * 3);
+  for (int y = 0; y < height; ++y) {
+    for (int x = 0; x < width; ++x) {
+      uint8_t* p = &rgb[(static_cast<size_t>(y) * width + x) * 3];
+      const int noise = static_cast<int>(rng() % 48);
+      p[0] = static_cast<uint8_t>((x * 255 / width + noise) & 255);
+      p[1] = static_cast<uint8_t>(((x / 13 + y / 7) % 2 ? 200 : 40) + noise / 2);
+      p[2] = static_cast<uint8_t>((y * 255 / height + 3 * noise) & 255);
+    }
+  }
+  return rgb;
+}
+
+struct Case {
+  const char* name;
+  int width, height;
+  JpegEncodeOptions options;
+};
+
+std::vector<Case> Cases() {
+  JpegEncodeOptions c420, c444, c422, gray;
+  c420.subsampling = ChromaSubsampling::k420;
+  c444.subsampling = ChromaSubsampling::k444;
+  c422.subsampling = ChromaSubsampling::k422;
+  gray.grayscale = true;
+  return {{"420_multiple", 320, 240, c420}, {"420_odd", 333, 251, c420},
+          {"444_odd", 301, 199, c444},      {"422_odd", 257, 130, c422},
+          {"gray_odd", 250, 171, gray},     {"420_tall", 97, 517, c420}};
+}
+
+// The requested region's pixels out of a decoded image, at the decode's
+// scale: columns [x / s, ceil((x + w) / s)), rows likewise.
+std::vector<uint8_t> RegionPixels(const DecodedImage& image, const std::vector<uint8_t>& pixels,
+                                  const Rect& region) {
+  const int s = image.scale;
+  const int x0 = region.x / s, x1 = (region.x + region.width + s - 1) / s;
+  const int y0 = region.y / s, y1 = (region.y + region.height + s - 1) / s;
+  std::vector<uint8_t> out;
+  for (int y = y0; y < y1; ++y) {
+    const int row = y - image.y;
+    const int col = x0 - image.x;
+    EXPECT_GE(row, 0);
+    EXPECT_LT(row, image.height);
+    EXPECT_GE(col, 0);
+    EXPECT_LE(col + (x1 - x0), image.width);
+    if (row < 0 || row >= image.height || col < 0 || col + (x1 - x0) > image.width) return {};
+    const uint8_t* p = &pixels[(static_cast<size_t>(row) * image.width + col) * 3];
+    out.insert(out.end(), p, p + static_cast<size_t>(x1 - x0) * 3);
+  }
+  return out;
+}
+
+TEST(JpegRestartsTest, RewriteKeepsEveryPixelAndListsOneIntervalPerMcuRow) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<uint8_t> original =
+        EncodeJpeg(TestImage(c.width, c.height, 7), c.width, c.height, c.options);
+    std::vector<uint8_t> rewritten;
+    std::vector<uint32_t> offsets;
+    ASSERT_TRUE(AddJpegRestarts(original, 1, rewritten, offsets));
+    JpegLayout layout;
+    ASSERT_TRUE(ParseJpegLayout(rewritten, layout));
+    EXPECT_EQ(layout.restart_interval, layout.mcus_per_row);
+    EXPECT_EQ(static_cast<int>(offsets.size()), layout.mcu_rows);
+    std::vector<uint32_t> found;
+    ASSERT_TRUE(FindJpegRestarts(rewritten, found));
+    EXPECT_EQ(found, offsets);
+    for (size_t i = 1; i < offsets.size(); ++i) {
+      EXPECT_EQ(rewritten[offsets[i] - 2], 0xFF);
+      EXPECT_EQ(rewritten[offsets[i] - 1], 0xD0 + ((i - 1) & 7));
+    }
+    std::vector<uint8_t> a, b;
+    const DecodedImage da = DecodeImage(original, "original", a);
+    const DecodedImage db = DecodeImage(rewritten, "rewritten", b);
+    EXPECT_EQ(da.width, db.width);
+    EXPECT_EQ(da.height, db.height);
+    EXPECT_TRUE(a == b) << "the full decode differs";
+  }
+}
+
+TEST(JpegRestartsTest, CropsDecodedFromTheirRowsMatchTheWholeDecode) {
+  std::mt19937 rng(11);
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    const std::vector<uint8_t> original =
+        EncodeJpeg(TestImage(c.width, c.height, 3), c.width, c.height, c.options);
+    std::vector<uint8_t> rewritten;
+    std::vector<uint32_t> offsets;
+    ASSERT_TRUE(AddJpegRestarts(original, 1, rewritten, offsets));
+    for (int scale : {1, 2, 4, 8}) {
+      DecodeRequest whole_request;
+      whole_request.max_scale = scale;
+      std::vector<uint8_t> whole_pixels;
+      const DecodedImage whole = DecodeImage(original, "original", whole_pixels, whole_request);
+      for (int trial = 0; trial < 25; ++trial) {
+        Rect region;
+        region.width = 1 + static_cast<int>(rng() % c.width);
+        region.height = 1 + static_cast<int>(rng() % c.height);
+        region.x = static_cast<int>(rng() % (c.width - region.width + 1));
+        region.y = static_cast<int>(rng() % (c.height - region.height + 1));
+        if (trial == 0) region.y = c.height - region.height;  // down to the last row
+        if (trial == 1) region.y = 16;                        // at an MCU row's top
+        if (trial == 1) region.height = std::min(region.height, c.height - 16);
+        SCOPED_TRACE("scale " + std::to_string(scale) + " region " + std::to_string(region.x) +
+                     "," + std::to_string(region.y) + " " + std::to_string(region.width) + "x" +
+                     std::to_string(region.height));
+        DecodeRequest request;
+        request.region = region;
+        request.max_scale = scale;
+        request.jpeg_restarts = offsets;
+        std::vector<uint8_t> pixels;
+        const DecodedImage image = DecodeImage(rewritten, "rewritten", pixels, request);
+        EXPECT_EQ(image.scale, whole.scale);
+        const std::vector<uint8_t> got = RegionPixels(image, pixels, region);
+        const std::vector<uint8_t> want = RegionPixels(whole, whole_pixels, region);
+        ASSERT_FALSE(want.empty());
+        ASSERT_TRUE(got == want) << "pixels differ from the whole decode";
+      }
+    }
+  }
+}
+
+// The rows above the crop are not decoded at all: a damaged first row makes
+// the whole decode fail, while a crop lower down decodes, with the pixels of
+// the undamaged file.
+TEST(JpegRestartsTest, RowsAboveTheCropAreNotRead) {
+  const int width = 320, height = 240;
+  const std::vector<uint8_t> original = EncodeJpeg(TestImage(width, height, 5), width, height);
+  std::vector<uint8_t> rewritten;
+  std::vector<uint32_t> offsets;
+  ASSERT_TRUE(AddJpegRestarts(original, 1, rewritten, offsets));
+  std::vector<uint8_t> damaged = rewritten;
+  damaged[offsets[0] + 4] = 0xFF;  // a marker in the middle of row 0's data
+  damaged[offsets[0] + 5] = 0x01;
+  std::vector<uint8_t> pixels;
+  EXPECT_THROW(DecodeImage(damaged, "damaged", pixels), SampleError);
+
+  const Rect region{40, 100, 200, 120};
+  DecodeRequest request;
+  request.region = region;
+  request.jpeg_restarts = offsets;
+  const DecodedImage image = DecodeImage(damaged, "damaged", pixels, request);
+  EXPECT_GT(image.y, 0);
+  std::vector<uint8_t> whole_pixels;
+  const DecodedImage whole = DecodeImage(original, "original", whole_pixels);
+  EXPECT_TRUE(RegionPixels(image, pixels, region) == RegionPixels(whole, whole_pixels, region));
+}
+
+// Offsets that do not describe the data are ignored: the usual decode runs.
+TEST(JpegRestartsTest, WrongOffsetsFallBackToTheWholeDecode) {
+  const int width = 160, height = 160;
+  const std::vector<uint8_t> original = EncodeJpeg(TestImage(width, height, 9), width, height);
+  std::vector<uint8_t> rewritten;
+  std::vector<uint32_t> offsets;
+  ASSERT_TRUE(AddJpegRestarts(original, 1, rewritten, offsets));
+  std::vector<uint8_t> whole_pixels;
+  const DecodedImage whole = DecodeImage(original, "original", whole_pixels);
+  const Rect region{0, 90, 160, 60};
+  for (int variant = 0; variant < 3; ++variant) {
+    std::vector<uint32_t> wrong = offsets;
+    if (variant == 0) wrong.pop_back();
+    if (variant == 1) wrong[5] += 1;
+    if (variant == 2) wrong.back() = static_cast<uint32_t>(rewritten.size() + 100);
+    DecodeRequest request;
+    request.region = region;
+    request.jpeg_restarts = wrong;
+    std::vector<uint8_t> pixels;
+    const DecodedImage image = DecodeImage(rewritten, "rewritten", pixels, request);
+    EXPECT_TRUE(RegionPixels(image, pixels, region) == RegionPixels(whole, whole_pixels, region))
+        << "variant " << variant;
+  }
+  // A file without markers and offsets that claim some: decoded as usual.
+  DecodeRequest request;
+  request.region = region;
+  request.jpeg_restarts = offsets;
+  std::vector<uint8_t> pixels;
+  const DecodedImage image = DecodeImage(original, "original", pixels, request);
+  EXPECT_TRUE(RegionPixels(image, pixels, region) == RegionPixels(whole, whole_pixels, region));
+}
+
+TEST(JpegRestartsTest, ProgressiveAndCmykAreLeftAlone) {
+  const std::vector<uint8_t> rgb = TestImage(64, 64, 1);
+  JpegEncodeOptions progressive;
+  progressive.progressive = true;
+  JpegEncodeOptions cmyk;
+  cmyk.cmyk = true;
+  std::vector<uint8_t> out;
+  std::vector<uint32_t> offsets;
+  EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, progressive), 1, out, offsets));
+  EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, cmyk), 1, out, offsets));
+  std::vector<uint8_t> truncated = EncodeJpeg(rgb, 64, 64);
+  truncated.resize(truncated.size() / 2);
+  EXPECT_FALSE(AddJpegRestarts(truncated, 1, out, offsets));
+  EXPECT_FALSE(AddJpegRestarts(std::vector<uint8_t>{0xFF, 0xD8, 0xFF}, 1, out, offsets));
+}
+
+}  // namespace
+}  // namespace feedline::vision
