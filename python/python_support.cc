@@ -97,6 +97,177 @@ py::array ViewArray(const Tensor& tensor, const py::handle& owner) {
                    tensor.raw(), owner);
 }
 
+// Nested samples: a leaf inside tuples, lists and dicts is a field whose name
+// is its path. The top-level part is the element's index or the dict's key,
+// as for flat samples; each level below adds kNestSeparator and 't' + index
+// (a tuple or list) or 'd' + key (a dict), so the tree can be rebuilt from the
+// names alone (they cross to the parent from worker processes).
+constexpr char kNestSeparator = '\x1e';
+
+bool IsNested(const std::string& name) { return name.find(kNestSeparator) != std::string::npos; }
+
+// A dict key as a field-name part; keys holding the separators would be
+// mistaken for structure.
+std::string KeyName(const py::handle& key) {
+  std::string name = py::str(key);
+  if (name.find_first_of("\x1e\x1f") != std::string::npos) {
+    throw SampleError("type", "",
+                      "the sample has a dict key " + py::repr(key).cast<std::string>() +
+                          " holding a control character (\\x1e or \\x1f), which feedline "
+                          "reserves");
+  }
+  return name;
+}
+
+// Adds the leaves of `value` under `path`. An empty tuple, list or dict is a
+// leaf (an object field): it has no elements to collate.
+void FlattenInto(const std::string& path, const py::handle& value, std::vector<std::string>* names,
+                 std::vector<py::handle>* values) {
+  PyObject* v = value.ptr();
+  if ((PyTuple_Check(v) || PyList_Check(v)) && PySequence_Fast_GET_SIZE(v) > 0) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      FlattenInto(path + kNestSeparator + 't' + std::to_string(i), PySequence_Fast_GET_ITEM(v, i),
+                  names, values);
+    }
+    return;
+  }
+  if (PyDict_Check(v) && PyDict_Size(v) > 0) {
+    for (auto entry : py::reinterpret_borrow<py::dict>(value)) {
+      FlattenInto(path + kNestSeparator + 'd' + KeyName(entry.first), entry.second, names, values);
+    }
+    return;
+  }
+  names->push_back(path);
+  values->push_back(value);
+}
+
+std::vector<std::string> SplitPath(const std::string& name) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    const size_t end = name.find(kNestSeparator, start);
+    parts.push_back(name.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (end == std::string::npos) return parts;
+    start = end + 1;
+  }
+}
+
+// A nested tree of batch (or sample) values, rebuilt from field paths.
+struct ValueTree {
+  py::object leaf;
+  char kind = 0;  // 't' or 'd' for a container
+  std::vector<std::pair<std::string, std::unique_ptr<ValueTree>>> children;  // insertion order
+
+  ValueTree& Child(const std::string& key) {
+    for (auto& [k, child] : children) {
+      if (k == key) return *child;
+    }
+    children.emplace_back(key, std::make_unique<ValueTree>());
+    return *children.back().second;
+  }
+
+  // `name` without its object marker; parts after the first start with 't' or 'd'.
+  void Insert(const std::string& name, py::object value) {
+    const std::vector<std::string> parts = SplitPath(name);
+    ValueTree* node = &Child(parts[0]);
+    for (size_t i = 1; i < parts.size(); ++i) {
+      node->kind = parts[i].empty() ? 'd' : parts[i][0];
+      node = &node->Child(parts[i].empty() ? parts[i] : parts[i].substr(1));
+    }
+    node->leaf = std::move(value);
+  }
+
+  // A tuple's elements in index order; other entries (a padded element's
+  // "<i>_lengths") follow, as extra arrays follow a flat tuple's elements.
+  py::object ToPython() const {
+    if (kind == 0) return leaf;
+    if (kind == 'd') {
+      py::dict out;
+      for (const auto& [key, child] : children) out[py::str(key)] = child->ToPython();
+      return out;
+    }
+    std::vector<std::pair<long long, const ValueTree*>> indexed;
+    std::vector<const ValueTree*> others;
+    for (const auto& [key, child] : children) {
+      const bool digits = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos;
+      if (digits) {
+        indexed.emplace_back(std::stoll(key), child.get());
+      } else {
+        others.push_back(child.get());
+      }
+    }
+    std::stable_sort(indexed.begin(), indexed.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    py::tuple out(indexed.size() + others.size());
+    size_t i = 0;
+    for (const auto& entry : indexed) out[i++] = entry.second->ToPython();
+    for (const ValueTree* other : others) out[i++] = other->ToPython();
+    return out;
+  }
+};
+
+// The top-level parts of `names` in order, each once, without object markers.
+std::vector<std::string> TopLevelNames(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const std::string& name : names) {
+    std::string plain = name;
+    IsObjectFieldName(name, &plain);
+    std::string top = plain.substr(0, plain.find(kNestSeparator));
+    if (std::find(out.begin(), out.end(), top) == out.end()) out.push_back(std::move(top));
+  }
+  return out;
+}
+
+// How a field path reads in a message: meta[0]["k"].
+std::string DisplayPath(const std::string& name) {
+  std::string plain = name;
+  IsObjectFieldName(name, &plain);
+  const std::vector<std::string> parts = SplitPath(plain);
+  std::string out = parts[0];
+  for (size_t i = 1; i < parts.size(); ++i) {
+    const std::string key = parts[i].empty() ? "" : parts[i].substr(1);
+    out += !parts[i].empty() && parts[i][0] == 't' ? "[" + key + "]" : "[\"" + key + "\"]";
+  }
+  return out;
+}
+
+// Shapes `fields` (name, value) as `structure` says: a tuple of the top-level
+// elements in the first sample's order (followed, when `extras`, by any other
+// top-level field: lengths, the "replaced" mask), a dict, or the single value.
+py::object Rebuild(const std::vector<std::pair<std::string, py::object>>& fields,
+                   const Structure& structure, bool extras) {
+  ValueTree root;
+  for (const auto& [name, value] : fields) {
+    std::string plain = name;
+    IsObjectFieldName(name, &plain);
+    root.Insert(plain, value);
+  }
+  const Structure::Kind kind = structure.kind();
+  if (kind == Structure::kUnknown || kind == Structure::kDict) {
+    py::dict out;
+    for (const auto& [key, child] : root.children) out[py::str(key)] = child->ToPython();
+    return out;
+  }
+  const std::vector<std::string> order = TopLevelNames(structure.names());
+  py::list out;
+  for (const std::string& name : order) {
+    const ValueTree* node = nullptr;
+    for (const auto& [key, child] : root.children) {
+      if (key == name) node = child.get();
+    }
+    if (node == nullptr) throw Error("the batch has no field '" + DisplayPath(name) + "'");
+    out.append(node->ToPython());
+  }
+  if (extras) {
+    for (const auto& [key, child] : root.children) {
+      if (std::find(order.begin(), order.end(), key) == order.end()) out.append(child->ToPython());
+    }
+  }
+  if (kind == Structure::kSingle && out.size() == 1) return out[0];
+  return py::tuple(out);
+}
+
 const char* KindName(Structure::Kind kind) {
   switch (kind) {
     case Structure::kSingle:
@@ -172,23 +343,29 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
     known = kind_.load(std::memory_order_relaxed);
     if (known == kUnknown) {
       names_ = names;
+      nested_ = std::any_of(names.begin(), names.end(), IsNested);
       kind_.store(kind, std::memory_order_release);
       return;
     }
   }
-  if (known != kind || (kind == kTuple && names.size() != names_.size())) {
+  const bool nested = nested_ || std::any_of(names.begin(), names.end(), IsNested);
+  // The number of top-level elements (flat samples: one field each).
+  auto elements = [&](const std::vector<std::string>& list) {
+    return nested ? TopLevelNames(list).size() : list.size();
+  };
+  if (known != kind || (kind == kTuple && elements(names) != elements(names_))) {
     auto describe = [](Kind k, size_t n) {
       return k == kTuple ? "a tuple of " + std::to_string(n) : std::string(KindName(k));
     };
     throw SampleError("type", "",
-                      "the sample is " + describe(kind, names.size()) +
-                          " but the first sample was " + describe(known, names_.size()));
+                      "the sample is " + describe(kind, elements(names)) +
+                          " but the first sample was " + describe(known, elements(names_)));
   }
   // A field that is an object in one sample and an array in another.
   auto what = [](const std::string& name) {
     return IsObjectFieldName(name) ? "an object (not a numeric array)" : "a numeric array";
   };
-  if (kind == kTuple) {
+  if (kind == kTuple && !nested) {
     for (size_t i = 0; i < names.size(); ++i) {
       if (IsObjectFieldName(names[i]) != IsObjectFieldName(names_[i])) {
         throw SampleError("type", "",
@@ -196,38 +373,98 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
                               " but in the first sample it was " + what(names_[i]));
       }
     }
-  } else if (kind == kDict) {
-    for (const std::string& name : names) {
-      std::string plain = name;
-      const bool object = IsObjectFieldName(name, &plain);
-      const std::string other = object ? plain : ObjectFieldName(name);
-      if (std::find(names_.begin(), names_.end(), other) != names_.end()) {
-        throw SampleError("type", "",
-                          "key '" + plain + "' of the sample is " + what(name) +
-                              " but in the first sample it was " + what(other));
-      }
+    return;
+  }
+  if (kind != kDict && !nested) return;
+  for (const std::string& name : names) {
+    std::string plain = name;
+    const bool object = IsObjectFieldName(name, &plain);
+    const std::string other = object ? plain : ObjectFieldName(name);
+    if (std::find(names_.begin(), names_.end(), other) != names_.end()) {
+      const std::string where = kind == kTuple && !IsNested(plain)
+                                    ? "element " + plain
+                                    : (IsNested(plain) ? "'" + DisplayPath(plain) + "'"
+                                                       : "key '" + plain + "'");
+      throw SampleError("type", "",
+                        where + " of the sample is " + what(name) +
+                            " but in the first sample it was " + what(other));
+    }
+  }
+  if (!nested) return;
+  // Nested tuples, lists and dicts must have the elements of the first
+  // sample's, level by level (torch: "each element in list of batch should
+  // be of equal size"); a top-level dict key may come and go as for flat dicts.
+  const std::vector<std::string> tops = TopLevelNames(names);
+  const std::vector<std::string> first_tops = TopLevelNames(names_);
+  auto top_of = [](const std::string& name) {
+    std::string plain = name;
+    IsObjectFieldName(name, &plain);
+    return plain.substr(0, plain.find(kNestSeparator));
+  };
+  auto present = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  // A leaf where the first sample had a container, or the reverse.
+  auto contains_below = [](const std::vector<std::string>& list, const std::string& name) {
+    std::string plain = name;
+    IsObjectFieldName(name, &plain);
+    const std::string prefix = plain + kNestSeparator;
+    return std::any_of(list.begin(), list.end(),
+                       [&](const std::string& n) { return n.compare(0, prefix.size(), prefix) == 0; });
+  };
+  for (const std::string& name : names) {
+    if (!present(names_, name) && contains_below(names_, name)) {
+      throw SampleError("type", "",
+                        "'" + DisplayPath(name) +
+                            "' of the sample is not a tuple, list or dict, but in the first "
+                            "sample it was one");
+    }
+  }
+  for (const std::string& name : names_) {
+    if (!present(names, name) && contains_below(names, name)) {
+      throw SampleError("type", "",
+                        "'" + DisplayPath(name) +
+                            "' of the sample is a tuple, list or dict, but in the first sample it "
+                            "was not");
+    }
+  }
+  for (const std::string& name : names) {
+    if (present(first_tops, top_of(name)) && !present(names_, name)) {
+      throw SampleError("type", "",
+                        "the sample has '" + DisplayPath(name) +
+                            "', which the first sample did not have: nested tuples, lists and "
+                            "dicts must have the same elements in every sample");
+    }
+  }
+  for (const std::string& name : names_) {
+    if (present(tops, top_of(name)) && !present(names, name)) {
+      throw SampleError("type", "",
+                        "the sample lacks '" + DisplayPath(name) +
+                            "', which the first sample had: nested tuples, lists and dicts must "
+                            "have the same elements in every sample");
     }
   }
 }
 
 void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate) {
   // An object field's name carries a marker (object_fields.h), so a field
-  // that changes between an array and an object changes the layout.
+  // that changes between an array and an object changes the layout. Nested
+  // tuples, lists and dicts are flattened into one field per leaf, named by
+  // their path (NestedFieldName), as torch's default_collate walks them.
   std::vector<std::string> names;
   std::vector<py::handle> values;
   Structure::Kind kind = Structure::kSingle;
   if (PyTuple_Check(item.ptr()) || PyList_Check(item.ptr())) {
     kind = Structure::kTuple;
     auto sequence = py::reinterpret_borrow<py::sequence>(item);
-    for (size_t i = 0; i < sequence.size(); ++i) {
-      names.push_back(std::to_string(i));
-      values.push_back(sequence[i]);
+    const size_t n = sequence.size();
+    for (size_t i = 0; i < n; ++i) {
+      FlattenInto(std::to_string(i), PySequence_Fast_GET_ITEM(item.ptr(), i), &names, &values);
     }
   } else if (PyDict_Check(item.ptr())) {
     kind = Structure::kDict;
     for (auto entry : py::reinterpret_borrow<py::dict>(item)) {
-      names.push_back(py::str(entry.first));
-      values.push_back(entry.second);
+      FlattenInto(KeyName(entry.first), entry.second, &names, &values);
     }
   } else {
     names.push_back("0");
@@ -276,33 +513,21 @@ py::array ToArray(const std::vector<int64_t>& values) {
 }
 
 py::object SampleToPython(const Sample& sample, const Structure& structure) {
-  auto field = [&](const std::string& name) -> py::object {
-    const Tensor* tensor = sample.Find(name);
-    if (tensor == nullptr) throw Error("the sample has no field '" + name + "'");
-    if (IsObjectFieldName(name)) return DecodeObject(*tensor);
-    py::array array = CopyToArray(*tensor);
+  std::vector<std::pair<std::string, py::object>> fields;
+  fields.reserve(static_cast<size_t>(sample.num_fields()));
+  for (int i = 0; i < sample.num_fields(); ++i) {
+    const std::string& name = sample.field_name(i);
+    const Tensor& tensor = sample.field(i);
+    if (IsObjectFieldName(name)) {
+      fields.emplace_back(name, DecodeObject(tensor));
+      continue;
+    }
+    py::array array = CopyToArray(tensor);
     // A scalar goes to Python as a numpy scalar, as the dataset gave it.
-    if (tensor->shape().rank() == 0) return array[py::tuple()];
-    return array;
-  };
-  switch (structure.kind()) {
-    case Structure::kSingle:
-      return field(structure.names()[0]);
-    case Structure::kTuple: {
-      py::tuple out(structure.names().size());
-      for (size_t i = 0; i < structure.names().size(); ++i) out[i] = field(structure.names()[i]);
-      return out;
-    }
-    default: {
-      py::dict out;
-      for (int i = 0; i < sample.num_fields(); ++i) {
-        std::string key = sample.field_name(i);
-        IsObjectFieldName(key, &key);
-        out[py::str(key)] = field(sample.field_name(i));
-      }
-      return out;
-    }
+    fields.emplace_back(name, tensor.shape().rank() == 0 ? py::object(array[py::tuple()])
+                                                         : py::object(array));
   }
+  return Rebuild(fields, structure, /*extras=*/false);
 }
 
 py::object ShapeBatch(const Batch& batch, const Structure& structure) {
@@ -323,35 +548,20 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure) {
     lengths_of[static_cast<size_t>(i)] = find(batch.field_name(i) + "_lengths");
     if (lengths_of[static_cast<size_t>(i)] < n) used[static_cast<size_t>(lengths_of[i])] = true;
   }
-  auto value = [&](int i) -> py::object {
-    if (!IsObjectFieldName(batch.field_name(i))) return ViewArray(batch.field(i), owner);
-    const int lengths = lengths_of[static_cast<size_t>(i)];
-    return DecodeObjectField(batch.field(i), lengths < n ? &batch.field(lengths) : nullptr);
-  };
-  const Structure::Kind kind = structure.kind();
-  if (kind == Structure::kUnknown || kind == Structure::kDict) {
-    py::dict out;
-    for (int i = 0; i < n; ++i) {
-      if (used[static_cast<size_t>(i)]) continue;  // an object field's lengths
-      std::string key = batch.field_name(i);
-      IsObjectFieldName(key, &key);
-      out[py::str(key)] = value(i);
-    }
-    return out;
-  }
-  const std::vector<std::string>& names = structure.names();
-  py::list out;
-  for (const std::string& name : names) {
-    const int i = find(name);
-    if (i == n) throw Error("the batch has no field '" + name + "'");
-    used[static_cast<size_t>(i)] = true;
-    out.append(value(i));
-  }
+  std::vector<std::pair<std::string, py::object>> fields;
+  fields.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
-    if (!used[static_cast<size_t>(i)]) out.append(ViewArray(batch.field(i), owner));
+    if (used[static_cast<size_t>(i)]) continue;  // an object field's lengths
+    const std::string& name = batch.field_name(i);
+    if (!IsObjectFieldName(name)) {
+      fields.emplace_back(name, ViewArray(batch.field(i), owner));
+      continue;
+    }
+    const int lengths = lengths_of[static_cast<size_t>(i)];
+    fields.emplace_back(name,
+                        DecodeObjectField(batch.field(i), lengths < n ? &batch.field(lengths) : nullptr));
   }
-  if (kind == Structure::kSingle && out.size() == 1) return out[0];
-  return py::tuple(out);
+  return Rebuild(fields, structure, /*extras=*/true);
 }
 
 py::object StructureToPython(const Structure& structure) {
@@ -384,6 +594,35 @@ py::object CurrentWorkerInfo() {
                   py::arg("dataset") = info->dataset->get());
 }
 
+namespace {
+
+// An engine message names fields as stored; show nested paths and object
+// fields as the user wrote them ("field 'meta[0]['k']'").
+std::string Readable(const std::string& message) {
+  if (message.find_first_of("\x1e\x1f") == std::string::npos) return message;
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    if (message.compare(i, 7, "\x1fobject") == 0) {
+      i += 7;
+    } else if (message[i] == kNestSeparator && i + 1 < message.size()) {
+      const bool index = message[i + 1] == 't';
+      size_t end = i + 2;
+      while (end < message.size() && message[end] != kNestSeparator && message[end] != '\'' &&
+             message[end] != '\x1f' && message[end] != ' ') {
+        ++end;
+      }
+      const std::string key = message.substr(i + 2, end - i - 2);
+      out += index ? "[" + key + "]" : "[\"" + key + "\"]";
+      i = end;
+    } else {
+      out += message[i++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void RegisterExceptions(py::module_& m) {
   // Leaked on purpose: the types must outlive every translation.
   static py::handle sample_error =
@@ -399,11 +638,11 @@ void RegisterExceptions(py::module_& m) {
   }();
   py::register_exception_translator([](std::exception_ptr p) {
     auto raise = [](py::handle type, const SampleError& e) {
-      py::object error = py::reinterpret_borrow<py::object>(type)(e.what());
+      py::object error = py::reinterpret_borrow<py::object>(type)(Readable(e.what()));
       error.attr("index") = e.index();
       error.attr("source") = e.source();
       error.attr("reason") = e.reason();
-      error.attr("message") = e.message();
+      error.attr("message") = Readable(e.message());
       PyErr_SetObject(type.ptr(), error.ptr());
     };
     try {
@@ -415,7 +654,7 @@ void RegisterExceptions(py::module_& m) {
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const Error& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(PyExc_ValueError, Readable(e.what()).c_str());
     }
   });
 }

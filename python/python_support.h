@@ -66,6 +66,9 @@ class GilRelease {
 
 // How a sample or batch is laid out in Python. A tuple or list becomes fields
 // "0", "1", ...; a dict, fields named by its keys; anything else, field "0".
+// Tuples, lists and dicts nested inside are collated level by level, as
+// torch's default_collate does: each leaf is a field named by its path
+// (python_support.cc, "Nested samples"), and the batch rebuilds the tree.
 // Python datasets reveal it with their first sample; native datasets declare
 // it. Once known it never changes.
 class Structure {
@@ -86,12 +89,15 @@ class Structure {
   std::mutex mu_;  // serializes the first Observe
   std::atomic<Kind> kind_{kUnknown};
   std::vector<std::string> names_;  // written once, before kind_ is published
+  bool nested_ = false;             // likewise: the first sample had nested containers
 };
 
 // Writes the arrays and scalars of `item` (a tuple, list, dict, array or
-// scalar) as fields through `allocate`, converting dtypes numpy has and
-// feedline lacks (float64 -> f32, bool -> u8, other integers -> i32 / i64).
-// Throws SampleError for what is not numeric (str, None, objects).
+// scalar, with tuples, lists and dicts nested to any depth) as fields through
+// `allocate`, converting dtypes numpy has and feedline lacks (float64 -> f32,
+// bool -> u8, other integers -> i32 / i64); strings and other objects become
+// object fields (object_fields.h). Throws SampleError when the layout differs
+// from the first sample's.
 using AllocateFn = std::function<Tensor(const std::string& name, DType, const Shape&)>;
 void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate);
 
@@ -107,8 +113,9 @@ py::object SampleToPython(const Sample& sample, const Structure& structure);
 
 // The batch laid out as `structure`: a tuple of the named fields followed by
 // any others (lengths, offsets, the "replaced" mask), a dict of all fields
-// for a dict layout or an unknown one, or a single array. Arrays view the
-// batch slot without copying and keep it out of the pool while they live.
+// for a dict layout or an unknown one, or a single array; nested tuples and
+// dicts as the samples had them. Arrays view the batch slot without copying
+// and keep it out of the pool while they live.
 py::object ShapeBatch(const Batch& batch, const Structure& structure);
 
 // ("tuple" | "dict" | "single" | "unknown", [names]).

@@ -26,10 +26,12 @@ class ConvertingIterator:
 
 
 def map_batch(batch, f):
-    """`f` applied to each field; tuple and list batches become lists, as
-    torch's default collate and paddle's loader give them."""
-    if isinstance(batch, (tuple, list)):
-        return [f(v) for v in batch]
+    """`f` applied to each array or object of the batch, at any depth; tuples
+    and lists become lists and dicts stay dicts, as torch's default collate
+    and paddle's loader give them. A list of objects (strings, one per
+    sample) is a leaf: `f` gets the list."""
+    if isinstance(batch, tuple):
+        return [map_batch(v, f) for v in batch]
     if isinstance(batch, dict):
-        return {k: f(v) for k, v in batch.items()}
+        return {k: map_batch(v, f) for k, v in batch.items()}
     return f(batch)

@@ -35,16 +35,6 @@ def _seed_from_torch(generator):
     return int(torch.empty((), dtype=torch.int64).random_(generator=generator).item()) & (2**63 - 1)
 
 
-def _to_tensor(value):
-    if isinstance(value, np.ndarray):
-        return torch.from_numpy(value)
-    return value
-
-
-def _pin(value):
-    return value.pin_memory() if isinstance(value, torch.Tensor) else value
-
-
 class DataLoader(io.DataLoader):
     """torch.utils.data.DataLoader, loaded by feedline.
 
@@ -179,7 +169,18 @@ class DataLoader(io.DataLoader):
         return ConvertingIterator(self, super().__iter__())
 
     def _convert(self, batch):
-        if self._unbatched:  # batch_size=None: one sample per step, no batch dimension
-            batch = map_batch(batch, lambda a: a[0] if isinstance(a, np.ndarray) else a)
-        batch = map_batch(batch, _to_tensor)
-        return map_batch(batch, _pin) if self._pin else batch
+        unbatched, pin = self._unbatched, self._pin
+
+        def one(value):
+            if isinstance(value, np.ndarray):
+                if unbatched:  # batch_size=None: one sample per step, no batch dimension
+                    value = value[0]
+                    if not isinstance(value, np.ndarray):
+                        return value  # a numpy scalar, as torch's default_convert leaves it
+                value = torch.from_numpy(value)
+                return value.pin_memory() if pin else value
+            if unbatched and isinstance(value, list) and len(value) == 1:
+                return value[0]  # an object field: the sample's own object
+            return value
+
+        return map_batch(batch, one)
