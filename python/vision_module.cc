@@ -169,6 +169,77 @@ std::shared_ptr<vision::ImageDataset> MakeImageDataset(
       std::move(root), std::move(files), std::move(classes), pipeline, ReadLimit(max_file_bytes));
 }
 
+// Pickling: native datasets and transforms are rebuilt from what they were
+// made of, so that they cross to spawned processes and can be saved
+// (torch.save of a dataset, torchvision's --cache-dataset). A dataset is
+// rebuilt from its listing, not by scanning its folder again.
+
+// Every field of a Transform, in declaration order; FromState reverses it.
+py::tuple TransformState(const Transform& t) {
+  return py::make_tuple(
+      static_cast<int>(t.kind), t.height, t.width, t.max_size, static_cast<int>(t.interpolation),
+      t.scale, t.ratio, t.p, t.mean, t.std, t.brightness, t.contrast, t.saturation, t.hue,
+      t.num_ops, t.magnitude, t.num_magnitude_bins, static_cast<int>(t.policy), t.fill,
+      t.random_value);
+}
+
+Transform TransformFromState(const py::tuple& state) {
+  if (state.size() != 20) throw Error("a pickled Transform has " + std::to_string(state.size()) +
+                                      " fields, expected 20 (pickled by another feedline?)");
+  Transform t;
+  t.kind = static_cast<Transform::Kind>(state[0].cast<int>());
+  t.height = state[1].cast<int>();
+  t.width = state[2].cast<int>();
+  t.max_size = state[3].cast<int>();
+  t.interpolation = static_cast<Interpolation>(state[4].cast<int>());
+  t.scale = state[5].cast<std::array<double, 2>>();
+  t.ratio = state[6].cast<std::array<double, 2>>();
+  t.p = state[7].cast<double>();
+  t.mean = state[8].cast<std::array<float, 3>>();
+  t.std = state[9].cast<std::array<float, 3>>();
+  t.brightness = state[10].cast<std::array<double, 2>>();
+  t.contrast = state[11].cast<std::array<double, 2>>();
+  t.saturation = state[12].cast<std::array<double, 2>>();
+  t.hue = state[13].cast<std::array<double, 2>>();
+  t.num_ops = state[14].cast<int>();
+  t.magnitude = state[15].cast<int>();
+  t.num_magnitude_bins = state[16].cast<int>();
+  t.policy = static_cast<vision::AutoAugmentPolicy>(state[17].cast<int>());
+  t.fill = state[18].cast<std::array<float, 3>>();
+  t.random_value = state[19].cast<bool>();
+  t.Validate();
+  return t;
+}
+
+py::tuple PipelineState(const Pipeline& p) {
+  const vision::PipelineOptions& o = p.options();
+  return py::make_tuple(p.transforms(), std::string(DTypeName(o.dtype)), o.fused,
+                        o.decode.max_pixels, o.decode.jpeg_strict, o.decode.jpeg_fast_idct);
+}
+
+Pipeline PipelineFromState(const py::tuple& state) {
+  if (state.size() != 6) throw Error("a pickled Pipeline has the wrong number of fields");
+  vision::PipelineOptions options;
+  options.dtype = ParseDType(state[1].cast<std::string>());
+  options.fused = state[2].cast<bool>();
+  options.decode.max_pixels = state[3].cast<int64_t>();
+  options.decode.jpeg_strict = state[4].cast<bool>();
+  options.decode.jpeg_fast_idct = state[5].cast<bool>();
+  return Pipeline(state[0].cast<std::vector<Transform>>(), options);
+}
+
+// (ImageDataset, its constructor's arguments): any listed image dataset
+// (ImageFolder, FileList) comes back as the ImageDataset of its listing.
+py::tuple ReduceImageDataset(const vision::ImageDataset& d) {
+  std::vector<std::string> paths;
+  paths.reserve(static_cast<size_t>(d.size()));
+  for (int64_t i = 0; i < d.size(); ++i) paths.emplace_back(d.file(i));
+  return py::make_tuple(
+      py::type::of<vision::ImageDataset>(),
+      py::make_tuple(d.root(), std::move(paths), d.labels(), d.classes(), d.pipeline(),
+                     d.read_options().max_bytes));
+}
+
 }  // namespace
 
 void BindVision(py::module_& m) {
@@ -228,7 +299,8 @@ void BindVision(py::module_& m) {
       .def_static("random_erasing", &Transform::RandomErasing, py::arg("p"), py::arg("scale"),
                   py::arg("ratio"), py::arg("value"), py::arg("random_value"))
       .def("__repr__", &Transform::ToString)
-      .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; });
+      .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; })
+      .def(py::pickle(&TransformState, &TransformFromState));
 
   py::class_<Pipeline>(v, "Pipeline")
       .def(py::init([](std::vector<Transform> transforms, const std::string& dtype, bool fused,
@@ -251,7 +323,9 @@ void BindVision(py::module_& m) {
            })
       .def("run", &RunPipeline, py::arg("data"), py::arg("source") = "", py::arg("seed") = 0,
            py::arg("epoch") = 0, py::arg("index") = 0)
-      .def("__repr__", &Pipeline::ToString);
+      .def_property_readonly("transforms", &Pipeline::transforms)
+      .def("__repr__", &Pipeline::ToString)
+      .def(py::pickle(&PipelineState, &PipelineFromState));
 
   py::class_<vision::ImageDataset, Dataset, std::shared_ptr<vision::ImageDataset>>(v,
                                                                                    "ImageDataset")
@@ -268,10 +342,13 @@ void BindVision(py::module_& m) {
       .def_property_readonly("classes", &vision::ImageDataset::classes)
       .def_property_readonly("labels",
                              [](const vision::ImageDataset& d) { return ToArray(d.labels()); })
-      .def("file", [](const vision::ImageDataset& d, int64_t i) {
-        CheckIndex(i, d.size());
-        return std::string(d.file(i));
-      });
+      .def("file",
+           [](const vision::ImageDataset& d, int64_t i) {
+             CheckIndex(i, d.size());
+             return std::string(d.file(i));
+           })
+      .def_property_readonly("pipeline", &vision::ImageDataset::pipeline)
+      .def("__reduce__", &ReduceImageDataset);
   py::class_<vision::ImageFolder, vision::ImageDataset, std::shared_ptr<vision::ImageFolder>>(
       v, "ImageFolder")
       .def(py::init([](const std::string& root, Pipeline pipeline, int64_t max_file_bytes) {
@@ -300,6 +377,21 @@ void BindVision(py::module_& m) {
                  storage::ShardDataset::Find(path_or_glob), std::move(pipeline));
            }),
            py::arg("path_or_glob"), py::arg("pipeline"), py::call_guard<py::gil_scoped_release>())
+      // What __reduce__ rebuilds one from: its shards (each .tar beside its
+      // .idx), pipeline and classes.
+      .def(py::init([](const std::vector<std::string>& shards, Pipeline pipeline,
+                       std::vector<std::string> classes) {
+             std::vector<std::string> index_files;
+             for (const std::string& shard : shards) {
+               for (std::string& index : storage::ShardDataset::Find(shard)) {
+                 index_files.push_back(std::move(index));
+               }
+             }
+             return std::make_shared<storage::ShardDataset>(
+                 std::move(index_files), std::move(pipeline), std::move(classes));
+           }),
+           py::arg("shards"), py::arg("pipeline"), py::arg("classes"),
+           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly(
           "max_pixels",
           [](const storage::ShardDataset& d) { return d.pipeline().options().decode.max_pixels; })
@@ -310,7 +402,12 @@ void BindVision(py::module_& m) {
       .def_property_readonly("shard_starts", [](const storage::ShardDataset& d) {
         return ToArray(d.shard_starts());
       })
-      .def("key", &storage::ShardDataset::key, py::arg("index"));
+      .def("key", &storage::ShardDataset::key, py::arg("index"))
+      .def_property_readonly("pipeline", &storage::ShardDataset::pipeline)
+      .def("__reduce__", [](const storage::ShardDataset& d) {
+        return py::make_tuple(py::type::of<storage::ShardDataset>(),
+                              py::make_tuple(d.shards(), d.pipeline(), d.classes()));
+      });
   py::class_<storage::ShardOrderSampler, Sampler, std::shared_ptr<storage::ShardOrderSampler>>(
       v, "ShardOrderSampler")
       .def(py::init<std::vector<int64_t>, int64_t, int64_t, uint64_t>(), py::arg("shard_starts"),

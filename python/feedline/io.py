@@ -190,6 +190,17 @@ class Subset(Dataset):
     def __len__(self):
         return len(self.indices)
 
+    # Pickled without the native view, which is rebuilt from the parts
+    # (spawned workers, torch.save of a dataset).
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_native"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        native = getattr(self.dataset, "_native", None)
+        if native is not None:
+            self._native = _feedline._Subset(native, self.indices)
+
 
 class ConcatDataset(Dataset):
     """Datasets end to end (paddle.io.ConcatDataset). Native when all are."""
@@ -215,6 +226,15 @@ class ConcatDataset(Dataset):
         part = bisect.bisect_right(self.cumulative_sizes, index)
         start = self.cumulative_sizes[part - 1] if part > 0 else 0
         return self.datasets[part][index - start]
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_native"}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        natives = [getattr(d, "_native", None) for d in self.datasets]
+        if all(n is not None for n in natives):
+            self._native = _feedline._Concat(natives)
 
 
 def random_split(dataset, lengths, generator=None):
