@@ -11,6 +11,8 @@ import bisect
 import numbers
 import operator
 import os
+import random
+import sys
 import weakref
 
 import numpy as np
@@ -65,6 +67,42 @@ def _seed_from(generator, seed):
 
 def _native(obj):
     return getattr(obj, "_native", obj)
+
+
+def _native_dataset(dataset):
+    """The C++ dataset the loader runs without the GIL, or None: a Python
+    dataset, or a native one with a Python transform, whose samples need the
+    interpreter (and so load in worker processes)."""
+    if getattr(dataset, "_python_transform", None) is not None:
+        return None
+    return getattr(dataset, "_native", None)
+
+
+def _run_python_transform(transform, image, image_type):
+    """`transform` on a decoded uint8 [H, W, 3] image, handed over as a PIL
+    image ("pil"), the array ("numpy") or a uint8 [3, H, W] torch tensor
+    ("tensor"), as torchvision takes them.
+
+    torchvision's random transforms draw from torch's global generator,
+    which a forked worker inherits from the training process: every worker
+    would draw the same numbers, every epoch. It is seeded here for the
+    sample from `random`, which the loader seeds from (seed, epoch, index)
+    in worker processes and with num_workers=0, so the draws are the same
+    for any number of workers; the caller's torch state is put back after."""
+    if image_type == "pil":
+        from PIL import Image
+
+        image = Image.fromarray(image, "RGB")
+    elif image_type == "tensor":
+        import torch
+
+        image = torch.from_numpy(image).permute(2, 0, 1)
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return transform(image)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(random.getrandbits(63))
+        return transform(image)
 
 
 class WorkerInfo:
@@ -128,7 +166,15 @@ class IterableDataset(Dataset):
 class NativeDataset(Dataset):
     """A dataset implemented in C++ (`_native`); the loader runs it without
     the GIL. `_fields` names the fields a sample is a tuple of, in order, or
-    is None for samples that are dicts."""
+    is None for samples that are dicts.
+
+    With a `_python_transform` (a torchvision or PIL transform, any
+    callable) the C++ dataset reads and decodes, and the transform runs in
+    Python on the sample's first field (the image) in __getitem__: the loader
+    then treats the dataset as a Python one (worker processes by default)."""
+
+    _python_transform = None
+    _image_type = "pil"
 
     def __init__(self, native, fields=None):
         self._native = native
@@ -149,7 +195,11 @@ class NativeDataset(Dataset):
         sample = self._native.get(index)
         if self._fields is None:
             return sample
-        return tuple(sample[name] for name in self._fields)
+        sample = tuple(sample[name] for name in self._fields)
+        if self._python_transform is None:
+            return sample
+        image = _run_python_transform(self._python_transform, sample[0], self._image_type)
+        return (image,) + tuple(int(v) if v.ndim == 0 else v for v in sample[1:])
 
     def source(self, index):
         """Where sample `index` comes from (a file name)."""
@@ -179,7 +229,7 @@ class Subset(Dataset):
     def __init__(self, dataset, indices):
         self.dataset = dataset
         self.indices = [int(i) for i in indices]
-        native = getattr(dataset, "_native", None)
+        native = _native_dataset(dataset)
         if native is not None:
             self._native = _feedline._Subset(native, self.indices)
             self._fields = getattr(dataset, "_fields", None)
@@ -197,7 +247,7 @@ class Subset(Dataset):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        native = getattr(self.dataset, "_native", None)
+        native = _native_dataset(self.dataset)
         if native is not None:
             self._native = _feedline._Subset(native, self.indices)
 
@@ -210,7 +260,7 @@ class ConcatDataset(Dataset):
         if not self.datasets:
             raise ValueError("ConcatDataset needs at least one dataset")
         self.cumulative_sizes = np.cumsum([len(d) for d in self.datasets]).tolist()
-        natives = [getattr(d, "_native", None) for d in self.datasets]
+        natives = [_native_dataset(d) for d in self.datasets]
         if all(n is not None for n in natives):
             self._native = _feedline._Concat(natives)
             self._fields = getattr(self.datasets[0], "_fields", None)
@@ -232,7 +282,7 @@ class ConcatDataset(Dataset):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        natives = [getattr(d, "_native", None) for d in self.datasets]
+        natives = [_native_dataset(d) for d in self.datasets]
         if all(n is not None for n in natives):
             self._native = _feedline._Concat(natives)
 
@@ -724,7 +774,7 @@ class DataLoader:
         self.seed = _draw_seed() if seed is None else _int_argument("seed", seed, 0, 2**64 - 1)
         self.error_policy = error_policy
 
-        native = getattr(dataset, "_native", None)
+        native = _native_dataset(dataset)
         self._iterable = native is None and (
             isinstance(dataset, IterableDataset)
             or (hasattr(dataset, "__iter__") and not hasattr(dataset, "__getitem__"))

@@ -15,6 +15,7 @@ from feedline._feedline import vision as _vision
 from feedline import io as _io
 from feedline.io import NativeDataset
 from feedline.vision.transforms import build_pipeline
+from feedline.vision import transforms as _transforms
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
@@ -66,6 +67,36 @@ def _unsupported(**arguments):
                 f"{name} is not supported: images are read, decoded and labelled in C++; "
                 "write a Python Dataset for custom loading (see docs/python.md)"
             )
+
+
+_TRANSFORM_INPUTS = ("pil", "numpy", "tensor")
+
+
+def _split_transform(transform, max_pixels, transform_input):
+    """(the native pipeline, the Python transform or None). A transform made
+    of feedline.vision.transforms runs in C++; any other callable (a
+    torchvision transform or preset, a PIL-based function, a lambda) runs in
+    Python on the image the C++ pipeline decoded (io.NativeDataset), handed
+    over as `transform_input`: "pil" (a PIL image, what torchvision's
+    transforms take), "numpy" (uint8 [H, W, 3]) or "tensor" (uint8
+    [3, H, W])."""
+    if transform_input not in _TRANSFORM_INPUTS:
+        raise ValueError(f"transform_input must be one of {_TRANSFORM_INPUTS}, got "
+                         f"{transform_input!r}")
+    try:
+        _transforms._flatten(transform)
+    except TypeError:
+        if isinstance(transform, (_transforms.Compose, list, tuple)):
+            raise TypeError(
+                "the transform mixes feedline.vision.transforms with other callables: give "
+                "either feedline transforms only (they run in C++) or torchvision / Python ones "
+                "only (they run in Python after a native decode); "
+                "feedline.vision.transforms.from_torchvision converts a torchvision recipe"
+            ) from None
+        if not callable(transform):
+            raise TypeError(f"transform must be callable, got {type(transform).__name__}") from None
+        return build_pipeline(None, max_pixels), transform
+    return build_pipeline(transform, max_pixels), None
 
 
 class _LabeledImages(NativeDataset):
@@ -136,13 +167,14 @@ class DatasetFolder(_ImageDataset):
         *,
         max_pixels=None,
         max_file_bytes=None,
+        transform_input="pil",
     ):
         _unsupported(loader=loader, target_transform=target_transform)
         if extensions is not None and is_valid_file is not None:
             raise ValueError("give extensions or is_valid_file, not both")
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         root = os.fspath(root)
-        pipeline = build_pipeline(transform, max_pixels)
+        pipeline, python_transform = _split_transform(transform, max_pixels, transform_input)
         if extensions is None and is_valid_file is None:
             native = _vision.ImageFolder(root, pipeline, max_file_bytes)
         else:
@@ -150,16 +182,19 @@ class DatasetFolder(_ImageDataset):
             native = _vision.ImageDataset(root, paths, labels, classes, pipeline, max_file_bytes)
         super().__init__(native, transform)
         self.extensions = IMG_EXTENSIONS if extensions is None else extensions
+        self._python_transform, self._image_type = python_transform, transform_input
 
 
 class ImageFolder(DatasetFolder):
     """torchvision.datasets.ImageFolder: root/<class>/<image>."""
 
     def __init__(self, root, transform=None, target_transform=None, loader=None,
-                 is_valid_file=None, *, max_pixels=None, max_file_bytes=None):
+                 is_valid_file=None, *, max_pixels=None, max_file_bytes=None,
+                 transform_input="pil"):
         super().__init__(root, loader=loader, transform=transform,
                          target_transform=target_transform, is_valid_file=is_valid_file,
-                         max_pixels=max_pixels, max_file_bytes=max_file_bytes)
+                         max_pixels=max_pixels, max_file_bytes=max_file_bytes,
+                         transform_input=transform_input)
 
 
 class FileList(_ImageDataset):
@@ -167,11 +202,13 @@ class FileList(_ImageDataset):
     (Caffe / PaddleClas list files), read relative to `root`. Bad files and
     the limits `max_pixels` and `max_file_bytes` as for DatasetFolder."""
 
-    def __init__(self, list_file, root, transform=None, *, max_pixels=None, max_file_bytes=None):
+    def __init__(self, list_file, root, transform=None, *, max_pixels=None, max_file_bytes=None,
+                 transform_input="pil"):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
-        native = _vision.FileList(os.fspath(list_file), os.fspath(root),
-                                  build_pipeline(transform, max_pixels), max_file_bytes)
+        pipeline, python_transform = _split_transform(transform, max_pixels, transform_input)
+        native = _vision.FileList(os.fspath(list_file), os.fspath(root), pipeline, max_file_bytes)
         super().__init__(native, transform)
+        self._python_transform, self._image_type = python_transform, transform_input
 
 
 class ShardDataset(_LabeledImages):
@@ -185,12 +222,13 @@ class ShardDataset(_LabeledImages):
     loader's error policy. A damaged or truncated index or shard is refused
     here, with a ValueError naming the file."""
 
-    def __init__(self, path_or_glob, transform=None, *, max_pixels=None):
+    def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil"):
         max_pixels = _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS)
-        native = _vision.ShardDataset(os.fspath(path_or_glob),
-                                      build_pipeline(transform, max_pixels))
+        pipeline, python_transform = _split_transform(transform, max_pixels, transform_input)
+        native = _vision.ShardDataset(os.fspath(path_or_glob), pipeline)
         super().__init__(native, ("image", "label"))
         self.transform = transform
+        self._python_transform, self._image_type = python_transform, transform_input
 
     @property
     def shards(self):
