@@ -24,6 +24,7 @@ struct PackArgs {
   bool skip_broken = false;
   bool restart = false;
   int jpeg_restart_rows = storage::PackOptions{}.jpeg_restart_rows;
+  int jpeg_restart_mcus = storage::PackOptions{}.jpeg_restart_mcus;
   bool json = false;
   bool quiet = false;
 };
@@ -37,6 +38,7 @@ int RunPackCommand(const PackArgs& args) {
   options.skip_broken = args.skip_broken;
   options.restart = args.restart;
   options.jpeg_restart_rows = args.jpeg_restart_rows;
+  options.jpeg_restart_mcus = args.jpeg_restart_mcus;
   const bool show_progress = !args.quiet && isatty(fileno(stderr));
   if (show_progress) {
     options.on_progress = [](int64_t done, int64_t total) {
@@ -123,6 +125,12 @@ Command AddPackCommand(CLI::App& parent) {
                   "Rewrite baseline JPEGs losslessly with a restart marker every N MCU rows, so "
                   "that a crop decodes only its rows (same pixels); 0 stores the files unchanged")
       ->check(CLI::Range(0, 64))
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--jpeg-restart-mcus", args->jpeg_restart_mcus,
+                  "A restart marker every N MCUs instead (the nearest divisor of a row's MCUs), "
+                  "so that a crop also skips the columns beside it; 0: whole rows")
+      ->check(CLI::Range(0, 1024))
       ->type_name("N")
       ->capture_default_str();
   app->add_flag("--json", args->json, "End stdout with the results as one JSON object");

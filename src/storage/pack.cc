@@ -91,6 +91,10 @@ PackResult PackImages(const std::string& source, const std::string& root,
     throw Error("pack: jpeg_restart_rows must be 0 to 64, got " +
                 std::to_string(options.jpeg_restart_rows));
   }
+  if (options.jpeg_restart_mcus < 0 || options.jpeg_restart_mcus > 1024) {
+    throw Error("pack: jpeg_restart_mcus must be 0 to 1024, got " +
+                std::to_string(options.jpeg_restart_mcus));
+  }
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir)) {
@@ -104,7 +108,11 @@ PackResult PackImages(const std::string& source, const std::string& root,
                                     (options.jpeg_restart_rows == 0
                                          ? std::string()
                                          : "jpeg_restart_rows " +
-                                               std::to_string(options.jpeg_restart_rows) + "\n");
+                                               std::to_string(options.jpeg_restart_rows) + "\n") +
+                                    (options.jpeg_restart_rows == 0 || options.jpeg_restart_mcus == 0
+                                         ? std::string()
+                                         : "jpeg_restart_mcus " +
+                                               std::to_string(options.jpeg_restart_mcus) + "\n");
   const bool has_manifest = fs::exists(manifest_path, ec);
   bool has_shards = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(out_dir, ec)) {
@@ -191,8 +199,8 @@ PackResult PackImages(const std::string& source, const std::string& root,
     const vision::ImageFormat format = vision::DetectFormat(bytes);
     restarts.clear();
     if (format == vision::ImageFormat::kJpeg && options.jpeg_restart_rows > 0 &&
-        vision::internal::AddJpegRestarts(bytes, options.jpeg_restart_rows, rewritten,
-                                          restarts)) {
+        vision::internal::AddJpegRestarts(
+            bytes, {options.jpeg_restart_rows, options.jpeg_restart_mcus}, rewritten, restarts)) {
       ++result.rewritten_jpegs;
       result.rewritten_bytes_before += bytes.size();
       result.rewritten_bytes_after += rewritten.size();

@@ -94,17 +94,31 @@ void OnProgress(j_common_ptr cinfo) {
 
 int CeilDiv(int a, int b) { return (a + b - 1) / b; }
 
-// The first MCU row worth decoding for a region whose first decoded row (at
-// `scale`) is `y0`, or 0 for the whole image. The row above y0 must be
-// decoded too: fancy chroma upsampling blends each row with its neighbour
-// rows, and a JPEG's top row has none, so starting at y0 itself would change
-// y0's chroma. With that row inside, every row from y0 on sees the same
-// neighbours as in the whole image and decodes to the same pixels.
-int RestartWindowRow(const JpegLayout& layout, int y0, int scale) {
-  if (y0 < 1 || layout.restart_interval <= 0) return 0;
-  int row = (y0 - 1) * scale / layout.mcu_height;
-  while (row > 0 && (int64_t{row} * layout.mcus_per_row) % layout.restart_interval != 0) --row;
-  return row;
+// The window of MCUs worth decoding for decoded rows [y0, y1) and columns
+// [x0, x1) at `scale` (JpegWindow in jpeg_restarts.h). Fancy chroma
+// upsampling blends each pixel with its neighbours, and a JPEG's edges have
+// none, so the window keeps a margin around the region: the row above and
+// below, and kColumnMargin + 1 columns each side (the decode below widens
+// the region by kColumnMargin). Every pixel of the region then sees the same
+// neighbours as in the whole image and decodes to the same value.
+JpegWindow RestartWindow(const JpegLayout& layout, int x0, int x1, int y0, int y1, int scale) {
+  JpegWindow w{0, layout.mcu_rows, 0, layout.mcus_per_row};
+  if (layout.row_starts() == 0) return w;  // no markers, or not at row starts
+  if (const int rows = layout.rows_per_interval(); rows > 0) {
+    // Intervals of whole rows: enter at the one above the region, read on to
+    // the end (the decode stops after the region's last row).
+    if (y0 >= 1) w.first_row = (y0 - 1) * scale / layout.mcu_height / rows * rows;
+    return w;
+  }
+  const int k = layout.restart_interval;
+  if (y0 >= 1) w.first_row = (y0 - 1) * scale / layout.mcu_height;
+  w.end_row = std::min(layout.mcu_rows, (y1 + 1) * scale / layout.mcu_height + 1);
+  const int margin = kColumnMargin + 1;
+  if (x0 > margin) w.first_col = (x0 - margin) * scale / layout.mcu_width / k * k;
+  const int right = (x1 + margin) * scale;  // image columns needed: [.., right)
+  w.end_col = std::min(layout.mcus_per_row,
+                       CeilDiv(CeilDiv(right, layout.mcu_width), k) * k);
+  return w;
 }
 
 // Adobe CMYK to RGB in place (4 bytes in, 3 out, so the forward walk never
@@ -159,21 +173,26 @@ bool RunJpeg(JpegJob& job) {
   int scale = 1;
   while (scale < 8 && scale * 2 <= job.request.max_scale) scale *= 2;
 
-  // With restart offsets, decode only from the MCU row above the region on:
-  // the JPEG of those rows replaces the file (same headers, lower height).
+  // With restart offsets, decode only the window of MCUs around the region:
+  // the JPEG of that window replaces the file (same headers, smaller frame).
   int row_offset = 0;  // image rows above the decoded JPEG
+  int col_offset = 0;  // image columns left of it
   if (!job.request.jpeg_restarts.empty() && !info.progressive && job.window != nullptr) {
     JpegLayout layout;
     if (ParseJpegLayout(job.data, layout) && layout.width == info.width &&
         layout.height == info.height) {
-      const Rect whole = ClampRegion(job.request.region, info.width, info.height);
-      const int first_row = RestartWindowRow(layout, whole.y / scale, scale);
-      if (first_row > 0 &&
-          AssembleJpegRows(job.data, layout, job.request.jpeg_restarts, first_row, *job.window)) {
+      const Rect r = ClampRegion(job.request.region, info.width, info.height);
+      const JpegWindow w = RestartWindow(layout, r.x / scale, CeilDiv(r.x + r.width, scale),
+                                         r.y / scale, CeilDiv(r.y + r.height, scale), scale);
+      const bool whole = w.first_row == 0 && w.end_row == layout.mcu_rows && w.first_col == 0 &&
+                         w.end_col == layout.mcus_per_row;
+      if (!whole &&
+          AssembleJpegWindow(job.data, layout, job.request.jpeg_restarts, w, *job.window)) {
         jpeg_abort_decompress(&cinfo);
         jpeg_mem_src(&cinfo, job.window->data(), static_cast<unsigned long>(job.window->size()));
         jpeg_read_header(&cinfo, /*require_image=*/TRUE);
-        row_offset = first_row * layout.mcu_height;
+        row_offset = w.first_row * layout.mcu_height;
+        col_offset = w.first_col * layout.mcu_width;
       }
     }
   }
@@ -208,6 +227,7 @@ bool RunJpeg(JpegJob& job) {
   const int out_h = static_cast<int>(cinfo.output_height);
   Rect region = ClampRegion(job.request.region, info.width, info.height);
   region.y -= row_offset;
+  region.x -= col_offset;
   int x0 = region.x / scale;
   int x1 = std::min(out_w, CeilDiv(region.x + region.width, scale));
   const int y0 = std::min(out_h - 1, region.y / scale);
@@ -248,7 +268,7 @@ bool RunJpeg(JpegJob& job) {
 
   job.result.width = static_cast<int>(cinfo.output_width);
   job.result.height = rows;
-  job.result.x = static_cast<int>(xoffset);
+  job.result.x = static_cast<int>(xoffset) + col_offset / scale;
   job.result.y = y0 + row_offset / scale;
   job.result.scale = scale;
   jpeg_destroy_decompress(&cinfo);

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <csetjmp>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -112,6 +113,22 @@ int64_t JpegLayout::intervals() const {
   return (mcus + restart_interval - 1) / restart_interval;
 }
 
+int JpegLayout::intervals_per_row() const {
+  if (restart_interval <= 0 || restart_interval > mcus_per_row) return 0;
+  return mcus_per_row % restart_interval == 0 ? mcus_per_row / restart_interval : 0;
+}
+
+int JpegLayout::rows_per_interval() const {
+  if (restart_interval <= 0 || mcus_per_row <= 0) return 0;
+  return restart_interval % mcus_per_row == 0 ? restart_interval / mcus_per_row : 0;
+}
+
+int64_t JpegLayout::row_starts() const {
+  if (const int rows = rows_per_interval(); rows > 0) return (mcu_rows + rows - 1) / rows;
+  if (intervals_per_row() > 0) return mcu_rows;
+  return 0;
+}
+
 bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout) {
   layout = JpegLayout{};
   const uint8_t* p = jpeg.data();
@@ -178,9 +195,12 @@ bool FindJpegRestarts(std::span<const uint8_t> jpeg, std::vector<uint32_t>& offs
   offsets.clear();
   JpegLayout layout;
   if (!ParseJpegLayout(jpeg, layout) || jpeg.size() > UINT32_MAX) return false;
+  if (layout.row_starts() == 0) return false;
+  const int per_row = std::max(1, layout.intervals_per_row());
   const uint8_t* p = jpeg.data();
   const size_t size = jpeg.size();
   offsets.push_back(static_cast<uint32_t>(layout.entropy_start));
+  int64_t interval = 0;  // the interval being scanned
   size_t pos = layout.entropy_start;
   while (true) {
     const void* found = std::memchr(p + pos, 0xFF, size - pos);
@@ -192,17 +212,37 @@ bool FindJpegRestarts(std::span<const uint8_t> jpeg, std::vector<uint32_t>& offs
     if (marker == 0x00) continue;  // a stuffed 0xFF data byte
     if (marker == kEoi) break;
     if (!IsRst(marker)) return false;  // another scan, DNL, ...
-    if (marker != kRst0 + ((offsets.size() - 1) & 7)) return false;
-    offsets.push_back(static_cast<uint32_t>(pos));
+    if (marker != kRst0 + (interval & 7)) return false;
+    ++interval;
+    if (interval % per_row == 0) offsets.push_back(static_cast<uint32_t>(pos));
   }
-  return static_cast<int64_t>(offsets.size()) == layout.intervals();
+  return interval + 1 == layout.intervals() &&
+         static_cast<int64_t>(offsets.size()) == layout.row_starts();
 }
 
-bool AddJpegRestarts(std::span<const uint8_t> jpeg, int rows, std::vector<uint8_t>& out,
-                     std::vector<uint32_t>& offsets) {
+bool AddJpegRestarts(std::span<const uint8_t> jpeg, const JpegRestartOptions& options,
+                     std::vector<uint8_t>& out, std::vector<uint32_t>& offsets) {
   JpegLayout layout;
-  if (rows < 1 || rows > 64 || !ParseJpegLayout(jpeg, layout)) return false;
-  const int64_t interval = int64_t{layout.mcus_per_row} * rows;
+  if (options.rows < 1 || options.rows > 64 || options.mcus < 0 || options.mcus > 1024 ||
+      !ParseJpegLayout(jpeg, layout)) {
+    return false;
+  }
+  int64_t interval = int64_t{layout.mcus_per_row} * options.rows;
+  if (options.mcus > 0) {
+    // The divisor of the row nearest to the wish, so that every row holds
+    // whole intervals and a window can cut columns; none near: whole rows.
+    interval = layout.mcus_per_row;
+    int best_distance = options.mcus;  // only divisors within half to twice
+    for (int d = std::max(1, options.mcus / 2); d <= std::min(layout.mcus_per_row, 2 * options.mcus);
+         ++d) {
+      if (layout.mcus_per_row % d != 0) continue;
+      const int distance = std::abs(d - options.mcus);
+      if (distance < best_distance || (distance == best_distance && d > interval)) {
+        best_distance = distance;
+        interval = d;
+      }
+    }
+  }
   if (interval > 65535) return false;  // the marker's 16-bit field
   TranscodeJob job;
   job.in = jpeg;
@@ -217,37 +257,128 @@ bool AddJpegRestarts(std::span<const uint8_t> jpeg, int rows, std::vector<uint8_
          written.height == layout.height;
 }
 
-bool AssembleJpegRows(std::span<const uint8_t> jpeg, const JpegLayout& layout,
-                      std::span<const uint32_t> offsets, int first_row,
-                      std::vector<uint8_t>& out) {
-  const int64_t interval = layout.restart_interval;
-  if (interval <= 0 || first_row <= 0 || first_row >= layout.mcu_rows) return false;
-  const int64_t first_mcu = int64_t{first_row} * layout.mcus_per_row;
-  if (first_mcu % interval != 0) return false;
-  if (static_cast<int64_t>(offsets.size()) != layout.intervals()) return false;
-  const size_t first = static_cast<size_t>(first_mcu / interval);
+namespace {
+
+void PutBe16(std::vector<uint8_t>& out, size_t at, int value) {
+  out[at] = static_cast<uint8_t>(value >> 8);
+  out[at + 1] = static_cast<uint8_t>(value & 0xFF);
+}
+
+// Intervals of whole rows: the headers, then everything from the interval
+// that starts the window's first row, markers renumbered.
+bool AssembleTail(std::span<const uint8_t> jpeg, const JpegLayout& layout,
+                  std::span<const uint32_t> offsets, size_t first, std::vector<uint8_t>& out) {
   const uint8_t* p = jpeg.data();
   const size_t size = jpeg.size();
-  // Every marker renumbered is checked to be the one the offsets promise.
-  auto marker_before = [&](size_t i) -> bool {
+  for (size_t i = std::max<size_t>(first, 1); i < offsets.size(); ++i) {
     const size_t at = offsets[i];
-    return at >= layout.entropy_start + 2 && at < size && at > offsets[i - 1] &&
-           p[at - 2] == 0xFF && p[at - 1] == kRst0 + ((i - 1) & 7);
-  };
-  for (size_t i = first; i < offsets.size(); ++i) {
-    if (!marker_before(i)) return false;
+    if (at < layout.entropy_start + 2 || at >= size || at <= offsets[i - 1] ||
+        p[at - 2] != 0xFF || p[at - 1] != kRst0 + ((i - 1) & 7)) {
+      return false;
+    }
   }
   const size_t start = offsets[first];
+  if (start < layout.entropy_start || start >= size) return false;
   const size_t header = layout.entropy_start;
   out.resize(header + (size - start));
   std::memcpy(out.data(), p, header);
-  const int height = layout.height - first_row * layout.mcu_height;
-  out[layout.height_at] = static_cast<uint8_t>(height >> 8);
-  out[layout.height_at + 1] = static_cast<uint8_t>(height & 0xFF);
   std::memcpy(out.data() + header, p + start, size - start);
   for (size_t i = first + 1; i < offsets.size(); ++i) {
     out[header + (offsets[i] - start) - 1] = static_cast<uint8_t>(kRst0 + ((i - 1 - first) & 7));
   }
+  return true;
+}
+
+// Intervals that divide rows: for each row of the window, its intervals
+// over the window's columns, found by walking the row's markers from its
+// start, each followed by a new marker.
+bool AssembleSegments(std::span<const uint8_t> jpeg, const JpegLayout& layout,
+                      std::span<const uint32_t> offsets, const JpegWindow& window,
+                      std::vector<uint8_t>& out) {
+  const int k = layout.restart_interval;
+  const int per_row = layout.intervals_per_row();
+  if (window.first_col % k != 0 || (window.end_col % k != 0 && window.end_col != layout.mcus_per_row)) {
+    return false;
+  }
+  const int64_t i0 = window.first_col / k;
+  const int64_t i1 = (window.end_col + k - 1) / k;
+  const uint8_t* p = jpeg.data();
+  const size_t size = jpeg.size();
+  out.resize(layout.entropy_start);
+  std::memcpy(out.data(), p, layout.entropy_start);
+  int written_markers = 0;
+  bool first_segment = true;
+  for (int r = window.first_row; r < window.end_row; ++r) {
+    size_t pos = offsets[static_cast<size_t>(r)];
+    const int64_t row_interval = int64_t{r} * per_row;
+    if (pos < layout.entropy_start || pos >= size) return false;
+    if (r > 0 && (pos < 2 || p[pos - 2] != 0xFF || p[pos - 1] != kRst0 + ((row_interval - 1) & 7))) {
+      return false;
+    }
+    for (int64_t idx = 0; idx < i1; ++idx) {
+      const bool last_of_image = r == layout.mcu_rows - 1 && idx == per_row - 1;
+      const uint8_t want = last_of_image ? kEoi : static_cast<uint8_t>(kRst0 + ((row_interval + idx) & 7));
+      const size_t begin = pos;
+      size_t end = 0;
+      while (true) {
+        const void* found = std::memchr(p + pos, 0xFF, size - pos);
+        if (found == nullptr) return false;
+        const size_t at = static_cast<size_t>(static_cast<const uint8_t*>(found) - p);
+        if (at + 1 >= size) return false;
+        if (p[at + 1] == 0x00) {
+          pos = at + 2;
+          continue;
+        }
+        if (p[at + 1] != want) return false;
+        end = at;
+        pos = at + 2;
+        break;
+      }
+      if (idx < i0) continue;
+      if (!first_segment) {
+        out.push_back(0xFF);
+        out.push_back(static_cast<uint8_t>(kRst0 + (written_markers++ & 7)));
+      }
+      first_segment = false;
+      out.insert(out.end(), p + begin, p + end);
+    }
+  }
+  out.push_back(0xFF);
+  out.push_back(kEoi);
+  return true;
+}
+
+}  // namespace
+
+bool AssembleJpegWindow(std::span<const uint8_t> jpeg, const JpegLayout& layout,
+                        std::span<const uint32_t> offsets, const JpegWindow& window,
+                        std::vector<uint8_t>& out) {
+  if (layout.restart_interval <= 0 || static_cast<int64_t>(offsets.size()) != layout.row_starts() ||
+      offsets.empty()) {
+    return false;
+  }
+  if (window.first_row < 0 || window.first_row >= window.end_row ||
+      window.end_row > layout.mcu_rows || window.first_col < 0 ||
+      window.first_col >= window.end_col || window.end_col > layout.mcus_per_row) {
+    return false;
+  }
+  bool ok;
+  if (const int rows = layout.rows_per_interval(); rows > 0) {
+    if (window.first_row % rows != 0 || window.end_row != layout.mcu_rows ||
+        window.first_col != 0 || window.end_col != layout.mcus_per_row) {
+      return false;
+    }
+    ok = AssembleTail(jpeg, layout, offsets, static_cast<size_t>(window.first_row / rows), out);
+  } else {
+    ok = AssembleSegments(jpeg, layout, offsets, window, out);
+  }
+  if (!ok) return false;
+  const int bottom = window.end_row == layout.mcu_rows ? layout.height
+                                                       : window.end_row * layout.mcu_height;
+  const int right = window.end_col == layout.mcus_per_row ? layout.width
+                                                          : window.end_col * layout.mcu_width;
+  PutBe16(out, layout.height_at, bottom - window.first_row * layout.mcu_height);
+  PutBe16(out, layout.height_at + 2, right - window.first_col * layout.mcu_width);
   return true;
 }
 

@@ -6,15 +6,18 @@
 // the rows from any MCU row down form, after the file's headers (with the
 // height in the frame header lowered) and with their markers renumbered
 // from RST0, a valid JPEG of just those rows, holding the same coefficients
-// and so decoding to the same pixels. The decoder uses that to skip the
-// entropy decoding of every row above a crop.
+// and so decoding to the same pixels. With a marker every few MCUs (a
+// divisor of the MCUs per row), the segments of a window of rows and
+// columns form a valid JPEG of just that window the same way. The decoder
+// uses that to skip the entropy decoding of everything around a crop.
 //
-//   AddJpegRestarts   pack time: rewrites a baseline JPEG losslessly (its
-//                     DCT coefficients copied, Huffman tables optimized)
-//                     with a restart marker every N MCU rows, and lists
-//                     where each restart interval starts.
-//   FindJpegRestarts  lists where the restart intervals of a JPEG start.
-//   AssembleJpegRows  decode time: the JPEG of the MCU rows from one down.
+//   AddJpegRestarts    pack time: rewrites a baseline JPEG losslessly (its
+//                      DCT coefficients copied, Huffman tables optimized)
+//                      with restart markers, and lists where the intervals
+//                      that begin an MCU row start.
+//   FindJpegRestarts   lists where those intervals of a JPEG start.
+//   AssembleJpegWindow decode time: the JPEG of a window of MCU rows (and
+//                      columns, when the intervals are shorter than a row).
 //
 // Only single-scan, Huffman-coded, 8-bit baseline or extended-sequential
 // JPEGs with 1 or 3 components qualify; progressive, arithmetic-coded,
@@ -41,37 +44,66 @@ struct JpegLayout {
   int mcu_rows = 0;
   int restart_interval = 0;  // MCUs; 0: no restart markers
   size_t height_at = 0;      // offset of the frame header's 16-bit height
+                             // (the width follows it)
   size_t entropy_start = 0;  // first byte after the start-of-scan header
 
   // The number of restart intervals (1 without markers).
   int64_t intervals() const;
+  // Restart intervals per MCU row when a row holds a whole number of them
+  // (a window may then cut columns), else 0.
+  int intervals_per_row() const;
+  // MCU rows per restart interval when an interval holds whole rows, else 0.
+  int rows_per_interval() const;
+  // The number of intervals that begin an MCU row (FindJpegRestarts' list),
+  // or 0 if intervals neither divide nor span whole rows.
+  int64_t row_starts() const;
+};
+
+// Restart markers to add: a marker every `mcus` MCUs, the divisor of the
+// MCUs per row nearest to it (within half to twice; else whole rows), or
+// with `mcus` 0 a marker every `rows` MCU rows.
+struct JpegRestartOptions {
+  int rows = 1;  // 1 to 64
+  int mcus = 0;  // 0 or 1 to 1024
+};
+
+// A window of MCUs: rows [first_row, end_row), columns [first_col, end_col).
+struct JpegWindow {
+  int first_row = 0;
+  int end_row = 0;
+  int first_col = 0;
+  int end_col = 0;
 };
 
 // Parses the markers up to the start of scan. False if the file does not
 // qualify (see above) or its headers are damaged.
 bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout);
 
-// The offset of the first byte of every restart interval (the first right
-// after the start-of-scan header, each other right after its RSTn marker)
-// into `offsets`. False if the file does not qualify or its markers are not
-// RST0, RST1, ... in order with exactly layout.intervals() intervals.
+// The offset of the first byte of every restart interval that begins an
+// MCU row (the first right after the start-of-scan header, each other right
+// after its RSTn marker), in order, into `offsets`. False if the file does
+// not qualify, its markers are not RST0, RST1, ... in order with exactly
+// layout.intervals() intervals, or its intervals neither divide nor span
+// whole rows.
 bool FindJpegRestarts(std::span<const uint8_t> jpeg, std::vector<uint32_t>& offsets);
 
-// Rewrites `jpeg` into `out` with a restart marker every `rows` MCU rows
-// (1 to 64), the coefficients unchanged, the APPn and COM markers copied,
-// and fills `offsets` as FindJpegRestarts does for `out`. False (and `out`
-// left unspecified) if the file does not qualify or cannot be read.
-bool AddJpegRestarts(std::span<const uint8_t> jpeg, int rows, std::vector<uint8_t>& out,
-                     std::vector<uint32_t>& offsets);
+// Rewrites `jpeg` into `out` with restart markers as `options` says, the
+// coefficients unchanged, the APPn and COM markers copied, and fills
+// `offsets` as FindJpegRestarts does for `out`. False (and `out` left
+// unspecified) if the file does not qualify or cannot be read.
+bool AddJpegRestarts(std::span<const uint8_t> jpeg, const JpegRestartOptions& options,
+                     std::vector<uint8_t>& out, std::vector<uint32_t>& offsets);
 
-// The JPEG of MCU rows [first_row, layout.mcu_rows) of `jpeg`: its headers
-// with the height lowered by first_row * mcu_height, then the entropy data
-// from the restart interval that starts first_row, markers renumbered. False
-// if `offsets` does not describe `jpeg` (the marker before each interval
-// used is checked) or first_row does not start an interval.
-bool AssembleJpegRows(std::span<const uint8_t> jpeg, const JpegLayout& layout,
-                      std::span<const uint32_t> offsets, int first_row,
-                      std::vector<uint8_t>& out);
+// The JPEG of `window` of `jpeg`: its headers with the frame's size made the
+// window's, then the window's entropy data, its markers renumbered from
+// RST0. `offsets` is FindJpegRestarts' list. The window's rows must start
+// and (unless it reaches the last row) end at interval boundaries; with
+// intervals of whole rows its columns must be all of them and it must reach
+// the last row. False if the window does not fit the intervals or `offsets`
+// does not describe `jpeg` (every marker used is checked).
+bool AssembleJpegWindow(std::span<const uint8_t> jpeg, const JpegLayout& layout,
+                        std::span<const uint32_t> offsets, const JpegWindow& window,
+                        std::vector<uint8_t>& out);
 
 }  // namespace feedline::vision::internal
 

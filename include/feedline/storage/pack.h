@@ -4,10 +4,11 @@
 //
 //   OUT/shard-000000.tar  OUT/shard-000000.idx  ...  OUT/classes.txt  OUT/pack.txt
 //
-// Baseline JPEGs are rewritten losslessly with a restart marker every
-// `jpeg_restart_rows` MCU rows (same coefficients, so the same pixels;
-// optimized Huffman tables) and the index records where each restart
-// interval starts, so that a crop decodes only from its rows on
+// Baseline JPEGs are rewritten losslessly with restart markers (same
+// coefficients, so the same pixels; optimized Huffman tables): one every
+// `jpeg_restart_mcus` MCUs (so that a crop skips the columns around it as
+// well as the rows above it), or with that 0 one every `jpeg_restart_rows`
+// MCU rows; the index records where each MCU row's data starts
 // (docs/storage.md has the measurements). Progressive, CMYK and damaged
 // JPEGs, PNG and WebP are stored unchanged.
 //
@@ -53,6 +54,9 @@ struct PackOptions {
   // MCU rows per restart interval of rewritten JPEGs; 0 stores every file's
   // bytes unchanged.
   int jpeg_restart_rows = 1;
+  // MCUs per restart interval (the nearest divisor of a row's MCUs; 0:
+  // whole rows, jpeg_restart_rows of them).
+  int jpeg_restart_mcus = 0;
   // Called after each shard is finished with (records packed, total files).
   std::function<void(int64_t, int64_t)> on_progress;
 };
