@@ -18,7 +18,12 @@ median samples/s over the rounds, ratios against torch and against feedline's
 processes start), and the memory of the whole process tree: each loader runs
 one epoch alone in a fresh interpreter, which samples the sum of the
 proportional set sizes (PSS) of itself and its workers at every batch; the
-largest sample is printed.
+largest sample is printed. It is measured twice: with a loop that does not
+look at the batches, and with one that reads every byte of every batch, as
+training does. The difference matters for torch: its workers hand batches
+over in shared memory, and pages the training process never touches are
+mapped by no process, so PSS does not count them although they occupy
+memory; reading the batch maps them into the training process.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_workers_vs_torch.py [--rounds 5]
 """
@@ -151,21 +156,31 @@ def tree_pss_bytes():
     return total
 
 
-def epoch_peak_pss(make):
+def read_every_byte(batch):
+    """What training does with a batch: every array is read (summed)."""
+    values = batch.values() if isinstance(batch, dict) else batch
+    return sum(float(np.asarray(v).sum()) for v in values)
+
+
+def epoch_peak_pss(make, read):
     loader = make()
     peak = tree_pss_bytes()
-    for _ in loader:
+    for batch in loader:
+        if read:
+            read_every_byte(batch)
         peak = max(peak, tree_pss_bytes())
     if hasattr(loader, "close"):
         loader.close()
     return peak
 
 
-def peak_pss_alone(job, label, args, image_dir):
+def peak_pss_alone(job, label, args, image_dir, read):
     """epoch_peak_pss of one loader in a fresh interpreter, so that no other
     loader's memory counts."""
     command = [sys.executable, os.path.abspath(__file__), "--pss-of", label, "--jobs", job,
                "--texts", str(args.texts), "--workers", str(args.workers)]
+    if read:
+        command.append("--pss-read")
     if image_dir:
         command += ["--image-dir", image_dir]
     run = subprocess.run(command, capture_output=True, text=True)
@@ -204,20 +219,21 @@ def run_job(name, dataset, workers, rounds, pss_of=None):
     for r in range(max(3, rounds // 2)):
         for label in labels:
             firsts[label].append(first_batch_seconds(makers[label]))
-    pss = {label: pss_of(label) for label in labels}
+    pss = {label: pss_of(label, False) for label in labels}
+    pss_read = {label: pss_of(label, True) for label in labels}
     median = {label: statistics.median(v) for label, v in rates.items()}
     print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
           f"{rounds} rounds\n")
     print("| loader | samples/s (median) | min-max | vs torch | vs feedline 0 workers "
-          "| first batch, cold (median) | tree PSS, peak |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| first batch, cold (median) | tree PSS, peak | tree PSS, peak, batches read |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         v = rates[label]
         print(f"| {label} | {median[label]:,.0f} | {min(v):,.0f}-{max(v):,.0f} "
               f"| {median[label] / median['torch processes']:.2f}x "
               f"| {median[label] / median['feedline 0 workers']:.2f}x "
               f"| {statistics.median(firsts[label]) * 1000:.0f} ms "
-              f"| {pss[label] / 2**20:,.0f} MiB |")
+              f"| {pss[label] / 2**20:,.0f} MiB | {pss_read[label] / 2**20:,.0f} MiB |")
     sys.stdout.flush()
 
 
@@ -230,6 +246,7 @@ def main():
     parser.add_argument("--jobs", default="text,image")
     parser.add_argument("--pss-of", help=argparse.SUPPRESS)  # one loader's peak PSS, then exit
     parser.add_argument("--image-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--pss-read", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.pss_of:
         if args.jobs == "text":
@@ -237,7 +254,7 @@ def main():
         else:
             dataset = ImageDataset(sorted(
                 os.path.join(args.image_dir, f) for f in os.listdir(args.image_dir)))
-        print(epoch_peak_pss(make_loaders(dataset, args.workers)[args.pss_of]))
+        print(epoch_peak_pss(make_loaders(dataset, args.workers)[args.pss_of], args.pss_read))
         return
     print(f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
           f"Python {sys.version.split()[0]}, torch {torch.__version__}, numpy {np.__version__}")
@@ -245,13 +262,13 @@ def main():
     if "text" in jobs:
         run_job("text, tokenized in Python into int64[256]", TextDataset(args.texts),
                 args.workers, args.rounds,
-                lambda label: peak_pss_alone("text", label, args, None))
+                lambda label, read: peak_pss_alone("text", label, args, None, read))
     if "image" in jobs:
         with tempfile.TemporaryDirectory(prefix="feedline_bench_jpeg_") as directory:
             paths = write_jpegs(directory, args.images)
             run_job("image, PIL open + convert + resize 224 + float32 CHW",
                     ImageDataset(paths), args.workers, args.rounds,
-                    lambda label: peak_pss_alone("image", label, args, directory))
+                    lambda label, read: peak_pss_alone("image", label, args, directory, read))
 
 
 if __name__ == "__main__":
