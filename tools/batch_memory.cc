@@ -40,6 +40,8 @@ int64_t BatchBytes(const Dataset& dataset, int64_t batch_size) {
 }
 
 int64_t BatchesInFlight(const LoaderOptions& options) {
+  // "auto" starts at 2 slots and grows only within the tuner's memory budget.
+  if (options.num_workers == kAuto || options.prefetch_factor == kAuto) return 2;
   return std::max<int64_t>(2, int64_t{options.num_workers} * options.prefetch_factor);
 }
 

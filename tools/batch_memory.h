@@ -18,7 +18,9 @@ namespace feedline::cli {
 // (0 when it declares none); saturates at INT64_MAX.
 int64_t BatchBytes(const Dataset& dataset, int64_t batch_size);
 
-// Batches the loader keeps in memory at once: max(2, workers x prefetch).
+// Batches the loader keeps in memory at once: max(2, workers x prefetch);
+// 2 when either is kAuto (the tuner starts there and keeps the rest within
+// its memory budget).
 int64_t BatchesInFlight(const LoaderOptions& options);
 
 // Physical memory of the machine in bytes (0 if unknown).

@@ -40,7 +40,10 @@ BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings
   if (dataset) CheckBatchMemory(*dataset, options, PhysicalMemoryBytes());
   DataLoader loader(std::move(dataset), options);
   const int64_t per_epoch = loader.size();
-  const auto step = std::chrono::duration<double, std::milli>(settings.step_ms);
+  auto step = std::chrono::duration<double, std::milli>(settings.step_ms);
+  // For step_change_ms: the batches of the whole run, whose half is the change.
+  const int64_t all_epochs = per_epoch * settings.epochs;
+  const int64_t total_batches = max_batches >= 0 ? std::min(all_epochs, max_batches) : all_epochs;
 
   ProgressState state;
   state.epochs = settings.epochs;
@@ -50,12 +53,22 @@ BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings
     if (max_batches >= 0 && result.batches >= max_batches) break;
     state.epoch = epoch;
     state.batch = 0;
-    while (std::optional<Batch> batch = loader.Next()) {
+    while (true) {
+      const Clock::time_point asked = Clock::now();
+      std::optional<Batch> batch = loader.Next();
+      if (!batch) break;
+      result.wait_s.push_back(SecondsSince(asked));
+      result.delivered_s.push_back(SecondsSince(start));
       result.images += batch->size();
       ++result.batches;
       ++state.batch;
       // The simulated model step holds the batch, as training would.
-      if (settings.step_ms > 0) std::this_thread::sleep_for(step);
+      if (settings.step_change_ms >= 0 && result.change_batch < 0 &&
+          result.batches * 2 >= total_batches) {
+        result.change_batch = result.batches - 1;
+        step = std::chrono::duration<double, std::milli>(settings.step_change_ms);
+      }
+      if (step.count() > 0) std::this_thread::sleep_for(step);
       if (progress != nullptr) {
         state.images = result.images;
         state.elapsed_s = SecondsSince(start);
@@ -63,6 +76,9 @@ BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings
       }
       if (max_batches >= 0 && result.batches >= max_batches) break;
     }
+    // An epoch that delivered nothing (every sample failed under skip)
+    // would repeat: the run ends rather than loop.
+    if (state.batch == 0) break;
   }
   result.wall_s = SecondsSince(start);
   result.stats = loader.stats();

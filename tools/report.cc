@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "feedline/loader_options.h"
 #include "tools/diagnosis.h"
 
 namespace feedline::cli {
@@ -38,7 +39,47 @@ std::string ErrorsText(const StatsSnapshot& stats) {
   return text;
 }
 
+double Mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+// What the tuner chose and when (num_workers / prefetch "auto").
+std::string TunerText(const TunerStats& t) {
+  std::string out = Printf("  tuner           %d of %d workers, %d slots", t.workers,
+                           t.max_workers, t.slots);
+  if (t.slot_bytes > 0) out += Printf(" of %.1f MiB", Mib(t.slot_bytes));
+  if (t.memory_budget_bytes > 0) out += Printf(" (budget %.0f MiB)", Mib(t.memory_budget_bytes));
+  out += ", " + Plural(t.decisions, "change", "changes") + "\n";
+  if (static_cast<int64_t>(t.log.size()) < t.decisions) {
+    out += Printf("    (the first %lld not shown)\n",
+                  static_cast<long long>(t.decisions - static_cast<int64_t>(t.log.size())));
+  }
+  for (const TunerDecision& d : t.log) {
+    out += Printf("    %7.2f s  batch %-6lld ", d.at_s, static_cast<long long>(d.batch)) + d.reason +
+           "\n";
+  }
+  return out;
+}
+
 }  // namespace
+
+nlohmann::json TunerJson(const TunerStats& t) {
+  nlohmann::json log = nlohmann::json::array();
+  for (const TunerDecision& d : t.log) {
+    log.push_back({{"at_s", d.at_s},
+                   {"batch", d.batch},
+                   {"workers", d.workers},
+                   {"slots", d.slots},
+                   {"samples_per_s", d.samples_per_s},
+                   {"reason", d.reason}});
+  }
+  return {{"enabled", t.enabled},
+          {"workers", t.workers},
+          {"slots", t.slots},
+          {"max_workers", t.max_workers},
+          {"memory_budget_bytes", t.memory_budget_bytes},
+          {"slot_bytes", t.slot_bytes},
+          {"decisions", t.decisions},
+          {"log", log}};
+}
 
 std::string FailureReasons(const StatsSnapshot& stats) {
   std::string text;
@@ -62,6 +103,25 @@ double FirstBatchSeconds(const BenchResult& result) {
 
 double WaitFraction(const BenchResult& result) { return result.stats.wait_fraction(); }
 
+double WaitFractionFrom(const BenchResult& result, int64_t from) {
+  const int64_t n = static_cast<int64_t>(result.delivered_s.size());
+  if (from < 0 || from + 1 >= n || result.wait_s.size() != result.delivered_s.size()) return -1;
+  double wait = 0;
+  for (int64_t b = from + 1; b < n; ++b) wait += result.wait_s[static_cast<size_t>(b)];
+  const double span = result.wall_s - result.delivered_s[static_cast<size_t>(from)];
+  return span > 0 ? std::min(1.0, wait / span) : -1;
+}
+
+int64_t BatchAfter(const BenchResult& result, int64_t from, double seconds) {
+  const int64_t n = static_cast<int64_t>(result.delivered_s.size());
+  if (from < 0 || from >= n) return -1;
+  const double at = result.delivered_s[static_cast<size_t>(from)] + seconds;
+  for (int64_t b = from; b < n; ++b) {
+    if (result.delivered_s[static_cast<size_t>(b)] >= at) return b;
+  }
+  return -1;
+}
+
 double WorkerSeconds(const BenchResult& result) {
   int64_t busy = 0;
   for (const WorkerStats& worker : result.stats.workers) busy += worker.busy_ns;
@@ -72,7 +132,11 @@ double WorkerSeconds(const BenchResult& result) {
 }
 
 double WorkerUtilization(const BenchResult& result) {
-  const int workers = result.settings.workers;
+  // With "auto" the threads started (the tuner's most), of which it used
+  // some: utilization is of all of them.
+  const int workers = result.settings.workers == kAuto
+                          ? static_cast<int>(result.stats.workers.size())
+                          : result.settings.workers;
   if (workers <= 0 || result.stats.elapsed_ns <= 0 || result.stats.workers.empty()) return -1;
   int64_t busy = 0;
   for (const WorkerStats& worker : result.stats.workers) busy += worker.busy_ns;
@@ -104,7 +168,9 @@ std::string FormatReport(const BenchResult& result, const Diagnosis& diagnosis) 
   out << "feedline bench: " << s.source << " (" << s.pipeline << "), "
       << Plural(result.images, "image", "images") << " in "
       << Plural(result.batches, "batch", "batches") << " of " << s.batch_size << ", "
-      << Plural(s.workers, "worker", "workers") << ", prefetch " << s.prefetch << ", "
+      << (s.workers == kAuto ? std::string("auto workers") : Plural(s.workers, "worker", "workers"))
+      << ", prefetch " << (s.prefetch == kAuto ? std::string("auto") : std::to_string(s.prefetch))
+      << ", "
       << Plural(s.epochs, "epoch", "epochs");
   if (s.step_ms > 0) out << ", step " << Printf("%g", s.step_ms) << " ms";
   out << "\n";
@@ -120,7 +186,8 @@ std::string FormatReport(const BenchResult& result, const Diagnosis& diagnosis) 
   out << Printf("  consumer wait   %.1f%% of the run\n", 100 * WaitFraction(result));
   const double utilization = WorkerUtilization(result);
   if (utilization >= 0) {
-    out << Printf("  workers busy    %.1f%% of %d x %.3f s\n", 100 * utilization, s.workers,
+    out << Printf("  workers busy    %.1f%% of %d x %.3f s\n", 100 * utilization,
+                  s.workers == kAuto ? static_cast<int>(result.stats.workers.size()) : s.workers,
                   result.stats.elapsed_ns / kNsPerSecond);
   }
 
@@ -134,6 +201,7 @@ std::string FormatReport(const BenchResult& result, const Diagnosis& diagnosis) 
   }
   out << Printf("  peak RSS        %.1f MiB\n", result.peak_rss_mib);
   out << "  errors          " << ErrorsText(result.stats) << "\n";
+  if (result.stats.tuner.enabled) out << TunerText(result.stats.tuner);
 
   out << "diagnosis: " << BottleneckName(diagnosis.bottleneck) << "-bound.";
   for (const std::string& sentence : diagnosis.sentences) out << " " << sentence;
@@ -177,10 +245,11 @@ nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis)
       {"replaced", result.stats.replaced},
       {"broken_samples", BrokenSamples(result.stats)},
       {"failed_substitutes", FailedSubstitutes(result.stats)},
-      {"workers", s.workers},
-      {"prefetch", s.prefetch},
+      {"workers", s.workers == kAuto ? nlohmann::json("auto") : nlohmann::json(s.workers)},
+      {"prefetch", s.prefetch == kAuto ? nlohmann::json("auto") : nlohmann::json(s.prefetch)},
       {"batch", s.batch_size},
       {"step_ms", s.step_ms},
+      {"step_change_ms", s.step_change_ms},
       {"seed", s.seed},
       {"error_policy", s.error_policy},
       {"cores", s.cores},
@@ -192,6 +261,29 @@ nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis)
         {"suggested_prefetch", diagnosis.suggested_prefetch},
         {"text", diagnosis.sentences}}},
   };
+  if (result.stats.tuner.enabled) json["tuner"] = TunerJson(result.stats.tuner);
+  // After the first fifth of the batches: the rate "auto" reached once it had
+  // a fifth of the run to find its setting.
+  const int64_t n = static_cast<int64_t>(result.delivered_s.size());
+  if (n >= 5) {
+    const int64_t fifth = n / 5;
+    const double span = result.delivered_s.back() - result.delivered_s[static_cast<size_t>(fifth - 1)];
+    json["images_per_s_after_first_fifth"] =
+        span > 0 ? static_cast<double>(n - fifth) * static_cast<double>(s.batch_size) / span : 0.0;
+  }
+  if (result.change_batch >= 0) {
+    const int64_t settled = BatchAfter(result, result.change_batch, 3.0);
+    double waited = 0;  // before the change
+    for (int64_t b = 0; b <= result.change_batch; ++b) waited += result.wait_s[static_cast<size_t>(b)];
+    const double at = result.delivered_s[static_cast<size_t>(result.change_batch)];
+    json["step_change"] = {
+        {"to_ms", s.step_change_ms},
+        {"at_s", at},
+        {"wait_fraction_before", at > 0 ? waited / at : 0.0},
+        {"wait_fraction_after", WaitFractionFrom(result, result.change_batch)},
+        {"wait_fraction_after_3s", settled < 0 ? nlohmann::json(nullptr)
+                                               : nlohmann::json(WaitFractionFrom(result, settled))}};
+  }
   return json;
 }
 

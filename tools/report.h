@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "feedline/stats.h"
 
@@ -26,6 +27,9 @@ struct BenchSettings {
   int prefetch = 2;
   int64_t epochs = 1;
   double step_ms = 0;  // simulated training step per batch
+  // >= 0: the step becomes this many ms after half of the batches (a
+  // training whose step time changes, for the tuner's benchmark).
+  double step_change_ms = -1;
   uint64_t seed = 0;
   std::string error_policy = "skip";
   int cores = 1;  // CPUs available to the process
@@ -39,7 +43,18 @@ struct BenchResult {
   int64_t batches = 0;
   double wall_s = 0;  // from the first Next() to the end of the last step
   double peak_rss_mib = 0;
+  // When each batch was delivered, in seconds from the first Next(): lets
+  // `tune` measure the steady state apart from the warm-up.
+  std::vector<double> delivered_s;
+  std::vector<double> wait_s;  // each batch's time in Next()
+  int64_t change_batch = -1;   // with step_change_ms: the first batch of the new step
 };
+
+// Share of the time from the delivery of batch `from` to the end that the
+// loop spent waiting for later batches; -1 when there is no such batch.
+double WaitFractionFrom(const BenchResult& result, int64_t from);
+// The first batch delivered at least `seconds` after batch `from`, or -1.
+int64_t BatchAfter(const BenchResult& result, int64_t from, double seconds);
 
 // In a run that completed: substitutes that failed too under error policy
 // replace, and the dataset's samples that failed (the loader counts the two
@@ -72,9 +87,13 @@ const char* ShareName(int share);
 // The text report, several lines ending in a newline.
 std::string FormatReport(const BenchResult& result, const Diagnosis& diagnosis);
 
+// What the loader's tuner chose and when, for --json.
+nlohmann::json TunerJson(const TunerStats& tuner);
+
 // The JSON object: images_per_s, first_batch_s, wait_fraction, peak_rss_mib,
-// stages (seconds), errors (count by reason), workers, prefetch, batch, and
-// the rest of the settings and the diagnosis.
+// stages (seconds), errors (count by reason), workers, prefetch, batch, the
+// rest of the settings and the diagnosis, and the tuner's choices when
+// workers or prefetch were "auto".
 nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis);
 
 }  // namespace feedline::cli

@@ -12,6 +12,8 @@
 #include <tuple>
 
 #include "feedline/error.h"
+#include "feedline/loader_options.h"
+#include "src/loader/tuner.h"
 #include "tools/bench_run.h"
 #include "tools/report.h"
 #include "tools/rss.h"
@@ -25,7 +27,7 @@ struct TuneArgs {
   std::string source;
   std::string pipeline = "train";
   long long batch = 64;
-  long long max_batches = 8;
+  long long max_batches = 24;  // measured per setting, after its warm-up
   int max_workers = 0;  // 0: 2 x cores
   std::vector<int> prefetch = {1, 2, 4};
   double step_ms = 0;
@@ -34,7 +36,20 @@ struct TuneArgs {
   std::string plot;
   bool json = false;
   bool quiet = false;
+  bool online = false;  // also run the online tuner ("auto")
   SourceLimits limits;
+};
+
+// The online tuner's run: its final setting and its path.
+struct OnlineRun {
+  bool ran = false;
+  int start_workers = 0;
+  int workers = 0;
+  int slots = 0;
+  double images_per_s = 0;  // over the second half of the run
+  double wait_fraction = 0;
+  double peak_rss_mib = 0;
+  std::vector<TunerDecision> path;
 };
 
 std::string Printf(const char* format, auto... args) {
@@ -43,28 +58,24 @@ std::string Printf(const char* format, auto... args) {
   return buffer;
 }
 
-// Throughput after the first batch, so that thread start-up and the first
-// batch's latency (reported separately by bench) do not weigh on a short run.
-double SteadyImagesPerSecond(const BenchResult& result) {
-  const double first = FirstBatchSeconds(result);
-  if (result.batches < 2 || first < 0 || result.wall_s <= first) return ImagesPerSecond(result);
-  const double first_images =
-      static_cast<double>(result.images) / static_cast<double>(result.batches);
-  return (static_cast<double>(result.images) - first_images) / (result.wall_s - first);
-}
-
 std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
-                        const std::vector<TuneRow>& rows, int recommended) {
+                        const std::vector<TuneRow>& rows, int recommended,
+                        const OnlineRun& online) {
   std::string out = "feedline tune: " + args.source + " (" + args.pipeline + "), batch " +
-                    std::to_string(args.batch) + ", up to " + std::to_string(args.max_batches) +
-                    " batches per setting, " + std::to_string(base.cores) + " cores\n";
-  out += Printf("%8s %9s %11s %7s %12s\n", "workers", "prefetch", "images/s", "wait", "peak RSS");
+                    std::to_string(args.batch) + ", " + std::to_string(args.max_batches) +
+                    " batches measured per setting after its warm-up, " +
+                    std::to_string(base.cores) + " cores\n";
+  out += Printf("%8s %9s %11s %7s %12s %18s\n", "workers", "prefetch", "images/s", "wait",
+                "peak RSS", "warm-up");
   for (size_t i = 0; i < rows.size(); ++i) {
     const TuneRow& r = rows[i];
-    out += Printf("%8d %9d %11.1f %6.1f%% %8.1f MiB%s\n", r.workers, r.prefetch, r.images_per_s,
-                  100 * r.wait_fraction, r.peak_rss_mib,
+    out += Printf("%8d %9d %11.1f %6.1f%% %8.1f MiB %6.3f s %5.0f/s%s\n", r.workers, r.prefetch,
+                  r.images_per_s, 100 * r.wait_fraction, r.peak_rss_mib, r.warmup_s,
+                  r.warmup_images_per_s,
                   static_cast<int>(i) == recommended ? "  <- recommended" : "");
   }
+  out += "images/s: steady state, after the warm-up batches (every slot created and filled "
+         "once); warm-up: their time and rate\n";
   if (recommended >= 0) {
     const TuneRow& r = rows[static_cast<size_t>(recommended)];
     double best = 0;
@@ -73,10 +84,21 @@ std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
         "recommended: --workers %d --prefetch %d (%.1f images/s; the best measured is %.1f)\n",
         r.workers, r.prefetch, r.images_per_s, best);
   }
+  if (online.ran) {
+    out += Printf("online tuner (--workers auto --prefetch auto): settled at %d workers, %d slots, "
+                  "%.1f images/s over the second half, wait %.1f%%, peak RSS %.1f MiB\n",
+                  online.workers, online.slots, online.images_per_s, 100 * online.wait_fraction,
+                  online.peak_rss_mib);
+    for (const TunerDecision& d : online.path) {
+      out += Printf("  %6.2f s  batch %-5lld ", d.at_s, static_cast<long long>(d.batch)) +
+             d.reason + "\n";
+    }
+  }
   return out;
 }
 
-LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int recommended) {
+LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int recommended,
+                  const OnlineRun& online) {
   LinePlot plot;
   plot.title = "feedline tune: " + args.pipeline + ", batch " + std::to_string(args.batch);
   plot.x_label = "workers";
@@ -90,6 +112,23 @@ LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int re
     s.y.push_back(r.images_per_s);
   }
   for (auto& [prefetch, series] : by_prefetch) plot.series.push_back(std::move(series));
+  if (online.ran && !online.path.empty()) {
+    // The tuner's path: each decision's window, at the worker count it
+    // measured with, then where it settled.
+    PlotSeries path;
+    path.label = "online tuner (auto)";
+    int workers = online.start_workers;  // the count each window measured
+    for (const TunerDecision& d : online.path) {
+      if (d.samples_per_s > 0) {
+        path.x.push_back(workers);
+        path.y.push_back(d.samples_per_s);
+      }
+      workers = d.workers;
+    }
+    path.x.push_back(online.workers);
+    path.y.push_back(online.images_per_s);
+    plot.series.push_back(std::move(path));
+  }
   if (recommended >= 0) {
     const TuneRow& r = rows[static_cast<size_t>(recommended)];
     plot.marker = PlotMarker{static_cast<double>(r.workers), r.images_per_s,
@@ -108,7 +147,10 @@ int RunTuneCommand(const TuneArgs& args) {
   base.source = args.source;
   base.pipeline = args.pipeline;
   base.batch_size = args.batch;
-  base.epochs = 1;
+  // As many epochs as the batches asked for need (each run stops at its
+  // batch count): a small folder still gives every setting its warm-up and
+  // its measured batches.
+  base.epochs = 1 << 20;
   base.step_ms = args.step_ms;
   base.seed = args.seed;
   base.error_policy = "skip";
@@ -121,7 +163,11 @@ int RunTuneCommand(const TuneArgs& args) {
     BenchSettings warmup = base;
     warmup.workers = std::min(max_workers, base.cores);
     if (!args.quiet) std::fprintf(stderr, "warming up (%d workers)\n", warmup.workers);
-    const BenchResult result = RunBench(dataset, warmup, args.max_batches);
+    int max_prefetch = 1;
+    for (int p : args.prefetch) max_prefetch = std::max(max_prefetch, p);
+    const int64_t most = std::max(WarmupBatches(max_workers, max_prefetch) + args.max_batches,
+                                  4 * args.max_batches + 8);
+    const BenchResult result = RunBench(dataset, warmup, most);
     if (result.images == 0) {
       // Every setting would measure nothing: no recommendation is better
       // than one drawn from zeros.
@@ -138,15 +184,26 @@ int RunTuneCommand(const TuneArgs& args) {
   std::vector<TuneRow> rows;
   const std::vector<int> worker_counts = WorkerCandidates(max_workers);
   const size_t total = worker_counts.size() * args.prefetch.size();
+  const double images_per_batch = static_cast<double>(args.batch);
   for (int workers : worker_counts) {
     for (int prefetch : args.prefetch) {
       BenchSettings settings = base;
       settings.workers = workers;
       settings.prefetch = prefetch;
       ResetPeakRss();
-      const BenchResult result = RunBench(dataset, settings, args.max_batches);
-      TuneRow row{workers, prefetch, SteadyImagesPerSecond(result), WaitFraction(result),
-                  result.peak_rss_mib};
+      const int64_t warmup = WarmupBatches(workers, prefetch);
+      const BenchResult result = RunBench(dataset, settings, warmup + args.max_batches);
+      TuneRow row;
+      row.workers = workers;
+      row.prefetch = prefetch;
+      row.images_per_s = SteadyImagesPerSecond(result.delivered_s, images_per_batch, warmup);
+      row.wait_fraction = WaitFraction(result);
+      row.peak_rss_mib = result.peak_rss_mib;
+      if (static_cast<int64_t>(result.delivered_s.size()) >= warmup) {
+        row.warmup_s = result.delivered_s[static_cast<size_t>(warmup - 1)];
+        row.warmup_images_per_s =
+            row.warmup_s > 0 ? static_cast<double>(warmup) * images_per_batch / row.warmup_s : 0;
+      }
       rows.push_back(row);
       if (!args.quiet) {
         std::fprintf(stderr, "[%zu/%zu] workers %d, prefetch %d: %.1f images/s\n", rows.size(),
@@ -155,11 +212,32 @@ int RunTuneCommand(const TuneArgs& args) {
     }
   }
 
+  // The loader's own tuner on the same data, long enough for several of its
+  // windows; measured over the second half, once it had time to settle.
+  OnlineRun online;
+  if (args.online) {
+    BenchSettings settings = base;
+    settings.workers = kAuto;
+    settings.prefetch = kAuto;
+    ResetPeakRss();
+    if (!args.quiet) std::fprintf(stderr, "online tuner (auto)\n");
+    const BenchResult result = RunBench(dataset, settings, 4 * args.max_batches + 8);
+    const int64_t n = static_cast<int64_t>(result.delivered_s.size());
+    online.ran = true;
+    online.start_workers = result.stats.tuner.start_workers;
+    online.workers = result.stats.tuner.workers;
+    online.slots = result.stats.tuner.slots;
+    online.images_per_s = SteadyImagesPerSecond(result.delivered_s, images_per_batch, n / 2);
+    online.wait_fraction = WaitFraction(result);
+    online.peak_rss_mib = result.peak_rss_mib;
+    online.path = result.stats.tuner.log;
+  }
+
   const int recommended = PickRecommended(rows);
-  std::cout << FormatTable(args, base, rows, recommended);
+  std::cout << FormatTable(args, base, rows, recommended, online);
   if (!args.plot.empty()) {
     std::ofstream out(args.plot);
-    out << RenderSvg(MakePlot(args, rows, recommended));
+    out << RenderSvg(MakePlot(args, rows, recommended, online));
     out.close();
     if (!out) throw Error("cannot write the plot to '" + args.plot + "'");
     std::cout << "plot: " << args.plot << "\n";
@@ -178,13 +256,32 @@ int RunTuneCommand(const TuneArgs& args) {
                                  {"prefetch", r.prefetch},
                                  {"images_per_s", r.images_per_s},
                                  {"wait_fraction", r.wait_fraction},
-                                 {"peak_rss_mib", r.peak_rss_mib}});
+                                 {"peak_rss_mib", r.peak_rss_mib},
+                                 {"warmup_s", r.warmup_s},
+                                 {"warmup_images_per_s", r.warmup_images_per_s}});
     }
     json["recommended"] = recommended < 0
                               ? nlohmann::json(nullptr)
                               : nlohmann::json({{"workers", rows[recommended].workers},
                                                 {"prefetch", rows[recommended].prefetch},
                                                 {"images_per_s", rows[recommended].images_per_s}});
+    if (online.ran) {
+      nlohmann::json path = nlohmann::json::array();
+      for (const TunerDecision& d : online.path) {
+        path.push_back({{"at_s", d.at_s},
+                        {"batch", d.batch},
+                        {"workers", d.workers},
+                        {"slots", d.slots},
+                        {"samples_per_s", d.samples_per_s},
+                        {"reason", d.reason}});
+      }
+      json["online"] = {{"workers", online.workers},
+                        {"slots", online.slots},
+                        {"images_per_s", online.images_per_s},
+                        {"wait_fraction", online.wait_fraction},
+                        {"peak_rss_mib", online.peak_rss_mib},
+                        {"path", path}};
+    }
     std::cout << json.dump() << "\n";
   }
   std::cout.flush();
@@ -204,23 +301,50 @@ std::vector<int> WorkerCandidates(int max_workers) {
   return counts;
 }
 
+int64_t WarmupBatches(int workers, int prefetch) {
+  return std::max<int64_t>(2, int64_t{workers} * prefetch) + 1;
+}
+
+double SteadyImagesPerSecond(const std::vector<double>& delivered_s, double images_per_batch,
+                             int64_t warmup) {
+  const int64_t n = static_cast<int64_t>(delivered_s.size());
+  if (warmup < 1 || n <= warmup) return 0;
+  const double seconds = delivered_s.back() - delivered_s[static_cast<size_t>(warmup - 1)];
+  if (seconds <= 0) return 0;
+  return static_cast<double>(n - warmup) * images_per_batch / seconds;
+}
+
 int PickRecommended(const std::vector<TuneRow>& rows) {
-  if (rows.empty()) return -1;
-  double best = 0;
-  for (const TuneRow& r : rows) best = std::max(best, r.images_per_s);
-  int pick = -1;
+  using internal::Tuner;
+  // Per worker count: the smallest prefetch no larger one beats by kMinGain
+  // (the tuner keeps a slot only when it helps), least memory on ties.
+  std::map<int, int> pick_by_workers;  // workers -> row
+  std::map<int, double> best_by_workers;
+  for (const TuneRow& r : rows) {
+    best_by_workers[r.workers] = std::max(best_by_workers[r.workers], r.images_per_s);
+  }
   for (size_t i = 0; i < rows.size(); ++i) {
     const TuneRow& r = rows[i];
-    if (r.images_per_s < kGoodEnough * best) continue;
-    if (pick < 0) {
-      pick = static_cast<int>(i);
+    if (r.images_per_s * (1 + Tuner::kMinGain) < best_by_workers[r.workers]) continue;
+    auto it = pick_by_workers.find(r.workers);
+    if (it == pick_by_workers.end()) {
+      pick_by_workers[r.workers] = static_cast<int>(i);
       continue;
     }
-    const TuneRow& p = rows[static_cast<size_t>(pick)];
-    if (std::tie(r.workers, r.prefetch, r.peak_rss_mib) <
-        std::tie(p.workers, p.prefetch, p.peak_rss_mib)) {
-      pick = static_cast<int>(i);
+    const TuneRow& p = rows[static_cast<size_t>(it->second)];
+    if (std::tie(r.prefetch, r.peak_rss_mib) < std::tie(p.prefetch, p.peak_rss_mib)) {
+      it->second = static_cast<int>(i);
     }
+  }
+  // Then workers, as the tuner adds them: while a step up raises throughput
+  // by kMinGain.
+  int pick = -1;
+  for (const auto& [workers, index] : pick_by_workers) {
+    if (pick >= 0 && rows[static_cast<size_t>(index)].images_per_s <
+                         rows[static_cast<size_t>(pick)].images_per_s * (1 + Tuner::kMinGain)) {
+      break;
+    }
+    pick = index;
   }
   return pick;
 }
@@ -228,7 +352,8 @@ int PickRecommended(const std::vector<TuneRow>& rows) {
 Command AddTuneCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand("tune",
                                         "Sweep num_workers (1 to 2 x cores) and prefetch (1, 2, 4) "
-                                        "on SOURCE and recommend a setting.");
+                                        "on SOURCE in steady state, run the online tuner, and "
+                                        "recommend a setting.");
   auto args = std::make_shared<TuneArgs>();
   AddSourceArgument(app, args->source);
   AddLimitOptions(app, args->limits);
@@ -242,7 +367,7 @@ Command AddTuneCommand(CLI::App& parent) {
       ->type_name("N")
       ->capture_default_str();
   app->add_option("--max-batches", args->max_batches,
-                  "Batches measured per setting (bounds the run time)")
+                  "Batches measured per setting after its warm-up (bounds the run time)")
       ->check(IntAtLeast(1))
       ->type_name("N")
       ->capture_default_str();
@@ -270,6 +395,9 @@ Command AddTuneCommand(CLI::App& parent) {
       ->type_name("FILE.svg");
   app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
   app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  app->add_flag("--online", args->online,
+                "Also run the loader's online tuner (--workers auto --prefetch auto) and show "
+                "its path");
   return {app, [args] { return RunTuneCommand(*args); }};
 }
 

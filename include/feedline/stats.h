@@ -25,6 +25,7 @@ struct TunerDecision {
   int64_t batch = 0;    // batches delivered by then
   int workers = 0;      // active workers from then on
   int slots = 0;        // batch slots allowed from then on
+  double samples_per_s = 0;  // throughput over the window that led to it
   std::string reason;   // in plain words, with the measurements behind it
 };
 
@@ -33,6 +34,8 @@ struct TunerStats {
   bool enabled = false;
   int workers = 0;                  // active workers now
   int slots = 0;                    // batch slots allowed now
+  int start_workers = 0;            // where it started
+  int start_slots = 0;
   int max_workers = 0;              // the cores it may use (shared among local ranks)
   int64_t memory_budget_bytes = 0;  // what all slots together may take (0: none)
   int64_t slot_bytes = 0;           // one slot's batch storage (0: not known yet)

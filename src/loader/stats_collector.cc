@@ -40,6 +40,17 @@ void StatsCollector::MarkFirstBatch() {
   first_batch_ns_.compare_exchange_strong(expected, NowNs());
 }
 
+StatsCollector::Totals StatsCollector::ReadTotals() const {
+  Totals t;
+  t.batches = batches_.load(std::memory_order_relaxed);
+  t.samples = samples_.load(std::memory_order_relaxed);
+  t.wait_ns = wait_ns_.load(std::memory_order_relaxed);
+  for (int i = 0; i < num_workers_; ++i) {
+    t.busy_ns += workers_[static_cast<size_t>(i)].busy_ns.load(std::memory_order_relaxed);
+  }
+  return t;
+}
+
 StatsSnapshot StatsCollector::Snapshot() const {
   StatsSnapshot s;
   s.samples = samples_.load();

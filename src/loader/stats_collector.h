@@ -43,6 +43,17 @@ class StatsCollector {
 
   StatsSnapshot Snapshot() const;
 
+  // The cumulative counters the tuner reads, cheaply (no allocation, no
+  // lock): batches, samples, the consumer's wait and the workers' busy time
+  // summed.
+  struct Totals {
+    int64_t batches = 0;
+    int64_t samples = 0;
+    int64_t wait_ns = 0;
+    int64_t busy_ns = 0;
+  };
+  Totals ReadTotals() const;
+
  private:
   struct Worker {
     std::atomic<int64_t> busy_ns{0};

@@ -44,6 +44,8 @@ Tuner::Tuner(const TunerConfig& config) : config_(config) {
   // (the peak memory is what the loop pays for).
   slots_ = config_.tune_slots ? kMinSlots : FixedSlotsFor(workers_);
   slots_ = std::min(slots_, config_.max_slots);
+  start_workers_ = workers_;
+  start_slots_ = slots_;
 }
 
 int Tuner::FixedSlotsFor(int workers) const {
@@ -75,7 +77,7 @@ void Tuner::Log(int64_t now_ns, int64_t batch, std::string reason) {
   ++decisions_;
   if (log_.size() == kMaxLogged) log_.erase(log_.begin());
   log_.push_back(TunerDecision{static_cast<double>(now_ns - start_ns_) * 1e-9, batch, workers_,
-                               slots_, std::move(reason)});
+                               slots_, last_samples_per_s_, std::move(reason)});
 }
 
 void Tuner::SetWorkers(int workers, Probe probe, const Window& w) {
@@ -120,6 +122,7 @@ void Tuner::Observe(const TunerObservation& o) {
   w.batches_per_s = static_cast<double>(db) / w.seconds;
   w.samples_per_s = static_cast<double>(o.samples - window_start_.samples) / w.seconds;
   window_start_ = o;
+  last_samples_per_s_ = w.samples_per_s;
   Decide(w, o.now_ns, o.batches);
 }
 
@@ -299,6 +302,8 @@ TunerStats Tuner::Snapshot() const {
   s.enabled = config_.tune_workers || config_.tune_slots;
   s.workers = workers_;
   s.slots = slots_;
+  s.start_workers = start_workers_;
+  s.start_slots = start_slots_;
   s.max_workers = config_.max_workers;
   s.memory_budget_bytes = config_.memory_budget_bytes;
   s.slot_bytes = slot_bytes_;

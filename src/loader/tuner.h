@@ -129,6 +129,8 @@ class Tuner {
   TunerConfig config_;
   int workers_ = 1;
   int slots_ = kMinSlots;
+  int start_workers_ = 1;
+  int start_slots_ = kMinSlots;
   int64_t slot_bytes_ = 0;
   bool budget_warned_ = false;
 
@@ -157,6 +159,7 @@ class Tuner {
 
   std::vector<TunerDecision> log_;
   int64_t decisions_ = 0;
+  double last_samples_per_s_ = 0;  // of the latest window, for the log
 };
 
 }  // namespace feedline::internal
