@@ -152,8 +152,10 @@ def test_bad_arguments_raise_value_error(folder, tmp_path):
         T.RandomResizedCrop(0)._native()
     with pytest.raises(TypeError, match="ToTensor"):
         datasets.ImageFolder(folder, transform=T.Normalize([0.5], [0.5]))
+    # A lambda alone runs in Python (test_python_transforms.py); mixed with
+    # native transforms it is refused.
     with pytest.raises(TypeError, match="feedline.vision.transforms"):
-        datasets.ImageFolder(folder, transform=lambda image: image)
+        datasets.ImageFolder(folder, transform=T.Compose([T.Resize(8), lambda image: image]))
     with pytest.raises(ValueError, match="target_transform"):
         datasets.ImageFolder(folder, target_transform=lambda label: label)
     with pytest.raises(ValueError, match="interpolation"):
