@@ -55,8 +55,11 @@ struct PackOptions {
   // bytes unchanged.
   int jpeg_restart_rows = 1;
   // MCUs per restart interval (the nearest divisor of a row's MCUs; 0:
-  // whole rows, jpeg_restart_rows of them).
-  int jpeg_restart_mcus = 0;
+  // whole rows, jpeg_restart_rows of them). 4 by default: on photo-like
+  // JPEGs the files keep their size (optimized Huffman tables pay for the
+  // markers) and the train pipeline runs about 12 % faster than on
+  // unchanged files (docs/storage.md).
+  int jpeg_restart_mcus = 4;
   // Called after each shard is finished with (records packed, total files).
   std::function<void(int64_t, int64_t)> on_progress;
 };
