@@ -32,6 +32,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -40,12 +41,14 @@
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
 #include "feedline/loader_state.h"
+#include "feedline/loop_report.h"
 #include "feedline/stats.h"
 
 namespace feedline {
 
 namespace internal {
 class Engine;
+class LoopMonitor;
 }
 
 // What TryNext found.
@@ -99,8 +102,18 @@ class DataLoader {
   // field), for an IterableDataset, or for a position past the epoch's end.
   void Restore(const LoaderState& state);
 
+  // Includes the training loop's steps (the time from a batch's delivery to
+  // the next call): Summarize(stats(), {}, num_workers) in loop_report.h
+  // gives step time, data wait, samples/s and a verdict.
   StatsSnapshot stats() const;
   const LoaderOptions& options() const;
+
+  // Calls `callback` on the consumer thread with the loop's report of the
+  // last `every_steps` steps (0: none) and of each epoch when it ends; a
+  // null callback stops reports. An exception from it leaves the call
+  // (Next(), TryNext()) before a batch is taken. Throws Error if
+  // every_steps < 0. Not while another thread iterates the loader.
+  void SetReport(int64_t every_steps, std::function<void(const LoopReport&)> callback);
 
   // Range-for over one epoch. begin() starts a new epoch (abandoning a
   // running one), except right after Restore, where it continues the
@@ -124,6 +137,7 @@ class DataLoader {
 
  private:
   std::unique_ptr<internal::Engine> engine_;
+  std::unique_ptr<internal::LoopMonitor> monitor_;
 };
 
 }  // namespace feedline

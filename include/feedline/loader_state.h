@@ -40,6 +40,16 @@ struct LoaderFingerprint {
   std::string plan_hash;     // hex digest of the epoch's batches (indices and offsets)
 };
 
+// With a DistributedBatchSampler: what all ranks consumed of the state's epoch,
+// from which a job of another world size continues it (docs/distributed.md).
+// Unset values: -1 for numbers, "" for strings.
+struct GlobalPosition {
+  int64_t position = -1;     // samples of the epoch's global order consumed over all ranks
+  int64_t epoch_start = -1;  // where the epoch began (> 0 when it was itself resumed)
+  int64_t shuffle = -1;      // 0 or 1: the sampler's, which the global order depends on
+  std::string seed;          // decimal: the sampler's seed
+};
+
 struct LoaderState {
   LoaderState() = default;
   // A position written by hand: its fingerprint is unset, so not checked.
@@ -48,6 +58,10 @@ struct LoaderState {
   int64_t epoch = 0;       // the epoch the next batch belongs to
   int64_t next_batch = 0;  // batches of `epoch` already delivered
   LoaderFingerprint fingerprint;
+  // Set by DataLoader::state() when a DistributedBatchSampler splits the data.
+  // Restore with another num_replicas or rank then continues the epoch from
+  // it: every sample no rank had consumed is seen once over the new ranks.
+  GlobalPosition global;
 };
 
 // "" when every field set in both `recorded` and `actual` is equal; otherwise

@@ -56,6 +56,11 @@ struct StatsSnapshot {
   int64_t consumer_wait_ns = 0;  // time the consumer spent waiting in Next()
   int64_t first_batch_ns = -1;   // from the first Next() to the first batch
   int64_t elapsed_ns = 0;        // since the first Next()
+  // The training loop as its calls show it (measured by DataLoader, not the
+  // engine; loop_report.h turns these into step time, wait share, verdict):
+  int64_t steps = 0;              // delivered batches the loop came back from
+  int64_t step_ns = 0;            // summed time from a delivery to the loop's next call
+  int64_t delivered_samples = 0;  // rows of the batches delivered
   std::vector<WorkerStats> workers;
 
   // Share of elapsed time the consumer waited for data (0 when nothing ran).

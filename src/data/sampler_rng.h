@@ -29,6 +29,7 @@ enum class SamplerStream : uint64_t {
   kDynamicOrder = 0x534D504C00000007ull,
   kDynamicBatches = 0x534D504C00000008ull,
   kDistributed = 0x534D504C00000009ull,
+  kHardExample = 0x534D504C0000000Aull,
 };
 
 // Throws Error unless epoch >= 0 (epochs key the generators as unsigned).

@@ -244,9 +244,17 @@ TEST(Resume, DistributedStateRecordsTheRanks) {
 
   o.batch_sampler = std::make_shared<DistributedBatchSampler>(40, 4, 2, 0, true, false, 3);
   DataLoader rank0(std::make_shared<IndexDataset>(40), o);
-  EXPECT_EQ(test::ErrorOf([&] { rank0.Restore(state); }),
+  // Without the global position (a state written by hand, or by a version
+  // before it), another rank's position means other batches: refused.
+  LoaderState without_global = state;
+  without_global.global = GlobalPosition{};
+  EXPECT_EQ(test::ErrorOf([&] { rank0.Restore(without_global); }),
             "Restore: the state belongs to another loader: rank: the state was taken with 1, "
             "this loader has 0");
+  // With it (what state() records), any rank continues the epoch from what
+  // all ranks consumed (distributed_resume_test.cc).
+  EXPECT_EQ(state.global.position, 8);
+  EXPECT_EQ(test::ErrorOf([&] { rank0.Restore(state); }), "(no error)");
 }
 
 }  // namespace
