@@ -35,6 +35,9 @@
 namespace py = pybind11;
 
 namespace feedline::python {
+
+py::dict LoopReportToPython(const LoopReport& report);  // training_loop_module.cc
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -351,7 +354,8 @@ class PyLoader {
   }
 
   // Without waiting for a running Next(): stats may be read from any thread.
-  StatsSnapshot Stats() {
+  // `num_workers`, if given, receives the loader's (for the loop report).
+  StatsSnapshot Stats(int* num_workers = nullptr) {
     GilRelease nogil;
     std::shared_ptr<DataLoader> loader;
     {
@@ -359,6 +363,7 @@ class PyLoader {
       loader = loader_;
     }
     if (!loader) throw std::runtime_error("the DataLoader is closed");
+    if (num_workers != nullptr) *num_workers = loader->options().num_workers;
     return loader->stats();
   }
 
@@ -369,6 +374,25 @@ class PyLoader {
       GilRelease nogil;
       std::lock_guard<std::mutex> lock(mu_);
       return f(Get());
+    });
+  }
+
+  // Reports of the training loop (loop_report.h) go to `callback`, a Python
+  // callable taking the report as a dict, on the thread iterating. It runs
+  // as the loader's own code: next() or close() from it is refused.
+  void SetReport(int64_t every_steps, py::object callback) {
+    auto ref = std::make_shared<PyRef>(std::move(callback));
+    const void* key = key_;
+    Call([&](DataLoader& d) {
+      d.SetReport(every_steps, [ref, key](const LoopReport& report) {
+        py::gil_scoped_acquire gil;
+        LoaderCodeScope running(key);
+        try {
+          ref->get()(LoopReportToPython(report));
+        } catch (py::error_already_set& e) {
+          throw PyInterrupt{std::move(e)};  // raised from next() as it is
+        }
+      });
     });
   }
 
@@ -561,7 +585,10 @@ py::dict StatsToPython(const StatsSnapshot& s) {
                   py::arg("consumer_wait_s") = static_cast<double>(s.consumer_wait_ns) * 1e-9,
                   py::arg("first_batch_s") = static_cast<double>(s.first_batch_ns) * 1e-9,
                   py::arg("elapsed_s") = static_cast<double>(s.elapsed_ns) * 1e-9,
-                  py::arg("wait_fraction") = s.wait_fraction(), py::arg("workers") = workers);
+                  py::arg("wait_fraction") = s.wait_fraction(), py::arg("workers") = workers,
+                  py::arg("steps") = s.steps,
+                  py::arg("step_s") = static_cast<double>(s.step_ns) * 1e-9,
+                  py::arg("delivered_samples") = s.delivered_samples);
 }
 
 // Sample `index` of a native dataset as a dict of arrays (copies).
@@ -751,10 +778,14 @@ void BindCore(py::module_& m) {
            })
       .def("stats",
            [](PyLoader& l) {
-             py::dict stats = StatsToPython(l.Stats());
+             int num_workers = 0;
+             const StatsSnapshot snapshot = l.Stats(&num_workers);
+             py::dict stats = StatsToPython(snapshot);
              stats["worker_restarts"] = l.WorkerRestarts();
+             stats["loop"] = LoopReportToPython(Summarize(snapshot, {}, num_workers));
              return stats;
            })
+      .def("set_report", &PyLoader::SetReport, py::arg("every_steps"), py::arg("callback"))
       .def("worker_mode", &PyLoader::worker_mode)
       .def("worker_pids", &PyLoader::WorkerPids);
 
@@ -762,6 +793,7 @@ void BindCore(py::module_& m) {
 }
 
 void BindVision(py::module_& m);  // vision_module.cc
+void BindHardExample(py::module_& m);  // training_loop_module.cc
 void BindStorage(py::module_& m);  // storage_module.cc
 
 }  // namespace feedline::python
@@ -773,4 +805,5 @@ PYBIND11_MODULE(_feedline, m) {
   feedline::python::BindCore(m);
   feedline::python::BindVision(m);
   feedline::python::BindStorage(m);
+  feedline::python::BindHardExample(m);
 }

@@ -8,6 +8,7 @@ under the GIL.
 
 import atexit
 import bisect
+import logging
 import numbers
 import operator
 import os
@@ -27,6 +28,7 @@ __all__ = [
     "Dataset",
     "DistributedBatchSampler",
     "DynamicBatchSampler",
+    "HardExampleSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
@@ -401,6 +403,88 @@ class ClassBalancedSampler(Sampler):
         self._epoch = 0
 
 
+def _as_array(values, name, dtype):
+    # A torch tensor (even one that requires grad, on any device) or anything
+    # numpy takes; flattened.
+    if hasattr(values, "detach"):
+        values = values.detach().cpu().numpy()
+    array = np.asarray(values)
+    if dtype is np.int64 and array.size and array.dtype.kind not in "iu":
+        raise TypeError(
+            f"HardExampleSampler.update: {name} must hold integers, got dtype {array.dtype}"
+        )
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"HardExampleSampler.update: {name} must hold numbers, got dtype {array.dtype}")
+    return np.ascontiguousarray(array.ravel(), dtype=dtype)
+
+
+class HardExampleSampler(Sampler):
+    """Draws the samples with a high recent loss more often; the training loop
+    reports losses with update(indices, losses).
+
+    Each sample's score is a moving average of its losses (the first loss
+    sets it, then score = decay * score + (1 - decay) * loss); a sample never
+    reported scores like the hardest one seen, so new samples come early.
+    Index i is drawn with probability floor / n + (1 - floor) * score_i /
+    sum(scores): loss-proportional, and never below floor / n, so no sample
+    starves. An epoch is num_samples (default n) draws with replacement,
+    planned when the epoch starts: losses reported during an epoch shape the
+    next one (a small num_samples re-plans often). Deterministic for a seed
+    and a sequence of updates; DataLoader.state_dict() carries this sampler's
+    state, so a checkpoint resumes exactly. docs/samplers.md has the details.
+
+    `data_source` is the dataset (or its length).
+    """
+
+    def __init__(self, data_source, num_samples=None, decay=0.5, floor=0.1, generator=None,
+                 seed=None):
+        if isinstance(data_source, numbers.Integral) and not isinstance(data_source, bool):
+            n, data_source = int(data_source), None
+        else:
+            n = len(data_source)
+        super().__init__(data_source)
+        self.seed = _seed_from(generator, seed)
+        self.decay = float(decay)
+        self.floor = float(floor)
+        self._native = _feedline._HardExampleSampler(
+            n, self.seed, None if num_samples is None else operator.index(num_samples),
+            self.decay, self.floor
+        )
+        self._epoch = 0
+
+    @property
+    def num_samples(self):
+        return len(self._native)
+
+    def update(self, indices, losses):
+        """Reports losses[k] for sample indices[k] (arrays, lists or torch
+        tensors of equal length; a batch's per-sample losses, e.g. from
+        reduction="none"). Raises ValueError or IndexError naming the argument
+        and entry for a length mismatch, an index outside [0, n), or a loss
+        that is negative or not finite; then nothing is applied."""
+        self._native.update(_as_array(indices, "indices", np.int64),
+                            _as_array(losses, "losses", np.float64))
+
+    def probabilities(self):
+        """The probability of each index in the next epoch planned (a numpy array)."""
+        return self._native.probabilities()
+
+    def state_dict(self):
+        """The scores and the probabilities of the last planned epoch (plain
+        lists, O(n)); DataLoader.state_dict() includes it."""
+        return self._native.state()
+
+    def load_state_dict(self, state):
+        """Continues from state_dict(). Raises ValueError naming the field
+        if it does not fit this sampler."""
+        if not isinstance(state, dict):
+            raise TypeError(
+                f"HardExampleSampler.load_state_dict takes a dict from state_dict(), "
+                f"got {type(state).__name__}"
+            )
+        self._native.restore(state)
+
+
 class BatchSampler:
     """Groups a sampler's indices into lists of batch_size (paddle.io.BatchSampler).
 
@@ -647,6 +731,34 @@ def _int_argument(name, value, low, high):
     return number
 
 
+def _reporter(report):
+    # Where the loop's reports go: a callable gets the report dict, a Logger
+    # (default: the "feedline" logger) gets its line at INFO.
+    if report is None:
+        report = logging.getLogger("feedline")
+    if isinstance(report, logging.Logger):
+        logger = report
+        return lambda r: logger.info("%s", r["text"])
+    if callable(report):
+        return report
+    raise TypeError(
+        f"DataLoader: report must be a callable, a logging.Logger or None, got "
+        f"{type(report).__name__}"
+    )
+
+
+def _report_every(value):
+    # In steps; "epoch" (0 for the engine): at the end of each epoch only.
+    if isinstance(value, str):
+        if value == "epoch":
+            return 0
+        raise ValueError(f'DataLoader: report_every must be an int >= 1 or "epoch", got {value!r}')
+    number = _int_argument("report_every", value, *_INT64)
+    if number < 1:
+        raise ValueError(f'DataLoader: report_every must be >= 1 (or "epoch"), got {number}')
+    return number
+
+
 def _seconds_argument(name, value):
     if isinstance(value, (str, bytes)) or not isinstance(value, numbers.Real):
         raise TypeError(f"DataLoader: {name} must be a number of seconds, got {type(value).__name__}")
@@ -723,6 +835,17 @@ class DataLoader:
                           comes out one shorter) or "replace" (another sample,
                           chosen from the seed, takes its place; a "replaced"
                           mask is added to the batch).
+      report_every        None (the default): no reports. N: every N training
+                          steps and at the end of each epoch, report where the
+                          loop's time goes (step time, data wait and its share,
+                          samples/s and a verdict such as "loader-bound: the
+                          loop waited 41% of the time; decode is 83% of worker
+                          time; ..."). "epoch": at the end of each epoch only.
+                          stats()["loop"] gives the same on demand
+                          (docs/monitoring.md).
+      report              where reports go: a logging.Logger (default: the
+                          "feedline" logger, at INFO), or a callable taking the
+                          report dict (its "text" is the line).
 
     Iterating yields one batch per step: a tuple of numpy arrays when samples
     are tuples (native image datasets give (image, label)), a dict when they
@@ -754,6 +877,8 @@ class DataLoader:
         error_policy="raise",
         worker_mode="auto",
         in_order=True,
+        report_every=None,
+        report=None,
     ):
         if worker_mode not in ("thread", "process", "auto"):
             raise ValueError(
@@ -806,6 +931,10 @@ class DataLoader:
             bool(use_shared_memory),
             bool(in_order),
         )
+        if report_every is not None:
+            self._loader.set_report(_report_every(report_every), _reporter(report))
+        elif report is not None:
+            raise ValueError("DataLoader: report is given but report_every is None")
         self.worker_mode = self._loader.worker_mode()  # "auto" resolved
         self.in_order = bool(in_order)
         self._iteration = 0
@@ -846,7 +975,16 @@ class DataLoader:
         state = self._loader.state()
         if isinstance(self.batch_sampler, DistributedBatchSampler):
             state["global_position"] = self.batch_sampler.global_position(state)
+        if isinstance(self._sampler_with_state(), HardExampleSampler):
+            # The sampler's draws depend on the losses reported so far.
+            state["sampler_state"] = self._sampler_with_state().state_dict()
         return state
+
+    def _sampler_with_state(self):
+        sampler = self.sampler
+        if sampler is None and self.batch_sampler is not None:
+            sampler = getattr(self.batch_sampler, "sampler", None)
+        return sampler
 
     def load_state_dict(self, state):
         """Continues from a state_dict(): the next iteration (`for`, or
@@ -858,6 +996,15 @@ class DataLoader:
             raise TypeError(f"load_state_dict takes a dict from state_dict(), got {type(state).__name__}")
         if isinstance(self.batch_sampler, DistributedBatchSampler):
             state = self.batch_sampler._position_to_restore(state)
+        if "sampler_state" in state:
+            sampler = self._sampler_with_state()
+            if not isinstance(sampler, HardExampleSampler):
+                raise ValueError(
+                    "load_state_dict: the state has a sampler_state, but this DataLoader has no "
+                    "HardExampleSampler"
+                )
+            state = dict(state)
+            sampler.load_state_dict(state.pop("sampler_state"))
         self._loader.restore(state)
         # An iterator from before belongs to the epoch it was iterating: it
         # must not take the restored position's batches.
@@ -866,7 +1013,9 @@ class DataLoader:
     def stats(self):
         """What the loader measured: samples, batches, errors, seconds per
         stage, consumer wait, per-worker busy time, worker processes restarted
-        after they died (worker_restarts)."""
+        after they died (worker_restarts), and the training loop since the
+        start: "loop" holds the step time, data wait per batch and its share,
+        samples/s and the verdict (docs/monitoring.md)."""
         return self._loader.stats()
 
     @property
