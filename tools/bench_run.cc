@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "feedline/data_loader.h"
+#include "feedline/loop_report.h"
 #include "tools/batch_memory.h"
 #include "tools/rss.h"
 
@@ -49,6 +50,7 @@ BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings
   state.epochs = settings.epochs;
   state.batches_per_epoch = max_batches >= 0 ? std::min(per_epoch, max_batches) : per_epoch;
   const Clock::time_point start = Clock::now();
+  double verdict_s = 0;  // when the progress line's verdict was last worked out
   for (int64_t epoch = 0; epoch < settings.epochs; ++epoch) {
     if (max_batches >= 0 && result.batches >= max_batches) break;
     state.epoch = epoch;
@@ -72,6 +74,12 @@ BenchResult RunBench(std::shared_ptr<const Dataset> dataset, const BenchSettings
       if (progress != nullptr) {
         state.images = result.images;
         state.elapsed_s = SecondsSince(start);
+        // The verdict the library gives any training loop (a snapshot a
+        // second at most: the line is written every few seconds).
+        if (state.elapsed_s - verdict_s >= 1.0) {
+          state.verdict = Summarize(loader.stats(), {}, settings.workers).verdict;
+          verdict_s = state.elapsed_s;
+        }
         progress->Update(state);
       }
       if (max_batches >= 0 && result.batches >= max_batches) break;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "feedline/loop_report.h"
+
 namespace feedline::cli {
 
 struct BenchResult;
@@ -16,8 +18,9 @@ enum class Bottleneck { kLoader, kCompute };
 // "loader" or "compute".
 const char* BottleneckName(Bottleneck bottleneck);
 
-// The consumer waiting more than this share of the run makes it loader-bound.
-inline constexpr double kLoaderBoundWait = 0.10;
+// The consumer waiting more than this share of the run makes it loader-bound:
+// the rule every training loop's report uses (loop_report.h).
+inline constexpr double kLoaderBoundWait = feedline::kLoaderBoundWait;
 // Workers busy less than this share of the time are not what limits the loader.
 inline constexpr double kIdleWorkers = 0.60;
 

@@ -70,7 +70,8 @@ std::string FormatProgressBar(const ProgressState& state, int bar_width) {
 
 std::string FormatProgressLine(const ProgressState& state) {
   return EpochText(state) + ": batch " + BatchText(state) + ", " +
-         Printf("%.0f images/s", Rate(state)) + ", " + EtaText(state);
+         Printf("%.0f images/s", Rate(state)) + ", " + EtaText(state) +
+         (state.verdict.empty() ? "" : "; " + state.verdict);
 }
 
 ProgressReporter::Mode ProgressReporter::ModeFor(std::FILE* stream) {

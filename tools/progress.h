@@ -20,6 +20,7 @@ struct ProgressState {
   int64_t batches_per_epoch = -1;  // -1 when unknown
   int64_t images = 0;              // images delivered since the start
   double elapsed_s = 0;            // since the start
+  std::string verdict;             // the loader's (loop_report.h); "" when not known
 };
 
 // Seconds left at the current rate, or -1 when it cannot be told yet.
@@ -32,7 +33,9 @@ std::string FormatDuration(double seconds);
 // of `bar_width` cells.
 std::string FormatProgressBar(const ProgressState& state, int bar_width);
 
-// "epoch 1/3: batch 12/40, 812 images/s, ETA 12 s"
+// "epoch 1/3: batch 12/40, 812 images/s, ETA 12 s", then "; " and the
+// verdict when there is one ("loader-bound: the loop waited 41% of the time;
+// ..."). The bar leaves the verdict out: it must fit one terminal line.
 std::string FormatProgressLine(const ProgressState& state);
 
 class ProgressReporter {

@@ -47,6 +47,16 @@ TEST(Progress, BarShowsEpochBatchesRateAndEta) {
   EXPECT_EQ(FormatProgressBar(State(0, 0, 0), 4), "epoch 1/2 [----] 0/10  0 images/s  ETA ?");
 }
 
+TEST(Progress, PlainLineEndsWithTheLoadersVerdict) {
+  ProgressState state = State(1, 5, 10);
+  state.verdict = "loader-bound: the loop waited 41% of the time";
+  EXPECT_EQ(FormatProgressLine(state),
+            "epoch 2/2: batch 5/10, 48 images/s, ETA 3 s; loader-bound: the loop waited 41% of "
+            "the time");
+  // The bar stays one line.
+  EXPECT_EQ(FormatProgressBar(state, 10), "epoch 2/2 [#####-----] 5/10  48 images/s  ETA 3 s");
+}
+
 TEST(Progress, PlainLine) {
   EXPECT_EQ(FormatProgressLine(State(0, 5, 10)), "epoch 1/2: batch 5/10, 16 images/s, ETA 30 s");
 }
