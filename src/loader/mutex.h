@@ -6,9 +6,12 @@
 #ifndef FEEDLINE_SRC_LOADER_MUTEX_H_
 #define FEEDLINE_SRC_LOADER_MUTEX_H_
 
+#include <atomic>
+#include <cassert>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "src/loader/thread_annotations.h"
 
@@ -20,11 +23,34 @@ class CAPABILITY("mutex") Mutex {
   Mutex(const Mutex&) = delete;
   Mutex& operator=(const Mutex&) = delete;
 
-  void Lock() ACQUIRE() { mu_.lock(); }
-  void Unlock() RELEASE() { mu_.unlock(); }
+  void Lock() ACQUIRE() {
+    mu_.lock();
+    SetOwner();
+  }
+  void Unlock() RELEASE() {
+    ClearOwner();
+    mu_.unlock();
+  }
+  // Tells the analysis that this mutex is held where it is reached by
+  // another name (the scheduler's mutex is shared by the components of the
+  // engine, each of which names it through its own member). Debug builds
+  // (the sanitizer builds among them) check that the calling thread holds it.
+  void AssertHeld() const ASSERT_CAPABILITY(this) {
+#ifndef NDEBUG
+    assert(owner_.load(std::memory_order_relaxed) == std::this_thread::get_id());
+#endif
+  }
 
  private:
   friend class CondVar;
+#ifndef NDEBUG
+  void SetOwner() { owner_.store(std::this_thread::get_id(), std::memory_order_relaxed); }
+  void ClearOwner() { owner_.store(std::thread::id(), std::memory_order_relaxed); }
+  std::atomic<std::thread::id> owner_{};
+#else
+  void SetOwner() {}
+  void ClearOwner() {}
+#endif
   std::mutex mu_;
 };
 
@@ -81,8 +107,12 @@ class CondVar {
   // also when the wait unwinds (thread cancellation): the caller's
   // MutexLock releases it.
   struct Adopted {
-    explicit Adopted(Mutex* mu) : lock(mu->mu_, std::adopt_lock) {}
-    ~Adopted() { lock.release(); }
+    explicit Adopted(Mutex* mu) : owner(mu), lock(mu->mu_, std::adopt_lock) { owner->ClearOwner(); }
+    ~Adopted() {
+      lock.release();
+      owner->SetOwner();  // held again by this thread
+    }
+    Mutex* owner;
     std::unique_lock<std::mutex> lock;
   };
   std::condition_variable cv_;

@@ -1,8 +1,59 @@
 #include "src/loader/slot.h"
 
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <utility>
 
 namespace feedline::internal {
+
+SlotStorage::~SlotStorage() {
+  if (allocator_ != nullptr) allocator_->Free(block_);
+}
+
+SlotStorage::SlotStorage(SlotStorage&& other) noexcept
+    : allocator_(other.allocator_), block_(other.block_), size_(other.size_) {
+  other.block_ = SlotBlock{};
+  other.size_ = 0;
+}
+
+SlotStorage& SlotStorage::operator=(SlotStorage&& other) noexcept {
+  if (this != &other) {
+    if (allocator_ != nullptr) allocator_->Free(block_);
+    allocator_ = other.allocator_;
+    block_ = other.block_;
+    size_ = other.size_;
+    other.block_ = SlotBlock{};
+    other.size_ = 0;
+  }
+  return *this;
+}
+
+void SlotStorage::resize(size_t bytes) {
+  if (bytes <= block_.bytes) {
+    size_ = bytes;
+    return;
+  }
+  if (allocator_ == nullptr) throw std::logic_error("slot storage has no allocator");
+  SlotBlock grown = allocator_->Allocate(std::max(bytes, 2 * size_));
+  if (size_ > 0) std::memcpy(grown.data, block_.data, size_);
+  allocator_->Free(block_);
+  block_ = grown;
+  size_ = bytes;
+}
+
+SlotField& Slot::AddField(std::string name) {
+  fields.emplace_back();
+  fields.back().name = std::move(name);
+  fields.back().storage = SlotStorage(allocator);
+  return fields.back();
+}
+
+size_t Slot::storage_bytes() const {
+  size_t bytes = 0;
+  for (const SlotField& f : fields) bytes += f.storage.capacity();
+  return bytes;
+}
 
 SlotField& Slot::FieldFor(std::string_view name) {
   for (int i = 0; i < num_fields; ++i) {
@@ -15,10 +66,7 @@ SlotField& Slot::FieldFor(std::string_view name) {
   const size_t next = static_cast<size_t>(num_fields);
   size_t found = next;
   while (found < fields.size() && fields[found].name != name) ++found;
-  if (found == fields.size()) {
-    fields.emplace_back();
-    fields.back().name = std::string(name);
-  }
+  if (found == fields.size()) AddField(std::string(name));
   if (found != next) std::swap(fields[found], fields[next]);
   SlotField& f = fields[next];
   f.used = true;
@@ -40,25 +88,34 @@ Tensor SlotBatchBuilder::Add(std::string_view name, DType dtype, const Shape& sh
   return f.tensor;
 }
 
+SlotPool::SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator)
+    : allocator_(std::move(allocator)), limit_(std::max(1, limit)) {
+  slots_.reserve(static_cast<size_t>(limit_));
+  free_.reserve(static_cast<size_t>(limit_));
+}
+
+void SlotPool::SetLimitLocked(int limit) {
+  limit_ = std::max(1, limit);
+  ShrinkLocked();
+}
+
 Slot* SlotPool::TakeFreeLocked() {
-  // Every slot is created before any is reused, so all warm-up allocation
-  // happens in the first `capacity` batches, never later in a run.
-  if (static_cast<int>(slots_.size()) < capacity_ + grown_) {
-    slots_.push_back(std::make_unique<Slot>());
-    free_.reserve(slots_.size());
-    return slots_.back().get();
-  }
+  if (!HasFreeLocked()) return nullptr;
+  // Reuse before growing: a slot is created only when every existing one is
+  // in use, so a pipeline that needs two slots never pays for (or first
+  // touches) more, whatever the limit allows.
   if (!free_.empty()) {
     Slot* s = free_.back();
     free_.pop_back();
     return s;
   }
-  return nullptr;
+  slots_.push_back(std::make_unique<Slot>());
+  slots_.back()->allocator = allocator_.get();
+  free_.reserve(slots_.size());
+  return slots_.back().get();
 }
 
-bool SlotPool::HasFreeLocked() const {
-  return !free_.empty() || static_cast<int>(slots_.size()) < capacity_ + grown_;
-}
+bool SlotPool::HasFreeLocked() const { return in_use_locked() < limit_ + grown_; }
 
 void SlotPool::PutLocked(Slot* slot) {
   if (slot->state == SlotState::kDelivered) --delivered_;
@@ -67,9 +124,9 @@ void SlotPool::PutLocked(Slot* slot) {
 }
 
 void SlotPool::ShrinkLocked() {
-  const size_t keep = static_cast<size_t>(capacity_) + static_cast<size_t>(delivered_);
+  const size_t keep = static_cast<size_t>(limit_) + static_cast<size_t>(delivered_);
   int destroyed = 0;
-  while (slots_.size() > static_cast<size_t>(capacity_) && slots_.size() > keep &&
+  while (slots_.size() > static_cast<size_t>(limit_) && slots_.size() > keep &&
          !free_.empty()) {
     Slot* victim = free_.back();
     free_.pop_back();
@@ -79,6 +136,22 @@ void SlotPool::ShrinkLocked() {
     ++destroyed;
   }
   grown_ = std::max(0, grown_ - destroyed);
+}
+
+int64_t SlotPool::largest_slot_bytes_locked() const {
+  size_t largest = 0;
+  for (const auto& slot : slots_) largest = std::max(largest, slot->storage_bytes());
+  return static_cast<int64_t>(largest);
+}
+
+SlotUsage SlotPool::UsageLocked() const {
+  SlotUsage usage;
+  usage.limit = limit_;
+  usage.created = static_cast<int>(slots_.size());
+  usage.in_use = in_use_locked();
+  usage.bytes = allocator_->bytes_in_use();
+  usage.largest_slot_bytes = largest_slot_bytes_locked();
+  return usage;
 }
 
 void SlotPool::MarkDeliveredLocked(Slot* slot) {

@@ -1,14 +1,16 @@
 // Slot and SlotPool: the bounded set of batch buffers a loader owns.
 //
 // A Slot holds everything one batch needs: one reusable Sample per row, the
-// batch tensors' storage, and bookkeeping for the rows in flight. Slots are
-// created on first need, up to the pool's capacity, and then recycled: in
-// steady state no memory is allocated. A delivered slot is referenced by Batch
-// handles; when the last one dies the slot goes back to the free list.
+// batch tensors' storage (from the pool's SlotAllocator), and bookkeeping for
+// the rows in flight. Slots are created only when the pipeline needs one (a
+// free slot is reused before another is made), up to the pool's limit, and
+// then recycled: in steady state no memory is allocated. A delivered slot is
+// referenced by Batch handles; when the last one dies the slot goes back to
+// the free list.
 //
 // The pool is shared (std::shared_ptr) between the engine and the Batch
 // handles, so a batch may outlive its loader. Its mutex, mu(), is also the
-// engine's scheduler lock (the engine's state is GUARDED_BY(pool_->mu())): a
+// scheduler's lock (the Scheduler's state is GUARDED_BY(pool_->mu())): a
 // released slot and new work must be seen under one lock by the workers that
 // wait for either, so the workers wait on the pool (WaitForWorkLocked) and
 // Release wakes them.
@@ -29,8 +31,8 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
-#include "src/loader/byte_buffer.h"
 #include "src/loader/mutex.h"
+#include "src/loader/slot_allocator.h"
 #include "src/loader/thread_annotations.h"
 
 namespace feedline::internal {
@@ -38,10 +40,42 @@ namespace feedline::internal {
 // The per-row outcome of loading.
 enum class RowStatus : uint8_t { kPending, kOk, kReplaced, kSkipped, kFailed, kCancelled };
 
+// Growable batch storage in blocks of a SlotAllocator, not zeroed when it
+// grows. A slot's fields hold whole batches (64 float images are 38 MB);
+// zero-filling them would write all of it before the first batch, under the
+// scheduler's lock, and then the workers write every byte again. Nothing
+// reads batch storage before it is written: workers fill the rows, collate
+// the rest, and rows that are not delivered are compacted away.
+class SlotStorage {
+ public:
+  SlotStorage() = default;
+  explicit SlotStorage(SlotAllocator* allocator) : allocator_(allocator) {}
+  ~SlotStorage();
+  SlotStorage(SlotStorage&& other) noexcept;
+  SlotStorage& operator=(SlotStorage&& other) noexcept;
+  SlotStorage(const SlotStorage&) = delete;
+  SlotStorage& operator=(const SlotStorage&) = delete;
+
+  std::byte* data() { return block_.data; }
+  const std::byte* data() const { return block_.data; }
+  size_t size() const { return size_; }
+  // Bytes of the block held (at least size()).
+  size_t capacity() const { return block_.bytes; }
+  // Makes size() `bytes`, keeping the first min(size(), bytes) bytes; a
+  // larger block grows geometrically (as std::vector does), so a field whose
+  // batches grow a little at a time is not copied every batch.
+  void resize(size_t bytes);
+
+ private:
+  SlotAllocator* allocator_ = nullptr;  // the pool's; outlives the slot
+  SlotBlock block_;
+  size_t size_ = 0;
+};
+
 struct SlotField {
   std::string name;
   Tensor tensor;
-  ByteBuffer storage;  // not zeroed: see byte_buffer.h
+  SlotStorage storage;
   bool used = false;
   bool fixed = false;  // declared by the dataset and written in place
 };
@@ -93,10 +127,16 @@ struct Slot {
 
   std::atomic<int> refs{0};
   int64_t row_capacity = 0;  // rows the fixed fields are sized for
+  // Where the fields' storage comes from (the pool's allocator).
+  SlotAllocator* allocator = nullptr;
 
   // Returns the storage of field `name`, (re)sized to `bytes`; keeps its buffer.
   SlotField& FieldFor(std::string_view name);
+  // Appends a field whose storage comes from `allocator`.
+  SlotField& AddField(std::string name);
   void ResetFields();
+  // Bytes of batch storage this slot holds.
+  size_t storage_bytes() const;
 };
 
 // Adapter so that collate functions add fields to a slot.
@@ -109,25 +149,40 @@ class SlotBatchBuilder : public BatchBuilder {
   Slot* slot_;
 };
 
+// The batch slots as they are now (for a tuner's memory budget).
+struct SlotUsage {
+  int limit = 0;                   // the most slots in use at once
+  int created = 0;                 // slots that exist
+  int in_use = 0;                  // filling, ready or held by the consumer
+  int64_t bytes = 0;               // batch storage of all slots
+  int64_t largest_slot_bytes = 0;  // batch storage of the largest slot
+};
+
 class SlotPool {
  public:
-  explicit SlotPool(int capacity) : capacity_(capacity) {
-    slots_.reserve(static_cast<size_t>(capacity));
-    free_.reserve(static_cast<size_t>(capacity));
-  }
+  // `limit`: the most slots in use at once (the prefetch depth); `allocator`
+  // provides the batch storage and is kept as long as any slot lives.
+  SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator);
 
-  // Guards the pool, and the engine's scheduling state with it.
+  // Guards the pool, and the scheduler's state with it.
   Mutex& mu() RETURN_CAPABILITY(mu_) { return mu_; }
+  SlotAllocator& allocator() { return *allocator_; }
 
-  // Slots for prefetching: max(2, num_workers * prefetch_factor).
-  int capacity() const { return capacity_; }
+  // The most slots in use (filling, ready or held by the consumer) at once;
+  // starts at max(2, num_workers * prefetch_factor) and may be changed
+  // while loading (SetLimitLocked).
+  int limit_locked() const REQUIRES(mu_) { return limit_; }
+  // Changes the limit (at least 1). Slots in use beyond a lowered limit stay
+  // until they come back; free ones beyond it are destroyed.
+  void SetLimitLocked(int limit) REQUIRES(mu_);
   // Adds room for one more slot, for a caller that holds every slot and
   // asks for more (as list(loader) does): what the caller keeps is beyond
   // the prefetch bound, and refusing would only deadlock.
   void GrowLocked() REQUIRES(mu_) { ++grown_; }
   int grown_locked() const REQUIRES(mu_) { return grown_; }
 
-  // A free slot, or nullptr.
+  // A slot to bind a batch to, or nullptr if limit + grown slots are in
+  // use. A free slot is reused before another is created.
   Slot* TakeFreeLocked() REQUIRES(mu_);
   // True if a slot can be taken now.
   bool HasFreeLocked() const REQUIRES(mu_);
@@ -135,10 +190,13 @@ class SlotPool {
   void PutLocked(Slot* slot) REQUIRES(mu_);
   // Called by the last Batch handle of a delivered slot; wakes waiting workers.
   void Release(Slot* slot) EXCLUDES(mu_);
-  // Slots that exist now.
+  // Slots that exist now, and those of them in use (not free).
   int size_locked() const REQUIRES(mu_) { return static_cast<int>(slots_.size()); }
-  // Destroys free slots beyond both the capacity and the batches held plus
-  // the capacity, so the memory of batches a caller kept (list(loader)) goes
+  int in_use_locked() const REQUIRES(mu_) {
+    return static_cast<int>(slots_.size() - free_.size());
+  }
+  // Destroys free slots beyond both the limit and the batches held plus
+  // the limit, so the memory of batches a caller kept (list(loader)) goes
   // once they are released, while a caller that keeps a few batches does
   // not make the pool allocate a slot per batch. REQUIRES: no one iterating
   // slots_locked().
@@ -148,6 +206,9 @@ class SlotPool {
   void MarkDeliveredLocked(Slot* slot) REQUIRES(mu_);
   // All slots created so far.
   const std::vector<std::unique_ptr<Slot>>& slots_locked() const REQUIRES(mu_) { return slots_; }
+  // The batch storage of the largest slot: what one more slot would cost.
+  int64_t largest_slot_bytes_locked() const REQUIRES(mu_);
+  SlotUsage UsageLocked() const REQUIRES(mu_);
 
   // Workers waiting for new work or a free slot. WaitForWorkLocked blocks
   // (releasing mu) until woken, possibly spuriously: callers loop on their
@@ -166,7 +227,10 @@ class SlotPool {
   Mutex mu_;
   CondVar work_cv_;
   int workers_waiting_ GUARDED_BY(mu_) = 0;
-  const int capacity_;
+  // Declared before slots_: destroyed after them, since their storage
+  // returns to it.
+  const std::shared_ptr<SlotAllocator> allocator_;
+  int limit_ GUARDED_BY(mu_);
   int grown_ GUARDED_BY(mu_) = 0;
   std::vector<std::unique_ptr<Slot>> slots_ GUARDED_BY(mu_);
   std::vector<Slot*> free_ GUARDED_BY(mu_);

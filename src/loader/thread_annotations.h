@@ -26,6 +26,8 @@
 // The function acquires / releases the capability.
 #define ACQUIRE(...) FEEDLINE_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
 #define RELEASE(...) FEEDLINE_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+// The function asserts (tells the analysis) that the capability is held.
+#define ASSERT_CAPABILITY(x) FEEDLINE_THREAD_ANNOTATION(assert_capability(x))
 // The function returns a reference to the capability.
 #define RETURN_CAPABILITY(x) FEEDLINE_THREAD_ANNOTATION(lock_returned(x))
 // Opts a function out of the analysis; say why wherever it is used.

@@ -1,0 +1,242 @@
+#include "src/loader/batch_filler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <cxxabi.h>
+#include <new>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/collate.h"
+#include "src/loader/stats_collector.h"
+
+namespace feedline::internal {
+
+SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64_t index) {
+  std::string source;
+  try {
+    source = dataset != nullptr ? dataset->Source(index) : std::string();
+  } catch (...) {
+  }
+  if (const auto* se = dynamic_cast<const SampleError*>(&e)) {
+    return SampleError(se->reason(), se->source().empty() ? source : se->source(), se->message(),
+                       index);
+  }
+  return SampleError("exception", source, e.what(), index);
+}
+
+BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
+                         const SlotLayout* layout, const FailurePolicy* failure_policy,
+                         Scheduler* scheduler)
+    : options_(options),
+      dataset_(dataset),
+      layout_(layout),
+      failure_policy_(failure_policy),
+      scheduler_(scheduler),
+      timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {}
+
+void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane) {
+  Slot* slot = task.slot;
+  // Read before this task's rows count as finished: from then on another
+  // thread may complete, deliver and recycle the slot.
+  const int64_t planned = slot->planned_rows;
+  for (int64_t row = task.begin; row < task.end; ++row) {
+    if (scheduler_->generation() != task.generation ||
+        slot->orphaned.load(std::memory_order_acquire)) {
+      // The epoch was abandoned, or the batch was bound again after a
+      // timeout: account for the rest without loading it.
+      for (int64_t r = row; r < task.end; ++r) {
+        slot->status[static_cast<size_t>(r)] = RowStatus::kCancelled;
+      }
+      break;
+    }
+    LoadRow(slot, row, ctx, lane);
+  }
+  const int64_t n = task.end - task.begin;
+  // acq_rel: the thread completing the batch sees every row written by the others.
+  if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == planned) {
+    FinishBatch(slot, ctx);
+  }
+}
+
+void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane) {
+  const size_t r = static_cast<size_t>(row);
+  const int64_t original = slot->indices[r];
+  // Substitutes load into this row with the same context and timeout tracking.
+  struct RowLoader final : SubstituteLoader {
+    RowLoader(BatchFiller* f, Slot* s, int64_t r, SampleContext& c, WorkerLane* l)
+        : filler(f), slot(s), row(r), ctx(c), lane(l) {}
+    LoadOutcome Load(int64_t index, int attempt, std::optional<SampleError>* error) override {
+      return filler->LoadSample(slot, row, index, attempt, ctx, lane, error);
+    }
+    BatchFiller* filler;
+    Slot* slot;
+    int64_t row;
+    SampleContext& ctx;
+    WorkerLane* lane;
+  };
+  if (const int timed_out = slot->timed_out[r]; timed_out > 0) {
+    // An earlier slot of this batch gave up on load `timed_out - 1` of this
+    // row: it failed with "timeout", and is not loaded again.
+    const int64_t index = failure_policy_->SubstituteIndex(slot->epoch, original, timed_out - 1);
+    RowLoader loader(this, slot, row, ctx, lane);
+    failure_policy_->HandleFailure(slot, row, failure_policy_->TimeoutFor(index), timed_out,
+                                   loader);
+    return;
+  }
+  std::optional<SampleError> error;
+  switch (LoadSample(slot, row, original, 0, ctx, lane, &error)) {
+    case LoadOutcome::kOk:
+      slot->status[r] = RowStatus::kOk;
+      return;
+    case LoadOutcome::kAbandoned:
+      slot->status[r] = RowStatus::kCancelled;
+      return;
+    case LoadOutcome::kFailed: {
+      RowLoader loader(this, slot, row, ctx, lane);
+      failure_policy_->HandleFailure(slot, row, std::move(*error), 1, loader);
+      return;
+    }
+  }
+}
+
+LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int attempt,
+                                    SampleContext& ctx, WorkerLane* lane,
+                                    std::optional<SampleError>* error) {
+  Sample& sample = slot->samples[static_cast<size_t>(row)];
+  sample.Clear();
+  ctx.Reset(slot->epoch, index);
+  const int64_t limit = timeout_ns_;
+  int64_t start = 0;
+  if (limit > 0) {
+    start = NowNs();
+    MutexLock guard(&lane->mu);
+    lane->slot = slot;
+    lane->row = row;
+    lane->index = index;
+    lane->attempt = attempt;
+    lane->since_ns = start;
+    lane->abandoned = false;
+  }
+  std::exception_ptr interrupt;
+  try {
+    dataset_->Get(index, sample, ctx);
+  } catch (const abi::__forced_unwind&) {
+    throw;  // thread cancellation must unwind
+  } catch (const std::bad_alloc&) {
+    interrupt = std::current_exception();  // out of memory is not a bad sample
+  } catch (const std::exception& e) {
+    error->emplace(AsSampleError(e, dataset_, index));
+  } catch (...) {
+    // Not an exception a sample fails with (Python's KeyboardInterrupt,
+    // SystemExit): it ends the epoch, whatever the policy.
+    interrupt = std::current_exception();
+  }
+  bool abandoned = false;
+  if (limit > 0) {
+    MutexLock guard(&lane->mu);
+    abandoned = lane->abandoned;
+    lane->abandoned = false;
+    lane->since_ns = -1;
+  }
+  if (interrupt) {
+    scheduler_->Interrupt(std::move(interrupt), slot->generation);
+    return LoadOutcome::kAbandoned;
+  }
+  // The consumer gave up on this load: its batch was bound again elsewhere.
+  if (abandoned) return LoadOutcome::kAbandoned;
+  // Late, but nobody noticed yet (or num_workers = 0, where nobody watches):
+  // the result is discarded all the same, so that the outcome depends on how
+  // long the sample took, not on when the consumer looked.
+  if (limit > 0 && !*error && NowNs() - start > limit) {
+    error->emplace(failure_policy_->TimeoutFor(index));
+  }
+  return *error ? LoadOutcome::kFailed : LoadOutcome::kOk;
+}
+
+void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
+  const std::vector<FieldSpec>& fixed = layout_->fixed();
+  const std::vector<size_t>& row_bytes = layout_->row_bytes();
+  // Rows that survive (all but skipped ones), compacted to the front.
+  std::vector<const Sample*>& kept = slot->kept_rows;  // reused: no allocation per batch
+  kept.clear();
+  int64_t out = 0;
+  for (int64_t r = 0; r < slot->planned_rows; ++r) {
+    const size_t ur = static_cast<size_t>(r);
+    if (slot->status[ur] == RowStatus::kSkipped) continue;
+    if (out != r) {
+      for (size_t k = 0; k < fixed.size(); ++k) {
+        std::byte* base = slot->fields[k].storage.data();
+        std::memmove(base + static_cast<size_t>(out) * row_bytes[k], base + ur * row_bytes[k],
+                     row_bytes[k]);
+      }
+    }
+    slot->delivered_indices[static_cast<size_t>(out)] = slot->indices[ur];
+    kept.push_back(&slot->samples[ur]);
+    ++out;
+  }
+  slot->rows = out;
+  slot->ResetFields();
+  if (out == 0) return;
+  for (size_t k = 0; k < fixed.size(); ++k) {
+    SlotField& f = slot->FieldFor(fixed[k].name);
+    f.fixed = true;
+    f.tensor = Tensor(fixed[k].dtype, fixed[k].shape.Prepend(out), f.storage.data());
+  }
+  SlotBatchBuilder builder(slot);
+  auto timer = ctx.Time(Stage::kCollate);
+  std::span<const Sample* const> samples(kept.data(), kept.size());
+  if (options_.collate_fn) {
+    options_.collate_fn(samples, builder);
+  } else {
+    DefaultCollate(samples, options_.collate, builder);
+  }
+  if (options_.error_policy == ErrorPolicy::kReplace) {
+    Tensor mask = builder.Add("replaced", DType::kU8, Shape{out});
+    int64_t i = 0;
+    for (int64_t r = 0; r < slot->planned_rows; ++r) {
+      const RowStatus s = slot->status[static_cast<size_t>(r)];
+      if (s == RowStatus::kSkipped) continue;
+      mask.data<uint8_t>()[i++] = s == RowStatus::kReplaced ? 1 : 0;
+    }
+  }
+}
+
+bool BatchFiller::FinishBatch(Slot* slot, SampleContext& ctx) {
+  const bool stale = scheduler_->IsStale(slot);
+  if (!stale) {
+    if (!slot->errors.empty()) {
+      // Raise the error of the earliest row, as sequential loading would.
+      auto first = std::min_element(slot->errors.begin(), slot->errors.end(),
+                                    [](const auto& a, const auto& b) { return a.first < b.first; });
+      slot->raise = first->second;
+    } else {
+      auto collate_failed = [&](const std::string& reason, const std::string& source,
+                                const std::string& message) {
+        slot->raise = SampleError(reason, source,
+                                  message + " (batch " + std::to_string(slot->batch_index) + ")");
+        slot->error_reasons.push_back(reason);
+      };
+      try {
+        CollateSlot(slot, ctx);
+      } catch (const abi::__forced_unwind&) {
+        throw;
+      } catch (const std::bad_alloc&) {
+        scheduler_->Interrupt(std::current_exception(), slot->generation);
+      } catch (const SampleError& e) {
+        collate_failed(e.reason(), e.source(), e.message());  // its own prefix, once
+      } catch (const std::exception& e) {
+        collate_failed("collate", "", e.what());
+      } catch (...) {
+        // KeyboardInterrupt in a collate_fn
+        scheduler_->Interrupt(std::current_exception(), slot->generation);
+      }
+    }
+  }
+  return scheduler_->Complete(slot, stale);
+}
+
+}  // namespace feedline::internal

@@ -1,0 +1,71 @@
+// BatchFiller: loads the rows of a task into its slot and, when the last
+// row of a batch is done, collates it and hands it to the Scheduler.
+//
+// A row is loaded by Dataset::Get straight into the slot (fixed fields are
+// bound to their place in the batch, slot_layout.h); a failed or late load
+// goes to the FailurePolicy, which may load substitutes into the same row
+// through this class. With a loader timeout, each load is recorded in the
+// worker's lane so that the consumer can give up on it (worker_pool.h).
+//
+// Thread safety: RunTask runs on many workers at once, each on its own
+// rows; the worker that finishes a batch's last row (the slot's atomic
+// `finished` counter) collates it alone. No lock is held while loading.
+#ifndef FEEDLINE_SRC_LOADER_BATCH_FILLER_H_
+#define FEEDLINE_SRC_LOADER_BATCH_FILLER_H_
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+
+#include "feedline/dataset.h"
+#include "feedline/error.h"
+#include "feedline/loader_options.h"
+#include "feedline/sample_context.h"
+#include "src/loader/error_policy.h"
+#include "src/loader/scheduler.h"
+#include "src/loader/slot.h"
+#include "src/loader/slot_layout.h"
+#include "src/loader/worker_pool.h"
+
+namespace feedline::internal {
+
+// The SampleError for a sample that threw `e`, with its index and source.
+SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64_t index);
+
+class BatchFiller {
+ public:
+  // `dataset` is null for an IterableDataset (which only uses FinishBatch).
+  // Everything passed must outlive the filler.
+  BatchFiller(const LoaderOptions& options, const Dataset* dataset, const SlotLayout* layout,
+              const FailurePolicy* failure_policy, Scheduler* scheduler);
+
+  // Loads the task's rows (stopping early, with the rest cancelled, if its
+  // epoch is abandoned or its batch bound again) and finishes the batch if
+  // these were its last rows. `lane` tracks each load for the timeout.
+  void RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane);
+
+  // Collates `slot`, whose rows are all done, unless it is no longer wanted,
+  // and hands it to the scheduler. Returns true if it was made ready.
+  bool FinishBatch(Slot* slot, SampleContext& ctx);
+
+ private:
+  void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane);
+  // Loads sample `index` (attempt 0: the planned one, k: the k-th substitute)
+  // into `row`, tracking it in `lane` for the timeout check. On kFailed
+  // `error` holds the failure; a load that outlived the timeout fails with
+  // reason "timeout" when it returns.
+  LoadOutcome LoadSample(Slot* slot, int64_t row, int64_t index, int attempt, SampleContext& ctx,
+                         WorkerLane* lane, std::optional<SampleError>* error);
+  void CollateSlot(Slot* slot, SampleContext& ctx);
+
+  const LoaderOptions& options_;
+  const Dataset* const dataset_;
+  const SlotLayout* const layout_;
+  const FailurePolicy* const failure_policy_;
+  Scheduler* const scheduler_;
+  const int64_t timeout_ns_;  // 0: none
+};
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_LOADER_BATCH_FILLER_H_

@@ -1,0 +1,273 @@
+#include "src/loader/iterable_producer.h"
+
+#include <algorithm>
+#include <cxxabi.h>
+#include <mutex>
+#include <new>
+#include <string>
+#include <utility>
+
+#include "feedline/error.h"
+
+namespace feedline::internal {
+
+IterableProducer::IterableProducer(const LoaderOptions& options,
+                                   std::shared_ptr<const IterableDataset> dataset,
+                                   const SlotLayout* layout, Scheduler* scheduler,
+                                   BatchFiller* filler, StatsCollector* stats,
+                                   SampleContext* caller_ctx)
+    : options_(options),
+      dataset_(std::move(dataset)),
+      layout_(layout),
+      scheduler_(scheduler),
+      filler_(filler),
+      stats_(stats),
+      caller_ctx_(caller_ctx),
+      streams_(std::max(1, options.num_workers)),
+      quota_(options.prefetch_factor) {}
+
+bool IterableProducer::StoppingLocked() const {
+  if (workers_ == nullptr) return false;
+  workers_->mu().AssertHeld();  // the scheduler's mutex, by the pool's name
+  return workers_->stopping_locked();
+}
+
+void IterableProducer::SetSlotLimitLocked(int slots) {
+  quota_ = std::max(1, slots / streams_);
+  scheduler_->WakeWorkers();
+}
+
+void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
+                                      bool* exhausted) {
+  const int64_t want = options_.batch_size;
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
+  int64_t rows = 0;
+  while (rows < want) {
+    if (scheduler_->generation() != slot->generation ||
+        (workers_ != nullptr && workers_->shutting_down())) {
+      break;
+    }
+    Sample& sample = slot->samples[static_cast<size_t>(rows)];
+    sample.Clear();
+    ctx.Reset(slot->epoch, slot->producer_seq * want + rows);
+    bool got = false;
+    std::optional<SampleError> failure;
+    const int64_t start = limit > 0 ? NowNs() : 0;
+    try {
+      got = stream.Next(sample, ctx);
+    } catch (const abi::__forced_unwind&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      // out of memory ends the epoch
+      scheduler_->Interrupt(std::current_exception(), slot->generation);
+      break;
+    } catch (const std::exception& e) {
+      failure = AsSampleError(e, nullptr, -1);
+    } catch (...) {
+      // KeyboardInterrupt and the like
+      scheduler_->Interrupt(std::current_exception(), slot->generation);
+      break;
+    }
+    // A stream cannot be read past an item that never returns, so its
+    // timeout is checked when the item returns: a late item is discarded.
+    if (!failure && got && limit > 0 && NowNs() - start > limit) {
+      failure = TimeoutError(ctx.index(), "",
+                             static_cast<double>(options_.timeout.count()) / 1000.0);
+    }
+    if (failure) {
+      SampleError error = std::move(*failure);
+      stats_->AddError(error.reason());
+      if (options_.error_policy == ErrorPolicy::kRaise) {
+        std::lock_guard<std::mutex> lock(slot->error_mu);
+        slot->errors.emplace_back(rows, error);
+        break;
+      }
+      // A stream has no substitute to offer: skip and replace both drop it.
+      stats_->AddSkipped();
+      continue;
+    }
+    if (!got) {
+      *exhausted = true;
+      break;
+    }
+    slot->indices[static_cast<size_t>(rows)] = slot->producer_seq * want + rows;
+    slot->status[static_cast<size_t>(rows)] = RowStatus::kOk;
+    ++rows;
+  }
+  slot->planned_rows = rows;
+  if (*exhausted && options_.drop_last && rows < want) slot->planned_rows = 0;
+}
+
+void IterableProducer::WorkerBody(int worker) {
+  SampleContext ctx(options_.seed, 0, 0, worker);
+  std::unique_ptr<SampleStream> stream;
+  uint64_t generation = 0;
+  int64_t epoch = 0;
+  {
+    MutexLock lock(&scheduler_->mu());
+    generation = scheduler_->generation();
+    epoch = scheduler_->epoch_locked();
+  }
+  try {
+    stream = dataset_->Open(worker, options_.num_workers, epoch);
+  } catch (const abi::__forced_unwind&) {
+    throw;
+  } catch (const std::exception& e) {
+    MutexLock lock(&scheduler_->mu());
+    scheduler_->FailLocked(std::make_exception_ptr(std::runtime_error(
+        "opening the stream of worker " + std::to_string(worker) + " failed: " + e.what())));
+    return;
+  } catch (...) {  // KeyboardInterrupt in iter(dataset)
+    MutexLock lock(&scheduler_->mu());
+    scheduler_->InterruptLocked(std::current_exception());
+    return;
+  }
+  MutexLock lock(&scheduler_->mu());
+  const size_t w = static_cast<size_t>(worker);
+  while (true) {
+    // Each worker keeps at most quota_ undelivered batches, so a slow
+    // worker's turn in the round-robin always finds a slot.
+    while (!(StoppingLocked() || scheduler_->generation() != generation ||
+             (scheduler_->HasFreeSlotLocked() && produced_[w] - consumed_[w] < quota_))) {
+      scheduler_->WaitForWorkLocked();
+    }
+    if (StoppingLocked() || scheduler_->generation() != generation) return;
+    Slot* slot = nullptr;
+    try {
+      slot = TakeStreamSlotLocked(worker, epoch, generation);
+    } catch (const std::exception&) {
+      scheduler_->InterruptLocked(std::current_exception());  // sizing the slot: the epoch ends
+      return;
+    }
+    if (ProduceFromStream(*stream, slot, ctx, worker)) {
+      exhausted_[w] = true;
+      scheduler_->NotifyProgressLocked();
+      return;
+    }
+  }
+}
+
+Slot* IterableProducer::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
+  Slot* slot = scheduler_->TakeFreeSlotLocked();
+  try {
+    layout_->EnsureRows(slot, options_.batch_size);
+  } catch (...) {
+    scheduler_->PutSlotLocked(slot);
+    throw;
+  }
+  const size_t p = static_cast<size_t>(producer);
+  slot->epoch = epoch;
+  slot->generation = generation;
+  slot->producer = producer;
+  slot->producer_seq = produced_[p];
+  slot->batch_index = produced_[p];
+  slot->state = SlotState::kFilling;
+  slot->raise.reset();
+  slot->errors.clear();
+  return slot;
+}
+
+bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
+                                         int worker) {
+  bool exhausted = false;
+  bool published = false;
+  bool ready = false;
+  {
+    MutexUnlock unlock(&scheduler_->mu());
+    const int64_t t0 = NowNs();
+    FillFromStream(stream, slot, ctx, &exhausted);
+    stats_->AddWorker(worker, NowNs() - t0, slot->planned_rows);
+    published = slot->planned_rows > 0 || !slot->errors.empty();
+    if (published) ready = filler_->FinishBatch(slot, ctx);
+  }
+  if (ready) ++produced_[static_cast<size_t>(slot->producer)];
+  if (!published) scheduler_->PutSlotLocked(slot);
+  stats_->AddStages(ctx.DrainStageTimes());
+  return exhausted;
+}
+
+std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time_point> deadline,
+                                            bool* pending) {
+  MutexLock lock(&scheduler_->mu());
+  scheduler_->ThrowInterruptLocked();
+  if (!scheduler_->running_locked()) {
+    scheduler_->StartStreamEpochLocked();
+    produced_.assign(static_cast<size_t>(streams_), 0);
+    consumed_.assign(static_cast<size_t>(streams_), 0);
+    exhausted_.assign(static_cast<size_t>(streams_), false);
+    rr_next_ = 0;
+    if (workers_ != nullptr) {
+      workers_->mu().AssertHeld();
+      workers_->StopLocked();  // the previous epoch's threads, if any
+      workers_->StartLocked();
+    }
+  }
+  int64_t wait_start = -1;
+  while (true) {
+    scheduler_->ThrowPendingLocked();
+    // Find the next worker in round-robin order that can still deliver.
+    bool any_left = false;
+    for (int k = 0; k < streams_; ++k) {
+      const size_t w = static_cast<size_t>((rr_next_ + k) % streams_);
+      if (exhausted_[w] && consumed_[w] == produced_[w]) continue;
+      any_left = true;
+      rr_next_ = static_cast<int>(w);
+      break;
+    }
+    if (!any_left) {
+      scheduler_->EndEpochLocked();
+      if (wait_start >= 0) stats_->AddWait(NowNs() - wait_start);
+      if (workers_ != nullptr) {
+        workers_->mu().AssertHeld();
+        workers_->StopLocked();
+      }
+      return std::nullopt;
+    }
+    const size_t w = static_cast<size_t>(rr_next_);
+    Slot* ready = nullptr;
+    for (const auto& slot : scheduler_->slots_locked()) {
+      Slot* s = slot.get();
+      if (s->state == SlotState::kReady && s->generation == scheduler_->generation() &&
+          s->producer == rr_next_ && s->producer_seq == consumed_[w]) {
+        ready = s;
+        break;
+      }
+    }
+    if (ready != nullptr) {
+      if (wait_start >= 0) stats_->AddWait(NowNs() - wait_start);
+      wait_start = -1;
+      ++consumed_[w];
+      rr_next_ = (rr_next_ + 1) % streams_;
+      scheduler_->WakeWorkers();
+      std::optional<Batch> batch = scheduler_->DeliverLocked(ready);
+      if (batch) return batch;
+      continue;
+    }
+    scheduler_->GrowIfCallerHoldsEverySlotLocked();
+    if (wait_start < 0) wait_start = NowNs();
+    if (workers_ == nullptr) {
+      if (!main_stream_) main_stream_ = dataset_->Open(0, 1, scheduler_->epoch_locked());
+      Slot* slot = TakeStreamSlotLocked(0, scheduler_->epoch_locked(), scheduler_->generation());
+      if (ProduceFromStream(*main_stream_, slot, *caller_ctx_, 0)) {
+        exhausted_[0] = true;
+        main_stream_.reset();
+      }
+      continue;
+    }
+    // With a timeout the consumer wakes regularly, as in map-style loading
+    // (a stream's late items are discarded by the worker when they return).
+    std::optional<std::chrono::milliseconds> wake_after;
+    if (options_.timeout.count() > 0) {
+      wake_after = std::min<std::chrono::milliseconds>(options_.timeout,
+                                                       std::chrono::milliseconds(50));
+    }
+    if (!scheduler_->WaitForProgressLocked(deadline, wake_after)) {
+      stats_->AddWait(NowNs() - wait_start);
+      *pending = true;
+      return std::nullopt;
+    }
+  }
+}
+
+}  // namespace feedline::internal

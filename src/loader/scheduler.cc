@@ -1,0 +1,424 @@
+#include "src/loader/scheduler.h"
+
+#include <algorithm>
+#include <new>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "feedline/error.h"
+#include "src/loader/fingerprint.h"
+
+namespace feedline::internal {
+namespace {
+
+// Times the consumer yields, watching for a ready batch, before it sleeps.
+constexpr int kConsumerPolls = 64;
+
+}  // namespace
+
+Scheduler::Scheduler(const LoaderOptions& options,
+                     std::shared_ptr<const BatchSampler> batch_sampler, const Dataset* dataset,
+                     const SlotLayout* layout, std::shared_ptr<SlotPool> pool,
+                     StatsCollector* stats)
+    : options_(options),
+      batch_sampler_(std::move(batch_sampler)),
+      dataset_(dataset),
+      layout_(layout),
+      pool_(std::move(pool)),
+      stats_(stats),
+      num_workers_(std::max(1, options.num_workers)),
+      active_workers_(num_workers_) {}
+
+// ---------------------------------------------------------------------------
+// Epochs
+
+void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
+  const std::optional<int64_t> pinned = batch_sampler_->pinned_epoch();
+  epoch_ = pinned ? *pinned : epoch;
+  next_epoch_ = epoch + 1;
+  plan_ = PlanEpoch(epoch_);
+  plan_hash_.clear();
+  if (first_batch > plan_.num_batches()) {
+    throw Error("Restore: next_batch " + std::to_string(first_batch) + " is past the " +
+                std::to_string(plan_.num_batches()) + " batches of epoch " +
+                std::to_string(epoch_));
+  }
+  next_bind_ = first_batch;
+  next_deliver_ = first_batch;
+  delivered_ = first_batch;
+  open_ = nullptr;
+  running_ = true;
+  generation_.fetch_add(1);
+  pool_->WakeWorkers();
+}
+
+int64_t Scheduler::StartStreamEpochLocked() {
+  epoch_ = next_epoch_++;
+  running_ = true;
+  generation_.fetch_add(1);
+  delivered_ = 0;
+  return epoch_;
+}
+
+void Scheduler::AbandonEpochLocked() {
+  if (!running_) return;
+  running_ = false;
+  // Rows nobody claimed will not be loaded: count them as finished, or their
+  // slots would never come back.
+  if (open_ != nullptr) DropUnclaimedLocked(open_);
+  open_ = nullptr;
+  for (Slot* slot : retry_) DropUnclaimedLocked(slot);
+  retry_.clear();
+  generation_.fetch_add(1);
+  // Samples in flight belong to the abandoned epoch: a dataset that can stop
+  // them (worker processes) does, so that joining the workers does not wait
+  // for a stuck one.
+  if (dataset_ != nullptr) dataset_->AbandonInFlight();
+  // Ready batches of the abandoned epoch go straight back; slots still being
+  // filled are returned by the worker that finishes them.
+  for (const auto& slot : pool_->slots_locked()) {
+    if (slot->state == SlotState::kReady) pool_->PutLocked(slot.get());
+  }
+  pool_->WakeWorkers();
+}
+
+void Scheduler::ShutdownLocked() {
+  generation_.fetch_add(1);
+  running_ = false;
+  if (dataset_ != nullptr) dataset_->AbandonInFlight();
+}
+
+const std::string& Scheduler::plan_hash_locked() const {
+  if (plan_hash_.empty()) plan_hash_ = PlanHash(plan_);
+  return plan_hash_;
+}
+
+EpochPlan Scheduler::PlanEpoch(int64_t epoch) const {
+  auto too_large = [&] {
+    const int64_t samples = dataset_ != nullptr ? dataset_->size() : -1;
+    return Error("DataLoader: the plan of epoch " + std::to_string(epoch) + " (every index of " +
+                 std::to_string(samples) +
+                 " samples, the dataset's length) does not fit in memory; check len(dataset)");
+  };
+  try {
+    return batch_sampler_->Plan(epoch);
+  } catch (const std::length_error&) {
+    throw too_large();
+  } catch (const std::bad_alloc&) {
+    throw too_large();
+  }
+}
+
+void Scheduler::DropUnclaimedLocked(Slot* slot) {
+  const int64_t n = slot->planned_rows - slot->claimed;
+  if (n <= 0) return;
+  slot->claimed = slot->planned_rows;
+  if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == slot->planned_rows) {
+    // Nothing was loading: nobody else will finish it.
+    if (slot->orphaned.exchange(false)) --orphaned_slots_;
+    pool_->PutLocked(slot);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Workers' side
+
+bool Scheduler::HasWorkLocked(int worker) const {
+  if (!running_ || worker >= active_workers_) return false;
+  for (const Slot* slot : retry_) {
+    if (slot->claimed < slot->planned_rows) return true;
+  }
+  if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
+  return next_bind_ < plan_.num_batches() && pool_->HasFreeLocked();
+}
+
+void Scheduler::WakeAnotherWorker() const {
+  if (workers_parked()) {
+    pool_->WakeWorkers();
+  } else {
+    pool_->WakeOneWorker();
+  }
+}
+
+void Scheduler::BindLocked(Slot* slot, int64_t batch_index) {
+  std::span<const int64_t> rows = plan_.batch(batch_index);
+  layout_->EnsureRows(slot, static_cast<int64_t>(rows.size()));
+  slot->epoch = epoch_;
+  slot->batch_index = batch_index;
+  slot->generation = generation_.load();
+  slot->state = SlotState::kFilling;
+  slot->planned_rows = static_cast<int64_t>(rows.size());
+  slot->claimed = 0;
+  slot->finished.store(0, std::memory_order_relaxed);
+  slot->raise.reset();
+  slot->errors.clear();
+  slot->error_reasons.clear();
+  slot->failed_substitutes = 0;
+  slot->orphaned.store(false);
+  std::copy(rows.begin(), rows.end(), slot->indices.begin());
+  std::fill_n(slot->status.begin(), rows.size(), RowStatus::kPending);
+  std::fill_n(slot->timed_out.begin(), rows.size(), 0);
+}
+
+bool Scheduler::ClaimLocked(int64_t chunk, Task* task) {
+  // Batches bound again after a timeout go first: the consumer waits for them.
+  while (!retry_.empty() && retry_.front()->claimed >= retry_.front()->planned_rows) {
+    retry_.erase(retry_.begin());
+  }
+  Slot* slot = nullptr;
+  if (!retry_.empty()) {
+    slot = retry_.front();
+  } else {
+    if (open_ == nullptr || open_->claimed >= open_->planned_rows) {
+      open_ = nullptr;
+      if (next_bind_ >= plan_.num_batches()) return false;
+      Slot* fresh = pool_->TakeFreeLocked();
+      if (fresh == nullptr) return false;
+      try {
+        BindLocked(fresh, next_bind_);
+      } catch (...) {
+        pool_->PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
+        throw;
+      }
+      ++next_bind_;
+      open_ = fresh;
+    }
+    slot = open_;
+  }
+  const int64_t unclaimed = slot->planned_rows - slot->claimed;
+  // No share is left for other workers: a chunk is sized to take ~20 us, so
+  // the tail of a batch is at most that unbalanced, and cheap samples get a
+  // whole batch per worker (no cross-core completion per batch).
+  const int64_t n = std::min(chunk, unclaimed);
+  task->slot = slot;
+  task->begin = slot->claimed;
+  task->end = slot->claimed + n;
+  task->generation = slot->generation;
+  slot->claimed += n;
+  // Fully claimed (an empty batch, which a custom batch sampler may yield,
+  // at once): the next claim takes another batch.
+  if (slot->claimed >= slot->planned_rows) {
+    if (slot == open_) {
+      open_ = nullptr;
+    } else {
+      retry_.erase(retry_.begin());
+    }
+  }
+  return true;
+}
+
+void Scheduler::RebindLocked(const LateLoad& late) {
+  Slot* old_slot = late.slot;
+  ++orphaned_slots_;
+  // Rows of the old slot nobody claimed yet are loaded in the new one.
+  if (open_ == old_slot) open_ = nullptr;
+  retry_.erase(std::remove(retry_.begin(), retry_.end(), old_slot), retry_.end());
+  DropUnclaimedLocked(old_slot);  // cannot complete it: the late row is pending
+  Slot* fresh = nullptr;
+  try {
+    std::vector<int> timed_out(old_slot->timed_out.begin(),
+                               old_slot->timed_out.begin() + old_slot->planned_rows);
+    timed_out[static_cast<size_t>(late.row)] = late.attempt + 1;
+    fresh = pool_->TakeFreeLocked();
+    if (fresh == nullptr) {
+      pool_->GrowLocked();  // the old slot is out of use until the late load returns
+      fresh = pool_->TakeFreeLocked();
+    }
+    BindLocked(fresh, old_slot->batch_index);
+    std::copy(timed_out.begin(), timed_out.end(), fresh->timed_out.begin());
+    retry_.push_back(fresh);
+  } catch (...) {
+    if (fresh != nullptr) pool_->PutLocked(fresh);
+    InterruptLocked(std::current_exception());  // without memory the batch cannot be loaded
+    return;
+  }
+  pool_->WakeWorkers();
+}
+
+// ---------------------------------------------------------------------------
+// Completion
+
+bool Scheduler::IsStale(const Slot* slot) const {
+  return slot->generation != generation_.load() || slot->orphaned.load() ||
+         std::any_of(slot->status.begin(), slot->status.begin() + slot->planned_rows,
+                     [](RowStatus s) { return s == RowStatus::kCancelled; });
+}
+
+void Scheduler::CountOutcomes(const Slot* slot) {
+  if (slot->error_reasons.empty() && slot->failed_substitutes == 0) return;
+  for (const std::string& reason : slot->error_reasons) stats_->AddError(reason);
+  if (slot->failed_substitutes > 0) stats_->AddFailedSubstitutes(slot->failed_substitutes);
+  for (int64_t r = 0; r < slot->planned_rows; ++r) {
+    const RowStatus s = slot->status[static_cast<size_t>(r)];
+    if (s == RowStatus::kSkipped) stats_->AddSkipped();
+    if (s == RowStatus::kReplaced) stats_->AddReplaced();
+  }
+}
+
+bool Scheduler::Complete(Slot* slot, bool stale) {
+  bool ready = false;
+  bool wake_consumer = false;
+  bool wake_workers = false;
+  {
+    MutexLock lock(&mu());
+    if (stale || slot->generation != generation_.load() || slot->orphaned.load()) {
+      if (slot->orphaned.exchange(false)) --orphaned_slots_;
+      pool_->PutLocked(slot);  // a free slot is new work
+      pool_->ShrinkLocked();
+      wake_workers = pool_->workers_waiting_locked();
+    } else {
+      CountOutcomes(slot);
+      slot->state = SlotState::kReady;
+      progress_.fetch_add(1, std::memory_order_release);
+      wake_consumer = consumer_waiting_ > 0;
+      ready = true;
+    }
+  }
+  if (wake_consumer) ready_cv_.NotifyOne();
+  if (wake_workers) pool_->WakeWorkers();
+  return ready;
+}
+
+// ---------------------------------------------------------------------------
+// Consumer's side
+
+Slot* Scheduler::TakeReadyLocked() {
+  const uint64_t generation = generation_.load();
+  Slot* best = nullptr;
+  for (const auto& slot : pool_->slots_locked()) {
+    Slot* s = slot.get();
+    if (s->state != SlotState::kReady || s->generation != generation) continue;
+    if (options_.in_order) {
+      if (s->batch_index == next_deliver_) {
+        ++next_deliver_;
+        return s;
+      }
+    } else if (best == nullptr || s->batch_index < best->batch_index) {
+      best = s;
+    }
+  }
+  return best;
+}
+
+std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
+  ++delivered_;
+  if (slot->raise) {
+    SampleError error = *slot->raise;
+    pool_->PutLocked(slot);
+    pool_->WakeWorkers();
+    if (error.reason() == "timeout") throw TimeoutError(error);
+    throw error;
+  }
+  if (slot->rows == 0) {  // every sample skipped
+    pool_->PutLocked(slot);
+    pool_->WakeWorkers();
+    return std::nullopt;
+  }
+  pool_->MarkDeliveredLocked(slot);
+  stats_->AddBatch();
+  stats_->MarkFirstBatch();
+  return Batch(pool_, slot);
+}
+
+void Scheduler::GrowIfCallerHoldsEverySlotLocked() {
+  // Slots waiting for a late load (timeouts) are as unusable as held ones.
+  // A loop, not one step: after the slot limit was lowered the caller may
+  // hold more slots than the limit allows.
+  bool grown = false;
+  while (!pool_->HasFreeLocked() && pool_->delivered_count_locked() + orphaned_slots_ >=
+                                        pool_->limit_locked() + pool_->grown_locked()) {
+    pool_->GrowLocked();  // nothing can be loaded otherwise: make one more slot
+    grown = true;
+  }
+  if (grown) pool_->WakeWorkers();
+}
+
+bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
+                                      std::optional<std::chrono::milliseconds> wake_after) {
+  if (deadline && Clock::now() >= *deadline) return false;
+  // A batch usually completes within microseconds of the last: poll briefly
+  // (yielding the core to the workers) before paying for a futex sleep and
+  // the wake-up a worker would have to send.
+  const uint64_t seen = progress_.load(std::memory_order_acquire);
+  {
+    MutexUnlock unlock(&mu());
+    for (int spin = 0; spin < kConsumerPolls; ++spin) {
+      if (progress_.load(std::memory_order_acquire) != seen) break;
+      std::this_thread::yield();
+    }
+  }
+  // progress_ only changes under the lock, so this predicate cannot miss a
+  // change made while the lock was dropped for polling.
+  auto moved = [&] { return progress_.load(std::memory_order_relaxed) != seen; };
+  if (moved()) return true;
+  ++consumer_waiting_;
+  if (wake_after) {
+    auto until = Clock::now() + *wake_after;
+    if (deadline && *deadline < until) until = *deadline;
+    while (!moved() && ready_cv_.WaitUntil(&mu(), until)) {
+    }
+  } else if (deadline) {
+    while (!moved() && ready_cv_.WaitUntil(&mu(), *deadline)) {
+    }
+  } else {
+    while (!moved()) ready_cv_.Wait(&mu());
+  }
+  --consumer_waiting_;
+  return true;
+}
+
+void Scheduler::NotifyProgressLocked() {
+  progress_.fetch_add(1, std::memory_order_release);
+  ready_cv_.NotifyAll();
+}
+
+// ---------------------------------------------------------------------------
+// What ends iteration
+
+void Scheduler::FailLocked(std::exception_ptr error) {
+  fatal_ = std::move(error);
+  NotifyProgressLocked();
+}
+
+void Scheduler::Interrupt(std::exception_ptr error, uint64_t generation) {
+  MutexLock lock(&mu());
+  // Work of an abandoned epoch: nobody waits for it any more.
+  if (generation != generation_.load()) return;
+  InterruptLocked(std::move(error));
+}
+
+void Scheduler::InterruptLocked(std::exception_ptr error) {
+  if (!interrupt_) interrupt_ = std::move(error);
+  AbandonEpochLocked();
+  NotifyProgressLocked();
+}
+
+void Scheduler::ThrowPendingLocked() {
+  if (fatal_) std::rethrow_exception(fatal_);
+  ThrowInterruptLocked();
+}
+
+void Scheduler::ThrowInterruptLocked() {
+  if (!interrupt_) return;
+  std::exception_ptr error = std::move(interrupt_);
+  interrupt_ = nullptr;
+  std::rethrow_exception(error);
+}
+
+// ---------------------------------------------------------------------------
+// Runtime controls
+
+void Scheduler::SetSlotLimitLocked(int n) {
+  pool_->SetLimitLocked(n);
+  pool_->WakeWorkers();  // a raised limit is new work
+}
+
+void Scheduler::SetActiveWorkersLocked(int n) {
+  active_workers_ = std::clamp(n, 1, num_workers_);
+  workers_parked_.store(active_workers_ < num_workers_, std::memory_order_relaxed);
+  // Workers let back in were parked waiting for work.
+  pool_->WakeWorkers();
+}
+
+}  // namespace feedline::internal
