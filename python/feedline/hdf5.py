@@ -71,8 +71,15 @@ class HDF5Dataset(NativeDataset):
         super().__init__(native, None if as_dict else names)
         self.transform = transform
         self.path = os.fspath(path)
+        # What pickling rebuilds it from (the native dataset holds open files).
+        self._arguments = (self.path, fields, transform, None if images is None else sorted(images),
+                           max_pixels)
         self._strings = {n for n, k in zip(native.field_names, native.field_kinds)
                          if k == "string"}
+
+    def __reduce__(self):
+        path, fields, transform, images, max_pixels = self._arguments
+        return _rebuild, (type(self), path, fields, transform, images, max_pixels)
 
     @property
     def field_kinds(self):
@@ -88,3 +95,8 @@ class HDF5Dataset(NativeDataset):
                     for k, v in sample.items()}
         return tuple(bytes(v).decode("utf-8", "replace") if name in self._strings else v
                      for name, v in zip(self._fields, sample))
+
+
+def _rebuild(cls, path, fields, transform, images, max_pixels):
+    """An HDF5Dataset from its arguments: unpickling opens the file again."""
+    return cls(path, fields, transform, images=images, max_pixels=max_pixels)

@@ -133,3 +133,17 @@ def test_shard_dataset_pickles(folder, tmp_path):
     for copied in roundtrips(shards):
         assert copied.shards == shards.shards and copied.classes == shards.classes
         assert_same_samples(samples(copied), expected)
+
+
+def test_hdf5_dataset_pickles(tmp_path):
+    h5py = pytest.importorskip("h5py")
+    path = str(tmp_path / "rows.h5")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(24, dtype=np.float32).reshape(6, 4))
+        f.create_dataset("y", data=np.arange(6, dtype=np.int64))
+    dataset = feedline.io.HDF5Dataset(path, {"x": "x", "y": "y"})
+    for copied in roundtrips(dataset):
+        assert type(copied) is type(dataset)
+        for i in range(len(dataset)):
+            np.testing.assert_array_equal(copied[i]["x"], dataset[i]["x"])
+            assert int(copied[i]["y"]) == i
