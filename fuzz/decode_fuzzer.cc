@@ -2,7 +2,10 @@
 //
 // Every input goes through the header reader, the full decoder, a region +
 // DCT-scaled decode whose box comes from the input's length, and the train
-// pipeline (plan, region decode, resample, normalize). A SampleError is the
+// pipeline (plan, region decode, resample, normalize); a JPEG with restart
+// markers also through the window decode of packed shards
+// (src/vision/jpeg_restarts.h) with its row offsets, then with one moved. A
+// SampleError is the
 // expected answer to bad data; anything else (a crash, a sanitizer report,
 // another exception escaping) is a bug.
 #include <cstddef>
@@ -15,6 +18,7 @@
 #include "feedline/sample_context.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/pipeline.h"
+#include "src/vision/jpeg_restarts.h"
 
 namespace {
 
@@ -67,6 +71,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     request.max_scale = 1 << (size % 4);
     DecodeImage(bytes, "fuzz", pixels, request, Options(true));
   } catch (const SampleError&) {
+  }
+  std::vector<uint32_t> restarts;
+  if (internal::FindJpegRestarts(bytes, restarts)) {
+    for (int variant = 0; variant < 2; ++variant) {
+      if (variant == 1) restarts[restarts.size() / 2] += 1 + static_cast<uint32_t>(size % 5);
+      try {
+        DecodeRequest request;
+        request.region = Rect{static_cast<int>(size % 41), static_cast<int>(size % 37),
+                              static_cast<int>(1 + size % 53), static_cast<int>(1 + size % 29)};
+        request.max_scale = 1 << (size % 3);
+        request.jpeg_restarts = restarts;
+        DecodeImage(bytes, "fuzz", pixels, request, Options(true));
+        feedline::Sample sample;
+        feedline::SampleContext ctx(/*seed=*/size, /*epoch=*/0, /*index=*/0);
+        Train().Run(bytes, "fuzz", sample, "image", ctx, restarts);
+      } catch (const SampleError&) {
+      }
+    }
   }
   for (const Pipeline* pipeline : {&Train(), &Val()}) {
     try {
