@@ -273,7 +273,7 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
 class PyLoader {
  public:
   PyLoader(std::shared_ptr<DataLoader> loader, std::shared_ptr<Structure> structure,
-           std::shared_ptr<ProcessDataset> processes = nullptr)
+           std::shared_ptr<internal::ProcessWorkers> processes = nullptr)
       : loader_(std::move(loader)),
         structure_(std::move(structure)),
         processes_(std::move(processes)),
@@ -339,7 +339,7 @@ class PyLoader {
       // A copy inherited by a worker process (collected there): the engine's
       // threads and locks stayed in the parent, so leak it rather than wait.
       new std::shared_ptr<DataLoader>(std::move(loader_));
-      new std::shared_ptr<ProcessDataset>(std::move(processes_));
+      new std::shared_ptr<internal::ProcessWorkers>(std::move(processes_));
       return;
     }
     GilRelease nogil;
@@ -416,7 +416,7 @@ class PyLoader {
   std::mutex pointer_mu_;  // guards loader_ itself, for Stats()
   std::shared_ptr<DataLoader> loader_;
   std::shared_ptr<Structure> structure_;
-  std::shared_ptr<ProcessDataset> processes_;  // worker_mode "process" only
+  std::shared_ptr<internal::ProcessWorkers> processes_;  // worker_mode "process" only
   bool seeds_caller_generators_ = false;  // a Python dataset loaded in the caller's thread
   pid_t owner_pid_;  // the process that made the loader; see Close()
 };
@@ -451,8 +451,11 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
   options.seed = seed;
   options.error_policy = ParseErrorPolicy(error_policy);
-  const bool processes = UseWorkerProcesses(worker_mode, py::isinstance<Dataset>(dataset),
-                                            iterable, num_workers);
+  // num_workers "auto" (kAuto): the engine starts one worker per core share
+  // and sets how many are active; the Python side sizes its workers the same.
+  const int worker_count = num_workers == kAuto ? AutoMaxWorkers() : num_workers;
+  const bool processes =
+      UseWorkerProcesses(worker_mode, py::isinstance<Dataset>(dataset), worker_count);
   if (!worker_init_fn.is_none() && !processes) {  // process workers run it themselves
     auto fn = std::make_shared<PyRef>(std::move(worker_init_fn));
     options.worker_init = [fn](int worker_id) {
@@ -477,26 +480,32 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     auto native = dataset.cast<std::shared_ptr<Dataset>>();
     py::gil_scoped_release nogil;
     loader = std::make_shared<DataLoader>(std::move(native), std::move(options));
-  } else if (iterable) {
-    auto adapter = std::make_shared<PyIterableDataset>(dataset, num_workers, seed, samples);
-    py::gil_scoped_release nogil;
-    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   } else if (processes) {
-    ProcessWorkerOptions process_options;
-    process_options.num_workers = num_workers;
+    internal::ProcessWorkerOptions process_options;
+    process_options.num_workers = worker_count;
     process_options.persistent_workers = persistent_workers;
     process_options.use_shared_memory = use_shared_memory;
     process_options.seed = seed;
-    auto adapter = std::make_shared<ProcessDataset>(dataset, worker_init_fn, process_options,
-                                                    samples);
-    options.worker_init = [adapter](int worker) { adapter->StartWorker(worker); };
-    py::gil_scoped_release nogil;
-    loader = std::make_shared<DataLoader>(adapter, std::move(options));
-    auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(adapter));
+    auto workers = MakePythonWorkers(dataset, worker_init_fn, process_options, samples);
+    options.worker_init = [workers](int worker) { workers->StartWorker(worker); };
+    if (iterable) {
+      auto adapter = std::make_shared<PyProcessIterableDataset>(workers);
+      py::gil_scoped_release nogil;
+      loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+    } else {
+      auto adapter = std::make_shared<PyProcessDataset>(workers, dataset);
+      py::gil_scoped_release nogil;
+      loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+    }
+    auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
     py_loader->set_key(samples.get());
     return py_loader;
+  } else if (iterable) {
+    auto adapter = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
+    py::gil_scoped_release nogil;
+    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   } else {
-    auto adapter = std::make_shared<PyDataset>(dataset, num_workers, samples);
+    auto adapter = std::make_shared<PyDataset>(dataset, worker_count, samples);
     py::gil_scoped_release nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   }

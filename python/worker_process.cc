@@ -1,124 +1,108 @@
 #include "python/worker_process.h"
 
-#include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <string>
-#include <vector>
 
 #include "feedline/error.h"
-#include "python/process_spawner.h"
 #include "python/python_seeding.h"
-#include "python/shared_arena.h"
-#include "python/worker_protocol.h"
+#include "src/process/worker_protocol.h"
 
 namespace feedline::python {
 namespace {
 
-constexpr size_t kAlign = 64;
-constexpr size_t kGrowStep = size_t{1} << 20;
-
-size_t AlignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-// Where the child puts a sample's arrays: the shared arena, or a buffer that
-// follows the metadata through the socket.
-class Staging {
- public:
-  explicit Staging(int arena_fd) {
-    if (arena_fd >= 0) arena_ = SharedArena::Attach(arena_fd);
-    shared_ = arena_fd >= 0;
-  }
-
-  void Clear() { used_ = 0; }
-
-  // Room for `bytes` more bytes; the returned offset stays valid (the memory
-  // may move when it grows, so callers keep offsets, not pointers).
-  size_t Take(size_t bytes) {
-    const size_t offset = AlignUp(used_, kAlign);
-    const size_t needed = offset + bytes;
-    if (shared_) {
-      if (needed > arena_.size()) {
-        const size_t grown = AlignUp(std::max(needed, arena_.size() * 2), kGrowStep);
-        std::string error;
-        if (!arena_.Reserve(grown, &error)) {
-          throw SampleError("memory", "",
-                            "the worker's shared memory cannot grow to " +
-                                std::to_string(grown >> 20) + " MB: " + error);
-        }
-      }
-    } else if (needed > buffer_.size()) {
-      buffer_.resize(AlignUp(std::max(needed, buffer_.size() * 2), kGrowStep));
-    }
-    used_ = needed;
-    return offset;
-  }
-
-  char* data() { return shared_ ? arena_.data() : buffer_.data(); }
-  size_t used() const { return used_; }
-  uint64_t arena_bytes() const { return shared_ ? arena_.size() : 0; }
-  bool shared() const { return shared_; }
-
- private:
-  bool shared_ = false;
-  SharedArena arena_;
-  std::vector<char> buffer_;
-  size_t used_ = 0;
-};
+using internal::ErrorReply;
+using internal::ReplyKind;
+using internal::ReplyStaging;
+using internal::RequestKind;
+using internal::SampleReply;
+using internal::WorkRequest;
 
 // Reads the next request without the GIL, so threads the dataset started
 // keep running while this worker is idle.
 bool ReadRequest(int fd, WorkRequest* request) {
   PyThreadState* state = PyEval_SaveThread();
-  bool ok = ReadAll(fd, request, sizeof(*request));
+  bool ok = internal::ReadAll(fd, request, sizeof(*request));
   PyEval_RestoreThread(state);
   return ok;
 }
 
-void ReplyError(int fd, const std::string& reason, const std::string& message) {
-  if (!WriteMessage(fd, ReplyKind::kError, EncodeErrorReply({reason, message}))) _exit(0);
-}
-
-void LoadAndReply(int fd, const py::object& getitem, const WorkRequest& request,
-                  Staging& staging, SampleReply& reply) {
+// Writes `item`'s arrays into the staging and replies with their metadata.
+void ReplyWithItem(int fd, const py::handle& item, ReplyStaging& staging, SampleReply& reply) {
   staging.Clear();
   reply.fields.clear();
   Structure layout;  // each sample's own; the parent checks it against the first
-  py::object item = getitem(request.index);
   FillFields(item, layout, [&](const std::string& name, DType dtype, const Shape& shape) {
-    FieldMeta meta;
-    meta.name = name;
-    meta.dtype = dtype;
-    meta.shape = shape;
-    meta.bytes = Tensor(dtype, shape, nullptr).bytes();
-    meta.offset = staging.Take(meta.bytes);
-    reply.fields.push_back(meta);
-    return Tensor(dtype, shape, staging.data() + meta.offset);
+    return Tensor(dtype, shape, staging.AddField(name, dtype, shape, &reply));
   });
   reply.layout = static_cast<int>(layout.kind());
-  reply.arena_bytes = staging.arena_bytes();
-  const std::string body = EncodeSampleReply(reply);
-  bool ok = staging.shared()
-                ? WriteMessage(fd, ReplyKind::kSample, body)
-                : WriteMessage(fd, ReplyKind::kSample, body, staging.data(), staging.used());
-  if (!ok) _exit(0);  // the parent is gone
+  if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
+}
+
+void ReplyDone(int fd, ReplyKind kind) {
+  if (!internal::WriteMessage(fd, kind, std::string())) _exit(0);
+}
+
+// The state of one worker: its dataset and, for an IterableDataset, the
+// current pass.
+class Worker {
+ public:
+  Worker(int fd, int arena_fd, std::shared_ptr<PyRef> dataset)
+      : fd_(fd), staging_(arena_fd), dataset_(std::move(dataset)) {}
+
+  void Serve(const WorkRequest& request) {
+    switch (static_cast<RequestKind>(request.kind)) {
+      case RequestKind::kSample: {
+        if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
+        SeedPythonGenerators(request.seed, request.epoch, request.index);
+        ReplyWithItem(fd_, getitem_(request.index), staging_, reply_);
+        return;
+      }
+      case RequestKind::kOpen:
+        // Each pass of a worker draws from generators seeded by (seed,
+        // epoch, worker): its own, whatever the other workers draw.
+        SeedPythonGenerators(request.seed, request.epoch, request.index);
+        iterator_ = py::object();
+        iterator_ = py::iter(dataset_->get());
+        ReplyDone(fd_, ReplyKind::kReady);
+        return;
+      case RequestKind::kNext: {
+        if (!iterator_) throw Error("the worker process has no open pass over its dataset");
+        py::object item = py::reinterpret_steal<py::object>(PyIter_Next(iterator_.ptr()));
+        if (!item) {
+          if (PyErr_Occurred()) throw py::error_already_set();
+          iterator_ = py::object();
+          ReplyDone(fd_, ReplyKind::kEnd);
+          return;
+        }
+        ReplyWithItem(fd_, item, staging_, reply_);
+        return;
+      }
+    }
+    throw Error("the worker process got a request of unknown kind " +
+                std::to_string(request.kind));
+  }
+
+ private:
+  int fd_;
+  ReplyStaging staging_;
+  SampleReply reply_;
+  std::shared_ptr<PyRef> dataset_;
+  py::object getitem_;
+  py::object iterator_;
+};
+
+void ReplyError(int fd, const std::string& reason, const std::string& message) {
+  internal::SendErrorReply(fd, ErrorReply{reason, message, ""});
 }
 
 }  // namespace
 
-void RunWorkerProcess(const WorkerProcessConfig& config) {
-  // Die with the parent: the signal covers a parent killed while this worker
-  // is busy; an idle worker also sees end of file on its socket.
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != config.parent_pid) _exit(0);  // the parent died before prctl
-  // Ctrl-C goes to the whole foreground process group; the parent handles it
-  // and closes the workers.
-  ::signal(SIGINT, SIG_IGN);
-  CloseInheritedFdsExcept({config.socket_fd, config.arena_fd});
-  const int fd = config.socket_fd;
+void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorkerConfig& config) {
+  internal::EnterWorkerChild(channel);
+  const int fd = channel.socket_fd;
   try {
-    WorkerInfoScope info(config.worker_id, config.num_workers, config.seed, 0, config.dataset);
+    WorkerInfoScope info(channel.worker_id, channel.num_workers, channel.seed, 0, config.dataset);
     // As torch's workers do: one intra-op thread, so that torch code in
     // __getitem__ neither oversubscribes the cores nor enters an OpenMP pool
     // that the fork left without its threads.
@@ -129,30 +113,27 @@ void RunWorkerProcess(const WorkerProcessConfig& config) {
     }
     if (!config.worker_init_fn->get().is_none()) {
       try {
-        config.worker_init_fn->get()(config.worker_id);
+        config.worker_init_fn->get()(channel.worker_id);
       } catch (py::error_already_set& e) {
         ReplyError(fd, "worker_init", std::string("worker_init_fn raised ") + e.what());
         _exit(1);
       }
     }
-    if (!WriteMessage(fd, ReplyKind::kReady, std::string())) _exit(0);
+    ReplyDone(fd, ReplyKind::kReady);
 
-    Staging staging(config.arena_fd);
-    SampleReply reply;
-    const py::object getitem = config.dataset->get().attr("__getitem__");
+    Worker worker(fd, channel.arena_fd, config.dataset);
     WorkRequest request;
     while (ReadRequest(fd, &request)) {
       info.epoch = request.epoch;
       info.seed = request.seed;
       try {
-        SeedPythonGenerators(request.seed, request.epoch, request.index);
-        LoadAndReply(fd, getitem, request, staging, reply);
+        worker.Serve(request);
       } catch (py::error_already_set& e) {
         if (IsInterrupt(e)) {
           // KeyboardInterrupt, SystemExit, GeneratorExit: never a sample
           // error. The parent raises the same type again (kInterruptReason).
           const std::string type = py::str(e.type().attr("__name__"));
-          ReplyError(fd, std::string(kInterruptReason) + type, py::str(e.value()));
+          ReplyError(fd, std::string(internal::kInterruptReason) + type, py::str(e.value()));
         } else {
           ReplyError(fd, "exception", e.what());
         }

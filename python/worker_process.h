@@ -1,36 +1,32 @@
-// The loop a forked worker process runs: read a WorkRequest, seed the Python
-// generators, call dataset[index], write the sample's arrays into the shared
-// arena (or a buffer sent after the metadata) with FillFields, as a thread
-// worker would into its batch row, and reply with the metadata.
+// The loop a forked worker process runs for a Python dataset: read a
+// WorkRequest, and for a map-style sample seed the Python generators, call
+// dataset[index] and write the arrays with FillFields, as a thread worker
+// would into its batch row, into the shared arena (or a buffer sent after
+// the metadata); for an IterableDataset open a pass (iter(dataset), with
+// get_worker_info() naming this worker) or take its next item.
 //
-// The child ignores SIGINT (Ctrl-C is the parent's to handle), dies with its
-// parent (PR_SET_PDEATHSIG, and end of file on its socket) and leaves with
-// _exit: it never runs the parent's atexit handlers or destructors.
+// The process setup (die with the parent, ignore SIGINT, close the other
+// workers' descriptors) and the staging are the library's
+// (src/process/worker_child.h). The child leaves with _exit: it never runs
+// the parent's atexit handlers or destructors.
 #ifndef FEEDLINE_PYTHON_WORKER_PROCESS_H_
 #define FEEDLINE_PYTHON_WORKER_PROCESS_H_
 
-#include <sys/types.h>
-
-#include <cstdint>
 #include <memory>
 
 #include "python/python_support.h"
+#include "src/process/worker_child.h"
 
 namespace feedline::python {
 
-struct WorkerProcessConfig {
-  int worker_id = 0;
-  int num_workers = 1;
-  uint64_t seed = 0;
-  pid_t parent_pid = 0;
-  int socket_fd = -1;  // the child's end
-  int arena_fd = -1;   // -1: samples go through the socket
+struct PythonWorkerConfig {
   std::shared_ptr<PyRef> dataset;
   std::shared_ptr<PyRef> worker_init_fn;  // may hold None
 };
 
 // Runs in the child right after the fork. REQUIRES: the GIL. Never returns.
-[[noreturn]] void RunWorkerProcess(const WorkerProcessConfig& config);
+[[noreturn]] void RunWorkerProcess(const internal::WorkerChannel& channel,
+                                   const PythonWorkerConfig& config);
 
 }  // namespace feedline::python
 

@@ -35,6 +35,19 @@ const char* ErrorPolicyName(ErrorPolicy policy);  // "raise", "skip", "replace"
 // Parses "raise" / "skip" / "replace"; throws Error otherwise.
 ErrorPolicy ParseErrorPolicy(const std::string& name);
 
+// Where samples load when num_workers > 0.
+enum class WorkerMode {
+  kThread,   // worker threads of this process (a C++ Dataset's default)
+  kProcess,  // a forked worker process per worker: a crash in Dataset::Get
+             // (a decoder's segfault or abort) ends that process, which is
+             // restarted and the sample loaded again (docs/architecture.md)
+  kAuto,     // threads for a C++ Dataset (it needs no global lock); the Python
+             // binding picks processes for Python datasets (docs/python.md)
+};
+const char* WorkerModeName(WorkerMode mode);  // "thread", "process", "auto"
+// Parses "thread" / "process" / "auto"; throws Error otherwise.
+WorkerMode ParseWorkerMode(const std::string& name);
+
 struct LoaderOptions {
   // Batching. Either batch_size (+ shuffle / sampler, drop_last) or a
   // batch_sampler, as in paddle.io.DataLoader.
@@ -49,6 +62,9 @@ struct LoaderOptions {
   int num_workers = 0;
   int prefetch_factor = 2;
   bool persistent_workers = false;
+  // Threads or processes (see WorkerMode). With kProcess, worker_init runs
+  // in each worker process, and an IterableDataset is refused.
+  WorkerMode worker_mode = WorkerMode::kThread;
   // false lets a complete batch overtake earlier, incomplete ones.
   bool in_order = true;
 

@@ -824,10 +824,12 @@ class DataLoader:
                           None draws one from NumPy's global generator. Batches
                           are identical for any num_workers given the seed.
       worker_mode         "thread", "process" or "auto" (the default): "auto" loads a
-                          Python map-style dataset in worker processes (its
-                          __getitem__ holds the GIL) and native datasets and
-                          IterableDatasets on threads. A worker process that dies
-                          is replaced and its sample loaded again.
+                          Python dataset, map-style or iterable, in worker
+                          processes (its __getitem__ / __next__ holds the GIL)
+                          and native datasets on threads. A worker process that
+                          dies is replaced and its sample loaded again; under an
+                          IterableDataset (whose iterator cannot be replayed) its
+                          death ends the epoch with a RuntimeError naming it.
       in_order            True (the default): batches in sampler order. False: a
                           complete batch may overtake an earlier, slower one.
       error_policy        what a sample that fails to load does: "raise" (the

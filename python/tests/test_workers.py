@@ -4,7 +4,6 @@ workers replaced with every sample delivered once, samples that kill their
 worker failing under the error policy, and no process left after any ending.
 Only the public API: DataLoader, its worker_pids, stats() and SampleError."""
 
-import faulthandler
 import gc
 import os
 import random
@@ -19,14 +18,7 @@ import pytest
 
 import feedline
 from feedline import io
-
-
-@pytest.fixture(autouse=True)
-def bounded():
-    # A hang ends the run with every thread's stack instead of blocking CI.
-    faulthandler.dump_traceback_later(60, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
+from worker_helpers import bounded, pid_running, wait_gone  # noqa: F401 (bounded: autouse)
 
 
 class RandomDataset(io.Dataset):
@@ -57,23 +49,6 @@ def assert_same(a, b):
         assert len(x) == len(y)
         for u, v in zip(x, y):
             assert u.dtype == v.dtype and np.array_equal(u, v)
-
-
-def pid_running(pid):
-    """True while `pid` exists and is not a zombie (a reparented zombie may
-    wait for a container's init to reap it)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def wait_gone(pids, seconds=10):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(pid_running(p) for p in pids):
-        time.sleep(0.02)
-    return [p for p in pids if pid_running(p)]
 
 
 def test_process_thread_and_inline_give_identical_batches_with_random_draws():
@@ -120,7 +95,7 @@ def test_worker_pids_never_hold_a_pid_that_signals_a_group():
     loader.close()
 
 
-def test_auto_picks_processes_for_python_map_datasets_only():
+def test_auto_picks_processes_for_python_datasets_map_style_or_iterable():
     class Stream(io.IterableDataset):
         def __iter__(self):
             yield from (np.int64(i) for i in range(4))
@@ -128,9 +103,9 @@ def test_auto_picks_processes_for_python_map_datasets_only():
     native = io.TensorDataset([np.arange(8)])  # pure Python too: TensorDataset is not native
     assert feedline.DataLoader(native, num_workers=2).worker_mode == "process"
     assert feedline.DataLoader(native, num_workers=0).worker_mode == "thread"
-    assert feedline.DataLoader(Stream(), num_workers=2).worker_mode == "thread"
-    with pytest.raises(ValueError, match="IterableDataset"):
-        feedline.DataLoader(Stream(), num_workers=2, worker_mode="process")
+    assert feedline.DataLoader(Stream(), num_workers=2).worker_mode == "process"
+    assert feedline.DataLoader(Stream(), num_workers=0).worker_mode == "thread"
+    assert feedline.DataLoader(Stream(), num_workers=2, worker_mode="thread").worker_mode == "thread"
     with pytest.raises(ValueError, match="worker_mode must be"):
         feedline.DataLoader(native, num_workers=2, worker_mode="processes")
 

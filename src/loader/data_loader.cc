@@ -6,6 +6,7 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/error.h"
 #include "src/loader/engine.h"
+#include "src/process/worker_mode.h"
 #include "src/loader/loop_monitor.h"
 #include "src/loader/stats_collector.h"
 
@@ -63,11 +64,11 @@ void CheckGlobalPosition(const LoaderState& state, const DistributedBatchSampler
 }  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
-    : engine_(std::make_unique<internal::Engine>(std::move(dataset), std::move(options))),
+    : engine_(internal::MakeMapEngine(std::move(dataset), std::move(options))),
       monitor_(MakeMonitor(*engine_)) {}
 
 DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
-    : engine_(std::make_unique<internal::Engine>(std::move(dataset), std::move(options))),
+    : engine_(internal::MakeIterableEngine(std::move(dataset), std::move(options))),
       monitor_(MakeMonitor(*engine_)) {}
 
 DataLoader::~DataLoader() = default;

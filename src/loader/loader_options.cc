@@ -20,4 +20,20 @@ ErrorPolicy ParseErrorPolicy(const std::string& name) {
   throw Error("error_policy must be raise, skip or replace, got '" + name + "'");
 }
 
+const char* WorkerModeName(WorkerMode mode) {
+  switch (mode) {
+    case WorkerMode::kThread: return "thread";
+    case WorkerMode::kProcess: return "process";
+    case WorkerMode::kAuto: return "auto";
+  }
+  return "?";
+}
+
+WorkerMode ParseWorkerMode(const std::string& name) {
+  if (name == "thread") return WorkerMode::kThread;
+  if (name == "process") return WorkerMode::kProcess;
+  if (name == "auto") return WorkerMode::kAuto;
+  throw Error("worker_mode must be thread, process or auto, got '" + name + "'");
+}
+
 }  // namespace feedline

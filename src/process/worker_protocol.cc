@@ -1,4 +1,4 @@
-#include "python/worker_protocol.h"
+#include "src/process/worker_protocol.h"
 
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace feedline::python {
+namespace feedline::internal {
 namespace {
 
 // Little-endian host order throughout: both ends are the same program on the
@@ -58,6 +58,7 @@ std::string EncodeSampleReply(const SampleReply& reply) {
   Writer w;
   w.Put<int32_t>(reply.layout);
   w.Put<uint64_t>(reply.arena_bytes);
+  for (int64_t ns : reply.stage_ns) w.Put<int64_t>(ns);
   w.Put<uint32_t>(static_cast<uint32_t>(reply.fields.size()));
   for (const FieldMeta& f : reply.fields) {
     w.PutString(f.name);
@@ -74,7 +75,11 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   Reader r(data, size);
   int32_t layout;
   uint32_t n;
-  if (!r.Get(&layout) || !r.Get(&reply->arena_bytes) || !r.Get(&n)) return false;
+  if (!r.Get(&layout) || !r.Get(&reply->arena_bytes)) return false;
+  for (int64_t& ns : reply->stage_ns) {
+    if (!r.Get(&ns)) return false;
+  }
+  if (!r.Get(&n)) return false;
   reply->layout = layout;
   reply->fields.resize(n);
   for (FieldMeta& f : reply->fields) {
@@ -97,32 +102,24 @@ std::string EncodeErrorReply(const ErrorReply& reply) {
   Writer w;
   w.PutString(reply.reason);
   w.PutString(reply.message);
+  w.PutString(reply.source);
   return w.Take();
 }
 
 bool DecodeErrorReply(const char* data, size_t size, ErrorReply* reply) {
   Reader r(data, size);
-  return r.GetString(&reply->reason) && r.GetString(&reply->message) && r.done();
+  return r.GetString(&reply->reason) && r.GetString(&reply->message) &&
+         r.GetString(&reply->source) && r.done();
 }
 
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
+namespace {
 
-bool ReadAll(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
+// Moves all `size` bytes with `step` (send or recv), retrying on EINTR and
+// short transfers. False on an error or when `step` returns 0 (end of file).
+template <typename Step>
+bool TransferAll(char* p, size_t size, Step step) {
   while (size > 0) {
-    ssize_t n = ::recv(fd, p, size, 0);
+    const ssize_t n = step(p, size);
     if (n == 0) return false;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -132,6 +129,18 @@ bool ReadAll(int fd, void* data, size_t size) {
     size -= static_cast<size_t>(n);
   }
   return true;
+}
+
+}  // namespace
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  return TransferAll(static_cast<char*>(const_cast<void*>(data)), size,
+                     [fd](char* p, size_t n) { return ::send(fd, p, n, MSG_NOSIGNAL); });
+}
+
+bool ReadAll(int fd, void* data, size_t size) {
+  return TransferAll(static_cast<char*>(data), size,
+                     [fd](char* p, size_t n) { return ::recv(fd, p, n, 0); });
 }
 
 bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* payload,
@@ -166,4 +175,4 @@ bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* p
   return true;
 }
 
-}  // namespace feedline::python
+}  // namespace feedline::internal

@@ -1,14 +1,14 @@
-// ProcessSpawner: forks worker processes of a running, multi-threaded Python
-// program from one dedicated thread.
+// ProcessSpawner: forks worker processes of a running, multi-threaded program
+// from one dedicated thread.
 //
 // Why a thread of its own: a child's parent-death signal (PR_SET_PDEATHSIG)
 // fires when the *thread* that forked it exits, and the loader's threads come
 // and go between epochs; the spawner lives as long as the worker processes.
-// Forks happen with the GIL held, between PyOS_BeforeFork and
-// PyOS_AfterFork_Child/Parent (what os.fork does), so the interpreter's own
-// locks are consistent in the child. The child then runs only the worker loop
-// (Python and the arena); it never touches the engine, whose mutexes other
-// threads may have held at the fork, and it leaves with _exit.
+// The fork runs between the ForkHooks (a Python loader takes the GIL and
+// calls PyOS_BeforeFork / PyOS_AfterFork_Child / _Parent there, as os.fork
+// does). The child then runs only `child_main` (the dataset and the worker
+// protocol); it never touches the engine, whose mutexes other threads may
+// have held at the fork, and it leaves with _exit.
 //
 // The registry of inherited descriptors: every socket and arena descriptor
 // the loaders create is registered, and a new child closes all registered
@@ -16,8 +16,8 @@
 // (which would hide that worker's death from the parent).
 //
 // Thread safety: Spawn may be called from any thread; calls are serialized.
-#ifndef FEEDLINE_PYTHON_PROCESS_SPAWNER_H_
-#define FEEDLINE_PYTHON_PROCESS_SPAWNER_H_
+#ifndef FEEDLINE_SRC_PROCESS_PROCESS_SPAWNER_H_
+#define FEEDLINE_SRC_PROCESS_PROCESS_SPAWNER_H_
 
 #include <sys/types.h>
 
@@ -28,26 +28,38 @@
 #include <mutex>
 #include <thread>
 
-namespace feedline::python {
+namespace feedline::internal {
+
+// What runs around a fork, on the spawner thread. Calls are serialized.
+class ForkHooks {
+ public:
+  virtual ~ForkHooks() = default;
+  virtual void BeforeFork() {}
+  virtual void AfterForkInParent() {}
+  // In the child, before `child_main`.
+  virtual void AfterForkInChild() {}
+};
 
 class ProcessSpawner {
  public:
-  ProcessSpawner();
+  // `hooks` may be null; else it must outlive the spawner.
+  explicit ProcessSpawner(ForkHooks* hooks);
   // Joins the thread. Kill the children first: they receive SIGKILL when it exits.
   ~ProcessSpawner();
   ProcessSpawner(const ProcessSpawner&) = delete;
   ProcessSpawner& operator=(const ProcessSpawner&) = delete;
 
-  // Forks; in the child, `child_main` runs on the spawner thread with the GIL
-  // held and must end the process (_exit). Returns the child's pid in the
-  // parent. Throws Error if fork fails. REQUIRES: the caller does not hold
-  // the GIL (the spawner takes it).
+  // Forks; in the child, `child_main` runs on the spawner thread (after
+  // AfterForkInChild) and must end the process (_exit; returning _exits with
+  // status 0). Returns the child's pid in the parent. Throws Error if fork
+  // fails.
   pid_t Spawn(std::function<void()> child_main);
 
  private:
   struct Request;
   void Run();
 
+  ForkHooks* hooks_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Request*> queue_;  // GUARDED_BY(mu_)
@@ -61,6 +73,6 @@ void UnregisterInheritedFd(int fd);
 // In a freshly forked child: closes every registered descriptor except `keep`.
 void CloseInheritedFdsExcept(std::initializer_list<int> keep);
 
-}  // namespace feedline::python
+}  // namespace feedline::internal
 
-#endif  // FEEDLINE_PYTHON_PROCESS_SPAWNER_H_
+#endif  // FEEDLINE_SRC_PROCESS_PROCESS_SPAWNER_H_

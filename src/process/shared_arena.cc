@@ -1,4 +1,4 @@
-#include "python/shared_arena.h"
+#include "src/process/shared_arena.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 
 #include "feedline/error.h"
 
-namespace feedline::python {
+namespace feedline::internal {
 namespace {
 
 std::string Errno(int err) { return std::strerror(err); }
@@ -114,4 +114,4 @@ void SharedArena::MapAtLeast(size_t bytes) {
   size_ = bytes;
 }
 
-}  // namespace feedline::python
+}  // namespace feedline::internal

@@ -10,13 +10,13 @@
 //
 // Thread safety: one thread uses an arena at a time (a worker slot's thread
 // in the parent, the worker loop in the child).
-#ifndef FEEDLINE_PYTHON_SHARED_ARENA_H_
-#define FEEDLINE_PYTHON_SHARED_ARENA_H_
+#ifndef FEEDLINE_SRC_PROCESS_SHARED_ARENA_H_
+#define FEEDLINE_SRC_PROCESS_SHARED_ARENA_H_
 
 #include <cstddef>
 #include <string>
 
-namespace feedline::python {
+namespace feedline::internal {
 
 class SharedArena {
  public:
@@ -53,6 +53,6 @@ class SharedArena {
   size_t size_ = 0;
 };
 
-}  // namespace feedline::python
+}  // namespace feedline::internal
 
-#endif  // FEEDLINE_PYTHON_SHARED_ARENA_H_
+#endif  // FEEDLINE_SRC_PROCESS_SHARED_ARENA_H_

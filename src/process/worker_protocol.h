@@ -1,13 +1,13 @@
 // The messages between a loader thread and its worker process, over a Unix
-// stream socket. Only indices and small metadata cross: a sample's array bytes
+// stream socket (the same for Python and native datasets). Only indices and small metadata cross: a sample's array bytes
 // are in the worker's shared arena (or, without shared memory, follow the
 // metadata as one payload). Every message is a ReplyHeader followed by
 // `body_bytes` of body and `payload_bytes` of payload; requests are fixed-size.
 //
 // Thread safety: free functions on caller-owned values; a socket is used by
 // one thread at a time.
-#ifndef FEEDLINE_PYTHON_WORKER_PROTOCOL_H_
-#define FEEDLINE_PYTHON_WORKER_PROTOCOL_H_
+#ifndef FEEDLINE_SRC_PROCESS_WORKER_PROTOCOL_H_
+#define FEEDLINE_SRC_PROCESS_WORKER_PROTOCOL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -16,19 +16,31 @@
 
 #include "feedline/tensor.h"
 
-namespace feedline::python {
+namespace feedline::internal {
 
-// Parent -> worker: load sample `index` of `epoch` (24 bytes).
+enum class RequestKind : uint32_t {
+  kSample = 1,  // map-style: load sample `index` (context index `context_index`) of `epoch`
+  kOpen = 2,    // iterable: start a new pass over the worker's split for `epoch`
+  kNext = 3,    // iterable: the next item of the pass
+};
+
+// Parent -> worker (40 bytes). `seed`, `epoch` and `context_index` rebuild
+// the SampleContext the engine gave the parent's thread, so a sample's Rng
+// draws are the same as on a worker thread.
 struct WorkRequest {
-  int64_t index;
-  int64_t epoch;
-  uint64_t seed;
+  uint32_t kind = static_cast<uint32_t>(RequestKind::kSample);
+  uint32_t reserved = 0;
+  int64_t index = 0;
+  int64_t epoch = 0;
+  uint64_t seed = 0;
+  int64_t context_index = 0;
 };
 
 enum class ReplyKind : uint32_t {
-  kReady = 1,   // the worker started (worker_init_fn done); no body
+  kReady = 1,   // the worker started (worker_init done) or opened its pass; no body
   kSample = 2,  // body: SampleReply
   kError = 3,   // body: ErrorReply
+  kEnd = 4,     // iterable: the pass is over; no body
 };
 
 struct ReplyHeader {
@@ -47,19 +59,22 @@ struct FieldMeta {
 };
 
 struct SampleReply {
-  int layout = 0;            // Structure::Kind of the sample
+  int layout = 0;            // the Python binding's Structure::Kind; 0 for native samples
   uint64_t arena_bytes = 0;  // the arena's size after this sample (it may have grown)
+  int64_t stage_ns[4] = {};  // the child's SampleContext stage times (read, decode, ...)
   std::vector<FieldMeta> fields;
 };
 
 struct ErrorReply {
   std::string reason;  // SampleError reason: "exception", "type", "memory", ...
   std::string message;
+  std::string source;  // the SampleError's source, if it named one
 };
 
-// The reason of an ErrorReply for a Python exception that is not an
-// Exception, followed by its type name ("interrupt:KeyboardInterrupt"): the
-// parent raises it again as itself, never as a sample error.
+// The reason of an ErrorReply for something that must not become a sample
+// error, followed by its type name ("interrupt:KeyboardInterrupt" for a
+// Python exception that is not an Exception): the parent raises it again as
+// itself.
 inline constexpr char kInterruptReason[] = "interrupt:";
 
 std::string EncodeSampleReply(const SampleReply& reply);
@@ -80,6 +95,6 @@ bool ReadAll(int fd, void* data, size_t size);
 bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* payload = nullptr,
                   size_t payload_bytes = 0);
 
-}  // namespace feedline::python
+}  // namespace feedline::internal
 
-#endif  // FEEDLINE_PYTHON_WORKER_PROTOCOL_H_
+#endif  // FEEDLINE_SRC_PROCESS_WORKER_PROTOCOL_H_

@@ -1,6 +1,5 @@
-#include "python/process_spawner.h"
+#include "src/process/process_spawner.h"
 
-#include <Python.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,7 +10,7 @@
 
 #include "feedline/error.h"
 
-namespace feedline::python {
+namespace feedline::internal {
 namespace {
 
 // Leaked on purpose: a child may still read it while the parent exits.
@@ -33,7 +32,7 @@ struct ProcessSpawner::Request {
   bool done = false;
 };
 
-ProcessSpawner::ProcessSpawner() : thread_([this] { Run(); }) {}
+ProcessSpawner::ProcessSpawner(ForkHooks* hooks) : hooks_(hooks), thread_([this] { Run(); }) {}
 
 ProcessSpawner::~ProcessSpawner() {
   {
@@ -69,32 +68,24 @@ void ProcessSpawner::Run() {
     pid_t pid;
     int error = 0;
     {
-      PyGILState_STATE gil = PyGILState_Ensure();
+      if (hooks_ != nullptr) hooks_->BeforeFork();
       // The registry is locked across the fork, so the child's copy of it is
       // complete; the child reads it without locking (it is single-threaded).
       std::lock_guard<std::mutex> registry(RegistryMutex());
-      // No garbage collection until the child froze what it inherited: a
-      // collection there could destroy inherited loader objects, whose
-      // destructors would wait on threads and mutexes the fork left behind.
-      const int gc_was_enabled = PyGC_Disable();
-      PyOS_BeforeFork();
       pid = ::fork();
       if (pid == 0) {
-        PyOS_AfterFork_Child();
-        PyObject* gc = PyImport_ImportModule("gc");
-        PyObject* frozen = gc != nullptr ? PyObject_CallMethod(gc, "freeze", nullptr) : nullptr;
-        if (frozen == nullptr) PyErr_Clear();
-        Py_XDECREF(frozen);
-        Py_XDECREF(gc);
-        if (gc_was_enabled) PyGC_Enable();
-        request->child_main();
+        // Nothing may unwind out of here into the parent's copy of this thread.
+        try {
+          if (hooks_ != nullptr) hooks_->AfterForkInChild();
+          request->child_main();
+        } catch (...) {
+          _exit(1);
+        }
         _exit(0);
       }
       error = errno;
-      PyOS_AfterFork_Parent();
-      if (gc_was_enabled) PyGC_Enable();
-      PyGILState_Release(gil);
     }
+    if (hooks_ != nullptr) hooks_->AfterForkInParent();
     lock.lock();
     request->pid = pid;
     request->error = error;
@@ -121,4 +112,4 @@ void CloseInheritedFdsExcept(std::initializer_list<int> keep) {
   Registry().clear();
 }
 
-}  // namespace feedline::python
+}  // namespace feedline::internal

@@ -1,0 +1,103 @@
+#include "src/process/native_worker.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "feedline/error.h"
+#include "src/process/process_dataset.h"
+#include "src/process/worker_child.h"
+
+namespace feedline::internal {
+namespace {
+
+constexpr char kBadAlloc[] = "bad_alloc";
+
+// Loads one sample into `staging` and replies; a failure becomes an error
+// reply, as it would become a failed sample on a worker thread.
+void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
+                 Sample& sample, ReplyStaging& staging, SampleReply& reply) {
+  try {
+    ctx.Reset(request.epoch, request.context_index);
+    sample.Clear();
+    staging.Clear();
+    reply.fields.clear();
+    dataset.Get(request.index, sample, ctx);
+    for (int i = 0; i < sample.num_fields(); ++i) {
+      const Tensor& field = sample.field(i);
+      char* to = staging.AddField(sample.field_name(i), field.dtype(), field.shape(), &reply);
+      if (field.bytes() > 0) std::memcpy(to, field.raw(), field.bytes());
+    }
+    const auto stages = ctx.DrainStageTimes();
+    for (int s = 0; s < kNumStages; ++s) reply.stage_ns[s] = stages[static_cast<size_t>(s)];
+    if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
+  } catch (const SampleError& e) {
+    SendErrorReply(fd, {e.reason(), e.message(), e.source()});
+  } catch (const std::bad_alloc&) {
+    SendErrorReply(fd, {std::string(kInterruptReason) + kBadAlloc, "out of memory", ""});
+  } catch (const std::exception& e) {
+    SendErrorReply(fd, {"exception", e.what(), ""});
+  } catch (...) {
+    SendErrorReply(fd, {"exception", "Dataset::Get threw something that is not a std::exception",
+                        ""});
+  }
+}
+
+}  // namespace
+
+NativeWorkerProgram::NativeWorkerProgram(std::shared_ptr<const Dataset> dataset,
+                                         std::function<void(int)> worker_init)
+    : dataset_(std::move(dataset)), worker_init_(std::move(worker_init)) {}
+
+void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
+  EnterWorkerChild(channel);
+  const int fd = channel.socket_fd;
+  if (worker_init_) {
+    try {
+      worker_init_(channel.worker_id);
+    } catch (const std::exception& e) {
+      SendErrorReply(fd, {"worker_init", std::string("worker_init failed: ") + e.what(), ""});
+      _exit(1);
+    } catch (...) {
+      SendErrorReply(fd, {"worker_init", "worker_init threw a non-std::exception", ""});
+      _exit(1);
+    }
+  }
+  if (!WriteMessage(fd, ReplyKind::kReady, std::string())) _exit(0);
+  ReplyStaging staging(channel.arena_fd);
+  SampleReply reply;
+  Sample sample;
+  SampleContext ctx(channel.seed, 0, 0, channel.worker_id);
+  WorkRequest request;
+  while (ReadAll(fd, &request, sizeof(request))) {
+    if (request.kind != static_cast<uint32_t>(RequestKind::kSample)) {
+      SendErrorReply(fd, {"exception", "a native worker process loads map-style samples only", ""});
+      continue;
+    }
+    ServeSample(*dataset_, fd, request, ctx, sample, staging, reply);
+  }
+  _exit(0);  // end of file: the loader closed this worker
+}
+
+void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
+  if (error.reason == std::string(kInterruptReason) + kBadAlloc) throw std::bad_alloc();
+  WorkerProgram::RaiseError(error, index);
+}
+
+std::shared_ptr<const Dataset> InWorkerProcesses(std::shared_ptr<const Dataset> dataset,
+                                                 LoaderOptions* options) {
+  if (!dataset) throw Error("DataLoader: dataset must not be null");
+  ProcessWorkerOptions process_options;
+  process_options.num_workers = options->num_workers;
+  process_options.persistent_workers = options->persistent_workers;
+  process_options.seed = options->seed;
+  auto program = std::make_shared<NativeWorkerProgram>(dataset, std::move(options->worker_init));
+  auto workers = std::make_shared<ProcessWorkers>(std::move(program), process_options);
+  options->worker_init = [workers](int worker) { workers->StartWorker(worker); };
+  const int64_t size = dataset->size();
+  return std::make_shared<ProcessDataset>(std::move(workers), size, std::move(dataset));
+}
+
+}  // namespace feedline::internal

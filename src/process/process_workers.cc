@@ -1,0 +1,479 @@
+#include "src/process/process_workers.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "feedline/error.h"
+#include "src/process/shared_arena.h"
+
+namespace feedline::internal {
+namespace {
+
+constexpr size_t kInitialArenaBytes = size_t{4} << 20;  // grows to twice the largest sample
+constexpr auto kExitGrace = std::chrono::milliseconds(500);
+// How often a wait for a reply checks that the worker process still lives.
+constexpr int kLivenessPollMs = 100;
+// How long a sample the loader abandoned may still run before its process is
+// killed: most finish within it, and a restart costs a fork.
+constexpr int64_t kAbandonGraceNs = 200'000'000;
+
+int64_t MonotonicNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// Waits until `fd` has data or `pid` has exited; false for the latter. A
+// closed socket is not enough to see a death: a process the dataset itself
+// forked inherits the socket and keeps it open after the worker died.
+// waitid(WNOWAIT) looks without reaping, so Reap still gets the status. A
+// request abandoned more than the grace period ago has its process killed.
+bool WaitForReply(int fd, pid_t pid, const std::atomic<int64_t>& abandoned_at_ns) {
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, kLivenessPollMs);
+    if (ready > 0) return true;  // data, or end of file: ReadAll tells which
+    if (ready < 0 && errno != EINTR) return false;
+    if (pid <= 0) return true;
+    const int64_t abandoned = abandoned_at_ns.load();
+    if (abandoned >= 0 && MonotonicNs() - abandoned > kAbandonGraceNs) {
+      ::kill(pid, SIGKILL);
+      return false;
+    }
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == pid) {
+      return false;
+    }
+  }
+}
+
+}  // namespace
+
+void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
+  throw SampleError(error.reason, error.source, error.message, index);
+}
+
+struct ProcessWorkers::Worker {
+  std::mutex mu;   // guards pid and fd against Shutdown and worker_pids
+  pid_t pid = -1;  // GUARDED_BY(mu)
+  int fd = -1;     // GUARDED_BY(mu); the parent's end of the socket
+  SharedArena arena;  // made with the first process, kept across restarts
+  std::string body;
+  SampleReply reply;
+  std::vector<char> drain;
+  bool died = false;  // the last process died unexpectedly: the next start is a restart
+  int consecutive_deaths = 0;
+  // After a timeout the engine starts a new thread for a worker whose thread
+  // is stuck in Get. The new thread takes the worker over: it kills the stuck
+  // process and waits until the stuck thread has left.
+  std::condition_variable idle;
+  bool in_use = false;      // GUARDED_BY(mu): a thread is inside LoadSample
+  // When the loader abandoned the request being served (MonotonicNs), or -1.
+  std::atomic<int64_t> abandoned_at_ns{-1};
+  bool taken_over = false;  // GUARDED_BY(mu): that thread's process was killed for a new thread
+};
+
+namespace {
+
+// Marks a worker in use for the duration of a LoadSample.
+class InUse {
+ public:
+  InUse(std::mutex& mu, std::condition_variable& idle, bool& flag)
+      : mu_(mu), idle_(idle), flag_(flag) {
+    std::lock_guard<std::mutex> lock(mu_);
+    flag_ = true;
+  }
+  ~InUse() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      flag_ = false;
+    }
+    idle_.notify_all();
+  }
+
+ private:
+  std::mutex& mu_;
+  std::condition_variable& idle_;
+  bool& flag_;
+};
+
+}  // namespace
+
+ProcessWorkers::ProcessWorkers(std::shared_ptr<WorkerProgram> program,
+                               ProcessWorkerOptions options)
+    : program_(std::move(program)), options_(options), spawner_(program_.get()) {
+  if (options_.num_workers < 1) throw Error("process workers need num_workers >= 1");
+  for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>());
+}
+
+ProcessWorkers::~ProcessWorkers() {
+  Shutdown();
+  for (auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    if (worker->fd >= 0) {
+      UnregisterInheritedFd(worker->fd);
+      ::close(worker->fd);
+      worker->fd = -1;
+    }
+    if (worker->arena.fd() >= 0) UnregisterInheritedFd(worker->arena.fd());
+  }
+}
+
+ProcessWorkers::Worker& ProcessWorkers::worker(int w) const {
+  if (w < 0 || w >= options_.num_workers) {
+    throw Error("worker " + std::to_string(w) + " has no process (num_workers is " +
+                std::to_string(options_.num_workers) +
+                "); a process-mode dataset is only called from its loader's workers");
+  }
+  return *workers_[static_cast<size_t>(w)];
+}
+
+bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
+  Worker& worker = *workers_[static_cast<size_t>(w)];
+  if (options_.use_shared_memory && worker.arena.fd() < 0) {
+    worker.arena = SharedArena::Create("feedline-worker", kInitialArenaBytes);
+    RegisterInheritedFd(worker.arena.fd());
+  }
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0) {
+    throw Error(std::string("socketpair for a worker process failed: ") + std::strerror(errno));
+  }
+  RegisterInheritedFd(ends[0]);
+  RegisterInheritedFd(ends[1]);
+  WorkerChannel channel;
+  channel.worker_id = w;
+  channel.num_workers = options_.num_workers;
+  channel.seed = options_.seed;
+  channel.parent_pid = ::getpid();
+  channel.socket_fd = ends[1];
+  channel.arena_fd = options_.use_shared_memory ? worker.arena.fd() : -1;
+  pid_t pid;
+  try {
+    WorkerProgram* program = program_.get();
+    pid = spawner_.Spawn([program, channel] { program->RunChild(channel); });
+  } catch (...) {
+    for (int fd : ends) {
+      UnregisterInheritedFd(fd);
+      ::close(fd);
+    }
+    throw;
+  }
+  UnregisterInheritedFd(ends[1]);
+  ::close(ends[1]);
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    worker.pid = pid;
+    worker.fd = ends[0];
+  }
+  if (worker.died) {
+    worker.died = false;
+    restarts_.fetch_add(1, std::memory_order_relaxed);
+  }
+  // The handshake: kReady once worker_init has run, or its error.
+  ReplyHeader header;
+  if (!ReadAll(ends[0], &header, sizeof(header))) {
+    *death = Reap(worker);
+    return false;
+  }
+  if (header.kind == static_cast<uint32_t>(ReplyKind::kReady)) return true;
+  worker.body.resize(header.body_bytes);
+  ErrorReply error{"", "the worker process sent an unexpected message at start", ""};
+  if (ReadAll(ends[0], worker.body.data(), worker.body.size())) {
+    DecodeErrorReply(worker.body.data(), worker.body.size(), &error);
+  }
+  Stop(worker);
+  throw std::runtime_error(error.message);
+}
+
+void ProcessWorkers::StartWorker(int w) const {
+  Worker& worker = this->worker(w);
+  {
+    std::unique_lock<std::mutex> lock(worker.mu);
+    if (worker.in_use) {
+      // A timeout replaced the thread stuck in this worker's LoadSample: end
+      // its sample's process (its result is discarded anyway) and wait for it.
+      worker.taken_over = true;
+      if (worker.pid > 0) ::kill(worker.pid, SIGKILL);
+      worker.idle.wait(lock, [&] { return !worker.in_use; });
+      worker.taken_over = false;
+    } else if (worker.pid > 0 && options_.persistent_workers) {
+      return;
+    }
+  }
+  Stop(worker);  // a fresh process per epoch, as torch does without persistent workers
+  for (int attempt = 1;; ++attempt) {
+    if (shutdown_.load()) return;
+    WorkerDeath death;
+    if (Start(w, &death)) return;
+    worker.died = true;
+    if (attempt >= options_.max_deaths_per_sample) {
+      throw std::runtime_error("worker process " + std::to_string(w) + " died while starting " +
+                               std::to_string(attempt) + " times; it " + death.Describe());
+    }
+  }
+}
+
+void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) const {
+  Worker& worker = this->worker(ctx.worker_id());
+  InUse in_use(worker.mu, worker.idle, worker.in_use);
+  worker.abandoned_at_ns.store(-1);  // a new sample: the loader wants it
+  WorkRequest request;
+  request.kind = static_cast<uint32_t>(RequestKind::kSample);
+  request.index = index;
+  request.epoch = ctx.epoch();
+  request.seed = ctx.seed();
+  request.context_index = ctx.index();
+  int deaths = 0;
+  while (true) {
+    if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    WorkerDeath death;
+    bool alive;
+    {
+      std::lock_guard<std::mutex> lock(worker.mu);
+      alive = worker.pid > 0;
+    }
+    if (!alive) {
+      if (worker.died && restarts_.load() >= options_.max_restarts) {
+        throw SampleError("worker died", "", "worker processes were restarted " +
+                                                 std::to_string(restarts_.load()) +
+                                                 " times, the limit; not restarting again",
+                          index);
+      }
+      // Back off when the same worker keeps dying: 0, 25, 50, 100 ... 1000 ms.
+      if (worker.consecutive_deaths >= 2) {
+        const int shift = std::min(worker.consecutive_deaths - 2, 6);
+        std::this_thread::sleep_for(
+            std::min(std::chrono::milliseconds(25 << shift), std::chrono::milliseconds(1000)));
+      }
+      alive = Start(ctx.worker_id(), &death);
+    }
+    ReplyKind kind;
+    if (alive && Call(worker, request, index, &out, &ctx, &kind, &death)) {
+      if (kind != ReplyKind::kSample) {
+        throw Error("the worker process sent a reply of the wrong kind for sample " +
+                    std::to_string(index));
+      }
+      worker.consecutive_deaths = 0;
+      return;
+    }
+    if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    if (worker.abandoned_at_ns.load() >= 0) {
+      throw SampleError("cancelled", "", "the loader abandoned the epoch it belonged to", index);
+    }
+    {
+      std::lock_guard<std::mutex> lock(worker.mu);
+      if (worker.taken_over) {
+        throw SampleError("timeout", "",
+                          "its worker process was stopped after the loader's timeout", index);
+      }
+    }
+    worker.died = true;
+    ++worker.consecutive_deaths;
+    if (++deaths >= options_.max_deaths_per_sample) {
+      throw SampleError("worker died", "",
+                        "the worker process loading it died " + std::to_string(deaths) +
+                            " times; last it " + death.Describe(),
+                        index);
+    }
+  }
+}
+
+ProcessWorkers::Outcome ProcessWorkers::Exchange(int w, const WorkRequest& request, Sample* out,
+                                                 SampleContext* ctx, WorkerDeath* death) const {
+  Worker& worker = this->worker(w);
+  if (shutdown_.load()) return Outcome::kClosing;
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    if (worker.pid <= 0) {
+      death->how = "is not running";
+      return Outcome::kDied;
+    }
+  }
+  worker.abandoned_at_ns.store(-1);
+  ReplyKind kind;
+  if (!Call(worker, request, request.index, out, ctx, &kind, death)) {
+    if (shutdown_.load()) return Outcome::kClosing;
+    worker.died = true;
+    return Outcome::kDied;
+  }
+  switch (kind) {
+    case ReplyKind::kSample: return Outcome::kSample;
+    case ReplyKind::kEnd: return Outcome::kEnd;
+    default: return Outcome::kReady;
+  }
+}
+
+bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
+                          SampleContext* ctx, ReplyKind* kind, WorkerDeath* death) const {
+  const int fd = worker.fd;  // only this thread changes it while the process lives
+  pid_t pid;
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    pid = worker.pid;
+  }
+  ReplyHeader header;
+  if (!WriteAll(fd, &request, sizeof(request)) || !WaitForReply(fd, pid, worker.abandoned_at_ns) ||
+      !ReadAll(fd, &header, sizeof(header))) {
+    *death = Reap(worker);
+    return false;
+  }
+  worker.body.resize(header.body_bytes);
+  if (!ReadAll(fd, worker.body.data(), worker.body.size())) {
+    *death = Reap(worker);
+    return false;
+  }
+  *kind = static_cast<ReplyKind>(header.kind);
+  switch (*kind) {
+    case ReplyKind::kReady:
+    case ReplyKind::kEnd:
+      return true;
+    case ReplyKind::kError: {
+      ErrorReply error;
+      if (!DecodeErrorReply(worker.body.data(), worker.body.size(), &error)) {
+        error = {"exception", "the worker process sent a malformed error", ""};
+      }
+      program_->RaiseError(error, index);
+    }
+    case ReplyKind::kSample:
+      break;
+    default:
+      throw Error("the worker process sent a reply of unknown kind " +
+                  std::to_string(header.kind));
+  }
+  if (out == nullptr) throw Error("the worker process sent a sample where none was asked for");
+  return ReadSample(worker, fd, header.payload_bytes, *out, ctx, death);
+}
+
+bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, Sample& out,
+                                SampleContext* ctx, WorkerDeath* death) const {
+  SampleReply& reply = worker.reply;
+  if (!DecodeSampleReply(worker.body.data(), worker.body.size(), &reply)) {
+    throw Error("the worker process sent a malformed sample reply");
+  }
+  uint64_t payload_left = payload_bytes;
+  try {
+    program_->CheckReply(reply);
+    if (ctx != nullptr) {
+      for (int s = 0; s < kNumStages; ++s) {
+        ctx->AddStageTime(static_cast<Stage>(s), reply.stage_ns[s]);
+      }
+    }
+    if (options_.use_shared_memory) worker.arena.MapAtLeast(reply.arena_bytes);
+    for (const FieldMeta& f : reply.fields) {
+      Tensor tensor = out.Allocate(f.name, f.dtype, f.shape);
+      if (tensor.bytes() != f.bytes) throw Error("field '" + f.name + "' has a wrong byte count");
+      if (options_.use_shared_memory) {
+        if (f.offset + f.bytes > worker.arena.size()) {
+          throw Error("field '" + f.name + "' lies outside the worker's shared arena");
+        }
+        if (f.bytes > 0) std::memcpy(tensor.raw(), worker.arena.data() + f.offset, f.bytes);
+      } else {
+        // The payload holds the fields at their offsets; read up to this one's end.
+        const uint64_t consumed = payload_bytes - payload_left;
+        if (f.offset < consumed || f.offset + f.bytes > payload_bytes) {
+          throw Error("field '" + f.name + "' lies outside the payload");
+        }
+        uint64_t gap = f.offset - consumed;
+        worker.drain.resize(std::max<size_t>(worker.drain.size(), gap));
+        if (!ReadAll(fd, worker.drain.data(), gap) || !ReadAll(fd, tensor.raw(), f.bytes)) {
+          payload_left = 0;
+          *death = Reap(worker);
+          return false;
+        }
+        payload_left -= gap + f.bytes;
+      }
+    }
+  } catch (...) {
+    // Keep the stream in step for the next request.
+    while (payload_left > 0) {
+      worker.drain.resize(std::max<size_t>(worker.drain.size(), 1 << 16));
+      const size_t n = std::min<uint64_t>(payload_left, worker.drain.size());
+      if (!ReadAll(fd, worker.drain.data(), n)) break;
+      payload_left -= n;
+    }
+    throw;
+  }
+  while (payload_left > 0) {  // alignment padding after the last field
+    worker.drain.resize(std::max<size_t>(worker.drain.size(), payload_left));
+    if (!ReadAll(fd, worker.drain.data(), payload_left)) break;
+    payload_left = 0;
+  }
+  return true;
+}
+
+pid_t ProcessWorkers::Detach(Worker& worker) const {
+  std::lock_guard<std::mutex> lock(worker.mu);
+  const pid_t pid = worker.pid;
+  worker.pid = -1;
+  if (worker.fd >= 0) {
+    UnregisterInheritedFd(worker.fd);
+    ::close(worker.fd);  // an idle worker reads end of file and exits
+    worker.fd = -1;
+  }
+  return pid;
+}
+
+WorkerDeath ProcessWorkers::Reap(Worker& worker) const {
+  const pid_t pid = Detach(worker);
+  WorkerDeath death;
+  death.how = "ended";
+  if (pid > 0) {
+    // End of file comes as the process exits; the exit status follows at once.
+    death.how = DescribeEnd(pid, ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace));
+  }
+  oom_kills_.Check(&death);
+  return death;
+}
+
+void ProcessWorkers::Stop(Worker& worker) const {
+  const pid_t pid = Detach(worker);
+  if (pid > 0) ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace);
+}
+
+void ProcessWorkers::AbandonInFlight() const {
+  const int64_t now = MonotonicNs();
+  for (const auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    if (worker->in_use) worker->abandoned_at_ns.store(now);
+  }
+}
+
+void ProcessWorkers::Shutdown() const {
+  shutdown_.store(true);
+  std::vector<pid_t> pids;
+  for (const auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    // shutdown, not close: a thread may be blocked on the socket; this wakes
+    // it with end of file, and the descriptor is closed after it left.
+    if (worker->fd >= 0) ::shutdown(worker->fd, SHUT_RDWR);
+    if (worker->pid > 0) pids.push_back(worker->pid);
+    worker->pid = -1;
+  }
+  // Idle workers exit on end of file; a busy worker is killed after the
+  // grace period.
+  const auto deadline = std::chrono::steady_clock::now() + kExitGrace;
+  for (pid_t pid : pids) ReapBy(pid, deadline);
+}
+
+std::vector<int64_t> ProcessWorkers::worker_pids() const {
+  std::vector<int64_t> pids;
+  for (const auto& worker : workers_) {
+    std::lock_guard<std::mutex> lock(worker->mu);
+    pids.push_back(worker->pid);
+  }
+  return pids;
+}
+
+}  // namespace feedline::internal

@@ -1,0 +1,151 @@
+// ProcessWorkers: N worker processes, one per engine worker, each with its
+// own copy of the dataset (forked), a Unix socket and a shared arena. The
+// engine keeps its N worker threads, its sample-level scheduling, slots,
+// error policy and in-order delivery; thread w talks to process w.
+//
+// A map-style sample (LoadSample) is sent as (index, epoch, seed) and comes
+// back as metadata, its arrays in the arena; the thread copies each field into
+// out.Allocate (for fixed fields, the batch row itself). A process that dies
+// (end of file, or waitid while waiting) is reaped, diagnosed (signal, exit
+// status, the cgroup's OOM kill count), replaced and the sample sent again;
+// after max_deaths_per_sample deaths on one sample it fails as
+// SampleError("worker died") for the error policy. Restarts back off and are
+// limited. A stream (Exchange) is never replayed: its caller decides.
+//
+// What runs in the child and how error replies are raised is the
+// WorkerProgram's (native_worker.h for a C++ Dataset, the Python binding's
+// for a Python dataset).
+//
+// Example (what DataLoader does for WorkerMode::kProcess):
+//   auto workers = std::make_shared<ProcessWorkers>(program, options);
+//   loader_options.worker_init = [workers](int w) { workers->StartWorker(w); };
+//   ... Get(index, out, ctx) { workers->LoadSample(index, ctx, out); }
+//
+// Thread safety: LoadSample for worker w (ctx.worker_id()) and Exchange(w)
+// are called only from engine thread w; StartWorker(w) from the thread that
+// serves w next (it takes over from a thread stuck past a timeout);
+// Shutdown, AbandonInFlight, worker_pids and restarts from any thread.
+#ifndef FEEDLINE_SRC_PROCESS_PROCESS_WORKERS_H_
+#define FEEDLINE_SRC_PROCESS_PROCESS_WORKERS_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "src/process/process_spawner.h"
+#include "src/process/worker_child.h"
+#include "src/process/worker_death.h"
+#include "src/process/worker_protocol.h"
+
+namespace feedline::internal {
+
+struct ProcessWorkerOptions {
+  int num_workers = 1;
+  bool persistent_workers = false;  // false: a fresh process per worker each epoch
+  bool use_shared_memory = true;    // false: arrays follow the metadata through the socket
+  uint64_t seed = 0;                // the loader's seed (SampleContext, get_worker_info)
+  int max_deaths_per_sample = 3;
+  int64_t max_restarts = 100;       // over the loader's life
+};
+
+// What the worker processes run, and how the parent reads their answers.
+// The fork hooks run on the spawner thread around each fork.
+class WorkerProgram : public ForkHooks {
+ public:
+  // In the child, right after the fork: calls EnterWorkerChild(channel),
+  // replies kReady once set up, then serves requests until end of file and
+  // _exits (returning _exits with status 0).
+  virtual void RunChild(const WorkerChannel& channel) = 0;
+  // In the parent, before a sample reply's fields are copied (the Python
+  // binding checks the sample's layout here). Default: nothing.
+  virtual void CheckReply(const SampleReply& reply) const { (void)reply; }
+  // In the parent: raises what an error reply says, for sample (or stream
+  // item) `index`. Default: SampleError(reason, source, message, index).
+  [[noreturn]] virtual void RaiseError(const ErrorReply& error, int64_t index) const;
+};
+
+class ProcessWorkers {
+ public:
+  // Throws Error if options.num_workers < 1.
+  ProcessWorkers(std::shared_ptr<WorkerProgram> program, ProcessWorkerOptions options);
+  // Stops and reaps every worker process.
+  ~ProcessWorkers();
+  ProcessWorkers(const ProcessWorkers&) = delete;
+  ProcessWorkers& operator=(const ProcessWorkers&) = delete;
+
+  // Starts worker process `worker` (or keeps a persistent one) and waits
+  // until it is ready (its worker_init done); the engine calls it as
+  // LoaderOptions::worker_init. Throws std::runtime_error if worker_init
+  // failed in the child or the process died while starting, repeatedly.
+  void StartWorker(int worker) const;
+
+  // Loads sample `index` into `out` through process ctx.worker_id(),
+  // restarting a dead process and retrying as described above. Throws
+  // SampleError ("worker died", "cancelled", "timeout") or what the
+  // program's RaiseError raises.
+  void LoadSample(int64_t index, SampleContext& ctx, Sample& out) const;
+
+  enum class Outcome {
+    kSample,   // `out` holds the item
+    kReady,    // the request was done (kOpen)
+    kEnd,      // the stream ended
+    kDied,     // the process died (`*death` says how); it is reaped
+    kClosing,  // Shutdown was called
+  };
+  // One request to process `worker`, with no retry. Error replies raise as
+  // the program says, for index request.index.
+  Outcome Exchange(int worker, const WorkRequest& request, Sample* out, SampleContext* ctx,
+                   WorkerDeath* death) const;
+
+  // A request still running 200 ms after this has its process killed (its
+  // thread sees "cancelled"), so a stuck sample of an abandoned epoch does
+  // not hold up the next one.
+  void AbandonInFlight() const;
+  // Ends all worker processes now: waiting threads return (as "cancelled"),
+  // idle workers exit, busy ones are killed after 500 ms. No restarts follow.
+  void Shutdown() const;
+  bool closing() const { return shutdown_.load(); }
+
+  // The live worker processes' ids (-1 where none runs).
+  std::vector<int64_t> worker_pids() const;
+  // Replacements started for workers that died.
+  int64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
+  const ProcessWorkerOptions& options() const { return options_; }
+
+ private:
+  struct Worker;
+
+  Worker& worker(int w) const;
+  // Starts a process for `w`; false (with `*death`) if it died on the way.
+  bool Start(int w, WorkerDeath* death) const;
+  // Ends the process of `worker` (after closing its socket) and reaps it.
+  void Stop(Worker& worker) const;
+  WorkerDeath Reap(Worker& worker) const;
+  // Takes the process and socket from `worker` (closing the socket); returns
+  // the pid to reap, or -1.
+  pid_t Detach(Worker& worker) const;
+  // One request and its reply; false (with `*death`) if the process died.
+  bool Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
+            SampleContext* ctx, ReplyKind* kind, WorkerDeath* death) const;
+  // Reads a sample reply's fields into `out`.
+  bool ReadSample(Worker& worker, int fd, uint64_t payload_bytes, Sample& out, SampleContext* ctx,
+                  WorkerDeath* death) const;
+
+  std::shared_ptr<WorkerProgram> program_;
+  ProcessWorkerOptions options_;
+  mutable ProcessSpawner spawner_;  // declared before workers_: outlives them
+  std::vector<std::unique_ptr<Worker>> workers_;
+  mutable std::atomic<bool> shutdown_{false};
+  mutable std::atomic<int64_t> restarts_{0};
+  mutable OomKillCounter oom_kills_;
+};
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_PROCESS_PROCESS_WORKERS_H_

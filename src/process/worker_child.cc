@@ -1,0 +1,81 @@
+#include "src/process/worker_child.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "feedline/error.h"
+#include "src/process/process_spawner.h"
+
+namespace feedline::internal {
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr size_t kGrowStep = size_t{1} << 20;
+
+size_t AlignUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+void EnterWorkerChild(const WorkerChannel& channel) {
+  // Die with the parent: the signal covers a parent killed while this worker
+  // is busy; an idle worker also sees end of file on its socket.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != channel.parent_pid) _exit(0);  // the parent died before prctl
+  // Ctrl-C goes to the whole foreground process group; the parent handles it
+  // and closes the workers.
+  ::signal(SIGINT, SIG_IGN);
+  CloseInheritedFdsExcept({channel.socket_fd, channel.arena_fd});
+}
+
+ReplyStaging::ReplyStaging(int arena_fd) {
+  if (arena_fd >= 0) arena_ = SharedArena::Attach(arena_fd);
+  shared_ = arena_fd >= 0;
+}
+
+size_t ReplyStaging::Take(size_t bytes) {
+  const size_t offset = AlignUp(used_, kAlign);
+  const size_t needed = offset + bytes;
+  if (shared_) {
+    if (needed > arena_.size()) {
+      const size_t grown = AlignUp(std::max(needed, arena_.size() * 2), kGrowStep);
+      std::string error;
+      if (!arena_.Reserve(grown, &error)) {
+        throw SampleError("memory", "",
+                          "the worker's shared memory cannot grow to " +
+                              std::to_string(grown >> 20) + " MB: " + error);
+      }
+    }
+  } else if (needed > buffer_.size()) {
+    buffer_.resize(AlignUp(std::max(needed, buffer_.size() * 2), kGrowStep));
+  }
+  used_ = needed;
+  return offset;
+}
+
+char* ReplyStaging::AddField(const std::string& name, DType dtype, const Shape& shape,
+                             SampleReply* reply) {
+  FieldMeta meta;
+  meta.name = name;
+  meta.dtype = dtype;
+  meta.shape = shape;
+  meta.bytes = Tensor(dtype, shape, nullptr).bytes();
+  meta.offset = Take(meta.bytes);
+  reply->fields.push_back(std::move(meta));
+  return data() + reply->fields.back().offset;
+}
+
+bool ReplyStaging::Send(int fd, SampleReply* reply) {
+  reply->arena_bytes = shared_ ? arena_.size() : 0;
+  const std::string body = EncodeSampleReply(*reply);
+  return shared_ ? WriteMessage(fd, ReplyKind::kSample, body)
+                 : WriteMessage(fd, ReplyKind::kSample, body, buffer_.data(), used_);
+}
+
+void SendErrorReply(int fd, const ErrorReply& error) {
+  if (!WriteMessage(fd, ReplyKind::kError, EncodeErrorReply(error))) _exit(0);
+}
+
+}  // namespace feedline::internal

@@ -1,0 +1,71 @@
+// The child's side of a worker process: entering the child after the fork,
+// staging a sample's arrays in the shared arena (or a buffer that follows the
+// reply through the socket) and sending replies. Shared by the native worker
+// loop (native_worker.cc) and the Python one (python/worker_process.cc).
+//
+// Thread safety: the child is single-threaded; one staging per child.
+#ifndef FEEDLINE_SRC_PROCESS_WORKER_CHILD_H_
+#define FEEDLINE_SRC_PROCESS_WORKER_CHILD_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "src/process/shared_arena.h"
+#include "src/process/worker_protocol.h"
+
+namespace feedline::internal {
+
+// What a forked worker process is given.
+struct WorkerChannel {
+  int worker_id = 0;
+  int num_workers = 1;
+  uint64_t seed = 0;   // the loader's seed
+  pid_t parent_pid = 0;
+  int socket_fd = -1;  // the child's end
+  int arena_fd = -1;   // -1: samples go through the socket
+};
+
+// The first thing a child does: die with the parent (PR_SET_PDEATHSIG; an
+// idle child also sees end of file on its socket), leave Ctrl-C to the
+// parent (SIGINT ignored) and close every other worker's descriptors.
+// _exits if the parent is already gone.
+void EnterWorkerChild(const WorkerChannel& channel);
+
+// Where the child puts one sample's arrays before replying.
+class ReplyStaging {
+ public:
+  // Attaches the arena `arena_fd`, or uses a private buffer when it is -1.
+  explicit ReplyStaging(int arena_fd);
+
+  // Forgets the previous sample.
+  void Clear() { used_ = 0; }
+  // Room for `bytes` more bytes at the returned offset, which stays valid
+  // (the memory may move when it grows: keep offsets, not pointers). Throws
+  // SampleError("memory") if the shared arena cannot grow.
+  size_t Take(size_t bytes);
+  // Takes room for a field and records it in `reply`; returns its memory.
+  char* AddField(const std::string& name, DType dtype, const Shape& shape, SampleReply* reply);
+
+  char* data() { return shared_ ? arena_.data() : buffer_.data(); }
+
+  // Sends `reply` for the staged fields (their bytes follow it when the
+  // arena is not shared). False if the parent is gone.
+  bool Send(int fd, SampleReply* reply);
+
+ private:
+  bool shared_ = false;
+  SharedArena arena_;
+  std::vector<char> buffer_;
+  size_t used_ = 0;
+};
+
+// Sends an error reply; _exits if the parent is gone.
+void SendErrorReply(int fd, const ErrorReply& error);
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_PROCESS_WORKER_CHILD_H_

@@ -1,0 +1,98 @@
+#include "src/process/worker_death.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cstring>
+#include <fstream>
+#include <thread>
+#include <vector>
+
+namespace feedline::internal {
+namespace {
+
+std::string SignalName(int sig) {
+  const char* name = ::strsignal(sig);
+  return "signal " + std::to_string(sig) + (name != nullptr ? std::string(" (") + name + ")" : "");
+}
+
+}  // namespace
+
+int64_t ReadOomKills() {
+  static const std::vector<std::string> paths = [] {
+    std::vector<std::string> out;
+    std::ifstream cgroup("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(cgroup, line)) {
+      if (line.rfind("0::", 0) == 0) {
+        std::string dir = line.substr(3);
+        if (dir != "/") out.push_back("/sys/fs/cgroup" + dir + "/memory.events");
+      }
+    }
+    out.push_back("/sys/fs/cgroup/memory.events");
+    out.push_back("/sys/fs/cgroup/memory/memory.oom_control");
+    return out;
+  }();
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    std::string key;
+    int64_t value;
+    while (in >> key >> value) {
+      if (key == "oom_kill") return value;
+    }
+  }
+  return -1;
+}
+
+std::string WorkerDeath::Describe() const {
+  std::string out = how;
+  if (oom_after < 0) {
+    out += "; the cgroup's OOM kill count is not readable here";
+  } else if (killed_by_oom) {
+    out += "; the kernel's OOM killer acted meanwhile (cgroup memory.events oom_kill " +
+           std::to_string(oom_before) + " -> " + std::to_string(oom_after) +
+           "): the worker probably ran out of memory";
+  } else {
+    out += "; not the OOM killer (cgroup oom_kill count unchanged)";
+  }
+  return out;
+}
+
+OomKillCounter::OomKillCounter() : seen_(ReadOomKills()) {}
+
+void OomKillCounter::Check(WorkerDeath* death) {
+  const int64_t after = ReadOomKills();
+  death->oom_before = seen_.exchange(after);
+  death->oom_after = after;
+  death->killed_by_oom = after >= 0 && death->oom_before >= 0 && after > death->oom_before;
+}
+
+ProcessEnd ReapBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
+  ProcessEnd end;
+  pid_t done;
+  while ((done = ::waitpid(pid, &end.status, WNOHANG)) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      done = ::waitpid(pid, &end.status, 0);
+      end.killed = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  end.known = done == pid;
+  return end;
+}
+
+std::string DescribeEnd(pid_t pid, const ProcessEnd& end) {
+  std::string how = "ended";
+  if (end.killed) {
+    how = "stopped answering and was killed";  // closed its socket but lived on
+  } else if (end.known && WIFSIGNALED(end.status)) {
+    how = "was killed by " + SignalName(WTERMSIG(end.status));
+  } else if (end.known && WIFEXITED(end.status)) {
+    how = "exited with status " + std::to_string(WEXITSTATUS(end.status));
+  }
+  return "(pid " + std::to_string(pid) + ") " + how;
+}
+
+}  // namespace feedline::internal
