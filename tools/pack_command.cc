@@ -25,6 +25,7 @@ struct PackArgs {
   bool restart = false;
   int jpeg_restart_rows = storage::PackOptions{}.jpeg_restart_rows;
   int jpeg_restart_mcus = storage::PackOptions{}.jpeg_restart_mcus;
+  int threads = 0;
   bool json = false;
   bool quiet = false;
 };
@@ -39,6 +40,7 @@ int RunPackCommand(const PackArgs& args) {
   options.restart = args.restart;
   options.jpeg_restart_rows = args.jpeg_restart_rows;
   options.jpeg_restart_mcus = args.jpeg_restart_mcus;
+  options.threads = args.threads;
   const bool show_progress = !args.quiet && isatty(fileno(stderr));
   if (show_progress) {
     options.on_progress = [](int64_t done, int64_t total) {
@@ -130,6 +132,12 @@ Command AddPackCommand(CLI::App& parent) {
   app->add_option("--jpeg-restart-mcus", args->jpeg_restart_mcus,
                   "A restart marker every N MCUs instead (the nearest divisor of a row's MCUs), "
                   "so that a crop also skips the columns beside it; 0: whole rows")
+      ->check(CLI::Range(0, 1024))
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--threads", args->threads,
+                  "Threads reading and rewriting files (0: one per core); the shards are the same "
+                  "bytes whatever the number")
       ->check(CLI::Range(0, 1024))
       ->type_name("N")
       ->capture_default_str();

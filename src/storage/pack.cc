@@ -2,8 +2,12 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -66,6 +70,41 @@ void RemoveShardsFrom(const std::string& out_dir, int64_t from) {
   }
 }
 
+// One source file made ready for its shard: read, and rewritten with
+// restart markers when it is a baseline JPEG.
+struct PreparedFile {
+  std::string path;
+  std::vector<uint8_t> bytes;
+  std::vector<uint32_t> restarts;
+  vision::ImageFormat format = vision::ImageFormat::kUnknown;
+  uint64_t bytes_before = 0;  // of a rewritten JPEG, else 0
+  std::string error;          // why it could not be read, or empty
+};
+
+void PrepareFile(const std::string& path, const vision::ReadOptions& read,
+                 const PackOptions& options, std::vector<uint8_t>& scratch, PreparedFile& file) {
+  file.path = path;
+  file.restarts.clear();
+  file.bytes_before = 0;
+  file.error.clear();
+  try {
+    vision::ReadFile(path.c_str(), file.bytes, read);
+  } catch (const SampleError& e) {
+    file.error = e.message();
+    return;
+  }
+  file.format = vision::DetectFormat(file.bytes);
+  if (file.format == vision::ImageFormat::kJpeg && options.jpeg_restart_rows > 0 &&
+      vision::internal::AddJpegRestarts(
+          file.bytes, {options.jpeg_restart_rows, options.jpeg_restart_mcus}, scratch,
+          file.restarts)) {
+    file.bytes_before = file.bytes.size();
+    file.bytes.swap(scratch);
+  } else {
+    file.restarts.clear();
+  }
+}
+
 bool IsAllDigits(const std::string& s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -90,6 +129,9 @@ PackResult PackImages(const std::string& source, const std::string& root,
   if (options.jpeg_restart_rows < 0 || options.jpeg_restart_rows > 64) {
     throw Error("pack: jpeg_restart_rows must be 0 to 64, got " +
                 std::to_string(options.jpeg_restart_rows));
+  }
+  if (options.threads < 0) {
+    throw Error("pack: threads must be >= 0, got " + std::to_string(options.threads));
   }
   if (options.jpeg_restart_mcus < 0 || options.jpeg_restart_mcus > 1024) {
     throw Error("pack: jpeg_restart_mcus must be 0 to 1024, got " +
@@ -170,9 +212,6 @@ PackResult PackImages(const std::string& source, const std::string& root,
   vision::ReadOptions read;
   read.max_bytes = options.max_file_bytes;
   read.image = true;
-  std::vector<uint8_t> bytes;
-  std::vector<uint8_t> rewritten;
-  std::vector<uint32_t> restarts;
   std::unique_ptr<ShardWriter> writer;
   auto finish = [&] {
     result.bytes += writer->Finish();
@@ -181,43 +220,69 @@ PackResult PackImages(const std::string& source, const std::string& root,
     ++shard;
     if (options.on_progress) options.on_progress(result.records, files.size());
   };
-  for (int64_t i = next_file; i < files.size(); ++i) {
-    const std::string_view relative = files.path(i);
-    std::string path = (root.empty() || (!relative.empty() && relative.front() == '/'))
-                           ? std::string(relative)
-                           : root + "/" + std::string(relative);
-    try {
-      vision::ReadFile(path.c_str(), bytes, read);
-    } catch (const SampleError& e) {
-      if (!options.skip_broken) {
-        throw Error(path + ": cannot be packed: " + e.message() +
-                    " (--skip-broken leaves such files out)");
+  const int threads =
+      options.threads > 0 ? options.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int64_t chunk = 16 * static_cast<int64_t>(threads);
+  std::vector<PreparedFile> prepared(static_cast<size_t>(chunk));
+  std::vector<std::vector<uint8_t>> scratch(static_cast<size_t>(threads));
+  for (int64_t begin = next_file; begin < files.size(); begin += chunk) {
+    const int64_t end = std::min<int64_t>(files.size(), begin + chunk);
+    // Prepared in parallel (reading and rewriting is the slow part), then
+    // written in listing order by this thread.
+    std::atomic<int64_t> next{begin};
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    auto prepare = [&](int t) {
+      for (int64_t i = next++; i < end && !failed; i = next++) {
+        const std::string_view relative = files.path(i);
+        const std::string path =
+            (root.empty() || (!relative.empty() && relative.front() == '/'))
+                ? std::string(relative)
+                : root + "/" + std::string(relative);
+        try {
+          PrepareFile(path, read, options, scratch[static_cast<size_t>(t)],
+                      prepared[static_cast<size_t>(i - begin)]);
+        } catch (...) {  // std::bad_alloc
+          if (!failed.exchange(true)) failure = std::current_exception();
+        }
       }
-      result.skipped.emplace_back(path, e.message());
-      continue;
-    }
-    const vision::ImageFormat format = vision::DetectFormat(bytes);
-    restarts.clear();
-    if (format == vision::ImageFormat::kJpeg && options.jpeg_restart_rows > 0 &&
-        vision::internal::AddJpegRestarts(
-            bytes, {options.jpeg_restart_rows, options.jpeg_restart_mcus}, rewritten, restarts)) {
-      ++result.rewritten_jpegs;
-      result.rewritten_bytes_before += bytes.size();
-      result.rewritten_bytes_after += rewritten.size();
-      bytes.swap(rewritten);
+    };
+    if (threads == 1) {
+      prepare(0);
     } else {
-      restarts.clear();
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) pool.emplace_back(prepare, t);
+      for (std::thread& thread : pool) thread.join();
     }
-    if (writer && writer->records() > 0 &&
-        writer->FinishedBytes() + ShardWriter::RecordBytes(bytes.size()) > options.shard_bytes) {
-      finish();
+    if (failure) std::rethrow_exception(failure);
+    for (int64_t i = begin; i < end; ++i) {
+      PreparedFile& file = prepared[static_cast<size_t>(i - begin)];
+      if (!file.error.empty()) {
+        if (!options.skip_broken) {
+          throw Error(file.path + ": cannot be packed: " + file.error +
+                      " (--skip-broken leaves such files out)");
+        }
+        result.skipped.emplace_back(file.path, file.error);
+        continue;
+      }
+      if (file.bytes_before > 0) {
+        ++result.rewritten_jpegs;
+        result.rewritten_bytes_before += file.bytes_before;
+        result.rewritten_bytes_after += file.bytes.size();
+      }
+      if (writer && writer->records() > 0 &&
+          writer->FinishedBytes() + ShardWriter::RecordBytes(file.bytes.size()) >
+              options.shard_bytes) {
+        finish();
+      }
+      if (!writer) {
+        writer = std::make_unique<ShardWriter>(out_dir + "/" + ShardTarName(shard),
+                                               out_dir + "/" + ShardIndexName(shard),
+                                               static_cast<uint64_t>(result.records));
+      }
+      writer->Add(KeyOf(i), file.bytes, file.format, files.label(i), std::move(file.restarts));
     }
-    if (!writer) {
-      writer = std::make_unique<ShardWriter>(out_dir + "/" + ShardTarName(shard),
-                                             out_dir + "/" + ShardIndexName(shard),
-                                             static_cast<uint64_t>(result.records));
-    }
-    writer->Add(KeyOf(i), bytes, format, files.label(i), restarts);
   }
   if (writer && writer->records() > 0) finish();
   if (writer) {  // opened, nothing added: cannot happen, but leave no empty tar

@@ -129,6 +129,30 @@ TEST_F(ShardDatasetTest, RestartMarkedAndVersionOnePacksGiveTheFoldersPixels) {
   }
 }
 
+// Files are read and rewritten in parallel, written in listing order: the
+// same bytes with one thread or several.
+TEST_F(ShardDatasetTest, PackingWithThreadsWritesTheSameBytes) {
+  TempDir out;
+  PackOptions one;
+  one.shard_bytes = 200 << 10;
+  one.threads = 1;
+  PackOptions three = one;
+  three.threads = 3;
+  const PackResult a = PackSource(Images(), out / "one", one);
+  const PackResult b = PackSource(Images(), out / "three", three);
+  ASSERT_EQ(a.shards, b.shards);
+  EXPECT_EQ(a.rewritten_jpegs, b.rewritten_jpegs);
+  for (int64_t s = 0; s < a.shards; ++s) {
+    EXPECT_EQ(ReadBytes(out / ("one/" + ShardTarName(s))),
+              ReadBytes(out / ("three/" + ShardTarName(s))));
+    EXPECT_EQ(ReadBytes(out / ("one/" + ShardIndexName(s))),
+              ReadBytes(out / ("three/" + ShardIndexName(s))));
+  }
+  PackOptions negative = one;
+  negative.threads = -1;
+  EXPECT_THROW(PackSource(Images(), out / "bad", negative), Error);
+}
+
 TEST_F(ShardDatasetTest, OpenTarFilesStayUnderTheBound) {
   TempDir out;
   const PackResult result = Pack(out / "shards", 64 << 10);  // many small shards

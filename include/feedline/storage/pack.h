@@ -60,6 +60,10 @@ struct PackOptions {
   // markers) and the train pipeline runs about 12 % faster than on
   // unchanged files (docs/storage.md).
   int jpeg_restart_mcus = 4;
+  // Threads reading and rewriting files (0: one per core). The shards are
+  // the same bytes whatever the number: files are prepared in parallel in
+  // chunks and written in listing order.
+  int threads = 0;
   // Called after each shard is finished with (records packed, total files).
   std::function<void(int64_t, int64_t)> on_progress;
 };
