@@ -75,7 +75,8 @@ def _native_dataset(dataset):
     """The C++ dataset the loader runs without the GIL, or None: a Python
     dataset, or a native one with a Python transform, whose samples need the
     interpreter (and so load in worker processes)."""
-    if getattr(dataset, "_python_transform", None) is not None:
+    if (getattr(dataset, "_python_transform", None) is not None
+            or getattr(dataset, "_python_target_transform", None) is not None):
         return None
     return getattr(dataset, "_native", None)
 
@@ -172,10 +173,12 @@ class NativeDataset(Dataset):
 
     With a `_python_transform` (a torchvision or PIL transform, any
     callable) the C++ dataset reads and decodes, and the transform runs in
-    Python on the sample's first field (the image) in __getitem__: the loader
-    then treats the dataset as a Python one (worker processes by default)."""
+    Python on the sample's first field (the image) in __getitem__, as a
+    `_python_target_transform` does on the label: the loader then treats the
+    dataset as a Python one (worker processes by default)."""
 
     _python_transform = None
+    _python_target_transform = None
     _image_type = "pil"
 
     def __init__(self, native, fields=None):
@@ -194,14 +197,23 @@ class NativeDataset(Dataset):
             raise IndexError(f"index {index} is out of range for a dataset of {n} samples")
         if index < 0:
             index += n
-        sample = self._native.get(index)
-        if self._fields is None:
-            return sample
+        if self._python_transform is None and self._python_target_transform is None:
+            sample = self._native.get(index)
+            if self._fields is None:
+                return sample
+            return tuple(sample[name] for name in self._fields)
+        # Loaded as a Python dataset: the native transforms' random draws
+        # come from `random`, which the loader seeds per sample from (seed,
+        # epoch, index) in worker processes and with num_workers=0.
+        sample = self._native.get(index, 0, random.getrandbits(63))
         sample = tuple(sample[name] for name in self._fields)
-        if self._python_transform is None:
-            return sample
-        image = _run_python_transform(self._python_transform, sample[0], self._image_type)
-        return (image,) + tuple(int(v) if v.ndim == 0 else v for v in sample[1:])
+        image, label = sample[0], sample[1:]
+        if self._python_transform is not None:
+            image = _run_python_transform(self._python_transform, image, self._image_type)
+        label = tuple(int(v) if v.ndim == 0 else v for v in label)
+        if self._python_target_transform is not None and label:
+            label = (self._python_target_transform(label[0]),) + label[1:]
+        return (image,) + label
 
     def source(self, index):
         """Where sample `index` comes from (a file name)."""

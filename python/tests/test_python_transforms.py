@@ -146,3 +146,24 @@ def test_feedline_and_torchvision_transforms_mixed_are_refused_with_a_way_out(fo
         datasets.ImageFolder(folder, transform=5)
     with pytest.raises(ValueError, match="transform_input"):
         datasets.ImageFolder(folder, transform=RECIPE, transform_input="cv2")
+
+
+def test_target_transform_runs_in_python_on_the_label(folder):
+    train = T.Compose([T.RandomResizedCrop(16), T.ToTensor()])
+    dataset = datasets.ImageFolder(folder, transform=train, target_transform=lambda y: 10 * y + 1)
+    runs = []
+    for workers in (0, 2):
+        loader = feedline.DataLoader(dataset, batch_size=6, num_workers=workers, seed=4)
+        assert loader.worker_mode == ("process" if workers else "thread")
+        runs.append([(np.array(images), np.array(labels)) for images, labels in loader])
+        loader.set_epoch(1)
+        runs[-1].append(next((np.array(i), np.array(l)) for i, l in loader))
+        loader.close()
+    assert np.concatenate([l for _, l in runs[0][:-1]]).tolist() == [
+        10 * y + 1 for y in dataset.targets]
+    # The native transforms still draw per (seed, epoch, index): the same
+    # for any worker count, another crop in another epoch.
+    for (a, la), (b, lb) in zip(runs[0], runs[1]):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(la, lb)
+    assert not np.array_equal(runs[0][0][0], runs[0][-1][0])

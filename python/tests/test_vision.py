@@ -156,8 +156,8 @@ def test_bad_arguments_raise_value_error(folder, tmp_path):
     # native transforms it is refused.
     with pytest.raises(TypeError, match="feedline.vision.transforms"):
         datasets.ImageFolder(folder, transform=T.Compose([T.Resize(8), lambda image: image]))
-    with pytest.raises(ValueError, match="target_transform"):
-        datasets.ImageFolder(folder, target_transform=lambda label: label)
+    with pytest.raises(ValueError, match="loader"):
+        datasets.ImageFolder(folder, loader=lambda path: path)
     with pytest.raises(ValueError, match="interpolation"):
         datasets.ImageFolder(folder, transform=T.Resize(10, interpolation="bicubic"))
 

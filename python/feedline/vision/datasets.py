@@ -169,7 +169,7 @@ class DatasetFolder(_ImageDataset):
         max_file_bytes=None,
         transform_input="pil",
     ):
-        _unsupported(loader=loader, target_transform=target_transform)
+        _unsupported(loader=loader)
         if extensions is not None and is_valid_file is not None:
             raise ValueError("give extensions or is_valid_file, not both")
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
@@ -183,6 +183,8 @@ class DatasetFolder(_ImageDataset):
         super().__init__(native, transform)
         self.extensions = IMG_EXTENSIONS if extensions is None else extensions
         self._python_transform, self._image_type = python_transform, transform_input
+        # torchvision's target_transform runs in Python on the label.
+        self.target_transform = self._python_target_transform = target_transform
 
 
 class ImageFolder(DatasetFolder):
