@@ -280,9 +280,10 @@ bool AssembleTail(std::span<const uint8_t> jpeg, const JpegLayout& layout,
   const size_t start = offsets[first];
   if (start < layout.entropy_start || start >= size) return false;
   const size_t header = layout.entropy_start;
-  out.resize(header + (size - start));
-  std::memcpy(out.data(), p, header);
-  std::memcpy(out.data() + header, p + start, size - start);
+  // clear + insert: the buffer is reused, and resize would zero it first.
+  out.clear();
+  out.insert(out.end(), p, p + header);
+  out.insert(out.end(), p + start, p + size);
   for (size_t i = first + 1; i < offsets.size(); ++i) {
     out[header + (offsets[i] - start) - 1] = static_cast<uint8_t>(kRst0 + ((i - 1 - first) & 7));
   }

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "feedline/error.h"
@@ -85,6 +87,36 @@ TEST(ShardFiles, PinnedDescriptorsAreNeverClosed) {
   EXPECT_LE(files.open_count(), 2u);
   EXPECT_EQ(FirstByte(c.fd()), 2);
   EXPECT_EQ(FirstByte(d.fd()), 3);
+}
+
+// Threads reading many shards through a small bound: a descriptor in use is
+// never closed under a reader (each read sees its own file's bytes), and
+// the bound is exceeded only by descriptors pinned at the time.
+TEST(ShardFiles, ThreadsShareTheBoundWithoutClosingADescriptorInUse) {
+  TempDir dir;
+  ShardFiles files(MakeFiles(dir, 10), 3);
+  constexpr int kThreads = 4;
+  std::atomic<int> wrong{0};
+  std::atomic<size_t> most_open{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 400; ++i) {
+        const int shard = (i * 7 + t * 3) % 10;
+        ShardFiles::Handle h = files.Acquire(static_cast<size_t>(shard));
+        uint8_t byte = 0xEE;
+        if (::pread(h.fd(), &byte, 1, 0) != 1 || byte != shard) ++wrong;
+        size_t open = files.open_count();
+        size_t seen = most_open.load();
+        while (open > seen && !most_open.compare_exchange_weak(seen, open)) {
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_LE(most_open.load(), 3u + kThreads);
+  EXPECT_LE(files.open_count(), 3u);
 }
 
 TEST(ShardFiles, AMissingFileIsAnErrorNamingIt) {
