@@ -100,6 +100,9 @@ class DataLoader {
   // iteration after it runs the following epoch. Throws Error if the
   // recorded fingerprint differs from this loader's (the message names the
   // field), for an IterableDataset, or for a position past the epoch's end.
+  // With a DistributedBatchSampler, a state taken with another num_replicas
+  // or rank continues from its global position instead (loader_state.h,
+  // docs/distributed.md): the rest of that epoch, split over this job.
   void Restore(const LoaderState& state);
 
   // Includes the training loop's steps (the time from a batch's delivery to
