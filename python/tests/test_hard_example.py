@@ -124,3 +124,17 @@ def test_a_sampler_state_for_a_loader_without_one_is_refused():
     bad = dict(state, sampler_state=dict(state["sampler_state"], scores=[1.0]))
     with pytest.raises(ValueError, match="scores has 1 entries, this sampler has 10 samples"):
         loader.load_state_dict(bad)
+
+
+def test_the_torch_front_end_takes_the_sampler_and_reports():
+    pytest.importorskip("torch")
+    import feedline.torch
+
+    sampler = io.HardExampleSampler(12, num_samples=8, seed=2)
+    reports = []
+    loader = feedline.torch.DataLoader(IndexDataset(12), batch_size=4, sampler=sampler,
+                                       report_every="epoch", report=reports.append)
+    for _, labels in loader:  # torch tensors, as torch's loader gives them
+        sampler.update(labels, labels.float() / 10)
+    assert len(reports) == 1 and reports[0]["steps"] == 2
+    assert "sampler_state" in loader.state_dict()
