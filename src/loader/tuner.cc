@@ -109,6 +109,12 @@ void Tuner::Observe(const TunerObservation& o) {
   const int64_t dt = o.now_ns - window_start_.now_ns;
   const int64_t db = o.batches - window_start_.batches;
   if (dt < window_ns || db < config_.window_batches || dt <= 0) return;
+  if (o.epoch != window_start_.epoch && skipped_windows_ < kMaxSkippedWindows) {
+    ++skipped_windows_;
+    window_start_ = o;
+    return;
+  }
+  skipped_windows_ = 0;
 
   Window w;
   w.seconds = static_cast<double>(dt) * 1e-9;

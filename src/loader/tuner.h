@@ -66,6 +66,10 @@ struct TunerObservation {
   int64_t wait_ns = 0;     // the consumer's time waiting in Next()
   int64_t busy_ns = 0;     // the workers' time loading and collating, summed
   int64_t slot_bytes = 0;  // one slot's batch storage (0: not known yet)
+  // The running epoch. No batch is loaded ahead across an epoch's start, so
+  // a window that holds one has a wait no setting removes: it is not judged
+  // (unless every window does, as with very short epochs).
+  int64_t epoch = 0;
 };
 
 class Tuner {
@@ -73,15 +77,17 @@ class Tuner {
   // The thresholds of the rules (docs/tuning.md).
   static constexpr int kStartWorkers = 4;     // thread workers start at min(max, 4)
   static constexpr int kMinSlots = 2;         // the engine never has fewer
-  static constexpr double kHighWait = 0.02;   // above: the loop waits for data
+  static constexpr double kHighWait = 0.01;   // above: the loop waits for data
   static constexpr double kLowWait = 0.005;   // below: the loader is ahead
   static constexpr double kMinGain = 0.03;    // a change must raise throughput this much
   static constexpr double kIdleWorkers = 0.85;  // utilization below: workers lacked slots
   // Fewer workers only while the rest would still load a batch in this
   // share of a step.
-  static constexpr double kShrinkHeadroom = 0.6;
+  static constexpr double kShrinkHeadroom = 0.85;
   static constexpr double kRegimeChange = 0.3;  // step or cost change that forgets limits
   static constexpr size_t kMaxLogged = 64;      // decisions kept (the latest)
+  // Windows holding an epoch start skipped in a row, at most.
+  static constexpr int kMaxSkippedWindows = 3;
 
   explicit Tuner(const TunerConfig& config);
 
@@ -154,6 +160,7 @@ class Tuner {
   double limits_cost_ns_ = 0;
 
   // Hysteresis: consecutive windows with the same verdict.
+  int skipped_windows_ = 0;  // in a row, for an epoch start
   int calm_windows_ = 0;     // the loader was ahead
   int starved_windows_ = 0;  // the loop waited
 

@@ -4,8 +4,12 @@
 
 namespace feedline::internal {
 
-TunerDriver::TunerDriver(const TunerConfig& config, Apply apply, SlotBytes slot_bytes)
-    : apply_(std::move(apply)), slot_bytes_(std::move(slot_bytes)), tuner_(config) {
+TunerDriver::TunerDriver(const TunerConfig& config, Apply apply, SlotBytes slot_bytes,
+                         Epoch epoch)
+    : apply_(std::move(apply)),
+      slot_bytes_(std::move(slot_bytes)),
+      epoch_(std::move(epoch)),
+      tuner_(config) {
   MutexLock lock(&mu_);
   applied_workers_ = tuner_.workers();
   applied_slots_ = tuner_.slots();
@@ -32,6 +36,7 @@ void TunerDriver::AfterBatch(const StatsCollector& stats, int64_t now_ns) {
   o.wait_ns = totals.wait_ns;
   o.busy_ns = totals.busy_ns;
   o.slot_bytes = slot_bytes_ ? slot_bytes_() : 0;
+  o.epoch = epoch_ ? epoch_() : 0;
   int workers = 0, slots = 0;
   {
     MutexLock lock(&mu_);

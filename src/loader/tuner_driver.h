@@ -34,8 +34,10 @@ class TunerDriver {
   using Apply = std::function<void(int workers, int slots)>;
   // The bytes of one batch slot now (0 while unknown).
   using SlotBytes = std::function<int64_t()>;
+  // The running epoch.
+  using Epoch = std::function<int64_t()>;
 
-  TunerDriver(const TunerConfig& config, Apply apply, SlotBytes slot_bytes);
+  TunerDriver(const TunerConfig& config, Apply apply, SlotBytes slot_bytes, Epoch epoch);
 
   int workers() const EXCLUDES(mu_);
   int slots() const EXCLUDES(mu_);
@@ -47,6 +49,7 @@ class TunerDriver {
  private:
   Apply apply_;
   SlotBytes slot_bytes_;
+  Epoch epoch_;
   int64_t last_check_ns_ = -1;  // consumer thread only
   int applied_workers_ = 0;     // consumer thread only
   int applied_slots_ = 0;

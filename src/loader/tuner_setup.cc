@@ -48,6 +48,15 @@ std::optional<AutoTuning> PlanAutoTuning(const LoaderOptions& options,
   return plan;
 }
 
+LoaderOptions ResolvedOptions(LoaderOptions options, const std::optional<AutoTuning>& plan) {
+  if (plan) {
+    options.num_workers = plan->threads;
+    options.prefetch_factor = plan->config.tune_slots ? 1 : plan->config.prefetch_factor;
+  }
+  if (options.prefetch_factor == kAuto) options.prefetch_factor = 2;
+  return options;
+}
+
 LoaderOptions ResolveAutoStatically(LoaderOptions options, const TunerResources& resources) {
   CheckAutoOptions(options);
   if (options.num_workers == kAuto) {

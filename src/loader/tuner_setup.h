@@ -32,6 +32,12 @@ struct AutoTuning {
 std::optional<AutoTuning> PlanAutoTuning(const LoaderOptions& options,
                                          const TunerResources& resources, bool costly_workers);
 
+// The options the engine runs with under `plan`: num_workers = the threads
+// to start, prefetch_factor 1 when the tuner sets the slots (it sets the slot
+// limit at once) or the fixed value; a kAuto left without a plan (prefetch
+// "auto" with num_workers = 0) becomes 2.
+LoaderOptions ResolvedOptions(LoaderOptions options, const std::optional<AutoTuning>& plan);
+
 // The options with kAuto replaced by fixed values: one worker per core this
 // loader may use (resources.max_workers), prefetch_factor 2. For loaders
 // that do not tune while running (IterableDataset).

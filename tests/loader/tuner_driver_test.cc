@@ -22,7 +22,8 @@ TEST(TunerDriver, AppliesOnlyChangesAndReadsAtMostEvery20Ms) {
       [&] {
         ++slot_reads;
         return int64_t{1} << 20;
-      });
+      },
+      [] { return int64_t{0}; });
   EXPECT_EQ(driver.workers(), 4);
   StatsCollector stats(8);
   stats.MarkStart();

@@ -81,6 +81,27 @@ TEST(TunerSetup, BadValuesNameTheOption) {
   EXPECT_THROW(ResolveAutoStatically(o, Host(2, 0)), Error);
 }
 
+TEST(TunerSetup, ResolvedOptionsStartEveryThreadAndLeaveNoAuto) {
+  LoaderOptions o;
+  o.num_workers = kAuto;
+  o.prefetch_factor = kAuto;
+  auto plan = PlanAutoTuning(o, Host(6, 1 << 30), false);
+  LoaderOptions r = ResolvedOptions(o, plan);
+  EXPECT_EQ(r.num_workers, 6);
+  EXPECT_EQ(r.prefetch_factor, 1);
+  o.prefetch_factor = 3;
+  plan = PlanAutoTuning(o, Host(6, 1 << 30), false);
+  EXPECT_EQ(ResolvedOptions(o, plan).prefetch_factor, 3);
+  // prefetch "auto" with no workers: nothing to tune, a plain 2.
+  o.num_workers = 0;
+  o.prefetch_factor = kAuto;
+  plan = PlanAutoTuning(o, Host(6, 1 << 30), false);
+  EXPECT_FALSE(plan.has_value());
+  r = ResolvedOptions(o, plan);
+  EXPECT_EQ(r.num_workers, 0);
+  EXPECT_EQ(r.prefetch_factor, 2);
+}
+
 TEST(TunerSetup, StaticResolutionUsesOneWorkerPerCoreShare) {
   LoaderOptions o;
   o.num_workers = kAuto;

@@ -35,6 +35,7 @@ struct Workload {
   // The training step after batch b, at simulated time t.
   std::function<double(int64_t batch, int64_t t_ns)> step_ns;
   int64_t slot_bytes = 0;
+  int64_t epoch_batches = 0;  // > 0: epochs of this many batches
 };
 
 // A time-stepped simulation: one batch in production at a time (the
@@ -71,7 +72,11 @@ class Simulation {
       }
       // The loader: a batch starts when a slot is free.
       const int workers = tuner_.workers();
-      if (!producing_ && int{held_} + ready_ < tuner_.slots()) {
+      // The first batch of an epoch is loaded only once the loop asks for it.
+      const bool epoch_start = workload_.epoch_batches > 0 && produced_ > 0 &&
+                               produced_ % workload_.epoch_batches == 0;
+      const bool may_start = !epoch_start || (delivered_ == produced_ && !stepping_);
+      if (!producing_ && may_start && int{held_} + ready_ < tuner_.slots()) {
         producing_ = true;
         left_ = 1.0;
       }
@@ -126,6 +131,7 @@ class Simulation {
     o.wait_ns = wait_ns_;
     o.busy_ns = busy_ns_;
     o.slot_bytes = workload_.slot_bytes;
+    if (workload_.epoch_batches > 0) o.epoch = (delivered_ - 1) / workload_.epoch_batches;
     tuner_.Observe(o);
     max_workers_seen_ = std::max(max_workers_seen_, tuner_.workers());
     max_slots_seen_ = std::max(max_slots_seen_, tuner_.slots());
@@ -205,6 +211,20 @@ TEST(Tuner, StepBoundUsesFewerWorkersAndSlotsWithoutWaiting) {
   EXPECT_EQ(sim.tuner().slots(), Tuner::kMinSlots) << Log(sim.tuner());
   EXPECT_LE(sim.max_slots_seen(), 3) << Log(sim.tuner());
   EXPECT_LE(sim.WaitShare(0, 20), 0.01) << Log(sim.tuner());
+}
+
+TEST(Tuner, AnEpochStartsWaitDoesNotGrowThePrefetch) {
+  TunerConfig config;
+  config.max_workers = 2;
+  // Epochs of 60 batches (5 s): the first batch of each is loaded only when
+  // the loop asks for it, a 32 ms wait no slot can remove.
+  Workload epochs{Linear(32), Step(80)};
+  epochs.epoch_batches = 60;
+  Simulation sim(config, epochs);
+  sim.Run(40 * kSec);
+  EXPECT_EQ(sim.tuner().workers(), 1) << Log(sim.tuner());
+  EXPECT_EQ(sim.max_slots_seen(), Tuner::kMinSlots) << Log(sim.tuner());
+  EXPECT_LE(sim.WaitShare(5, 40), 0.01) << Log(sim.tuner());
 }
 
 TEST(Tuner, FollowsAStepTimeThatChangesHalfway) {
