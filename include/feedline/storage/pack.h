@@ -57,7 +57,7 @@ struct PackOptions {
   // MCUs per restart interval (the nearest divisor of a row's MCUs; 0:
   // whole rows, jpeg_restart_rows of them). 4 by default: on photo-like
   // JPEGs the files keep their size (optimized Huffman tables pay for the
-  // markers) and the train pipeline runs about 12 % faster than on
+  // markers) and the train pipeline runs about 11 % faster than on
   // unchanged files (docs/storage.md).
   int jpeg_restart_mcus = 4;
   // Threads reading and rewriting files (0: one per core). The shards are
