@@ -456,7 +456,9 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   const int worker_count = num_workers == kAuto ? AutoMaxWorkers() : num_workers;
   const bool processes =
       UseWorkerProcesses(worker_mode, py::isinstance<Dataset>(dataset), worker_count);
-  if (!worker_init_fn.is_none() && !processes) {  // process workers run it themselves
+  const bool native = py::isinstance<Dataset>(dataset);
+  // Python process workers run worker_init_fn themselves; native ones get it here.
+  if (!worker_init_fn.is_none() && (!processes || native)) {
     auto fn = std::make_shared<PyRef>(std::move(worker_init_fn));
     options.worker_init = [fn](int worker_id) {
       py::gil_scoped_acquire gil;
@@ -476,17 +478,28 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   }
 
   std::shared_ptr<DataLoader> loader;
-  if (py::isinstance<Dataset>(dataset)) {
-    auto native = dataset.cast<std::shared_ptr<Dataset>>();
+  std::shared_ptr<internal::ProcessWorkers> workers;  // with worker processes
+  if (native && processes) {
+    // worker_mode="process" for a native dataset: a crash in native code
+    // ends one worker process, which is replaced (docs/architecture.md).
+    auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
+    auto program =
+        std::make_shared<PyNativeWorkerProgram>(native_dataset, std::move(options.worker_init));
+    auto adapter = internal::InWorkerProcesses(native_dataset, &options, program);
+    workers = adapter->workers();
     py::gil_scoped_release nogil;
-    loader = std::make_shared<DataLoader>(std::move(native), std::move(options));
+    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+  } else if (native) {
+    auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
+    py::gil_scoped_release nogil;
+    loader = std::make_shared<DataLoader>(std::move(native_dataset), std::move(options));
   } else if (processes) {
     internal::ProcessWorkerOptions process_options;
     process_options.num_workers = worker_count;
     process_options.persistent_workers = persistent_workers;
     process_options.use_shared_memory = use_shared_memory;
     process_options.seed = seed;
-    auto workers = MakePythonWorkers(dataset, worker_init_fn, process_options, samples);
+    workers = MakePythonWorkers(dataset, worker_init_fn, process_options, samples);
     options.worker_init = [workers](int worker) { workers->StartWorker(worker); };
     if (iterable) {
       auto adapter = std::make_shared<PyProcessIterableDataset>(workers);
@@ -497,9 +510,6 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
       py::gil_scoped_release nogil;
       loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
     }
-    auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
-    py_loader->set_key(samples.get());
-    return py_loader;
   } else if (iterable) {
     auto adapter = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
     py::gil_scoped_release nogil;
@@ -509,10 +519,10 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     py::gil_scoped_release nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   }
-  auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches);
+  auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
   py_loader->set_key(samples.get());
-  py_loader->set_seeds_caller_generators(!py::isinstance<Dataset>(dataset) && !iterable &&
-                                         num_workers == 0);
+  py_loader->set_seeds_caller_generators(!native && !iterable &&
+                                         worker_count == 0);
   return py_loader;
 }
 

@@ -66,7 +66,7 @@ PythonWorkerProgram::PythonWorkerProgram(py::object dataset, py::object worker_i
       worker_init_fn_(std::make_shared<PyRef>(std::move(worker_init_fn))),
       structure_(std::move(structure)) {}
 
-void PythonWorkerProgram::BeforeFork() {
+void PythonFork::Before() {
   gil_ = PyGILState_Ensure();
   // No garbage collection until the child froze what it inherited: a
   // collection there could destroy inherited loader objects, whose
@@ -75,13 +75,13 @@ void PythonWorkerProgram::BeforeFork() {
   PyOS_BeforeFork();
 }
 
-void PythonWorkerProgram::AfterForkInParent() {
+void PythonFork::InParent() {
   PyOS_AfterFork_Parent();
   if (gc_was_enabled_) PyGC_Enable();
   PyGILState_Release(gil_);
 }
 
-void PythonWorkerProgram::AfterForkInChild() {
+void PythonFork::InChild() {
   PyOS_AfterFork_Child();
   PyObject* gc = PyImport_ImportModule("gc");
   PyObject* frozen = gc != nullptr ? PyObject_CallMethod(gc, "freeze", nullptr) : nullptr;
@@ -91,8 +91,18 @@ void PythonWorkerProgram::AfterForkInChild() {
   if (gc_was_enabled_) PyGC_Enable();
 }
 
+void PythonWorkerProgram::BeforeFork() { fork_.Before(); }
+void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
+void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
+
 void PythonWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
   RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_});
+}
+
+void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
+  // The fork left this thread holding the GIL; native code runs without it.
+  PyEval_SaveThread();
+  NativeWorkerProgram::RunChild(channel);
 }
 
 void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
@@ -168,12 +178,7 @@ bool UseWorkerProcesses(const std::string& mode, bool native, int num_workers) {
   if (mode != "thread" && mode != "process" && mode != "auto") {
     throw Error("worker_mode must be \"thread\", \"process\" or \"auto\", got \"" + mode + "\"");
   }
-  if (mode == "process" && native) {
-    throw Error(
-        "worker_mode=\"process\" is for Python datasets; this native dataset runs without the "
-        "GIL on worker threads (use worker_mode=\"thread\" or \"auto\")");
-  }
-  if (mode == "thread" || native) return false;
+  if (mode == "thread" || (mode == "auto" && native)) return false;
   return num_workers > 0;
 }
 

@@ -26,10 +26,26 @@
 
 #include "feedline/iterable_dataset.h"
 #include "python/python_support.h"
+#include "src/process/native_worker.h"
 #include "src/process/process_dataset.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::python {
+
+// The fork, made safe for the interpreter: the GIL held, garbage
+// collection off, between PyOS_BeforeFork and PyOS_AfterFork_Child/Parent
+// (what os.fork does); the child freezes what it inherited (gc.freeze), so
+// no inherited loader is collected there. Used by the spawner thread only.
+class PythonFork {
+ public:
+  void Before();
+  void InParent();
+  void InChild();
+
+ private:
+  PyGILState_STATE gil_{};
+  int gc_was_enabled_ = 0;
+};
 
 class PythonWorkerProgram : public internal::WorkerProgram {
  public:
@@ -48,9 +64,23 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   std::shared_ptr<PyRef> dataset_;
   std::shared_ptr<PyRef> worker_init_fn_;
   std::shared_ptr<Structure> structure_;
-  // Between BeforeFork and AfterForkInParent (the spawner serializes forks).
-  PyGILState_STATE gil_{};
-  int gc_was_enabled_ = 0;
+  PythonFork fork_;
+};
+
+// A native dataset in worker processes of a Python program: the library's
+// native worker loop (the child calls Get without the GIL, as a worker
+// thread would; a Python transform takes it), forked as PythonFork says,
+// since a native dataset may hold Python transforms.
+class PyNativeWorkerProgram : public internal::NativeWorkerProgram {
+ public:
+  using NativeWorkerProgram::NativeWorkerProgram;
+  void BeforeFork() override { fork_.Before(); }
+  void AfterForkInParent() override { fork_.InParent(); }
+  void AfterForkInChild() override { fork_.InChild(); }
+  void RunChild(const internal::WorkerChannel& channel) override;
+
+ private:
+  PythonFork fork_;
 };
 
 // The worker processes for a Python dataset. REQUIRES: the GIL.
@@ -89,9 +119,10 @@ class PyProcessIterableDataset : public IterableDataset {
 // Whether a loader uses worker processes: `mode` is "thread", "process" or
 // "auto". "auto" picks processes for a Python dataset, map-style or
 // iterable, with num_workers > 0 (its __getitem__ / __next__ holds the GIL)
-// and threads for a native dataset (it runs without the GIL). "process" with
-// a native dataset is an Error saying so; with num_workers = 0 samples load
-// in the calling thread either way.
+// and threads for a native dataset (it runs without the GIL, so processes
+// would only add a round trip and a copy per sample); "process" runs a
+// native dataset in processes too (a crash in its decoder ends one worker).
+// With num_workers = 0 samples load in the calling thread either way.
 bool UseWorkerProcesses(const std::string& mode, bool native, int num_workers);
 
 }  // namespace feedline::python

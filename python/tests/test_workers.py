@@ -110,17 +110,32 @@ def test_auto_picks_processes_for_python_datasets_map_style_or_iterable():
         feedline.DataLoader(native, num_workers=2, worker_mode="processes")
 
 
-def test_native_dataset_stays_on_threads(tmp_path):
+def test_native_dataset_on_threads_by_default_and_in_processes_on_request(tmp_path):
     from feedline.vision import datasets, synth, transforms
 
-    assert synth.write_image_folder(tmp_path, 4, classes=2, seed=1) == []
+    assert synth.write_image_folder(tmp_path, 48, classes=3, seed=1) == []
     native = datasets.ImageFolder(str(tmp_path), transform=transforms.Compose(
         [transforms.Resize((8, 8)), transforms.ToTensor()]))
-    with feedline.DataLoader(native, batch_size=4, num_workers=2) as loader:
+    kwargs = dict(batch_size=4, shuffle=True, seed=3, num_workers=2)
+    with feedline.DataLoader(native, **kwargs) as loader:
         assert loader.worker_mode == "thread" and loader.worker_pids == []
-        assert [b[0].shape for b in loader] == [(4, 3, 8, 8)]
-    with pytest.raises(ValueError, match="native dataset"):
-        feedline.DataLoader(native, batch_size=4, num_workers=2, worker_mode="process")
+        reference = copy_batches(loader)
+    assert [b[0].shape for b in reference[:1]] == [(4, 3, 8, 8)]
+    # worker_mode="process": the decoder runs in worker processes (a crash
+    # there ends one worker); a worker killed mid-epoch is replaced and
+    # every image still comes once, in the same batches.
+    with feedline.DataLoader(native, worker_mode="process", **kwargs) as loader:
+        assert loader.worker_mode == "process"
+        batches = []
+        for i, batch in enumerate(loader):
+            batches.append(tuple(np.array(a) for a in batch))
+            if i == 2:
+                pids = loader.worker_pids
+                assert None not in pids and os.getpid() not in pids
+                os.kill(pids[0], signal.SIGKILL)
+        assert loader.stats()["worker_restarts"] >= 1
+    assert_same(reference, batches)
+    assert wait_gone(pids[:1]) == []
 
 
 def test_killed_worker_is_replaced_and_the_epoch_is_exact():

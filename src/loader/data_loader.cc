@@ -6,9 +6,9 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/error.h"
 #include "src/loader/engine.h"
-#include "src/process/worker_mode.h"
 #include "src/loader/loop_monitor.h"
 #include "src/loader/stats_collector.h"
+#include "src/process/worker_mode.h"
 
 namespace feedline {
 namespace {

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "feedline/error.h"
-#include "src/process/process_dataset.h"
 #include "src/process/worker_child.h"
 
 namespace feedline::internal {
@@ -86,14 +85,20 @@ void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) con
   WorkerProgram::RaiseError(error, index);
 }
 
-std::shared_ptr<const Dataset> InWorkerProcesses(std::shared_ptr<const Dataset> dataset,
-                                                 LoaderOptions* options) {
+std::shared_ptr<ProcessDataset> InWorkerProcesses(std::shared_ptr<const Dataset> dataset,
+                                                  LoaderOptions* options,
+                                                  std::shared_ptr<NativeWorkerProgram> program) {
   if (!dataset) throw Error("DataLoader: dataset must not be null");
   ProcessWorkerOptions process_options;
-  process_options.num_workers = options->num_workers;
+  // num_workers kAuto: the engine runs up to AutoMaxWorkers() workers and
+  // sets how many are active; each gets its process when it starts.
+  process_options.num_workers =
+      options->num_workers == kAuto ? AutoMaxWorkers() : options->num_workers;
   process_options.persistent_workers = options->persistent_workers;
   process_options.seed = options->seed;
-  auto program = std::make_shared<NativeWorkerProgram>(dataset, std::move(options->worker_init));
+  if (!program) {
+    program = std::make_shared<NativeWorkerProgram>(dataset, std::move(options->worker_init));
+  }
   auto workers = std::make_shared<ProcessWorkers>(std::move(program), process_options);
   options->worker_init = [workers](int worker) { workers->StartWorker(worker); };
   const int64_t size = dataset->size();

@@ -13,6 +13,7 @@
 
 #include "feedline/dataset.h"
 #include "feedline/loader_options.h"
+#include "src/process/process_dataset.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::internal {
@@ -33,11 +34,13 @@ class NativeWorkerProgram : public WorkerProgram {
   std::function<void(int)> worker_init_;
 };
 
-// `dataset` wrapped to load in worker processes; sets options->worker_init to
-// start them (the user's worker_init moves into the children). REQUIRES:
-// options->num_workers > 0.
-std::shared_ptr<const Dataset> InWorkerProcesses(std::shared_ptr<const Dataset> dataset,
-                                                 LoaderOptions* options);
+// `dataset` wrapped to load in worker processes run by `program` (by
+// default a NativeWorkerProgram given the user's worker_init, which then
+// runs in the children); sets options->worker_init to start the processes.
+// REQUIRES: options->num_workers > 0 or kAuto.
+std::shared_ptr<ProcessDataset> InWorkerProcesses(
+    std::shared_ptr<const Dataset> dataset, LoaderOptions* options,
+    std::shared_ptr<NativeWorkerProgram> program = nullptr);
 
 }  // namespace feedline::internal
 

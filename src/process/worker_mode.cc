@@ -7,10 +7,20 @@
 #include "src/process/native_worker.h"
 
 namespace feedline::internal {
+namespace {
+
+// kProcess with workers (a fixed count, or kAuto's); other counts are left
+// to the engine to load in the caller's thread or refuse.
+bool InProcesses(const LoaderOptions& options) {
+  return options.worker_mode == WorkerMode::kProcess &&
+         (options.num_workers > 0 || options.num_workers == kAuto);
+}
+
+}  // namespace
 
 std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
                                       LoaderOptions options) {
-  if (options.worker_mode == WorkerMode::kProcess && options.num_workers > 0) {
+  if (InProcesses(options)) {
     dataset = InWorkerProcesses(std::move(dataset), &options);
   }
   return std::make_unique<Engine>(std::move(dataset), std::move(options));
@@ -18,7 +28,7 @@ std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
 
 std::unique_ptr<Engine> MakeIterableEngine(std::shared_ptr<const IterableDataset> dataset,
                                            LoaderOptions options) {
-  if (options.worker_mode == WorkerMode::kProcess && options.num_workers > 0) {
+  if (InProcesses(options)) {
     throw Error(
         "DataLoader: worker_mode process is for a map-style Dataset; a C++ IterableDataset "
         "loads on worker threads (use worker_mode thread or auto)");

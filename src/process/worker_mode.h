@@ -1,5 +1,5 @@
 // The DataLoader's engine for LoaderOptions::worker_mode: a C++ Dataset with
-// WorkerMode::kProcess and num_workers > 0 loads in worker processes
+// WorkerMode::kProcess and num_workers > 0 (or kAuto) loads in worker processes
 // (native_worker.h); kThread and kAuto load on threads (a C++ Dataset needs
 // no global lock, so auto is threads). An IterableDataset with kProcess is
 // refused: a C++ stream has no process protocol yet.
@@ -20,7 +20,7 @@ class Engine;
 
 std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
                                       LoaderOptions options);
-// Throws Error for WorkerMode::kProcess with num_workers > 0.
+// Throws Error for WorkerMode::kProcess with num_workers > 0 or kAuto.
 std::unique_ptr<Engine> MakeIterableEngine(std::shared_ptr<const IterableDataset> dataset,
                                            LoaderOptions options);
 

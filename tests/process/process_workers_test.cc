@@ -106,9 +106,15 @@ std::vector<int64_t> Indices(const Batch& batch) {
   return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + batch.size());
 }
 
+// Shuffled with a seed: each epoch's order differs, and is the same in both modes.
 LoaderOptions Options(WorkerMode mode, int workers = 2) {
-  return LoaderOptions{
-      .batch_size = 8, .shuffle = true, .num_workers = workers, .worker_mode = mode, .seed = 7};
+  LoaderOptions options;
+  options.worker_mode = mode;
+  options.num_workers = workers;
+  options.batch_size = 8;
+  options.shuffle = true;
+  options.seed = 7;
+  return options;
 }
 
 class ProcessWorkers : public ::testing::Test {
