@@ -80,6 +80,7 @@ class Scheduler {
   void WakeWorkers() const { pool_->WakeWorkers(); }
   // The most slots in use at once (see SlotPool::SetLimitLocked).
   void SetSlotLimitLocked(int n) REQUIRES(mu());
+  int slot_limit_locked() const REQUIRES(mu()) { return pool_->limit_locked(); }
   SlotUsage slot_usage_locked() const REQUIRES(mu()) { return pool_->UsageLocked(); }
 
   // Which epoch run the loader is in; bumped by every start and abandon.
