@@ -90,6 +90,7 @@ class Sample {
     DType dtype;
     Shape shape;
     std::byte* destination;
+    bool soft;  // a mismatch falls back to the field's own storage
   };
 
   Field& FieldFor(std::string_view name);

@@ -50,15 +50,18 @@ Sample::Field& Sample::AllocateField(std::string_view name, DType dtype, const S
   }
   if (f.binding >= 0) {
     const Binding& b = bindings_[static_cast<size_t>(f.binding)];
-    if (b.dtype != dtype || b.shape != shape) {
+    const bool fits = b.dtype == dtype && b.shape == shape;
+    if (fits) {
+      f.bound = true;
+      f.tensor = Tensor(dtype, shape, b.destination);
+      return f;
+    }
+    if (!b.soft) {
       throw SampleError("schema", "",
                         "field '" + std::string(name) + "' was declared " + DTypeName(b.dtype) +
                             " " + b.shape.ToString() + " but the dataset produced " +
                             DTypeName(dtype) + " " + shape.ToString());
     }
-    f.bound = true;
-    f.tensor = Tensor(dtype, shape, b.destination);
-    return f;
   }
   const size_t bytes = static_cast<size_t>(shape.elements()) * DTypeSize(dtype);
   if (f.storage.size() < bytes) f.storage.resize(bytes);
@@ -96,17 +99,33 @@ void Sample::Clear() {
 namespace internal {
 
 void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, const Shape& shape,
-                        std::byte* destination) {
-  for (auto& f : sample.fields_) f->binding = -2;  // look up again on next use
+                        std::byte* destination, bool soft) {
+  for (auto& f : sample.fields_) {
+    f->binding = -2;  // look up again on next use
+    // Written in place from now on: its own buffer would only hold memory.
+    if (f->name == name && !f->used) std::vector<std::byte>().swap(f->storage);
+  }
   for (Sample::Binding& b : sample.bindings_) {
     if (b.name == name) {
       b.dtype = dtype;
       b.shape = shape;
       b.destination = destination;
+      b.soft = soft;
       return;
     }
   }
-  sample.bindings_.push_back(Sample::Binding{name, dtype, shape, destination});
+  sample.bindings_.push_back(Sample::Binding{name, dtype, shape, destination, soft});
+}
+
+void SampleBinder::Detach(Sample& sample) {
+  for (Sample::Field* f : sample.order_) {
+    if (!f->bound) continue;
+    const size_t bytes = f->tensor.bytes();
+    if (f->storage.size() < bytes) f->storage.resize(bytes);
+    if (bytes > 0) std::memcpy(f->storage.data(), f->tensor.raw(), bytes);
+    f->tensor = Tensor(f->tensor.dtype(), f->tensor.shape(), f->storage.data());
+    f->bound = false;
+  }
 }
 
 void SampleBinder::Unbind(Sample& sample) {

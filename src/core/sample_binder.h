@@ -12,11 +12,17 @@ namespace feedline::internal {
 
 class SampleBinder {
  public:
-  // From now on, Allocate(name, dtype, shape) on `sample` returns `destination`.
+  // From now on, Allocate(name, dtype, shape) on `sample` returns
+  // `destination`, and the field's own buffer is released. A call with
+  // another dtype or shape throws SampleError ("schema"), unless `soft`:
+  // then it gets the Sample's own storage, as an unbound field does.
   static void Bind(Sample& sample, const std::string& name, DType dtype, const Shape& shape,
-                   std::byte* destination);
+                   std::byte* destination, bool soft = false);
   // Removes all bindings.
   static void Unbind(Sample& sample);
+  // Copies the fields written in place into the Sample's own storage, so
+  // that they no longer depend on the batch memory (which may be reused).
+  static void Detach(Sample& sample);
 };
 
 }  // namespace feedline::internal

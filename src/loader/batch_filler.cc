@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "feedline/collate.h"
+#include "src/core/sample_binder.h"
 #include "src/loader/stats_collector.h"
 
 namespace feedline::internal {
@@ -29,7 +30,7 @@ SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64
 }
 
 BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
-                         const SlotLayout* layout, const FailurePolicy* failure_policy,
+                         SlotLayout* layout, const FailurePolicy* failure_policy,
                          Scheduler* scheduler)
     : options_(options),
       dataset_(dataset),
@@ -157,9 +158,34 @@ LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int 
   return *error ? LoadOutcome::kFailed : LoadOutcome::kOk;
 }
 
+// True if every row that is kept wrote each field of `layout` in place.
+bool BatchFiller::RowsFitLayout(const Slot& slot, const FixedLayout& layout) {
+  for (int64_t r = 0; r < slot.planned_rows; ++r) {
+    const size_t ur = static_cast<size_t>(r);
+    if (slot.status[ur] == RowStatus::kSkipped) continue;
+    const Sample& sample = slot.samples[ur];
+    size_t bound = 0;
+    for (int f = 0; f < sample.num_fields(); ++f) bound += sample.field_is_bound(f) ? 1 : 0;
+    if (bound != layout.fields.size()) return false;
+  }
+  return true;
+}
+
 void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
-  const std::vector<FieldSpec>& fixed = layout_->fixed();
-  const std::vector<size_t>& row_bytes = layout_->row_bytes();
+  static const FixedLayout kNothingInPlace;
+  const FixedLayout* layout = slot->layout ? slot->layout.get() : &kNothingInPlace;
+  if (layout->learned && !RowsFitLayout(*slot, *layout)) {
+    // A row's field differs from the learned layout (it went to the row's
+    // own storage): this batch is collated as if nothing were in place, with
+    // copies of the rows that were, and the layout is not guessed again.
+    for (int64_t r = 0; r < slot->planned_rows; ++r) {
+      SampleBinder::Detach(slot->samples[static_cast<size_t>(r)]);
+    }
+    layout_->Forget();
+    layout = &kNothingInPlace;
+  }
+  const std::vector<FieldSpec>& fixed = layout->fields;
+  const std::vector<size_t>& row_bytes = layout->row_bytes;
   // Rows that survive (all but skipped ones), compacted to the front.
   std::vector<const Sample*>& kept = slot->kept_rows;  // reused: no allocation per batch
   kept.clear();
@@ -193,6 +219,9 @@ void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
     options_.collate_fn(samples, builder);
   } else {
     DefaultCollate(samples, options_.collate, builder);
+    // Nothing declared: the fields this batch stacked are written in place
+    // from now on (slot_layout.h).
+    if (layout_->learning()) layout_->Learn(samples, options_.collate);
   }
   if (options_.error_policy == ErrorPolicy::kReplace) {
     Tensor mask = builder.Add("replaced", DType::kU8, Shape{out});

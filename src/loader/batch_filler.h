@@ -1,8 +1,9 @@
 // BatchFiller: loads the rows of a task into its slot and, when the last
 // row of a batch is done, collates it and hands it to the Scheduler.
 //
-// A row is loaded by Dataset::Get straight into the slot (fixed fields are
-// bound to their place in the batch, slot_layout.h); a failed or late load
+// A row is loaded by Dataset::Get straight into the slot (fixed fields,
+// declared or learned, are bound to their place in the batch,
+// slot_layout.h); a failed or late load
 // goes to the FailurePolicy, which may load substitutes into the same row
 // through this class. With a loader timeout, each load is recorded in the
 // worker's lane so that the consumer can give up on it (worker_pool.h).
@@ -36,7 +37,7 @@ class BatchFiller {
  public:
   // `dataset` is null for an IterableDataset (which only uses FinishBatch).
   // Everything passed must outlive the filler.
-  BatchFiller(const LoaderOptions& options, const Dataset* dataset, const SlotLayout* layout,
+  BatchFiller(const LoaderOptions& options, const Dataset* dataset, SlotLayout* layout,
               const FailurePolicy* failure_policy, Scheduler* scheduler);
 
   // Loads the task's rows (stopping early, with the rest cancelled, if its
@@ -57,10 +58,11 @@ class BatchFiller {
   LoadOutcome LoadSample(Slot* slot, int64_t row, int64_t index, int attempt, SampleContext& ctx,
                          WorkerLane* lane, std::optional<SampleError>* error);
   void CollateSlot(Slot* slot, SampleContext& ctx);
+  static bool RowsFitLayout(const Slot& slot, const FixedLayout& layout);
 
   const LoaderOptions& options_;
   const Dataset* const dataset_;
-  const SlotLayout* const layout_;
+  SlotLayout* const layout_;  // learns from the first batch collated (slot_layout.h)
   const FailurePolicy* const failure_policy_;
   Scheduler* const scheduler_;
   const int64_t timeout_ns_;  // 0: none

@@ -37,6 +37,8 @@
 
 namespace feedline::internal {
 
+struct FixedLayout;  // slot_layout.h
+
 // The per-row outcome of loading.
 enum class RowStatus : uint8_t { kPending, kOk, kReplaced, kSkipped, kFailed, kCancelled };
 
@@ -127,6 +129,8 @@ struct Slot {
 
   std::atomic<int> refs{0};
   int64_t row_capacity = 0;  // rows the fixed fields are sized for
+  // The fields its rows are bound to (SlotLayout::EnsureRows); null before.
+  std::shared_ptr<const FixedLayout> layout;
   // Where the fields' storage comes from (the pool's allocator).
   SlotAllocator* allocator = nullptr;
 
