@@ -26,6 +26,7 @@ mapped by no process, so PSS does not count them although they occupy
 memory; reading the batch maps them into the training process.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_workers_vs_torch.py [--rounds 5]
+       [--pss-runs 3]
 """
 import argparse
 import datetime
@@ -200,7 +201,7 @@ def first_batch_seconds(make):
     return seconds
 
 
-def run_job(name, dataset, workers, rounds, pss_of=None):
+def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1):
     makers = make_loaders(dataset, workers)
     loaders = {label: make() for label, make in makers.items()}
     for loader in loaders.values():  # warm-up: workers start, pages fault in
@@ -219,8 +220,11 @@ def run_job(name, dataset, workers, rounds, pss_of=None):
     for r in range(max(3, rounds // 2)):
         for label in labels:
             firsts[label].append(first_batch_seconds(makers[label]))
-    pss = {label: pss_of(label, False) for label in labels}
-    pss_read = {label: pss_of(label, True) for label in labels}
+    # Each a median over `pss_runs` fresh interpreters.
+    pss = {label: statistics.median(pss_of(label, False) for _ in range(pss_runs))
+           for label in labels}
+    pss_read = {label: statistics.median(pss_of(label, True) for _ in range(pss_runs))
+                for label in labels}
     median = {label: statistics.median(v) for label, v in rates.items()}
     print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
           f"{rounds} rounds\n")
@@ -244,6 +248,8 @@ def main():
     parser.add_argument("--texts", type=int, default=8192)
     parser.add_argument("--images", type=int, default=320)
     parser.add_argument("--jobs", default="text,image")
+    parser.add_argument("--pss-runs", type=int, default=1,
+                        help="fresh interpreters per loader for its peak PSS (median)")
     parser.add_argument("--pss-of", help=argparse.SUPPRESS)  # one loader's peak PSS, then exit
     parser.add_argument("--image-dir", help=argparse.SUPPRESS)
     parser.add_argument("--pss-read", action="store_true", help=argparse.SUPPRESS)
@@ -262,13 +268,15 @@ def main():
     if "text" in jobs:
         run_job("text, tokenized in Python into int64[256]", TextDataset(args.texts),
                 args.workers, args.rounds,
-                lambda label, read: peak_pss_alone("text", label, args, None, read))
+                lambda label, read: peak_pss_alone("text", label, args, None, read),
+                args.pss_runs)
     if "image" in jobs:
         with tempfile.TemporaryDirectory(prefix="feedline_bench_jpeg_") as directory:
             paths = write_jpegs(directory, args.images)
             run_job("image, PIL open + convert + resize 224 + float32 CHW",
                     ImageDataset(paths), args.workers, args.rounds,
-                    lambda label, read: peak_pss_alone("image", label, args, directory, read))
+                    lambda label, read: peak_pss_alone("image", label, args, directory, read),
+                    args.pss_runs)
 
 
 if __name__ == "__main__":

@@ -103,7 +103,11 @@ void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, co
   for (auto& f : sample.fields_) {
     f->binding = -2;  // look up again on next use
     // Written in place from now on: its own buffer would only hold memory.
-    if (f->name == name && !f->used) std::vector<std::byte>().swap(f->storage);
+    // (The loader binds a Sample only between uses, so nothing views it.)
+    if (f->name == name && !f->storage.empty()) {
+      std::vector<std::byte>().swap(f->storage);
+      if (!f->bound) f->tensor = Tensor();
+    }
   }
   for (Sample::Binding& b : sample.bindings_) {
     if (b.name == name) {
