@@ -37,8 +37,11 @@ void UpdateAverage(double* ns_per_row, int64_t elapsed_ns, int64_t rows) {
 }  // namespace
 
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
-    : dataset_(std::move(dataset)),
-      options_(std::move(options)),
+    // Worker processes cost a fork or a kill to change: the tuner waits longer.
+    : auto_plan_(PlanAutoTuning(options, DetectTunerResources(),
+                                /*costly_workers=*/options.worker_mode == WorkerMode::kProcess)),
+      dataset_(std::move(dataset)),
+      options_(ResolvedOptions(std::move(options), auto_plan_)),
       failure_policy_(options_, dataset_.get()),
       stats_(options_.num_workers),
       caller_ctx_(options_.seed, 0, 0, -1) {
@@ -60,11 +63,35 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
   }
   // A custom collate function owns the batch layout, so nothing is written in place then.
   Assemble(options_.collate_fn ? std::vector<FieldSpec>() : dataset_->FixedFields());
+  StartTuner();
+}
+
+void Engine::StartTuner() {
+  if (!auto_plan_) return;
+  TunerConfig config = auto_plan_->config;
+  config.max_slots = kMaxSlots;
+  tuner_ = std::make_unique<TunerDriver>(
+      config, [this](int workers, int slots) { ApplyTunedSetting(workers, slots); },
+      [this] { return slot_usage().largest_slot_bytes; }, [this] { return epoch(); });
+  ApplyTunedSetting(tuner_->workers(), tuner_->slots());
+}
+
+void Engine::ApplyTunedSetting(int workers, int slots) {
+  if (options_.num_workers > 0) SetActiveWorkers(std::clamp(workers, 1, options_.num_workers));
+  SetSlotLimit(slots);
+}
+
+StatsSnapshot Engine::stats() const {
+  StatsSnapshot s = stats_.Snapshot();
+  if (tuner_) s.tuner = tuner_->Snapshot();
+  return s;
 }
 
 Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
+    // A stream per worker: the batches depend on the worker count, so "auto"
+    // is decided once, here, and nothing is tuned while loading.
     : iterable_(std::move(dataset)),
-      options_(std::move(options)),
+      options_(ResolveAutoStatically(std::move(options), DetectTunerResources())),
       failure_policy_(options_, nullptr),
       stats_(options_.num_workers),
       caller_ctx_(options_.seed, 0, 0, -1) {
@@ -267,7 +294,10 @@ bool Engine::WorkersStoppingLocked() const {
 std::optional<Batch> Engine::Next() {
   stats_.MarkStart();
   bool pending = false;
-  return producer_ ? producer_->Next(std::nullopt, &pending) : NextMapped(std::nullopt, &pending);
+  std::optional<Batch> batch =
+      producer_ ? producer_->Next(std::nullopt, &pending) : NextMapped(std::nullopt, &pending);
+  if (batch && tuner_) tuner_->AfterBatch(stats_, NowNs());
+  return batch;
 }
 
 NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
@@ -278,6 +308,7 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
       producer_ ? producer_->Next(deadline, &pending) : NextMapped(deadline, &pending);
   if (pending) return NextStatus::kPending;
   if (!batch) return NextStatus::kEnd;
+  if (tuner_) tuner_->AfterBatch(stats_, NowNs());
   *out = std::move(*batch);
   return NextStatus::kBatch;
 }

@@ -44,6 +44,8 @@
 #include "src/loader/stats_collector.h"
 #include "src/loader/thread_annotations.h"
 #include "src/loader/thread_worker_pool.h"
+#include "src/loader/tuner_driver.h"
+#include "src/loader/tuner_setup.h"
 
 namespace feedline::internal {
 
@@ -71,7 +73,8 @@ class Engine {
   void Restore(const LoaderState& state);
   // Counters a tuner measures: consumer wait, per-worker busy time and
   // samples, batches delivered (StatsCollector).
-  StatsSnapshot stats() const { return stats_.Snapshot(); }
+  // With num_workers or prefetch_factor "auto", also what the tuner chose.
+  StatsSnapshot stats() const;
   const LoaderOptions& options() const { return options_; }
 
   // --- Runtime controls (thread-safe, from any thread, at any time) ------
@@ -94,6 +97,9 @@ class Engine {
 
  private:
   void ValidateOptions();
+  // With auto_plan_: makes the tuner and applies its starting setting.
+  void StartTuner();
+  void ApplyTunedSetting(int workers, int slots);
   // Builds the scheduler, filler and workers once options_ and the batch
   // sampler are known.
   void Assemble(std::vector<FieldSpec> fixed);
@@ -119,9 +125,15 @@ class Engine {
   // Runs worker_init; on failure records it for the consumer and returns false.
   bool InitWorker(int worker) EXCLUDES(scheduler_->mu());
 
+  // num_workers / prefetch_factor "auto" (tuner_setup.h): planned from the
+  // options as given, before options_ resolves them, hence declared first.
+  std::optional<AutoTuning> auto_plan_;
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const IterableDataset> iterable_;
   LoaderOptions options_;
+  // Runs the tuner from the consumer's side (after each delivered batch)
+  // when auto_plan_ is set; made once the parts are assembled.
+  std::unique_ptr<TunerDriver> tuner_;
   std::shared_ptr<const BatchSampler> batch_sampler_;
   SlotLayout layout_;  // fields written in place
   // Decides what a failed sample becomes (error_policy.h).
