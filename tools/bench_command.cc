@@ -8,6 +8,7 @@
 #include <string>
 
 #include "feedline/error.h"
+#include "feedline/loader_options.h"
 #include "tools/bench_run.h"
 #include "tools/diagnosis.h"
 #include "tools/failure_recorder.h"
@@ -19,6 +20,24 @@
 namespace feedline::cli {
 namespace {
 
+// An integer >= min, or "auto".
+CLI::Validator IntAtLeastOrAuto(long long min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        if (text == "auto") return "";
+        long long value = 0;
+        size_t used = 0;
+        try {
+          value = std::stoll(text, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == text.size() && used > 0 && value >= min && value <= (1 << 20)) return "";
+        return "must be an integer >= " + std::to_string(min) + " or 'auto', got '" + text + "'";
+      },
+      "");
+}
+
 // Broken files named after the report; `feedline verify` lists them all.
 constexpr size_t kBrokenFilesShown = 10;
 
@@ -28,9 +47,10 @@ struct BenchArgs {
   std::string pipeline = "train";
   long long batch = 64;
   std::string workers = "auto";
-  int prefetch = 2;
+  std::string prefetch = "auto";
   long long epochs = 1;
   double step_ms = 0;
+  double step_change_ms = -1;
   unsigned long long seed = 0;
   std::string error_policy = "skip";
   long long max_batches = -1;
@@ -64,10 +84,12 @@ int RunBenchCommand(const BenchArgs& args) {
     settings.pipeline = args.pipeline;
   }
   settings.batch_size = args.batch;
-  settings.workers = ParseWorkers(args.workers);
-  settings.prefetch = args.prefetch;
+  // "auto": the loader's online tuner sets them while it runs (docs/tuning.md).
+  settings.workers = args.workers == "auto" ? kAuto : ParseWorkers(args.workers);
+  settings.prefetch = args.prefetch == "auto" ? kAuto : std::stoi(args.prefetch);
   settings.epochs = args.epochs;
   settings.step_ms = args.step_ms;
+  settings.step_change_ms = args.step_change_ms;
   settings.seed = args.seed;
   settings.error_policy = args.error_policy;
   settings.cores = CpuCount();
@@ -89,7 +111,14 @@ int RunBenchCommand(const BenchArgs& args) {
                              "substitutes all fail too: is most of SOURCE broken? 'feedline verify "
                              "SOURCE' lists the broken files)");
   }
-  const Diagnosis diagnosis = Diagnose(result);
+  // With "auto" the diagnosis reads the setting the tuner ended with.
+  BenchResult as_tuned = result;
+  if (result.stats.tuner.enabled) {
+    const TunerStats& t = result.stats.tuner;
+    as_tuned.settings.workers = t.workers;
+    as_tuned.settings.prefetch = std::max(1, t.slots / std::max(1, t.workers));
+  }
+  const Diagnosis diagnosis = Diagnose(as_tuned);
   std::cout << FormatReport(result, diagnosis);
   nlohmann::json broken_json = nlohmann::json::array();
   if (recorder) {
@@ -153,13 +182,16 @@ Command AddBenchCommand(CLI::App& parent) {
       ->type_name("N")
       ->capture_default_str();
   app->add_option("--workers", args->workers,
-                  "Worker threads (0 loads in the training thread); auto: one per CPU")
+                  "Worker threads (0 loads in the training thread); auto: the loader sets them "
+                  "while it runs, up to one per CPU (docs/tuning.md)")
       ->check(WorkersValue())
       ->type_name("N|auto")
       ->capture_default_str();
-  app->add_option("--prefetch", args->prefetch, "Batches in flight per worker")
-      ->check(IntAtLeast(1))
-      ->type_name("N")
+  app->add_option("--prefetch", args->prefetch,
+                  "Batches in flight per worker; auto: the loader sets how many it keeps, "
+                  "within a memory budget")
+      ->check(IntAtLeastOrAuto(1))
+      ->type_name("N|auto")
       ->capture_default_str();
   app->add_option("--epochs", args->epochs, "Passes over the data")
       ->check(IntAtLeast(1))
@@ -170,6 +202,11 @@ Command AddBenchCommand(CLI::App& parent) {
       ->check(NumberAtLeast(0))
       ->type_name("MS")
       ->capture_default_str();
+  app->add_option("--step-change-ms", args->step_change_ms,
+                  "After half of the batches the simulated step becomes MS (a training whose "
+                  "step time changes; --json reports the wait after the change)")
+      ->check(NumberAtLeast(0))
+      ->type_name("MS");
   app->add_option("--seed", args->seed, "Seed of the shuffle and the augmentation")
       ->check(IntAtLeast(0))
       ->type_name("S")

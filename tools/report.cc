@@ -59,6 +59,12 @@ std::string TunerText(const TunerStats& t) {
   return out;
 }
 
+// Slots per active worker, rounded up: what a fixed prefetch would give.
+int AutoPrefetch(const TunerStats& t) {
+  const int workers = std::max(1, t.workers);
+  return std::max(1, (t.slots + workers - 1) / workers);
+}
+
 }  // namespace
 
 nlohmann::json TunerJson(const TunerStats& t) {
@@ -245,8 +251,11 @@ nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis)
       {"replaced", result.stats.replaced},
       {"broken_samples", BrokenSamples(result.stats)},
       {"failed_substitutes", FailedSubstitutes(result.stats)},
-      {"workers", s.workers == kAuto ? nlohmann::json("auto") : nlohmann::json(s.workers)},
-      {"prefetch", s.prefetch == kAuto ? nlohmann::json("auto") : nlohmann::json(s.prefetch)},
+      // With "auto": where the tuner ended (its path is under "tuner").
+      {"workers", s.workers == kAuto ? result.stats.tuner.workers : s.workers},
+      {"prefetch", s.prefetch == kAuto ? AutoPrefetch(result.stats.tuner) : s.prefetch},
+      {"workers_auto", s.workers == kAuto},
+      {"prefetch_auto", s.prefetch == kAuto},
       {"batch", s.batch_size},
       {"step_ms", s.step_ms},
       {"step_change_ms", s.step_change_ms},

@@ -36,7 +36,7 @@ struct TuneArgs {
   std::string plot;
   bool json = false;
   bool quiet = false;
-  bool online = false;  // also run the online tuner ("auto")
+  bool online = true;  // also run the online tuner ("auto")
   SourceLimits limits;
 };
 
@@ -112,7 +112,7 @@ LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int re
     s.y.push_back(r.images_per_s);
   }
   for (auto& [prefetch, series] : by_prefetch) plot.series.push_back(std::move(series));
-  if (online.ran && !online.path.empty()) {
+  if (online.ran) {
     // The tuner's path: each decision's window, at the worker count it
     // measured with, then where it settled.
     PlotSeries path;
@@ -395,9 +395,8 @@ Command AddTuneCommand(CLI::App& parent) {
       ->type_name("FILE.svg");
   app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
   app->add_flag("--quiet", args->quiet, "No progress on stderr");
-  app->add_flag("--online", args->online,
-                "Also run the loader's online tuner (--workers auto --prefetch auto) and show "
-                "its path");
+  app->add_flag("!--no-online", args->online,
+                "Skip the run of the loader's online tuner (--workers auto --prefetch auto)");
   return {app, [args] { return RunTuneCommand(*args); }};
 }
 

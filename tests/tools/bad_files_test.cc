@@ -148,7 +148,7 @@ TEST(BadFiles, AnAbsurdSizeIsOneLineAndANonZeroExit) {
                                "89478485"));
   // Allowed by the pixel limit, the batches would not fit in memory.
   r = RunFeedline({"bench", dir / "imgs", "--size", "30000", "--max-pixels", "1000000000",
-                   "--workers", "2", "--quiet"},
+                   "--workers", "2", "--prefetch", "2", "--quiet"},
                   kTimeoutS);
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneCleanErrorLine(r, "feedline bench");

@@ -75,7 +75,13 @@ TEST(BenchCommand, EpochsAndAutoWorkers) {
   const nlohmann::json j = r.Json();
   EXPECT_EQ(j["images"], 300);
   EXPECT_EQ(j["epochs"], 3);
-  EXPECT_EQ(j["workers"], j["cores"]);  // auto: one per CPU
+  // auto: the tuner, up to one worker per CPU.
+  EXPECT_TRUE(j["workers_auto"].get<bool>());
+  ASSERT_TRUE(j["tuner"].is_object());
+  EXPECT_GE(j["tuner"]["max_workers"].get<int>(), 1);
+  EXPECT_LE(j["tuner"]["max_workers"].get<int>(), j["cores"].get<int>());
+  EXPECT_LE(j["workers"].get<int>(), j["tuner"]["max_workers"].get<int>());
+  EXPECT_GE(j["tuner"]["slots"].get<int>(), 2);
 }
 
 TEST(BenchCommand, StepMsIsSpentPerBatch) {

@@ -96,7 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "feedline bench: error: --error-policy: must be one of raise, skip or replace, got "
                 "'ignore'"},
         BadLine{{"bench", "--synthetic", "10", "--prefetch", "0"},
-                "--prefetch: must be an integer >= 1, got '0'"},
+                "--prefetch: must be an integer >= 1 or 'auto', got '0'"},
         BadLine{{"bench", "--synthetic", "x"}, "--synthetic: must be an integer >= 1, got 'x'"},
         BadLine{{"bench", "--synthetic", "10", "--bogus"},
                 "feedline bench: error: unknown option --bogus"},

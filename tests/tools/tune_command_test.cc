@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <set>
 
 #include "tests/tools/run_feedline.h"
@@ -71,17 +72,47 @@ TEST(TuneCommand, TinySweepWithTableJsonAndPlot) {
   // The table: a header, one row per setting, exactly one marked.
   int marked = 0, rows = 0;
   for (const std::string& line : testing::RunResult::Lines(r.out)) {
-    if (line.find(" MiB") != std::string::npos) ++rows;
+    // A row starts with its worker count (the online tuner's lines follow).
+    const size_t first = line.find_first_not_of(' ');
+    if (line.find(" MiB") != std::string::npos && first != std::string::npos &&
+        std::isdigit(static_cast<unsigned char>(line[first]))) {
+      ++rows;
+    }
     if (line.find("<- recommended") != std::string::npos) ++marked;
   }
   EXPECT_EQ(rows, 4);
   EXPECT_EQ(marked, 1);
   EXPECT_NE(r.out.find("recommended: --workers "), std::string::npos);
 
+  // The online tuner ran too, and its path is drawn.
+  ASSERT_TRUE(j["online"].is_object());
+  EXPECT_GE(j["online"]["workers"].get<int>(), 1);
+  EXPECT_LE(j["online"]["workers"].get<int>(), 2 * j["cores"].get<int>());
+  EXPECT_NE(r.out.find("online tuner (--workers auto --prefetch auto): settled at"),
+            std::string::npos);
+  for (const auto& row : j["results"]) EXPECT_GT(row["warmup_s"].get<double>(), 0);
+
   const std::string svg = testing::ReadWhole(plot);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find(">prefetch 1</text>"), std::string::npos);
   EXPECT_NE(svg.find(">prefetch 2</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">online tuner (auto)</text>"), std::string::npos);
+}
+
+TEST(SteadyImagesPerSecond, CountsOnlyTheBatchesAfterTheWarmUp) {
+  // Batches of 10 delivered at 1, 2, 2.5, 3, 3.5 s: after a warm-up of 2,
+  // three batches in 1.5 s.
+  EXPECT_DOUBLE_EQ(SteadyImagesPerSecond({1, 2, 2.5, 3, 3.5}, 10, 2), 20);
+  EXPECT_EQ(SteadyImagesPerSecond({1, 2}, 10, 2), 0);
+  EXPECT_EQ(WarmupBatches(2, 4), 9);
+  EXPECT_EQ(WarmupBatches(1, 1), 3);
+}
+
+TEST(PickRecommended, StopsAddingWorkersWhenThroughputStopsRising) {
+  // The article's table: 8 workers beat 4 by far, 16 are slower than 8.
+  const std::vector<TuneRow> rows = {
+      {4, 2, 320, 0.5, 80}, {8, 2, 580, 0.2, 90}, {16, 2, 510, 0.2, 120}};
+  EXPECT_EQ(PickRecommended(rows), 1);
 }
 
 }  // namespace
