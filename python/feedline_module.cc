@@ -586,6 +586,23 @@ LoaderState StateFromPython(const py::dict& d) {
   return s;
 }
 
+// What the tuner chose and when (num_workers / prefetch_factor "auto").
+py::dict TunerToPython(const TunerStats& t) {
+  py::list log;
+  for (const TunerDecision& d : t.log) {
+    log.append(py::dict(py::arg("at_s") = d.at_s, py::arg("batch") = d.batch,
+                        py::arg("workers") = d.workers, py::arg("slots") = d.slots,
+                        py::arg("samples_per_s") = d.samples_per_s,
+                        py::arg("reason") = d.reason));
+  }
+  return py::dict(py::arg("enabled") = t.enabled, py::arg("workers") = t.workers,
+                  py::arg("slots") = t.slots, py::arg("start_workers") = t.start_workers,
+                  py::arg("start_slots") = t.start_slots, py::arg("max_workers") = t.max_workers,
+                  py::arg("memory_budget_bytes") = t.memory_budget_bytes,
+                  py::arg("slot_bytes") = t.slot_bytes, py::arg("decisions") = t.decisions,
+                  py::arg("log") = log);
+}
+
 py::dict StatsToPython(const StatsSnapshot& s) {
   py::dict stages;
   for (int i = 0; i < kNumStages; ++i) {
@@ -768,6 +785,9 @@ void BindCore(py::module_& m) {
 
   // The loader. feedline.DataLoader (Python) builds one and iterates it.
   py::class_<PyLoader>(m, "_Loader")
+      // What the tuner chose and when (num_workers / prefetch_factor "auto");
+      // DataLoader.stats() puts it under "tuner".
+      .def("tuner_stats", [](PyLoader& l) { return TunerToPython(l.Stats().tuner); })
       .def(py::init(&MakeLoader), py::arg("dataset"), py::arg("iterable"), py::arg("batch_size"),
            py::arg("shuffle"), py::arg("sampler"), py::arg("batch_sampler"), py::arg("num_workers"),
            py::arg("collate_fn"), py::arg("drop_last"), py::arg("prefetch_factor"),

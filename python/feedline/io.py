@@ -743,6 +743,22 @@ def _int_argument(name, value, low, high):
     return number
 
 
+_AUTO = -1  # feedline::kAuto: the loader sets the value while it runs
+
+
+def _auto_or_int_argument(name, value, low):
+    # "auto" (docs/tuning.md) or an int from `low`; a negative int is refused
+    # here, since the engine reads -1 as "auto".
+    if isinstance(value, str):
+        if value == "auto":
+            return _AUTO
+        raise TypeError(f'DataLoader: {name} must be an int or "auto", got {value!r}')
+    number = _int_argument(name, value, *_INT32)
+    if number < low:
+        raise ValueError(f'DataLoader: {name} must be >= {low}, got {number} (or "auto")')
+    return number
+
+
 def _reporter(report):
     # Where the loop's reports go: a callable gets the report dict, a Logger
     # (default: the "feedline" logger) gets its line at INFO.
@@ -819,13 +835,19 @@ class DataLoader:
       sampler             a Sampler (or iterable of indices with __len__).
       batch_sampler       a BatchSampler (or iterable of index lists with __len__);
                           excludes batch_size, shuffle, sampler and drop_last.
-      num_workers         workers; 0 loads in the calling thread.
+      num_workers         workers; 0 loads in the calling thread. "auto": the
+                          loader runs as many as help, up to the cores it may
+                          use (shared among the ranks of the host), fewer when
+                          the training step is the bottleneck (docs/tuning.md).
       collate_fn          f(list of samples) -> the batch (tuple, dict or array of
                           numbers). Default: stack each field; fields whose shape
                           varies are padded, with a "<field>_lengths" array.
       drop_last           drop the last, short batch.
       prefetch_factor     batches in flight per worker (at most
                           max(2, num_workers * prefetch_factor) exist at once).
+                          "auto": the loader sets how many batches it keeps,
+                          more when a few slow batches make the loop wait,
+                          within a memory budget (docs/tuning.md).
       persistent_workers  keep the workers between epochs.
       use_shared_memory   with worker processes, samples cross through shared
                           memory (memfd, not bound by /dev/shm's size); False
@@ -931,10 +953,10 @@ class DataLoader:
             bool(shuffle),
             None if sampler is None else _native(sampler),
             None if batch_sampler is None else _native(batch_sampler),
-            _int_argument("num_workers", num_workers, *_INT32),
+            _auto_or_int_argument("num_workers", num_workers, 0),
             collate_fn,
             bool(drop_last),
-            _int_argument("prefetch_factor", prefetch_factor, *_INT32),
+            _auto_or_int_argument("prefetch_factor", prefetch_factor, 1),
             bool(persistent_workers),
             _seconds_argument("timeout", timeout),
             worker_init_fn,
@@ -1029,8 +1051,12 @@ class DataLoader:
         stage, consumer wait, per-worker busy time, worker processes restarted
         after they died (worker_restarts), and the training loop since the
         start: "loop" holds the step time, data wait per batch and its share,
-        samples/s and the verdict (docs/monitoring.md)."""
-        return self._loader.stats()
+        samples/s and the verdict (docs/monitoring.md). With num_workers or
+        prefetch_factor "auto", "tuner" holds what the loader chose, when and
+        why (docs/tuning.md)."""
+        stats = self._loader.stats()
+        stats["tuner"] = self._loader.tuner_stats()
+        return stats
 
     @property
     def worker_pids(self):

@@ -1,0 +1,74 @@
+"""num_workers="auto" and prefetch_factor="auto": the loader sets them while
+it runs (docs/tuning.md). The batches are those of fixed settings, and
+stats()["tuner"] says what it chose."""
+
+import time
+
+import numpy as np
+import pytest
+
+import feedline
+from feedline.vision import datasets, synth
+from feedline.vision import transforms as T
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("tuning_images")
+    assert synth.write_image_folder(root, 96, classes=3, seed=9) == []
+    return str(root)
+
+
+def train_dataset(folder):
+    return datasets.ImageFolder(
+        folder,
+        transform=T.Compose([T.RandomResizedCrop(32), T.RandomHorizontalFlip(), T.ToTensor()]),
+    )
+
+
+def epochs(loader, count, step_s=0.0):
+    out = []
+    for _ in range(count):
+        for images, labels in loader:
+            out.append((np.array(images), np.array(labels)))
+            if step_s:
+                time.sleep(step_s)
+    return out
+
+
+def test_auto_gives_the_batches_of_a_fixed_setting(folder):
+    data = train_dataset(folder)
+    fixed = feedline.DataLoader(data, batch_size=8, shuffle=True, seed=5, num_workers=2,
+                                persistent_workers=True)
+    auto = feedline.DataLoader(data, batch_size=8, shuffle=True, seed=5, num_workers="auto",
+                               prefetch_factor="auto", persistent_workers=True)
+    expected = epochs(fixed, 3)
+    got = epochs(auto, 3, step_s=0.01)
+    assert len(got) == len(expected)
+    for (gi, gl), (ei, el) in zip(got, expected):
+        np.testing.assert_array_equal(gi, ei)
+        np.testing.assert_array_equal(gl, el)
+    tuner = auto.stats()["tuner"]
+    assert tuner["enabled"]
+    assert 1 <= tuner["workers"] <= tuner["max_workers"]
+    assert tuner["slots"] >= 2
+    assert tuner["decisions"] == len(tuner["log"])
+    for decision in tuner["log"]:
+        assert decision["reason"] and decision["at_s"] >= 0
+    assert not fixed.stats()["tuner"]["enabled"]
+
+
+@pytest.mark.parametrize(
+    "kwargs, error_type, message",
+    [
+        (dict(num_workers="many"), TypeError, 'num_workers must be an int or "auto"'),
+        (dict(num_workers=-1), ValueError, 'num_workers must be >= 0, got -1 (or "auto")'),
+        (dict(num_workers=2, prefetch_factor="lots"), TypeError,
+         'prefetch_factor must be an int or "auto"'),
+        (dict(num_workers=2, prefetch_factor=0), ValueError, "prefetch_factor must be >= 1, got 0"),
+    ],
+)
+def test_bad_values_name_the_argument(folder, kwargs, error_type, message):
+    with pytest.raises(error_type) as error:
+        feedline.DataLoader(train_dataset(folder), batch_size=4, **kwargs)
+    assert message in str(error.value)
