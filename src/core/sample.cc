@@ -132,6 +132,14 @@ void SampleBinder::Detach(Sample& sample) {
   }
 }
 
+void SampleBinder::ReleaseBuffers(Sample& sample) {
+  sample.Clear();
+  for (auto& f : sample.fields_) {
+    std::vector<std::byte>().swap(f->storage);
+    f->tensor = Tensor();
+  }
+}
+
 void SampleBinder::Unbind(Sample& sample) {
   for (auto& f : sample.fields_) f->binding = -2;
   sample.bindings_.clear();

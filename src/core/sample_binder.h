@@ -23,6 +23,8 @@ class SampleBinder {
   // Copies the fields written in place into the Sample's own storage, so
   // that they no longer depend on the batch memory (which may be reused).
   static void Detach(Sample& sample);
+  // Clears `sample` and frees its own buffers (a sample about to be bound).
+  static void ReleaseBuffers(Sample& sample);
 };
 
 }  // namespace feedline::internal

@@ -222,6 +222,16 @@ void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
     // Nothing declared: the fields this batch stacked are written in place
     // from now on (slot_layout.h).
     if (layout_->learning()) layout_->Learn(samples, options_.collate);
+    if (!layout_->learning() && !layout->learned && layout->fields.empty() &&
+        layout_->current()->learned) {
+      // This slot was bound before the layout was learned: its rows' own
+      // buffers (a batch's worth) are not needed again, since the slot is
+      // bound to the learned layout when reused. Free them now rather than
+      // hold them until then.
+      for (int64_t r = 0; r < slot->planned_rows; ++r) {
+        SampleBinder::ReleaseBuffers(slot->samples[static_cast<size_t>(r)]);
+      }
+    }
   }
   if (options_.error_policy == ErrorPolicy::kReplace) {
     Tensor mask = builder.Add("replaced", DType::kU8, Shape{out});
