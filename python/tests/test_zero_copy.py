@@ -113,7 +113,9 @@ def test_waiting_for_a_batch_releases_the_gil():
             gate.wait()
             return i
 
-    loader = feedline.DataLoader(Gated(), batch_size=2, num_workers=1)
+    # On a thread: a worker process would have its own copy of the gate,
+    # which this thread never opens.
+    loader = feedline.DataLoader(Gated(), batch_size=2, num_workers=1, worker_mode="thread")
     result = []
     consumer = threading.Thread(target=lambda: result.append(next(iter(loader)).tolist()))
     consumer.start()
