@@ -72,3 +72,32 @@ def test_bad_values_name_the_argument(folder, kwargs, error_type, message):
     with pytest.raises(error_type) as error:
         feedline.DataLoader(train_dataset(folder), batch_size=4, **kwargs)
     assert message in str(error.value)
+
+
+LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+                      "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+                      "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE")
+
+
+def auto_max_workers(folder):
+    loader = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto")
+    next(iter(loader))
+    max_workers = loader.stats()["tuner"]["max_workers"]
+    loader.close()
+    return max_workers
+
+
+@pytest.mark.parametrize("launcher", [
+    {"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"},
+    {"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "4",
+     "OMPI_COMM_WORLD_LOCAL_RANK": "1", "OMPI_COMM_WORLD_LOCAL_SIZE": "2"},
+])
+def test_auto_workers_share_the_cores_among_the_ranks_of_a_host(folder, monkeypatch, launcher):
+    # Two ranks on this host, started by a launcher: "auto" takes half the
+    # cores for each instead of all of them for every rank.
+    for name in LAUNCHER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    alone = auto_max_workers(folder)
+    for name, value in launcher.items():
+        monkeypatch.setenv(name, value)
+    assert auto_max_workers(folder) == max(1, alone // 2)
