@@ -66,7 +66,9 @@ test-thread-safety: deps
 test-fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run_fuzz.sh build-fuzz
 
-# Install into a scratch prefix and build an example against the package.
+# Install into a scratch prefix, build an example against the package and run
+# it; check that the installed library exports the public API only and that
+# no installed header needs the source tree.
 test-install: build
 	@rm -rf $(BUILD)/install-check
 	@cmake --install $(BUILD) --prefix $(BUILD)/install-check/prefix > /dev/null
@@ -74,7 +76,10 @@ test-install: build
 	  -DCMAKE_PREFIX_PATH=$(CURDIR)/$(BUILD)/install-check/prefix > /dev/null
 	@cmake --build $(BUILD)/install-check/consumer > /dev/null
 	@LD_LIBRARY_PATH=$(CURDIR)/$(BUILD)/install-check/prefix/lib $(BUILD)/install-check/consumer/custom_dataset
-	@echo "install check: 1 passed, 0 failed"
+	@bash scripts/check_exports.sh $(BUILD)/install-check/prefix/lib/libfeedline.so
+	@! grep -rn '#include "src/' $(BUILD)/install-check/prefix/include/feedline \
+	  || (echo "install check: an installed header includes a source-tree header"; exit 1)
+	@echo "install check: 3 passed, 0 failed"
 
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz *.configure.log

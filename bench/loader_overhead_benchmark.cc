@@ -6,23 +6,11 @@
 #include <memory>
 
 #include "feedline/feedline.h"
+#include "src/synth/index_dataset.h"
 
 namespace {
 
-class IndexDataset : public feedline::Dataset {
- public:
-  explicit IndexDataset(int64_t n) : n_(n) {}
-  int64_t size() const override { return n_; }
-  void Get(int64_t index, feedline::Sample& out, feedline::SampleContext&) const override {
-    out.SetScalar<int64_t>("index", index);
-  }
-  std::vector<feedline::FieldSpec> FixedFields() const override {
-    return {{"index", feedline::DType::kI64, feedline::Shape{}}};
-  }
-
- private:
-  int64_t n_;
-};
+using feedline::synth::IndexDataset;
 
 void BM_Loader_Overhead(benchmark::State& state) {
   constexpr int64_t kSamples = 1 << 20;

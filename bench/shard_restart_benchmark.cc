@@ -51,6 +51,7 @@
 #include "feedline/vision/decode.h"
 #include "feedline/vision/image_folder.h"
 #include "feedline/vision/pipeline.h"
+#include "src/core/sample_context_access.h"
 
 namespace {
 
@@ -214,7 +215,7 @@ int main(int argc, char** argv) {
     modes.push_back({"train, shards " + spec + " (" + Describe(spec) + ")",
                      [&, data](int64_t i, int t) {
                        SampleContext& ctx = *contexts[static_cast<size_t>(t)];
-                       ctx.Reset(0, i);
+                       internal::SampleContextAccess::Reset(ctx, 0, i);
                        Sample sample;
                        data->Get(i, sample, ctx);
                      }});

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "feedline/vision/encode.h"
-#include "feedline/vision/synth.h"
+#include "src/synth/encode.h"
+#include "src/synth/synth.h"
 
 using namespace feedline::vision;
 

@@ -20,16 +20,16 @@
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
-#include "feedline/vision/encode.h"
 #include "feedline/vision/file_list.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/image_folder.h"
 #include "feedline/vision/image_ops.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
-#include "feedline/vision/synth.h"
 #include "feedline/vision/transforms.h"
 #include "python/python_support.h"
+#include "src/synth/encode.h"
+#include "src/synth/synth.h"
 
 namespace py = pybind11;
 
@@ -39,29 +39,6 @@ namespace {
 using vision::Interpolation;
 using vision::Pipeline;
 using vision::Transform;
-
-Interpolation ParseInterpolation(const std::string& name) {
-  for (Interpolation i :
-       {Interpolation::kBilinear, Interpolation::kNearest, Interpolation::kArea}) {
-    if (name == vision::InterpolationName(i)) return i;
-  }
-  throw Error("interpolation must be 'bilinear', 'nearest' or 'area', got '" + name + "'");
-}
-
-vision::AutoAugmentPolicy ParsePolicy(const std::string& name) {
-  for (auto p : {vision::AutoAugmentPolicy::kImageNet, vision::AutoAugmentPolicy::kCifar10,
-                 vision::AutoAugmentPolicy::kSvhn}) {
-    if (name == vision::AutoAugmentPolicyName(p)) return p;
-  }
-  throw Error("policy must be 'imagenet', 'cifar10' or 'svhn', got '" + name + "'");
-}
-
-DType ParseDType(const std::string& name) {
-  for (DType d : {DType::kU8, DType::kI32, DType::kI64, DType::kF16, DType::kF32}) {
-    if (name == DTypeName(d)) return d;
-  }
-  throw Error("dtype must be 'u8', 'f16' or 'f32', got '" + name + "'");
-}
 
 // A C-contiguous uint8 [H, W, C] array, or Error naming what is wrong.
 py::array_t<uint8_t, py::array::c_style> Pixels(const py::array& image, int* height, int* width,
@@ -121,7 +98,7 @@ py::array AugmentOp(const py::array& image, const std::string& op_name, double m
                     const std::string& interpolation, std::array<float, 3> fill) {
   const std::optional<vision::AugmentOp> op = vision::ParseAugmentOp(op_name);
   if (!op) throw Error("op must be one of torchvision's op names (ShearX, ...), got '" + op_name + "'");
-  const Interpolation mode = ParseInterpolation(interpolation);
+  const Interpolation mode = vision::ParseInterpolation(interpolation);
   vision::RgbImageView view;
   py::array_t<uint8_t> out = RgbCopy(image, &view);
   std::vector<uint8_t> scratch;
@@ -250,8 +227,8 @@ void BindVision(py::module_& m) {
           "resize",
           [](int height, int width, const std::string& interpolation, int max_size) {
             if (width == 0)
-              return Transform::Resize(height, ParseInterpolation(interpolation), max_size);
-            return Transform::Resize(height, width, ParseInterpolation(interpolation));
+              return Transform::Resize(height, vision::ParseInterpolation(interpolation), max_size);
+            return Transform::Resize(height, width, vision::ParseInterpolation(interpolation));
           },
           py::arg("height"), py::arg("width") = 0, py::arg("interpolation") = "bilinear",
           py::arg("max_size") = 0)
@@ -262,7 +239,7 @@ void BindVision(py::module_& m) {
           [](int height, int width, std::array<double, 2> scale, std::array<double, 2> ratio,
              const std::string& interpolation) {
             return Transform::RandomResizedCrop(height, width, scale, ratio,
-                                                ParseInterpolation(interpolation));
+                                                vision::ParseInterpolation(interpolation));
           },
           py::arg("height"), py::arg("width"), py::arg("scale"), py::arg("ratio"),
           py::arg("interpolation") = "bilinear")
@@ -274,7 +251,8 @@ void BindVision(py::module_& m) {
       .def_static(
           "trivial_augment_wide",
           [](int bins, const std::string& interpolation, std::array<float, 3> fill) {
-            return Transform::TrivialAugmentWide(bins, ParseInterpolation(interpolation), fill);
+            return Transform::TrivialAugmentWide(bins, vision::ParseInterpolation(interpolation),
+                                                 fill);
           },
           py::arg("num_magnitude_bins") = 31, py::arg("interpolation") = "nearest",
           py::arg("fill") = std::array<float, 3>{0, 0, 0})
@@ -283,7 +261,7 @@ void BindVision(py::module_& m) {
           [](int num_ops, int magnitude, int bins, const std::string& interpolation,
              std::array<float, 3> fill) {
             return Transform::RandAugment(num_ops, magnitude, bins,
-                                          ParseInterpolation(interpolation), fill);
+                                          vision::ParseInterpolation(interpolation), fill);
           },
           py::arg("num_ops") = 2, py::arg("magnitude") = 9, py::arg("num_magnitude_bins") = 31,
           py::arg("interpolation") = "nearest", py::arg("fill") = std::array<float, 3>{0, 0, 0})
@@ -291,8 +269,8 @@ void BindVision(py::module_& m) {
           "auto_augment",
           [](const std::string& policy, const std::string& interpolation,
              std::array<float, 3> fill) {
-            return Transform::AutoAugment(ParsePolicy(policy), ParseInterpolation(interpolation),
-                                          fill);
+            return Transform::AutoAugment(vision::ParseAutoAugmentPolicy(policy),
+                                          vision::ParseInterpolation(interpolation), fill);
           },
           py::arg("policy") = "imagenet", py::arg("interpolation") = "nearest",
           py::arg("fill") = std::array<float, 3>{0, 0, 0})

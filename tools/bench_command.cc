@@ -9,10 +9,10 @@
 
 #include "feedline/error.h"
 #include "feedline/loader_options.h"
+#include "src/synth/index_dataset.h"
 #include "tools/bench_run.h"
 #include "tools/diagnosis.h"
 #include "tools/failure_recorder.h"
-#include "tools/index_dataset.h"
 #include "tools/progress.h"
 #include "tools/report.h"
 #include "tools/source.h"
@@ -44,17 +44,13 @@ constexpr size_t kBrokenFilesShown = 10;
 struct BenchArgs {
   std::string source;
   long long synthetic = -1;
-  std::string pipeline = "train";
-  long long batch = 64;
+  LoadShape shape;  // --pipeline, --batch, --size, --seed, --step-ms
   std::string workers = "auto";
   std::string prefetch = "auto";
   long long epochs = 1;
-  double step_ms = 0;
   double step_change_ms = -1;
-  unsigned long long seed = 0;
   std::string error_policy = "skip";
   long long max_batches = -1;
-  int image_size = 224;
   bool json = false;
   bool quiet = false;
   SourceLimits limits;
@@ -69,7 +65,7 @@ int RunBenchCommand(const BenchArgs& args) {
       throw UsageError("give either SOURCE or --synthetic N, not both");
     }
     if (args.synthetic == 0) throw UsageError("--synthetic: must be an integer >= 1, got '0'");
-    dataset = std::make_shared<IndexDataset>(args.synthetic);
+    dataset = std::make_shared<synth::IndexDataset>(args.synthetic);
     settings.source = "synthetic";
     settings.pipeline = "index";
   } else {
@@ -77,20 +73,20 @@ int RunBenchCommand(const BenchArgs& args) {
       throw UsageError("SOURCE is required: an image folder or a file list (or --synthetic N)");
     }
     recorder = std::make_shared<FailureRecorder>(
-        OpenImageSource(args.source, args.pipeline, args.image_size, args.limits),
+        OpenImageSource(args.source, args.shape.pipeline, args.shape.image_size, args.limits),
         kBrokenFilesShown);
     dataset = recorder;
     settings.source = args.source;
-    settings.pipeline = args.pipeline;
+    settings.pipeline = args.shape.pipeline;
   }
-  settings.batch_size = args.batch;
+  settings.batch_size = args.shape.batch;
   // "auto": the loader's online tuner sets them while it runs (docs/tuning.md).
   settings.workers = args.workers == "auto" ? kAuto : ParseWorkers(args.workers);
   settings.prefetch = args.prefetch == "auto" ? kAuto : std::stoi(args.prefetch);
   settings.epochs = args.epochs;
-  settings.step_ms = args.step_ms;
+  settings.step_ms = args.shape.step_ms;
   settings.step_change_ms = args.step_change_ms;
-  settings.seed = args.seed;
+  settings.seed = args.shape.seed;
   settings.error_policy = args.error_policy;
   settings.cores = CpuCount();
 
@@ -168,19 +164,7 @@ Command AddBenchCommand(CLI::App& parent) {
                       "engine's own overhead")
           ->check(IntAtLeast(1))
           ->type_name("N");
-  CLI::Option* pipeline =
-      app->add_option(
-             "--pipeline", args->pipeline,
-             "train: random crop + flip + normalize; val: resize + center crop + normalize; "
-             "decode: full decode only; read: file bytes only")
-          ->check(OneOf(PipelineNames()))
-          ->type_name("train|val|decode|read")
-          ->capture_default_str();
-  synthetic->excludes(pipeline);
-  app->add_option("--batch", args->batch, "Samples per batch")
-      ->check(IntAtLeast(1))
-      ->type_name("N")
-      ->capture_default_str();
+  synthetic->excludes(AddLoadShapeOptions(app, args->shape));
   app->add_option("--workers", args->workers,
                   "Worker threads (0 loads in the training thread); auto: the loader sets them "
                   "while it runs, up to one per CPU (docs/tuning.md)")
@@ -197,20 +181,11 @@ Command AddBenchCommand(CLI::App& parent) {
       ->check(IntAtLeast(1))
       ->type_name("N")
       ->capture_default_str();
-  app->add_option("--step-ms", args->step_ms,
-                  "Simulated training step: the consumer sleeps MS per batch")
-      ->check(NumberAtLeast(0))
-      ->type_name("MS")
-      ->capture_default_str();
   app->add_option("--step-change-ms", args->step_change_ms,
                   "After half of the batches the simulated step becomes MS (a training whose "
                   "step time changes; --json reports the wait after the change)")
       ->check(NumberAtLeast(0))
       ->type_name("MS");
-  app->add_option("--seed", args->seed, "Seed of the shuffle and the augmentation")
-      ->check(IntAtLeast(0))
-      ->type_name("S")
-      ->capture_default_str();
   app->add_option("--error-policy", args->error_policy,
                   "What a sample that fails to load does: raise stops the run, skip drops it, "
                   "replace substitutes another")
@@ -220,12 +195,7 @@ Command AddBenchCommand(CLI::App& parent) {
   app->add_option("--max-batches", args->max_batches, "Stop after this many batches in all")
       ->check(IntAtLeast(1))
       ->type_name("N");
-  app->add_option("--size", args->image_size, "Output image size of the train and val pipelines")
-      ->check(IntAtLeast(1))
-      ->type_name("PX")
-      ->capture_default_str();
-  app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
-  app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  AddOutputFlags(app, args->json, args->quiet);
   return {app, [args] { return RunBenchCommand(*args); }};
 }
 

@@ -135,4 +135,9 @@ CLI::Option* AddSourceArgument(CLI::App* app, std::string& source) {
       ->type_name("PATH");
 }
 
+void AddOutputFlags(CLI::App* app, bool& json, bool& quiet) {
+  app->add_flag("--json", json, "End stdout with the results as one JSON object");
+  app->add_flag("--quiet", quiet, "No progress on stderr");
+}
+
 }  // namespace feedline::cli

@@ -35,6 +35,10 @@ struct Command {
 // list), bound to `source`.
 CLI::Option* AddSourceArgument(CLI::App* app, std::string& source);
 
+// --json (end stdout with the results as one JSON object) and --quiet (no
+// progress on stderr), as every long-running subcommand takes them.
+void AddOutputFlags(CLI::App* app, bool& json, bool& quiet);
+
 // Validators. Each message names what is allowed and what was given; CLI11
 // puts the option's name in front.
 CLI::Validator IntAtLeast(long long min);

@@ -141,8 +141,7 @@ Command AddPackCommand(CLI::App& parent) {
       ->check(CLI::Range(0, 1024))
       ->type_name("N")
       ->capture_default_str();
-  app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
-  app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  AddOutputFlags(app, args->json, args->quiet);
   return {app, [args] { return RunPackCommand(*args); }};
 }
 

@@ -80,6 +80,35 @@ void AddLimitOptions(CLI::App* app, SourceLimits& limits) {
       ->capture_default_str();
 }
 
+CLI::Option* AddLoadShapeOptions(CLI::App* app, LoadShape& shape) {
+  CLI::Option* pipeline =
+      app->add_option(
+             "--pipeline", shape.pipeline,
+             "train: random crop + flip + normalize; val: resize + center crop + normalize; "
+             "decode: full decode only; read: file bytes only")
+          ->check(OneOf(PipelineNames()))
+          ->type_name("train|val|decode|read")
+          ->capture_default_str();
+  app->add_option("--batch", shape.batch, "Samples per batch")
+      ->check(IntAtLeast(1))
+      ->type_name("N")
+      ->capture_default_str();
+  app->add_option("--size", shape.image_size, "Output image size of the train and val pipelines")
+      ->check(IntAtLeast(1))
+      ->type_name("PX")
+      ->capture_default_str();
+  app->add_option("--seed", shape.seed, "Seed of the shuffle and the augmentation")
+      ->check(IntAtLeast(0))
+      ->type_name("S")
+      ->capture_default_str();
+  app->add_option("--step-ms", shape.step_ms,
+                  "Simulated training step: the consumer sleeps MS per batch")
+      ->check(NumberAtLeast(0))
+      ->type_name("MS")
+      ->capture_default_str();
+  return pipeline;
+}
+
 SourceKind CheckSource(const std::string& source) {
   std::error_code ec;
   const fs::file_status status = fs::status(source, ec);

@@ -34,6 +34,19 @@ struct SourceLimits {
 // Adds --max-file-bytes and --max-pixels to `app`, bound to `limits`.
 void AddLimitOptions(CLI::App* app, SourceLimits& limits);
 
+// How `bench` and `tune` load SOURCE: the options both take, with one help
+// text each.
+struct LoadShape {
+  std::string pipeline = "train";  // one of PipelineNames()
+  long long batch = 64;
+  int image_size = 224;  // output pixels of the train and val pipelines
+  unsigned long long seed = 0;
+  double step_ms = 0;  // simulated training step per batch
+};
+// Adds --pipeline, --batch, --size, --seed and --step-ms, bound to `shape`.
+// Returns --pipeline (bench's --synthetic excludes it).
+CLI::Option* AddLoadShapeOptions(CLI::App* app, LoadShape& shape);
+
 // What `source` is. Throws UsageError if it does not exist, is an empty
 // folder or file, is neither a folder nor a regular file, or is a file that
 // cannot be a file list (an image, a binary file).

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "feedline/vision/synth.h"
+#include "src/synth/synth.h"
 
 namespace feedline::cli {
 namespace {

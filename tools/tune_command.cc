@@ -25,14 +25,10 @@ namespace {
 
 struct TuneArgs {
   std::string source;
-  std::string pipeline = "train";
-  long long batch = 64;
+  LoadShape shape;             // --pipeline, --batch, --size, --seed, --step-ms
   long long max_batches = 24;  // measured per setting, after its warm-up
   int max_workers = 0;  // 0: 2 x cores
   std::vector<int> prefetch = {1, 2, 4};
-  double step_ms = 0;
-  unsigned long long seed = 0;
-  int image_size = 224;
   std::string plot;
   bool json = false;
   bool quiet = false;
@@ -61,8 +57,8 @@ std::string Printf(const char* format, auto... args) {
 std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
                         const std::vector<TuneRow>& rows, int recommended,
                         const OnlineRun& online) {
-  std::string out = "feedline tune: " + args.source + " (" + args.pipeline + "), batch " +
-                    std::to_string(args.batch) + ", " + std::to_string(args.max_batches) +
+  std::string out = "feedline tune: " + args.source + " (" + args.shape.pipeline + "), batch " +
+                    std::to_string(args.shape.batch) + ", " + std::to_string(args.max_batches) +
                     " batches measured per setting after its warm-up, " +
                     std::to_string(base.cores) + " cores\n";
   out += Printf("%8s %9s %11s %7s %12s %18s\n", "workers", "prefetch", "images/s", "wait",
@@ -100,7 +96,8 @@ std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
 LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int recommended,
                   const OnlineRun& online) {
   LinePlot plot;
-  plot.title = "feedline tune: " + args.pipeline + ", batch " + std::to_string(args.batch);
+  plot.title =
+      "feedline tune: " + args.shape.pipeline + ", batch " + std::to_string(args.shape.batch);
   plot.x_label = "workers";
   plot.y_label = "images/s";
   plot.integer_x = true;
@@ -141,18 +138,18 @@ LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int re
 int RunTuneCommand(const TuneArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
   std::shared_ptr<const Dataset> dataset =
-      OpenImageSource(args.source, args.pipeline, args.image_size, args.limits);
+      OpenImageSource(args.source, args.shape.pipeline, args.shape.image_size, args.limits);
 
   BenchSettings base;
   base.source = args.source;
-  base.pipeline = args.pipeline;
-  base.batch_size = args.batch;
+  base.pipeline = args.shape.pipeline;
+  base.batch_size = args.shape.batch;
   // As many epochs as the batches asked for need (each run stops at its
   // batch count): a small folder still gives every setting its warm-up and
   // its measured batches.
   base.epochs = 1 << 20;
-  base.step_ms = args.step_ms;
-  base.seed = args.seed;
+  base.step_ms = args.shape.step_ms;
+  base.seed = args.shape.seed;
   base.error_policy = "skip";
   base.cores = CpuCount();
   const int max_workers = args.max_workers > 0 ? args.max_workers : 2 * base.cores;
@@ -184,7 +181,7 @@ int RunTuneCommand(const TuneArgs& args) {
   std::vector<TuneRow> rows;
   const std::vector<int> worker_counts = WorkerCandidates(max_workers);
   const size_t total = worker_counts.size() * args.prefetch.size();
-  const double images_per_batch = static_cast<double>(args.batch);
+  const double images_per_batch = static_cast<double>(args.shape.batch);
   for (int workers : worker_counts) {
     for (int prefetch : args.prefetch) {
       BenchSettings settings = base;
@@ -245,10 +242,10 @@ int RunTuneCommand(const TuneArgs& args) {
   if (args.json) {
     nlohmann::json json = {{"command", "tune"},
                            {"source", args.source},
-                           {"pipeline", args.pipeline},
-                           {"batch", args.batch},
+                           {"pipeline", args.shape.pipeline},
+                           {"batch", args.shape.batch},
                            {"max_batches", args.max_batches},
-                           {"step_ms", args.step_ms},
+                           {"step_ms", args.shape.step_ms},
                            {"cores", base.cores},
                            {"results", nlohmann::json::array()}};
     for (const TuneRow& r : rows) {
@@ -357,15 +354,7 @@ Command AddTuneCommand(CLI::App& parent) {
   auto args = std::make_shared<TuneArgs>();
   AddSourceArgument(app, args->source);
   AddLimitOptions(app, args->limits);
-  app->add_option("--pipeline", args->pipeline,
-                  "train, val, decode or read (see feedline bench --help)")
-      ->check(OneOf(PipelineNames()))
-      ->type_name("train|val|decode|read")
-      ->capture_default_str();
-  app->add_option("--batch", args->batch, "Samples per batch")
-      ->check(IntAtLeast(1))
-      ->type_name("N")
-      ->capture_default_str();
+  AddLoadShapeOptions(app, args->shape);
   app->add_option("--max-batches", args->max_batches,
                   "Batches measured per setting after its warm-up (bounds the run time)")
       ->check(IntAtLeast(1))
@@ -380,21 +369,9 @@ Command AddTuneCommand(CLI::App& parent) {
       ->type_name("N,...")
       ->delimiter(',')
       ->capture_default_str();
-  app->add_option("--step-ms", args->step_ms,
-                  "Simulated training step: the consumer sleeps MS per batch")
-      ->check(NumberAtLeast(0))
-      ->type_name("MS");
-  app->add_option("--seed", args->seed, "Seed of the shuffle and the augmentation")
-      ->check(IntAtLeast(0))
-      ->type_name("S");
-  app->add_option("--size", args->image_size, "Output image size of the train and val pipelines")
-      ->check(IntAtLeast(1))
-      ->type_name("PX")
-      ->capture_default_str();
   app->add_option("--plot", args->plot, "Also draw images/s against workers into this SVG file")
       ->type_name("FILE.svg");
-  app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
-  app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  AddOutputFlags(app, args->json, args->quiet);
   app->add_flag("!--no-online", args->online,
                 "Skip the run of the loader's online tuner (--workers auto --prefetch auto)");
   return {app, [args] { return RunTuneCommand(*args); }};

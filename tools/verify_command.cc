@@ -95,10 +95,11 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
   std::vector<BrokenFile> broken;  // guarded by mu
 
   auto work = [&](int worker_id) {
-    SampleContext ctx(/*seed=*/0, /*epoch=*/0, /*index=*/0, worker_id);
     Sample sample;
     for (int64_t i = next.fetch_add(1); i < total; i = next.fetch_add(1)) {
-      ctx.Reset(/*epoch=*/0, i);
+      // A context per sample: its scratch buffers are made again, which costs
+      // little next to reading and decoding a file.
+      SampleContext ctx(/*seed=*/0, /*epoch=*/0, i, worker_id);
       sample.Clear();
       BrokenFile file;
       bool failed = true;
@@ -155,8 +156,7 @@ Command AddVerifyCommand(CLI::App& parent) {
       ->check(WorkersValue())
       ->type_name("N|auto")
       ->capture_default_str();
-  app->add_flag("--json", args->json, "End stdout with the results as one JSON object");
-  app->add_flag("--quiet", args->quiet, "No progress on stderr");
+  AddOutputFlags(app, args->json, args->quiet);
   return {app, [args] { return RunVerifyCommand(*args); }};
 }
 

@@ -1,9 +1,12 @@
 // A custom Dataset fed through a DataLoader, built against the installed
-// package. Prints one line per epoch and checks what it received.
+// package. Prints one line per epoch and checks what it received, then that a
+// failing sample reaches the program as a feedline::SampleError (its type
+// information crosses the library boundary) and that the vision API links.
 #include <cstdio>
 #include <memory>
 
 #include "feedline/feedline.h"
+#include "feedline/vision/decode.h"
 
 namespace {
 
@@ -20,6 +23,31 @@ class Squares : public feedline::Dataset {
     out.SetScalar<int64_t>("label", i % 10);
   }
 };
+
+// Sample 5 cannot be read.
+class Broken : public feedline::Dataset {
+ public:
+  int64_t size() const override { return 10; }
+  void Get(int64_t i, feedline::Sample& out, feedline::SampleContext&) const override {
+    if (i == 5) throw feedline::SampleError("io", "five.bin", "unreadable");
+    out.SetScalar<int64_t>("label", i);
+  }
+};
+
+bool SampleErrorReachesTheProgram() {
+  feedline::LoaderOptions options;
+  options.batch_size = 4;
+  options.num_workers = 1;
+  feedline::DataLoader loader(std::make_shared<Broken>(), options);
+  try {
+    for (const feedline::Batch& batch : loader) (void)batch;
+  } catch (const feedline::SampleError& e) {
+    std::printf("caught SampleError: index %lld, source %s\n", static_cast<long long>(e.index()),
+                e.source().c_str());
+    return e.index() == 5 && e.source() == "five.bin";
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -41,6 +69,11 @@ int main() {
     std::printf("epoch %d: %lld samples, sum of x[0] = %.0f\n", epoch,
                 static_cast<long long>(samples), checksum);
     if (samples != 1000 || checksum != 499500.0) return 1;
+  }
+  if (!SampleErrorReachesTheProgram()) return 1;
+  const unsigned char png_signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (feedline::vision::DetectFormat(png_signature) != feedline::vision::ImageFormat::kPng) {
+    return 1;
   }
   return 0;
 }

@@ -26,16 +26,18 @@
 #include <string>
 #include <string_view>
 
+#include "feedline/export.h"
 #include "feedline/tensor.h"
 
 namespace feedline {
 
 namespace internal {
+class Engine;
 struct Slot;
 class SlotPool;
 }  // namespace internal
 
-class Batch {
+class FEEDLINE_EXPORT Batch {
  public:
   Batch() = default;  // an empty handle
 
@@ -56,8 +58,6 @@ class Batch {
   // The field `name`; throws Error if absent.
   const Tensor& operator[](std::string_view name) const;
 
-  // For the engine: a handle on `slot`, which returns to `pool` when released.
-  Batch(std::shared_ptr<internal::SlotPool> pool, internal::Slot* slot);
   Batch(const Batch& other);
   Batch& operator=(const Batch& other);
   Batch(Batch&& other) noexcept;
@@ -65,6 +65,10 @@ class Batch {
   ~Batch();
 
  private:
+  // Only the loader makes non-empty batches.
+  friend class internal::Engine;
+  // A handle on `slot`, which returns to `pool` when the last handle dies.
+  FEEDLINE_NO_EXPORT Batch(std::shared_ptr<internal::SlotPool> pool, internal::Slot* slot);
   void Release();
 
   std::shared_ptr<internal::SlotPool> pool_;

@@ -23,6 +23,7 @@
 #include <span>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/sampler.h"
 
 namespace feedline {
@@ -30,7 +31,7 @@ namespace feedline {
 class Dataset;
 
 // The batches of one epoch: batch b is indices[offsets[b], offsets[b+1]).
-struct EpochPlan {
+struct FEEDLINE_EXPORT EpochPlan {
   std::vector<int64_t> indices;
   std::vector<int64_t> offsets{0};
 
@@ -45,7 +46,7 @@ struct EpochPlan {
 };
 
 // The interface for batch samplers, custom ones included.
-class BatchSampler {
+class FEEDLINE_EXPORT BatchSampler {
  public:
   virtual ~BatchSampler() = default;
   // Number of batches per epoch.
@@ -59,7 +60,7 @@ class BatchSampler {
 
 // Consecutive groups of batch_size indices from a sampler; the last, shorter
 // batch is dropped when drop_last. size() = ceil or floor of n / batch_size.
-class FixedBatchSampler : public BatchSampler {
+class FEEDLINE_EXPORT FixedBatchSampler : public BatchSampler {
  public:
   FixedBatchSampler(std::shared_ptr<const Sampler> sampler, int64_t batch_size, bool drop_last);
   int64_t size() const override;
@@ -79,7 +80,7 @@ class FixedBatchSampler : public BatchSampler {
 // Lengths come from Dataset::Length, read once at construction. A sample
 // longer than max_tokens gets a batch of its own; an empty sample counts as
 // length 1. max_batch_size (0 = none) caps the samples per batch.
-class DynamicBatchSampler : public BatchSampler {
+class FEEDLINE_EXPORT DynamicBatchSampler : public BatchSampler {
  public:
   struct Options {
     int64_t max_tokens = 4096;
@@ -131,7 +132,7 @@ enum class DistributedPartition {
 // restarted with another num_replicas resumes that epoch from the prefix's
 // length (Options::resume_epoch / resume_position): the rest of the global
 // order is split across the new ranks by the same rule.
-class DistributedBatchSampler : public BatchSampler {
+class FEEDLINE_EXPORT DistributedBatchSampler : public BatchSampler {
  public:
   struct Options {
     bool shuffle = false;

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
 
@@ -28,14 +29,14 @@ namespace feedline {
 
 // Adds fields to a batch being built. Memory is owned by the batch slot and
 // reused from batch to batch.
-class BatchBuilder {
+class FEEDLINE_EXPORT BatchBuilder {
  public:
   virtual ~BatchBuilder() = default;
   // A new field of the batch; contents unspecified until written.
   virtual Tensor Add(std::string_view name, DType dtype, const Shape& shape) = 0;
 };
 
-struct CollateOptions {
+struct FEEDLINE_EXPORT CollateOptions {
   double pad_value = 0.0;
   std::vector<std::string> ragged;  // fields to keep ragged instead of padding
   // Fields always padded, with "<name>_lengths", even in a batch whose samples
@@ -46,8 +47,8 @@ struct CollateOptions {
 // The default collation of `samples` into `out` (see above). Throws
 // SampleError if samples disagree on a field's dtype or rank, or if a field is
 // missing from some samples.
-void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions& options,
-                    BatchBuilder& out);
+FEEDLINE_EXPORT void DefaultCollate(std::span<const Sample* const> samples,
+                                    const CollateOptions& options, BatchBuilder& out);
 
 using CollateFn = std::function<void(std::span<const Sample* const> samples, BatchBuilder& out)>;
 

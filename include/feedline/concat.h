@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/export.h"
 
 namespace feedline {
 
-class Concat : public Dataset {
+class FEEDLINE_EXPORT Concat : public Dataset {
  public:
   // Throws Error if `parts` is empty or holds a null dataset.
   explicit Concat(std::vector<std::shared_ptr<const Dataset>> parts);

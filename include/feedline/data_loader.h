@@ -38,6 +38,7 @@
 
 #include "feedline/batch.h"
 #include "feedline/dataset.h"
+#include "feedline/export.h"
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
 #include "feedline/loader_state.h"
@@ -54,7 +55,7 @@ class LoopMonitor;
 // What TryNext found.
 enum class NextStatus { kBatch, kEnd, kPending };
 
-class DataLoader {
+class FEEDLINE_EXPORT DataLoader {
  public:
   // Throws Error for invalid options (the message names the option).
   DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions options = {});

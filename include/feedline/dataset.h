@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "feedline/tensor.h"
@@ -29,13 +30,13 @@ namespace feedline {
 // A field whose dtype and shape are the same for every sample. The loader
 // preallocates it in every batch slot and the dataset writes straight into
 // its row, so no copy is made at collate time.
-struct FieldSpec {
+struct FEEDLINE_EXPORT FieldSpec {
   std::string name;
   DType dtype;
   Shape shape;  // of one sample, without the batch dimension
 };
 
-class Dataset {
+class FEEDLINE_EXPORT Dataset {
  public:
   virtual ~Dataset() = default;
 
@@ -67,7 +68,7 @@ class Dataset {
 };
 
 // Throws IndexError unless 0 <= index < size; used by datasets to check args.
-void CheckIndex(int64_t index, int64_t size);
+FEEDLINE_EXPORT void CheckIndex(int64_t index, int64_t size);
 
 }  // namespace feedline
 

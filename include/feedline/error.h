@@ -14,17 +14,19 @@
 #include <stdexcept>
 #include <string>
 
+#include "feedline/export.h"
+
 namespace feedline {
 
 // Thrown for misuse and unrecoverable setup errors.
-class Error : public std::runtime_error {
+class FEEDLINE_EXPORT Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
 // Thrown for an argument out of range (an index past the end, a rank beyond
 // num_replicas). The Python binding maps it to IndexError.
-class IndexError : public Error {
+class FEEDLINE_EXPORT IndexError : public Error {
  public:
   explicit IndexError(const std::string& what) : Error(what) {}
 };
@@ -32,7 +34,7 @@ class IndexError : public Error {
 // Thrown by a dataset when a sample cannot be produced (corrupt file, decoder
 // error). `reason` is a short machine-friendly category ("decode", "io",
 // "timeout", "exception"); the loader counts errors by it.
-class SampleError : public Error {
+class FEEDLINE_EXPORT SampleError : public Error {
  public:
   SampleError(std::string reason, std::string source, std::string message, int64_t index = -1);
 
@@ -54,7 +56,7 @@ class SampleError : public Error {
 // A sample that took longer than LoaderOptions::timeout (reason "timeout").
 // The error policy handles it like any failed sample; under raise the loader
 // throws it (once, when the consumer reaches its batch).
-class TimeoutError : public SampleError {
+class FEEDLINE_EXPORT TimeoutError : public SampleError {
  public:
   TimeoutError(int64_t index, std::string source, double seconds);
   // The same error as `error`, whose reason is "timeout", as a TimeoutError.

@@ -45,17 +45,18 @@
 #include <span>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/sampler.h"
 
 namespace feedline {
 
-struct HardExampleOptions {
+struct FEEDLINE_EXPORT HardExampleOptions {
   std::optional<int64_t> num_samples;  // draws per epoch; default n
   double decay = 0.5;                  // weight of the old score, in [0, 1)
   double floor = 0.1;                  // share of draws spread evenly, in (0, 1]
 };
 
-class HardExampleSampler : public Sampler {
+class FEEDLINE_EXPORT HardExampleSampler : public Sampler {
  public:
   using Options = HardExampleOptions;
 

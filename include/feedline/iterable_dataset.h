@@ -15,12 +15,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "feedline/export.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 
 namespace feedline {
 
-class SampleStream {
+class FEEDLINE_EXPORT SampleStream {
  public:
   virtual ~SampleStream() = default;
   // Fills `out` with the next sample and returns true, or returns false at
@@ -28,7 +29,7 @@ class SampleStream {
   virtual bool Next(Sample& out, SampleContext& ctx) = 0;
 };
 
-class IterableDataset {
+class FEEDLINE_EXPORT IterableDataset {
  public:
   virtual ~IterableDataset() = default;
   // A stream over split `worker_id` of `num_workers` for `epoch`.

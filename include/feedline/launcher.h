@@ -17,9 +17,11 @@
 #include <optional>
 #include <string>
 
+#include "feedline/export.h"
+
 namespace feedline {
 
-struct LaunchInfo {
+struct FEEDLINE_EXPORT LaunchInfo {
   int64_t rank = 0;
   int64_t world_size = 1;
   int64_t local_rank = 0;        // rank among the processes of this host
@@ -41,18 +43,19 @@ struct LaunchInfo {
 // Throws Error naming the variable when a value is not an integer, a rank
 // or size variable is missing from its pair, or the values are inconsistent
 // (RANK >= WORLD_SIZE, WORLD_SIZE < 1, LOCAL_RANK >= LOCAL_WORLD_SIZE).
-LaunchInfo DetectLaunch();
+FEEDLINE_EXPORT LaunchInfo DetectLaunch();
 
 // The same, reading variables through `getenv` (nullptr = unset), for tests
 // and for callers with their own environment.
-LaunchInfo DetectLaunch(const std::function<const char*(const char*)>& getenv);
+FEEDLINE_EXPORT LaunchInfo DetectLaunch(const std::function<const char*(const char*)>& getenv);
 
 // Explicit arguments first: each of world_size and rank that is given wins
 // over the environment; a missing one comes from DetectLaunch(). source is
 // "explicit" when both are given. Throws Error for world_size < 1 and
 // IndexError for a rank outside [0, world_size), naming which value (the
 // argument or the variable) is wrong.
-LaunchInfo ResolveLaunch(std::optional<int64_t> world_size, std::optional<int64_t> rank);
+FEEDLINE_EXPORT LaunchInfo ResolveLaunch(std::optional<int64_t> world_size,
+                                         std::optional<int64_t> rank);
 
 }  // namespace feedline
 

@@ -10,6 +10,7 @@
 
 #include "feedline/batch_sampler.h"
 #include "feedline/collate.h"
+#include "feedline/export.h"
 #include "feedline/sampler.h"
 
 namespace feedline {
@@ -23,7 +24,7 @@ inline constexpr int kAuto = -1;
 // divided among the ranks of a distributed job on the host
 // (LOCAL_WORLD_SIZE and the other launcher variables of launcher.h), at
 // least 1.
-int AutoMaxWorkers();
+FEEDLINE_EXPORT int AutoMaxWorkers();
 
 // What happens to a sample that fails to load.
 enum class ErrorPolicy {
@@ -31,9 +32,9 @@ enum class ErrorPolicy {
   kSkip,     // the batch comes out without it, one shorter
   kReplace,  // a substitute from (seed, epoch, index) takes its place
 };
-const char* ErrorPolicyName(ErrorPolicy policy);  // "raise", "skip", "replace"
+FEEDLINE_EXPORT const char* ErrorPolicyName(ErrorPolicy policy);  // "raise", "skip", "replace"
 // Parses "raise" / "skip" / "replace"; throws Error otherwise.
-ErrorPolicy ParseErrorPolicy(const std::string& name);
+FEEDLINE_EXPORT ErrorPolicy ParseErrorPolicy(const std::string& name);
 
 // Where samples load when num_workers > 0.
 enum class WorkerMode {
@@ -44,11 +45,11 @@ enum class WorkerMode {
   kAuto,     // threads for a C++ Dataset (it needs no global lock); the Python
              // binding picks processes for Python datasets (docs/python.md)
 };
-const char* WorkerModeName(WorkerMode mode);  // "thread", "process", "auto"
+FEEDLINE_EXPORT const char* WorkerModeName(WorkerMode mode);  // "thread", "process", "auto"
 // Parses "thread" / "process" / "auto"; throws Error otherwise.
-WorkerMode ParseWorkerMode(const std::string& name);
+FEEDLINE_EXPORT WorkerMode ParseWorkerMode(const std::string& name);
 
-struct LoaderOptions {
+struct FEEDLINE_EXPORT LoaderOptions {
   // Batching. Either batch_size (+ shuffle / sampler, drop_last) or a
   // batch_sampler, as in paddle.io.DataLoader.
   int64_t batch_size = 1;

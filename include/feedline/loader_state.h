@@ -24,10 +24,12 @@
 #include <cstdint>
 #include <string>
 
+#include "feedline/export.h"
+
 namespace feedline {
 
 // What must be the same for a position to mean the same batches.
-struct LoaderFingerprint {
+struct FEEDLINE_EXPORT LoaderFingerprint {
   // Unset values: -1 for numbers, "" for strings (not checked).
   int64_t dataset_size = -1;
   std::string seed;          // decimal: the full uint64 range, safe in JSON
@@ -43,14 +45,14 @@ struct LoaderFingerprint {
 // With a DistributedBatchSampler: what all ranks consumed of the state's epoch,
 // from which a job of another world size continues it (docs/distributed.md).
 // Unset values: -1 for numbers, "" for strings.
-struct GlobalPosition {
+struct FEEDLINE_EXPORT GlobalPosition {
   int64_t position = -1;     // samples of the epoch's global order consumed over all ranks
   int64_t epoch_start = -1;  // where the epoch began (> 0 when it was itself resumed)
   int64_t shuffle = -1;      // 0 or 1: the sampler's, which the global order depends on
   std::string seed;          // decimal: the sampler's seed
 };
 
-struct LoaderState {
+struct FEEDLINE_EXPORT LoaderState {
   LoaderState() = default;
   // A position written by hand: its fingerprint is unset, so not checked.
   LoaderState(int64_t epoch_, int64_t next_batch_) : epoch(epoch_), next_batch(next_batch_) {}
@@ -67,8 +69,8 @@ struct LoaderState {
 // "" when every field set in both `recorded` and `actual` is equal; otherwise
 // a message naming the first difference ("seed: the state was taken with 7,
 // this loader has 8").
-std::string FingerprintDifference(const LoaderFingerprint& recorded,
-                                  const LoaderFingerprint& actual);
+FEEDLINE_EXPORT std::string FingerprintDifference(const LoaderFingerprint& recorded,
+                                                  const LoaderFingerprint& actual);
 
 }  // namespace feedline
 

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <string>
 
+#include "feedline/export.h"
 #include "feedline/stats.h"
 
 namespace feedline {
@@ -40,9 +41,9 @@ inline constexpr double kLoaderBoundWait = 0.10;
 // (data is there before it asks), or nothing measured yet.
 enum class LoopBound { kUnknown, kLoader, kStep };
 // "unknown", "loader-bound", "step-bound".
-const char* LoopBoundName(LoopBound bound);
+FEEDLINE_EXPORT const char* LoopBoundName(LoopBound bound);
 
-struct LoopReport {
+struct FEEDLINE_EXPORT LoopReport {
   // Where the window ends (set by DataLoader's reports; -1 when unknown).
   int64_t epoch = -1;
   int64_t batch = -1;              // batches delivered in that epoch so far
@@ -70,15 +71,16 @@ struct LoopReport {
 // The loop between `since` (a default snapshot: since the start) and `now`.
 // `num_workers` is the loader's (0: loading in the loop's thread; negative,
 // "auto": the snapshot's worker count).
-LoopReport Summarize(const StatsSnapshot& now, const StatsSnapshot& since, int num_workers);
+FEEDLINE_EXPORT LoopReport Summarize(const StatsSnapshot& now, const StatsSnapshot& since,
+                                     int num_workers);
 
 // The verdict in plain words, without a trailing period.
-std::string FormatVerdict(const LoopReport& report);
+FEEDLINE_EXPORT std::string FormatVerdict(const LoopReport& report);
 
 // One line, worded as `feedline bench`'s progress line:
 // "epoch 2: batch 200/500, 812 samples/s, step 17.5 ms, data wait 12.3 ms (41%);
 //  loader-bound: ..."
-std::string FormatReportLine(const LoopReport& report);
+FEEDLINE_EXPORT std::string FormatReportLine(const LoopReport& report);
 
 }  // namespace feedline
 

@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <limits>
 
+#include "feedline/export.h"
+
 namespace feedline {
 
-class Rng {
+class FEEDLINE_EXPORT Rng {
  public:
   using result_type = uint64_t;
 
@@ -54,7 +56,7 @@ class Rng {
 };
 
 // Mixes 64-bit values into one (SplitMix64 finalizer); used to derive seeds.
-uint64_t MixSeed(uint64_t a, uint64_t b);
+FEEDLINE_EXPORT uint64_t MixSeed(uint64_t a, uint64_t b);
 
 }  // namespace feedline
 

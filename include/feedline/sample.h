@@ -24,21 +24,24 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/tensor.h"
 
 namespace feedline {
 
 namespace internal {
 class SampleBinder;
-}
+struct SampleBindings;
+}  // namespace internal
 
-class Sample {
+class FEEDLINE_EXPORT Sample {
  public:
-  Sample() = default;
+  Sample();
+  ~Sample();
   Sample(const Sample&) = delete;
   Sample& operator=(const Sample&) = delete;
-  Sample(Sample&&) = default;
-  Sample& operator=(Sample&&) = default;
+  Sample(Sample&&) noexcept;
+  Sample& operator=(Sample&&) noexcept;
 
   // Returns writable memory for field `name`, valid until the next Clear().
   // The contents are unspecified; the caller fills all of it. If the field is
@@ -68,8 +71,6 @@ class Sample {
   int num_fields() const;
   const std::string& field_name(int i) const;
   const Tensor& field(int i) const;
-  // True if field i was written straight into a batch row.
-  bool field_is_bound(int i) const;
 
   // Forgets all fields, keeping their buffers for reuse.
   void Clear();
@@ -82,15 +83,8 @@ class Sample {
     Tensor tensor;
     std::vector<std::byte> storage;
     bool used = false;
-    bool bound = false;
-    int binding = -2;               // index into bindings_, -1 none, -2 not looked up
-  };
-  struct Binding {
-    std::string name;
-    DType dtype;
-    Shape shape;
-    std::byte* destination;
-    bool soft;  // a mismatch falls back to the field's own storage
+    bool bound = false;  // written straight into a batch row
+    int binding = -2;    // index into bindings_, -1 none, -2 not looked up
   };
 
   Field& FieldFor(std::string_view name);
@@ -98,7 +92,9 @@ class Sample {
 
   std::vector<std::unique_ptr<Field>> fields_;  // stable addresses for order_
   std::vector<Field*> order_;                   // used fields in allocation order
-  std::vector<Binding> bindings_;
+  // Where the loader routes declared fixed fields (internal::SampleBinder);
+  // null until it binds one.
+  std::unique_ptr<internal::SampleBindings> bindings_;
 };
 
 }  // namespace feedline

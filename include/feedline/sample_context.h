@@ -24,15 +24,21 @@
 #include <optional>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/rng.h"
 
 namespace feedline {
 
 enum class Stage : int { kRead = 0, kDecode, kTransform, kCollate, kCount };
-const char* StageName(Stage stage);  // "read", "decode", "transform", "collate"
+FEEDLINE_EXPORT const char* StageName(Stage stage);  // "read", "decode", "transform", "collate"
 constexpr int kNumStages = static_cast<int>(Stage::kCount);
 
-class SampleContext {
+namespace internal {
+class Engine;
+class SampleContextAccess;
+}  // namespace internal
+
+class FEEDLINE_EXPORT SampleContext {
  public:
   // A context for sample `index` of `epoch`; `worker_id` is -1 for the
   // caller's thread.
@@ -53,17 +59,22 @@ class SampleContext {
     return rng_;
   }
 
-  // Scratch buffer number `slot` (0..7) of this worker; kept between samples.
+  // Scratch buffers: a dataset keeps its own bytes in slots
+  // [0, kDatasetScratchSlots); the library's image pipeline
+  // (vision::Pipeline::Run) uses the others, up to kScratchSlots.
+  static constexpr int kScratchSlots = 8;
+  static constexpr int kDatasetScratchSlots = 5;
+  // Scratch buffer number `slot` (0..kScratchSlots-1) of this worker; kept
+  // between samples. Throws Error for another number.
   std::vector<uint8_t>& scratch(int slot);
 
   // Adds `nanoseconds` to `stage`.
   void AddStageTime(Stage stage, int64_t nanoseconds) {
     stage_ns_[static_cast<int>(stage)] += nanoseconds;
   }
-  // Time accumulated per stage since the context was made or last drained.
+  // Time accumulated per stage since the context was made (or the loader
+  // collected it).
   int64_t stage_ns(Stage stage) const { return stage_ns_[static_cast<int>(stage)]; }
-  // Returns and zeroes the accumulated stage times.
-  std::array<int64_t, kNumStages> DrainStageTimes();
 
   // Scoped timer: adds the time until its destruction to a stage.
   class Timer {
@@ -85,14 +96,20 @@ class SampleContext {
   };
   [[nodiscard]] Timer Time(Stage stage) { return Timer(this, stage); }
 
-  // Points the context at another sample (used by the loader between samples).
+ private:
+  // The loader reuses one context per worker (internal::SampleContextAccess).
+  friend class internal::Engine;
+  friend class internal::SampleContextAccess;
+
+  // Points the context at another sample.
   void Reset(int64_t epoch, int64_t index) {
     epoch_ = epoch;
     index_ = index;
     rng_ready_ = false;
   }
+  // Returns and zeroes the accumulated stage times.
+  std::array<int64_t, kNumStages> DrainStageTimes();
 
- private:
   uint64_t seed_;
   int64_t epoch_;
   int64_t index_;
@@ -100,7 +117,7 @@ class SampleContext {
   Rng rng_;
   bool rng_ready_ = true;
   std::array<int64_t, kNumStages> stage_ns_{};
-  std::array<std::vector<uint8_t>, 8> scratch_;
+  std::array<std::vector<uint8_t>, kScratchSlots> scratch_;
 };
 
 }  // namespace feedline

@@ -18,10 +18,12 @@
 #include <optional>
 #include <vector>
 
+#include "feedline/export.h"
+
 namespace feedline {
 
 // The interface for custom samplers.
-class Sampler {
+class FEEDLINE_EXPORT Sampler {
  public:
   virtual ~Sampler() = default;
   // Number of indices one epoch yields.
@@ -31,7 +33,7 @@ class Sampler {
 };
 
 // 0, 1, ..., n-1 (paddle.io.SequenceSampler, torch SequentialSampler).
-class SequentialSampler : public Sampler {
+class FEEDLINE_EXPORT SequentialSampler : public Sampler {
  public:
   explicit SequentialSampler(int64_t n);  // throws Error if n < 0
   int64_t size() const override { return n_; }
@@ -47,7 +49,7 @@ class SequentialSampler : public Sampler {
 // permutations if num_samples > n); with replacement, num_samples (default n)
 // independent uniform draws. Throws Error if n < 0, num_samples < 1, or
 // num_samples > 0 with n == 0.
-class RandomSampler : public Sampler {
+class FEEDLINE_EXPORT RandomSampler : public Sampler {
  public:
   RandomSampler(int64_t n, uint64_t seed, bool replacement = false,
                 std::optional<int64_t> num_samples = std::nullopt);
@@ -63,7 +65,7 @@ class RandomSampler : public Sampler {
 
 // A random permutation of the given indices each epoch. Throws IndexError if
 // an index is negative.
-class SubsetRandomSampler : public Sampler {
+class FEEDLINE_EXPORT SubsetRandomSampler : public Sampler {
  public:
   SubsetRandomSampler(std::vector<int64_t> indices, uint64_t seed);
   int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
@@ -80,7 +82,7 @@ class SubsetRandomSampler : public Sampler {
 // weights is empty, a weight is negative or not finite, all are zero,
 // num_samples < 1, or (without replacement) num_samples exceeds the number
 // of non-zero weights.
-class WeightedRandomSampler : public Sampler {
+class FEEDLINE_EXPORT WeightedRandomSampler : public Sampler {
  public:
   WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, uint64_t seed,
                         bool replacement = true);
@@ -99,7 +101,7 @@ class WeightedRandomSampler : public Sampler {
 // uniformly, then a sample of that class uniformly (with replacement).
 // labels[i] is the class of index i. num_samples defaults to labels.size().
 // Throws Error if labels is empty or num_samples < 1.
-class ClassBalancedSampler : public Sampler {
+class FEEDLINE_EXPORT ClassBalancedSampler : public Sampler {
  public:
   ClassBalancedSampler(const std::vector<int64_t>& labels, uint64_t seed,
                        std::optional<int64_t> num_samples = std::nullopt);

@@ -9,18 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/sample_context.h"
 
 namespace feedline {
 
-struct WorkerStats {
+struct FEEDLINE_EXPORT WorkerStats {
   int64_t busy_ns = 0;  // time spent producing samples and collating
   int64_t samples = 0;
 };
 
 // One change the tuner made (num_workers or prefetch_factor "auto";
 // docs/tuning.md).
-struct TunerDecision {
+struct FEEDLINE_EXPORT TunerDecision {
   double at_s = 0;      // seconds since the tuner's first measurement
   int64_t batch = 0;    // batches delivered by then
   int workers = 0;      // active workers from then on
@@ -30,7 +31,7 @@ struct TunerDecision {
 };
 
 // What the tuner chose; `enabled` is false when nothing is "auto".
-struct TunerStats {
+struct FEEDLINE_EXPORT TunerStats {
   bool enabled = false;
   int workers = 0;                  // active workers now
   int slots = 0;                    // batch slots allowed now
@@ -43,7 +44,7 @@ struct TunerStats {
   std::vector<TunerDecision> log;
 };
 
-struct StatsSnapshot {
+struct FEEDLINE_EXPORT StatsSnapshot {
   TunerStats tuner;      // what the tuner chose and when
   int64_t samples = 0;   // samples produced (substitutes included)
   int64_t batches = 0;   // batches delivered to the consumer

@@ -8,10 +8,11 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/export.h"
 
 namespace feedline {
 
-class Subset : public Dataset {
+class FEEDLINE_EXPORT Subset : public Dataset {
  public:
   // Throws IndexError if an index is outside [0, dataset->size()).
   Subset(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> indices);

@@ -18,6 +18,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <string_view>
+
+#include "feedline/export.h"
 
 namespace feedline {
 
@@ -35,7 +38,9 @@ constexpr size_t DTypeSize(DType dtype) {
   return 0;
 }
 // "u8", "i32", "i64", "f16" or "f32".
-const char* DTypeName(DType dtype);
+FEEDLINE_EXPORT const char* DTypeName(DType dtype);
+// The inverse of DTypeName; throws Error naming the five spellings otherwise.
+FEEDLINE_EXPORT DType ParseDType(std::string_view name);
 // The dtype of C++ type T (uint8_t, int32_t, int64_t, uint16_t for f16, float).
 template <typename T>
 constexpr DType DTypeOf();
@@ -46,7 +51,7 @@ template <> constexpr DType DTypeOf<uint16_t>() { return DType::kF16; }
 template <> constexpr DType DTypeOf<float>() { return DType::kF32; }
 
 // A shape of up to kMaxRank dimensions, stored inline (no heap).
-class Shape {
+class FEEDLINE_EXPORT Shape {
  public:
   static constexpr int kMaxRank = 8;
 
@@ -87,7 +92,7 @@ class Shape {
   int rank_ = 0;
 };
 
-class Tensor {
+class FEEDLINE_EXPORT Tensor {
  public:
   Tensor() = default;
   Tensor(DType dtype, Shape shape, void* data) : dtype_(dtype), shape_(shape), data_(data) {}
@@ -115,8 +120,8 @@ class Tensor {
 };
 
 // IEEE half precision conversion (round to nearest even).
-uint16_t FloatToHalf(float value);
-float HalfToFloat(uint16_t value);
+FEEDLINE_EXPORT uint16_t FloatToHalf(float value);
+FEEDLINE_EXPORT float HalfToFloat(uint16_t value);
 
 }  // namespace feedline
 

@@ -17,6 +17,11 @@ inline bool SameName(const std::string& a, std::string_view b) {
 
 }  // namespace
 
+Sample::Sample() = default;
+Sample::~Sample() = default;
+Sample::Sample(Sample&&) noexcept = default;
+Sample& Sample::operator=(Sample&&) noexcept = default;
+
 Sample::Field& Sample::FieldFor(std::string_view name) {
   // Datasets produce the same few fields every time, so a linear scan over a
   // handful of names beats a map and never allocates after the first sample.
@@ -44,12 +49,14 @@ Sample::Field& Sample::AllocateField(std::string_view name, DType dtype, const S
   }
   if (f.binding == -2) {
     f.binding = -1;
-    for (size_t i = 0; i < bindings_.size(); ++i) {
-      if (bindings_[i].name == name) f.binding = static_cast<int>(i);
+    if (bindings_ != nullptr) {
+      for (size_t i = 0; i < bindings_->list.size(); ++i) {
+        if (bindings_->list[i].name == name) f.binding = static_cast<int>(i);
+      }
     }
   }
   if (f.binding >= 0) {
-    const Binding& b = bindings_[static_cast<size_t>(f.binding)];
+    const internal::SampleBindings::Binding& b = bindings_->list[static_cast<size_t>(f.binding)];
     const bool fits = b.dtype == dtype && b.shape == shape;
     if (fits) {
       f.bound = true;
@@ -86,7 +93,6 @@ const Tensor& Sample::operator[](std::string_view name) const {
 int Sample::num_fields() const { return static_cast<int>(order_.size()); }
 const std::string& Sample::field_name(int i) const { return order_[static_cast<size_t>(i)]->name; }
 const Tensor& Sample::field(int i) const { return order_[static_cast<size_t>(i)]->tensor; }
-bool Sample::field_is_bound(int i) const { return order_[static_cast<size_t>(i)]->bound; }
 
 void Sample::Clear() {
   for (Field* f : order_) {
@@ -109,7 +115,8 @@ void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, co
       if (!f->bound) f->tensor = Tensor();
     }
   }
-  for (Sample::Binding& b : sample.bindings_) {
+  if (sample.bindings_ == nullptr) sample.bindings_ = std::make_unique<SampleBindings>();
+  for (SampleBindings::Binding& b : sample.bindings_->list) {
     if (b.name == name) {
       b.dtype = dtype;
       b.shape = shape;
@@ -118,7 +125,11 @@ void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, co
       return;
     }
   }
-  sample.bindings_.push_back(Sample::Binding{name, dtype, shape, destination, soft});
+  sample.bindings_->list.push_back(SampleBindings::Binding{name, dtype, shape, destination, soft});
+}
+
+bool SampleBinder::IsBound(const Sample& sample, int i) {
+  return sample.order_[static_cast<size_t>(i)]->bound;
 }
 
 void SampleBinder::Detach(Sample& sample) {
@@ -142,7 +153,7 @@ void SampleBinder::ReleaseBuffers(Sample& sample) {
 
 void SampleBinder::Unbind(Sample& sample) {
   for (auto& f : sample.fields_) f->binding = -2;
-  sample.bindings_.clear();
+  sample.bindings_.reset();
 }
 
 }  // namespace internal

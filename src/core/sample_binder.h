@@ -5,10 +5,24 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "feedline/sample.h"
 
 namespace feedline::internal {
+
+// A sample's bound fields: Allocate(name, ...) of a bound name returns its
+// destination, after checking the dtype and shape.
+struct SampleBindings {
+  struct Binding {
+    std::string name;
+    DType dtype;
+    Shape shape;
+    std::byte* destination;
+    bool soft;  // a mismatch falls back to the field's own storage
+  };
+  std::vector<Binding> list;
+};
 
 class SampleBinder {
  public:
@@ -25,6 +39,9 @@ class SampleBinder {
   static void Detach(Sample& sample);
   // Clears `sample` and frees its own buffers (a sample about to be bound).
   static void ReleaseBuffers(Sample& sample);
+  // True if field i of `sample` was written straight into a batch row (collate
+  // leaves it where it is).
+  static bool IsBound(const Sample& sample, int i);
 };
 
 }  // namespace feedline::internal

@@ -26,7 +26,8 @@ SampleContext::SampleContext(uint64_t seed, int64_t epoch, int64_t index, int wo
 
 std::vector<uint8_t>& SampleContext::scratch(int slot) {
   if (slot < 0 || slot >= static_cast<int>(scratch_.size())) {
-    throw Error("scratch slot must be in [0, 8), got " + std::to_string(slot));
+    throw Error("scratch slot must be in [0, " + std::to_string(kScratchSlots) + "), got " +
+                std::to_string(slot));
   }
   return scratch_[static_cast<size_t>(slot)];
 }

@@ -18,6 +18,13 @@ const char* DTypeName(DType dtype) {
   return "?";
 }
 
+DType ParseDType(std::string_view name) {
+  for (DType d : {DType::kU8, DType::kI32, DType::kI64, DType::kF16, DType::kF32}) {
+    if (name == DTypeName(d)) return d;
+  }
+  throw Error("dtype must be 'u8', 'i32', 'i64', 'f16' or 'f32', got '" + std::string(name) + "'");
+}
+
 Shape::Shape(std::initializer_list<int64_t> dims) {
   for (int64_t d : dims) push_back(d);
 }

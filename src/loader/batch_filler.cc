@@ -165,7 +165,7 @@ bool BatchFiller::RowsFitLayout(const Slot& slot, const FixedLayout& layout) {
     if (slot.status[ur] == RowStatus::kSkipped) continue;
     const Sample& sample = slot.samples[ur];
     size_t bound = 0;
-    for (int f = 0; f < sample.num_fields(); ++f) bound += sample.field_is_bound(f) ? 1 : 0;
+    for (int f = 0; f < sample.num_fields(); ++f) bound += SampleBinder::IsBound(sample, f) ? 1 : 0;
     if (bound != layout.fields.size()) return false;
   }
   return true;

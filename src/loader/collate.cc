@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "feedline/error.h"
+#include "src/core/sample_binder.h"
 
 namespace feedline {
 namespace {
@@ -59,7 +60,7 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
   const Sample& first = *samples[0];
   const int64_t batch = static_cast<int64_t>(samples.size());
   for (int f = 0; f < first.num_fields(); ++f) {
-    if (first.field_is_bound(f)) continue;  // already in place
+    if (internal::SampleBinder::IsBound(first, f)) continue;  // already in place
     const std::string& name = first.field_name(f);
     const Tensor& head = first.field(f);
     // Check every sample has the field with the same dtype and rank; find the

@@ -99,7 +99,7 @@ void SlotLayout::Learn(std::span<const Sample* const> samples, const CollateOpti
   for (int f = 0; f < first.num_fields(); ++f) {
     const std::string& name = first.field_name(f);
     const Tensor& head = first.field(f);
-    if (first.field_is_bound(f) || Listed(options.ragged, name) || Listed(options.padded, name) ||
+    if (SampleBinder::IsBound(first, f) || Listed(options.ragged, name) || Listed(options.padded, name) ||
         head.shape().elements() == 0) {
       break;
     }

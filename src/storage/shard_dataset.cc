@@ -106,7 +106,7 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
                            std::vector<std::string> classes, size_t max_open_shards)
     : pipeline_(std::move(pipeline)), classes_(std::move(classes)) {
   if (index_files.empty()) throw Error("shard dataset: no shard index given");
-  static_assert(vision::Pipeline::kScratchSlots[0] > kSourceSlot, "scratch slots overlap");
+  static_assert(kSourceSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
   const std::string folder = FolderOf(index_files.front());
   const std::string manifest_path = folder + "/pack.txt";
   std::error_code ec;

@@ -47,7 +47,7 @@ ImageDataset::ImageDataset(std::string root, ImageList files, std::vector<std::s
   // The pipeline decodes every file: one that is no image fails from its
   // first bytes.
   read_.image = true;
-  static_assert(Pipeline::kScratchSlots[0] > kPathSlot, "scratch slots overlap");
+  static_assert(kPathSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   const int64_t num_classes = static_cast<int64_t>(classes_.size());
   for (int64_t i = 0; i < files_.size(); ++i) {

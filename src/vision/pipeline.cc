@@ -424,9 +424,9 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
 void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
                    std::string_view field, SampleContext& ctx,
                    std::span<const uint32_t> jpeg_restarts) const {
-  std::vector<uint8_t>& decoded = ctx.scratch(kScratchSlots[0]);
-  std::vector<uint8_t>& resampled = ctx.scratch(kScratchSlots[1]);
-  std::vector<uint8_t>& buffer = ctx.scratch(kScratchSlots[2]);
+  std::vector<uint8_t>& decoded = ctx.scratch(kDecodedSlot);
+  std::vector<uint8_t>& resampled = ctx.scratch(kResampledSlot);
+  std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
   // The plan is drawn inside the decoder, once it has read the header.
   struct Planning {
     const Pipeline* pipeline;

@@ -108,6 +108,23 @@ const char* AutoAugmentPolicyName(AutoAugmentPolicy policy) {
   return "?";
 }
 
+AutoAugmentPolicy ParseAutoAugmentPolicy(std::string_view name) {
+  for (AutoAugmentPolicy p :
+       {AutoAugmentPolicy::kImageNet, AutoAugmentPolicy::kCifar10, AutoAugmentPolicy::kSvhn}) {
+    if (name == AutoAugmentPolicyName(p)) return p;
+  }
+  throw Error("policy must be 'imagenet', 'cifar10' or 'svhn', got '" + std::string(name) + "'");
+}
+
+Interpolation ParseInterpolation(std::string_view name) {
+  for (Interpolation i :
+       {Interpolation::kBilinear, Interpolation::kNearest, Interpolation::kArea}) {
+    if (name == InterpolationName(i)) return i;
+  }
+  throw Error("interpolation must be 'bilinear', 'nearest' or 'area', got '" + std::string(name) +
+              "'");
+}
+
 const char* InterpolationName(Interpolation interpolation) {
   switch (interpolation) {
     case Interpolation::kBilinear:
@@ -533,20 +550,21 @@ class ItemParser {
     return out;
   }
 
+  // The library's parsers, with this item named in the message.
   Interpolation ParseInterpolation(std::string_view text) const {
-    for (Interpolation i :
-         {Interpolation::kBilinear, Interpolation::kNearest, Interpolation::kArea}) {
-      if (text == InterpolationName(i)) return i;
+    try {
+      return vision::ParseInterpolation(text);
+    } catch (const Error& e) {
+      Fail(e.what());
     }
-    Fail("interpolation must be bilinear, nearest or area, got '" + std::string(text) + "'");
   }
 
   AutoAugmentPolicy ParsePolicy(std::string_view text) const {
-    for (AutoAugmentPolicy p :
-         {AutoAugmentPolicy::kImageNet, AutoAugmentPolicy::kCifar10, AutoAugmentPolicy::kSvhn}) {
-      if (text == AutoAugmentPolicyName(p)) return p;
+    try {
+      return ParseAutoAugmentPolicy(text);
+    } catch (const Error& e) {
+      Fail(e.what());
     }
-    Fail("policy must be imagenet, cifar10 or svhn, got '" + std::string(text) + "'");
   }
 
  private:

@@ -109,7 +109,7 @@ TEST(SampleTest, SetScalarAndSetVectorCopyValues) {
 TEST(SampleTest, UnboundFieldsAreNotBound) {
   Sample s;
   s.SetScalar<int64_t>("label", 1);
-  EXPECT_FALSE(s.field_is_bound(0));
+  EXPECT_FALSE(internal::SampleBinder::IsBound(s, 0));
 }
 
 TEST(SampleTest, BoundFieldIsWrittenIntoTheDestination) {
@@ -124,20 +124,21 @@ TEST(SampleTest, BoundFieldIsWrittenIntoTheDestination) {
   EXPECT_EQ(last, 3.5f);
   s.SetScalar<int64_t>("label", 2);
   ASSERT_EQ(s.num_fields(), 2);
-  EXPECT_TRUE(s.field_is_bound(0));
-  EXPECT_FALSE(s.field_is_bound(1));
+  EXPECT_TRUE(internal::SampleBinder::IsBound(s, 0));
+  EXPECT_FALSE(internal::SampleBinder::IsBound(s, 1));
 
   // Rebinding moves the field to the next row; unbinding gives it its own buffer.
   std::vector<std::byte> next_row(row.size());
   internal::SampleBinder::Bind(s, "image", DType::kF32, Shape{2, 3}, next_row.data());
   s.Clear();
   EXPECT_EQ(s.Allocate("image", DType::kF32, Shape{2, 3}).raw(), next_row.data());
+  EXPECT_TRUE(internal::SampleBinder::IsBound(s, 0));
   internal::SampleBinder::Unbind(s);
   s.Clear();
   void* own = s.Allocate("image", DType::kF32, Shape{2, 3}).raw();
   EXPECT_NE(own, row.data());
   EXPECT_NE(own, next_row.data());
-  EXPECT_FALSE(s.field_is_bound(0));
+  EXPECT_FALSE(internal::SampleBinder::IsBound(s, 0));
 }
 
 TEST(SampleTest, BoundFieldRejectsAnotherSchema) {

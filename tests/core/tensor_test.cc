@@ -267,5 +267,17 @@ TEST(HalfTest, ConversionPicksTheNearestHalf) {
   }
 }
 
+TEST(DTypeTest, ParseDTypeIsTheInverseOfDTypeName) {
+  for (DType d : {DType::kU8, DType::kI32, DType::kI64, DType::kF16, DType::kF32}) {
+    EXPECT_EQ(ParseDType(DTypeName(d)), d);
+  }
+  try {
+    ParseDType("float32");
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "dtype must be 'u8', 'i32', 'i64', 'f16' or 'f32', got 'float32'");
+  }
+}
+
 }  // namespace
 }  // namespace feedline

@@ -10,29 +10,16 @@
 #include <vector>
 
 #include "feedline/feedline.h"
+#include "src/synth/index_dataset.h"
 
 namespace feedline::testing {
 
 // Sample i: "index" = i (i64 scalar) and "noise" = 4 f32 draws from the
 // sample's Rng. With `fixed`, both fields are declared fixed (written in place).
-class IndexDataset : public Dataset {
+class IndexDataset : public synth::IndexDataset {
  public:
-  explicit IndexDataset(int64_t n, bool fixed = false) : n_(n), fixed_(fixed) {}
-  int64_t size() const override { return n_; }
-  void Get(int64_t index, Sample& out, SampleContext& ctx) const override {
-    CheckIndex(index, n_);
-    out.SetScalar<int64_t>("index", index);
-    Tensor noise = out.Allocate("noise", DType::kF32, Shape{4});
-    for (int k = 0; k < 4; ++k) noise.data<float>()[k] = static_cast<float>(ctx.rng().Uniform());
-  }
-  std::vector<FieldSpec> FixedFields() const override {
-    if (!fixed_) return {};
-    return {{"index", DType::kI64, Shape{}}, {"noise", DType::kF32, Shape{4}}};
-  }
-
- private:
-  int64_t n_;
-  bool fixed_;
+  explicit IndexDataset(int64_t n, bool fixed = false)
+      : synth::IndexDataset(n, {.fixed = fixed, .noise = true}) {}
 };
 
 // Like IndexDataset, but the listed indices throw SampleError("decode").

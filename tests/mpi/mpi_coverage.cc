@@ -13,19 +13,12 @@
 #include <vector>
 
 #include "feedline/feedline.h"
+#include "src/synth/index_dataset.h"
 
 namespace {
 
 constexpr int64_t kSamples = 1003;
 constexpr int64_t kBatch = 16;
-
-class IndexDataset : public feedline::Dataset {
- public:
-  int64_t size() const override { return kSamples; }
-  void Get(int64_t i, feedline::Sample& out, feedline::SampleContext&) const override {
-    out.SetScalar<int64_t>("index", i);
-  }
-};
 
 int failures = 0;
 
@@ -44,7 +37,7 @@ int64_t Load(std::shared_ptr<feedline::DistributedBatchSampler> sampler, int64_t
   options.batch_sampler = sampler;
   options.num_workers = 1;
   sampler->set_epoch(epoch);
-  feedline::DataLoader loader(std::make_shared<IndexDataset>(), options);
+  feedline::DataLoader loader(std::make_shared<feedline::synth::IndexDataset>(kSamples), options);
   int64_t taken = 0;
   for (const feedline::Batch& batch : loader) {
     if (batches >= 0 && taken == batches) break;

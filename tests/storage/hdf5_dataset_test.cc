@@ -13,7 +13,7 @@
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "feedline/vision/pipeline.h"
-#include "feedline/vision/synth.h"
+#include "src/synth/synth.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {

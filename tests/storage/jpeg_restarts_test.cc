@@ -13,7 +13,7 @@
 
 #include "feedline/error.h"
 #include "feedline/vision/decode.h"
-#include "feedline/vision/encode.h"
+#include "src/synth/encode.h"
 
 namespace feedline::vision {
 namespace {

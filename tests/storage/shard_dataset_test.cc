@@ -13,7 +13,7 @@
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_index.h"
 #include "feedline/vision/image_folder.h"
-#include "feedline/vision/synth.h"
+#include "src/synth/synth.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "feedline/error.h"
-#include "tools/index_dataset.h"
+#include "src/synth/index_dataset.h"
 
 namespace feedline::cli {
 namespace {
@@ -46,7 +46,7 @@ TEST(MakeLoaderOptions, FollowsTheSettings) {
 }
 
 TEST(RunBench, CountsEverySample) {
-  const BenchResult r = RunBench(std::make_shared<IndexDataset>(105), Settings(10, 2));
+  const BenchResult r = RunBench(std::make_shared<synth::IndexDataset>(105), Settings(10, 2));
   EXPECT_EQ(r.images, 105);
   EXPECT_EQ(r.batches, 11);
   EXPECT_EQ(r.stats.samples, 105);
@@ -58,20 +58,22 @@ TEST(RunBench, CountsEverySample) {
 }
 
 TEST(RunBench, StopsAfterMaxBatches) {
-  const BenchResult r = RunBench(std::make_shared<IndexDataset>(100), Settings(10, 2, /*epochs=*/3),
-                                 /*max_batches=*/4);
+  const BenchResult r =
+      RunBench(std::make_shared<synth::IndexDataset>(100), Settings(10, 2, /*epochs=*/3),
+               /*max_batches=*/4);
   EXPECT_EQ(r.batches, 4);
   EXPECT_EQ(r.images, 40);
 }
 
 TEST(RunBench, RunsEveryEpoch) {
-  const BenchResult r = RunBench(std::make_shared<IndexDataset>(50), Settings(8, 1, /*epochs=*/3));
+  const BenchResult r =
+      RunBench(std::make_shared<synth::IndexDataset>(50), Settings(8, 1, /*epochs=*/3));
   EXPECT_EQ(r.images, 150);
   EXPECT_EQ(r.batches, 21);
 }
 
 TEST(RunBench, InTheCallersThread) {
-  const BenchResult r = RunBench(std::make_shared<IndexDataset>(20), Settings(4, 0));
+  const BenchResult r = RunBench(std::make_shared<synth::IndexDataset>(20), Settings(4, 0));
   EXPECT_EQ(r.images, 20);
   EXPECT_EQ(WorkerUtilization(r), -1);
 }
@@ -79,7 +81,7 @@ TEST(RunBench, InTheCallersThread) {
 TEST(RunBench, StepSleepsPerBatch) {
   BenchSettings s = Settings(10, 1);
   s.step_ms = 20;
-  const BenchResult r = RunBench(std::make_shared<IndexDataset>(50), s);
+  const BenchResult r = RunBench(std::make_shared<synth::IndexDataset>(50), s);
   // sleep_for never returns early: 5 steps take at least 100 ms.
   EXPECT_GE(r.wall_s, 0.1);
 }
@@ -88,7 +90,7 @@ TEST(RunBench, ReportsProgress) {
   std::FILE* file = std::tmpfile();
   ASSERT_NE(file, nullptr);
   ProgressReporter progress(file, ProgressReporter::Mode::kBar);
-  RunBench(std::make_shared<IndexDataset>(30), Settings(10, 1), -1, &progress);
+  RunBench(std::make_shared<synth::IndexDataset>(30), Settings(10, 1), -1, &progress);
   std::fflush(file);
   std::rewind(file);
   std::string text;

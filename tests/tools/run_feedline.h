@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "feedline/vision/synth.h"
+#include "src/synth/synth.h"
 
 extern char** environ;
 

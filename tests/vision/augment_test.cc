@@ -20,11 +20,11 @@
 #include "feedline/sample_context.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/color_jitter.h"
-#include "feedline/vision/encode.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/random_erasing.h"
-#include "feedline/vision/synth.h"
 #include "feedline/vision/transforms.h"
+#include "src/synth/encode.h"
+#include "src/synth/synth.h"
 
 namespace feedline::vision {
 namespace {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "feedline/error.h"
-#include "feedline/vision/encode.h"
-#include "feedline/vision/synth.h"
+#include "src/synth/encode.h"
+#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "feedline/error.h"
-#include "feedline/vision/synth.h"
+#include "src/core/sample_context_access.h"
+#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {
@@ -61,13 +62,14 @@ TEST(ImageDataset, ReusesScratchBetweenSamples) {
   data.Get(0, sample, ctx);
   data.Get(1, sample, ctx);  // warm up the largest buffers
   std::vector<const uint8_t*> buffers;
-  for (int slot = 0; slot < 8; ++slot) buffers.push_back(ctx.scratch(slot).data());
+  for (int slot = 0; slot < SampleContext::kScratchSlots; ++slot)
+    buffers.push_back(ctx.scratch(slot).data());
   for (int i = 0; i < 3; ++i) {
     sample.Clear();
-    ctx.Reset(0, i);
+    feedline::internal::SampleContextAccess::Reset(ctx, 0, i);
     data.Get(i % 2, sample, ctx);
   }
-  for (int slot = 0; slot < 8; ++slot) {
+  for (int slot = 0; slot < SampleContext::kScratchSlots; ++slot) {
     EXPECT_EQ(ctx.scratch(slot).data(), buffers[static_cast<size_t>(slot)]) << "slot " << slot;
   }
 }

@@ -8,8 +8,8 @@
 #include "feedline/error.h"
 #include "feedline/rng.h"
 #include "feedline/vision/decode.h"
-#include "feedline/vision/encode.h"
-#include "feedline/vision/synth.h"
+#include "src/synth/encode.h"
+#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

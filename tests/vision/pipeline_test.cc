@@ -11,9 +11,9 @@
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "feedline/vision/decode.h"
-#include "feedline/vision/encode.h"
-#include "feedline/vision/synth.h"
 #include "src/core/sample_binder.h"
+#include "src/synth/encode.h"
+#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {
@@ -356,7 +356,7 @@ TEST(Pipeline, WritesStraightIntoABoundField) {
   SampleContext ctx(1, 0, 0);
   train.Run(jpeg, "x.jpg", sample, "image", ctx);
   EXPECT_EQ(sample["image"].raw(), row.data());
-  EXPECT_TRUE(sample.field_is_bound(0));
+  EXPECT_TRUE(feedline::internal::SampleBinder::IsBound(sample, 0));
   for (float v : row) ASSERT_GT(v, -10.0f);  // every element written
   EXPECT_EQ(RunBytes(train, jpeg, 1, 0, 0),
             std::vector<uint8_t>(reinterpret_cast<uint8_t*>(row.data()),

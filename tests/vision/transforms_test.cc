@@ -189,5 +189,28 @@ TEST(ParseTransforms, NamesTheBadItem) {
   EXPECT_NE(message("resize(256);;to_chw").find("empty item"), std::string::npos);
 }
 
+TEST(Transforms, ParseInterpolationAndPolicyAreTheInversesOfTheirNames) {
+  for (Interpolation i :
+       {Interpolation::kBilinear, Interpolation::kNearest, Interpolation::kArea}) {
+    EXPECT_EQ(ParseInterpolation(InterpolationName(i)), i);
+  }
+  for (AutoAugmentPolicy p :
+       {AutoAugmentPolicy::kImageNet, AutoAugmentPolicy::kCifar10, AutoAugmentPolicy::kSvhn}) {
+    EXPECT_EQ(ParseAutoAugmentPolicy(AutoAugmentPolicyName(p)), p);
+  }
+  EXPECT_THROW(ParseInterpolation("bicubic"), Error);
+  EXPECT_THROW(ParseAutoAugmentPolicy("mnist"), Error);
+  // Inside a transform list, the message names the item too.
+  try {
+    ParseTransforms("resize(32, interpolation=bicubic)");
+    FAIL() << "expected Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("interpolation must be 'bilinear', 'nearest' or 'area'"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("transform 'resize"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace feedline::vision

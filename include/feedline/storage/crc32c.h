@@ -12,11 +12,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "feedline/export.h"
+
 namespace feedline::storage {
 
 // The CRC-32C of `size` bytes at `data`, continuing from `crc` (0 to start):
 // Crc32c(b, Crc32c(a)) == Crc32c(a + b).
-uint32_t Crc32c(const void* data, size_t size, uint32_t crc = 0);
+FEEDLINE_EXPORT uint32_t Crc32c(const void* data, size_t size, uint32_t crc = 0);
 
 }  // namespace feedline::storage
 

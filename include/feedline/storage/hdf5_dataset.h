@@ -42,11 +42,12 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/export.h"
 #include "feedline/vision/pipeline.h"
 
 namespace feedline::storage {
 
-struct HDF5Field {
+struct FEEDLINE_EXPORT HDF5Field {
   std::string dataset;  // path in the file, "/images" or "group/labels"
   std::string name;     // the sample's field; empty: the dataset's last path component
   // Decode the bytes as an image: true (it must be variable-length uint8),
@@ -55,9 +56,10 @@ struct HDF5Field {
 };
 
 enum class HDF5FieldKind { kArray, kImage, kBytes, kString };
-const char* HDF5FieldKindName(HDF5FieldKind kind);  // "array", "image", "bytes", "string"
+FEEDLINE_EXPORT const char* HDF5FieldKindName(
+    HDF5FieldKind kind);  // "array", "image", "bytes", "string"
 
-class HDF5Dataset : public Dataset {
+class FEEDLINE_EXPORT HDF5Dataset : public Dataset {
  public:
   // `pipeline` decodes the image fields (required if there is one).
   // Throws Error as described above.

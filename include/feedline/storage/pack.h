@@ -33,6 +33,7 @@
 #include <utility>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/read_file.h"
 
@@ -40,7 +41,7 @@ namespace feedline::storage {
 
 inline constexpr uint64_t kDefaultShardBytes = uint64_t{256} << 20;
 
-struct PackOptions {
+struct FEEDLINE_EXPORT PackOptions {
   // A shard is closed before it would grow past this many bytes.
   uint64_t shard_bytes = kDefaultShardBytes;
   // Files larger than this are broken (as for the image datasets).
@@ -68,7 +69,7 @@ struct PackOptions {
   std::function<void(int64_t, int64_t)> on_progress;
 };
 
-struct PackResult {
+struct FEEDLINE_EXPORT PackResult {
   int64_t records = 0;        // records in all shards
   int64_t shards = 0;         // shards in the folder
   int64_t reused_shards = 0;  // complete shards kept from an earlier run
@@ -87,18 +88,19 @@ struct PackResult {
 // folder or list file given by the user). Throws Error naming the file for
 // I/O failures, a broken file (unless skip_broken) or a folder holding
 // another pack.
-PackResult PackImages(const std::string& source, const std::string& root,
-                      const vision::ImageList& files, const std::vector<std::string>& classes,
-                      const std::string& out_dir, const PackOptions& options);
+FEEDLINE_EXPORT PackResult PackImages(const std::string& source, const std::string& root,
+                                      const vision::ImageList& files,
+                                      const std::vector<std::string>& classes,
+                                      const std::string& out_dir, const PackOptions& options);
 
 // PackImages over an image folder (ImageFolder layout) or a file list
 // ("path label" lines, paths relative to the list's folder).
-PackResult PackSource(const std::string& source, const std::string& out_dir,
-                      const PackOptions& options);
+FEEDLINE_EXPORT PackResult PackSource(const std::string& source, const std::string& out_dir,
+                                      const PackOptions& options);
 
 // "shard-000042.tar" / "shard-000042.idx".
-std::string ShardTarName(int64_t shard);
-std::string ShardIndexName(int64_t shard);
+FEEDLINE_EXPORT std::string ShardTarName(int64_t shard);
+FEEDLINE_EXPORT std::string ShardIndexName(int64_t shard);
 
 }  // namespace feedline::storage
 

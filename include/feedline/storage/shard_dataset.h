@@ -29,13 +29,14 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/export.h"
 #include "feedline/vision/pipeline.h"
 
 namespace feedline::storage {
 
 class ShardFiles;
 
-class ShardDataset : public Dataset {
+class FEEDLINE_EXPORT ShardDataset : public Dataset {
  public:
   // `index_files` are shard indexes (.idx), each beside its .tar. `classes`
   // names the labels; empty: read from classes.txt beside the first shard,

@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/vision/decode.h"
 
 namespace feedline::storage {
@@ -57,7 +58,7 @@ inline constexpr size_t kMaxShardKeyBytes = 64;
 // Tar members are laid out in 512-byte blocks.
 inline constexpr uint64_t kTarBlock = 512;
 
-struct ShardRecord {
+struct FEEDLINE_EXPORT ShardRecord {
   uint64_t offset = 0;  // of the image bytes in the tar
   uint64_t size = 0;
   int64_t label = 0;
@@ -70,7 +71,7 @@ struct ShardRecord {
   std::vector<uint32_t> jpeg_restarts;
 };
 
-struct ShardIndex {
+struct FEEDLINE_EXPORT ShardIndex {
   // The format version the index was read in or is written in (1 or 2;
   // version 1 holds no restart offsets).
   uint32_t version = kShardIndexVersion;
@@ -80,21 +81,21 @@ struct ShardIndex {
 };
 
 // ".jpg", ".png" or ".webp": the member's extension for an image format.
-const char* ShardExtension(vision::ImageFormat format);
+FEEDLINE_EXPORT const char* ShardExtension(vision::ImageFormat format);
 
 // True if `key` is 1 to kMaxShardKeyBytes characters of [A-Za-z0-9_-].
-bool IsValidShardKey(std::string_view key);
+FEEDLINE_EXPORT bool IsValidShardKey(std::string_view key);
 
 // The index file's bytes. Throws Error if a record breaks the rules above.
-std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index);
+FEEDLINE_EXPORT std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index);
 
 // Parses an index file's bytes; `name` (the file) starts every message.
 // Throws Error("NAME: <what is wrong>") for any defect.
-ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& name);
+FEEDLINE_EXPORT ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& name);
 
 // Reads and parses the index file at `path` (at most 1 GiB). Throws Error
 // naming the file if it cannot be read or is damaged.
-ShardIndex ReadShardIndex(const std::string& path);
+FEEDLINE_EXPORT ShardIndex ReadShardIndex(const std::string& path);
 
 }  // namespace feedline::storage
 

@@ -34,11 +34,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/sampler.h"
 
 namespace feedline::storage {
 
-class ShardOrderSampler : public Sampler {
+class FEEDLINE_EXPORT ShardOrderSampler : public Sampler {
  public:
   // `shard_starts`: the first record of each shard, increasing from 0 (as
   // ShardDataset::shard_starts()); `size`: the number of records. Throws

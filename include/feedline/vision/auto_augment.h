@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/rng.h"
 #include "feedline/vision/image_ops.h"
 #include "feedline/vision/transforms.h"
@@ -54,56 +55,58 @@ enum class AugmentOp : uint8_t {
 };
 
 // "ShearX", "Equalize", ... as in torchvision.
-const char* AugmentOpName(AugmentOp op);
-std::optional<AugmentOp> ParseAugmentOp(std::string_view name);
+FEEDLINE_EXPORT const char* AugmentOpName(AugmentOp op);
+FEEDLINE_EXPORT std::optional<AugmentOp> ParseAugmentOp(std::string_view name);
 
 // torchvision's _apply_op(img, op_name, magnitude, interpolation, fill):
 // shears about the top-left corner by atan(magnitude), translations by
 // int(magnitude) pixels, rotation by magnitude degrees about the centre,
 // Brightness / Color / Contrast / Sharpness by the factor 1 + magnitude,
 // Posterize to int(magnitude) bits, Solarize above magnitude.
-void ApplyAugmentOp(RgbImageView image, AugmentOp op, double magnitude,
-                    Interpolation interpolation, const std::array<float, 3>& fill,
-                    std::vector<uint8_t>& scratch);
+FEEDLINE_EXPORT void ApplyAugmentOp(RgbImageView image, AugmentOp op, double magnitude,
+                                    Interpolation interpolation, const std::array<float, 3>& fill,
+                                    std::vector<uint8_t>& scratch);
 
 // One entry of an augmentation space: the op, whether a magnitude is
 // negated with probability 1/2, and its magnitude bins (empty: none, the
 // magnitude is 0).
-struct AugmentSpaceEntry {
+struct FEEDLINE_EXPORT AugmentSpaceEntry {
   AugmentOp op;
   bool is_signed;
   std::vector<double> magnitudes;
 };
 
 // TrivialAugmentWide._augmentation_space(num_bins).
-std::vector<AugmentSpaceEntry> TrivialAugmentWideSpace(int num_bins);
+FEEDLINE_EXPORT std::vector<AugmentSpaceEntry> TrivialAugmentWideSpace(int num_bins);
 // RandAugment._augmentation_space(num_bins, (height, width)).
-std::vector<AugmentSpaceEntry> RandAugmentSpace(int num_bins, int height, int width);
+FEEDLINE_EXPORT std::vector<AugmentSpaceEntry> RandAugmentSpace(int num_bins, int height,
+                                                                int width);
 // AutoAugment._augmentation_space(num_bins, (height, width)).
-std::vector<AugmentSpaceEntry> AutoAugmentSpace(int num_bins, int height, int width);
+FEEDLINE_EXPORT std::vector<AugmentSpaceEntry> AutoAugmentSpace(int num_bins, int height,
+                                                                int width);
 
 // One step of an AutoAugment sub-policy: apply `op` with probability p at
 // magnitude bin `bin` (-1: the op takes no magnitude).
-struct PolicyStep {
+struct FEEDLINE_EXPORT PolicyStep {
   AugmentOp op;
   double p;
   int bin;
 };
 using SubPolicy = std::array<PolicyStep, 2>;
 // AutoAugment._get_policies(policy): 25 sub-policies.
-const std::vector<SubPolicy>& AutoAugmentPolicies(AutoAugmentPolicy policy);
+FEEDLINE_EXPORT const std::vector<SubPolicy>& AutoAugmentPolicies(AutoAugmentPolicy policy);
 
 // An op to apply, with its signed magnitude.
-struct AugmentChoice {
+struct FEEDLINE_EXPORT AugmentChoice {
   AugmentOp op;
   double magnitude;
 };
 
-std::vector<AugmentChoice> DrawTrivialAugmentWide(int num_bins, Rng& rng);
-std::vector<AugmentChoice> DrawRandAugment(int num_ops, int magnitude, int num_bins, int height,
-                                           int width, Rng& rng);
-std::vector<AugmentChoice> DrawAutoAugment(AutoAugmentPolicy policy, int height, int width,
-                                           Rng& rng);
+FEEDLINE_EXPORT std::vector<AugmentChoice> DrawTrivialAugmentWide(int num_bins, Rng& rng);
+FEEDLINE_EXPORT std::vector<AugmentChoice> DrawRandAugment(int num_ops, int magnitude, int num_bins,
+                                                           int height, int width, Rng& rng);
+FEEDLINE_EXPORT std::vector<AugmentChoice> DrawAutoAugment(AutoAugmentPolicy policy, int height,
+                                                           int width, Rng& rng);
 
 }  // namespace feedline::vision
 

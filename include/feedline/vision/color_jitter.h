@@ -13,6 +13,7 @@
 #include <array>
 #include <optional>
 
+#include "feedline/export.h"
 #include "feedline/rng.h"
 #include "feedline/vision/image_ops.h"
 #include "feedline/vision/transforms.h"
@@ -22,7 +23,7 @@ namespace feedline::vision {
 // What one ColorJitter call does: the adjustments in `order` (0 brightness,
 // 1 contrast, 2 saturation, 3 hue), each one left out when its factor is
 // empty.
-struct ColorJitterParams {
+struct FEEDLINE_EXPORT ColorJitterParams {
   std::array<int, 4> order = {0, 1, 2, 3};
   std::optional<double> brightness, contrast, saturation, hue;
 };
@@ -32,10 +33,10 @@ struct ColorJitterParams {
 // randint(4 - i)), then a uniform factor for each adjustment that is on, in
 // the order brightness, contrast, saturation, hue. REQUIRES: jitter.kind ==
 // kColorJitter.
-ColorJitterParams DrawColorJitter(const Transform& jitter, Rng& rng);
+FEEDLINE_EXPORT ColorJitterParams DrawColorJitter(const Transform& jitter, Rng& rng);
 
 // ColorJitter.forward with the drawn parameters.
-void ApplyColorJitter(RgbImageView image, const ColorJitterParams& params);
+FEEDLINE_EXPORT void ApplyColorJitter(RgbImageView image, const ColorJitterParams& params);
 
 }  // namespace feedline::vision
 

@@ -21,27 +21,29 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
+
 namespace feedline::vision {
 
 enum class ImageFormat : uint8_t { kUnknown, kJpeg, kPng, kWebp };
 
 // "jpeg", "png", "webp" or "unknown".
-const char* ImageFormatName(ImageFormat format);
+FEEDLINE_EXPORT const char* ImageFormatName(ImageFormat format);
 
 // The format announced by the first bytes of `data`, or kUnknown.
-ImageFormat DetectFormat(std::span<const uint8_t> data);
+FEEDLINE_EXPORT ImageFormat DetectFormat(std::span<const uint8_t> data);
 
 // Throws SampleError("format", source, ...) unless `head` (the first bytes
 // of a file, 12 are enough) begins like a JPEG, PNG or WebP file; the message
 // is DecodeImage's ("empty file", "unsupported image format: GIF ...",
 // "not a JPEG, PNG or WebP image (first bytes: ...)").
-void CheckImageSignature(std::span<const uint8_t> head, std::string_view source);
+FEEDLINE_EXPORT void CheckImageSignature(std::span<const uint8_t> head, std::string_view source);
 
 // Pillow's Image.MAX_IMAGE_PIXELS: larger images are refused (decompression
 // bombs).
 inline constexpr int64_t kDefaultMaxPixels = 89'478'485;
 
-struct DecodeOptions {
+struct FEEDLINE_EXPORT DecodeOptions {
   // An image with more pixels than this is a SampleError, found from its
   // header before anything is allocated.
   int64_t max_pixels = kDefaultMaxPixels;
@@ -54,7 +56,7 @@ struct DecodeOptions {
 };
 
 // What an image's header says.
-struct ImageInfo {
+struct FEEDLINE_EXPORT ImageInfo {
   ImageFormat format = ImageFormat::kUnknown;
   int width = 0;
   int height = 0;
@@ -66,7 +68,7 @@ struct ImageInfo {
 };
 
 // A rectangle of pixels: columns [x, x + width), rows [y, y + height).
-struct Rect {
+struct FEEDLINE_EXPORT Rect {
   int x = 0;
   int y = 0;
   int width = 0;
@@ -76,7 +78,7 @@ struct Rect {
 };
 
 // What part of the image a caller needs, and how small it may come back.
-struct DecodeRequest {
+struct FEEDLINE_EXPORT DecodeRequest {
   // The region needed, in image pixels; empty means the whole image. It is
   // clamped to the image.
   Rect region;
@@ -100,7 +102,7 @@ struct DecodeRequest {
 // [(y + v) * scale, (y + v + 1) * scale) (the last ones clipped to the image).
 // The decoded area contains the requested region; it may be a few columns
 // wider (JPEG crops at iMCU boundaries).
-struct DecodedImage {
+struct FEEDLINE_EXPORT DecodedImage {
   ImageInfo info;  // of the whole image
   int width = 0;   // of the decoded pixels
   int height = 0;
@@ -111,8 +113,8 @@ struct DecodedImage {
 
 // Reads the header of an encoded image. Throws SampleError (see below) if
 // the data is not a supported image or its header is damaged or too large.
-ImageInfo ReadImageInfo(std::span<const uint8_t> data, std::string_view source,
-                        const DecodeOptions& options = {});
+FEEDLINE_EXPORT ImageInfo ReadImageInfo(std::span<const uint8_t> data, std::string_view source,
+                                        const DecodeOptions& options = {});
 
 // Decodes `data` into `pixels` (resized to width * height * 3 bytes; its
 // capacity is kept, so reusing the vector avoids allocation). With the
@@ -124,9 +126,10 @@ ImageInfo ReadImageInfo(std::span<const uint8_t> data, std::string_view source,
 //   "decode"    a damaged or truncated file.
 // With a region request, damage below the region may go unnoticed: the
 // decoder stops reading after the region's last row.
-DecodedImage DecodeImage(std::span<const uint8_t> data, std::string_view source,
-                         std::vector<uint8_t>& pixels, const DecodeRequest& request = {},
-                         const DecodeOptions& options = {});
+FEEDLINE_EXPORT DecodedImage DecodeImage(std::span<const uint8_t> data, std::string_view source,
+                                         std::vector<uint8_t>& pixels,
+                                         const DecodeRequest& request = {},
+                                         const DecodeOptions& options = {});
 
 }  // namespace feedline::vision
 

@@ -17,12 +17,13 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/pipeline.h"
 
 namespace feedline::vision {
 
-class FileList : public ImageDataset {
+class FEEDLINE_EXPORT FileList : public ImageDataset {
  public:
   // Throws Error if the list file cannot be read, has no entries, or has a
   // bad line (the message names list_file:line). classes() are the label

@@ -25,13 +25,14 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/export.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 
 namespace feedline::vision {
 
 // Paths (relative to a root, or absolute) with an integer label each.
-class ImageList {
+class FEEDLINE_EXPORT ImageList {
  public:
   void Add(std::string_view path, int64_t label);
   void Reserve(size_t files, size_t path_chars);
@@ -47,7 +48,7 @@ class ImageList {
   std::vector<int64_t> labels_;
 };
 
-class ImageDataset : public Dataset {
+class FEEDLINE_EXPORT ImageDataset : public Dataset {
  public:
   // Files are read from `root`/path (or path, if absolute). `classes` names
   // the labels: every label must be in [0, classes.size()) (throws Error).

@@ -20,12 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/pipeline.h"
 
 namespace feedline::vision {
 
-class ImageFolder : public ImageDataset {
+class FEEDLINE_EXPORT ImageFolder : public ImageDataset {
  public:
   // Throws Error naming the path if root is missing, is not a directory, has
   // no class folders, or a class folder holds no image file.
@@ -43,7 +44,7 @@ class ImageFolder : public ImageDataset {
 };
 
 // True if `name` ends in .jpg, .jpeg, .png or .webp, in any case.
-bool HasImageExtension(std::string_view name);
+FEEDLINE_EXPORT bool HasImageExtension(std::string_view name);
 
 }  // namespace feedline::vision
 

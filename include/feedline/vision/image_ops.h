@@ -26,13 +26,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/vision/transforms.h"
 
 namespace feedline::vision {
 
 // height rows of width packed RGB pixels (3 bytes each), no row padding.
 // The operations change the pixels in place.
-struct RgbImageView {
+struct FEEDLINE_EXPORT RgbImageView {
   uint8_t* data = nullptr;
   int height = 0;
   int width = 0;
@@ -41,42 +42,46 @@ struct RgbImageView {
 };
 
 // Blend with black: factor * x (adjust_brightness). REQUIRES: factor >= 0.
-void AdjustBrightness(RgbImageView image, double factor);
+FEEDLINE_EXPORT void AdjustBrightness(RgbImageView image, double factor);
 // Blend with the mean of the grayscale image (adjust_contrast).
-void AdjustContrast(RgbImageView image, double factor);
+FEEDLINE_EXPORT void AdjustContrast(RgbImageView image, double factor);
 // Blend with the grayscale image (adjust_saturation).
-void AdjustSaturation(RgbImageView image, double factor);
+FEEDLINE_EXPORT void AdjustSaturation(RgbImageView image, double factor);
 // Shift the hue by `factor` turns in HSV (adjust_hue). REQUIRES: |factor| <= 0.5.
-void AdjustHue(RgbImageView image, double factor);
+FEEDLINE_EXPORT void AdjustHue(RgbImageView image, double factor);
 // Blend with the image blurred by [[1,1,1],[1,5,1],[1,1,1]] / 13, border
 // pixels kept (adjust_sharpness).
-void AdjustSharpness(RgbImageView image, double factor, std::vector<uint8_t>& scratch);
+FEEDLINE_EXPORT void AdjustSharpness(RgbImageView image, double factor,
+                                     std::vector<uint8_t>& scratch);
 // Keep the top `bits` bits of each value (posterize). REQUIRES: 0 <= bits <= 8.
-void Posterize(RgbImageView image, int bits);
+FEEDLINE_EXPORT void Posterize(RgbImageView image, int bits);
 // Invert the values >= threshold (solarize).
-void Solarize(RgbImageView image, double threshold);
+FEEDLINE_EXPORT void Solarize(RgbImageView image, double threshold);
 // Stretch each channel to [0, 255] (autocontrast).
-void AutoContrast(RgbImageView image);
+FEEDLINE_EXPORT void AutoContrast(RgbImageView image);
 // Equalize each channel's histogram (equalize, torchvision's integer LUT).
-void Equalize(RgbImageView image);
+FEEDLINE_EXPORT void Equalize(RgbImageView image);
 // 255 - x (invert).
-void Invert(RgbImageView image);
+FEEDLINE_EXPORT void Invert(RgbImageView image);
 
 // torchvision's _get_inverse_affine_matrix: the output-to-input matrix
 // (row-major 2x3) for a rotation by `angle` degrees (counter-clockwise for
 // positive angles in torchvision.affine's convention), translation
 // (pixels), scale and shear (degrees, x then y) about `center`, in
 // coordinates whose origin is the image centre (torchvision's center_f).
-std::array<double, 6> InverseAffineMatrix(const std::array<double, 2>& center, double angle,
-                                          const std::array<double, 2>& translate, double scale,
-                                          const std::array<double, 2>& shear);
+FEEDLINE_EXPORT std::array<double, 6> InverseAffineMatrix(const std::array<double, 2>& center,
+                                                          double angle,
+                                                          const std::array<double, 2>& translate,
+                                                          double scale,
+                                                          const std::array<double, 2>& shear);
 
 // The output-to-input map `matrix` (as from InverseAffineMatrix) applied
 // with torchvision's tensor conventions (pixel centres, origin at the image
 // centre, output the input's size), by cv::warpAffine; pixels mapped from
 // outside the image are `fill`. Interpolation: kNearest or kBilinear.
-void Affine(RgbImageView image, const std::array<double, 6>& matrix, Interpolation interpolation,
-            const std::array<float, 3>& fill, std::vector<uint8_t>& scratch);
+FEEDLINE_EXPORT void Affine(RgbImageView image, const std::array<double, 6>& matrix,
+                            Interpolation interpolation, const std::array<float, 3>& fill,
+                            std::vector<uint8_t>& scratch);
 
 }  // namespace feedline::vision
 

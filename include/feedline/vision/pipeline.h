@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/rng.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
@@ -46,7 +47,7 @@ namespace internal {
 struct ValueMap;
 }
 
-struct PipelineOptions {
+struct FEEDLINE_EXPORT PipelineOptions {
   // f32 and f16 hold x / 255, or with Normalize fmaf(x, 1 / (255 std),
   // -mean / std) (the two constants rounded to float; within an ulp or two
   // of torchvision's (x / 255 - mean) / std). u8 holds the pixels
@@ -59,7 +60,7 @@ struct PipelineOptions {
 };
 
 // What a pipeline will do with one image, decided before decoding.
-struct PipelinePlan {
+struct FEEDLINE_EXPORT PipelinePlan {
   // The source box, in image pixels. Its edges are snapped to multiples of
   // max_scale (or to the image's edge), moving them by at most max_scale / 2
   // from where the transforms put them. Parts outside the image are zero
@@ -78,11 +79,17 @@ struct PipelinePlan {
   int max_scale = 1;
 };
 
-class Pipeline {
+class FEEDLINE_EXPORT Pipeline {
  public:
-  // Scratch buffers of the SampleContext that Run uses; the rest are free
-  // for the caller.
-  static constexpr std::array<int, 3> kScratchSlots = {5, 6, 7};
+  // The SampleContext scratch buffers Run uses: those above a dataset's own
+  // (SampleContext::kDatasetScratchSlots), so a dataset that calls Run may
+  // keep its file's bytes in any slot below.
+  enum ScratchSlot : int {
+    kDecodedSlot = SampleContext::kDatasetScratchSlots,  // the decoded pixels
+    kResampledSlot,                                      // the resized pixels
+    kWorkSlot,                                           // augmentation scratch
+  };
+  static_assert(kWorkSlot < SampleContext::kScratchSlots, "Run needs three scratch slots");
 
   // Throws Error if a transform is invalid or the list cannot be run:
   // Normalize with a u8 output, Normalize / ToCHW listed twice, a geometric
@@ -110,7 +117,7 @@ class Pipeline {
   // Allocate(field, dtype(), OutputShape(...)), so the last step writes
   // straight into a batch row when the field is bound. Randomness comes from
   // ctx.rng(); decode and transform time go to ctx's stage timers; buffers
-  // are ctx.scratch(kScratchSlots[...]). Throws SampleError naming `source`.
+  // are ctx.scratch(ScratchSlot). Throws SampleError naming `source`.
   // `jpeg_restarts`: where the restart intervals of `data` start, when it is
   // a JPEG with a restart marker every MCU row (DecodeRequest::jpeg_restarts;
   // packed shards keep them): a crop then decodes only from its rows on.
@@ -139,11 +146,12 @@ class Pipeline {
 // RandomHorizontalFlip(0.5), then for float outputs Normalize(ImageNet) and
 // ToCHW; a u8 output stays HWC and unnormalized.
 // `decode` sets the decoder's limits (max_pixels).
-Pipeline TrainPipeline(int size = 224, DType dtype = DType::kF32, const DecodeOptions& decode = {});
+FEEDLINE_EXPORT Pipeline TrainPipeline(int size = 224, DType dtype = DType::kF32,
+                                       const DecodeOptions& decode = {});
 // The standard evaluation recipe: Resize(resize), CenterCrop(crop), then as
 // TrainPipeline.
-Pipeline ValPipeline(int resize = 256, int crop = 224, DType dtype = DType::kF32,
-                     const DecodeOptions& decode = {});
+FEEDLINE_EXPORT Pipeline ValPipeline(int resize = 256, int crop = 224, DType dtype = DType::kF32,
+                                     const DecodeOptions& decode = {});
 
 }  // namespace feedline::vision
 

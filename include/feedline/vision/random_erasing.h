@@ -13,6 +13,7 @@
 #include <array>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/rng.h"
 #include "feedline/tensor.h"
 #include "feedline/vision/transforms.h"
@@ -21,7 +22,7 @@ namespace feedline::vision {
 
 // Rows [top, top + height) and columns [left, left + width) are erased when
 // `erase`.
-struct ErasingBox {
+struct FEEDLINE_EXPORT ErasingBox {
   bool erase = false;
   int top = 0;
   int left = 0;
@@ -39,12 +40,12 @@ struct ErasingBox {
 // When no try fits, nothing is erased (torchvision returns the image).
 // REQUIRES: erasing.kind == kRandomErasing; noise != nullptr if
 // erasing.random_value.
-ErasingBox DrawRandomErasing(const Transform& erasing, int height, int width, int channels,
-                             Rng& rng, std::vector<float>* noise);
+FEEDLINE_EXPORT ErasingBox DrawRandomErasing(const Transform& erasing, int height, int width,
+                                             int channels, Rng& rng, std::vector<float>* noise);
 
 // Normalize(mean, std) applied to the erased values: RandomErasing listed
 // before Normalize erases in [0, 1] units. The default is no change.
-struct ErasingNormalization {
+struct FEEDLINE_EXPORT ErasingNormalization {
   std::array<float, 3> mean = {0, 0, 0};
   std::array<float, 3> std = {1, 1, 1};
 };
@@ -52,8 +53,9 @@ struct ErasingNormalization {
 // Writes the erased box into `image`, an f32 or f16 tensor [3, H, W] (chw)
 // or [H, W, 3]: erasing.fill per channel, or `noise` when
 // erasing.random_value, each mapped by `normalization`.
-void EraseTensor(const Tensor& image, bool chw, const ErasingBox& box, const Transform& erasing,
-                 const std::vector<float>& noise, const ErasingNormalization& normalization);
+FEEDLINE_EXPORT void EraseTensor(const Tensor& image, bool chw, const ErasingBox& box,
+                                 const Transform& erasing, const std::vector<float>& noise,
+                                 const ErasingNormalization& normalization);
 
 }  // namespace feedline::vision
 

@@ -15,12 +15,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "feedline/export.h"
+
 namespace feedline::vision {
 
 // 1 GiB: far above any real image, far below what would exhaust memory.
 inline constexpr int64_t kDefaultMaxFileBytes = int64_t{1} << 30;
 
-struct ReadOptions {
+struct FEEDLINE_EXPORT ReadOptions {
   // A larger file is SampleError("too_large"), found from its size before
   // reading. Must be > 0.
   int64_t max_bytes = kDefaultMaxFileBytes;
@@ -39,12 +41,13 @@ struct ReadOptions {
 //               ("is a FIFO, not a regular file"),
 //   "too_large" the file is larger than options.max_bytes,
 //   "format"    options.image and the first bytes are no image signature.
-void ReadFile(const char* path, std::vector<uint8_t>& bytes, const ReadOptions& options = {});
+FEEDLINE_EXPORT void ReadFile(const char* path, std::vector<uint8_t>& bytes,
+                              const ReadOptions& options = {});
 
 // "a regular file", "a directory", "a FIFO", "a character device",
 // "a block device", "a socket", "a symbolic link" or "an unknown file type",
 // for a st_mode.
-const char* FileTypeName(unsigned mode);
+FEEDLINE_EXPORT const char* FileTypeName(unsigned mode);
 
 }  // namespace feedline::vision
 

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/export.h"
 #include "feedline/rng.h"
 
 namespace feedline::vision {
@@ -35,19 +36,24 @@ enum class Interpolation : uint8_t {
   kArea,     // cv::INTER_AREA whenever shrinking
 };
 // "bilinear", "nearest" or "area".
-const char* InterpolationName(Interpolation interpolation);
+FEEDLINE_EXPORT const char* InterpolationName(Interpolation interpolation);
+// The inverse of InterpolationName; throws Error naming the spellings otherwise.
+FEEDLINE_EXPORT Interpolation ParseInterpolation(std::string_view name);
 
 // The AutoAugment policies learned on each data set (torchvision's
 // AutoAugmentPolicy).
 enum class AutoAugmentPolicy : uint8_t { kImageNet, kCifar10, kSvhn };
 // "imagenet", "cifar10" or "svhn".
-const char* AutoAugmentPolicyName(AutoAugmentPolicy policy);
+FEEDLINE_EXPORT const char* AutoAugmentPolicyName(AutoAugmentPolicy policy);
+// The inverse of AutoAugmentPolicyName; throws Error naming the spellings
+// otherwise.
+FEEDLINE_EXPORT AutoAugmentPolicy ParseAutoAugmentPolicy(std::string_view name);
 
 // ImageNet channel statistics (RGB, of pixel values scaled to [0, 1]).
 inline constexpr std::array<float, 3> kImageNetMean = {0.485f, 0.456f, 0.406f};
 inline constexpr std::array<float, 3> kImageNetStd = {0.229f, 0.224f, 0.225f};
 
-struct Transform {
+struct FEEDLINE_EXPORT Transform {
   enum class Kind : uint8_t {
     kResize,
     kCenterCrop,
@@ -163,7 +169,7 @@ struct Transform {
 };
 
 // A crop of an image: rows [top, top + height), columns [left, left + width).
-struct CropBox {
+struct FEEDLINE_EXPORT CropBox {
   int top = 0;
   int left = 0;
   int height = 0;
@@ -180,8 +186,9 @@ struct CropBox {
 // left. w = round(sqrt(area * r)), h = round(sqrt(area / r)), rounding half
 // to even like Python. After 10 failures: the central crop, clamped to the
 // ratio range.
-CropBox RandomResizedCropBox(int height, int width, const std::array<double, 2>& scale,
-                             const std::array<double, 2>& ratio, Rng& rng);
+FEEDLINE_EXPORT CropBox RandomResizedCropBox(int height, int width,
+                                             const std::array<double, 2>& scale,
+                                             const std::array<double, 2>& ratio, Rng& rng);
 
 // Reads a list of transforms written as by Transform::ToString, separated by
 // ';', e.g. "resize(256); center_crop(224); normalize; to_chw". Names may
@@ -192,13 +199,13 @@ CropBox RandomResizedCropBox(int height, int width, const std::array<double, 2>&
 // "color_jitter(brightness=0.6:1.4,hue=-0.1:0.1)", "rand_augment(num_ops=2,
 // magnitude=9)", "auto_augment(policy=imagenet)", "random_erasing(0.25,
 // value=random)". Throws Error naming the bad item.
-std::vector<Transform> ParseTransforms(std::string_view spec);
+FEEDLINE_EXPORT std::vector<Transform> ParseTransforms(std::string_view spec);
 // The inverse of ParseTransforms.
-std::string TransformsToString(const std::vector<Transform>& transforms);
+FEEDLINE_EXPORT std::string TransformsToString(const std::vector<Transform>& transforms);
 
 // torchvision's Resize output size for an image of height x width.
 // Returns {height, width}.
-std::array<int, 2> ResizedSize(const Transform& resize, int height, int width);
+FEEDLINE_EXPORT std::array<int, 2> ResizedSize(const Transform& resize, int height, int width);
 
 }  // namespace feedline::vision
 

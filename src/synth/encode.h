@@ -5,8 +5,8 @@
 //
 // Example:
 //   std::vector<uint8_t> jpeg = EncodeJpeg(rgb, width, height, {.quality = 90});
-#ifndef FEEDLINE_VISION_ENCODE_H_
-#define FEEDLINE_VISION_ENCODE_H_
+#ifndef FEEDLINE_SRC_SYNTH_ENCODE_H_
+#define FEEDLINE_SRC_SYNTH_ENCODE_H_
 
 #include <cstdint>
 #include <span>
@@ -57,4 +57,4 @@ std::vector<uint8_t> EncodeWebp(std::span<const uint8_t> rgb, int width, int hei
 
 }  // namespace feedline::vision
 
-#endif  // FEEDLINE_VISION_ENCODE_H_
+#endif  // FEEDLINE_SRC_SYNTH_ENCODE_H_

@@ -1,4 +1,4 @@
-#include "tools/index_dataset.h"
+#include "src/synth/index_dataset.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include "feedline/data_loader.h"
 #include "feedline/error.h"
 
-namespace feedline::cli {
+namespace feedline::synth {
 namespace {
 
 TEST(IndexDataset, SampleIsItsIndex) {
@@ -28,6 +28,18 @@ TEST(IndexDataset, DeclaresTheIndexFixed) {
   EXPECT_EQ(fields[0].name, "index");
   EXPECT_EQ(fields[0].dtype, DType::kI64);
   EXPECT_EQ(fields[0].shape.rank(), 0);
+}
+
+TEST(IndexDataset, NoiseIsTheSamplesOwnDraws) {
+  IndexDataset dataset(10, {.fixed = false, .noise = true});
+  EXPECT_TRUE(dataset.FixedFields().empty());
+  Sample sample;
+  SampleContext ctx(/*seed=*/3, /*epoch=*/1, /*index=*/4);
+  dataset.Get(4, sample, ctx);
+  Rng rng(3, 1, 4);
+  const Tensor& noise = sample["noise"];
+  ASSERT_EQ(noise.shape(), Shape{4});
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(noise.data<float>()[k], static_cast<float>(rng.Uniform()));
 }
 
 TEST(IndexDataset, BadArguments) {
@@ -54,4 +66,4 @@ TEST(IndexDataset, LoaderDeliversEveryIndexOnce) {
 }
 
 }  // namespace
-}  // namespace feedline::cli
+}  // namespace feedline::synth

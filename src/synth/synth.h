@@ -12,14 +12,14 @@
 //   std::vector<std::string> broken =
 //       WriteSyntheticImageFolder("/tmp/imgs", /*images=*/2000, /*classes=*/10,
 //                                 /*seed=*/1, /*broken=*/5);
-#ifndef FEEDLINE_VISION_SYNTH_H_
-#define FEEDLINE_VISION_SYNTH_H_
+#ifndef FEEDLINE_SRC_SYNTH_SYNTH_H_
+#define FEEDLINE_SRC_SYNTH_SYNTH_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "feedline/vision/encode.h"
+#include "src/synth/encode.h"
 
 namespace feedline::vision {
 
@@ -45,4 +45,4 @@ std::vector<std::string> WriteSyntheticImageFolder(const std::string& dir, int64
 
 }  // namespace feedline::vision
 
-#endif  // FEEDLINE_VISION_SYNTH_H_
+#endif  // FEEDLINE_SRC_SYNTH_SYNTH_H_

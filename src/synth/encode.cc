@@ -1,4 +1,4 @@
-#include "feedline/vision/encode.h"
+#include "src/synth/encode.h"
 
 #include <png.h>
 #include <webp/encode.h>

@@ -1,4 +1,4 @@
-#include "feedline/vision/synth.h"
+#include "src/synth/synth.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "feedline/vision/encode.h"
+#include "src/synth/encode.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "feedline/error.h"
 #include "feedline/vision/decode.h"
-#include "feedline/vision/synth.h"
+#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {
