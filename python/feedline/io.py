@@ -610,7 +610,6 @@ class DistributedBatchSampler(BatchSampler):
             partition, pad
         )
         self.num_samples = self._native.num_samples
-        self._epoch = 0
         if resume is not None:
             self.resume_from(resume)
 
