@@ -32,7 +32,7 @@
 namespace feedline {
 
 namespace internal {
-class Engine;
+class BatchAccess;
 struct Slot;
 class SlotPool;
 }  // namespace internal
@@ -65,8 +65,8 @@ class FEEDLINE_EXPORT Batch {
   ~Batch();
 
  private:
-  // Only the loader makes non-empty batches.
-  friend class internal::Engine;
+  // Only the loader makes non-empty batches (src/loader/batch_access.h).
+  friend class internal::BatchAccess;
   // A handle on `slot`, which returns to `pool` when the last handle dies.
   FEEDLINE_NO_EXPORT Batch(std::shared_ptr<internal::SlotPool> pool, internal::Slot* slot);
   void Release();

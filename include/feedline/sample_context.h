@@ -34,7 +34,6 @@ FEEDLINE_EXPORT const char* StageName(Stage stage);  // "read", "decode", "trans
 constexpr int kNumStages = static_cast<int>(Stage::kCount);
 
 namespace internal {
-class Engine;
 class SampleContextAccess;
 }  // namespace internal
 
@@ -98,7 +97,6 @@ class FEEDLINE_EXPORT SampleContext {
 
  private:
   // The loader reuses one context per worker (internal::SampleContextAccess).
-  friend class internal::Engine;
   friend class internal::SampleContextAccess;
 
   // Points the context at another sample.

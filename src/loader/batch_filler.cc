@@ -12,6 +12,7 @@
 
 #include "feedline/collate.h"
 #include "src/core/sample_binder.h"
+#include "src/core/sample_context_access.h"
 #include "src/loader/stats_collector.h"
 
 namespace feedline::internal {
@@ -109,7 +110,7 @@ LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int 
                                     std::optional<SampleError>* error) {
   Sample& sample = slot->samples[static_cast<size_t>(row)];
   sample.Clear();
-  ctx.Reset(slot->epoch, index);
+  SampleContextAccess::Reset(ctx, slot->epoch, index);
   const int64_t limit = timeout_ns_;
   int64_t start = 0;
   if (limit > 0) {

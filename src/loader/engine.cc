@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/core/sample_context_access.h"
 #include "src/loader/fingerprint.h"
 #include "src/loader/slot_allocator.h"
 
@@ -357,7 +358,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
         filler_->RunTask(task, caller_ctx_, &caller_lane_);
         elapsed = NowNs() - t0;
         stats_.AddWorker(0, elapsed, rows);
-        stats_.AddStages(caller_ctx_.DrainStageTimes());
+        stats_.AddStages(SampleContextAccess::DrainStageTimes(caller_ctx_));
       }
       UpdateAverage(&caller_ns_per_row_, elapsed, rows);
       continue;
@@ -445,7 +446,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       const int64_t rows = task.end - task.begin;
       UpdateAverage(&ns_per_row, elapsed, rows);
       stats_.AddWorker(worker, elapsed, rows);
-      stats_.AddStages(ctx.DrainStageTimes());
+      stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
       // Retired after a timeout: a replacement already took this worker's place.
       if (lane.retired.load()) return;
     } catch (const abi::__forced_unwind&) {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/core/sample_context_access.h"
 
 namespace feedline::internal {
 
@@ -50,7 +51,7 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
     }
     Sample& sample = slot->samples[static_cast<size_t>(rows)];
     sample.Clear();
-    ctx.Reset(slot->epoch, slot->producer_seq * want + rows);
+    SampleContextAccess::Reset(ctx, slot->epoch, slot->producer_seq * want + rows);
     bool got = false;
     std::optional<SampleError> failure;
     const int64_t start = limit > 0 ? NowNs() : 0;
@@ -183,7 +184,7 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
   }
   if (ready) ++produced_[static_cast<size_t>(slot->producer)];
   if (!published) scheduler_->PutSlotLocked(slot);
-  stats_->AddStages(ctx.DrainStageTimes());
+  stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
   return exhausted;
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/loader/batch_access.h"
 #include "src/loader/fingerprint.h"
 
 namespace feedline::internal {
@@ -318,7 +319,7 @@ std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
   pool_->MarkDeliveredLocked(slot);
   stats_->AddBatch();
   stats_->MarkFirstBatch();
-  return Batch(pool_, slot);
+  return BatchAccess::Make(pool_, slot);
 }
 
 void Scheduler::GrowIfCallerHoldsEverySlotLocked() {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "feedline/error.h"
+#include "src/core/sample_context_access.h"
 #include "src/process/worker_child.h"
 
 namespace feedline::internal {
@@ -19,7 +20,7 @@ constexpr char kBadAlloc[] = "bad_alloc";
 void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
                  Sample& sample, ReplyStaging& staging, SampleReply& reply) {
   try {
-    ctx.Reset(request.epoch, request.context_index);
+    SampleContextAccess::Reset(ctx, request.epoch, request.context_index);
     sample.Clear();
     staging.Clear();
     reply.fields.clear();
@@ -29,7 +30,7 @@ void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, Sam
       char* to = staging.AddField(sample.field_name(i), field.dtype(), field.shape(), &reply);
       if (field.bytes() > 0) std::memcpy(to, field.raw(), field.bytes());
     }
-    const auto stages = ctx.DrainStageTimes();
+    const auto stages = SampleContextAccess::DrainStageTimes(ctx);
     for (int s = 0; s < kNumStages; ++s) reply.stage_ns[s] = stages[static_cast<size_t>(s)];
     if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
   } catch (const SampleError& e) {
