@@ -19,6 +19,12 @@ Each figure is images/s from the first request to the last batch (worker
 start-up included); the median of --rounds runs is printed as a markdown
 table with each loader's ratio to torch.
 
+A second table measures what moving ToTensor + Normalize to the device saves
+on the loader's side: the native RandomResizedCrop(224) + flip with uint8
+CHW output (PILToTensor; normalized later by feedline.torch.Normalize on the
+device) against float32 output (ToTensor + Normalize in the loader), images/s
+and bytes per batch.
+
 Usage: bench/recipe_vs_torch.py [--build build] [--images 2000] [--rounds 3]
 """
 
@@ -73,6 +79,24 @@ def feedline_loader(data, batch, workers, native):
     return feedline.torch.DataLoader(dataset, batch_size=batch, shuffle=True, num_workers=workers)
 
 
+def output_dtype_loader(data, batch, workers, uint8):
+    import feedline.torch
+    from feedline.vision import datasets
+    from feedline.vision import transforms as T
+    steps = [T.RandomResizedCrop(224), T.RandomHorizontalFlip()]
+    if uint8:
+        steps.append(T.PILToTensor())
+    else:
+        steps += [T.ToTensor(), T.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])]
+    dataset = datasets.ImageFolder(data, transform=T.Compose(steps))
+    return feedline.torch.DataLoader(dataset, batch_size=batch, shuffle=True, num_workers=workers)
+
+
+def batch_bytes(loader):
+    images, _ = next(iter(loader))
+    return images.element_size() * images.nelement()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build", default="build", help="build folder holding tools/ and python/")
@@ -111,6 +135,24 @@ def main():
         median = statistics.median(values)
         rounds = ", ".join(f"{v:.0f}" for v in values)
         print(f"| {name} | {median:.0f} | {rounds} | {median / torch_median:.2f}x |")
+
+    outputs = {
+        "float32 (ToTensor + Normalize in the loader)": False,
+        "uint8 (PILToTensor; Normalize on the device)": True,
+    }
+    dtype_rates = {name: [] for name in outputs}
+    for _ in range(args.rounds):
+        for name, uint8 in outputs.items():
+            dtype_rates[name].append(
+                epoch_rate(output_dtype_loader(data, args.batch, args.workers, uint8)))
+    print()
+    print("| native RandomResizedCrop + flip, output | images/s (median) | rounds | MB per batch |")
+    print("|---|---:|---|---:|")
+    for name, uint8 in outputs.items():
+        values = dtype_rates[name]
+        size = batch_bytes(output_dtype_loader(data, args.batch, args.workers, uint8)) / 1e6
+        rounds = ", ".join(f"{v:.0f}" for v in values)
+        print(f"| {name} | {statistics.median(values):.0f} | {rounds} | {size:.1f} |")
 
 
 if __name__ == "__main__":
