@@ -46,7 +46,9 @@ struct BenchArgs {
   long long synthetic = -1;
   LoadShape shape;  // --pipeline, --batch, --size, --seed, --step-ms
   std::string workers = "auto";
-  std::string prefetch = "auto";
+  // Empty: auto with --workers auto, else 2 (the library's default): a fixed
+  // worker count measures a fixed setting.
+  std::string prefetch;
   long long epochs = 1;
   double step_change_ms = -1;
   std::string error_policy = "skip";
@@ -82,7 +84,9 @@ int RunBenchCommand(const BenchArgs& args) {
   settings.batch_size = args.shape.batch;
   // "auto": the loader's online tuner sets them while it runs (docs/tuning.md).
   settings.workers = args.workers == "auto" ? kAuto : ParseWorkers(args.workers);
-  settings.prefetch = args.prefetch == "auto" ? kAuto : std::stoi(args.prefetch);
+  const std::string prefetch =
+      !args.prefetch.empty() ? args.prefetch : (args.workers == "auto" ? "auto" : "2");
+  settings.prefetch = prefetch == "auto" ? kAuto : std::stoi(prefetch);
   settings.epochs = args.epochs;
   settings.step_ms = args.shape.step_ms;
   settings.step_change_ms = args.step_change_ms;
@@ -173,10 +177,9 @@ Command AddBenchCommand(CLI::App& parent) {
       ->capture_default_str();
   app->add_option("--prefetch", args->prefetch,
                   "Batches in flight per worker; auto: the loader sets how many it keeps, "
-                  "within a memory budget")
+                  "within a memory budget. Default: auto with --workers auto, else 2")
       ->check(IntAtLeastOrAuto(1))
-      ->type_name("N|auto")
-      ->capture_default_str();
+      ->type_name("N|auto");
   app->add_option("--epochs", args->epochs, "Passes over the data")
       ->check(IntAtLeast(1))
       ->type_name("N")
