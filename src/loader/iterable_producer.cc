@@ -174,6 +174,11 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
   bool exhausted = false;
   bool published = false;
   bool ready = false;
+  // Once Complete makes the slot ready it belongs to the consumer, who may
+  // deliver it, see it released and hand it to another worker before this
+  // thread takes the lock back: its producer and generation are read now.
+  const size_t producer = static_cast<size_t>(slot->producer);
+  const uint64_t generation = slot->generation;
   {
     MutexUnlock unlock(&scheduler_->mu());
     const int64_t t0 = NowNs();
@@ -182,7 +187,8 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
     published = slot->planned_rows > 0 || !slot->errors.empty();
     if (published) ready = filler_->FinishBatch(slot, ctx);
   }
-  if (ready) ++produced_[static_cast<size_t>(slot->producer)];
+  // A new epoch may have reset the counts meanwhile: this batch is not its.
+  if (ready && scheduler_->generation() == generation) ++produced_[producer];
   if (!published) scheduler_->PutSlotLocked(slot);
   stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
   return exhausted;

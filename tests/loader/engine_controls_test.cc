@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "feedline/data_loader.h"
 #include "feedline/error.h"
 #include "feedline/rng.h"
 #include "loader/test_datasets.h"
@@ -262,6 +263,37 @@ TEST(EngineControls, IterableDatasetKeepsEveryWorkerAndASlotEach) {
   // Streams of 34, 33 and 33 samples in batches of 3: 12 + 11 + 11 a epoch.
   EXPECT_EQ(expected.size(), 2u * 34u);
   EXPECT_EQ(run(true), expected);
+}
+
+// A worker's batch count is its own: once a batch is ready the consumer may
+// deliver and release it, and another worker take its slot, before the
+// worker that filled it takes the lock back to count it. Batches of one, a
+// slot per worker and batches released at once keep slots passing between
+// workers; a batch counted for the slot's next owner left the consumer
+// waiting for a batch no worker would make.
+TEST(EngineControls, IterableDatasetCountsEachBatchForTheWorkerThatMadeIt) {
+  LoaderOptions o;
+  o.batch_size = 1;
+  o.num_workers = 4;
+  o.prefetch_factor = 1;
+  constexpr int64_t kSamples = 400;
+  DataLoader loader(std::make_shared<Streams>(kSamples), o);
+  // Worker w yields w, w + 4, ...: taken round-robin, 0, 1, 2, ...
+  std::vector<int64_t> expected(kSamples);
+  for (int64_t i = 0; i < kSamples; ++i) expected[static_cast<size_t>(i)] = i;
+  for (int e = 0; e < 5; ++e) {
+    loader.StartIteration();
+    std::vector<int64_t> got;
+    Batch batch;
+    NextStatus status;
+    while ((status = loader.TryNext(std::chrono::seconds(10), &batch)) == NextStatus::kBatch) {
+      for (int64_t index : Indices(batch)) got.push_back(index);
+      batch = Batch();  // its slot is free for the next worker at once
+    }
+    ASSERT_EQ(status, NextStatus::kEnd)
+        << "epoch " << e << ": no batch for 10 s after " << got.size() << " of " << kSamples;
+    EXPECT_EQ(got, expected) << "epoch " << e;
+  }
 }
 
 TEST(SlotAllocator, HeapBlocksAreAlignedAndCounted) {
