@@ -627,6 +627,8 @@ void RegisterExceptions(py::module_& m) {
   // Leaked on purpose: the types must outlive every translation.
   static py::handle sample_error =
       py::exception<SampleError>(m, "SampleError", PyExc_RuntimeError).inc_ref();
+  static py::handle worker_init_error =
+      py::exception<WorkerInitError>(m, "WorkerInitError", PyExc_RuntimeError).inc_ref();
   // Both `except feedline.SampleError` and `except TimeoutError` catch it.
   static py::handle timeout_error = [&] {
     py::tuple bases = py::make_tuple(py::reinterpret_borrow<py::object>(sample_error),
@@ -651,6 +653,8 @@ void RegisterExceptions(py::module_& m) {
       raise(timeout_error, e);
     } catch (const SampleError& e) {
       raise(sample_error, e);
+    } catch (const WorkerInitError& e) {
+      PyErr_SetString(worker_init_error.ptr(), Readable(e.what()).c_str());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
     } catch (const Error& e) {

@@ -53,6 +53,22 @@ class FEEDLINE_EXPORT SampleError : public Error {
   int64_t index_;
 };
 
+// LoaderOptions::worker_init (Python's worker_init_fn) failed in a worker,
+// or a worker process could not start: iteration ends with this error, which
+// names the worker and the cause. The Python binding maps it to
+// feedline.WorkerInitError, a RuntimeError.
+class FEEDLINE_EXPORT WorkerInitError : public Error {
+ public:
+  WorkerInitError(int worker, const std::string& cause)
+      : Error("worker_init failed in worker " + std::to_string(worker) + ": " + cause),
+        worker_(worker) {}
+
+  int worker() const { return worker_; }
+
+ private:
+  int worker_;
+};
+
 // A sample that took longer than LoaderOptions::timeout (reason "timeout").
 // The error policy handles it like any failed sample; under raise the loader
 // throws it (once, when the consumer reaches its batch).

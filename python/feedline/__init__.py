@@ -23,12 +23,14 @@ See docs/python.md.
 """
 
 from feedline._feedline import SampleError, TimeoutError  # noqa: A004 (a built-in TimeoutError too)
+from feedline._feedline import WorkerInitError
 from feedline import io
 from feedline.io import DataLoader, get_worker_info
 
 __version__ = "0.1.0"
 
-__all__ = ["DataLoader", "SampleError", "TimeoutError", "get_worker_info", "io", "vision"]
+__all__ = ["DataLoader", "SampleError", "TimeoutError", "WorkerInitError", "get_worker_info", "io",
+           "vision"]
 
 
 def __getattr__(name):

@@ -155,6 +155,29 @@ def test_worker_init_fn_and_worker_info():
     assert io.get_worker_info() is None
 
 
+@pytest.mark.parametrize("mode", ["thread", "process"])
+def test_a_failing_worker_init_fn_is_a_worker_init_error_naming_the_worker(mode):
+    class Numbers(io.Dataset):
+        def __len__(self):
+            return 16
+
+        def __getitem__(self, i):
+            return np.int64(i)
+
+    def init(worker_id):
+        if worker_id == 1:
+            raise OSError("no GPU here")
+
+    loader = feedline.DataLoader(Numbers(), batch_size=4, num_workers=2, worker_init_fn=init,
+                                 worker_mode=mode)
+    with pytest.raises(feedline.WorkerInitError) as error:
+        copied(loader)
+    assert isinstance(error.value, RuntimeError)  # what torch users catch
+    assert "worker_init failed in worker 1" in str(error.value)
+    assert "no GPU here" in str(error.value)
+    loader.close()
+
+
 @pytest.mark.parametrize("workers", [0, 2])
 def test_iterable_dataset_splits_by_worker(workers):
     class Stream(io.IterableDataset):

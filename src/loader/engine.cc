@@ -404,8 +404,7 @@ bool Engine::InitWorker(int worker) {
     throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
     MutexLock lock(&scheduler_->mu());
-    scheduler_->FailLocked(std::make_exception_ptr(std::runtime_error(
-        "worker_init failed in worker " + std::to_string(worker) + ": " + e.what())));
+    scheduler_->FailLocked(std::make_exception_ptr(WorkerInitError(worker, e.what())));
     return false;
   } catch (...) {  // an interrupt (KeyboardInterrupt in worker_init_fn): passed on as it is
     MutexLock lock(&scheduler_->mu());

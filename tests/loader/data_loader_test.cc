@@ -708,7 +708,8 @@ TEST(DataLoader, AFailingWorkerInitIsRaisedToTheCaller) {
       while (loader->Next()) {
       }
       FAIL() << "no error, iterable=" << iterable;
-    } catch (const std::runtime_error& e) {
+    } catch (const WorkerInitError& e) {
+      EXPECT_EQ(e.worker(), 1);
       EXPECT_NE(std::string(e.what()).find("worker_init failed in worker 1: no GPU here"),
                 std::string::npos);
     }
