@@ -19,6 +19,7 @@ namespace {
 
 using testing::FaultyDataset;
 using testing::IndexDataset;
+using testing::RangeStreams;
 using testing::Indices;
 using testing::SlowDataset;
 using testing::VariableDataset;
@@ -633,30 +634,6 @@ TEST(DataLoader, SubsetAndConcatThroughTheLoader) {
 }
 
 // --- IterableDataset ---
-
-class RangeStreams : public IterableDataset {
- public:
-  explicit RangeStreams(int64_t n) : n_(n) {}
-  std::unique_ptr<SampleStream> Open(int worker, int workers, int64_t) const override {
-    class Stream : public SampleStream {
-     public:
-      Stream(int64_t next, int64_t step, int64_t n) : next_(next), step_(step), n_(n) {}
-      bool Next(Sample& out, SampleContext&) override {
-        if (next_ >= n_) return false;
-        out.SetScalar<int64_t>("index", next_);
-        next_ += step_;
-        return true;
-      }
-
-     private:
-      int64_t next_, step_, n_;
-    };
-    return std::make_unique<Stream>(worker, workers, n_);
-  }
-
- private:
-  int64_t n_;
-};
 
 TEST(DataLoader, IterableDatasetDeliversEverySampleOnce) {
   for (int workers : {0, 1, 3}) {

@@ -28,6 +28,7 @@ namespace {
 
 using internal::Engine;
 using testing::IndexDataset;
+using testing::RangeStreams;
 using testing::Indices;
 using testing::SlowDataset;
 
@@ -215,37 +216,12 @@ TEST(EngineControls, OutOfRangeArgumentsAreRefusedByName) {
   EXPECT_EQ(engine.slot_limit(), 8);
 }
 
-// Streams of the IterableDataset tests: worker w yields w, w + W, ...
-class Streams : public IterableDataset {
- public:
-  explicit Streams(int64_t n) : n_(n) {}
-  std::unique_ptr<SampleStream> Open(int worker, int workers, int64_t) const override {
-    class Stream : public SampleStream {
-     public:
-      Stream(int64_t next, int64_t step, int64_t n) : next_(next), step_(step), n_(n) {}
-      bool Next(Sample& out, SampleContext&) override {
-        if (next_ >= n_) return false;
-        out.SetScalar<int64_t>("index", next_);
-        next_ += step_;
-        return true;
-      }
-
-     private:
-      int64_t next_, step_, n_;
-    };
-    return std::make_unique<Stream>(worker, std::max(1, workers), n_);
-  }
-
- private:
-  int64_t n_;
-};
-
 TEST(EngineControls, IterableDatasetKeepsEveryWorkerAndASlotEach) {
   LoaderOptions o;
   o.batch_size = 3;
   o.num_workers = 3;
   auto run = [&](bool controls) {
-    Engine engine(std::make_shared<Streams>(100), o);
+    Engine engine(std::make_shared<RangeStreams>(100), o);
     if (controls) {
       engine.SetActiveWorkers(1);  // round-robin over all streams: none parks
       EXPECT_EQ(engine.active_workers(), 3);
@@ -277,7 +253,7 @@ TEST(EngineControls, IterableDatasetCountsEachBatchForTheWorkerThatMadeIt) {
   o.num_workers = 4;
   o.prefetch_factor = 1;
   constexpr int64_t kSamples = 400;
-  DataLoader loader(std::make_shared<Streams>(kSamples), o);
+  DataLoader loader(std::make_shared<RangeStreams>(kSamples), o);
   // Worker w yields w, w + 4, ...: taken round-robin, 0, 1, 2, ...
   std::vector<int64_t> expected(kSamples);
   for (int64_t i = 0; i < kSamples; ++i) expected[static_cast<size_t>(i)] = i;

@@ -2,8 +2,10 @@
 #ifndef FEEDLINE_TESTS_LOADER_TEST_DATASETS_H_
 #define FEEDLINE_TESTS_LOADER_TEST_DATASETS_H_
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -81,6 +83,32 @@ class SlowDataset : public Dataset {
   int64_t n_;
   std::chrono::milliseconds delay_;
   int64_t slow_index_;
+};
+
+// An IterableDataset whose worker w of W yields the indices w, w + W, ...
+// below n (W = 1 when loading in the caller's thread).
+class RangeStreams : public IterableDataset {
+ public:
+  explicit RangeStreams(int64_t n) : n_(n) {}
+  std::unique_ptr<SampleStream> Open(int worker, int workers, int64_t) const override {
+    class Stream : public SampleStream {
+     public:
+      Stream(int64_t next, int64_t step, int64_t n) : next_(next), step_(step), n_(n) {}
+      bool Next(Sample& out, SampleContext&) override {
+        if (next_ >= n_) return false;
+        out.SetScalar<int64_t>("index", next_);
+        next_ += step_;
+        return true;
+      }
+
+     private:
+      int64_t next_, step_, n_;
+    };
+    return std::make_unique<Stream>(worker, std::max(1, workers), n_);
+  }
+
+ private:
+  int64_t n_;
 };
 
 // All "index" values of a batch.
