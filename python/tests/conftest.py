@@ -1,10 +1,30 @@
 """Shared fixtures: small Python datasets whose samples encode their index,
 so every test can check which samples a batch holds."""
 
+import faulthandler
+
 import numpy as np
 import pytest
 
 from feedline import io
+from feedline.vision import synth
+
+
+@pytest.fixture(autouse=True)
+def bounded():
+    """Every test is bounded in time: a hang ends the run with every thread's
+    stack instead of blocking CI until its own limit."""
+    faulthandler.dump_traceback_later(120, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
+
+
+def image_folder(tmp_path_factory, name, images, classes, seed):
+    """A new folder of `images` readable synthetic JPEGs in `classes` class
+    subfolders, made from `seed`; returns its path."""
+    root = str(tmp_path_factory.mktemp(name))
+    assert synth.write_image_folder(root, images, classes=classes, seed=seed) == []
+    return root
 
 
 class IndexDataset(io.Dataset):

@@ -3,7 +3,6 @@ does: feedline.torch.DataLoader gives the same structure and values as
 torch.utils.data.default_collate, in threads, worker processes and with 0
 workers; feedline.DataLoader gives the same tree with tuples and numpy arrays."""
 
-import faulthandler
 
 import numpy as np
 import pytest
@@ -13,14 +12,6 @@ from torch.utils.data import default_collate
 import feedline
 import feedline.torch
 
-
-
-@pytest.fixture(autouse=True)
-def bounded():
-    # A hang ends the run with every thread's stack instead of blocking CI.
-    faulthandler.dump_traceback_later(60, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
 
 
 MODES = [

@@ -4,7 +4,6 @@ pipeline), so a cached dataset (torchvision's --cache-dataset) loads the same
 samples without scanning the folder again."""
 
 import copy
-import faulthandler
 import io as _bytes_io
 import os
 import pickle
@@ -19,19 +18,12 @@ from feedline import io
 from feedline.vision import datasets, synth
 from feedline.vision import transforms as T
 
-
-@pytest.fixture(autouse=True)
-def bounded():
-    faulthandler.dump_traceback_later(60, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
+from conftest import image_folder
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("pickle_folder"))
-    assert synth.write_image_folder(root, 9, classes=3, seed=11) == []
-    return root
+    return image_folder(tmp_path_factory, "pickle_folder", 9, classes=3, seed=11)
 
 
 TRAIN = T.Compose([

@@ -3,7 +3,6 @@ any callable) given to feedline.vision.datasets.ImageFolder runs in Python on
 the image C++ decoded, in worker processes by default, with torch's random
 draws seeded per sample so that batches do not depend on the worker count."""
 
-import faulthandler
 import pickle
 
 import numpy as np
@@ -15,22 +14,15 @@ from PIL import Image
 import feedline
 import feedline.torch
 from feedline import io
-from feedline.vision import datasets, synth
+from feedline.vision import datasets
 from feedline.vision import transforms as T
 
-
-@pytest.fixture(autouse=True)
-def bounded():
-    faulthandler.dump_traceback_later(90, exit=True)
-    yield
-    faulthandler.cancel_dump_traceback_later()
+from conftest import image_folder
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    root = str(tmp_path_factory.mktemp("python_transforms"))
-    assert synth.write_image_folder(root, 12, classes=3, seed=21) == []
-    return root
+    return image_folder(tmp_path_factory, "python_transforms", 12, classes=3, seed=21)
 
 
 RECIPE = tvT.Compose([

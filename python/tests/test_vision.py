@@ -11,14 +11,12 @@ from feedline import io
 from feedline.vision import datasets, synth
 from feedline.vision import transforms as T
 
-from conftest import copied
+from conftest import copied, image_folder
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    root = tmp_path_factory.mktemp("images")
-    assert synth.write_image_folder(root, 12, classes=3, seed=4) == []
-    return str(root)
+    return image_folder(tmp_path_factory, "images", 12, classes=3, seed=4)
 
 
 @pytest.fixture(scope="module")
