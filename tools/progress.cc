@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "src/core/string_printf.h"
+
 namespace feedline::cli {
 namespace {
 
@@ -12,24 +14,18 @@ namespace {
 constexpr double kBarInterval = 0.1;
 constexpr int kBarWidth = 24;
 
-std::string Printf(const char* format, auto... args) {
-  char buffer[256];
-  std::snprintf(buffer, sizeof(buffer), format, args...);
-  return buffer;
-}
-
 double Rate(const ProgressState& state) {
   return state.elapsed_s > 0 ? static_cast<double>(state.images) / state.elapsed_s : 0;
 }
 
 std::string EpochText(const ProgressState& state) {
-  return Printf("epoch %lld/%lld", static_cast<long long>(state.epoch + 1),
+  return internal::StringPrintf("epoch %lld/%lld", static_cast<long long>(state.epoch + 1),
                 static_cast<long long>(state.epochs));
 }
 
 std::string BatchText(const ProgressState& state) {
-  if (state.batches_per_epoch < 0) return Printf("%lld", static_cast<long long>(state.batch));
-  return Printf("%lld/%lld", static_cast<long long>(state.batch),
+  if (state.batches_per_epoch < 0) return internal::StringPrintf("%lld", static_cast<long long>(state.batch));
+  return internal::StringPrintf("%lld/%lld", static_cast<long long>(state.batch),
                 static_cast<long long>(state.batches_per_epoch));
 }
 
@@ -51,9 +47,9 @@ double EtaSeconds(const ProgressState& state) {
 
 std::string FormatDuration(double seconds) {
   const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
-  if (total < 60) return Printf("%lld s", total);
-  if (total < 3600) return Printf("%lld:%02lld", total / 60, total % 60);
-  return Printf("%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
+  if (total < 60) return internal::StringPrintf("%lld s", total);
+  if (total < 3600) return internal::StringPrintf("%lld:%02lld", total / 60, total % 60);
+  return internal::StringPrintf("%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
 }
 
 std::string FormatProgressBar(const ProgressState& state, int bar_width) {
@@ -65,12 +61,12 @@ std::string FormatProgressBar(const ProgressState& state, int bar_width) {
     std::fill(bar.begin(), bar.begin() + static_cast<std::ptrdiff_t>(filled), '#');
   }
   return EpochText(state) + " [" + bar + "] " + BatchText(state) + "  " +
-         Printf("%.0f images/s", Rate(state)) + "  " + EtaText(state);
+         internal::StringPrintf("%.0f images/s", Rate(state)) + "  " + EtaText(state);
 }
 
 std::string FormatProgressLine(const ProgressState& state) {
   return EpochText(state) + ": batch " + BatchText(state) + ", " +
-         Printf("%.0f images/s", Rate(state)) + ", " + EtaText(state) +
+         internal::StringPrintf("%.0f images/s", Rate(state)) + ", " + EtaText(state) +
          (state.verdict.empty() ? "" : "; " + state.verdict);
 }
 

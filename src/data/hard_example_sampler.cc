@@ -2,20 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 
 #include "feedline/error.h"
+#include "src/data/double_text.h"
 #include "src/data/sampler_rng.h"
 
 namespace feedline {
 namespace {
-
-std::string Str(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
 
 bool ValidScore(double value) { return std::isfinite(value) && value >= 0.0; }
 
@@ -33,11 +27,11 @@ HardExampleSampler::HardExampleSampler(int64_t n, uint64_t seed, Options options
                 std::to_string(num_samples_));
   }
   if (!(decay_ >= 0.0 && decay_ < 1.0)) {
-    throw Error("HardExampleSampler: decay must be in [0, 1), got " + Str(decay_));
+    throw Error("HardExampleSampler: decay must be in [0, 1), got " + internal::DoubleText(decay_));
   }
   if (!(floor_ > 0.0 && floor_ <= 1.0)) {
     throw Error("HardExampleSampler: floor must be in (0, 1] (0 would let samples starve), got " +
-                Str(floor_));
+                internal::DoubleText(floor_));
   }
   scores_.assign(static_cast<size_t>(n), 0.0);
   seen_.assign(static_cast<size_t>(n), 0);
@@ -118,7 +112,7 @@ void HardExampleSampler::Update(std::span<const int64_t> indices, std::span<cons
     }
     if (!ValidScore(losses[k])) {
       throw Error("HardExampleSampler.update: losses[" + std::to_string(k) +
-                  "] must be finite and >= 0, got " + Str(losses[k]));
+                  "] must be finite and >= 0, got " + internal::DoubleText(losses[k]));
     }
   }
   std::lock_guard<std::mutex> lock(mu_);
@@ -150,7 +144,7 @@ void HardExampleSampler::Restore(const State& state) {
   for (size_t i = 0; i < n; ++i) {
     if (!ValidScore(state.scores[i])) {
       fail("scores[" + std::to_string(i) + "] must be finite and >= 0, got " +
-           Str(state.scores[i]));
+           internal::DoubleText(state.scores[i]));
     }
   }
   if (state.planned_epoch < -1) {
@@ -164,7 +158,7 @@ void HardExampleSampler::Restore(const State& state) {
     for (size_t i = 0; i < n; ++i) {
       if (!(std::isfinite(state.planned[i]) && state.planned[i] > 0.0)) {
         fail("planned[" + std::to_string(i) + "] must be a probability > 0, got " +
-             Str(state.planned[i]));
+             internal::DoubleText(state.planned[i]));
       }
     }
   }

@@ -1,24 +1,14 @@
 #include <algorithm>
 #include <cmath>
-#include <sstream>
 #include <string>
 #include <utility>
 
 #include "feedline/error.h"
 #include "feedline/sampler.h"
+#include "src/data/double_text.h"
 #include "src/data/sampler_rng.h"
 
 namespace feedline {
-namespace {
-
-std::string Str(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
-
-}  // namespace
-
 WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_t num_samples,
                                              uint64_t seed, bool replacement)
     : weights_(std::move(weights)),
@@ -37,7 +27,7 @@ WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_
     const double w = weights_[i];
     if (!std::isfinite(w) || w < 0.0) {
       throw Error("WeightedRandomSampler: weights[" + std::to_string(i) +
-                  "] must be finite and >= 0, got " + Str(w));
+                  "] must be finite and >= 0, got " + internal::DoubleText(w));
     }
     if (w > 0.0) ++nonzero;
     total += w;

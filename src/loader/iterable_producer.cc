@@ -51,7 +51,7 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
     }
     Sample& sample = slot->samples[static_cast<size_t>(rows)];
     sample.Clear();
-    SampleContextAccess::Reset(ctx, slot->epoch, slot->producer_seq * want + rows);
+    SampleContextAccess::Reset(ctx, slot->epoch, slot->batch_index * want + rows);
     bool got = false;
     std::optional<SampleError> failure;
     const int64_t start = limit > 0 ? NowNs() : 0;
@@ -92,7 +92,7 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
       *exhausted = true;
       break;
     }
-    slot->indices[static_cast<size_t>(rows)] = slot->producer_seq * want + rows;
+    slot->indices[static_cast<size_t>(rows)] = slot->batch_index * want + rows;
     slot->status[static_cast<size_t>(rows)] = RowStatus::kOk;
     ++rows;
   }
@@ -161,7 +161,6 @@ Slot* IterableProducer::TakeStreamSlotLocked(int producer, int64_t epoch, uint64
   slot->epoch = epoch;
   slot->generation = generation;
   slot->producer = producer;
-  slot->producer_seq = produced_[p];
   slot->batch_index = produced_[p];
   slot->state = SlotState::kFilling;
   slot->raise.reset();
@@ -236,7 +235,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     for (const auto& slot : scheduler_->slots_locked()) {
       Slot* s = slot.get();
       if (s->state == SlotState::kReady && s->generation == scheduler_->generation() &&
-          s->producer == rr_next_ && s->producer_seq == consumed_[w]) {
+          s->producer == rr_next_ && s->batch_index == consumed_[w]) {
         ready = s;
         break;
       }

@@ -1,9 +1,9 @@
 #include "feedline/loop_report.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "feedline/sample_context.h"
+#include "src/core/string_printf.h"
 
 namespace feedline {
 namespace {
@@ -18,15 +18,9 @@ constexpr double kSpareWorkers = 0.50;
 // A stage is worth naming when it takes at least this share of worker time.
 constexpr double kNamedStage = 0.20;
 
-std::string Printf(const char* format, auto... args) {
-  char buffer[256];
-  std::snprintf(buffer, sizeof(buffer), format, args...);
-  return buffer;
-}
+std::string Percent(double fraction) { return internal::StringPrintf("%.0f%%", 100 * fraction); }
 
-std::string Percent(double fraction) { return Printf("%.0f%%", 100 * fraction); }
-
-std::string Milliseconds(double seconds) { return Printf("%.1f ms", 1e3 * seconds); }
+std::string Milliseconds(double seconds) { return internal::StringPrintf("%.1f ms", 1e3 * seconds); }
 
 int64_t BusyNs(const StatsSnapshot& s) {
   int64_t busy = 0;
@@ -138,7 +132,7 @@ std::string FormatReportLine(const LoopReport& r) {
     if (r.end_of_epoch) line += " (end)";
     line += ", ";
   }
-  line += Printf("%.0f samples/s, step ", r.samples_per_s) + Milliseconds(r.step_s) +
+  line += internal::StringPrintf("%.0f samples/s, step ", r.samples_per_s) + Milliseconds(r.step_s) +
           ", data wait " + Milliseconds(r.wait_s) + " (" + Percent(r.wait_share) + "); " +
           FormatVerdict(r);
   return line;

@@ -89,8 +89,8 @@ struct Slot {
   int64_t epoch = 0;
   int64_t batch_index = 0;
   uint64_t generation = 0;  // which epoch run; stale slots are discarded
-  int producer = -1;        // iterable datasets: the worker that filled it
-  int64_t producer_seq = 0;
+  int producer = -1;        // iterable datasets: the worker that filled it (its
+                            // batch_index counts that worker's batches)
   SlotState state = SlotState::kFree;
 
   // Rows as planned.
@@ -134,7 +134,8 @@ struct Slot {
   // Where the fields' storage comes from (the pool's allocator).
   SlotAllocator* allocator = nullptr;
 
-  // Returns the storage of field `name`, (re)sized to `bytes`; keeps its buffer.
+  // Field `name` of this batch, as the next used field; keeps the storage it had
+  // in earlier batches (the caller sizes it). A name added twice is a SampleError.
   SlotField& FieldFor(std::string_view name);
   // Appends a field whose storage comes from `allocator`.
   SlotField& AddField(std::string name);
