@@ -14,25 +14,40 @@ namespace {
 using internal::ErrorReply;
 using internal::ReplyKind;
 using internal::ReplyStaging;
+using internal::RequestedRow;
 using internal::RequestKind;
 using internal::SampleReply;
 using internal::WorkRequest;
 
-// Reads the next request without the GIL, so threads the dataset started
-// keep running while this worker is idle.
-bool ReadRequest(int fd, WorkRequest* request) {
+// Reads the next request (and the batch row it names) without the GIL, so
+// threads the dataset started keep running while this worker is idle.
+bool ReadRequest(int fd, RequestedRow& row, WorkRequest* request) {
   PyThreadState* state = PyEval_SaveThread();
-  bool ok = internal::ReadAll(fd, request, sizeof(*request));
+  bool ok = false;
+  try {
+    ok = row.Read(fd, request);
+  } catch (...) {
+    PyEval_RestoreThread(state);
+    throw;
+  }
   PyEval_RestoreThread(state);
   return ok;
 }
 
-// Writes `item`'s arrays into the staging and replies with their metadata.
-void ReplyWithItem(int fd, const py::handle& item, ReplyStaging& staging, SampleReply& reply) {
+// Writes `item`'s arrays, as a worker thread would, into the batch row the
+// request named (a field of the row's dtype and shape) or else the staging,
+// and replies with their metadata.
+void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
+                   SampleReply& reply) {
   staging.Clear();
   reply.fields.clear();
   Structure layout;  // each sample's own; the parent checks it against the first
   FillFields(item, layout, [&](const std::string& name, DType dtype, const Shape& shape) {
+    if (std::byte* to = row.Find(name, dtype, shape)) {
+      ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row.OffsetOf(to)),
+                               &reply);
+      return Tensor(dtype, shape, to);
+    }
     return Tensor(dtype, shape, staging.AddField(name, dtype, shape, &reply));
   });
   reply.layout = static_cast<int>(layout.kind());
@@ -47,15 +62,18 @@ void ReplyDone(int fd, ReplyKind kind) {
 // current pass.
 class Worker {
  public:
-  Worker(int fd, int arena_fd, std::shared_ptr<PyRef> dataset)
-      : fd_(fd), staging_(arena_fd), dataset_(std::move(dataset)) {}
+  Worker(const internal::WorkerChannel& channel, std::shared_ptr<PyRef> dataset)
+      : fd_(channel.socket_fd), row_(channel), staging_(channel.arena_fd),
+        dataset_(std::move(dataset)) {}
+
+  bool Read(WorkRequest* request) { return ReadRequest(fd_, row_, request); }
 
   void Serve(const WorkRequest& request) {
     switch (static_cast<RequestKind>(request.kind)) {
       case RequestKind::kSample: {
         if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
         SeedPythonGenerators(request.seed, request.epoch, request.index);
-        ReplyWithItem(fd_, getitem_(request.index), staging_, reply_);
+        ReplyWithItem(fd_, getitem_(request.index), row_, staging_, reply_);
         return;
       }
       case RequestKind::kOpen:
@@ -75,7 +93,7 @@ class Worker {
           ReplyDone(fd_, ReplyKind::kEnd);
           return;
         }
-        ReplyWithItem(fd_, item, staging_, reply_);
+        ReplyWithItem(fd_, item, row_, staging_, reply_);
         return;
       }
     }
@@ -85,6 +103,7 @@ class Worker {
 
  private:
   int fd_;
+  RequestedRow row_;
   ReplyStaging staging_;
   SampleReply reply_;
   std::shared_ptr<PyRef> dataset_;
@@ -121,9 +140,9 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
     }
     ReplyDone(fd, ReplyKind::kReady);
 
-    Worker worker(fd, channel.arena_fd, config.dataset);
+    Worker worker(channel, config.dataset);
     WorkRequest request;
-    while (ReadRequest(fd, &request)) {
+    while (worker.Read(&request)) {
       info.epoch = request.epoch;
       info.seed = request.seed;
       try {

@@ -52,6 +52,7 @@ struct FEEDLINE_EXPORT StatsSnapshot {
   int64_t skipped = 0;   // samples dropped by error_policy skip
   int64_t replaced = 0;  // samples replaced by error_policy replace
   int64_t failed_substitutes = 0;  // substitutes that failed too (error_policy replace)
+  int64_t worker_restarts = 0;     // worker processes started again after one died
   std::map<std::string, int64_t> errors_by_reason;  // `errors` by SampleError::reason()
   std::array<int64_t, kNumStages> stage_ns{};  // summed over workers
   int64_t consumer_wait_ns = 0;  // time the consumer spent waiting in Next()

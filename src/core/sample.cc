@@ -132,6 +132,10 @@ bool SampleBinder::IsBound(const Sample& sample, int i) {
   return sample.order_[static_cast<size_t>(i)]->bound;
 }
 
+const SampleBindings* SampleBinder::Bindings(const Sample& sample) {
+  return sample.bindings_.get();
+}
+
 void SampleBinder::Detach(Sample& sample) {
   for (Sample::Field* f : sample.order_) {
     if (!f->bound) continue;

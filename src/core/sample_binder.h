@@ -42,6 +42,9 @@ class SampleBinder {
   // True if field i of `sample` was written straight into a batch row (collate
   // leaves it where it is).
   static bool IsBound(const Sample& sample, int i);
+  // The sample's bindings, or nullptr if it has none (worker processes send
+  // them, so the process writes where a thread would).
+  static const SampleBindings* Bindings(const Sample& sample);
 };
 
 }  // namespace feedline::internal

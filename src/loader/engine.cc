@@ -10,6 +10,7 @@
 #include "feedline/error.h"
 #include "src/core/sample_context_access.h"
 #include "src/loader/fingerprint.h"
+#include "src/loader/process_backed.h"
 #include "src/loader/slot_allocator.h"
 
 namespace feedline::internal {
@@ -85,6 +86,9 @@ void Engine::ApplyTunedSetting(int workers, int slots) {
 StatsSnapshot Engine::stats() const {
   StatsSnapshot s = stats_.Snapshot();
   if (tuner_) s.tuner = tuner_->Snapshot();
+  if (const auto* processes = dynamic_cast<const ProcessBacked*>(dataset_.get())) {
+    s.worker_restarts = processes->worker_restarts();
+  }
   return s;
 }
 
@@ -106,8 +110,14 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
 
 void Engine::Assemble(std::vector<FieldSpec> fixed) {
   layout_ = SlotLayout(std::move(fixed));
+  // Worker processes write their rows into slots they can map.
+  std::shared_ptr<SlotAllocator> allocator;
+  if (const auto* processes = dynamic_cast<const ProcessBacked*>(dataset_.get())) {
+    allocator = processes->slot_allocator();
+  }
+  if (!allocator) allocator = std::make_shared<HeapSlotAllocator>();
   auto pool = std::make_shared<SlotPool>(std::max(2, options_.num_workers * options_.prefetch_factor),
-                                         std::make_shared<HeapSlotAllocator>());
+                                         std::move(allocator));
   SlotPool* pool_ptr = pool.get();
   scheduler_ = std::make_unique<Scheduler>(options_, batch_sampler_, dataset_.get(), &layout_,
                                            std::move(pool), &stats_);

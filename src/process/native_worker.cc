@@ -7,6 +7,7 @@
 #include <string>
 
 #include "feedline/error.h"
+#include "src/core/sample_binder.h"
 #include "src/core/sample_context_access.h"
 #include "src/process/worker_child.h"
 
@@ -17,16 +18,25 @@ constexpr char kBadAlloc[] = "bad_alloc";
 
 // Loads one sample into `staging` and replies; a failure becomes an error
 // reply, as it would become a failed sample on a worker thread.
+// Fields bound to the requested row are written there by Get itself (the
+// batch row, in shared memory); the others are copied into the arena.
 void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
-                 Sample& sample, ReplyStaging& staging, SampleReply& reply) {
+                 Sample& sample, RequestedRow& row, ReplyStaging& staging, SampleReply& reply) {
   try {
     SampleContextAccess::Reset(ctx, request.epoch, request.context_index);
     sample.Clear();
+    row.Bind(sample);
     staging.Clear();
     reply.fields.clear();
     dataset.Get(request.index, sample, ctx);
     for (int i = 0; i < sample.num_fields(); ++i) {
       const Tensor& field = sample.field(i);
+      const int64_t in_row = SampleBinder::IsBound(sample, i) ? row.OffsetOf(field.raw()) : -1;
+      if (in_row >= 0) {
+        ReplyStaging::AddInPlace(sample.field_name(i), field.dtype(), field.shape(),
+                                 static_cast<uint64_t>(in_row), &reply);
+        continue;
+      }
       char* to = staging.AddField(sample.field_name(i), field.dtype(), field.shape(), &reply);
       if (field.bytes() > 0) std::memcpy(to, field.raw(), field.bytes());
     }
@@ -67,16 +77,17 @@ void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
   }
   if (!WriteMessage(fd, ReplyKind::kReady, std::string())) _exit(0);
   ReplyStaging staging(channel.arena_fd);
+  RequestedRow row(channel);
   SampleReply reply;
   Sample sample;
   SampleContext ctx(channel.seed, 0, 0, channel.worker_id);
   WorkRequest request;
-  while (ReadAll(fd, &request, sizeof(request))) {
+  while (row.Read(fd, &request)) {
     if (request.kind != static_cast<uint32_t>(RequestKind::kSample)) {
       SendErrorReply(fd, {"exception", "a native worker process loads map-style samples only", ""});
       continue;
     }
-    ServeSample(*dataset_, fd, request, ctx, sample, staging, reply);
+    ServeSample(*dataset_, fd, request, ctx, sample, row, staging, reply);
   }
   _exit(0);  // end of file: the loader closed this worker
 }

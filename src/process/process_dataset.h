@@ -1,7 +1,9 @@
 // ProcessDataset: a map-style Dataset whose samples load in worker
 // processes (ProcessWorkers). Engine thread w forwards Get(index) to process
-// w; the sample comes back through the shared arena and is copied into
-// `out` (for fixed fields, the batch row itself).
+// w, which writes the fields bound to `out`'s batch row straight into it (the
+// slots come from the workers' shared allocator: ProcessBacked tells the
+// engine); other fields come back through the shared arena and are copied
+// into `out`.
 //
 // Thread safety: as Dataset (Get from the loader's worker threads, each for
 // its own worker id).
@@ -14,11 +16,12 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "src/loader/process_backed.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::internal {
 
-class ProcessDataset : public Dataset {
+class ProcessDataset : public Dataset, public ProcessBacked {
  public:
   // `described_by`, when given, answers Source, Length and FixedFields (the
   // parent's copy of the dataset the workers load).
@@ -32,6 +35,10 @@ class ProcessDataset : public Dataset {
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
   void AbandonInFlight() const override { workers_->AbandonInFlight(); }
+  std::shared_ptr<SlotAllocator> slot_allocator() const override {
+    return workers_->slot_allocator();
+  }
+  int64_t worker_restarts() const override { return workers_->restarts(); }
 
   const std::shared_ptr<ProcessWorkers>& workers() const { return workers_; }
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "feedline/error.h"
+#include "src/core/sample_binder.h"
 #include "src/process/shared_arena.h"
 
 namespace feedline::internal {
@@ -71,6 +72,8 @@ struct ProcessWorkers::Worker {
   int fd = -1;     // GUARDED_BY(mu); the parent's end of the socket
   SharedArena arena;  // made with the first process, kept across restarts
   std::string body;
+  std::string message;  // the request being sent: WorkRequest and the row's destinations
+  std::vector<RowDestination> row;
   SampleReply reply;
   std::vector<char> drain;
   bool died = false;  // the last process died unexpectedly: the next start is a restart
@@ -115,6 +118,7 @@ ProcessWorkers::ProcessWorkers(std::shared_ptr<WorkerProgram> program,
                                ProcessWorkerOptions options)
     : program_(std::move(program)), options_(options), spawner_(program_.get()) {
   if (options_.num_workers < 1) throw Error("process workers need num_workers >= 1");
+  if (options_.use_shared_memory) slots_ = std::make_shared<SharedSlotAllocator>();
   for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>());
 }
 
@@ -159,6 +163,10 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
   channel.parent_pid = ::getpid();
   channel.socket_fd = ends[1];
   channel.arena_fd = options_.use_shared_memory ? worker.arena.fd() : -1;
+  if (slots_) {
+    channel.slots_base = slots_->base();
+    channel.slots_bytes = slots_->reserved();
+  }
   pid_t pid;
   try {
     WorkerProgram* program = program_.get();
@@ -235,6 +243,8 @@ void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) 
   request.epoch = ctx.epoch();
   request.seed = ctx.seed();
   request.context_index = ctx.index();
+  EncodeRow(out, worker);
+  request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
   int deaths = 0;
   while (true) {
     if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
@@ -290,6 +300,20 @@ void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) 
   }
 }
 
+void ProcessWorkers::EncodeRow(const Sample& out, Worker& worker) const {
+  worker.message.clear();
+  const SampleBindings* bindings = SampleBinder::Bindings(out);
+  if (!slots_ || bindings == nullptr) return;
+  worker.row.clear();
+  for (const SampleBindings::Binding& b : bindings->list) {
+    const int64_t offset = slots_->OffsetOf(b.destination);
+    if (offset < 0) continue;  // not in the shared slots: the field comes back in the arena
+    worker.row.push_back(
+        RowDestination{b.name, b.dtype, b.shape, static_cast<uint64_t>(offset), b.soft});
+  }
+  if (!worker.row.empty()) EncodeDestinations(worker.row, &worker.message);
+}
+
 ProcessWorkers::Outcome ProcessWorkers::Exchange(int w, const WorkRequest& request, Sample* out,
                                                  SampleContext* ctx, WorkerDeath* death) const {
   Worker& worker = this->worker(w);
@@ -323,8 +347,13 @@ bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t in
     std::lock_guard<std::mutex> lock(worker.mu);
     pid = worker.pid;
   }
+  // The request and the row's destinations in one write (the worker wakes once).
+  std::string& message = worker.body;
+  message.assign(reinterpret_cast<const char*>(&request), sizeof(request));
+  if (request.destinations_bytes > 0) message.append(worker.message);
   ReplyHeader header;
-  if (!WriteAll(fd, &request, sizeof(request)) || !WaitForReply(fd, pid, worker.abandoned_at_ns) ||
+  if (!WriteAll(fd, message.data(), message.size()) ||
+      !WaitForReply(fd, pid, worker.abandoned_at_ns) ||
       !ReadAll(fd, &header, sizeof(header))) {
     *death = Reap(worker);
     return false;
@@ -374,6 +403,16 @@ bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, 
     for (const FieldMeta& f : reply.fields) {
       Tensor tensor = out.Allocate(f.name, f.dtype, f.shape);
       if (tensor.bytes() != f.bytes) throw Error("field '" + f.name + "' has a wrong byte count");
+      if (f.in_place) {
+        // Written by the process into the row the request named, which is
+        // where Allocate points for a bound field of this dtype and shape.
+        if (!slots_ || f.offset > slots_->reserved() || f.bytes > slots_->reserved() - f.offset) {
+          throw Error("field '" + f.name + "' lies outside the shared batch slots");
+        }
+        const std::byte* written = slots_->base() + f.offset;
+        if (static_cast<const std::byte*>(tensor.raw()) != written && f.bytes > 0) std::memcpy(tensor.raw(), written, f.bytes);
+        continue;
+      }
       if (options_.use_shared_memory) {
         if (f.offset + f.bytes > worker.arena.size()) {
           throw Error("field '" + f.name + "' lies outside the worker's shared arena");

@@ -3,9 +3,14 @@
 // engine keeps its N worker threads, its sample-level scheduling, slots,
 // error policy and in-order delivery; thread w talks to process w.
 //
-// A map-style sample (LoadSample) is sent as (index, epoch, seed) and comes
-// back as metadata, its arrays in the arena; the thread copies each field into
-// out.Allocate (for fixed fields, the batch row itself). A process that dies
+// A map-style sample (LoadSample) is sent as (index, epoch, seed) and the
+// row it goes to. With shared memory the batch slots come from this object's
+// SharedSlotAllocator, mapped in every worker process: the request lists
+// where each field bound to the row lies in them, the process writes those
+// fields there, and only metadata comes back. Other fields (not bound, or
+// of another shape than the row's) come back in the arena (or the socket's
+// payload without shared memory) and the thread copies them into
+// out.Allocate. A process that dies
 // (end of file, or waitid while waiting) is reaped, diagnosed (signal, exit
 // status, the cgroup's OOM kill count), replaced and the sample sent again;
 // after max_deaths_per_sample deaths on one sample it fails as
@@ -39,6 +44,7 @@
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "src/process/process_spawner.h"
+#include "src/process/shared_slot_allocator.h"
 #include "src/process/worker_child.h"
 #include "src/process/worker_death.h"
 #include "src/process/worker_protocol.h"
@@ -112,6 +118,10 @@ class ProcessWorkers {
   void Shutdown() const;
   bool closing() const { return shutdown_.load(); }
 
+  // The allocator the loader's batch slots must come from so that the
+  // processes write into them; null without shared memory.
+  std::shared_ptr<SlotAllocator> slot_allocator() const { return slots_; }
+
   // The live worker processes' ids (-1 where none runs).
   std::vector<int64_t> worker_pids() const;
   // Replacements started for workers that died.
@@ -137,8 +147,13 @@ class ProcessWorkers {
   bool ReadSample(Worker& worker, int fd, uint64_t payload_bytes, Sample& out, SampleContext* ctx,
                   WorkerDeath* death) const;
 
+  // Where `out`'s bound fields lie in the shared slots, encoded for a request.
+  void EncodeRow(const Sample& out, Worker& worker) const;
+
   std::shared_ptr<WorkerProgram> program_;
   ProcessWorkerOptions options_;
+  // Made before any worker is forked, so that every worker inherits the mapping.
+  std::shared_ptr<SharedSlotAllocator> slots_;
   mutable ProcessSpawner spawner_;  // declared before workers_: outlives them
   std::vector<std::unique_ptr<Worker>> workers_;
   mutable std::atomic<bool> shutdown_{false};

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "feedline/error.h"
+#include "src/core/sample_binder.h"
 #include "src/process/process_spawner.h"
 
 namespace feedline::internal {
@@ -28,6 +29,63 @@ void EnterWorkerChild(const WorkerChannel& channel) {
   // and closes the workers.
   ::signal(SIGINT, SIG_IGN);
   CloseInheritedFdsExcept({channel.socket_fd, channel.arena_fd});
+}
+
+bool RequestedRow::Read(int fd, WorkRequest* request) {
+  if (!ReadAll(fd, request, sizeof(*request))) return false;
+  row_.clear();
+  if (request->destinations_bytes == 0) return true;
+  body_.resize(request->destinations_bytes);
+  if (!ReadAll(fd, body_.data(), body_.size())) return false;
+  if (!DecodeDestinations(body_.data(), body_.size(), &row_)) {
+    throw Error("the loader sent a malformed sample request");
+  }
+  // A destination outside the slots (no slots here, or a damaged request)
+  // is not written: its field goes through the arena.
+  std::erase_if(row_, [this](const RowDestination& d) {
+    const uint64_t field_bytes = Tensor(d.dtype, d.shape, nullptr).bytes();
+    return base_ == nullptr || d.offset > bytes_ || field_bytes > bytes_ - d.offset;
+  });
+  return true;
+}
+
+std::byte* RequestedRow::Find(const std::string& name, DType dtype, const Shape& shape) const {
+  for (const RowDestination& d : row_) {
+    if (d.name == name) return d.dtype == dtype && d.shape == shape ? base_ + d.offset : nullptr;
+  }
+  return nullptr;
+}
+
+void RequestedRow::Bind(Sample& sample) {
+  bool same = bound_.size() == row_.size();
+  for (size_t i = 0; same && i < row_.size(); ++i) same = bound_[i] == row_[i].name;
+  if (!same) {
+    // Another set of fields: start over (Bind below updates names it knows).
+    SampleBinder::Unbind(sample);
+    bound_.clear();
+    for (const RowDestination& d : row_) bound_.push_back(d.name);
+  }
+  for (const RowDestination& d : row_) {
+    SampleBinder::Bind(sample, d.name, d.dtype, d.shape, base_ + d.offset, d.soft);
+  }
+}
+
+int64_t RequestedRow::OffsetOf(const void* p) const {
+  const auto* b = static_cast<const std::byte*>(p);
+  if (base_ == nullptr || b < base_ || b >= base_ + bytes_) return -1;
+  return b - base_;
+}
+
+void ReplyStaging::AddInPlace(const std::string& name, DType dtype, const Shape& shape,
+                              uint64_t offset, SampleReply* reply) {
+  FieldMeta meta;
+  meta.name = name;
+  meta.dtype = dtype;
+  meta.shape = shape;
+  meta.bytes = Tensor(dtype, shape, nullptr).bytes();
+  meta.offset = offset;
+  meta.in_place = true;
+  reply->fields.push_back(std::move(meta));
 }
 
 ReplyStaging::ReplyStaging(int arena_fd) {

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/sample.h"
 #include "src/process/shared_arena.h"
 #include "src/process/worker_protocol.h"
 
@@ -27,6 +28,10 @@ struct WorkerChannel {
   pid_t parent_pid = 0;
   int socket_fd = -1;  // the child's end
   int arena_fd = -1;   // -1: samples go through the socket
+  // The batch slots' shared memory (SharedSlotAllocator), inherited through
+  // the fork at the same address; null without shared memory.
+  std::byte* slots_base = nullptr;
+  size_t slots_bytes = 0;
 };
 
 // The first thing a child does: die with the parent (PR_SET_PDEATHSIG; an
@@ -34,6 +39,33 @@ struct WorkerChannel {
 // parent (SIGINT ignored) and close every other worker's descriptors.
 // _exits if the parent is already gone.
 void EnterWorkerChild(const WorkerChannel& channel);
+
+// The batch row a sample request names, in the child: where each of its
+// fields goes in the shared slots this process inherited.
+class RequestedRow {
+ public:
+  explicit RequestedRow(const WorkerChannel& channel)
+      : base_(channel.slots_base), bytes_(channel.slots_bytes) {}
+
+  // Reads the next request and the row it names. False at end of file.
+  bool Read(int fd, WorkRequest* request);
+  // Where field `name` goes if the sample produces `dtype` and `shape`
+  // (the row's memory), else nullptr (the arena).
+  std::byte* Find(const std::string& name, DType dtype, const Shape& shape) const;
+  // Binds `sample` to the row (SampleBinder), so that Get writes there as it
+  // would on a worker thread; a declared (not soft) field of another dtype or
+  // shape fails as "schema" there too.
+  void Bind(Sample& sample);
+  // The offset in the slots of memory inside them, or -1.
+  int64_t OffsetOf(const void* p) const;
+
+ private:
+  std::byte* base_;
+  size_t bytes_;
+  std::string body_;
+  std::vector<RowDestination> row_;
+  std::vector<std::string> bound_;  // names `sample` was bound to last
+};
 
 // Where the child puts one sample's arrays before replying.
 class ReplyStaging {
@@ -49,6 +81,9 @@ class ReplyStaging {
   size_t Take(size_t bytes);
   // Takes room for a field and records it in `reply`; returns its memory.
   char* AddField(const std::string& name, DType dtype, const Shape& shape, SampleReply* reply);
+  // Records a field written in place, at `offset` in the shared slots.
+  static void AddInPlace(const std::string& name, DType dtype, const Shape& shape,
+                         uint64_t offset, SampleReply* reply);
 
   char* data() { return shared_ ? arena_.data() : buffer_.data(); }
 

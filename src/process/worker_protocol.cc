@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace feedline::internal {
 namespace {
@@ -14,6 +15,8 @@ namespace {
 // same machine.
 class Writer {
  public:
+  Writer() = default;
+  explicit Writer(std::string out) : out_(std::move(out)) {}
   template <typename T>
   void Put(T value) {
     out_.append(reinterpret_cast<const char*>(&value), sizeof(T));
@@ -67,8 +70,61 @@ std::string EncodeSampleReply(const SampleReply& reply) {
     for (int64_t d : f.shape) w.Put<int64_t>(d);
     w.Put<uint64_t>(f.offset);
     w.Put<uint64_t>(f.bytes);
+    w.Put<uint8_t>(f.in_place ? 1 : 0);
   }
   return w.Take();
+}
+
+namespace {
+
+void PutShape(Writer& w, DType dtype, const Shape& shape) {
+  w.Put<uint8_t>(static_cast<uint8_t>(dtype));
+  w.Put<uint8_t>(static_cast<uint8_t>(shape.rank()));
+  for (int64_t d : shape) w.Put<int64_t>(d);
+}
+
+bool GetShape(Reader& r, DType* dtype, Shape* shape) {
+  uint8_t d, rank;
+  if (!r.Get(&d) || !r.Get(&rank)) return false;
+  if (rank > Shape::kMaxRank || d > static_cast<uint8_t>(DType::kF32)) return false;
+  *dtype = static_cast<DType>(d);
+  *shape = Shape();
+  for (uint8_t i = 0; i < rank; ++i) {
+    int64_t extent;
+    if (!r.Get(&extent) || extent < 0) return false;
+    shape->push_back(extent);
+  }
+  return true;
+}
+
+}  // namespace
+
+void EncodeDestinations(const std::vector<RowDestination>& destinations, std::string* out) {
+  Writer w(std::move(*out));
+  w.Put<uint32_t>(static_cast<uint32_t>(destinations.size()));
+  for (const RowDestination& d : destinations) {
+    w.PutString(d.name);
+    PutShape(w, d.dtype, d.shape);
+    w.Put<uint64_t>(d.offset);
+    w.Put<uint8_t>(d.soft ? 1 : 0);
+  }
+  *out = w.Take();
+}
+
+bool DecodeDestinations(const char* data, size_t size, std::vector<RowDestination>* destinations) {
+  Reader r(data, size);
+  uint32_t n;
+  if (!r.Get(&n) || n > size) return false;
+  destinations->resize(n);
+  for (RowDestination& d : *destinations) {
+    uint8_t soft;
+    if (!r.GetString(&d.name) || !GetShape(r, &d.dtype, &d.shape) || !r.Get(&d.offset) ||
+        !r.Get(&soft)) {
+      return false;
+    }
+    d.soft = soft != 0;
+  }
+  return r.done();
 }
 
 bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
@@ -93,7 +149,9 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
       if (!r.Get(&d) || d < 0) return false;
       f.shape.push_back(d);
     }
-    if (!r.Get(&f.offset) || !r.Get(&f.bytes)) return false;
+    uint8_t in_place;
+    if (!r.Get(&f.offset) || !r.Get(&f.bytes) || !r.Get(&in_place)) return false;
+    f.in_place = in_place != 0;
   }
   return r.done();
 }

@@ -1,8 +1,13 @@
 // The messages between a loader thread and its worker process, over a Unix
 // stream socket (the same for Python and native datasets). Only indices and small metadata cross: a sample's array bytes
 // are in the worker's shared arena (or, without shared memory, follow the
-// metadata as one payload). Every message is a ReplyHeader followed by
-// `body_bytes` of body and `payload_bytes` of payload; requests are fixed-size.
+// metadata as one payload), or already in the batch row the request named:
+// with shared memory the batch slots are mapped in every worker process
+// (SharedSlotAllocator), and a sample request lists where its row's fields
+// go (RowDestination, by offset in the slots' reservation), so the worker
+// writes them there. Every reply is a ReplyHeader followed by `body_bytes` of
+// body and `payload_bytes` of payload; a request is a WorkRequest followed by
+// `destinations_bytes` of encoded RowDestinations.
 //
 // Thread safety: free functions on caller-owned values; a socket is used by
 // one thread at a time.
@@ -24,12 +29,12 @@ enum class RequestKind : uint32_t {
   kNext = 3,    // iterable: the next item of the pass
 };
 
-// Parent -> worker (40 bytes). `seed`, `epoch` and `context_index` rebuild
-// the SampleContext the engine gave the parent's thread, so a sample's Rng
-// draws are the same as on a worker thread.
+// Parent -> worker (40 bytes, then the destinations). `seed`, `epoch` and
+// `context_index` rebuild the SampleContext the engine gave the parent's
+// thread, so a sample's Rng draws are the same as on a worker thread.
 struct WorkRequest {
   uint32_t kind = static_cast<uint32_t>(RequestKind::kSample);
-  uint32_t reserved = 0;
+  uint32_t destinations_bytes = 0;  // EncodeDestinations of the row, after this
   int64_t index = 0;
   int64_t epoch = 0;
   uint64_t seed = 0;
@@ -49,13 +54,27 @@ struct ReplyHeader {
   uint64_t payload_bytes;
 };
 
-// One field of a sample: where its bytes are in the arena (or the payload).
+// Where one field of the requested row goes: the batch row, at `offset` in
+// the shared slots, if the sample produces `dtype` and `shape` there. `soft`:
+// another dtype or shape is not an error but goes to the arena (a learned
+// layout); otherwise it is a SampleError("schema"), as on a worker thread.
+struct RowDestination {
+  std::string name;
+  DType dtype = DType::kU8;
+  Shape shape;
+  uint64_t offset = 0;
+  bool soft = false;
+};
+
+// One field of a sample: where its bytes are in the arena (or the payload),
+// or, `in_place`, at `offset` in the shared slots (its RowDestination).
 struct FieldMeta {
   std::string name;
   DType dtype = DType::kU8;
   Shape shape;
   uint64_t offset = 0;
   uint64_t bytes = 0;
+  bool in_place = false;
 };
 
 struct SampleReply {
@@ -80,6 +99,10 @@ inline constexpr char kInterruptReason[] = "interrupt:";
 std::string EncodeSampleReply(const SampleReply& reply);
 // False if `size` bytes at `data` are not a well-formed SampleReply.
 bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply);
+
+// Appends the encoded `destinations` to `*out`.
+void EncodeDestinations(const std::vector<RowDestination>& destinations, std::string* out);
+bool DecodeDestinations(const char* data, size_t size, std::vector<RowDestination>* destinations);
 
 std::string EncodeErrorReply(const ErrorReply& reply);
 bool DecodeErrorReply(const char* data, size_t size, ErrorReply* reply);
