@@ -7,7 +7,9 @@
 //
 // Packs IMAGE_FOLDER into WORK_DIR/r0 (files unchanged) and WORK_DIR/<spec>
 // for each interval spec (rN: a restart marker every N MCU rows; mN: every
-// N MCUs, the nearest divisor of the row), printing pack time and sizes.
+// N MCUs, the nearest divisor of the row; progressive JPEGs are rewritten as
+// baseline ones unless the spec ends in 'p': m4p keeps them progressive),
+// printing pack time and sizes.
 // Then, for `rounds` rounds, each mode in turn runs one pass over all
 // images (a shuffled order, `threads` threads pulling indices):
 //   full decode   DecodeImage of each original file's bytes (in memory),
@@ -106,8 +108,11 @@ std::vector<std::string> ParseSpecs(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item.size() < 2 || (item[0] != 'r' && item[0] != 'm')) {
-      std::fprintf(stderr, "bad interval spec '%s' (rN or mN)\n", item.c_str());
+    const size_t digits = item.size() - (item.back() == 'p' ? 1 : 0);
+    if (digits < 2 || (item[0] != 'r' && item[0] != 'm') ||
+        std::min(item.find_first_not_of("0123456789", 1), item.size()) != digits) {
+      std::fprintf(stderr, "bad interval spec '%s' (rN or mN, then p to keep progressive JPEGs)\n",
+                   item.c_str());
       std::exit(2);
     }
     specs.push_back(item);
@@ -115,11 +120,16 @@ std::vector<std::string> ParseSpecs(const std::string& text) {
   return specs;
 }
 
+bool KeepsProgressive(const std::string& spec) { return spec.back() == 'p'; }
+
 std::string Describe(const std::string& spec) {
   const int n = std::stoi(spec.substr(1));
   if (spec == "r0") return "files unchanged";
-  if (spec[0] == 'r') return "restart marker every " + std::to_string(n) + " MCU row(s)";
-  return "restart marker every ~" + std::to_string(n) + " MCUs";
+  const std::string progressive = KeepsProgressive(spec) ? ", progressive kept" : "";
+  if (spec[0] == 'r') {
+    return "restart marker every " + std::to_string(n) + " MCU row(s)" + progressive;
+  }
+  return "restart marker every ~" + std::to_string(n) + " MCUs" + progressive;
 }
 
 }  // namespace
@@ -160,8 +170,10 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> all_specs = {"r0"};
   all_specs.insert(all_specs.end(), specs.begin(), specs.end());
-  std::printf("| pack | s | images/s | tar bytes | rewritten JPEGs | their bytes |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "| pack | s | images/s | tar bytes | rewritten JPEGs | their bytes | of which progressive "
+      "| their bytes |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
   uint64_t plain_bytes = 0;
   for (const std::string& spec : all_specs) {
     storage::PackOptions options;
@@ -169,6 +181,7 @@ int main(int argc, char** argv) {
     const int n = std::stoi(spec.substr(1));
     options.jpeg_restart_rows = spec[0] == 'r' ? n : 1;
     options.jpeg_restart_mcus = spec[0] == 'm' ? n : 0;
+    options.jpeg_progressive_to_baseline = !KeepsProgressive(spec);
     const auto start = Clock::now();
     const storage::PackResult result = storage::PackSource(folder, work + "/" + spec, options);
     const double s = Seconds(start);
@@ -178,12 +191,19 @@ int main(int argc, char** argv) {
                               : 100.0 * (double(result.rewritten_bytes_after) -
                                          double(result.rewritten_bytes_before)) /
                                     double(result.rewritten_bytes_before);
-    std::printf("| %s (%s) | %.2f | %.0f | %llu (%+.2f %%) | %lld | %+.2f %% |\n", spec.c_str(),
-                Describe(spec).c_str(), s,
-                result.records / s, static_cast<unsigned long long>(result.bytes),
+    const double progressive_change =
+        result.progressive_bytes_before == 0
+            ? 0.0
+            : 100.0 * (double(result.progressive_bytes_after) -
+                       double(result.progressive_bytes_before)) /
+                  double(result.progressive_bytes_before);
+    std::printf("| %s (%s) | %.2f | %.0f | %llu (%+.2f %%) | %lld | %+.2f %% | %lld | %+.2f %% |\n",
+                spec.c_str(), Describe(spec).c_str(), s, result.records / s,
+                static_cast<unsigned long long>(result.bytes),
                 plain_bytes ? 100.0 * (double(result.bytes) - double(plain_bytes)) / plain_bytes
                             : 0.0,
-                static_cast<long long>(result.rewritten_jpegs), change);
+                static_cast<long long>(result.rewritten_jpegs), change,
+                static_cast<long long>(result.progressive_converted), progressive_change);
   }
   std::printf("\n");
 

@@ -25,6 +25,7 @@ struct PackArgs {
   bool restart = false;
   int jpeg_restart_rows = storage::PackOptions{}.jpeg_restart_rows;
   int jpeg_restart_mcus = storage::PackOptions{}.jpeg_restart_mcus;
+  bool keep_progressive = false;
   int threads = 0;
   bool json = false;
   bool quiet = false;
@@ -40,6 +41,7 @@ int RunPackCommand(const PackArgs& args) {
   options.restart = args.restart;
   options.jpeg_restart_rows = args.jpeg_restart_rows;
   options.jpeg_restart_mcus = args.jpeg_restart_mcus;
+  options.jpeg_progressive_to_baseline = !args.keep_progressive;
   options.threads = args.threads;
   const bool show_progress = !args.quiet && isatty(fileno(stderr));
   if (show_progress) {
@@ -74,7 +76,18 @@ int RunPackCommand(const PackArgs& args) {
                           static_cast<double>(result.rewritten_bytes_before);
     std::cout.precision(2);
     std::cout << result.rewritten_jpegs << " JPEGs rewritten with restart markers ("
-              << std::showpos << change << std::noshowpos << " % bytes)\n";
+              << std::showpos << change << std::noshowpos << " % bytes)";
+    if (result.progressive_converted > 0) {
+      const double progressive_change =
+          100.0 *
+          (static_cast<double>(result.progressive_bytes_after) -
+           static_cast<double>(result.progressive_bytes_before)) /
+          static_cast<double>(result.progressive_bytes_before);
+      std::cout << ", " << result.progressive_converted
+                << " of them progressive ones written as baseline (" << std::showpos
+                << progressive_change << std::noshowpos << " % bytes)";
+    }
+    std::cout << "\n";
   }
   if (args.json) {
     nlohmann::json skipped = nlohmann::json::array();
@@ -88,7 +101,10 @@ int RunPackCommand(const PackArgs& args) {
                            {"skipped", skipped},
                            {"rewritten_jpegs", result.rewritten_jpegs},
                            {"rewritten_bytes_before", result.rewritten_bytes_before},
-                           {"rewritten_bytes_after", result.rewritten_bytes_after}};
+                           {"rewritten_bytes_after", result.rewritten_bytes_after},
+                           {"progressive_converted", result.progressive_converted},
+                           {"progressive_bytes_before", result.progressive_bytes_before},
+                           {"progressive_bytes_after", result.progressive_bytes_after}};
     std::cout << json.dump() << "\n";
   }
   std::cout.flush();
@@ -135,6 +151,10 @@ Command AddPackCommand(CLI::App& parent) {
       ->check(CLI::Range(0, 1024))
       ->type_name("N")
       ->capture_default_str();
+  app->add_flag("--keep-progressive", args->keep_progressive,
+                "Store progressive JPEGs unchanged instead of rewriting them losslessly as "
+                "baseline ones with restart markers (same pixels; a crop of a progressive JPEG "
+                "decodes every scan of the whole image)");
   app->add_option("--threads", args->threads,
                   "Threads reading and rewriting files (0: one per core); the shards are the same "
                   "bytes whatever the number")

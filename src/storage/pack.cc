@@ -78,6 +78,7 @@ struct PreparedFile {
   std::vector<uint32_t> restarts;
   vision::ImageFormat format = vision::ImageFormat::kUnknown;
   uint64_t bytes_before = 0;  // of a rewritten JPEG, else 0
+  bool was_progressive = false;  // a progressive JPEG rewritten as baseline
   std::string error;          // why it could not be read, or empty
 };
 
@@ -86,6 +87,7 @@ void PrepareFile(const std::string& path, const vision::ReadOptions& read,
   file.path = path;
   file.restarts.clear();
   file.bytes_before = 0;
+  file.was_progressive = false;
   file.error.clear();
   try {
     vision::ReadFile(path.c_str(), file.bytes, read);
@@ -95,13 +97,15 @@ void PrepareFile(const std::string& path, const vision::ReadOptions& read,
   }
   file.format = vision::DetectFormat(file.bytes);
   if (file.format == vision::ImageFormat::kJpeg && options.jpeg_restart_rows > 0 &&
-      vision::internal::AddJpegRestarts(
-          file.bytes, {options.jpeg_restart_rows, options.jpeg_restart_mcus}, scratch,
-          file.restarts)) {
+      vision::internal::AddJpegRestarts(file.bytes,
+                                        {options.jpeg_restart_rows, options.jpeg_restart_mcus,
+                                         options.jpeg_progressive_to_baseline},
+                                        scratch, file.restarts, &file.was_progressive)) {
     file.bytes_before = file.bytes.size();
     file.bytes.swap(scratch);
   } else {
     file.restarts.clear();
+    file.was_progressive = false;
   }
 }
 
@@ -154,7 +158,11 @@ PackResult PackImages(const std::string& source, const std::string& root,
                                     (options.jpeg_restart_rows == 0 || options.jpeg_restart_mcus == 0
                                          ? std::string()
                                          : "jpeg_restart_mcus " +
-                                               std::to_string(options.jpeg_restart_mcus) + "\n");
+                                               std::to_string(options.jpeg_restart_mcus) + "\n") +
+                                    (options.jpeg_restart_rows == 0 ||
+                                             !options.jpeg_progressive_to_baseline
+                                         ? std::string()
+                                         : "jpeg_progressive baseline\n");
   const bool has_manifest = fs::exists(manifest_path, ec);
   bool has_shards = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(out_dir, ec)) {
@@ -163,10 +171,16 @@ PackResult PackImages(const std::string& source, const std::string& root,
   bool resume = false;
   if (!options.restart) {
     if (has_manifest) {
-      if (ReadText(manifest_path).rfind(manifest_head, 0) != 0) {
+      // The same head and nothing else before the counts: a head that is a
+      // prefix of the folder's (no restart lines against some) is another pack.
+      const std::string manifest = ReadText(manifest_path);
+      const bool same = manifest.rfind(manifest_head, 0) == 0 &&
+                        (manifest.size() == manifest_head.size() ||
+                         manifest.compare(manifest_head.size(), 8, "records ") == 0);
+      if (!same) {
         throw Error(out_dir +
-                    " holds a pack of another source, file count, shard size or JPEG restart "
-                    "interval (see " +
+                    " holds a pack of another source, file count, shard size, JPEG restart "
+                    "interval or progressive JPEG setting (see " +
                     manifest_path + "); pass --restart to replace it, or choose another folder");
       }
       resume = true;
@@ -270,6 +284,11 @@ PackResult PackImages(const std::string& source, const std::string& root,
         ++result.rewritten_jpegs;
         result.rewritten_bytes_before += file.bytes_before;
         result.rewritten_bytes_after += file.bytes.size();
+        if (file.was_progressive) {
+          ++result.progressive_converted;
+          result.progressive_bytes_before += file.bytes_before;
+          result.progressive_bytes_after += file.bytes.size();
+        }
       }
       if (writer && writer->records() > 0 &&
           writer->FinishedBytes() + ShardWriter::RecordBytes(file.bytes.size()) >

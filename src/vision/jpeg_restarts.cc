@@ -64,6 +64,19 @@ bool IsMarkerNamed(jpeg_saved_marker_ptr m, int code, const char* name, size_t l
   return m->marker == code && m->data_length >= length && std::memcmp(m->data, name, length) == 0;
 }
 
+// Whether a progressive file's scans have given every coefficient of every
+// component in full: libjpeg then decodes it without block smoothing, as
+// it decodes the baseline file holding the same coefficients.
+bool CoefficientsComplete(const jpeg_decompress_struct& src) {
+  if (src.coef_bits == nullptr) return false;
+  for (int c = 0; c < src.num_components; ++c) {
+    for (int k = 0; k < DCTSIZE2; ++k) {
+      if (src.coef_bits[c][k] != 0) return false;
+    }
+  }
+  return true;
+}
+
 bool RunTranscode(TranscodeJob& job) {
   std::memset(&job.src, 0, sizeof(job.src));
   std::memset(&job.dst, 0, sizeof(job.dst));
@@ -83,6 +96,11 @@ bool RunTranscode(TranscodeJob& job) {
   for (int m = 0; m < 16; ++m) jpeg_save_markers(&job.src, JPEG_APP0 + m, 0xFFFF);
   jpeg_read_header(&job.src, TRUE);
   jvirt_barray_ptr* coefficients = jpeg_read_coefficients(&job.src);
+  if (job.src.progressive_mode && !CoefficientsComplete(job.src)) {
+    jpeg_destroy_compress(&job.dst);
+    jpeg_destroy_decompress(&job.src);
+    return false;
+  }
   jpeg_copy_critical_parameters(&job.src, &job.dst);
   job.dst.restart_interval = job.restart_interval;
   job.dst.restart_in_rows = 0;
@@ -129,8 +147,16 @@ int64_t JpegLayout::row_starts() const {
   return 0;
 }
 
-bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout) {
+namespace {
+
+// ParseJpegLayout's work. With `allow_progressive`, a progressive
+// Huffman-coded frame (SOF2) is taken too: `progressive` is set, the MCU
+// grid is the one a sequential scan of the same frame has, and the scans
+// are not checked (entropy_start is then the first scan's data).
+bool ParseHeaders(std::span<const uint8_t> jpeg, JpegLayout& layout, bool allow_progressive,
+                  bool& progressive) {
   layout = JpegLayout{};
+  progressive = false;
   const uint8_t* p = jpeg.data();
   const size_t size = jpeg.size();
   if (size < 4 || p[0] != 0xFF || p[1] != kSoi) return false;
@@ -146,13 +172,15 @@ bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout) {
     if (marker == kSoi || marker == kEoi || IsRst(marker) || marker == 0x01 || marker == 0x00) {
       return false;
     }
-    if (IsOtherFrameOrArithmetic(marker)) return false;
+    const bool progressive_frame = marker == 0xC2 && allow_progressive;
+    if (IsOtherFrameOrArithmetic(marker) && !progressive_frame) return false;
     if (pos + 2 > size) return false;
     const size_t length = static_cast<size_t>(Be16(p + pos));
     if (length < 2 || pos + length > size) return false;
     const uint8_t* segment = p + pos + 2;
     const size_t body = length - 2;
-    if (marker == 0xC0 || marker == 0xC1) {
+    if (marker == 0xC0 || marker == 0xC1 || progressive_frame) {
+      progressive = progressive_frame;
       if (components != 0 || body < 6 || segment[0] != 8) return false;
       layout.height = Be16(segment + 1);
       layout.width = Be16(segment + 3);
@@ -175,6 +203,10 @@ bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout) {
       layout.restart_interval = Be16(segment);
     } else if (marker == kSos) {
       if (components == 0 || body < 1) return false;
+      if (progressive) {
+        layout.entropy_start = pos + length;
+        break;
+      }
       const int in_scan = segment[0];
       if (in_scan != components || body != 4 + 2 * size_t(in_scan)) return false;
       const uint8_t* tail = segment + 1 + 2 * in_scan;
@@ -189,6 +221,13 @@ bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout) {
   layout.mcus_per_row = (layout.width + layout.mcu_width - 1) / layout.mcu_width;
   layout.mcu_rows = (layout.height + layout.mcu_height - 1) / layout.mcu_height;
   return true;
+}
+
+}  // namespace
+
+bool ParseJpegLayout(std::span<const uint8_t> jpeg, JpegLayout& layout) {
+  bool progressive = false;
+  return ParseHeaders(jpeg, layout, /*allow_progressive=*/false, progressive);
 }
 
 bool FindJpegRestarts(std::span<const uint8_t> jpeg, std::vector<uint32_t>& offsets) {
@@ -221,12 +260,16 @@ bool FindJpegRestarts(std::span<const uint8_t> jpeg, std::vector<uint32_t>& offs
 }
 
 bool AddJpegRestarts(std::span<const uint8_t> jpeg, const JpegRestartOptions& options,
-                     std::vector<uint8_t>& out, std::vector<uint32_t>& offsets) {
+                     std::vector<uint8_t>& out, std::vector<uint32_t>& offsets,
+                     bool* was_progressive) {
   JpegLayout layout;
+  bool progressive = false;
+  if (was_progressive != nullptr) *was_progressive = false;
   if (options.rows < 1 || options.rows > 64 || options.mcus < 0 || options.mcus > 1024 ||
-      !ParseJpegLayout(jpeg, layout)) {
+      !ParseHeaders(jpeg, layout, options.progressive_to_baseline, progressive)) {
     return false;
   }
+  if (was_progressive != nullptr) *was_progressive = progressive;
   int64_t interval = int64_t{layout.mcus_per_row} * options.rows;
   if (options.mcus > 0) {
     // The divisor of the row nearest to the wish, so that every row holds

@@ -20,8 +20,11 @@
 //                      columns, when the intervals are shorter than a row).
 //
 // Only single-scan, Huffman-coded, 8-bit baseline or extended-sequential
-// JPEGs with 1 or 3 components qualify; progressive, arithmetic-coded,
-// CMYK and multi-scan files are left alone (the functions return false).
+// JPEGs with 1 or 3 components qualify; arithmetic-coded, CMYK and other
+// multi-scan files are left alone (the functions return false).
+// AddJpegRestarts also takes a progressive (Huffman-coded, 8-bit, 1 or 3
+// components) JPEG when asked to, and writes it as a baseline one: the
+// same coefficients in one sequential scan.
 //
 // Thread safety: reentrant, no shared state.
 #ifndef FEEDLINE_SRC_VISION_JPEG_RESTARTS_H_
@@ -65,6 +68,10 @@ struct JpegLayout {
 struct JpegRestartOptions {
   int rows = 1;  // 1 to 64
   int mcus = 0;  // 0 or 1 to 1024
+  // Rewrite progressive JPEGs as baseline ones too (else they are refused).
+  // A crop of a progressive JPEG needs every scan of the whole image
+  // decoded; as baseline with markers it decodes only its window.
+  bool progressive_to_baseline = false;
 };
 
 // A window of MCUs: rows [first_row, end_row), columns [first_col, end_col).
@@ -90,9 +97,15 @@ bool FindJpegRestarts(std::span<const uint8_t> jpeg, std::vector<uint32_t>& offs
 // Rewrites `jpeg` into `out` with restart markers as `options` says, the
 // coefficients unchanged, the APPn and COM markers copied, and fills
 // `offsets` as FindJpegRestarts does for `out`. False (and `out` left
-// unspecified) if the file does not qualify or cannot be read.
+// unspecified) if the file does not qualify or cannot be read. A
+// progressive file qualifies with options.progressive_to_baseline when its
+// scans give every coefficient in full (libjpeg would otherwise smooth the
+// blocks of the unfinished ones when decoding it, and the baseline file
+// would not decode to the same pixels); `*was_progressive`, when given,
+// says whether it was one.
 bool AddJpegRestarts(std::span<const uint8_t> jpeg, const JpegRestartOptions& options,
-                     std::vector<uint8_t>& out, std::vector<uint32_t>& offsets);
+                     std::vector<uint8_t>& out, std::vector<uint32_t>& offsets,
+                     bool* was_progressive = nullptr);
 
 // The JPEG of `window` of `jpeg`: its headers with the frame's size made the
 // window's, then the window's entropy data, its markers renumbered from

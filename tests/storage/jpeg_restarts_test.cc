@@ -131,6 +131,45 @@ TEST(JpegRestartsTest, RewriteKeepsEveryPixelAndListsTheRowStarts) {
   }
 }
 
+// Random crops of `rewritten` decoded through its restart offsets at DCT
+// scales 1/1 to 1/8 give byte for byte the pixels of `original` decoded
+// whole at the same scale and cropped.
+void ExpectCropsMatchTheWholeDecode(const std::vector<uint8_t>& original,
+                                    const std::vector<uint8_t>& rewritten,
+                                    const std::vector<uint32_t>& offsets, int width, int height,
+                                    int trials, std::mt19937& rng) {
+  for (int scale : {1, 2, 4, 8}) {
+    DecodeRequest whole_request;
+    whole_request.max_scale = scale;
+    std::vector<uint8_t> whole_pixels;
+    const DecodedImage whole = DecodeImage(original, "original", whole_pixels, whole_request);
+    for (int trial = 0; trial < trials; ++trial) {
+      Rect region;
+      region.width = 1 + static_cast<int>(rng() % width);
+      region.height = 1 + static_cast<int>(rng() % height);
+      region.x = static_cast<int>(rng() % (width - region.width + 1));
+      region.y = static_cast<int>(rng() % (height - region.height + 1));
+      if (trial == 0) region.y = height - region.height;  // down to the last row
+      if (trial == 1) region.y = 16;                      // at an MCU row's top
+      if (trial == 1) region.height = std::min(region.height, height - 16);
+      SCOPED_TRACE("scale " + std::to_string(scale) + " region " + std::to_string(region.x) +
+                   "," + std::to_string(region.y) + " " + std::to_string(region.width) + "x" +
+                   std::to_string(region.height));
+      DecodeRequest request;
+      request.region = region;
+      request.max_scale = scale;
+      request.jpeg_restarts = offsets;
+      std::vector<uint8_t> pixels;
+      const DecodedImage image = DecodeImage(rewritten, "rewritten", pixels, request);
+      EXPECT_EQ(image.scale, whole.scale);
+      const std::vector<uint8_t> got = RegionPixels(image, pixels, region);
+      const std::vector<uint8_t> want = RegionPixels(whole, whole_pixels, region);
+      ASSERT_FALSE(want.empty());
+      ASSERT_TRUE(got == want) << "pixels differ from the whole decode";
+    }
+  }
+}
+
 TEST(JpegRestartsTest, CropsDecodedFromTheirRowsMatchTheWholeDecode) {
   std::mt19937 rng(11);
   for (const Case& c : Cases()) {
@@ -141,38 +180,75 @@ TEST(JpegRestartsTest, CropsDecodedFromTheirRowsMatchTheWholeDecode) {
     std::vector<uint8_t> rewritten;
     std::vector<uint32_t> offsets;
     ASSERT_TRUE(AddJpegRestarts(original, interval, rewritten, offsets));
-    for (int scale : {1, 2, 4, 8}) {
-      DecodeRequest whole_request;
-      whole_request.max_scale = scale;
-      std::vector<uint8_t> whole_pixels;
-      const DecodedImage whole = DecodeImage(original, "original", whole_pixels, whole_request);
-      for (int trial = 0; trial < 12; ++trial) {
-        Rect region;
-        region.width = 1 + static_cast<int>(rng() % c.width);
-        region.height = 1 + static_cast<int>(rng() % c.height);
-        region.x = static_cast<int>(rng() % (c.width - region.width + 1));
-        region.y = static_cast<int>(rng() % (c.height - region.height + 1));
-        if (trial == 0) region.y = c.height - region.height;  // down to the last row
-        if (trial == 1) region.y = 16;                        // at an MCU row's top
-        if (trial == 1) region.height = std::min(region.height, c.height - 16);
-        SCOPED_TRACE("scale " + std::to_string(scale) + " region " + std::to_string(region.x) +
-                     "," + std::to_string(region.y) + " " + std::to_string(region.width) + "x" +
-                     std::to_string(region.height));
-        DecodeRequest request;
-        request.region = region;
-        request.max_scale = scale;
-        request.jpeg_restarts = offsets;
-        std::vector<uint8_t> pixels;
-        const DecodedImage image = DecodeImage(rewritten, "rewritten", pixels, request);
-        EXPECT_EQ(image.scale, whole.scale);
-        const std::vector<uint8_t> got = RegionPixels(image, pixels, region);
-        const std::vector<uint8_t> want = RegionPixels(whole, whole_pixels, region);
-        ASSERT_FALSE(want.empty());
-        ASSERT_TRUE(got == want) << "pixels differ from the whole decode";
-      }
-    }
+    ExpectCropsMatchTheWholeDecode(original, rewritten, offsets, c.width, c.height, 12, rng);
    }
   }
+}
+
+// A progressive JPEG written as a baseline one holds the same coefficients:
+// decoded whole, and cropped through its restart markers, it gives the
+// pixels of the progressive file decoded whole.
+TEST(JpegRestartsTest, ProgressiveJpegsBecomeBaselineWithTheSamePixels) {
+  std::mt19937 rng(13);
+  for (Case c : Cases()) {
+    c.options.progressive = true;
+    for (JpegRestartOptions interval : {JpegRestartOptions{1, 0}, JpegRestartOptions{1, 4}}) {
+      SCOPED_TRACE(std::string(c.name) + " progressive, " + Name(interval));
+      const std::vector<uint8_t> original =
+          EncodeJpeg(TestImage(c.width, c.height, 4), c.width, c.height, c.options);
+      ASSERT_TRUE(ReadImageInfo(original, "original").progressive);
+      std::vector<uint8_t> rewritten;
+      std::vector<uint32_t> offsets;
+      bool was_progressive = false;
+      EXPECT_FALSE(AddJpegRestarts(original, interval, rewritten, offsets, &was_progressive));
+      interval.progressive_to_baseline = true;
+      ASSERT_TRUE(AddJpegRestarts(original, interval, rewritten, offsets, &was_progressive));
+      EXPECT_TRUE(was_progressive);
+      JpegLayout layout;
+      ASSERT_TRUE(ParseJpegLayout(rewritten, layout));  // one sequential scan
+      EXPECT_FALSE(ReadImageInfo(rewritten, "rewritten").progressive);
+      std::vector<uint32_t> found;
+      ASSERT_TRUE(FindJpegRestarts(rewritten, found));
+      EXPECT_EQ(found, offsets);
+      std::vector<uint8_t> a, b;
+      DecodeImage(original, "original", a);
+      DecodeImage(rewritten, "rewritten", b);
+      EXPECT_TRUE(a == b) << "the full decode differs";
+      ExpectCropsMatchTheWholeDecode(original, rewritten, offsets, c.width, c.height, 6, rng);
+    }
+  }
+  // A baseline file says it was not progressive.
+  const std::vector<uint8_t> baseline = EncodeJpeg(TestImage(64, 48, 1), 64, 48);
+  std::vector<uint8_t> out;
+  std::vector<uint32_t> offsets;
+  bool was_progressive = true;
+  ASSERT_TRUE(AddJpegRestarts(baseline, {1, 4, true}, out, offsets, &was_progressive));
+  EXPECT_FALSE(was_progressive);
+}
+
+// A progressive file whose last scans are missing is a valid JPEG, but
+// libjpeg smooths the blocks of its unfinished coefficients when decoding
+// it, which a baseline file of the same coefficients would not get: it is
+// left alone.
+TEST(JpegRestartsTest, AnUnfinishedProgressiveJpegIsLeftAlone) {
+  JpegEncodeOptions options;
+  options.progressive = true;
+  const std::vector<uint8_t> complete = EncodeJpeg(TestImage(96, 80, 2), 96, 80, options);
+  // Cut before the last start-of-scan (a refinement scan) and end the file.
+  size_t last_sos = 0;
+  for (size_t i = 2; i + 1 < complete.size(); ++i) {
+    if (complete[i] == 0xFF && complete[i + 1] == 0xDA) last_sos = i;
+  }
+  ASSERT_GT(last_sos, 0u);
+  std::vector<uint8_t> unfinished(complete.begin(), complete.begin() + last_sos);
+  unfinished.push_back(0xFF);
+  unfinished.push_back(0xD9);
+  std::vector<uint8_t> pixels;
+  DecodeImage(unfinished, "unfinished", pixels);  // decodes
+  std::vector<uint8_t> out;
+  std::vector<uint32_t> offsets;
+  EXPECT_TRUE(AddJpegRestarts(complete, {1, 4, true}, out, offsets));
+  EXPECT_FALSE(AddJpegRestarts(unfinished, {1, 4, true}, out, offsets));
 }
 
 // The rows above the crop are not decoded at all: a damaged first row makes
@@ -233,6 +309,7 @@ TEST(JpegRestartsTest, WrongOffsetsFallBackToTheWholeDecode) {
   EXPECT_TRUE(RegionPixels(image, pixels, region) == RegionPixels(whole, whole_pixels, region));
 }
 
+// Progressive JPEGs unless asked for, CMYK and damaged ones always.
 TEST(JpegRestartsTest, ProgressiveAndCmykAreLeftAlone) {
   const std::vector<uint8_t> rgb = TestImage(64, 64, 1);
   JpegEncodeOptions progressive;
@@ -243,6 +320,7 @@ TEST(JpegRestartsTest, ProgressiveAndCmykAreLeftAlone) {
   std::vector<uint32_t> offsets;
   EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, progressive), JpegRestartOptions{}, out, offsets));
   EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, cmyk), JpegRestartOptions{}, out, offsets));
+  EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, cmyk), {1, 4, true}, out, offsets));
   std::vector<uint8_t> truncated = EncodeJpeg(rgb, 64, 64);
   truncated.resize(truncated.size() / 2);
   EXPECT_FALSE(AddJpegRestarts(truncated, JpegRestartOptions{}, out, offsets));

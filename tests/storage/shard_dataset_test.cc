@@ -32,7 +32,8 @@ class ShardDatasetTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/3,
+    // Seed 5: 7 of the 24 JPEGs are progressive (seed 3 made none).
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
                                       /*broken=*/0);
   }
   static void TearDownTestSuite() {
@@ -87,9 +88,10 @@ TEST_F(ShardDatasetTest, SamplesEqualImageFoldersThroughTheSamePipeline) {
   }
 }
 
-// Packing rewrites the baseline JPEGs with a restart marker every MCU row
-// and the index lists the rows; the samples above (the train pipeline's
-// random crops decode from their rows on) equal the folder's byte for byte.
+// Packing rewrites the baseline JPEGs with restart markers (and the
+// progressive ones as baseline JPEGs with markers) and the index lists the
+// rows; the samples (the train pipeline's random crops decode only their
+// windows) equal the folder's byte for byte.
 // A pack without the rewrite, with its index in the version 1 format that
 // packs had before, reads the same.
 TEST_F(ShardDatasetTest, RestartMarkedAndVersionOnePacksGiveTheFoldersPixels) {
@@ -97,6 +99,10 @@ TEST_F(ShardDatasetTest, RestartMarkedAndVersionOnePacksGiveTheFoldersPixels) {
   const PackResult marked = Pack(out / "marked");
   EXPECT_GT(marked.rewritten_jpegs, 0);
   EXPECT_GT(marked.rewritten_bytes_after, 0u);
+  // The folder holds progressive JPEGs too: written as baseline ones, their
+  // crops below decode from their windows as well.
+  EXPECT_GT(marked.progressive_converted, 0);
+  EXPECT_GT(marked.progressive_bytes_after, 0u);
   int64_t with_restarts = 0;
   for (const std::string& idx : ShardDataset::Find(out / "marked")) {
     const ShardIndex index = ReadShardIndex(idx);
@@ -323,6 +329,26 @@ TEST_F(ShardDatasetTest, AnotherShardSizeIntoTheSameFolderNeedsRestart) {
   const PackResult result = PackSource(Images(), out / "shards", options);
   EXPECT_EQ(result.reused_shards, 0);
   EXPECT_EQ(static_cast<int64_t>(ShardDataset::Find(out / "shards").size()), result.shards);
+}
+
+// Other JPEG rewrite options into the same folder are another pack too,
+// including those whose pack.txt lines are a prefix of the folder's (no
+// restart markers, or progressive JPEGs kept).
+TEST_F(ShardDatasetTest, OtherJpegRewriteOptionsIntoTheSameFolderNeedRestart) {
+  TempDir out;
+  Pack(out / "shards");
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    PackOptions options;
+    options.shard_bytes = 200 << 10;
+    if (variant == 0) options.jpeg_restart_rows = 0;
+    if (variant == 1) options.jpeg_restart_mcus = 0;
+    if (variant == 2) options.jpeg_progressive_to_baseline = false;
+    EXPECT_THAT([&] { PackSource(Images(), out / "shards", options); },
+                ::testing::ThrowsMessage<Error>(HasSubstr("pass --restart")));
+  }
+  const PackResult again = Pack(out / "shards");  // the same options resume
+  EXPECT_EQ(again.reused_shards, again.shards);
 }
 
 TEST_F(ShardDatasetTest, BrokenSourceFilesStopThePackOrAreSkipped) {

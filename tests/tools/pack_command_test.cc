@@ -77,6 +77,29 @@ TEST(PackCommand, ResumesAnInterruptedPack) {
   EXPECT_THAT(other.err, HasSubstr("pass --restart"));
 }
 
+// Progressive JPEGs are written as baseline ones by default, and stored
+// unchanged with --keep-progressive (seed 5 writes 7 among 24 images).
+TEST(PackCommand, ProgressiveJpegsBecomeBaselineUnlessKept) {
+  ScratchDir dir;
+  MakeImageFolder(dir / "images", 24, /*broken=*/0, /*seed=*/5);
+  const RunResult converted = RunFeedline({"pack", dir / "images", dir / "a", "--json"});
+  ASSERT_EQ(converted.exit_code, 0) << converted.err;
+  EXPECT_THAT(converted.out, HasSubstr("progressive ones written as baseline"));
+  const nlohmann::json a = converted.Json();
+  EXPECT_EQ(a["progressive_converted"], 7);
+  EXPECT_GT(a["progressive_bytes_after"].get<uint64_t>(), 0u);
+  const RunResult kept =
+      RunFeedline({"pack", dir / "images", dir / "b", "--keep-progressive", "--json"});
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  const nlohmann::json b = kept.Json();
+  EXPECT_EQ(b["progressive_converted"], 0);
+  EXPECT_EQ(b["rewritten_jpegs"].get<int>(), a["rewritten_jpegs"].get<int>() - 7);
+  // Resuming with the other setting is refused: the shards would mix.
+  const RunResult mixed = RunFeedline({"pack", dir / "images", dir / "a", "--keep-progressive"});
+  EXPECT_EQ(mixed.exit_code, 1);
+  EXPECT_THAT(mixed.err, HasSubstr("progressive JPEG setting"));
+}
+
 TEST(PackCommand, BadArgumentsAreUsageErrors) {
   ScratchDir dir;
   MakeImageFolder(dir / "images", 4);

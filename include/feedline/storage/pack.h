@@ -9,8 +9,9 @@
 // `jpeg_restart_mcus` MCUs (so that a crop skips the columns around it as
 // well as the rows above it), or with that 0 one every `jpeg_restart_rows`
 // MCU rows; the index records where each MCU row's data starts
-// (docs/storage.md has the measurements). Progressive, CMYK and damaged
-// JPEGs, PNG and WebP are stored unchanged.
+// (docs/storage.md has the measurements). Progressive JPEGs are written as
+// baseline ones with the same markers (unless jpeg_progressive_to_baseline
+// is false); CMYK and damaged JPEGs, PNG and WebP are stored unchanged.
 //
 // A record's key is its position in the source listing ("000000042"), so a
 // record names the file it came from. Shards are filled in listing order up
@@ -61,6 +62,11 @@ struct FEEDLINE_EXPORT PackOptions {
   // markers) and the train pipeline runs about 11 % faster than on
   // unchanged files (docs/storage.md).
   int jpeg_restart_mcus = 4;
+  // Progressive JPEGs are rewritten as baseline ones (the same
+  // coefficients, so the same pixels) with the same restart markers, so
+  // that their crops decode only their windows too; false stores them
+  // unchanged. Ignored when jpeg_restart_rows is 0.
+  bool jpeg_progressive_to_baseline = true;
   // Threads reading and rewriting files (0: one per core). The shards are
   // the same bytes whatever the number: files are prepared in parallel in
   // chunks and written in listing order.
@@ -79,6 +85,11 @@ struct FEEDLINE_EXPORT PackResult {
   int64_t rewritten_jpegs = 0;
   uint64_t rewritten_bytes_before = 0;
   uint64_t rewritten_bytes_after = 0;
+  // Of those, the progressive JPEGs written as baseline ones, and their
+  // bytes before and after.
+  int64_t progressive_converted = 0;
+  uint64_t progressive_bytes_before = 0;
+  uint64_t progressive_bytes_after = 0;
   // (path, reason) of each file left out (skip_broken).
   std::vector<std::pair<std::string, std::string>> skipped;
 };
