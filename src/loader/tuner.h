@@ -78,6 +78,9 @@ class Tuner {
   static constexpr int kStartWorkers = 4;     // thread workers start at min(max, 4)
   static constexpr int kMinSlots = 2;         // the engine never has fewer
   static constexpr double kHighWait = 0.01;   // above: the loop waits for data
+  // Above: the loop waits a lot; slots go at once to the fixed default
+  // (workers x kDefaultPrefetch) when more slots are the answer.
+  static constexpr double kBigWait = 0.05;
   static constexpr double kLowWait = 0.005;   // below: the loader is ahead
   static constexpr double kMinGain = 0.03;    // a change must raise throughput this much
   static constexpr double kIdleWorkers = 0.85;  // utilization below: workers lacked slots
@@ -85,6 +88,23 @@ class Tuner {
   // share of a step.
   static constexpr double kShrinkHeadroom = 0.85;
   static constexpr double kRegimeChange = 0.3;  // step or cost change that forgets limits
+  // The library's fixed prefetch_factor: workers x this is the fixed default.
+  static constexpr int kDefaultPrefetch = 2;
+  // Slots whose fixed default set takes at most this many bytes are never
+  // fewer than that default: the memory saved is nothing, and each slot
+  // fewer costs throughput when the hand-off of a batch dominates.
+  static constexpr int64_t kCheapSlotsBytes = int64_t{16} << 20;
+  // Workers at their limit, loading a batch within this share of the step:
+  // a deeper prefetch may still absorb the slow ones.
+  static constexpr double kNearStep = 1.2;
+  // Calm windows before each give-back (x2 after each one taken back, up
+  // to kMaxShrinkBackoff x): remove slowly.
+  static constexpr int kCalmWindows = 5;
+  static constexpr int kCalmWindowsCostly = 6;
+  static constexpr int kMaxShrinkBackoff = 8;
+  // An added slot fills only as fast as the loader is ahead of the loop;
+  // it is judged once it could have filled, after at most this many batches.
+  static constexpr int64_t kMaxSettleBatches = 50;
   static constexpr size_t kMaxLogged = 64;      // decisions kept (the latest)
   // Windows holding an epoch start skipped in a row, at most.
   static constexpr int kMaxSkippedWindows = 3;
@@ -96,6 +116,12 @@ class Tuner {
   void Observe(const TunerObservation& o);
 
   int workers() const { return workers_; }
+  // The fixed default for `workers`: max(2, workers x kDefaultPrefetch),
+  // within the memory budget.
+  int DefaultSlots(int workers) const;
+  // The fewest slots the tuner keeps now: the fixed default when slots are
+  // cheap (kCheapSlotsBytes), else kMinSlots.
+  int SlotFloor() const;
   int slots() const { return slots_; }
   // Slots the memory budget allows (max_slots when unknown).
   int slot_cap() const;
@@ -126,10 +152,16 @@ class Tuner {
   void ApplyBudget(int64_t now_ns, int64_t batch);
   void SetWorkers(int workers, Probe probe, const Window& w);
   void SetSlots(int slots, Probe probe, const Window& w);
+  // Grows the slots to `to` as a probe judged once the new slots could have
+  // filled (the loader gains step - capacity per batch).
+  void GrowSlots(int to, const Window& w, double capacity_ns, int64_t batch);
+  // Raises the slots to SlotFloor() when below it (cheap slots).
+  void ApplySlotFloor(int64_t now_ns, int64_t batch);
+  // Windows of calm before the next give-back.
+  int CalmWindowsNeeded() const;
   void Log(int64_t now_ns, int64_t batch, std::string reason);
   int FixedSlotsFor(int workers) const;
   int WorkerLimit() const;
-  int MinIntervalWindows() const { return config_.costly_workers ? 6 : 2; }
   int64_t ForgetAfterNs() const;
 
   TunerConfig config_;
@@ -148,6 +180,9 @@ class Tuner {
   Probe probe_ = Probe::kNone;
   int probe_from_ = 0;
   Window probe_base_;
+  // A slot probe is judged on the first window ending at or after this
+  // many batches delivered.
+  int64_t probe_judge_at_batch_ = 0;
 
   // Limits learned from reverted changes, forgotten after a while or when
   // the step or the cost per batch moves by kRegimeChange.
@@ -161,7 +196,8 @@ class Tuner {
 
   // Hysteresis: consecutive windows with the same verdict.
   int skipped_windows_ = 0;  // in a row, for an epoch start
-  int calm_windows_ = 0;     // the loader was ahead
+  int calm_windows_ = 0;     // the loader was ahead and could give something back
+  int shrink_backoff_ = 1;   // x kCalmWindows; doubles when a give-back is taken back
   int starved_windows_ = 0;  // the loop waited
 
   std::vector<TunerDecision> log_;

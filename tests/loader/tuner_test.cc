@@ -273,6 +273,87 @@ Workload JitterWithSlotsOf(int64_t slot_bytes) {
           slot_bytes};
 }
 
+// A batch's cost varies from batch to batch (image sizes, crops): a factor
+// from 0.6 to 1.4, mean 1, drawn from the batch's index.
+double Jitter(int64_t batch) {
+  uint64_t x = static_cast<uint64_t>(batch) * 0x9E3779B97F4A7C15ull;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  return 0.6 + 0.8 * static_cast<double>(x % 1000) / 999.0;
+}
+
+// The bench's step change on two cores: after 80 ms the step drops to 20
+// ms, and the two workers deliver a batch per 19.4 ms on average, each
+// batch 0.6x to 1.4x of that. With 2 slots the loop waits for every batch
+// slower than the step; a deeper prefetch fills only at the 0.6 ms per batch
+// by which the loader is faster, too slowly to show in the next window.
+TEST(Tuner, FollowsAStepDropToNearTheLoadersCapacity) {
+  TunerConfig config;
+  config.max_workers = 2;
+  // As in the bench: epochs of 62 batches, the change at the start of the
+  // fifth epoch (batch 248, about 20 s in).
+  Workload near{[](int w, int64_t b) { return w * 1000.0 / (38.8 * Jitter(b)); },
+                [](int64_t b, int64_t) { return (b < 248 ? 80.0 : 20.0) * kMs; },
+                38'535'168, 62};  // slots of 64 images of 224 x 224 x 3 floats
+  Simulation sim(config, near);
+  sim.Run(40 * kSec);
+  EXPECT_EQ(sim.seconds().at(19).workers, 1) << Log(sim.tuner());
+  EXPECT_EQ(sim.seconds().at(19).slots, Tuner::kMinSlots) << Log(sim.tuner());
+  // From 2 s after the change the loop waits at most 5%, epoch starts
+  // included.
+  EXPECT_LE(sim.WaitShare(23, 40), 0.05) << Log(sim.tuner());
+}
+
+// Remove slowly: 1.5 s of a slower step (an evaluation, a logging pause)
+// between stretches of a fast one is not a reason to give workers back,
+// which the next fast stretch would have to wait for.
+TEST(Tuner, ShortCalmSpellsGiveNothingBack) {
+  TunerConfig config;
+  config.max_workers = 2;
+  auto step = [](int64_t, int64_t t) { return ((t % (4500 * kMs)) < 3 * kSec ? 20.0 : 80.0) * kMs; };
+  Simulation sim(config, {Linear(32), step});
+  sim.Run(45 * kSec);
+  EXPECT_EQ(sim.tuner().workers(), 2) << Log(sim.tuner());
+  EXPECT_LE(sim.WaitShare(5, 45), 0.02) << Log(sim.tuner());
+}
+
+// Trivial samples (the engine alone, batch 256 of a few bytes): the loop,
+// or the hand-off of each batch, is the bottleneck, and every slot fewer
+// than the fixed default (workers x prefetch 2) costs throughput while it
+// saves a few KiB. With slots this cheap the tuner never goes below it.
+TEST(Tuner, CheapSlotsNeverGoBelowTheFixedDefault) {
+  TunerConfig config;
+  config.max_workers = 2;
+  config.tune_workers = false;
+  config.workers = 2;
+  // The loader is far ahead of a 1 ms step: a calm run.
+  Workload cheap{Linear(0.5), Step(1), 2048};
+  Simulation sim(config, cheap);
+  sim.Run(20 * kSec);
+  EXPECT_EQ(sim.tuner().slots(), 4) << Log(sim.tuner());
+  for (size_t s = 1; s < sim.seconds().size(); ++s) {
+    EXPECT_GE(sim.seconds()[s].slots, 4) << "second " << s << "\n" << Log(sim.tuner());
+  }
+  // The same run with slots of 38.5 MB gives the memory back: 2 slots.
+  Workload large = cheap;
+  large.slot_bytes = 38'535'168;
+  Simulation big(config, large);
+  big.Run(20 * kSec);
+  EXPECT_EQ(big.tuner().slots(), Tuner::kMinSlots) << Log(big.tuner());
+}
+
+TEST(Tuner, CheapSlotsGrowPastTheDefaultOnJitter) {
+  TunerConfig config;
+  config.max_workers = 2;
+  Workload jitter = JitterWithSlotsOf(2048);
+  Simulation sim(config, jitter);
+  sim.Run(30 * kSec);
+  EXPECT_GT(sim.max_slots_seen(), 4) << Log(sim.tuner());
+  EXPECT_GE(sim.tuner().slots(), 4) << Log(sim.tuner());
+  EXPECT_LE(sim.WaitShare(20, 30), 0.05) << Log(sim.tuner());
+}
+
 TEST(Tuner, MemoryBudgetCapsTheSlots) {
   TunerConfig config;
   config.max_workers = 2;
