@@ -1,5 +1,6 @@
 // feedline._feedline.storage: datasets over storage layouts other than image
-// files (HDF5). Packed shards are in the vision module, beside ImageFolder.
+// files (HDF5), and packing images into shards (pack_shards). The shard
+// dataset is in the vision module, beside ImageFolder.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -10,6 +11,7 @@
 
 #include "feedline/error.h"
 #include "feedline/storage/hdf5_dataset.h"
+#include "feedline/storage/pack.h"
 #include "feedline/vision/pipeline.h"
 
 namespace py = pybind11;
@@ -51,6 +53,45 @@ void BindStorage(py::module_& m) {
         return kinds;
       });
   s.def("library_threadsafe", &storage::HDF5Dataset::LibraryThreadSafe);
+
+  // The arguments are checked by feedline.vision.datasets.pack_shards (the
+  // messages name them as the user wrote them); PackImages checks again.
+  s.def(
+      "pack_shards",
+      [](const std::string& source, const std::string& out, uint64_t shard_bytes,
+         bool skip_broken, bool restart, int64_t max_file_bytes, int jpeg_restart_mcus,
+         int jpeg_restart_rows, bool keep_progressive, int threads) {
+        storage::PackOptions options;
+        options.shard_bytes = shard_bytes;
+        options.skip_broken = skip_broken;
+        options.restart = restart;
+        options.max_file_bytes = max_file_bytes;
+        options.jpeg_restart_mcus = jpeg_restart_mcus;
+        options.jpeg_restart_rows = jpeg_restart_rows;
+        options.jpeg_progressive_to_baseline = !keep_progressive;
+        options.threads = threads;
+        storage::PackResult result;
+        {
+          py::gil_scoped_release release;
+          result = storage::PackSource(source, out, options);
+        }
+        py::dict info;
+        info["records"] = result.records;
+        info["shards"] = result.shards;
+        info["reused_shards"] = result.reused_shards;
+        info["bytes"] = result.bytes;
+        info["skipped"] = result.skipped;
+        info["rewritten_jpegs"] = result.rewritten_jpegs;
+        info["rewritten_bytes_before"] = result.rewritten_bytes_before;
+        info["rewritten_bytes_after"] = result.rewritten_bytes_after;
+        info["progressive_converted"] = result.progressive_converted;
+        info["progressive_bytes_before"] = result.progressive_bytes_before;
+        info["progressive_bytes_after"] = result.progressive_bytes_after;
+        return info;
+      },
+      py::arg("source"), py::arg("out"), py::arg("shard_bytes"), py::arg("skip_broken"),
+      py::arg("restart"), py::arg("max_file_bytes"), py::arg("jpeg_restart_mcus"),
+      py::arg("jpeg_restart_rows"), py::arg("keep_progressive"), py::arg("threads"));
 }
 
 }  // namespace feedline::python

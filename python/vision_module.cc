@@ -15,7 +15,6 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
-#include "feedline/storage/pack.h"
 #include "feedline/storage/shard_dataset.h"
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/vision/auto_augment.h"
@@ -391,32 +390,6 @@ void BindVision(py::module_& m) {
       .def(py::init<std::vector<int64_t>, int64_t, int64_t, uint64_t>(), py::arg("shard_starts"),
            py::arg("size"), py::arg("window"), py::arg("seed"))
       .def_property_readonly("window", &storage::ShardOrderSampler::window);
-  v.def(
-      "pack_shards",
-      [](const std::string& source, const std::string& out, uint64_t shard_bytes,
-         bool skip_broken, bool restart, int64_t max_file_bytes) {
-        storage::PackOptions options;
-        options.shard_bytes = shard_bytes;
-        options.skip_broken = skip_broken;
-        options.restart = restart;
-        options.max_file_bytes = ReadLimit(max_file_bytes).max_bytes;
-        storage::PackResult result;
-        {
-          py::gil_scoped_release release;
-          result = storage::PackSource(source, out, options);
-        }
-        py::dict info;
-        info["records"] = result.records;
-        info["shards"] = result.shards;
-        info["reused_shards"] = result.reused_shards;
-        info["bytes"] = result.bytes;
-        info["skipped"] = result.skipped;
-        return info;
-      },
-      py::arg("source"), py::arg("out"), py::arg("shard_bytes") = storage::kDefaultShardBytes,
-      py::arg("skip_broken") = false, py::arg("restart") = false,
-      py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes);
-
   v.def("adjust", &AdjustImage, py::arg("image"), py::arg("what"), py::arg("factor"));
   v.def("augment_op", &AugmentOp, py::arg("image"), py::arg("op"), py::arg("magnitude"),
         py::arg("interpolation") = "nearest", py::arg("fill") = std::array<float, 3>{0, 0, 0});

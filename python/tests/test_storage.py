@@ -164,6 +164,100 @@ def test_pack_resumes_after_an_interruption(folder, tmp_path):
     assert datasets.pack_shards(folder, out, shard_bytes=300 << 10, restart=True)["records"] == 14
 
 
+def _tar_members(out):
+    members = {}
+    for name in sorted(os.listdir(out)):
+        if name.endswith(".tar"):
+            with tarfile.open(os.path.join(out, name)) as tar:
+                for member in tar.getmembers():
+                    members[member.name] = tar.extractfile(member).read()
+    return members
+
+
+def _jpegs(members):
+    return [data for name, data in sorted(members.items()) if name.endswith(".jpg")]
+
+
+def _is_progressive(jpeg):
+    return Image.open(io.BytesIO(jpeg)).info.get("progressive", 0) == 1
+
+
+def test_pack_options_restart_intervals_progressive_and_threads(tmp_path):
+    # Seed 5 writes 7 progressive JPEGs among 24 images.
+    folder = str(tmp_path / "images")
+    assert synth.write_image_folder(folder, 24, classes=4, seed=5) == []
+    originals = [open(p, "rb").read() for p, _ in datasets.ImageFolder(folder).samples]
+    progressive = sum(_is_progressive(b) for b in originals if b[:2] == b"\xff\xd8")
+    assert progressive > 0
+
+    default = datasets.pack_shards(folder, str(tmp_path / "default"))
+    assert default["progressive_converted"] == progressive
+    assert default["progressive_bytes_after"] > 0
+    assert not any(_is_progressive(m) for m in _jpegs(_tar_members(str(tmp_path / "default"))))
+
+    kept = datasets.pack_shards(folder, str(tmp_path / "kept"), keep_progressive=True)
+    assert kept["progressive_converted"] == 0
+    assert kept["rewritten_jpegs"] == default["rewritten_jpegs"] - progressive
+    assert sum(_is_progressive(m) for m in _jpegs(_tar_members(str(tmp_path / "kept")))) == \
+        progressive
+
+    plain = datasets.pack_shards(folder, str(tmp_path / "plain"), jpeg_restart_rows=0)
+    assert plain["rewritten_jpegs"] == 0
+    members = _tar_members(str(tmp_path / "plain"))
+    assert [members[f"{i:09d}.jpg"] for i in range(24)] == originals
+
+    # A marker every 2 MCU rows: the DRI segment holds twice a row's MCUs,
+    # where every ~2 MCUs holds a divisor of the row.
+    rows = datasets.pack_shards(folder, str(tmp_path / "rows"), jpeg_restart_mcus=0,
+                                jpeg_restart_rows=2)
+    mcus = datasets.pack_shards(folder, str(tmp_path / "mcus"), jpeg_restart_mcus=2, threads=1)
+    assert rows["rewritten_jpegs"] == mcus["rewritten_jpegs"] == default["rewritten_jpegs"]
+    for key, member in _tar_members(str(tmp_path / "rows")).items():
+        if key.endswith(".jpg") and b"\xff\xdd" in member:
+            image = Image.open(io.BytesIO(member))
+            at = member.index(b"\xff\xdd\x00\x04")
+            interval = struct.unpack(">H", member[at + 4:at + 6])[0]
+            mcu = 8 * max(image.layer[0][1], image.layer[0][2]) if image.layers > 1 else 8
+            assert interval == 2 * -(-image.width // mcu)
+
+    # Threads: the same bytes whatever the number.
+    two = datasets.pack_shards(folder, str(tmp_path / "two"), jpeg_restart_mcus=2, threads=2)
+    assert two["bytes"] == mcus["bytes"]
+    assert _tar_members(str(tmp_path / "two")) == _tar_members(str(tmp_path / "mcus"))
+
+    # Every pack gives the folder's pixels through the same transform.
+    theirs = datasets.ImageFolder(folder, transform=train_transform())
+    for name in ("default", "kept", "plain", "rows", "mcus"):
+        ours = datasets.ShardDataset(str(tmp_path / name), transform=train_transform())
+        a = copied(feedline.DataLoader(ours, batch_size=8, shuffle=True, seed=3))
+        b = copied(feedline.DataLoader(theirs, batch_size=8, shuffle=True, seed=3))
+        for (ia, la), (ib, lb) in zip(a, b):
+            np.testing.assert_array_equal(ia, ib, err_msg=name)
+            np.testing.assert_array_equal(la, lb)
+
+
+@pytest.mark.parametrize("arguments, error, message", [
+    ({"jpeg_restart_mcus": -1}, ValueError, "jpeg_restart_mcus must be between 0 and 1024, got -1"),
+    ({"jpeg_restart_mcus": 1025}, ValueError, "jpeg_restart_mcus must be between 0 and 1024"),
+    ({"jpeg_restart_mcus": 2.5}, TypeError, "jpeg_restart_mcus must be an integer, got 2.5"),
+    ({"jpeg_restart_mcus": True}, TypeError, "jpeg_restart_mcus must be an integer"),
+    ({"jpeg_restart_rows": 65}, ValueError, "jpeg_restart_rows must be between 0 and 64, got 65"),
+    ({"jpeg_restart_rows": "1"}, TypeError, "jpeg_restart_rows must be an integer"),
+    ({"threads": -1}, ValueError, "threads must be between 0 and 1024, got -1"),
+    ({"threads": 2.0}, TypeError, "threads must be an integer"),
+    ({"keep_progressive": "no"}, TypeError, "keep_progressive must be True or False"),
+    ({"skip_broken": 1}, TypeError, "skip_broken must be True or False"),
+    ({"restart": None}, TypeError, "restart must be True or False"),
+    ({"shard_bytes": 100}, ValueError, "shard_bytes must be at least 2048, got 100"),
+    ({"max_file_bytes": 0}, ValueError, "max_file_bytes must be between 1"),
+])
+def test_pack_refuses_bad_options_naming_them(folder, tmp_path, arguments, error, message):
+    out = tmp_path / "shards"
+    with pytest.raises(error, match=message.replace(".", r"\.")):
+        datasets.pack_shards(folder, out, **arguments)
+    assert not out.exists()  # refused before anything is written
+
+
 # ---------------------------------------------------------------------------
 # HDF5 (files written by h5py)
 

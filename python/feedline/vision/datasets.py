@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from feedline._feedline import storage as _storage
 from feedline._feedline import vision as _vision
 from feedline import io as _io
 from feedline.io import NativeDataset
@@ -270,16 +271,53 @@ class ShardOrderSampler(_io.Sampler):
         return self._native.window
 
 
+def _int_in(name, value, low, high):
+    """`value` checked as an integer in [low, high], the message naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"pack_shards: {name} must be an integer, got {value!r}")
+    value = int(value)
+    if not low <= value <= high:
+        raise ValueError(f"pack_shards: {name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"pack_shards: {name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def pack_shards(source, out, shard_bytes=256 << 20, *, skip_broken=False, restart=False,
-                max_file_bytes=None):
+                max_file_bytes=None, jpeg_restart_mcus=4, jpeg_restart_rows=1,
+                keep_progressive=False, threads=None):
     """Packs an image folder or file list into shards in `out`, as
     `feedline pack SOURCE OUT` does (resuming an interrupted pack unless
-    `restart`). Returns a dict: records, shards, reused_shards, bytes and
-    skipped ((path, reason) of each file left out with skip_broken)."""
+    `restart`).
+
+    JPEGs are rewritten losslessly with restart markers (the same pixels) so
+    that a crop decodes only the MCUs around it (docs/storage.md): one every
+    `jpeg_restart_mcus` MCUs (0 to 1024, the nearest divisor of a row's MCUs;
+    0: whole rows), or with that 0 one every `jpeg_restart_rows` MCU rows
+    (0 to 64; 0 stores every file unchanged). Progressive JPEGs are written
+    as baseline ones unless `keep_progressive`. `threads` read and rewrite
+    files (None or 0: one per core; the shards are the same bytes whatever
+    the number).
+
+    Returns a dict: records, shards, reused_shards, bytes, skipped ((path,
+    reason) of each file left out with skip_broken), rewritten_jpegs,
+    rewritten_bytes_before, rewritten_bytes_after, progressive_converted,
+    progressive_bytes_before, progressive_bytes_after."""
     shard_bytes = _positive_int("shard_bytes", shard_bytes, None)
+    if shard_bytes < 2048:
+        raise ValueError(f"pack_shards: shard_bytes must be at least 2048, got {shard_bytes}")
     max_file_bytes = _positive_int("max_file_bytes", max_file_bytes, DEFAULT_MAX_FILE_BYTES)
-    return _vision.pack_shards(os.fspath(source), os.fspath(out), shard_bytes,
-                               bool(skip_broken), bool(restart), max_file_bytes)
+    jpeg_restart_mcus = _int_in("jpeg_restart_mcus", jpeg_restart_mcus, 0, 1024)
+    jpeg_restart_rows = _int_in("jpeg_restart_rows", jpeg_restart_rows, 0, 64)
+    threads = 0 if threads is None else _int_in("threads", threads, 0, 1024)
+    return _storage.pack_shards(os.fspath(source), os.fspath(out), shard_bytes,
+                                _flag("skip_broken", skip_broken), _flag("restart", restart),
+                                max_file_bytes, jpeg_restart_mcus, jpeg_restart_rows,
+                                _flag("keep_progressive", keep_progressive), threads)
 
 
 def _list_folder(root, extensions, is_valid_file):
