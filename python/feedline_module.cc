@@ -428,7 +428,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      py::object worker_init_fn, uint64_t seed,
                                      const std::string& error_policy, py::object fields,
                                      const std::string& worker_mode, bool use_shared_memory,
-                                     bool in_order) {
+                                     bool in_order, int64_t memory_budget_bytes) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
@@ -447,6 +447,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.prefetch_factor = prefetch_factor;
   options.persistent_workers = persistent_workers;
   options.in_order = in_order;
+  options.memory_budget_bytes = memory_budget_bytes;  // checked by the engine (>= 0)
   // Rounded up: a timeout below a millisecond must not become "no limit".
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
   options.seed = seed;
@@ -794,7 +795,7 @@ void BindCore(py::module_& m) {
            py::arg("persistent_workers"), py::arg("timeout"), py::arg("worker_init_fn"),
            py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
            py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true,
-           py::arg("in_order") = true)
+           py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0)
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)

@@ -13,6 +13,7 @@ import numbers
 import operator
 import os
 import random
+import re
 import sys
 import weakref
 
@@ -758,6 +759,39 @@ def _auto_or_int_argument(name, value, low):
     return number
 
 
+_BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def _memory_budget_argument(value, tuned):
+    # None: a share of the available memory (docs/tuning.md). Else bytes, as
+    # an int or a string with a unit ("2GiB", "512 MiB", "1.5GB"); it bounds
+    # the slots only the tuner sets, so it needs num_workers or
+    # prefetch_factor "auto".
+    if value is None:
+        return 0
+    if isinstance(value, str):
+        match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", value)
+        unit = match and _BYTE_UNITS.get(match.group(2).lower() or "b")
+        if not unit:
+            raise ValueError(
+                "DataLoader: memory_budget must be a number of bytes or a string such as "
+                f'"2GiB" or "512MB" (units: {", ".join(_BYTE_UNITS)}), got {value!r}')
+        number = int(float(match.group(1)) * unit)
+    elif isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError('DataLoader: memory_budget must be an int (bytes), a string such as '
+                        f'"2GiB", or None, got {value!r}')
+    else:
+        number = int(value)
+    if not 1 <= number <= _INT64[1]:
+        raise ValueError(f"DataLoader: memory_budget must be from 1 byte to 8 EiB, got {value!r} "
+                         "(None: a quarter of the available memory)")
+    if not tuned:
+        raise ValueError('DataLoader: memory_budget bounds the batch slots the tuner sets; it '
+                         'needs num_workers="auto" or prefetch_factor="auto"')
+    return number
+
+
 def _reporter(report):
     # Where the loop's reports go: a callable gets the report dict, a Logger
     # (default: the "feedline" logger) gets its line at INFO.
@@ -847,6 +881,11 @@ class DataLoader:
                           "auto": the loader sets how many batches it keeps,
                           more when a few slow batches make the loop wait,
                           within a memory budget (docs/tuning.md).
+      memory_budget       with num_workers or prefetch_factor "auto": the bytes the
+                          batch slots may take together, an int or a string such
+                          as "2GiB" or "512MB". None (the default): a quarter of
+                          the available memory (the cgroup's limit respected),
+                          shared among the ranks of the host.
       persistent_workers  keep the workers between epochs.
       use_shared_memory   with worker processes, samples cross through shared
                           memory (memfd, not bound by /dev/shm's size); False
@@ -914,6 +953,7 @@ class DataLoader:
         in_order=True,
         report_every=None,
         report=None,
+        memory_budget=None,
     ):
         if worker_mode not in ("thread", "process", "auto"):
             raise ValueError(
@@ -945,6 +985,12 @@ class DataLoader:
                 "must be left unset"
             )
         fields = getattr(dataset, "_fields", None) if native is not None else None
+        workers = _auto_or_int_argument("num_workers", num_workers, 0)
+        prefetch = _auto_or_int_argument("prefetch_factor", prefetch_factor, 1)
+        # The tuner runs with num_workers "auto", or prefetch "auto" and workers.
+        tuned = workers == _AUTO or (prefetch == _AUTO and workers != 0)
+        self.memory_budget = memory_budget
+        budget = _memory_budget_argument(memory_budget, tuned)
         self._loader = _feedline._Loader(
             native if native is not None else dataset,
             self._iterable,
@@ -952,10 +998,10 @@ class DataLoader:
             bool(shuffle),
             None if sampler is None else _native(sampler),
             None if batch_sampler is None else _native(batch_sampler),
-            _auto_or_int_argument("num_workers", num_workers, 0),
+            workers,
             collate_fn,
             bool(drop_last),
-            _auto_or_int_argument("prefetch_factor", prefetch_factor, 1),
+            prefetch,
             bool(persistent_workers),
             _seconds_argument("timeout", timeout),
             worker_init_fn,
@@ -965,6 +1011,7 @@ class DataLoader:
             worker_mode,
             bool(use_shared_memory),
             bool(in_order),
+            budget,
         )
         if report_every is not None:
             self._loader.set_report(_report_every(report_every), _reporter(report))

@@ -66,6 +66,20 @@ def test_auto_gives_the_batches_of_a_fixed_setting(folder):
         (dict(num_workers=2, prefetch_factor="lots"), TypeError,
          'prefetch_factor must be an int or "auto"'),
         (dict(num_workers=2, prefetch_factor=0), ValueError, "prefetch_factor must be >= 1, got 0"),
+        (dict(num_workers="auto", memory_budget="lots"), ValueError,
+         'memory_budget must be a number of bytes or a string such as "2GiB"'),
+        (dict(num_workers="auto", memory_budget="2 parsecs"), ValueError,
+         "memory_budget must be a number of bytes"),
+        (dict(num_workers="auto", memory_budget=-5), ValueError,
+         "memory_budget must be from 1 byte to 8 EiB, got -5"),
+        (dict(num_workers="auto", memory_budget=0), ValueError,
+         "memory_budget must be from 1 byte to 8 EiB, got 0"),
+        (dict(num_workers="auto", memory_budget="10000000TB"), ValueError,
+         "memory_budget must be from 1 byte to 8 EiB, got '10000000TB'"),
+        (dict(num_workers="auto", memory_budget=1.5e9), TypeError,
+         "memory_budget must be an int (bytes)"),
+        (dict(num_workers=2, memory_budget="2GiB"), ValueError,
+         'memory_budget bounds the batch slots the tuner sets; it needs num_workers="auto"'),
     ],
 )
 def test_bad_values_name_the_argument(folder, kwargs, error_type, message):
@@ -101,3 +115,47 @@ def test_auto_workers_share_the_cores_among_the_ranks_of_a_host(folder, monkeypa
     for name, value in launcher.items():
         monkeypatch.setenv(name, value)
     assert auto_max_workers(folder) == max(1, alone // 2)
+
+
+def one_epoch(loader):
+    for _ in loader:
+        pass
+    return loader.stats()["tuner"]
+
+
+@pytest.mark.parametrize("budget, expected", [
+    ("64MiB", 64 * 2**20), ("1.5GB", 1_500_000_000), (" 512 kib ", 512 * 1024),
+    (5_000_000, 5_000_000), ("4096", 4096),
+])
+def test_memory_budget_reaches_the_tuner(folder, budget, expected):
+    loader = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto",
+                                 prefetch_factor="auto", memory_budget=budget)
+    assert one_epoch(loader)["memory_budget_bytes"] == expected
+    loader.close()
+
+
+def test_memory_budget_bounds_the_slots(folder):
+    # Without a budget, slots this small (8 images of 32x32) are cheap: the
+    # tuner keeps at least the fixed default, workers x 2.
+    free = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto",
+                               prefetch_factor="auto")
+    tuner = one_epoch(free)
+    free.close()
+    slot_bytes = tuner["slot_bytes"]
+    assert slot_bytes > 0
+    assert tuner["slots"] >= max(2, 2 * tuner["workers"])
+    # A budget of 2.5 slots holds 2 of them, whatever the default says.
+    bounded = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto",
+                                  prefetch_factor="auto", memory_budget=int(2.5 * slot_bytes))
+    tuner = one_epoch(bounded)
+    bounded.close()
+    assert tuner["slot_bytes"] == slot_bytes
+    assert tuner["slots"] == 2
+    assert all(d["slots"] <= 2 for d in tuner["log"]), tuner["log"]
+    # Below two slots the loader keeps the two it needs, and says so.
+    tiny = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto",
+                               prefetch_factor="auto", memory_budget="1KiB")
+    tuner = one_epoch(tiny)
+    tiny.close()
+    assert tuner["slots"] == 2
+    assert any("fewer than 2 slots" in d["reason"] for d in tuner["log"]), tuner["log"]
