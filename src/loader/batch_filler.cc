@@ -47,6 +47,9 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   // Read before this task's rows count as finished: from then on another
   // thread may complete, deliver and recycle the slot.
   const int64_t planned = slot->planned_rows;
+  // One failure record for the whole task, cleared after each use: made per
+  // row, zeroing it cost more than loading a trivial sample.
+  std::optional<SampleError> error;
   for (int64_t row = task.begin; row < task.end; ++row) {
     if (scheduler_->generation() != task.generation ||
         slot->orphaned.load(std::memory_order_acquire)) {
@@ -57,7 +60,7 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
       }
       break;
     }
-    LoadRow(slot, row, ctx, lane);
+    LoadRow(slot, row, ctx, lane, &error);
   }
   const int64_t n = task.end - task.begin;
   // acq_rel: the thread completing the batch sees every row written by the others.
@@ -66,7 +69,8 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   }
 }
 
-void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane) {
+void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
+                          std::optional<SampleError>* error) {
   const size_t r = static_cast<size_t>(row);
   const int64_t original = slot->indices[r];
   // Substitutes load into this row with the same context and timeout tracking.
@@ -91,17 +95,19 @@ void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLan
                                    loader);
     return;
   }
-  std::optional<SampleError> error;
-  switch (LoadSample(slot, row, original, 0, ctx, lane, &error)) {
+  switch (LoadSample(slot, row, original, 0, ctx, lane, error)) {
     case LoadOutcome::kOk:
       slot->status[r] = RowStatus::kOk;
       return;
     case LoadOutcome::kAbandoned:
+      error->reset();  // a failure of a load given up on is nobody's
       slot->status[r] = RowStatus::kCancelled;
       return;
     case LoadOutcome::kFailed: {
       RowLoader loader(this, slot, row, ctx, lane);
-      failure_policy_->HandleFailure(slot, row, std::move(*error), 1, loader);
+      SampleError failure = std::move(**error);
+      error->reset();
+      failure_policy_->HandleFailure(slot, row, std::move(failure), 1, loader);
       return;
     }
   }

@@ -50,7 +50,9 @@ class BatchFiller {
   bool FinishBatch(Slot* slot, SampleContext& ctx);
 
  private:
-  void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane);
+  // `error` is empty on entry and on return (scratch for LoadSample).
+  void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
+               std::optional<SampleError>* error);
   // Loads sample `index` (attempt 0: the planned one, k: the k-th substitute)
   // into `row`, tracking it in `lane` for the timeout check. On kFailed
   // `error` holds the failure; a load that outlived the timeout fails with
