@@ -6,7 +6,7 @@
 #define FEEDLINE_SRC_DATA_FIXED_BATCHES_H_
 
 #include <cstdint>
-#include <span>
+#include <vector>
 
 #include "feedline/batch_sampler.h"
 
@@ -16,9 +16,10 @@ namespace feedline::internal {
 // without overflow for any batch_size. REQUIRES: n >= 0, batch_size >= 1.
 int64_t NumFixedBatches(int64_t n, int64_t batch_size, bool drop_last);
 
-// Consecutive batches of batch_size from `order`; the last, shorter one is
-// left out when drop_last. REQUIRES: batch_size >= 1.
-EpochPlan CutFixedBatches(std::span<const int64_t> order, int64_t batch_size, bool drop_last);
+// Consecutive batches of batch_size from `order`, which becomes the plan's
+// indices (moved, not copied); the last, shorter batch is left out when
+// drop_last. REQUIRES: batch_size >= 1.
+EpochPlan CutFixedBatches(std::vector<int64_t> order, int64_t batch_size, bool drop_last);
 
 }  // namespace feedline::internal
 
