@@ -284,7 +284,11 @@ void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   scheduler_->StartEpochLocked(epoch, first_batch);
   if (workers_) {
     workers_->mu().AssertHeld();
-    if (!workers_->started_locked()) workers_->StartLocked();
+    if (!workers_->started_locked()) {
+      init_pending_.assign(static_cast<size_t>(options_.num_workers),
+                           options_.worker_init ? 1 : 0);
+      workers_->StartLocked();
+    }
   }
 }
 
@@ -333,6 +337,17 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
   int64_t wait_start = -1;
   while (true) {
     scheduler_->ThrowPendingLocked();
+    if (scheduler_->all_delivered_locked() &&
+        std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end()) {
+      // Every batch is out, but a worker_init still runs and may fail.
+      if (wait_start < 0) wait_start = NowNs();
+      if (!WaitForBatchLocked(deadline)) {
+        stats_.AddWait(NowNs() - wait_start);
+        *pending = true;
+        return std::nullopt;
+      }
+      continue;
+    }
     if (scheduler_->all_delivered_locked()) {
       scheduler_->EndEpochLocked();
       if (!options_.persistent_workers) StopWorkersLocked();
@@ -409,18 +424,29 @@ bool Engine::InitWorker(int worker) {
   if (!options_.worker_init) return true;
   try {
     options_.worker_init(worker);
+    MutexLock lock(&scheduler_->mu());
+    InitDoneLocked(worker);
     return true;
   } catch (const abi::__forced_unwind&) {
     throw;  // thread cancellation must unwind
   } catch (const std::exception& e) {
     MutexLock lock(&scheduler_->mu());
     scheduler_->FailLocked(std::make_exception_ptr(WorkerInitError(worker, e.what())));
+    InitDoneLocked(worker);
     return false;
   } catch (...) {  // an interrupt (KeyboardInterrupt in worker_init_fn): passed on as it is
     MutexLock lock(&scheduler_->mu());
     scheduler_->FailLocked(std::current_exception());
+    InitDoneLocked(worker);
     return false;
   }
+}
+
+void Engine::InitDoneLocked(int worker) {
+  const size_t w = static_cast<size_t>(worker);
+  if (w >= init_pending_.size() || init_pending_[w] == 0) return;
+  init_pending_[w] = 0;
+  scheduler_->NotifyProgressLocked();  // a consumer may wait for it to end the epoch
 }
 
 void Engine::WorkerBody(int worker, WorkerLane& lane) {

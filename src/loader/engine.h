@@ -124,6 +124,8 @@ class Engine {
   bool WorkersStoppingLocked() const REQUIRES(scheduler_->mu());
   // Runs worker_init; on failure records it for the consumer and returns false.
   bool InitWorker(int worker) EXCLUDES(scheduler_->mu());
+  // Worker `worker`'s worker_init returned (or threw): the epoch may end.
+  void InitDoneLocked(int worker) REQUIRES(scheduler_->mu());
 
   // num_workers / prefetch_factor "auto" (tuner_setup.h): planned from the
   // options as given, before options_ resolves them, hence declared first.
@@ -148,6 +150,10 @@ class Engine {
   std::unique_ptr<BatchFiller> filler_;
   std::unique_ptr<IterableProducer> producer_;  // IterableDataset only
   std::unique_ptr<WorkerPool> workers_;         // null with num_workers = 0
+  // Per map-style worker, 1 while its worker_init runs: the epoch ends only
+  // once none does, so a worker_init that fails after the other workers
+  // loaded every batch is still raised (as torch raises it).
+  std::vector<uint8_t> init_pending_ GUARDED_BY(scheduler_->mu());
   // num_workers = 0: moving average of the caller's cost per row.
   double caller_ns_per_row_ GUARDED_BY(scheduler_->mu()) = 0;
 };
