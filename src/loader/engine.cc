@@ -24,6 +24,9 @@ constexpr int64_t kMaxChunk = 4096;
 // chunks of about this long, so it returns to its caller (the Python binding,
 // which checks for Ctrl-C) within the deadline plus one chunk.
 constexpr double kCallerChunkTargetNs = 1e6;
+// The consumer loads rows itself while it waits only when a row costs at most
+// this (LoadWhileWaitingLocked).
+constexpr double kLendMaxNsPerRow = 1000.0;
 
 int64_t ChunkFor(double ns_per_row, double target_ns) {
   if (ns_per_row <= 0) return 1;
@@ -132,6 +135,16 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
         pool_ptr, options_.num_workers,
         [this](int worker, WorkerLane& lane) { WorkerBody(worker, lane); });
     if (producer_) producer_->set_workers(workers_.get());
+    // A consumer that would wait may load as a waiting worker (map-style
+    // thread workers only). Not with a timeout (nobody would watch the
+    // consumer's own loads, and it cannot be replaced) nor a worker_init
+    // (what it set up may belong to the worker's thread).
+    lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init;
+    if (lend_workers_) {
+      for (int w = 0; w < options_.num_workers; ++w) {
+        lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
+      }
+    }
   }
 }
 
@@ -388,12 +401,47 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       UpdateAverage(&caller_ns_per_row_, elapsed, rows);
       continue;
     }
+    if (LoadWhileWaitingLocked()) continue;
     if (!WaitForBatchLocked(deadline)) {
       stats_.AddWait(NowNs() - wait_start);
       *pending = true;
       return std::nullopt;
     }
   }
+}
+
+bool Engine::LoadWhileWaitingLocked() {
+  if (!lend_workers_) return false;
+  // Only rows that load in about a microsecond: the consumer then returns to
+  // its batch within one chunk (~20 us), and loading them costs less than
+  // the sleep, wake-up and context switches it saves. Slow rows (an image)
+  // are left to the workers, whatever the wait.
+  const double ns_per_row = scheduler_->row_ns();
+  if (ns_per_row <= 0 || ns_per_row > kLendMaxNsPerRow) return false;
+  const int worker = scheduler_->LendWaitingWorkerLocked();
+  if (worker < 0) return false;
+  Task task;
+  try {
+    if (!scheduler_->ClaimLocked(ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
+      scheduler_->ReturnWorkerLocked(worker);
+      return false;
+    }
+  } catch (...) {
+    // std::bad_alloc sizing a slot: the epoch ends, as when a worker meets it.
+    scheduler_->ReturnWorkerLocked(worker);
+    scheduler_->InterruptLocked(std::current_exception());
+    return true;
+  }
+  SampleContext& ctx = *lent_contexts_[static_cast<size_t>(worker)];
+  {
+    MutexUnlock unlock(&scheduler_->mu());
+    const int64_t t0 = NowNs();
+    filler_->RunTask(task, ctx, &caller_lane_);
+    stats_.AddWorker(worker, NowNs() - t0, task.end - task.begin);
+    stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
+  }
+  scheduler_->ReturnWorkerLocked(worker);
+  return true;
 }
 
 bool Engine::WaitForBatchLocked(std::optional<Clock::time_point> deadline) {
@@ -464,8 +512,13 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
   MutexLock lock(&scheduler_->mu());
   while (true) {
     try {
-      while (!(WorkersStoppingLocked() || scheduler_->HasWorkLocked(worker))) {
+      // While the consumer borrows this worker's id (LoadWhileWaitingLocked)
+      // the worker claims nothing.
+      while (!(WorkersStoppingLocked() ||
+               (scheduler_->HasWorkLocked(worker) && !scheduler_->lent_locked(worker)))) {
+        scheduler_->SetWorkerWaitingLocked(worker, true);
         scheduler_->WaitForWorkLocked();
+        scheduler_->SetWorkerWaitingLocked(worker, false);
       }
       if (WorkersStoppingLocked()) return;
       Task task;
@@ -475,11 +528,14 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       // way out, for the handler below.
       MutexUnlock unlock(&scheduler_->mu());
       if (more) scheduler_->WakeAnotherWorker();
+      // Read before the rows are done: the slot may be recycled from then on.
+      const int64_t batch_rows = task.slot->planned_rows;
       const int64_t t0 = NowNs();
       filler_->RunTask(task, ctx, &lane);
       const int64_t elapsed = NowNs() - t0;
       const int64_t rows = task.end - task.begin;
       UpdateAverage(&ns_per_row, elapsed, rows);
+      scheduler_->NoteRowCost(ns_per_row, batch_rows);
       stats_.AddWorker(worker, elapsed, rows);
       stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
       // Retired after a timeout: a replacement already took this worker's place.

@@ -112,6 +112,10 @@ class Engine {
   // Waits for progress (see Scheduler::WaitForProgressLocked); with a
   // timeout, wakes regularly to give up on loads past it.
   bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(scheduler_->mu());
+  // Instead of waiting: loads a chunk of rows in the consumer's thread under
+  // the id of a worker that waits for work (Scheduler::LendWaitingWorkerLocked),
+  // when rows are cheap and there is work to claim. True if it did.
+  bool LoadWhileWaitingLocked() REQUIRES(scheduler_->mu());
   // Gives up on loads past the timeout: their batches are bound again to
   // fresh slots, with those rows failed ("timeout"), and their workers
   // replaced.
@@ -150,6 +154,10 @@ class Engine {
   std::unique_ptr<BatchFiller> filler_;
   std::unique_ptr<IterableProducer> producer_;  // IterableDataset only
   std::unique_ptr<WorkerPool> workers_;         // null with num_workers = 0
+  // The consumer may load rows under a waiting worker's id, with that id's
+  // context (one per worker; used by the consumer's thread only).
+  bool lend_workers_ = false;
+  std::vector<std::unique_ptr<SampleContext>> lent_contexts_;
   // Per map-style worker, 1 while its worker_init runs: the epoch ends only
   // once none does, so a worker_init that fails after the other workers
   // loaded every batch is still raised (as torch raises it).

@@ -15,6 +15,10 @@ namespace {
 
 // Times the consumer yields, watching for a ready batch, before it sleeps.
 constexpr int kConsumerPolls = 64;
+// A batch that loads in less than this is cheaper to load than the wake-up
+// and context switch of a worker per batch: released slots are then handed
+// to the workers a few at a time (SlotPool::set_batch_release_wakes).
+constexpr double kCheapBatchNs = 50000.0;
 
 }  // namespace
 
@@ -29,7 +33,11 @@ Scheduler::Scheduler(const LoaderOptions& options,
       pool_(std::move(pool)),
       stats_(stats),
       num_workers_(std::max(1, options.num_workers)),
-      active_workers_(num_workers_) {}
+      active_workers_(num_workers_),
+      waiting_(static_cast<size_t>(num_workers_), 0),
+      lent_(static_cast<size_t>(num_workers_), 0) {
+  pool_->set_wake_one_on_release(batch_sampler_ != nullptr);
+}
 
 // ---------------------------------------------------------------------------
 // Epochs
@@ -135,6 +143,40 @@ bool Scheduler::HasWorkLocked(int worker) const {
 }
 
 void Scheduler::WakeAnotherWorker() const {
+  if (workers_parked()) {
+    pool_->WakeWorkers();
+  } else {
+    pool_->WakeOneWorker();
+  }
+}
+
+void Scheduler::NoteRowCost(double ns_per_row, int64_t rows) {
+  if (batch_sampler_ == nullptr) return;  // a stream's worker waits for its own turn
+  row_ns_.store(ns_per_row, std::memory_order_relaxed);
+  const bool cheap = ns_per_row * static_cast<double>(rows) < kCheapBatchNs;
+  if (cheap != pool_->batch_release_wakes()) pool_->set_batch_release_wakes(cheap);
+}
+
+void Scheduler::SetWorkerWaitingLocked(int worker, bool waiting) {
+  waiting_[static_cast<size_t>(worker)] = waiting ? 1 : 0;
+}
+
+int Scheduler::LendWaitingWorkerLocked() {
+  for (int w = 0; w < active_workers_; ++w) {
+    const size_t i = static_cast<size_t>(w);
+    if (waiting_[i] != 0 && lent_[i] == 0 && HasWorkLocked(w)) {
+      lent_[i] = 1;
+      return w;
+    }
+  }
+  return -1;
+}
+
+void Scheduler::ReturnWorkerLocked(int worker) {
+  lent_[static_cast<size_t>(worker)] = 0;
+  // The worker may have been woken while its id was lent and gone back to
+  // waiting.
+  if (!pool_->workers_waiting_locked() || !HasWorkLocked(worker)) return;
   if (workers_parked()) {
     pool_->WakeWorkers();
   } else {
@@ -337,6 +379,15 @@ void Scheduler::GrowIfCallerHoldsEverySlotLocked() {
 
 bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
                                       std::optional<std::chrono::milliseconds> wake_after) {
+  // Released slots may have been left for later (SlotPool's batched
+  // wake-ups): with the consumer about to wait, the workers need them now.
+  if (pool_->workers_waiting_locked() && pool_->HasFreeLocked()) {
+    if (workers_parked() || batch_sampler_ == nullptr) {
+      pool_->WakeWorkers();
+    } else {
+      pool_->WakeOneWorker();
+    }
+  }
   if (deadline && Clock::now() >= *deadline) return false;
   // A batch usually completes within microseconds of the last: poll briefly
   // (yielding the core to the workers) before paying for a futex sleep and
@@ -418,6 +469,8 @@ void Scheduler::SetSlotLimitLocked(int n) {
 void Scheduler::SetActiveWorkersLocked(int n) {
   active_workers_ = std::clamp(n, 1, num_workers_);
   workers_parked_.store(active_workers_ < num_workers_, std::memory_order_relaxed);
+  // A parked worker may be the one a single wake reaches.
+  pool_->set_wake_one_on_release(batch_sampler_ != nullptr && active_workers_ == num_workers_);
   // Workers let back in were parked waiting for work.
   pool_->WakeWorkers();
 }

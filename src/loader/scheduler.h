@@ -128,6 +128,29 @@ class Scheduler {
   // some are parked, so that the one woken is not a parked one).
   void WakeAnotherWorker() const EXCLUDES(mu());
   bool workers_parked() const { return workers_parked_.load(std::memory_order_relaxed); }
+  // A worker measured `ns_per_row` (its moving average) loading a batch of
+  // `rows`: batches that load in microseconds get their released slots a
+  // few at a time (SlotPool::set_batch_release_wakes). Without the lock.
+  void NoteRowCost(double ns_per_row, int64_t rows);
+  // The last cost per row a worker measured (0 before any).
+  double row_ns() const { return row_ns_.load(std::memory_order_relaxed); }
+
+  // --- Lending a waiting worker's place to the consumer ---------------------
+  // A consumer that would wait for a batch of cheap rows loads rows itself
+  // (Engine::LoadWhileWaitingLocked), as a worker that waits for work: it
+  // borrows that worker's id, so a dataset sees a worker id in range (a
+  // worker process, a Python dataset's worker info) and never two threads
+  // at once under one id. The worker does not claim while its id is lent.
+  // Workers say when they wait for work and stop waiting.
+  void SetWorkerWaitingLocked(int worker, bool waiting) REQUIRES(mu());
+  // Lends the id of an active worker that waits for work while there is work
+  // to claim; -1 if none.
+  int LendWaitingWorkerLocked() REQUIRES(mu());
+  // Gives the id back; wakes a worker if work is left.
+  void ReturnWorkerLocked(int worker) REQUIRES(mu());
+  bool lent_locked(int worker) const REQUIRES(mu()) {
+    return lent_[static_cast<size_t>(worker)] != 0;
+  }
   // Claims up to `chunk` rows: of a batch bound again after a timeout
   // first, else of the open batch, else binds the next batch to a free
   // slot. False if there is nothing to claim. Throws std::bad_alloc sizing
@@ -227,6 +250,10 @@ class Scheduler {
   int active_workers_ GUARDED_BY(mu());
   // active_workers_ < num_workers_, for WakeAnotherWorker without the lock.
   std::atomic<bool> workers_parked_{false};
+  // Per worker: waiting for work (in WaitForWorkLocked), and lent to the consumer.
+  std::vector<uint8_t> waiting_ GUARDED_BY(mu());
+  std::vector<uint8_t> lent_ GUARDED_BY(mu());
+  std::atomic<double> row_ns_{0};
 
   std::atomic<uint64_t> generation_{0};
   // Bumped (under the mutex) by every event the consumer may wait for: a

@@ -165,9 +165,15 @@ void SlotPool::Release(Slot* slot) {
     MutexLock lock(&mu_);
     PutLocked(slot);
     ShrinkLocked();
-    wake = workers_waiting_ > 0;
+    wake = workers_waiting_ > 0 &&
+           (!batch_release_wakes() || FreeCountLocked() >= std::max(1, limit_ / 2));
   }
-  if (wake) work_cv_.NotifyAll();
+  if (!wake) return;
+  if (wake_one_on_release_.load(std::memory_order_relaxed)) {
+    work_cv_.NotifyOne();
+  } else {
+    work_cv_.NotifyAll();
+  }
 }
 
 }  // namespace feedline::internal

@@ -191,6 +191,8 @@ class SlotPool {
   Slot* TakeFreeLocked() REQUIRES(mu_);
   // True if a slot can be taken now.
   bool HasFreeLocked() const REQUIRES(mu_);
+  // How many slots can be taken now.
+  int FreeCountLocked() const REQUIRES(mu_) { return limit_ + grown_ - in_use_locked(); }
   // Returns a slot to the free list.
   void PutLocked(Slot* slot) REQUIRES(mu_);
   // Called by the last Batch handle of a delivered slot; wakes waiting workers.
@@ -227,11 +229,31 @@ class SlotPool {
   bool workers_waiting_locked() const REQUIRES(mu_) { return workers_waiting_ > 0; }
   void WakeWorkers() { work_cv_.NotifyAll(); }
   void WakeOneWorker() { work_cv_.NotifyOne(); }
+  // Whether a released slot wakes one waiting worker or all of them. One is
+  // enough when the waiters are interchangeable (map-style workers, none
+  // parked: the one woken wakes another if it leaves work behind); waking
+  // all of them for one slot had every waiter but one wake up, find nothing
+  // and sleep again, once per batch.
+  void set_wake_one_on_release(bool one) {
+    wake_one_on_release_.store(one, std::memory_order_relaxed);
+  }
+  // With `batch` set, a released slot wakes a waiting worker only once half
+  // the limit is free, so that a worker woken fills several batches per
+  // wake-up. Meant for batches that take microseconds to load, where the
+  // wake-up and the context switch, once per batch, cost more than the
+  // loading; whoever is about to wait for a batch must then wake the workers
+  // itself (Scheduler::WaitForProgressLocked does).
+  void set_batch_release_wakes(bool batch) {
+    batch_release_wakes_.store(batch, std::memory_order_relaxed);
+  }
+  bool batch_release_wakes() const { return batch_release_wakes_.load(std::memory_order_relaxed); }
 
  private:
   Mutex mu_;
   CondVar work_cv_;
   int workers_waiting_ GUARDED_BY(mu_) = 0;
+  std::atomic<bool> wake_one_on_release_{false};
+  std::atomic<bool> batch_release_wakes_{false};
   // Declared before slots_: destroyed after them, since their storage
   // returns to it.
   const std::shared_ptr<SlotAllocator> allocator_;
