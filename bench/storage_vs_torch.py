@@ -9,7 +9,9 @@ Normalize), batch 64, 2 workers, shuffled.
   folder vs shards (feedline on both): before every run each file of the
       layout is evicted from the page cache with posix_fadvise(DONTNEED)
       (`fincore` confirms the eviction); shards are read in a random order
-      and with ShardOrderSampler (window = records per shard).
+      and with ShardOrderSampler (window = records per shard). Beside them,
+      torch's DataLoader with torchvision's ImageFolder (PIL) on the same
+      folder, evicted the same way.
   HDF5, encoded JPEGs: one h5py file, the JPEG bytes as vlen uint8 plus int64
       labels. feedline.io.HDF5Dataset with the train transform under
       feedline's DataLoader, vs a torch Dataset that opens the file with h5py
@@ -18,7 +20,8 @@ Normalize), batch 64, 2 workers, shuffled.
   HDF5, raw uint8: [N, 224, 224, 3] pixels (chunks of 16 rows, no
       compression) plus labels; feedline's rows go straight into the batch,
       torch's Dataset returns f["pixels"][i] as a tensor. Warm page cache.
-  pack: `pack_shards` speed (images/s, warm cache) and sizes.
+  pack: `pack_shards` speed (images/s, warm cache) and sizes (JPEGs are
+      rewritten with restart markers, progressive ones as baseline).
 
 Each figure is one epoch, worker start-up included; the runs alternate and the
 median of --rounds is printed as markdown tables.
@@ -42,6 +45,7 @@ import numpy as np
 import torch
 from PIL import Image
 from torch.utils.data import DataLoader
+from torchvision import datasets as tvd
 from torchvision import transforms as tvt
 
 from machine import cpu_model  # bench/machine.py
@@ -189,6 +193,9 @@ def main():
         "folder, random order": lambda: cold(files_under(folder), lambda: feedline.DataLoader(
             datasets.ImageFolder(folder, transform=ours_transform), batch_size=b, shuffle=True,
             num_workers=w)),
+        "torch ImageFolder (PIL), random order": lambda: cold(files_under(folder), lambda: DataLoader(
+            tvd.ImageFolder(folder, transform=torch_transform), batch_size=b, shuffle=True,
+            num_workers=w)),
         "shards, random order": lambda: cold(files_under(shards), lambda: feedline.DataLoader(
             shard_data, batch_size=b, shuffle=True, num_workers=w)),
         "shards, ShardOrderSampler": lambda: cold(files_under(shards), lambda: feedline.DataLoader(
@@ -225,7 +232,8 @@ def main():
     print(f"{n} images, batch {b}, {w} workers, median of {args.rounds} rounds\n")
     print("| layout (cold page cache) | images/s | vs folder | bytes left in cache |")
     print("|---|---:|---:|---:|")
-    for name in ("folder, random order", "shards, random order", "shards, ShardOrderSampler"):
+    for name in ("torch ImageFolder (PIL), random order", "folder, random order",
+                 "shards, random order", "shards, ShardOrderSampler"):
         print(f"| {name} | {median[name]:,.0f} | {median[name] / median['folder, random order']:.2f}x"
               f" | {max(left[name]):,} |")
     print("\n| HDF5 (warm page cache) | torch + h5py images/s | feedline images/s | feedline / torch |")
@@ -235,7 +243,9 @@ def main():
         print(f"| {label} | {theirs:,.0f} | {ours:,.0f} | {ours / theirs:.2f}x |")
     print(f"\npack: {n / pack_seconds:,.0f} images/s ({info['shards']} shards of 8 MiB); "
           f"folder {folder_bytes:,} bytes, shards {shard_bytes:,} bytes "
-          f"(+{100 * (shard_bytes / folder_bytes - 1):.1f}%)")
+          f"(+{100 * (shard_bytes / folder_bytes - 1):.1f}%); {info['rewritten_jpegs']} JPEGs "
+          f"rewritten with restart markers, {info['progressive_converted']} of them progressive "
+          f"ones as baseline")
     print("all rates:", {k: [round(x) for x in v] for k, v in rates.items()})
     if scratch is not None:
         shutil.rmtree(scratch)
