@@ -319,6 +319,8 @@ TEST(JpegRestartsTest, ProgressiveAndCmykAreLeftAlone) {
   std::vector<uint8_t> out;
   std::vector<uint32_t> offsets;
   EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, progressive), JpegRestartOptions{}, out, offsets));
+  JpegLayout layout;  // the decoder's window needs one sequential scan
+  EXPECT_FALSE(ParseJpegLayout(EncodeJpeg(rgb, 64, 64, progressive), layout));
   EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, cmyk), JpegRestartOptions{}, out, offsets));
   EXPECT_FALSE(AddJpegRestarts(EncodeJpeg(rgb, 64, 64, cmyk), {1, 4, true}, out, offsets));
   std::vector<uint8_t> truncated = EncodeJpeg(rgb, 64, 64);
