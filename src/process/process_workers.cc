@@ -118,7 +118,16 @@ ProcessWorkers::ProcessWorkers(std::shared_ptr<WorkerProgram> program,
                                ProcessWorkerOptions options)
     : program_(std::move(program)), options_(options), spawner_(program_.get()) {
   if (options_.num_workers < 1) throw Error("process workers need num_workers >= 1");
-  if (options_.use_shared_memory) slots_ = std::make_shared<SharedSlotAllocator>();
+  if (options_.use_shared_memory) {
+    try {
+      slots_ = std::make_shared<SharedSlotAllocator>();
+    } catch (const Error&) {
+      // No room to reserve the slots' address space (a ulimit -v): the slots
+      // stay on the heap and the samples come back through the arenas, as
+      // fast for small samples and one copy more for large ones.
+      slots_.reset();
+    }
+  }
   for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>());
 }
 

@@ -1,0 +1,61 @@
+"""Worker processes write a Python dataset's arrays straight into the batch
+slots, which live in one shared memfd mapping: the batches the loop gets are
+views of it, and equal those of worker threads."""
+
+import numpy as np
+
+import feedline
+from feedline import io
+
+
+class Noise(io.Dataset):
+    """Sample i: a float32 [3, 16, 16] image made from i, i, and a string of
+    varying length (not written in place: it comes back through the arena)."""
+
+    def __len__(self):
+        return 80
+
+    def __getitem__(self, index):
+        image = np.sin(np.arange(3 * 16 * 16, dtype=np.float32) * (index + 1)).reshape(3, 16, 16)
+        return image, np.int64(index), "s" * (index % 5)
+
+
+def mapping_of(address):
+    with open("/proc/self/maps") as f:
+        for line in f:
+            fields = line.split()
+            begin, end = (int(x, 16) for x in fields[0].split("-"))
+            if begin <= address < end:
+                return fields[5] if len(fields) > 5 else ""
+    return ""
+
+
+def batches(mode, shm=True, keep=False):
+    out = []
+    with feedline.DataLoader(Noise(), batch_size=16, num_workers=2, seed=3, shuffle=True,
+                             worker_mode=mode, use_shared_memory=shm) as loader:
+        for images, labels, names in loader:
+            where = mapping_of(images.__array_interface__["data"][0])
+            out.append((images.copy(), labels.copy(), list(names), where))
+    return out
+
+
+def test_process_batches_view_the_shared_slots_and_equal_thread_batches():
+    threads = batches("thread")
+    processes = batches("process")
+    assert len(processes) == len(threads) == 5
+    for (ti, tl, tn, t_where), (pi, pl, pn, p_where) in zip(threads, processes):
+        np.testing.assert_array_equal(pi, ti)
+        np.testing.assert_array_equal(pl, tl)
+        assert pn == tn
+        assert "feedline-slots" not in t_where
+        assert p_where.startswith("/memfd:feedline-slots"), p_where
+
+
+def test_without_shared_memory_the_slots_stay_in_the_loaders_memory():
+    threads = batches("thread")
+    for (ti, tl, tn, _), (pi, pl, pn, where) in zip(threads, batches("process", shm=False)):
+        np.testing.assert_array_equal(pi, ti)
+        np.testing.assert_array_equal(pl, tl)
+        assert pn == tn
+        assert "feedline-slots" not in where
