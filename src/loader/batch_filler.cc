@@ -242,8 +242,12 @@ void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
       }
       // glibc keeps freed blocks of a thread's arena for reuse, and nothing
       // will reuse these: give them back (38 MB for a batch of 64 images;
-      // at most once per slot, only before the layout is learned).
+      // at most once per slot, only before the layout is learned). Not under
+      // ThreadSanitizer, whose allocator replaces glibc's: there
+      // malloc_trim walks glibc's unused arena and crashes.
+#if !defined(__SANITIZE_THREAD__)
       ::malloc_trim(0);
+#endif
     }
   }
   if (options_.error_policy == ErrorPolicy::kReplace) {
