@@ -523,7 +523,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       if (WorkersStoppingLocked()) return;
       Task task;
       if (!scheduler_->ClaimLocked(ChunkFor(ns_per_row, kChunkTargetNs), &task)) continue;
-      const bool more = scheduler_->HasWorkLocked(worker);
+      const bool more = scheduler_->WorthWakingAnotherLocked(worker);
       // The task runs without the lock; an exception takes it again on the
       // way out, for the handler below.
       MutexUnlock unlock(&scheduler_->mu());

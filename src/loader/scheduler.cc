@@ -142,6 +142,13 @@ bool Scheduler::HasWorkLocked(int worker) const {
   return next_bind_ < plan_.num_batches() && pool_->HasFreeLocked();
 }
 
+bool Scheduler::WorthWakingAnotherLocked(int worker) const {
+  if (!HasWorkLocked(worker)) return false;
+  if (!pool_->batch_release_wakes() || !retry_.empty()) return true;
+  if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
+  return pool_->FreeCountLocked() >= 2 && plan_.num_batches() - next_bind_ >= 2;
+}
+
 void Scheduler::WakeAnotherWorker() const {
   if (workers_parked()) {
     pool_->WakeWorkers();

@@ -124,6 +124,11 @@ class Scheduler {
   // True if `worker` may claim rows now (an active worker, and a batch to
   // claim from or a slot to bind the next one to).
   bool HasWorkLocked(int worker) const REQUIRES(mu());
+  // After `worker` claimed: whether the work left is worth waking another
+  // worker for. Any work is, except with cheap batches (see
+  // SlotPool::set_batch_release_wakes), where one more batch is loaded by
+  // this worker sooner than another could wake up for it: it takes two.
+  bool WorthWakingAnotherLocked(int worker) const REQUIRES(mu());
   // Wakes one more worker after a claim that left work (all of them when
   // some are parked, so that the one woken is not a parked one).
   void WakeAnotherWorker() const EXCLUDES(mu());
