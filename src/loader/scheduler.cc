@@ -165,7 +165,11 @@ void Scheduler::NoteRowCost(double ns_per_row, int64_t rows) {
 }
 
 void Scheduler::SetWorkerWaitingLocked(int worker, bool waiting) {
-  waiting_[static_cast<size_t>(worker)] = waiting ? 1 : 0;
+  const size_t w = static_cast<size_t>(worker);
+  waiting_[w] = waiting ? 1 : 0;
+  // Woken while its id is lent, the worker goes back to waiting: the wake
+  // may have been meant for work it cannot take now.
+  if (!waiting && lent_[w] != 0) woken_while_lent_ = true;
 }
 
 int Scheduler::LendWaitingWorkerLocked() {
@@ -181,8 +185,11 @@ int Scheduler::LendWaitingWorkerLocked() {
 
 void Scheduler::ReturnWorkerLocked(int worker) {
   lent_[static_cast<size_t>(worker)] = 0;
-  // The worker may have been woken while its id was lent and gone back to
-  // waiting.
+  // Only a wake the worker slept through while lent is made good: waking a
+  // worker after every chunk the consumer loaded would cost the context
+  // switches lending saves.
+  if (!woken_while_lent_) return;
+  woken_while_lent_ = false;
   if (!pool_->workers_waiting_locked() || !HasWorkLocked(worker)) return;
   if (workers_parked()) {
     pool_->WakeWorkers();

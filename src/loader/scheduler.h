@@ -151,7 +151,8 @@ class Scheduler {
   // Lends the id of an active worker that waits for work while there is work
   // to claim; -1 if none.
   int LendWaitingWorkerLocked() REQUIRES(mu());
-  // Gives the id back; wakes a worker if work is left.
+  // Gives the id back; wakes a worker if the lent one was woken meanwhile
+  // (and work is left).
   void ReturnWorkerLocked(int worker) REQUIRES(mu());
   bool lent_locked(int worker) const REQUIRES(mu()) {
     return lent_[static_cast<size_t>(worker)] != 0;
@@ -258,6 +259,7 @@ class Scheduler {
   // Per worker: waiting for work (in WaitForWorkLocked), and lent to the consumer.
   std::vector<uint8_t> waiting_ GUARDED_BY(mu());
   std::vector<uint8_t> lent_ GUARDED_BY(mu());
+  bool woken_while_lent_ GUARDED_BY(mu()) = false;
   std::atomic<double> row_ns_{0};
 
   std::atomic<uint64_t> generation_{0};
