@@ -9,13 +9,17 @@ and to torch.utils.data.DataLoader (Debian's python3-torch), batch 64:
          (JPEGs synthesized with PIL into a temporary directory)
 
 Loaders: feedline with worker processes (the "auto" choice for a Python
-dataset), the same with use_shared_memory=False, feedline with worker
+dataset), the same with prefetch_factor=1 (2 batch slots instead of 4: less
+memory) and with use_shared_memory=False, feedline with worker
 threads, feedline with 0 workers, and torch with worker processes. All use
 persistent workers; after a warm-up epoch each, epochs alternate between the
 loaders round by round so that all see the same machine state. Printed: the
 median samples/s over the rounds, ratios against torch and against feedline's
-0-worker rate, the median time to the first batch of a new loader (cold:
-processes start), and the memory of the whole process tree: each loader runs
+0-worker rate, the median CPU time of the process tree per sample (on a
+machine that other work keeps busy, the rate swings with that work; the
+CPU spent per sample much less), the median time to the first batch of a
+new loader (cold: processes start), and the memory of the whole process
+tree: each loader runs
 one epoch alone in a fresh interpreter, which samples the sum of the
 proportional set sizes (PSS) of itself and its workers at every batch; the
 largest sample is printed. It is measured twice: with a loop that does not
@@ -112,6 +116,9 @@ def make_loaders(dataset, workers):
         "feedline processes": lambda: feedline.DataLoader(
             dataset, batch_size=BATCH, num_workers=workers, persistent_workers=True,
             worker_mode="process", seed=0),
+        "feedline processes, prefetch_factor=1": lambda: feedline.DataLoader(
+            dataset, batch_size=BATCH, num_workers=workers, persistent_workers=True,
+            worker_mode="process", prefetch_factor=1, seed=0),
         "feedline processes, no shm": lambda: feedline.DataLoader(
             dataset, batch_size=BATCH, num_workers=workers, persistent_workers=True,
             worker_mode="process", use_shared_memory=False, seed=0),
@@ -125,16 +132,23 @@ def make_loaders(dataset, workers):
     }
 
 
-def epoch_rate(loader):
+def epoch_rate(loader, cpu=None):
+    """Samples/s of one epoch; appends the CPU time the process tree spent
+    per sample (microseconds) to `cpu`, a figure that other work on the
+    machine disturbs less than the rate."""
+    cpu_start = tree_cpu_seconds()
     start = time.perf_counter()
     samples = 0
     for batch in loader:
         samples += len(batch[1])
-    return samples / (time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append((tree_cpu_seconds() - cpu_start) / samples * 1e6)
+    return samples / seconds
 
 
-def tree_pss_bytes():
-    """PSS of this process and all its descendants (shared pages split)."""
+def tree_pids():
+    """This process and all its descendants."""
     pids, todo = [], [os.getpid()]
     while todo:
         pid = todo.pop()
@@ -145,8 +159,27 @@ def tree_pss_bytes():
                     todo += [int(c) for c in f.read().split()]
             except OSError:
                 pass
+    return pids
+
+
+def tree_cpu_seconds():
+    """User + system time of the live process tree (persistent workers, so
+    none exits during an epoch)."""
     total = 0
-    for pid in pids:
+    for pid in tree_pids():
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def tree_pss_bytes():
+    """PSS of this process and all its descendants (shared pages split)."""
+    total = 0
+    for pid in tree_pids():
         try:
             with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:
@@ -207,12 +240,13 @@ def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1):
     for loader in loaders.values():  # warm-up: workers start, pages fault in
         epoch_rate(loader)
     rates = {label: [] for label in loaders}
+    cpu = {label: [] for label in loaders}
     firsts = {label: [] for label in loaders}
     labels = list(loaders)
     for r in range(rounds):
         order = labels[r % len(labels):] + labels[:r % len(labels)]
         for label in order:
-            rates[label].append(epoch_rate(loaders[label]))
+            rates[label].append(epoch_rate(loaders[label], cpu[label]))
     for loader in loaders.values():
         if hasattr(loader, "close"):
             loader.close()
@@ -229,13 +263,15 @@ def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1):
     print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
           f"{rounds} rounds\n")
     print("| loader | samples/s (median) | min-max | vs torch | vs feedline 0 workers "
-          "| first batch, cold (median) | tree PSS, peak | tree PSS, peak, batches read |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| CPU us/sample (median) | first batch, cold (median) | tree PSS, peak "
+          "| tree PSS, peak, batches read |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         v = rates[label]
         print(f"| {label} | {median[label]:,.0f} | {min(v):,.0f}-{max(v):,.0f} "
               f"| {median[label] / median['torch processes']:.2f}x "
               f"| {median[label] / median['feedline 0 workers']:.2f}x "
+              f"| {statistics.median(cpu[label]):,.0f} "
               f"| {statistics.median(firsts[label]) * 1000:.0f} ms "
               f"| {pss[label] / 2**20:,.0f} MiB | {pss_read[label] / 2**20:,.0f} MiB |")
     sys.stdout.flush()
