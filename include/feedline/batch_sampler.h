@@ -53,8 +53,8 @@ class FEEDLINE_EXPORT BatchSampler {
   virtual int64_t size() const = 0;
   // All batches of `epoch`.
   virtual EpochPlan Plan(int64_t epoch) const = 0;
-  // An epoch fixed by the sampler itself (DistributedBatchSampler::set_epoch);
-  // when set, the loader uses it instead of its own epoch counter.
+  // An epoch set through the sampler (DistributedBatchSampler::set_epoch):
+  // when set, it is the loader's epoch (its counter follows it).
   virtual std::optional<int64_t> pinned_epoch() const { return std::nullopt; }
 };
 
@@ -157,8 +157,9 @@ class FEEDLINE_EXPORT DistributedBatchSampler : public BatchSampler {
   // Batches of this rank in an epoch that is not resumed.
   int64_t size() const override;
   EpochPlan Plan(int64_t epoch) const override;
-  // Fixes the epoch used for shuffling (Paddle's set_epoch); a negative
-  // epoch unpins it.
+  // Sets the epoch of the loader holding this sampler (Paddle's set_epoch):
+  // every pass runs it, the loader reports it, and counts on from it once
+  // unpinned (a negative epoch); the loader's own set_epoch must agree.
   void set_epoch(int64_t epoch) { pinned_epoch_.store(epoch); }
   std::optional<int64_t> pinned_epoch() const override;
   // Resumes `epoch` after its first `position` samples (GlobalPosition of a

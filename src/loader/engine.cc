@@ -207,6 +207,17 @@ int64_t Engine::size() const {
 }
 
 void Engine::set_epoch(int64_t epoch) {
+  // One epoch: a batch sampler that pins one (DistributedBatchSampler's
+  // set_epoch, as Paddle's loops call it) sets the loader's; a different
+  // one here would be silently ignored, so it is an error.
+  if (const std::optional<int64_t> pinned =
+          batch_sampler_ ? batch_sampler_->pinned_epoch() : std::nullopt;
+      pinned && *pinned != epoch) {
+    throw Error("DataLoader: set_epoch(" + std::to_string(epoch) +
+                ") disagrees with the batch sampler's set_epoch(" + std::to_string(*pinned) +
+                "), which sets the loader's epoch; set it in one place (the sampler's "
+                "set_epoch(-1) lets the loader count again)");
+  }
   MutexLock lock(&scheduler_->mu());
   if (scheduler_->resume_pending_locked()) {
     // A training loop that calls set_epoch(e) before each epoch keeps the

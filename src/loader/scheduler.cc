@@ -45,7 +45,7 @@ Scheduler::Scheduler(const LoaderOptions& options,
 void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   const std::optional<int64_t> pinned = batch_sampler_->pinned_epoch();
   epoch_ = pinned ? *pinned : epoch;
-  next_epoch_ = epoch + 1;
+  next_epoch_ = epoch_ + 1;
   plan_ = PlanEpoch(epoch_);
   plan_hash_.clear();
   if (first_batch > plan_.num_batches()) {
@@ -60,6 +60,12 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   running_ = true;
   generation_.fetch_add(1);
   pool_->WakeWorkers();
+}
+
+int64_t Scheduler::next_epoch_locked() const {
+  const std::optional<int64_t> pinned =
+      batch_sampler_ != nullptr ? batch_sampler_->pinned_epoch() : std::nullopt;
+  return pinned ? *pinned : next_epoch_;
 }
 
 int64_t Scheduler::StartStreamEpochLocked() {

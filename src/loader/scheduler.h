@@ -107,7 +107,10 @@ class Scheduler {
   void EndEpochLocked() REQUIRES(mu()) { running_ = false; }
   bool running_locked() const REQUIRES(mu()) { return running_; }
   int64_t epoch_locked() const REQUIRES(mu()) { return epoch_; }
-  int64_t next_epoch_locked() const REQUIRES(mu()) { return next_epoch_; }
+  // The epoch the next iteration runs: the batch sampler's pinned one
+  // (DistributedBatchSampler::set_epoch), else the loader's counter, which
+  // continues after the epoch last run, pinned or not.
+  int64_t next_epoch_locked() const REQUIRES(mu());
   void set_next_epoch_locked(int64_t epoch) REQUIRES(mu()) { next_epoch_ = epoch; }
   // Restore started the running epoch and nothing consumed it yet: the next
   // iteration continues it instead of starting afresh.
