@@ -528,7 +528,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       while (!(WorkersStoppingLocked() ||
                (scheduler_->HasWorkLocked(worker) && !scheduler_->lent_locked(worker)))) {
         scheduler_->SetWorkerWaitingLocked(worker, true);
-        scheduler_->WaitForWorkLocked();
+        scheduler_->WaitForWorkLocked(worker);
         scheduler_->SetWorkerWaitingLocked(worker, false);
       }
       if (WorkersStoppingLocked()) return;

@@ -37,6 +37,7 @@ Scheduler::Scheduler(const LoaderOptions& options,
       waiting_(static_cast<size_t>(num_workers_), 0),
       lent_(static_cast<size_t>(num_workers_), 0) {
   pool_->set_wake_one_on_release(batch_sampler_ != nullptr);
+  if (batch_sampler_ != nullptr) pool_->SetWorkerCount(num_workers_);
 }
 
 // ---------------------------------------------------------------------------

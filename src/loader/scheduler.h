@@ -77,6 +77,9 @@ class Scheduler {
   }
   // Workers wait here for work or a free slot (SlotPool::WaitForWorkLocked).
   void WaitForWorkLocked() REQUIRES(mu()) { pool_->WaitForWorkLocked(); }
+  // A map-style worker waits on its own condition variable, so that a
+  // single wake-up goes to the lowest-numbered waiting worker.
+  void WaitForWorkLocked(int worker) REQUIRES(mu()) { pool_->WaitForWorkLocked(worker); }
   void WakeWorkers() const { pool_->WakeWorkers(); }
   // The most slots in use at once (see SlotPool::SetLimitLocked).
   void SetSlotLimitLocked(int n) REQUIRES(mu());

@@ -170,10 +170,31 @@ void SlotPool::Release(Slot* slot) {
   }
   if (!wake) return;
   if (wake_one_on_release_.load(std::memory_order_relaxed)) {
-    work_cv_.NotifyOne();
+    WakeOneWorker();
   } else {
-    work_cv_.NotifyAll();
+    WakeWorkers();
   }
+}
+
+void SlotPool::SetWorkerCount(int n) {
+  worker_cvs_.clear();
+  for (int w = 0; w < n; ++w) worker_cvs_.push_back(std::make_unique<CondVar>());
+  worker_waits_ = std::make_unique<std::atomic<int>[]>(static_cast<size_t>(n));
+}
+
+void SlotPool::WakeWorkers() {
+  work_cv_.NotifyAll();
+  for (const auto& cv : worker_cvs_) cv->NotifyAll();
+}
+
+void SlotPool::WakeOneWorker() {
+  for (size_t w = 0; w < worker_cvs_.size(); ++w) {
+    if (worker_waits_[w].load(std::memory_order_relaxed) > 0) {
+      worker_cvs_[w]->NotifyOne();
+      return;
+    }
+  }
+  work_cv_.NotifyOne();
 }
 
 }  // namespace feedline::internal

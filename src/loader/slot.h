@@ -226,9 +226,31 @@ class SlotPool {
     work_cv_.Wait(&mu_);
     --workers_waiting_;
   }
+  // Map-style workers wait each on their own condition variable
+  // (SetWorkerCount, before any worker starts), so that WakeOneWorker can
+  // choose whom to wake: the lowest-numbered waiting worker. With cheap
+  // batches one worker then does the loading and stays on its core; a
+  // single shared condition variable woke the waiters in turn (oldest
+  // first), and the one woken each time was placed beside the consumer,
+  // preempting it, while the other core idled (perf sched).
+  void SetWorkerCount(int n);
+  void WaitForWorkLocked(int worker) REQUIRES(mu_) {
+    const size_t w = static_cast<size_t>(worker);
+    ++workers_waiting_;
+    // A count, not a flag: a worker replaced after a timeout shares its id
+    // with the thread it replaced.
+    worker_waits_[w].fetch_add(1, std::memory_order_relaxed);
+    worker_cvs_[w]->Wait(&mu_);
+    worker_waits_[w].fetch_sub(1, std::memory_order_relaxed);
+    --workers_waiting_;
+  }
   bool workers_waiting_locked() const REQUIRES(mu_) { return workers_waiting_ > 0; }
-  void WakeWorkers() { work_cv_.NotifyAll(); }
-  void WakeOneWorker() { work_cv_.NotifyOne(); }
+  void WakeWorkers();
+  // Wakes the lowest-numbered waiting worker (or one waiter of the shared
+  // condition variable). Without the lock: a worker marks itself waiting
+  // under it, so one that waits for a change made under it before this call
+  // is seen.
+  void WakeOneWorker();
   // Whether a released slot wakes one waiting worker or all of them. One is
   // enough when the waiters are interchangeable (map-style workers, none
   // parked: the one woken wakes another if it leaves work behind); waking
@@ -251,6 +273,8 @@ class SlotPool {
  private:
   Mutex mu_;
   CondVar work_cv_;
+  std::vector<std::unique_ptr<CondVar>> worker_cvs_;
+  std::unique_ptr<std::atomic<int>[]> worker_waits_;
   int workers_waiting_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> wake_one_on_release_{false};
   std::atomic<bool> batch_release_wakes_{false};

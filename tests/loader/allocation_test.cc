@@ -124,8 +124,17 @@ TEST_P(SteadyState, NoAllocationPerSample) {
   DataLoader loader(std::make_shared<testing::IndexDataset>(64 * 100, fixed), o);
   int64_t samples = 0;
   AllocationsInOneEpoch(loader, &samples);  // warm-up: slots and buffers are made here
-  const int64_t allocations = AllocationsInOneEpoch(loader, &samples);
-  EXPECT_EQ(samples, 6400);
+  // Slots are made only when the pipeline needs one, which depends on how the
+  // threads were scheduled (a consumer that loads cheap rows itself may need
+  // fewer at first): a later epoch may still make one. At most the slot limit
+  // (num_workers * prefetch_factor = 4) can be made, so of 5 epochs one makes
+  // none; allocations per sample or batch would show in every epoch.
+  int64_t allocations = -1;
+  for (int epoch = 0; epoch < 5; ++epoch) {
+    const int64_t n = AllocationsInOneEpoch(loader, &samples);
+    EXPECT_EQ(samples, 6400);
+    if (allocations < 0 || n < allocations) allocations = n;
+  }
   // What remains is per epoch (the epoch's plan), never per sample or batch.
   EXPECT_LE(allocations, 10) << "fixed=" << fixed << " workers=" << workers;
 }
