@@ -66,6 +66,8 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
 
+    # Other work on the machine moves these figures: the load is printed with them.
+    load_before = os.getloadavg()[0]
     results = {0: {"torch": [], "feedline": []}, 2: {"torch": [], "feedline": []}}
     for _ in range(args.rounds):
         for workers in (0, 2):
@@ -76,7 +78,8 @@ def main():
 
     print(f"Loader overhead, batch 256, trivial dataset; {datetime.date.today()}, "
           f"{os.cpu_count()} cores ({cpu_model()}), torch {torch.__version__}, "
-          f"median of {args.rounds} rounds")
+          f"median of {args.rounds} rounds; load average {load_before:.2f} before, "
+          f"{os.getloadavg()[0]:.2f} after")
     print()
     print("| num_workers | torch samples/s | feedline samples/s | feedline / torch |")
     print("|---:|---:|---:|---:|")
