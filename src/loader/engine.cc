@@ -444,12 +444,21 @@ bool Engine::LoadWhileWaitingLocked() {
     return true;
   }
   SampleContext& ctx = *lent_contexts_[static_cast<size_t>(worker)];
-  {
+  try {
     MutexUnlock unlock(&scheduler_->mu());
     const int64_t t0 = NowNs();
     filler_->RunTask(task, ctx, &caller_lane_);
     stats_.AddWorker(worker, NowNs() - t0, task.end - task.begin);
     stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
+  } catch (const abi::__forced_unwind&) {
+    scheduler_->ReturnWorkerLocked(worker);  // the id must not stay lent
+    throw;
+  } catch (...) {
+    // What would end a worker's task (std::bad_alloc) ends the epoch, as
+    // there; the id goes back either way.
+    scheduler_->ReturnWorkerLocked(worker);
+    scheduler_->InterruptLocked(std::current_exception());
+    return true;
   }
   scheduler_->ReturnWorkerLocked(worker);
   return true;
