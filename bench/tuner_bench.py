@@ -13,9 +13,15 @@ per run; the settings alternate within each round; medians of --rounds):
                 of "auto" against one worker per core (prefetch 2).
   step change   80 ms, then 20 ms (--change-to-ms) after half of the
                 batches: the wait after the change, and after its first 3 s.
-  overhead      the engine alone (--synthetic, batch 256, 2 workers): fixed
-                prefetch 2 against prefetch "auto" (the tuner running, the
-                workers fixed).
+  overhead      trivial samples (--synthetic, batch 256), where the hand-off
+                of each batch dominates: fixed 2 workers, prefetch 2 against
+                prefetch "auto" and against both "auto", with no step (the
+                engine alone) and with a 0.1 ms step (the loop the
+                bottleneck); and, when BUILD/bench/tuner_tick_benchmark
+                exists, the tuner's cost per batch and per check.
+
+The load average (os.getloadavg) is printed before each case: other jobs on
+a shared machine move every number here.
 
 Usage: bench/tuner_bench.py [--build build] [--data DIR] [--images 4000]
            [--rounds 3] [--cases loader,step,change,overhead]
@@ -51,6 +57,10 @@ def median(values):
     return statistics.median(values) if values else float("nan")
 
 
+def load():
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def tuner_summary(result):
     tuner = result.get("tuner")
     if not tuner:
@@ -82,7 +92,7 @@ def main():
     cores = len(os.sched_getaffinity(0))
     print(f"# feedline tuner benchmark, {datetime.date.today()}, {cpu_model()}, {cores} cores")
     print(f"# data: {data} ({args.images} JPEGs), train pipeline, batch 64, "
-          f"median of {args.rounds} rounds")
+          f"median of {args.rounds} rounds; {datetime.datetime.now(datetime.timezone.utc):%H:%M} UTC, {load()}")
     bench(feedline, data, "--workers", str(cores), "--max-batches", "1000")  # page cache
 
     if "loader" in cases:
@@ -100,6 +110,7 @@ def main():
             for name, flags in rows.items():
                 results[name].append(bench(feedline, data, *flags))
         print("\n## loader-bound (no step), one epoch")
+        print(f"({load()} at the end of the case)")
         print("| setting | images/s | after first fifth | peak RSS MiB | tuner ended at |")
         print("|---|---:|---:|---:|---|")
         for name, rs in results.items():
@@ -124,16 +135,19 @@ def main():
             for name, flags in rows.items():
                 results[name].append(bench(feedline, data, "--step-ms", str(args.step_ms), *flags))
         print(f"\n## step-bound ({args.step_ms:g} ms step), one epoch")
-        print("| setting | wait | peak RSS MiB | busy workers (mean) | tuner ended at |")
-        print("|---|---:|---:|---:|---|")
-        rss = {}
+        print(f"({load()} at the end of the case)")
+        print("| setting | wait | images/s | peak RSS MiB | busy workers (mean) | tuner ended at |")
+        print("|---|---:|---:|---:|---:|---|")
+        rss, rate = {}, {}
         for name, rs in results.items():
             rss[name] = median(r["peak_rss_mib"] for r in rs)
+            rate[name] = median(r["images_per_s"] for r in rs)
             busy = median(r["worker_s"] / r["elapsed_s"] for r in rs)
             print(f"| {name} | {100 * median(r['wait_fraction'] for r in rs):.2f}% "
-                  f"| {rss[name]:.0f} | {busy:.2f} | {tuner_summary(rs[-1])} |")
+                  f"| {rate[name]:.0f} | {rss[name]:.0f} | {busy:.2f} | {tuner_summary(rs[-1])} |")
         fixed_name = next(n for n in rss if n != "auto")
-        print(f"peak RSS auto / one worker per core: {rss['auto'] / rss[fixed_name]:.2f}")
+        print(f"peak RSS auto / one worker per core: {rss['auto'] / rss[fixed_name]:.2f}; "
+              f"images/s auto / fixed: {rate['auto'] / rate[fixed_name]:.3f}")
 
     if "change" in cases:
         rows = {
@@ -148,6 +162,7 @@ def main():
                                            "--epochs", "8", *flags))
         print(f"\n## step change: {args.step_ms:g} ms, then {args.change_to_ms:g} ms after half "
               "of 8 epochs")
+        print(f"({load()} at the end of the case)")
         print("| setting | wait before | wait after | after its first 3 s | images/s | tuner |")
         print("|---|---:|---:|---:|---:|---|")
         for name, rs in results.items():
@@ -166,24 +181,40 @@ def main():
         rows = {
             "fixed 2 workers, prefetch 2": ["--workers", "2", "--prefetch", "2"],
             "2 workers, prefetch auto": ["--workers", "2", "--prefetch", "auto"],
+            "workers auto, prefetch auto": ["--workers", "auto", "--prefetch", "auto"],
         }
-        results = {name: [] for name in rows}
-        for _ in range(max(args.rounds, 3)):
-            for name, flags in rows.items():
-                results[name].append(run_json(
-                    [feedline, "bench", "--synthetic", "2000000", "--batch", "256", "--epochs",
-                     "2", "--quiet", "--json", *flags]))
-        print("\n## tuner overhead: engine alone (--synthetic 2000000, batch 256, 2 epochs)")
-        print("| setting | samples/s (median) | runs | tuner |")
-        print("|---|---:|---|---|")
-        for name, rs in results.items():
-            rates = [r["images_per_s"] for r in rs]
-            print(f"| {name} | {median(rates) / 1e6:.2f} M | "
-                  f"{', '.join(f'{x / 1e6:.1f}' for x in rates)} | {tuner_summary(rs[-1])} |")
-        names = list(results)
-        ratio = (median(r["images_per_s"] for r in results[names[1]]) /
-                 median(r["images_per_s"] for r in results[names[0]]))
-        print(f"prefetch auto / fixed: {ratio:.3f}")
+        rounds = max(args.rounds, 7)
+        for step_ms, title in [(0, "the engine alone"), (0.1, "a 0.1 ms step: the loop the bottleneck")]:
+            results = {name: [] for name in rows}
+            for _ in range(rounds):
+                for name, flags in rows.items():
+                    step = ["--step-ms", str(step_ms)] if step_ms else []
+                    results[name].append(bench(
+                        feedline, "--synthetic=2000000", "--batch", "256", "--epochs",
+                        "2" if step_ms else "4", *step, *flags))
+            print(f"\n## trivial samples (--synthetic 2000000, batch 256), {title}; {load()}")
+            print(f"| setting | samples/s (median of {rounds}) | runs (M/s) | wait | tuner |")
+            print("|---|---:|---|---:|---|")
+            names = list(results)
+            for name, rs in results.items():
+                rates = [r["images_per_s"] for r in rs]
+                print(f"| {name} | {median(rates) / 1e6:.2f} M | "
+                      f"{', '.join(f'{x / 1e6:.1f}' for x in rates)} "
+                      f"| {100 * median(r['wait_fraction'] for r in rs):.1f}% "
+                      f"| {tuner_summary(rs[-1])} |")
+            base = median(r["images_per_s"] for r in results[names[0]])
+            print(", ".join(f"{name} / fixed: {median(r['images_per_s'] for r in results[name]) / base:.3f}"
+                            for name in names[1:]))
+        tick = os.path.join(args.build, "bench", "tuner_tick_benchmark")
+        if os.path.exists(tick):
+            out = subprocess.run([tick, "--benchmark_repetitions=5",
+                                  "--benchmark_report_aggregates_only=true",
+                                  "--benchmark_format=json"],
+                                 check=True, capture_output=True, text=True).stdout
+            print(f"\n## the tuner's own cost (bench/tuner_tick_benchmark, median of 5); {load()}")
+            for b in json.loads(out)["benchmarks"]:
+                if b.get("aggregate_name") == "median":
+                    print(f"{b['run_name']}: {b['cpu_time']:.1f} ns CPU, {b['real_time']:.1f} ns wall")
     if args.raw:
         with open(args.raw, "w") as f:
             json.dump(RAW, f)
