@@ -639,7 +639,10 @@ class DistributedBatchSampler(BatchSampler):
         self.epoch = epoch
 
     def set_epoch(self, epoch):
-        """Fixes the epoch that shuffles the next pass (and the loader's)."""
+        """Fixes the epoch that shuffles the next pass. It is also the
+        loader's epoch (one source: loader.epoch and state_dict() report it,
+        and a loader.set_epoch with another value raises ValueError);
+        set_epoch(-1) lets the loader count epochs again."""
         self.epoch = int(epoch)
         self._native.set_epoch(self.epoch)
 
@@ -1037,7 +1040,9 @@ class DataLoader:
 
     def set_epoch(self, epoch):
         """Sets the epoch the next iteration runs (it shuffles and seeds the
-        random transforms); later iterations count up from it."""
+        random transforms); later iterations count up from it. With a
+        DistributedBatchSampler whose set_epoch was called, that sampler's
+        epoch is the loader's: another value here raises ValueError."""
         self._loader.set_epoch(int(epoch))
 
     @property
