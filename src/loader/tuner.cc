@@ -153,7 +153,15 @@ void Tuner::Observe(const TunerObservation& o) {
   const int64_t window_ns = config_.costly_workers ? 4 * config_.window_ns : config_.window_ns;
   const int64_t dt = o.now_ns - window_start_.now_ns;
   const int64_t db = o.batches - window_start_.batches;
-  if (dt < window_ns || db < config_.window_batches || dt <= 0) return;
+  const bool full = dt >= window_ns && db >= config_.window_batches;
+  // A step that just got shorter leaves the loop waiting for most of every
+  // batch: that is seen in a quarter of a window. Only additions come of
+  // it (the loop waited), and only for threads (a process costs a fork).
+  const bool urgent = !config_.costly_workers && probe_ == Probe::kNone &&
+                      dt >= window_ns / 4 && db >= 2 &&
+                      static_cast<double>(o.wait_ns - window_start_.wait_ns) >
+                          kUrgentWait * static_cast<double>(dt);
+  if (!(full || urgent) || dt <= 0) return;
   if (o.epoch != window_start_.epoch && skipped_windows_ < kMaxSkippedWindows) {
     ++skipped_windows_;
     window_start_ = o;

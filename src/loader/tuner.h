@@ -81,6 +81,10 @@ class Tuner {
   // Above: the loop waits a lot; slots go at once to the fixed default
   // (workers x kDefaultPrefetch) when more slots are the answer.
   static constexpr double kBigWait = 0.05;
+  // Add fast: with thread workers and no change being judged, a window in
+  // which the loop waited more than this share is judged once it holds 2
+  // batches and a quarter of the window's time, not the whole window.
+  static constexpr double kUrgentWait = 0.25;
   static constexpr double kLowWait = 0.005;   // below: the loader is ahead
   static constexpr double kMinGain = 0.03;    // a change must raise throughput this much
   static constexpr double kIdleWorkers = 0.85;  // utilization below: workers lacked slots

@@ -98,6 +98,10 @@ class Simulation {
   const Tuner& tuner() const { return tuner_; }
   const std::vector<Second>& seconds() const { return per_second_storage_; }
   int max_workers_seen() const { return max_workers_seen_; }
+  // When the loop received batch `b` (0-based), in simulated seconds.
+  double DeliveredAtS(int64_t b) const {
+    return static_cast<double>(delivered_at_.at(static_cast<size_t>(b))) / kSec;
+  }
   int max_slots_seen() const { return max_slots_seen_; }
 
   // Batches per second and wait share over [from, to) seconds.
@@ -124,6 +128,7 @@ class Simulation {
 
   void Observe() {
     per_second_[Index()].batches += 1;
+    delivered_at_.push_back(now_);
     TunerObservation o;
     o.now_ns = now_;
     o.batches = delivered_;
@@ -148,6 +153,7 @@ class Simulation {
   int64_t wait_ns_ = 0, busy_ns_ = 0;
   int max_workers_seen_ = 0, max_slots_seen_ = 0;
   std::vector<Second> per_second_storage_;
+  std::vector<int64_t> delivered_at_;
   PerSecond per_second_{&per_second_storage_};
 };
 
@@ -303,6 +309,16 @@ TEST(Tuner, FollowsAStepDropToNearTheLoadersCapacity) {
   // From 2 s after the change the loop waits at most 5%, epoch starts
   // included.
   EXPECT_LE(sim.WaitShare(23, 40), 0.05) << Log(sim.tuner());
+  // Add fast: the second worker comes within 150 ms of the change (the
+  // loop then waits for most of each batch, seen in a quarter window).
+  const TunerStats stats = sim.tuner().Snapshot();
+  auto first_after = std::find_if(stats.log.begin(), stats.log.end(),
+                                  [](const TunerDecision& d) { return d.batch > 248; });
+  ASSERT_NE(first_after, stats.log.end()) << Log(sim.tuner());
+  EXPECT_EQ(first_after->workers, 2) << Log(sim.tuner());
+  // Decision times count from the first observation (batch 0's delivery).
+  EXPECT_LE(first_after->at_s + sim.DeliveredAtS(0) - sim.DeliveredAtS(248), 0.15)
+      << Log(sim.tuner());
 }
 
 // Remove slowly: 1.5 s of a slower step (an evaluation, a logging pause)
@@ -442,10 +458,35 @@ TEST(Tuner, NoDecisionBeforeAWindowIsComplete) {
   config.max_workers = 8;
   Tuner tuner(config);
   const int start = tuner.workers();
-  // Waiting all the time, but only 5 batches in 150 ms: not a window yet.
-  for (int i = 0; i <= 5; ++i) tuner.Observe({i * 30 * kMs, i, i * 64, i * 30 * kMs, 0, 0});
+  // Waiting 20% of the time (not urgent), 5 batches in 150 ms: not a window
+  // yet. (Busy workers: the loader is the bottleneck.)
+  for (int i = 0; i <= 5; ++i) {
+    tuner.Observe({i * 30 * kMs, i, i * 64, i * 6 * kMs, i * 30 * kMs * start, 0});
+  }
   EXPECT_EQ(tuner.workers(), start);
   EXPECT_EQ(tuner.Snapshot().decisions, 0);
+  // Worker processes wait for a whole window even when the loop waits all
+  // the time (a change costs a fork or a kill).
+  TunerConfig processes = config;
+  processes.costly_workers = true;
+  Tuner slow(processes);
+  for (int i = 0; i <= 5; ++i) {
+    slow.Observe({i * 30 * kMs, i, i * 64, i * 30 * kMs, i * 30 * kMs * start, 0});
+  }
+  EXPECT_EQ(slow.Snapshot().decisions, 0);
+}
+
+TEST(Tuner, ABigWaitIsJudgedInAQuarterOfAWindow) {
+  TunerConfig config;
+  config.max_workers = 8;
+  Tuner tuner(config);
+  const int start = tuner.workers();
+  // The loop waits all the time and the workers are busy: after 2 batches
+  // and 60 ms (a quarter of the 200 ms window is 50 ms) workers are added.
+  for (int i = 0; i <= 2; ++i) {
+    tuner.Observe({i * 30 * kMs, i, i * 64, i * 30 * kMs, i * 30 * kMs * start, 0});
+  }
+  EXPECT_GT(tuner.workers(), start) << Log(tuner);
 }
 
 }  // namespace
