@@ -254,11 +254,13 @@ def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1):
     for r in range(max(3, rounds // 2)):
         for label in labels:
             firsts[label].append(first_batch_seconds(makers[label]))
-    # Each a median over `pss_runs` fresh interpreters.
-    pss = {label: statistics.median(pss_of(label, False) for _ in range(pss_runs))
-           for label in labels}
-    pss_read = {label: statistics.median(pss_of(label, True) for _ in range(pss_runs))
-                for label in labels}
+    # Each a median over `pss_runs` fresh interpreters (--pss-runs 0: not measured).
+    def pss_median(label, read):
+        if pss_runs < 1:
+            return float("nan")
+        return statistics.median(pss_of(label, read) for _ in range(pss_runs))
+    pss = {label: pss_median(label, False) for label in labels}
+    pss_read = {label: pss_median(label, True) for label in labels}
     median = {label: statistics.median(v) for label, v in rates.items()}
     print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
           f"{rounds} rounds\n")

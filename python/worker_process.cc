@@ -37,9 +37,9 @@ bool ReadRequest(int fd, RequestedRow& row, WorkRequest* request) {
 // Writes `item`'s arrays, as a worker thread would, into the batch row the
 // request named (a field of the row's dtype and shape) or else the staging,
 // and replies with their metadata.
-void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
-                   SampleReply& reply) {
-  staging.Clear();
+// Writes `item`'s arrays as ReplyWithItem does, without replying.
+void StageItem(const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
+               SampleReply& reply) {
   reply.fields.clear();
   Structure layout;  // each sample's own; the parent checks it against the first
   FillFields(item, layout, [&](const std::string& name, DType dtype, const Shape& shape) {
@@ -51,7 +51,24 @@ void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, Repl
     return Tensor(dtype, shape, staging.AddField(name, dtype, shape, &reply));
   });
   reply.layout = static_cast<int>(layout.kind());
+}
+
+void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
+                   SampleReply& reply) {
+  staging.Clear();
+  StageItem(item, row, staging, reply);
   if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
+}
+
+// The error reply for what a sample raised: KeyboardInterrupt, SystemExit
+// and GeneratorExit are never sample errors; the parent raises the same
+// type again (kInterruptReason).
+ErrorReply ErrorFor(py::error_already_set& e) {
+  if (IsInterrupt(e)) {
+    const std::string type = py::str(e.type().attr("__name__"));
+    return ErrorReply{std::string(internal::kInterruptReason) + type, py::str(e.value()), ""};
+  }
+  return ErrorReply{"exception", e.what(), ""};
 }
 
 void ReplyDone(int fd, ReplyKind kind) {
@@ -74,6 +91,31 @@ class Worker {
         if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
         SeedPythonGenerators(request.seed, request.epoch, request.index);
         ReplyWithItem(fd_, getitem_(request.index), row_, staging_, reply_);
+        return;
+      }
+      case RequestKind::kSamples: {
+        // Each sample as kSample does, its own seeding included; a sample
+        // that raises gets its error reply and the others go on. The
+        // replies go out in one write, so the parent wakes once.
+        if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
+        gather_.clear();
+        staging_.Clear();
+        for (size_t i = 0; i < row_.num_samples(); ++i) {
+          const int64_t index = row_.Select(i).index;
+          staging_.NextSample();
+          try {
+            SeedPythonGenerators(request.seed, request.epoch, index);
+            StageItem(getitem_(index), row_, staging_, reply_);
+            staging_.Append(&gather_, &reply_);
+          } catch (py::error_already_set& e) {
+            internal::AppendErrorReply(&gather_, ErrorFor(e));
+          } catch (const SampleError& e) {
+            internal::AppendErrorReply(&gather_, ErrorReply{e.reason(), e.message(), ""});
+          } catch (const std::exception& e) {
+            internal::AppendErrorReply(&gather_, ErrorReply{"exception", e.what(), ""});
+          }
+        }
+        if (!internal::WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);
         return;
       }
       case RequestKind::kOpen:
@@ -106,6 +148,7 @@ class Worker {
   RequestedRow row_;
   ReplyStaging staging_;
   SampleReply reply_;
+  std::string gather_;  // the replies to a kSamples request
   std::shared_ptr<PyRef> dataset_;
   py::object getitem_;
   py::object iterator_;
@@ -148,14 +191,7 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
       try {
         worker.Serve(request);
       } catch (py::error_already_set& e) {
-        if (IsInterrupt(e)) {
-          // KeyboardInterrupt, SystemExit, GeneratorExit: never a sample
-          // error. The parent raises the same type again (kInterruptReason).
-          const std::string type = py::str(e.type().attr("__name__"));
-          ReplyError(fd, std::string(internal::kInterruptReason) + type, py::str(e.value()));
-        } else {
-          ReplyError(fd, "exception", e.what());
-        }
+        internal::SendErrorReply(fd, ErrorFor(e));
       } catch (const SampleError& e) {
         ReplyError(fd, e.reason(), e.message());
       } catch (const std::exception& e) {

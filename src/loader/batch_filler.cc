@@ -40,7 +40,33 @@ BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
       layout_(layout),
       failure_policy_(failure_policy),
       scheduler_(scheduler),
-      timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {}
+      together_(options.timeout.count() > 0 ? nullptr
+                                            : dynamic_cast<const MultiRowDataset*>(dataset)),
+      timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {
+  // Rows that cost a round trip each are claimed several at a time.
+  if (together_ != nullptr) scheduler_->set_round_trip_claims(true);
+}
+
+bool BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
+                               RowLoad* rows) const {
+  const size_t n = static_cast<size_t>(end - begin);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t r = static_cast<size_t>(begin) + i;
+    // A row given up on after a timeout is not loaded again (LoadRow).
+    if (slot->timed_out[r] > 0) return false;
+    Sample& sample = slot->samples[r];
+    sample.Clear();
+    rows[i] = RowLoad{slot->indices[r], &sample, nullptr};
+  }
+  SampleContextAccess::Reset(ctx, slot->epoch, rows[0].index);
+  try {
+    return together_->GetRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
+  } catch (const abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    return false;  // loaded one by one, each row meets the failure itself
+  }
+}
 
 void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane) {
   Slot* slot = task.slot;
@@ -50,6 +76,10 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   // One failure record for the whole task, cleared after each use: made per
   // row, zeroing it cost more than loading a trivial sample.
   std::optional<SampleError> error;
+  RowLoad together[kMaxRowsTogether];
+  int64_t together_begin = task.begin;  // rows [together_begin, together_end) are in `together`
+  int64_t together_end = task.begin;
+  const bool several = together_ != nullptr && task.end - task.begin > 1;
   for (int64_t row = task.begin; row < task.end; ++row) {
     if (scheduler_->generation() != task.generation ||
         slot->orphaned.load(std::memory_order_acquire)) {
@@ -60,7 +90,13 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
       }
       break;
     }
-    LoadRow(slot, row, ctx, lane, &error);
+    if (several && row >= together_end) {
+      const int64_t end = std::min(task.end, row + kMaxRowsTogether);
+      together_begin = row;
+      together_end = LoadTogether(slot, row, end, ctx, together) ? end : row;
+    }
+    LoadRow(slot, row, ctx, lane, &error,
+            row < together_end ? &together[row - together_begin] : nullptr);
   }
   const int64_t n = task.end - task.begin;
   // acq_rel: the thread completing the batch sees every row written by the others.
@@ -70,7 +106,7 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
 }
 
 void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
-                          std::optional<SampleError>* error) {
+                          std::optional<SampleError>* error, const RowLoad* loaded) {
   const size_t r = static_cast<size_t>(row);
   const int64_t original = slot->indices[r];
   // Substitutes load into this row with the same context and timeout tracking.
@@ -95,7 +131,7 @@ void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLan
                                    loader);
     return;
   }
-  switch (LoadSample(slot, row, original, 0, ctx, lane, error)) {
+  switch (LoadSample(slot, row, original, 0, ctx, lane, error, loaded)) {
     case LoadOutcome::kOk:
       slot->status[r] = RowStatus::kOk;
       return;
@@ -115,9 +151,10 @@ void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLan
 
 LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int attempt,
                                     SampleContext& ctx, WorkerLane* lane,
-                                    std::optional<SampleError>* error) {
+                                    std::optional<SampleError>* error,
+                                    const RowLoad* loaded) {
   Sample& sample = slot->samples[static_cast<size_t>(row)];
-  sample.Clear();
+  if (loaded == nullptr) sample.Clear();
   SampleContextAccess::Reset(ctx, slot->epoch, index);
   const int64_t limit = timeout_ns_;
   int64_t start = 0;
@@ -133,7 +170,11 @@ LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int 
   }
   std::exception_ptr interrupt;
   try {
-    dataset_->Get(index, sample, ctx);
+    if (loaded == nullptr) {
+      dataset_->Get(index, sample, ctx);
+    } else if (loaded->error) {
+      std::rethrow_exception(loaded->error);
+    }
   } catch (const abi::__forced_unwind&) {
     throw;  // thread cancellation must unwind
   } catch (const std::bad_alloc&) {

@@ -7,6 +7,10 @@
 // goes to the FailurePolicy, which may load substitutes into the same row
 // through this class. With a loader timeout, each load is recorded in the
 // worker's lane so that the consumer can give up on it (worker_pool.h).
+// A dataset whose rows each cost a round trip (MultiRowDataset: worker
+// processes) gets a task's rows in one call, without a timeout; a row it
+// fails, and every substitute, go through the same path as a row loaded
+// alone, so the batches and the error policy do not change.
 //
 // Thread safety: RunTask runs on many workers at once, each on its own
 // rows; the worker that finishes a batch's last row (the slot's atomic
@@ -23,6 +27,7 @@
 #include "feedline/loader_options.h"
 #include "feedline/sample_context.h"
 #include "src/loader/error_policy.h"
+#include "src/loader/multi_row_dataset.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_layout.h"
@@ -50,20 +55,33 @@ class BatchFiller {
   bool FinishBatch(Slot* slot, SampleContext& ctx);
 
  private:
+  // The most rows sent to a MultiRowDataset in one call.
+  static constexpr int64_t kMaxRowsTogether = 32;
+  // Loads rows [begin, end) of `slot` (at most kMaxRowsTogether) with one
+  // MultiRowDataset call into `rows`; false if they must load one by one.
+  bool LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
+                    RowLoad* rows) const;
   // `error` is empty on entry and on return (scratch for LoadSample).
+  // `loaded`, when not null, is the row's planned sample already loaded by
+  // LoadTogether (with what it threw).
   void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
-               std::optional<SampleError>* error);
+               std::optional<SampleError>* error, const RowLoad* loaded = nullptr);
   // Loads sample `index` (attempt 0: the planned one, k: the k-th substitute)
   // into `row`, tracking it in `lane` for the timeout check. On kFailed
   // `error` holds the failure; a load that outlived the timeout fails with
-  // reason "timeout" when it returns.
+  // reason "timeout" when it returns. With `loaded` the sample is not loaded
+  // again: its outcome is taken from there.
   LoadOutcome LoadSample(Slot* slot, int64_t row, int64_t index, int attempt, SampleContext& ctx,
-                         WorkerLane* lane, std::optional<SampleError>* error);
+                         WorkerLane* lane, std::optional<SampleError>* error,
+                         const RowLoad* loaded = nullptr);
   void CollateSlot(Slot* slot, SampleContext& ctx);
   static bool RowsFitLayout(const Slot& slot, const FixedLayout& layout);
 
   const LoaderOptions& options_;
   const Dataset* const dataset_;
+  // dataset_ as a MultiRowDataset when it is one and there is no timeout
+  // (a timeout watches one row at a time); else null.
+  const MultiRowDataset* const together_;
   SlotLayout* const layout_;  // learns from the first batch collated (slot_layout.h)
   const FailurePolicy* const failure_policy_;
   Scheduler* const scheduler_;

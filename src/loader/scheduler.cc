@@ -19,6 +19,18 @@ constexpr int kConsumerPolls = 64;
 // and context switch of a worker per batch: released slots are then handed
 // to the workers a few at a time (SlotPool::set_batch_release_wakes).
 constexpr double kCheapBatchNs = 50000.0;
+// Claims of rows that each cost a round trip (set_round_trip_claims): about
+// this much loading per claim, so that a round trip of ~20 us is under a
+// tenth of it, and no more rows than kMaxRoundTripRows, so that the last
+// claims of a batch stay short.
+constexpr double kRoundTripClaimNs = 250000.0;
+constexpr int64_t kMaxRoundTripRows = 8;
+
+int64_t RoundTripChunk(double ns_per_row) {
+  if (ns_per_row <= 0) return 1;
+  return std::clamp<int64_t>(static_cast<int64_t>(kRoundTripClaimNs / ns_per_row), 1,
+                             kMaxRoundTripRows);
+}
 
 }  // namespace
 
@@ -249,6 +261,9 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task) {
       open_ = fresh;
     }
     slot = open_;
+  }
+  if (round_trip_claims_.load(std::memory_order_relaxed)) {
+    chunk = std::max(chunk, RoundTripChunk(row_ns()));
   }
   const int64_t unclaimed = slot->planned_rows - slot->claimed;
   // No share is left for other workers: a chunk is sized to take ~20 us, so

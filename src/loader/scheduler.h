@@ -145,6 +145,12 @@ class Scheduler {
   void NoteRowCost(double ns_per_row, int64_t rows);
   // The last cost per row a worker measured (0 before any).
   double row_ns() const { return row_ns_.load(std::memory_order_relaxed); }
+  // Each row costs a round trip unless several go together (worker
+  // processes, MultiRowDataset): claims then hold enough rows for ~250 us
+  // of loading, at most 8 (RoundTripChunk), so that the round trip is a
+  // small share of a claim while a batch's tail stays balanced. Set before
+  // the workers start.
+  void set_round_trip_claims(bool on) { round_trip_claims_.store(on, std::memory_order_relaxed); }
 
   // --- Lending a waiting worker's place to the consumer ---------------------
   // A consumer that would wait for a batch of cheap rows loads rows itself
@@ -267,6 +273,7 @@ class Scheduler {
   std::vector<uint8_t> lent_ GUARDED_BY(mu());
   bool woken_while_lent_ GUARDED_BY(mu()) = false;
   std::atomic<double> row_ns_{0};
+  std::atomic<bool> round_trip_claims_{false};
 
   std::atomic<uint64_t> generation_{0};
   // Bumped (under the mutex) by every event the consumer may wait for: a

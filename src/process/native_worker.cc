@@ -16,17 +16,30 @@ namespace {
 
 constexpr char kBadAlloc[] = "bad_alloc";
 
-// Loads one sample into `staging` and replies; a failure becomes an error
-// reply, as it would become a failed sample on a worker thread.
+// Loads one sample into `staging` and replies (to `gather`, when it is not
+// null: a reply among those to a kSamples request); a failure becomes an
+// error reply, as it would become a failed sample on a worker thread.
 // Fields bound to the requested row are written there by Get itself (the
 // batch row, in shared memory); the others are copied into the arena.
 void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
-                 Sample& sample, RequestedRow& row, ReplyStaging& staging, SampleReply& reply) {
+                 Sample& sample, RequestedRow& row, ReplyStaging& staging, SampleReply& reply,
+                 std::string* gather = nullptr) {
+  auto send_error = [&](const ErrorReply& error) {
+    if (gather != nullptr) {
+      AppendErrorReply(gather, error);
+    } else {
+      SendErrorReply(fd, error);
+    }
+  };
   try {
     SampleContextAccess::Reset(ctx, request.epoch, request.context_index);
     sample.Clear();
     row.Bind(sample);
-    staging.Clear();
+    if (gather != nullptr) {
+      staging.NextSample();
+    } else {
+      staging.Clear();
+    }
     reply.fields.clear();
     dataset.Get(request.index, sample, ctx);
     for (int i = 0; i < sample.num_fields(); ++i) {
@@ -42,17 +55,38 @@ void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, Sam
     }
     const auto stages = SampleContextAccess::DrainStageTimes(ctx);
     for (int s = 0; s < kNumStages; ++s) reply.stage_ns[s] = stages[static_cast<size_t>(s)];
-    if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
+    if (gather != nullptr) {
+      staging.Append(gather, &reply);
+    } else if (!staging.Send(fd, &reply)) {
+      _exit(0);  // the parent is gone
+    }
   } catch (const SampleError& e) {
-    SendErrorReply(fd, {e.reason(), e.message(), e.source()});
+    send_error({e.reason(), e.message(), e.source()});
   } catch (const std::bad_alloc&) {
-    SendErrorReply(fd, {std::string(kInterruptReason) + kBadAlloc, "out of memory", ""});
+    send_error({std::string(kInterruptReason) + kBadAlloc, "out of memory", ""});
   } catch (const std::exception& e) {
-    SendErrorReply(fd, {"exception", e.what(), ""});
+    send_error({"exception", e.what(), ""});
   } catch (...) {
-    SendErrorReply(fd, {"exception", "Dataset::Get threw something that is not a std::exception",
-                        ""});
+    send_error({"exception", "Dataset::Get threw something that is not a std::exception", ""});
   }
+}
+
+// A kSamples request: each sample as ServeSample does, the replies gathered
+// and written at once.
+void ServeSamples(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
+                  Sample& sample, RequestedRow& row, ReplyStaging& staging, SampleReply& reply,
+                  std::string& gather) {
+  gather.clear();
+  staging.Clear();
+  WorkRequest one = request;
+  one.kind = static_cast<uint32_t>(RequestKind::kSample);
+  for (size_t i = 0; i < row.num_samples(); ++i) {
+    const RequestedSample& requested = row.Select(i);
+    one.index = requested.index;
+    one.context_index = requested.context_index;
+    ServeSample(dataset, fd, one, ctx, sample, row, staging, reply, &gather);
+  }
+  if (!WriteAll(fd, gather.data(), gather.size())) _exit(0);  // the parent is gone
 }
 
 }  // namespace
@@ -82,7 +116,12 @@ void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
   Sample sample;
   SampleContext ctx(channel.seed, 0, 0, channel.worker_id);
   WorkRequest request;
+  std::string gather;
   while (row.Read(fd, &request)) {
+    if (request.kind == static_cast<uint32_t>(RequestKind::kSamples)) {
+      ServeSamples(*dataset_, fd, request, ctx, sample, row, staging, reply, gather);
+      continue;
+    }
     if (request.kind != static_cast<uint32_t>(RequestKind::kSample)) {
       SendErrorReply(fd, {"exception", "a native worker process loads map-style samples only", ""});
       continue;

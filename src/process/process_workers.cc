@@ -73,6 +73,7 @@ struct ProcessWorkers::Worker {
   SharedArena arena;  // made with the first process, kept across restarts
   std::string body;
   std::string message;  // the request being sent: WorkRequest and the row's destinations
+  std::string samples;  // the body of a kSamples request
   std::vector<RowDestination> row;
   SampleReply reply;
   std::vector<char> drain;
@@ -348,8 +349,74 @@ ProcessWorkers::Outcome ProcessWorkers::Exchange(int w, const WorkRequest& reque
   }
 }
 
+bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const {
+  Worker& worker = this->worker(ctx.worker_id());
+  InUse in_use(worker.mu, worker.idle, worker.in_use);
+  worker.abandoned_at_ns.store(-1);  // new samples: the loader wants them
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    // Not running (it died, or never started): LoadSample restarts it.
+    if (worker.pid <= 0 || shutdown_.load()) return false;
+  }
+  WorkRequest request;
+  request.kind = static_cast<uint32_t>(RequestKind::kSamples);
+  request.index = static_cast<int64_t>(rows.size());
+  request.epoch = epoch;
+  request.seed = ctx.seed();
+  worker.samples.clear();
+  for (const RowLoad& row : rows) {
+    EncodeRow(*row.out, worker);
+    EncodeRequestedSample(row.index, row.index, worker.message, &worker.samples);
+  }
+  worker.message.swap(worker.samples);
+  request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
+  WorkerDeath death;
+  bool alive = Send(worker, request, &death);
+  for (size_t i = 0; alive && i < rows.size(); ++i) {
+    RowLoad& row = rows[i];
+    try {
+      ReplyKind kind;
+      alive = Receive(worker, row.index, row.out, &ctx, &kind, &death);
+      if (alive && kind != ReplyKind::kSample) {
+        throw Error("the worker process sent a reply of the wrong kind for sample " +
+                    std::to_string(row.index));
+      }
+    } catch (...) {
+      row.error = std::current_exception();  // this row fails alone
+    }
+  }
+  if (alive) {
+    worker.consecutive_deaths = 0;
+    return true;
+  }
+  // The process died (or was killed) with the request in flight: no reply
+  // was written (the child writes them all at once, after the last sample),
+  // so none of the rows is trusted.
+  const bool abandoned = worker.abandoned_at_ns.load() >= 0;
+  if (shutdown_.load() || abandoned) {
+    for (RowLoad& row : rows) {
+      row.error = std::make_exception_ptr(
+          SampleError("cancelled", "",
+                      abandoned ? "the loader abandoned the epoch it belonged to"
+                                : "the loader is closing",
+                      row.index));
+    }
+    return true;
+  }
+  // Loaded again one by one, the row that kills the process is found (and
+  // fails after its deaths); the others load.
+  for (RowLoad& row : rows) row.error = nullptr;
+  worker.died = true;
+  ++worker.consecutive_deaths;
+  return false;
+}
+
 bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
                           SampleContext* ctx, ReplyKind* kind, WorkerDeath* death) const {
+  return Send(worker, request, death) && Receive(worker, index, out, ctx, kind, death);
+}
+
+bool ProcessWorkers::Send(Worker& worker, const WorkRequest& request, WorkerDeath* death) const {
   const int fd = worker.fd;  // only this thread changes it while the process lives
   pid_t pid;
   {
@@ -360,10 +427,19 @@ bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t in
   std::string& message = worker.body;
   message.assign(reinterpret_cast<const char*>(&request), sizeof(request));
   if (request.destinations_bytes > 0) message.append(worker.message);
-  ReplyHeader header;
   if (!WriteAll(fd, message.data(), message.size()) ||
-      !WaitForReply(fd, pid, worker.abandoned_at_ns) ||
-      !ReadAll(fd, &header, sizeof(header))) {
+      !WaitForReply(fd, pid, worker.abandoned_at_ns)) {
+    *death = Reap(worker);
+    return false;
+  }
+  return true;
+}
+
+bool ProcessWorkers::Receive(Worker& worker, int64_t index, Sample* out, SampleContext* ctx,
+                             ReplyKind* kind, WorkerDeath* death) const {
+  const int fd = worker.fd;
+  ReplyHeader header;
+  if (!ReadAll(fd, &header, sizeof(header))) {
     *death = Reap(worker);
     return false;
   }

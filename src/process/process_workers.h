@@ -38,11 +38,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "src/loader/multi_row_dataset.h"
 #include "src/process/process_spawner.h"
 #include "src/process/shared_slot_allocator.h"
 #include "src/process/worker_child.h"
@@ -96,6 +98,12 @@ class ProcessWorkers {
   // SampleError ("worker died", "cancelled", "timeout") or what the
   // program's RaiseError raises.
   void LoadSample(int64_t index, SampleContext& ctx, Sample& out) const;
+  // Loads several samples through process ctx.worker_id() in one round
+  // trip (MultiRowDataset::GetRows): a sample that fails gets its row's
+  // error. False, with no row loaded, if the process is not running or died
+  // with the request in flight: LoadSample, row by row, restarts it and
+  // finds the row that killed it.
+  bool LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const;
 
   enum class Outcome {
     kSample,   // `out` holds the item
@@ -143,6 +151,11 @@ class ProcessWorkers {
   // One request and its reply; false (with `*death`) if the process died.
   bool Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
             SampleContext* ctx, ReplyKind* kind, WorkerDeath* death) const;
+  // Sends `request` (and worker.message) and waits for the first reply.
+  bool Send(Worker& worker, const WorkRequest& request, WorkerDeath* death) const;
+  // Reads one reply (for sample or item `index`).
+  bool Receive(Worker& worker, int64_t index, Sample* out, SampleContext* ctx, ReplyKind* kind,
+               WorkerDeath* death) const;
   // Reads a sample reply's fields into `out`.
   bool ReadSample(Worker& worker, int fd, uint64_t payload_bytes, Sample& out, SampleContext* ctx,
                   WorkerDeath* death) const;

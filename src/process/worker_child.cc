@@ -34,19 +34,39 @@ void EnterWorkerChild(const WorkerChannel& channel) {
 bool RequestedRow::Read(int fd, WorkRequest* request) {
   if (!ReadAll(fd, request, sizeof(*request))) return false;
   row_.clear();
+  samples_.clear();
   if (request->destinations_bytes == 0) return true;
   body_.resize(request->destinations_bytes);
   if (!ReadAll(fd, body_.data(), body_.size())) return false;
+  if (request->kind == static_cast<uint32_t>(RequestKind::kSamples)) {
+    if (request->index < 0 ||
+        !DecodeRequestedSamples(body_.data(), body_.size(), static_cast<uint64_t>(request->index),
+                                &samples_)) {
+      samples_.clear();
+      throw Error("the loader sent a malformed request for several samples");
+    }
+    for (RequestedSample& s : samples_) KeepInsideSlots(&s.destinations);
+    return true;
+  }
   if (!DecodeDestinations(body_.data(), body_.size(), &row_)) {
     throw Error("the loader sent a malformed sample request");
   }
+  KeepInsideSlots(&row_);
+  return true;
+}
+
+void RequestedRow::KeepInsideSlots(std::vector<RowDestination>* row) const {
   // A destination outside the slots (no slots here, or a damaged request)
   // is not written: its field goes through the arena.
-  std::erase_if(row_, [this](const RowDestination& d) {
+  std::erase_if(*row, [this](const RowDestination& d) {
     const uint64_t field_bytes = Tensor(d.dtype, d.shape, nullptr).bytes();
     return base_ == nullptr || d.offset > bytes_ || field_bytes > bytes_ - d.offset;
   });
-  return true;
+}
+
+const RequestedSample& RequestedRow::Select(size_t i) {
+  row_ = samples_[i].destinations;
+  return samples_[i];
 }
 
 std::byte* RequestedRow::Find(const std::string& name, DType dtype, const Shape& shape) const {
@@ -130,6 +150,20 @@ bool ReplyStaging::Send(int fd, SampleReply* reply) {
   const std::string body = EncodeSampleReply(*reply);
   return shared_ ? WriteMessage(fd, ReplyKind::kSample, body)
                  : WriteMessage(fd, ReplyKind::kSample, body, buffer_.data(), used_);
+}
+
+void ReplyStaging::Append(std::string* out, SampleReply* reply) {
+  reply->arena_bytes = shared_ ? arena_.size() : 0;
+  const std::string body = EncodeSampleReply(*reply);
+  if (shared_) {
+    AppendMessage(out, ReplyKind::kSample, body);
+  } else {
+    AppendMessage(out, ReplyKind::kSample, body, buffer_.data(), used_);
+  }
+}
+
+void AppendErrorReply(std::string* out, const ErrorReply& error) {
+  AppendMessage(out, ReplyKind::kError, EncodeErrorReply(error));
 }
 
 void SendErrorReply(int fd, const ErrorReply& error) {

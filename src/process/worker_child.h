@@ -47,8 +47,13 @@ class RequestedRow {
   explicit RequestedRow(const WorkerChannel& channel)
       : base_(channel.slots_base), bytes_(channel.slots_bytes) {}
 
-  // Reads the next request and the row it names. False at end of file.
+  // Reads the next request and the row it names (for kSamples, the samples
+  // it lists: Select picks each one's row). False at end of file.
   bool Read(int fd, WorkRequest* request);
+  // The samples of the last kSamples request.
+  size_t num_samples() const { return samples_.size(); }
+  // Makes sample `i` of the last kSamples request the requested row.
+  const RequestedSample& Select(size_t i);
   // Where field `name` goes if the sample produces `dtype` and `shape`
   // (the row's memory), else nullptr (the arena).
   std::byte* Find(const std::string& name, DType dtype, const Shape& shape) const;
@@ -63,7 +68,11 @@ class RequestedRow {
   std::byte* base_;
   size_t bytes_;
   std::string body_;
+  // Drops the destinations outside the slots (they go through the arena).
+  void KeepInsideSlots(std::vector<RowDestination>* row) const;
+
   std::vector<RowDestination> row_;
+  std::vector<RequestedSample> samples_;
   std::vector<std::string> bound_;  // names `sample` was bound to last
 };
 
@@ -75,6 +84,12 @@ class ReplyStaging {
 
   // Forgets the previous sample.
   void Clear() { used_ = 0; }
+  // Before each sample of a kSamples request (cleared once before the
+  // first): the arena keeps every sample's fields until the one reply is
+  // read; a private buffer follows each reply, so it starts over.
+  void NextSample() {
+    if (!shared_) used_ = 0;
+  }
   // Room for `bytes` more bytes at the returned offset, which stays valid
   // (the memory may move when it grows: keep offsets, not pointers). Throws
   // SampleError("memory") if the shared arena cannot grow.
@@ -90,6 +105,8 @@ class ReplyStaging {
   // Sends `reply` for the staged fields (their bytes follow it when the
   // arena is not shared). False if the parent is gone.
   bool Send(int fd, SampleReply* reply);
+  // The same reply appended to `*out`, for a kSamples request.
+  void Append(std::string* out, SampleReply* reply);
 
  private:
   bool shared_ = false;
@@ -100,6 +117,8 @@ class ReplyStaging {
 
 // Sends an error reply; _exits if the parent is gone.
 void SendErrorReply(int fd, const ErrorReply& error);
+// The same reply appended to `*out`, for a kSamples request.
+void AppendErrorReply(std::string* out, const ErrorReply& error);
 
 }  // namespace feedline::internal
 

@@ -127,6 +127,33 @@ bool DecodeDestinations(const char* data, size_t size, std::vector<RowDestinatio
   return r.done();
 }
 
+void EncodeRequestedSample(int64_t index, int64_t context_index,
+                           const std::string& encoded_destinations, std::string* out) {
+  Writer w(std::move(*out));
+  w.Put<int64_t>(index);
+  w.Put<int64_t>(context_index);
+  w.PutString(encoded_destinations);
+  *out = w.Take();
+}
+
+bool DecodeRequestedSamples(const char* data, size_t size, uint64_t count,
+                            std::vector<RequestedSample>* samples) {
+  Reader r(data, size);
+  // Each sample takes at least 20 bytes: a count beyond that is damage.
+  if (count > size / 20) return false;
+  samples->resize(count);
+  std::string destinations;
+  for (RequestedSample& s : *samples) {
+    if (!r.Get(&s.index) || !r.Get(&s.context_index) || !r.GetString(&destinations)) return false;
+    s.destinations.clear();
+    if (!destinations.empty() &&
+        !DecodeDestinations(destinations.data(), destinations.size(), &s.destinations)) {
+      return false;
+    }
+  }
+  return r.done();
+}
+
 bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   Reader r(data, size);
   int32_t layout;
@@ -231,6 +258,15 @@ bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* p
     done = 0;
   }
   return true;
+}
+
+void AppendMessage(std::string* out, ReplyKind kind, const std::string& body, const void* payload,
+                   size_t payload_bytes) {
+  const ReplyHeader header{static_cast<uint32_t>(kind), static_cast<uint32_t>(body.size()),
+                           payload_bytes};
+  out->append(reinterpret_cast<const char*>(&header), sizeof(header));
+  out->append(body);
+  if (payload_bytes > 0) out->append(static_cast<const char*>(payload), payload_bytes);
 }
 
 }  // namespace feedline::internal

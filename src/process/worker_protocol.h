@@ -27,6 +27,10 @@ enum class RequestKind : uint32_t {
   kSample = 1,  // map-style: load sample `index` (context index `context_index`) of `epoch`
   kOpen = 2,    // iterable: start a new pass over the worker's split for `epoch`
   kNext = 3,    // iterable: the next item of the pass
+  // map-style: load `index` samples of `epoch` in one round trip; the body
+  // (destinations_bytes) lists them (EncodeRequestedRow each, in order), and
+  // the worker answers with one reply per sample, in order, in one write.
+  kSamples = 4,
 };
 
 // Parent -> worker (40 bytes, then the destinations). `seed`, `epoch` and
@@ -104,6 +108,20 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply);
 void EncodeDestinations(const std::vector<RowDestination>& destinations, std::string* out);
 bool DecodeDestinations(const char* data, size_t size, std::vector<RowDestination>* destinations);
 
+// One sample of a kSamples request: its index, its context's index and the
+// row's destinations (the bytes EncodeDestinations made, possibly none).
+struct RequestedSample {
+  int64_t index = 0;
+  int64_t context_index = 0;
+  std::vector<RowDestination> destinations;
+};
+// Appends one sample of a kSamples request to `*out`.
+void EncodeRequestedSample(int64_t index, int64_t context_index,
+                           const std::string& encoded_destinations, std::string* out);
+// False if the body of a kSamples request for `count` samples is malformed.
+bool DecodeRequestedSamples(const char* data, size_t size, uint64_t count,
+                            std::vector<RequestedSample>* samples);
+
 std::string EncodeErrorReply(const ErrorReply& reply);
 bool DecodeErrorReply(const char* data, size_t size, ErrorReply* reply);
 
@@ -117,6 +135,10 @@ bool ReadAll(int fd, void* data, size_t size);
 // Header, body and payload in one call sequence.
 bool WriteMessage(int fd, ReplyKind kind, const std::string& body, const void* payload = nullptr,
                   size_t payload_bytes = 0);
+// The same message appended to `*out` (the replies to a kSamples request
+// are gathered and written at once, so that the parent wakes once).
+void AppendMessage(std::string* out, ReplyKind kind, const std::string& body,
+                   const void* payload = nullptr, size_t payload_bytes = 0);
 
 }  // namespace feedline::internal
 
