@@ -120,7 +120,7 @@ class PyProcessIterableDataset : public IterableDataset {
 // "auto". "auto" picks processes for a Python dataset, map-style or
 // iterable, with num_workers > 0 (its __getitem__ / __next__ holds the GIL)
 // and threads for a native dataset (it runs without the GIL, so processes
-// would only add a round trip per sample); "process" runs a
+// would only add a round trip per claim); "process" runs a
 // native dataset in processes too (a crash in its decoder ends one worker).
 // With num_workers = 0 samples load in the calling thread either way.
 bool UseWorkerProcesses(const std::string& mode, bool native, int num_workers);

@@ -16,6 +16,9 @@
 // after max_deaths_per_sample deaths on one sample it fails as
 // SampleError("worker died") for the error policy. Restarts back off and are
 // limited. A stream (Exchange) is never replayed: its caller decides.
+// Several samples go in one request (LoadRows) and come back in one write;
+// if the process dies with them in flight, they are loaded again one by one
+// with LoadSample, which finds the one that killed it.
 //
 // What runs in the child and how error replies are raised is the
 // WorkerProgram's (native_worker.h for a C++ Dataset, the Python binding's
