@@ -30,8 +30,10 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr int64_t kBatch = 8;
-constexpr int64_t kDeadlyPosition = 5;  // in its batch: rows 0-4 come before it
+// Batches of 4: a claim of cheap rows holds up to 8, so a batch's rows go
+// to one process in one request.
+constexpr int64_t kBatch = 4;
+constexpr int64_t kDeadlyPosition = 3;  // in its batch: rows 0-2 come before it
 
 // Sample i: "index" = i and 3 draws of the sample's Rng. Each load appends
 // "pid index" to `dir`/log. The deadly row is the first row at position
@@ -120,9 +122,11 @@ std::vector<LogLine> ReadLog(const std::string& dir) {
   return lines;
 }
 
-// The row before the deadly one was loaded by the process that died on it,
-// and then again by another process: it was in the request that died.
-void ExpectTheRowBeforeWasLoadedAgain(const std::vector<LogLine>& log) {
+// Whether the row before the deadly one was loaded by the process that died
+// on it, and then again by another process: it was in the request that died.
+// (Claims are sized from measured times: on a busy machine the row before
+// may end the claim before, so a test tries a few epochs until it sees one.)
+bool RowBeforeWasLoadedAgain(const std::vector<LogLine>& log) {
   long dead_pid = -1;
   int64_t deadly = -1;
   size_t died_at = 0;
@@ -134,7 +138,7 @@ void ExpectTheRowBeforeWasLoadedAgain(const std::vector<LogLine>& log) {
       break;
     }
   }
-  ASSERT_GE(deadly, 0) << "no process died";
+  EXPECT_GE(deadly, 0) << "no process died";
   bool before_by_dead = false, again_by_other = false;
   for (size_t i = 0; i < log.size(); ++i) {
     if (log[i].died || log[i].index != deadly - 1) continue;
@@ -142,9 +146,10 @@ void ExpectTheRowBeforeWasLoadedAgain(const std::vector<LogLine>& log) {
     if (i > died_at && log[i].pid != dead_pid) again_by_other = true;
   }
   EXPECT_TRUE(before_by_dead) << "index " << deadly - 1;
-  EXPECT_TRUE(again_by_other) << "index " << deadly - 1
-                              << " was not loaded again: it was not in the request that died";
+  return deadly >= 0 && before_by_dead && again_by_other;
 }
+
+constexpr int kTries = 5;
 
 LoaderOptions Options(WorkerMode mode) {
   LoaderOptions options;
@@ -180,6 +185,10 @@ class MultiRowRequests : public ::testing::Test {
     dir_ = pattern;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+  void EmptyDir() {
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directory(dir_);
+  }
   std::string dir_;
 };
 
@@ -190,45 +199,57 @@ TEST_F(MultiRowRequests, AWorkerKilledMidRequestGivesEverySampleOnceAndTheSameBa
     DataLoader loader(std::make_shared<LoggedDataset>(n, "", true, 0), Options(WorkerMode::kThread));
     for (const Batch& b : loader) reference.push_back(Read(b));
   }
-  // From batch 10 on: the claims are sized by then.
-  DataLoader loader(std::make_shared<LoggedDataset>(n, dir_, true, 10 * kBatch),
-                    Options(WorkerMode::kProcess));
-  std::multiset<int64_t> seen;
-  for (const Batch& b : loader) {
-    batches.push_back(Read(b));
-    for (int64_t i : batches.back().indices) seen.insert(i);
+  bool mid_request = false;
+  for (int attempt = 0; attempt < kTries && !mid_request; ++attempt) {
+    EmptyDir();
+    // From batch 10 on: the claims are sized by then.
+    DataLoader loader(std::make_shared<LoggedDataset>(n, dir_, true, 10 * kBatch),
+                      Options(WorkerMode::kProcess));
+    std::multiset<int64_t> seen;
+    batches.clear();
+    for (const Batch& b : loader) {
+      batches.push_back(Read(b));
+      for (int64_t i : batches.back().indices) seen.insert(i);
+    }
+    EXPECT_EQ(loader.stats().worker_restarts, 1);
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(seen.count(i), 1u) << i;
+    EXPECT_TRUE(batches == reference);
+    mid_request = RowBeforeWasLoadedAgain(ReadLog(dir_));
   }
-  EXPECT_EQ(loader.stats().worker_restarts, 1);
-  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(seen.count(i), 1u) << i;
-  EXPECT_TRUE(batches == reference);
-  ExpectTheRowBeforeWasLoadedAgain(ReadLog(dir_));
+  EXPECT_TRUE(mid_request) << "in " << kTries
+                           << " epochs the process never died with the row before in its request";
 }
 
 TEST_F(MultiRowRequests, ARowThatCrashesItsWorkerInsideARequestFailsAlone) {
   const int64_t n = 240;
   LoaderOptions options = Options(WorkerMode::kProcess);
   options.error_policy = ErrorPolicy::kSkip;
-  DataLoader loader(std::make_shared<LoggedDataset>(n, dir_, false, 10 * kBatch), options);
-  std::multiset<int64_t> seen;
-  for (const Batch& b : loader) {
-    for (int64_t i : Read(b).indices) seen.insert(i);
+  bool mid_request = false;
+  for (int attempt = 0; attempt < kTries && !mid_request; ++attempt) {
+    EmptyDir();
+    DataLoader loader(std::make_shared<LoggedDataset>(n, dir_, false, 10 * kBatch), options);
+    std::multiset<int64_t> seen;
+    for (const Batch& b : loader) {
+      for (int64_t i : Read(b).indices) seen.insert(i);
+    }
+    const std::vector<LogLine> log = ReadLog(dir_);
+    mid_request = RowBeforeWasLoadedAgain(log);
+    int64_t deadly = -1;
+    for (const LogLine& line : log) {
+      if (line.died) deadly = line.index;
+    }
+    ASSERT_GE(deadly, 0);
+    EXPECT_EQ(loader.stats().skipped, 1);
+    EXPECT_EQ(seen.count(deadly), 0u);
+    for (int64_t i = 0; i < n; ++i) {
+      if (i != deadly) EXPECT_EQ(seen.count(i), 1u) << i;
+    }
   }
-  const std::vector<LogLine> log = ReadLog(dir_);
-  ExpectTheRowBeforeWasLoadedAgain(log);
-  int64_t deadly = -1;
-  for (const LogLine& line : log) {
-    if (line.died) deadly = line.index;
-  }
-  ASSERT_GE(deadly, 0);
-  EXPECT_EQ(loader.stats().skipped, 1);
-  EXPECT_EQ(seen.count(deadly), 0u);
-  for (int64_t i = 0; i < n; ++i) {
-    if (i != deadly) EXPECT_EQ(seen.count(i), 1u) << i;
-  }
+  EXPECT_TRUE(mid_request) << "in " << kTries
+                           << " epochs the row never crashed its process mid-request";
 
   // Under raise, the error names the row.
-  std::filesystem::remove_all(dir_);
-  std::filesystem::create_directory(dir_);
+  EmptyDir();
   options.error_policy = ErrorPolicy::kRaise;
   DataLoader raising(std::make_shared<LoggedDataset>(n, dir_, false, 10 * kBatch), options);
   try {
