@@ -15,6 +15,7 @@ import os
 import random
 import re
 import sys
+import warnings
 import weakref
 
 import numpy as np
@@ -749,6 +750,15 @@ def _int_argument(name, value, low, high):
 _AUTO = -1  # feedline::kAuto: the loader sets the value while it runs
 
 
+def _user_stacklevel():
+    # The stacklevel of a warning that names the user's line, past the frames
+    # of feedline's own modules (feedline.torch's DataLoader calls this one's).
+    level, frame = 2, sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("feedline."):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def _auto_or_int_argument(name, value, low):
     # "auto" (docs/tuning.md) or an int from `low`; a negative int is refused
     # here, since the engine reads -1 as "auto".
@@ -762,13 +772,18 @@ def _auto_or_int_argument(name, value, low):
     return number
 
 
-_BYTE_UNITS = {"b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-               "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+# Every unit the command line takes for sizes ("256M", "2G", "1Gi", "1GiB"),
+# 1024-based as there; "KB", "MB", ... are SI (1000-based) in Python.
+_BYTE_UNITS = {"b": 1}
+for _power, _prefix in enumerate("kmgtpe", start=1):
+    _BYTE_UNITS[_prefix] = _BYTE_UNITS[_prefix + "i"] = _BYTE_UNITS[_prefix + "ib"] = 1024**_power
+    _BYTE_UNITS[_prefix + "b"] = 1000**_power
+del _power, _prefix
 
 
 def _memory_budget_argument(value, tuned):
     # None: a share of the available memory (docs/tuning.md). Else bytes, as
-    # an int or a string with a unit ("2GiB", "512 MiB", "1.5GB"); it bounds
+    # an int or a string with a unit ("2GiB", "2G", "512 MiB", "1.5GB"); it bounds
     # the slots only the tuner sets, so it needs num_workers or
     # prefetch_factor "auto".
     if value is None:
@@ -779,7 +794,8 @@ def _memory_budget_argument(value, tuned):
         if not unit:
             raise ValueError(
                 "DataLoader: memory_budget must be a number of bytes or a string such as "
-                f'"2GiB" or "512MB" (units: {", ".join(_BYTE_UNITS)}), got {value!r}')
+                f'"2GiB", "2G" or "512MB" (K, M, G, T, Ki, KiB, ...: 1024-based; KB, MB, '
+                f'GB, TB: 1000-based), got {value!r}')
         number = int(float(match.group(1)) * unit)
     elif isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError('DataLoader: memory_budget must be an int (bytes), a string such as '
@@ -883,10 +899,14 @@ class DataLoader:
                           max(2, num_workers * prefetch_factor) exist at once).
                           "auto": the loader sets how many batches it keeps,
                           more when a few slow batches make the loop wait,
-                          within a memory budget (docs/tuning.md).
+                          within a memory budget (docs/tuning.md). With
+                          num_workers=0 nothing is prefetched: an int is
+                          ignored, "auto" warns that no tuner runs.
       memory_budget       with num_workers or prefetch_factor "auto": the bytes the
                           batch slots may take together, an int or a string such
-                          as "2GiB" or "512MB". None (the default): a quarter of
+                          as "2GiB", "2G" or "512MB" (K, M, G, T and KiB, MiB, ...
+                          are 1024-based as on the command line; KB, MB, GB, TB
+                          are 1000-based). None (the default): a quarter of
                           the available memory (the cgroup's limit respected),
                           shared among the ranks of the host.
       persistent_workers  keep the workers between epochs.
@@ -992,6 +1012,11 @@ class DataLoader:
         prefetch = _auto_or_int_argument("prefetch_factor", prefetch_factor, 1)
         # The tuner runs with num_workers "auto", or prefetch "auto" and workers.
         tuned = workers == _AUTO or (prefetch == _AUTO and workers != 0)
+        if prefetch == _AUTO and workers == 0:
+            warnings.warn('DataLoader: prefetch_factor="auto" has no effect with num_workers=0 '
+                          '(batches load in the calling thread, nothing is prefetched); use '
+                          'num_workers > 0 or "auto" to let the loader tune its batch slots',
+                          stacklevel=_user_stacklevel())
         self.memory_budget = memory_budget
         budget = _memory_budget_argument(memory_budget, tuned)
         self._loader = _feedline._Loader(

@@ -88,6 +88,14 @@ def test_bad_values_name_the_argument(folder, kwargs, error_type, message):
     assert message in str(error.value)
 
 
+def test_prefetch_auto_without_workers_warns_that_nothing_is_tuned(folder):
+    with pytest.warns(UserWarning, match='prefetch_factor="auto" has no effect with num_workers=0'):
+        loader = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers=0,
+                                     prefetch_factor="auto")
+    assert not loader.stats()["tuner"]["enabled"]
+    loader.close()
+
+
 LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
                       "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
                       "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE")
@@ -126,6 +134,8 @@ def one_epoch(loader):
 @pytest.mark.parametrize("budget, expected", [
     ("64MiB", 64 * 2**20), ("1.5GB", 1_500_000_000), (" 512 kib ", 512 * 1024),
     (5_000_000, 5_000_000), ("4096", 4096),
+    # the command line's forms (its --shard-size): a bare K, M, G is 1024-based
+    ("2G", 2 * 2**30), ("256M", 256 * 2**20), ("1Gi", 2**30),
 ])
 def test_memory_budget_reaches_the_tuner(folder, budget, expected):
     loader = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto",
