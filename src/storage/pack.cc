@@ -17,6 +17,7 @@
 #include "feedline/vision/decode.h"
 #include "feedline/vision/file_list.h"
 #include "feedline/vision/image_folder.h"
+#include "src/storage/pack_folder_guard.h"
 #include "src/storage/shard_writer.h"
 #include "src/vision/jpeg_restarts.h"
 
@@ -147,6 +148,9 @@ PackResult PackImages(const std::string& source, const std::string& root,
     throw Error(out_dir + ": cannot create the output folder" +
                 (ec ? ": " + ec.message() : std::string(": not a folder")));
   }
+  // Held until the pack returns: a second pack into the folder fails here at
+  // once instead of racing this one for the same shard and index files.
+  const PackFolderLock lock(out_dir);
   const std::string manifest_path = out_dir + "/pack.txt";
   const std::string manifest_head = "feedline-pack 1\nsource " + source + "\nfiles " +
                                     std::to_string(files.size()) + "\nshard_bytes " +
@@ -322,6 +326,7 @@ PackResult PackSource(const std::string& source, const std::string& out_dir,
                       const PackOptions& options) {
   std::error_code ec;
   if (fs::is_directory(source, ec)) {
+    CheckOutsideImageFolder(source, out_dir);
     vision::ImageFolder::Listing listing = vision::ImageFolder::List(source);
     return PackImages(source, source, listing.files, listing.classes, out_dir, options);
   }
@@ -333,6 +338,7 @@ PackResult PackSource(const std::string& source, const std::string& out_dir,
   for (int64_t c = 0; c < classes; ++c) names.push_back(std::to_string(c));
   std::string root = fs::path(source).parent_path().string();
   if (root.empty()) root = ".";
+  CheckOutsideFileList(source, root, files, out_dir);
   return PackImages(source, root, files, names, out_dir, options);
 }
 

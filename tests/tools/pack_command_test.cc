@@ -1,6 +1,9 @@
 // End-to-end tests of `feedline pack` and of `feedline verify` on shards.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +18,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using testing::MakeImageFolder;
 using testing::RunFeedline;
+using testing::FilesUnder;
 using testing::RunResult;
 using testing::ScratchDir;
 
@@ -125,6 +129,104 @@ TEST(PackCommand, AFileThatIsNoImageStopsThePackUnlessSkipped) {
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
   EXPECT_THAT(skipped.out, HasSubstr("skipped: " + broken));
   EXPECT_THAT(skipped.out, HasSubstr("feedline pack: 6 images"));
+}
+
+// Packing into the image folder, or a folder inside it, would mix the shards
+// with the images (and the folder would then read as a pack): refused before
+// anything is written, naming both paths, also through a link.
+TEST(PackCommand, RefusesAnOutThatIsOrIsInsideTheSourceFolder) {
+  ScratchDir dir;
+  MakeImageFolder(dir / "images", 6);
+  const std::vector<std::string> before = FilesUnder(dir / "images");
+  fs::create_directory_symlink(dir / "images", dir / "alias");
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {dir / "images", "is the source folder " + (dir / "images")},
+      {dir / "images/", "is the source folder"},
+      {dir / "images/class_001", "is inside the source folder " + (dir / "images")},
+      {dir / "images/new/shards", "is inside the source folder"},
+      {dir / "alias", "is the source folder"},
+      {dir / "alias/class_000", "is inside the source folder"},
+  };
+  for (const auto& [out, reason] : refused) {
+    const RunResult run = RunFeedline({"pack", dir / "images", out});
+    EXPECT_EQ(run.exit_code, 1) << out;
+    EXPECT_THAT(run.err, HasSubstr("pack: OUT " + out + " " + reason)) << out;
+    EXPECT_THAT(run.err, HasSubstr("choose an OUT outside")) << out;
+  }
+  EXPECT_EQ(FilesUnder(dir / "images"), before);  // nothing written into it
+  EXPECT_FALSE(fs::exists(dir / "images/new"));
+
+  // A name that merely begins like the source's is outside it, and so is a
+  // folder holding the source (the pack writes only its own top-level files).
+  const RunResult beside = RunFeedline({"pack", dir / "images", dir / "images_shards"});
+  EXPECT_EQ(beside.exit_code, 0) << beside.err;
+  const RunResult above = RunFeedline({"pack", dir / "images", dir.path().string()});
+  EXPECT_EQ(above.exit_code, 0) << above.err;
+  EXPECT_EQ(FilesUnder(dir / "images"), before);
+  EXPECT_EQ(RunFeedline({"verify", dir.path().string()}).exit_code, 0);
+}
+
+// A file list: OUT may not be the list's folder or a folder holding listed
+// files; a new folder beside or below the list is fine.
+TEST(PackCommand, RefusesAnOutHoldingTheFileListOrItsFiles) {
+  ScratchDir dir;
+  MakeImageFolder(dir / "data/images", 4);
+  std::ofstream list(dir / "data/train.txt");
+  for (const std::string& file : FilesUnder(dir / "data/images")) {
+    list << "images/" << file << " 1\n";
+  }
+  list.close();
+  const std::string first_folder =
+      dir / ("data/images/" + fs::path(FilesUnder(dir / "data/images")[0]).parent_path().string());
+  const RunResult in_list_folder = RunFeedline({"pack", dir / "data/train.txt", dir / "data"});
+  EXPECT_EQ(in_list_folder.exit_code, 1);
+  EXPECT_THAT(in_list_folder.err, HasSubstr("pack: OUT " + (dir / "data") +
+                                            " is the folder of the file list " +
+                                            (dir / "data/train.txt")));
+  const RunResult in_image_folder =
+      RunFeedline({"pack", dir / "data/train.txt", first_folder});
+  EXPECT_EQ(in_image_folder.exit_code, 1);
+  EXPECT_THAT(in_image_folder.err,
+              HasSubstr("is the folder of files listed in " + (dir / "data/train.txt")));
+  EXPECT_FALSE(fs::exists(dir / "data/pack.txt"));
+  EXPECT_FALSE(fs::exists(first_folder + "/pack.txt"));
+  const RunResult below = RunFeedline({"pack", dir / "data/train.txt", dir / "data/shards"});
+  EXPECT_EQ(below.exit_code, 0) << below.err;
+}
+
+// Two packs into one folder: the second fails at once naming the folder
+// while the first holds its lock (here the test holds it, as a running pack
+// would); the lock file left behind does not hinder a resume or verify.
+TEST(PackCommand, ASecondPackIntoTheSameFolderFailsAtOnce) {
+  ScratchDir dir;
+  MakeImageFolder(dir / "images", 8);
+  fs::create_directories(dir / "shards");
+  const std::string lock_path = dir / "shards/.pack.lock";
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const auto start = std::chrono::steady_clock::now();
+  const RunResult locked = RunFeedline({"pack", dir / "images", dir / "shards"}, 20);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));  // no wait
+  EXPECT_EQ(locked.exit_code, 1);
+  EXPECT_THAT(locked.err, HasSubstr(dir / "shards" +
+                                    ": another pack is writing to this folder (it holds " +
+                                    lock_path + ")"));
+  EXPECT_FALSE(fs::exists(dir / "shards/pack.txt"));
+  EXPECT_FALSE(fs::exists(dir / "shards/shard-000000.tar"));
+  ::close(fd);
+
+  const RunResult packed =
+      RunFeedline({"pack", dir / "images", dir / "shards", "--shard-size", "150K"});
+  ASSERT_EQ(packed.exit_code, 0) << packed.err;
+  fs::remove(dir / "shards/shard-000001.idx");
+  const RunResult resumed =
+      RunFeedline({"pack", dir / "images", dir / "shards", "--shard-size", "150K", "--json"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.Json()["reused_shards"], 1);
+  const RunResult verified = RunFeedline({"verify", dir / "shards"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.err;
+  EXPECT_THAT(verified.out, HasSubstr("8 files, 8 ok, 0 broken"));
 }
 
 }  // namespace

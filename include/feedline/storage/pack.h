@@ -24,7 +24,13 @@
 // partially written one. pack.txt records the source, the shard size and,
 // once packing has finished, the record and shard counts.
 //
-// Thread safety: one pack per output folder at a time.
+// OUT may not be the source folder or lie inside it, nor (for a file list)
+// be the list's folder or one holding listed files: refused with an Error
+// before anything is written.
+//
+// Thread safety: one pack per output folder at a time. A pack holds an
+// exclusive lock on OUT/.pack.lock (flock) while it runs; a second pack into
+// the folder, from any process, fails at once with an Error naming it.
 #ifndef FEEDLINE_STORAGE_PACK_H_
 #define FEEDLINE_STORAGE_PACK_H_
 
