@@ -1,8 +1,10 @@
 """Packed shards: feedline.vision.datasets.pack_shards / ShardDataset, the
 tar layout other tools read, checksums and damaged files."""
 
+import fcntl
 import io
 import os
+import re
 import struct
 import tarfile
 
@@ -248,14 +250,81 @@ def test_pack_options_restart_intervals_progressive_and_threads(tmp_path):
     ({"keep_progressive": "no"}, TypeError, "keep_progressive must be True or False"),
     ({"skip_broken": 1}, TypeError, "skip_broken must be True or False"),
     ({"restart": None}, TypeError, "restart must be True or False"),
-    ({"shard_bytes": 100}, ValueError, "shard_bytes must be at least 2048, got 100"),
+    ({"shard_bytes": 100}, ValueError, "shard_bytes must be between 2048 and 1125899906842624, "
+                                       "got 100"),
+    ({"shard_bytes": 2**80}, ValueError, "shard_bytes must be between 2048 and"),
+    ({"shard_bytes": "1M"}, TypeError, "shard_bytes must be an integer, got '1M'"),
+    ({"shard_bytes": 1.5e6}, TypeError, "shard_bytes must be an integer"),
     ({"max_file_bytes": 0}, ValueError, "max_file_bytes must be between 1"),
+    ({"max_file_bytes": "1G"}, TypeError, "max_file_bytes must be an integer"),
 ])
 def test_pack_refuses_bad_options_naming_them(folder, tmp_path, arguments, error, message):
     out = tmp_path / "shards"
-    with pytest.raises(error, match=message.replace(".", r"\.")):
+    # Every message begins with the function's name, as the user called it.
+    with pytest.raises(error, match="^pack_shards: " + re.escape(message)):
         datasets.pack_shards(folder, out, **arguments)
     assert not out.exists()  # refused before anything is written
+
+
+def _files_under(root):
+    return sorted(os.path.relpath(os.path.join(d, f), root)
+                  for d, _, names in os.walk(root) for f in names)
+
+
+def test_pack_refuses_an_out_in_the_source_folder_naming_both(tmp_path):
+    # Shards in the image folder (or a folder inside it) would mix with the
+    # images and make the folder read as a pack: refused, nothing written.
+    images = tmp_path / "images"
+    assert synth.write_image_folder(images, 4, classes=2, seed=2) == []
+    before = _files_under(images)
+    os.symlink(images, tmp_path / "alias")
+    for out, reason in [(images, "is the source folder"),
+                        (str(images) + "/", "is the source folder"),
+                        (images / "class_001", "is inside the source folder"),
+                        (images / "new" / "shards", "is inside the source folder"),
+                        (tmp_path / "alias", "is the source folder")]:
+        with pytest.raises(ValueError, match=re.escape(f"OUT {out} {reason} {images}")):
+            datasets.pack_shards(images, out)
+    assert _files_under(images) == before
+    # Beside it, or in a folder holding it, is fine.
+    assert datasets.pack_shards(images, tmp_path / "images_shards")["records"] == 4
+    assert datasets.pack_shards(images, tmp_path)["records"] == 4
+    assert _files_under(images) == before
+    assert len(datasets.ShardDataset(str(tmp_path))) == 4
+
+
+def test_pack_refuses_an_out_beside_the_file_list_or_its_files(tmp_path):
+    images = tmp_path / "images"
+    assert synth.write_image_folder(images, 4, classes=2, seed=2) == []
+    files = _files_under(images)
+    (tmp_path / "train.txt").write_text("".join(f"images/{f} 0\n" for f in files))
+    listed_folder = images / os.path.dirname(files[0])
+    with pytest.raises(ValueError, match=re.escape(
+            f"OUT {tmp_path} is the folder of the file list {tmp_path / 'train.txt'}")):
+        datasets.pack_shards(tmp_path / "train.txt", tmp_path)
+    with pytest.raises(ValueError, match="is the folder of files listed in"):
+        datasets.pack_shards(tmp_path / "train.txt", listed_folder)
+    assert not (tmp_path / "pack.txt").exists() and not (listed_folder / "pack.txt").exists()
+    assert datasets.pack_shards(tmp_path / "train.txt", tmp_path / "shards")["records"] == 4
+
+
+def test_a_second_pack_into_a_folder_fails_at_once_while_one_runs(folder, tmp_path):
+    # A running pack holds OUT/.pack.lock (flock); here the test holds it.
+    out = tmp_path / "shards"
+    out.mkdir()
+    with open(out / ".pack.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(ValueError, match=re.escape(
+                f"{out}: another pack is writing to this folder")):
+            datasets.pack_shards(folder, out)
+        assert sorted(os.listdir(out)) == [".pack.lock"]  # nothing else written
+    # Released: the pack runs, resumes with the lock file there, and the
+    # shards list and read as usual.
+    first = datasets.pack_shards(folder, out, shard_bytes=150 << 10)
+    os.remove(out / "shard-000001.idx")
+    again = datasets.pack_shards(folder, out, shard_bytes=150 << 10)
+    assert again["reused_shards"] == 1 and again["records"] == first["records"] == 14
+    assert len(datasets.ShardDataset(str(out))) == 14
 
 
 # ---------------------------------------------------------------------------

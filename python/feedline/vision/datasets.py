@@ -301,16 +301,18 @@ def pack_shards(source, out, shard_bytes=256 << 20, *, skip_broken=False, restar
     (0 to 64; 0 stores every file unchanged). Progressive JPEGs are written
     as baseline ones unless `keep_progressive`. `threads` read and rewrite
     files (None or 0: one per core; the shards are the same bytes whatever
-    the number).
+    the number). `out` may not be `source` or lie inside it (for a file
+    list: not the list's folder or one holding listed files); a second pack
+    into `out` while one runs fails at once (ValueError naming the folder).
 
     Returns a dict: records, shards, reused_shards, bytes, skipped ((path,
     reason) of each file left out with skip_broken), rewritten_jpegs,
     rewritten_bytes_before, rewritten_bytes_after, progressive_converted,
     progressive_bytes_before, progressive_bytes_after."""
-    shard_bytes = _positive_int("shard_bytes", shard_bytes, None)
-    if shard_bytes < 2048:
-        raise ValueError(f"pack_shards: shard_bytes must be at least 2048, got {shard_bytes}")
-    max_file_bytes = _positive_int("max_file_bytes", max_file_bytes, DEFAULT_MAX_FILE_BYTES)
+    # The bounds of `feedline pack --shard-size`.
+    shard_bytes = _int_in("shard_bytes", shard_bytes, 2048, 1 << 50)
+    max_file_bytes = (DEFAULT_MAX_FILE_BYTES if max_file_bytes is None
+                      else _int_in("max_file_bytes", max_file_bytes, 1, _INT64_MAX))
     jpeg_restart_mcus = _int_in("jpeg_restart_mcus", jpeg_restart_mcus, 0, 1024)
     jpeg_restart_rows = _int_in("jpeg_restart_rows", jpeg_restart_rows, 0, 64)
     threads = 0 if threads is None else _int_in("threads", threads, 0, 1024)
