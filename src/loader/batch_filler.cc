@@ -79,6 +79,9 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   RowLoad together[kMaxRowsTogether];
   int64_t together_begin = task.begin;  // rows [together_begin, together_end) are in `together`
   int64_t together_end = task.begin;
+  // Rows [.., alone_end) that could not load together load one by one (a
+  // process died with them: one by one finds the row that killed it).
+  int64_t alone_end = task.begin;
   const bool several = together_ != nullptr && task.end - task.begin > 1;
   for (int64_t row = task.begin; row < task.end; ++row) {
     if (scheduler_->generation() != task.generation ||
@@ -90,10 +93,14 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
       }
       break;
     }
-    if (several && row >= together_end) {
+    if (several && row >= together_end && row >= alone_end) {
       const int64_t end = std::min(task.end, row + kMaxRowsTogether);
       together_begin = row;
-      together_end = LoadTogether(slot, row, end, ctx, together) ? end : row;
+      if (LoadTogether(slot, row, end, ctx, together)) {
+        together_end = end;
+      } else {
+        alone_end = end;
+      }
     }
     LoadRow(slot, row, ctx, lane, &error,
             row < together_end ? &together[row - together_begin] : nullptr);
