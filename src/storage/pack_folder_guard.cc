@@ -48,14 +48,15 @@ void CheckOutsideImageFolder(const std::string& source, const std::string& out_d
   if (!IsWithin(out, folder)) return;
   const bool same = IsWithin(folder, out);
   const bool resolved_as_given = out.string() == out_dir && folder.string() == source;
-  throw Error("pack: OUT " + out_dir + " is " +
-              (same ? "the source folder " : "inside the source folder ") + source +
-              (resolved_as_given ? std::string()
-               : same            ? " (both are " + folder.string() + ")"
-                                 : " (" + out.string() + " is in " + folder.string() + ")") +
-              ": the shards and pack.txt would mix with the images, and a later scan of " +
-              source + (same ? " would read it as a pack" : " would take OUT for a class or its files for images") +
-              "; choose an OUT outside " + source);
+  throw Error(
+      "pack: OUT " + out_dir + " is " +
+      (same ? "the source folder " : "inside the source folder ") + source +
+      (resolved_as_given ? std::string()
+       : same            ? " (both are " + folder.string() + ")"
+                         : " (" + out.string() + " is in " + folder.string() + ")") +
+      ": the shards and pack.txt would mix with the images, and a later scan of " + source +
+      (same ? " would read it as a pack" : " would take OUT for a class or its files for images") +
+      "; choose an OUT outside " + source);
 }
 
 void CheckOutsideFileList(const std::string& list, const std::string& root,

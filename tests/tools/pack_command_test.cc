@@ -1,7 +1,7 @@
 // End-to-end tests of `feedline pack` and of `feedline verify` on shards.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -15,10 +15,10 @@ namespace feedline::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::FilesUnder;
 using ::testing::HasSubstr;
 using testing::MakeImageFolder;
 using testing::RunFeedline;
-using testing::FilesUnder;
 using testing::RunResult;
 using testing::ScratchDir;
 
@@ -180,11 +180,10 @@ TEST(PackCommand, RefusesAnOutHoldingTheFileListOrItsFiles) {
       dir / ("data/images/" + fs::path(FilesUnder(dir / "data/images")[0]).parent_path().string());
   const RunResult in_list_folder = RunFeedline({"pack", dir / "data/train.txt", dir / "data"});
   EXPECT_EQ(in_list_folder.exit_code, 1);
-  EXPECT_THAT(in_list_folder.err, HasSubstr("pack: OUT " + (dir / "data") +
-                                            " is the folder of the file list " +
-                                            (dir / "data/train.txt")));
-  const RunResult in_image_folder =
-      RunFeedline({"pack", dir / "data/train.txt", first_folder});
+  EXPECT_THAT(in_list_folder.err,
+              HasSubstr("pack: OUT " + (dir / "data") + " is the folder of the file list " +
+                        (dir / "data/train.txt")));
+  const RunResult in_image_folder = RunFeedline({"pack", dir / "data/train.txt", first_folder});
   EXPECT_EQ(in_image_folder.exit_code, 1);
   EXPECT_THAT(in_image_folder.err,
               HasSubstr("is the folder of files listed in " + (dir / "data/train.txt")));
@@ -209,9 +208,9 @@ TEST(PackCommand, ASecondPackIntoTheSameFolderFailsAtOnce) {
   const RunResult locked = RunFeedline({"pack", dir / "images", dir / "shards"}, 20);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));  // no wait
   EXPECT_EQ(locked.exit_code, 1);
-  EXPECT_THAT(locked.err, HasSubstr(dir / "shards" +
-                                    ": another pack is writing to this folder (it holds " +
-                                    lock_path + ")"));
+  EXPECT_THAT(locked.err,
+              HasSubstr(dir / "shards" + ": another pack is writing to this folder (it holds " +
+                        lock_path + ")"));
   EXPECT_FALSE(fs::exists(dir / "shards/pack.txt"));
   EXPECT_FALSE(fs::exists(dir / "shards/shard-000000.tar"));
   ::close(fd);
