@@ -15,6 +15,26 @@ constexpr std::string_view kMarker = "\x1fobject";
 
 py::object Pickle() { return py::module_::import("pickle"); }
 
+// A framework's tensor (torch, paddle) that numpy could not take: bfloat16,
+// complex, on a GPU, or needing grad. torch's collate stacks it; carried as a
+// pickled object it would come back as a list of per-sample tensors, which
+// looks like a batch only until it is used. Refused, naming the field.
+void RefuseUnconvertibleTensor(const std::string& name, const py::handle& value) {
+  const py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(value.ptr()));
+  if (!py::hasattr(type, "__module__") || !py::hasattr(value, "dtype")) return;
+  const std::string module = py::str(type.attr("__module__"));
+  if (module.rfind("torch", 0) != 0 && module.rfind("paddle", 0) != 0) return;
+  std::string plain = name;
+  IsObjectFieldName(name, &plain);
+  const std::string dtype = py::str(value.attr("dtype"));
+  throw SampleError(
+      "type", "",
+      "field '" + plain + "' is a " + std::string(py::str(type.attr("__name__"))) + " of dtype " +
+          dtype + " that numpy cannot hold (bfloat16 and complex have no numpy dtype; a tensor "
+          "on a GPU or needing grad must be moved or detached): return it as float32/float16 "
+          "(e.g. .float()), or .cpu().detach() it, in __getitem__");
+}
+
 py::object DecodeBytes(const uint8_t* data, size_t size) {
   if (size == 0) throw Error("an object field is empty (its tag is missing)");
   const char tag = static_cast<char>(data[0]);
@@ -60,6 +80,7 @@ bool IsObjectFieldName(const std::string& name, std::string* plain) {
 
 void FillObjectField(const std::string& name, const py::handle& value,
                      const std::function<Tensor(const std::string&, DType, const Shape&)>& allocate) {
+  RefuseUnconvertibleTensor(name, value);
   char tag = 'p';
   py::bytes payload;
   if (PyUnicode_Check(value.ptr())) {

@@ -27,7 +27,7 @@ bool ChooseDType(const py::dtype& dtype, DType* out) {
   const py::ssize_t size = dtype.itemsize();
   switch (kind) {
     case 'b':
-      *out = DType::kU8;
+      *out = DType::kBool;
       return true;
     case 'u':
       *out = size == 1 ? DType::kU8 : (size == 2 ? DType::kI32 : DType::kI64);
@@ -496,6 +496,8 @@ py::dtype NumpyDType(DType dtype) {
       return py::dtype("float16");
     case DType::kF32:
       return py::dtype::of<float>();
+    case DType::kBool:
+      return py::dtype::of<bool>();
   }
   throw Error("unknown dtype");
 }

@@ -24,7 +24,11 @@
 
 namespace feedline {
 
-enum class DType : uint8_t { kU8, kI32, kI64, kF16, kF32 };
+// kBool is one byte per element like kU8 (0 or 1); its own tag lets a bool
+// array come back as bool, so `~mask` negates instead of flipping bits.
+enum class DType : uint8_t { kU8, kI32, kI64, kF16, kF32, kBool };
+// The highest DType value: decoders of a dtype byte refuse anything above it.
+inline constexpr DType kLastDType = DType::kBool;
 
 // Bytes per element of `dtype`.
 constexpr size_t DTypeSize(DType dtype) {
@@ -34,12 +38,14 @@ constexpr size_t DTypeSize(DType dtype) {
     case DType::kI64: return 8;
     case DType::kF16: return 2;
     case DType::kF32: return 4;
+    case DType::kBool: return 1;
   }
   return 0;
 }
-// "u8", "i32", "i64", "f16" or "f32".
+// "u8", "i32", "i64", "f16", "f32" or "bool".
 FEEDLINE_EXPORT const char* DTypeName(DType dtype);
-// The inverse of DTypeName; throws Error naming the five spellings otherwise.
+// The inverse of DTypeName for u8, i32, i64, f16 and f32 (the spellings a
+// transform's dtype argument takes); throws Error naming them otherwise.
 FEEDLINE_EXPORT DType ParseDType(std::string_view name);
 // The dtype of C++ type T (uint8_t, int32_t, int64_t, uint16_t for f16, float).
 template <typename T>

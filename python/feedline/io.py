@@ -142,8 +142,8 @@ class Dataset:
     """A map-style dataset: subclasses define __getitem__ and __len__.
 
     A sample is a tuple (or list) of numpy arrays and numbers, a dict of
-    them, or a single array or number. float64 is stored as float32 and
-    bool as uint8; strings and other objects come back as one list per
+    them, or a single array or number. float64 is stored as float32 (bool
+    stays bool); strings and other objects come back as one list per
     batch, one object per sample.
     """
 

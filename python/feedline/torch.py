@@ -43,7 +43,8 @@ class DataLoader(io.DataLoader):
 
       dataset, batch_size, shuffle, sampler, batch_sampler, num_workers,
       collate_fn, drop_last, timeout, worker_init_fn, persistent_workers
-                              as in torch (num_workers are feedline workers);
+                              as in torch (num_workers are feedline workers;
+                              "auto" lets the loader choose, docs/tuning.md);
       pin_memory              batches are copied into pinned memory when CUDA
                               is available; without it a warning says so once
                               and batches stay in the loader's memory;
@@ -52,8 +53,10 @@ class DataLoader(io.DataLoader):
                               the random transforms (default: torch's global
                               generator, so torch.manual_seed repeats a run);
       multiprocessing_context accepted; feedline starts its own workers;
-      prefetch_factor         None (torch 2's default) or an int: batches in
-                              flight per worker;
+      prefetch_factor         None (torch 2's default), an int: batches in
+                              flight per worker, or "auto" (docs/tuning.md);
+                              with num_workers=0 anything but None or 2 is
+                              refused, as torch does;
       in_order                False lets a complete batch overtake an earlier,
                               slower one (torch 2.6's meaning).
 
@@ -62,7 +65,10 @@ class DataLoader(io.DataLoader):
 
     Batches are what torch's default collate gives: a list of tensors for
     tuple or list samples, a dict of tensors for dict samples, a tensor for
-    single arrays or numbers. The tensors share the batch's memory.
+    single arrays or numbers. The tensors share the batch's memory. Dtypes
+    are kept (bool stays bool) except float64, which arrives as float32; a
+    bfloat16 or complex tensor in a sample is refused with an error naming
+    its field (numpy has no such dtype to carry it).
     """
 
     def __init__(
@@ -87,8 +93,12 @@ class DataLoader(io.DataLoader):
         in_order=True,
         **feedline_options,
     ):
-        # torch's checks, with torch's messages, in torch's order.
-        if num_workers < 0:
+        # torch's checks, with torch's messages, in torch's order. "auto"
+        # (docs/tuning.md) is feedline's, and feedline.DataLoader checks it
+        # and any other string.
+        workers_given = not isinstance(num_workers, str)
+        prefetch_given = prefetch_factor is not None and not isinstance(prefetch_factor, str)
+        if workers_given and num_workers < 0:
             raise ValueError(
                 "num_workers option should be non-negative; use num_workers=0 to disable "
                 "multiprocessing."
@@ -100,7 +110,7 @@ class DataLoader(io.DataLoader):
                 "prefetch_factor option could only be specified in multiprocessing."
                 "let num_workers > 0 to enable multiprocessing."
             )
-        if prefetch_factor is not None and prefetch_factor < 0:
+        if prefetch_given and prefetch_factor < 0:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
@@ -129,7 +139,8 @@ class DataLoader(io.DataLoader):
             num_workers=num_workers,
             collate_fn=collate_fn,
             drop_last=drop_last,
-            prefetch_factor=2 if prefetch_factor is None else max(1, prefetch_factor),
+            prefetch_factor=(2 if prefetch_factor is None
+                             else max(1, prefetch_factor) if prefetch_given else prefetch_factor),
             persistent_workers=persistent_workers,
             timeout=timeout,
             worker_init_fn=worker_init_fn,

@@ -249,3 +249,91 @@ def test_in_order_false_lets_later_batches_overtake_a_slow_one(in_order):
     firsts = [int(batch[0]) for batch in loader]
     assert sorted(firsts) == list(range(0, 16, 2))
     assert (firsts[0] == 0) == in_order
+
+
+# --- dtypes and the tuner's "auto" values through the adapter ---
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(num_workers="auto"),
+    dict(num_workers=2, prefetch_factor="auto"),
+    dict(num_workers="auto", prefetch_factor="auto", memory_budget="2G"),
+])
+def test_torch_adapter_takes_the_tuners_auto_values(kwargs):
+    loader = feedline.torch.DataLoader(Pairs(), batch_size=4, worker_mode="thread", **kwargs)
+    labels = [label for _, labels in loader for label in labels.tolist()]
+    assert labels == [i % 5 for i in range(22)]
+    assert "tuner" in loader.stats()
+    loader.close()
+
+
+def test_torch_adapter_refuses_prefetch_auto_without_workers_as_torch_refuses_any():
+    with pytest.raises(ValueError, match="prefetch_factor option could only be specified"):
+        feedline.torch.DataLoader(Pairs(), num_workers=0, prefetch_factor="auto")
+
+
+@pytest.mark.parametrize("kwargs", [dict(num_workers="Auto"), dict(num_workers=2,
+                                                                    prefetch_factor="many")])
+def test_torch_adapter_names_a_bad_string_argument(kwargs):
+    with pytest.raises(TypeError, match='must be an int or "auto"'):
+        feedline.torch.DataLoader(Pairs(), **kwargs)
+
+
+class Masks(tud.Dataset):
+    """A tensor and a bool mask over it, a numpy bool array and a Python bool."""
+
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return (torch.arange(6.0) + i, torch.arange(6) > i % 3, np.arange(4) < i % 4,
+                i % 2 == 0)
+
+
+@pytest.mark.parametrize("workers, mode", [(0, "thread"), (2, "thread"), (2, "process")])
+def test_bool_fields_arrive_as_torch_bool_in_every_worker_mode(workers, mode):
+    ours = list(feedline.torch.DataLoader(Masks(), batch_size=4, num_workers=workers,
+                                          worker_mode=mode, timeout=60))
+    theirs = list(tud.DataLoader(Masks(), batch_size=4))
+    assert len(ours) == len(theirs) == 2
+    for a, b in zip(ours, theirs):
+        for x, y in zip(a, b):
+            assert x.dtype == y.dtype, (x.dtype, y.dtype)
+            assert torch.equal(x, y)
+        x, mask = a[0], a[1]
+        assert mask.dtype == torch.bool
+        assert x[~mask].numel() == b[0][~b[1]].numel() < x.numel()
+
+
+@pytest.mark.parametrize("mode", ["thread", "process"])
+def test_bool_arrays_stay_numpy_bool_in_feedline_io(mode):
+    samples = [np.array([True, False, i % 2 == 0]) for i in range(6)]
+    loader = feedline.io.DataLoader(samples, batch_size=3, num_workers=1, worker_mode=mode,
+                                    timeout=60)
+    batches = list(loader)
+    assert all(batch.dtype == np.bool_ for batch in batches)
+    assert np.array_equal(np.concatenate(batches), np.stack(samples))
+
+
+def test_padded_bool_fields_stay_bool():
+    # Masks of varying length: the default collate pads them with False.
+    samples = [np.ones(n, dtype=bool) for n in (1, 3, 2)]
+    mask, lengths = next(iter(feedline.io.DataLoader(samples, batch_size=3)))
+    assert mask.dtype == np.bool_
+    assert mask.tolist() == [[True, False, False], [True, True, True], [True, True, False]]
+    assert lengths.tolist() == [1, 3, 2]
+
+
+class HalfBrain(tud.Dataset):
+    def __len__(self):
+        return 8
+
+    def __getitem__(self, i):
+        return {"x": torch.ones(3, dtype=torch.bfloat16) * i, "y": i}
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_a_bfloat16_field_is_refused_naming_it_not_turned_into_a_list(workers):
+    loader = feedline.torch.DataLoader(HalfBrain(), batch_size=4, num_workers=workers, timeout=60)
+    with pytest.raises(feedline.SampleError, match=r"field 'x' .*torch\.bfloat16"):
+        next(iter(loader))

@@ -70,7 +70,7 @@ def test_any_object_with_getitem_and_len_works():
 
     (batch,) = copied(feedline.DataLoader(Plain(), batch_size=3))
     assert batch[0].tolist() == [0, 1, 2]
-    assert batch[1].dtype == np.uint8 and batch[1].tolist() == [0, 1, 0]
+    assert batch[1].dtype == np.bool_ and batch[1].tolist() == [False, True, False]
 
 
 def test_shuffle_is_a_permutation_fixed_by_seed_and_worker_count(index_dataset):

@@ -14,6 +14,7 @@ const char* DTypeName(DType dtype) {
     case DType::kI64: return "i64";
     case DType::kF16: return "f16";
     case DType::kF32: return "f32";
+    case DType::kBool: return "bool";
   }
   return "?";
 }

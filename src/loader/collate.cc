@@ -25,6 +25,7 @@ void Fill(std::byte* dst, DType dtype, double value, int64_t count) {
     case DType::kI64: std::fill_n(reinterpret_cast<int64_t*>(dst), count, static_cast<int64_t>(value)); break;
     case DType::kF16: std::fill_n(reinterpret_cast<uint16_t*>(dst), count, FloatToHalf(static_cast<float>(value))); break;
     case DType::kF32: std::fill_n(reinterpret_cast<float*>(dst), count, static_cast<float>(value)); break;
+    case DType::kBool: std::fill_n(reinterpret_cast<uint8_t*>(dst), count, static_cast<uint8_t>(value != 0)); break;
   }
 }
 

@@ -86,7 +86,7 @@ void PutShape(Writer& w, DType dtype, const Shape& shape) {
 bool GetShape(Reader& r, DType* dtype, Shape* shape) {
   uint8_t d, rank;
   if (!r.Get(&d) || !r.Get(&rank)) return false;
-  if (rank > Shape::kMaxRank || d > static_cast<uint8_t>(DType::kF32)) return false;
+  if (rank > Shape::kMaxRank || d > static_cast<uint8_t>(kLastDType)) return false;
   *dtype = static_cast<DType>(d);
   *shape = Shape();
   for (uint8_t i = 0; i < rank; ++i) {
@@ -168,7 +168,7 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   for (FieldMeta& f : reply->fields) {
     uint8_t dtype, rank;
     if (!r.GetString(&f.name) || !r.Get(&dtype) || !r.Get(&rank)) return false;
-    if (rank > Shape::kMaxRank || dtype > static_cast<uint8_t>(DType::kF32)) return false;
+    if (rank > Shape::kMaxRank || dtype > static_cast<uint8_t>(kLastDType)) return false;
     f.dtype = static_cast<DType>(dtype);
     f.shape = Shape();
     for (uint8_t i = 0; i < rank; ++i) {
