@@ -20,13 +20,25 @@ from feedline._framework import ConvertingIterator, map_batch
 __all__ = ["DataLoader"]
 
 
-def _paddle_from_dlpack():
-    """paddle.utils.dlpack.from_dlpack, or None when paddle is not installed."""
+def _paddle_to_tensor():
+    """A numpy array to a paddle Tensor through DLPack (sharing its memory),
+    or None when paddle is not installed."""
     try:
-        dlpack = importlib.import_module("paddle.utils.dlpack")
+        paddle = importlib.import_module("paddle")
+        from_dlpack = importlib.import_module("paddle.utils.dlpack").from_dlpack
     except ImportError:
         return None
-    return dlpack.from_dlpack
+
+    def to_tensor(array):
+        try:
+            capsule = array.__dlpack__()
+        except BufferError:
+            # numpy before 1.25 exports no bool arrays through DLPack: a bool
+            # field (a mask) is copied instead, and stays bool.
+            return paddle.to_tensor(array)
+        return from_dlpack(capsule)
+
+    return to_tensor
 
 
 class DataLoader(io.DataLoader):
@@ -98,10 +110,7 @@ class DataLoader(io.DataLoader):
         self.places = places
         self.return_list = return_list
         self.use_buffer_reader = use_buffer_reader
-        if to_tensor is None:
-            from_dlpack = _paddle_from_dlpack()
-            to_tensor = None if from_dlpack is None else (lambda a: from_dlpack(a.__dlpack__()))
-        self._to_tensor = to_tensor
+        self._to_tensor = _paddle_to_tensor() if to_tensor is None else to_tensor
 
     def __iter__(self):
         return ConvertingIterator(self, super().__iter__())

@@ -179,6 +179,7 @@ def fake_paddle(monkeypatch):
     utils = types.ModuleType("paddle.utils")
     dlpack = types.ModuleType("paddle.utils.dlpack")
     dlpack.from_dlpack = torch.utils.dlpack.from_dlpack
+    paddle.to_tensor = torch.as_tensor
     paddle.utils, utils.dlpack = utils, dlpack
     for name, module in (("paddle", paddle), ("paddle.utils", utils),
                          ("paddle.utils.dlpack", dlpack)):
@@ -217,6 +218,16 @@ def test_paddle_tensors_come_through_dlpack_sharing_memory(fake_paddle):
     assert isinstance(images, torch.Tensor) and isinstance(labels, torch.Tensor)
     assert images.shape == (4, 3, 4) and images[3, 0, 0].item() == 3.0
     assert labels.tolist() == [0, 1, 2, 3]
+
+
+def test_paddle_bool_fields_stay_bool(fake_paddle):
+    # numpy before 1.25 exports no bool through DLPack; the mask still comes
+    # through, as a bool tensor.
+    values, mask, _, flags = next(iter(feedline.paddle.DataLoader(Masks(), batch_size=4)))
+    assert mask.dtype == flags.dtype == torch.bool
+    theirs = next(iter(tud.DataLoader(Masks(), batch_size=4)))
+    assert torch.equal(mask, theirs[1]) and torch.equal(flags, theirs[3])
+    assert values[~mask].numel() == 7  # 1 + 2 + 3 + 1 of the 4 rows' 6
 
 
 def test_sampler_and_batch_sampler_are_there_as_in_torch():
