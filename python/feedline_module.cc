@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "feedline/feedline.h"
+#include "python/fork_safe_point.h"
 #include "python/process_dataset.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
@@ -294,7 +295,7 @@ class PyLoader {
     while (true) {
       NextStatus status;
       RaisingInterrupts([&] {
-        GilRelease nogil;
+        LoaderCallWithoutGil nogil;
         std::lock_guard<std::mutex> lock(mu_);
         status = Get().TryNext(std::chrono::milliseconds(100), &batch);
       });
@@ -311,7 +312,7 @@ class PyLoader {
     return RaisingInterrupts([&] { return DrainEpochWithoutGil(); });
   }
   std::pair<int64_t, double> DrainEpochWithoutGil() {
-    GilRelease nogil;
+    LoaderCallWithoutGil nogil;
     std::lock_guard<std::mutex> lock(mu_);
     auto start = std::chrono::steady_clock::now();
     int64_t samples = 0;
@@ -342,7 +343,7 @@ class PyLoader {
       new std::shared_ptr<internal::ProcessWorkers>(std::move(processes_));
       return;
     }
-    GilRelease nogil;
+    LoaderCallWithoutGil nogil;
     // Worker processes first: it wakes engine threads waiting on them.
     if (processes_) processes_->Shutdown();
     std::lock_guard<std::mutex> lock(mu_);
@@ -371,7 +372,7 @@ class PyLoader {
   auto Call(F&& f, const char* what = "a method") {
     CheckNotInsideLoader(key_, what);
     return RaisingInterrupts([&] {
-      GilRelease nogil;
+      LoaderCallWithoutGil nogil;
       std::lock_guard<std::mutex> lock(mu_);
       return f(Get());
     });
@@ -488,11 +489,11 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
         std::make_shared<PyNativeWorkerProgram>(native_dataset, std::move(options.worker_init));
     auto adapter = internal::InWorkerProcesses(native_dataset, &options, program);
     workers = adapter->workers();
-    py::gil_scoped_release nogil;
+    LoaderCallWithoutGil nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   } else if (native) {
     auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
-    py::gil_scoped_release nogil;
+    LoaderCallWithoutGil nogil;
     loader = std::make_shared<DataLoader>(std::move(native_dataset), std::move(options));
   } else if (processes) {
     internal::ProcessWorkerOptions process_options;
@@ -504,20 +505,20 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     options.worker_init = [workers](int worker) { workers->StartWorker(worker); };
     if (iterable) {
       auto adapter = std::make_shared<PyProcessIterableDataset>(workers);
-      py::gil_scoped_release nogil;
+      LoaderCallWithoutGil nogil;
       loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
     } else {
       auto adapter = std::make_shared<PyProcessDataset>(workers, dataset);
-      py::gil_scoped_release nogil;
+      LoaderCallWithoutGil nogil;
       loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
     }
   } else if (iterable) {
     auto adapter = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
-    py::gil_scoped_release nogil;
+    LoaderCallWithoutGil nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   } else {
     auto adapter = std::make_shared<PyDataset>(dataset, worker_count, samples);
-    py::gil_scoped_release nogil;
+    LoaderCallWithoutGil nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   }
   auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "feedline/error.h"
+#include "python/fork_safe_point.h"
 #include "python/worker_process.h"
 
 namespace feedline::python {
@@ -68,6 +69,7 @@ PythonWorkerProgram::PythonWorkerProgram(py::object dataset, py::object worker_i
 
 void PythonFork::Before() {
   gil_ = PyGILState_Ensure();
+  WaitForForkSafePoint();  // fork_safe_point.h: no inherited lock held forever
   // No garbage collection until the child froze what it inherited: a
   // collection there could destroy inherited loader objects, whose
   // destructors would wait on threads and mutexes the fork left behind.
@@ -83,6 +85,7 @@ void PythonFork::InParent() {
 
 void PythonFork::InChild() {
   PyOS_AfterFork_Child();
+  ResetForkSafePointInChild();
   PyObject* gc = PyImport_ImportModule("gc");
   PyObject* frozen = gc != nullptr ? PyObject_CallMethod(gc, "freeze", nullptr) : nullptr;
   if (frozen == nullptr) PyErr_Clear();
