@@ -7,7 +7,7 @@
 //
 // Fields: every sample field, stacked into [B, ...]; variable-length fields
 // padded (plus "<name>_lengths") or ragged (values concatenated plus
-// "<name>_offsets", B + 1 entries); with error_policy replace a "replaced" u8
+// "<name>_offsets", B + 1 entries); with error_policy replace a "replaced" bool
 // [B] mask.
 //
 // Thread safety: const methods may be called from any thread.

@@ -247,7 +247,8 @@ def test_error_policies_skip_and_replace():
     assert [b.ravel().tolist() for b in skipped] == [[0, 1, 2, 3], [4, 6, 7]]
     replaced = copied(feedline.DataLoader(Flaky(), batch_size=4, error_policy="replace", seed=1))
     values, mask = replaced[1]
-    assert mask.tolist() == [0, 1, 0, 0]
+    assert mask.dtype == np.bool_ and mask.tolist() == [False, True, False, False]
+    assert values[~mask].ravel().tolist() == [4, 6, 7]
     assert values[1, 0] != 5 and values.shape == (4, 1)
 
 

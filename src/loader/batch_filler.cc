@@ -37,11 +37,11 @@ BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
                          Scheduler* scheduler)
     : options_(options),
       dataset_(dataset),
+      together_(options.timeout.count() > 0 ? nullptr
+                                            : dynamic_cast<const MultiRowDataset*>(dataset)),
       layout_(layout),
       failure_policy_(failure_policy),
       scheduler_(scheduler),
-      together_(options.timeout.count() > 0 ? nullptr
-                                            : dynamic_cast<const MultiRowDataset*>(dataset)),
       timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {
   // Rows that cost a round trip each are claimed several at a time.
   if (together_ != nullptr) scheduler_->set_round_trip_claims(true);
@@ -299,12 +299,14 @@ void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
     }
   }
   if (options_.error_policy == ErrorPolicy::kReplace) {
-    Tensor mask = builder.Add("replaced", DType::kU8, Shape{out});
+    // bool, so `~replaced` in numpy selects the rows that were not replaced.
+    Tensor mask = builder.Add("replaced", DType::kBool, Shape{out});
+    auto* flags = static_cast<uint8_t*>(mask.raw());
     int64_t i = 0;
     for (int64_t r = 0; r < slot->planned_rows; ++r) {
       const RowStatus s = slot->status[static_cast<size_t>(r)];
       if (s == RowStatus::kSkipped) continue;
-      mask.data<uint8_t>()[i++] = s == RowStatus::kReplaced ? 1 : 0;
+      flags[i++] = s == RowStatus::kReplaced ? 1 : 0;
     }
   }
 }

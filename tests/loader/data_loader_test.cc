@@ -296,10 +296,12 @@ TEST(DataLoader, ReplaceKeepsBatchSizeDeterministically) {
     for (const Batch& b : loader) {
       EXPECT_EQ(b.size(), 5);
       const Tensor& mask = b["replaced"];
+      EXPECT_EQ(mask.dtype(), DType::kBool);
+      const auto* flags = static_cast<const uint8_t*>(mask.raw());
       std::vector<int64_t> idx = Indices(b);
       for (int64_t r = 0; r < b.size(); ++r) {
         EXPECT_EQ(idx[r] == 3 || idx[r] == 4 || idx[r] == 17, false);
-        replaced_rows += mask.data<uint8_t>()[r];
+        replaced_rows += flags[r];
       }
       e.indices.push_back(idx);
     }
