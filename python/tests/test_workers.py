@@ -180,6 +180,53 @@ def test_a_stuck_sample_times_out_and_its_process_is_replaced():
     assert time.monotonic() - start < 20
 
 
+def _children():
+    """The live processes whose parent is this one."""
+    me, found = str(os.getpid()), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[1] == me and fields[0] != "Z":
+                found.append(int(entry))
+    return found
+
+
+def test_close_after_a_timeout_error_leaves_no_worker_process():
+    # The timeout starts a thread that takes the stuck worker over and forks
+    # its replacement; close() right after the error must end that one too,
+    # however the fork and the close interleave (a few rounds to meet the race).
+    class Stuck(io.Dataset):
+        def __len__(self):
+            return 40
+
+        def __getitem__(self, index):
+            if index == 10:
+                time.sleep(30)
+            return np.int64(index)
+
+    before = set(_children())
+    start = time.monotonic()
+    for _ in range(8):
+        loader = feedline.DataLoader(Stuck(), batch_size=5, num_workers=2,
+                                     worker_mode="process", timeout=0.5)
+        seen = set()
+        with pytest.raises(feedline.TimeoutError):
+            for _ in loader:
+                seen.update(p for p in loader.worker_pids if p)
+        seen.update(p for p in loader.worker_pids if p)
+        loader.close()
+        assert loader.worker_pids == [None, None]
+        left = [p for p in _children() if p not in before]
+        assert left == [], f"worker processes alive after close(): {left} (seen {seen})"
+        del loader
+        gc.collect()
+    assert time.monotonic() - start < 30
+
+
 class KillsItsWorker(io.Dataset):
     """Sample `fatal` kills the process loading it (as a crashing decoder
     would); the others are their index."""

@@ -190,10 +190,26 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
   }
   UnregisterInheritedFd(ends[1]);
   ::close(ends[1]);
+  bool closing;
   {
     std::lock_guard<std::mutex> lock(worker.mu);
-    worker.pid = pid;
-    worker.fd = ends[0];
+    // Shutdown sets shutdown_ before it takes each worker's lock: either it
+    // sees this pid there, or this sees shutdown_ here. A process forked
+    // while Shutdown ran (a restart, or a thread taking over after a
+    // timeout) is ended here instead of outliving close().
+    closing = shutdown_.load();
+    if (!closing) {
+      worker.pid = pid;
+      worker.fd = ends[0];
+    }
+  }
+  if (closing) {
+    UnregisterInheritedFd(ends[0]);
+    ::close(ends[0]);
+    ::kill(pid, SIGKILL);
+    ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace);
+    death->how = "was stopped: the loader is closing";
+    return false;
   }
   if (worker.died) {
     worker.died = false;
@@ -235,6 +251,7 @@ void ProcessWorkers::StartWorker(int w) const {
     if (shutdown_.load()) return;
     WorkerDeath death;
     if (Start(w, &death)) return;
+    if (shutdown_.load()) return;
     worker.died = true;
     if (attempt >= options_.max_deaths_per_sample) {
       throw std::runtime_error("worker process " + std::to_string(w) + " died while starting " +

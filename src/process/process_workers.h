@@ -125,7 +125,8 @@ class ProcessWorkers {
   // not hold up the next one.
   void AbandonInFlight() const;
   // Ends all worker processes now: waiting threads return (as "cancelled"),
-  // idle workers exit, busy ones are killed after 500 ms. No restarts follow.
+  // idle workers exit, busy ones are killed after 500 ms. No restarts follow,
+  // and a process another thread forks meanwhile is ended by that thread.
   void Shutdown() const;
   bool closing() const { return shutdown_.load(); }
 
