@@ -59,3 +59,57 @@ def test_without_shared_memory_the_slots_stay_in_the_loaders_memory():
         np.testing.assert_array_equal(pl, tl)
         assert pn == tn
         assert "feedline-slots" not in where
+
+
+def test_three_loaders_leave_the_address_space_to_the_job_under_ulimit_v():
+    # Each process-mode loader reserved address space equal to the machine's
+    # RAM for its slots: under a ulimit -v the job fit in, three loaders left
+    # no room for the job's own arrays. Now a loader reserves at most its
+    # memory budget and a quarter of what the limit leaves.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import os, resource, sys
+        import numpy as np
+        import feedline
+        from feedline import io
+
+        class Ones(io.Dataset):
+            def __len__(self):
+                return 32
+            def __getitem__(self, index):
+                return np.ones((3, 8, 8), np.float32) * index
+
+        def vm_bytes():
+            with open("/proc/self/status") as f:
+                line = next(l for l in f if l.startswith("VmSize"))
+            return int(line.split()[1]) * 1024
+
+        ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        limit = vm_bytes() + 3 * ram + ram // 2
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        loaders = []
+        for _ in range(3):
+            loader = feedline.DataLoader(Ones(), batch_size=8, num_workers=2,
+                                         worker_mode="process")
+            next(iter(loader))
+            loaders.append(loader)
+        with open("/proc/self/maps") as f:
+            shared = sum("feedline-slots" in line for line in f)
+        try:
+            array = np.empty(ram // 2, np.uint8)  # address space only, never touched
+            fits = True
+        except MemoryError:
+            fits = False
+        for loader in loaders:
+            loader.close()
+        print(shared, fits)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    shared, fits = done.stdout.split()
+    assert shared == "3", "every loader keeps its slots in shared memory"
+    assert fits == "True", "the job's array no longer fits under the address-space limit"

@@ -1,23 +1,31 @@
 #include "src/process/shared_slot_allocator.h"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <string>
 
 #include "feedline/error.h"
+#include "src/loader/tuner_resources.h"
 #include "src/process/process_spawner.h"
 
 namespace feedline::internal {
 namespace {
 
 constexpr size_t kPage = 4096;  // fallocate and hole punching work in pages
-constexpr size_t kMinReserve = size_t{4} << 30;
+constexpr size_t kReserveGranule = size_t{64} << 20;
+constexpr size_t kMinReserve = size_t{256} << 20;
+// The share of the address space left under RLIMIT_AS one loader reserves:
+// the training job's own arrays and several loaders must still fit.
+constexpr size_t kAddressSpaceShare = 4;  // a quarter
 
 size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -28,15 +36,37 @@ std::string Megabytes(size_t bytes) { return std::to_string((bytes + (1 << 20) -
 size_t PhysicalMemory() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return kMinReserve;
+  if (pages <= 0 || page <= 0) return size_t{4} << 30;
   return static_cast<size_t>(pages) * static_cast<size_t>(page);
+}
+
+// Address space this process may still map under RLIMIT_AS (ulimit -v), or
+// SIZE_MAX without a limit.
+size_t AddressSpaceLeft() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  size_t used = 0;
+  if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+    unsigned long pages = 0;
+    if (std::fscanf(f, "%lu", &pages) == 1) used = pages * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    std::fclose(f);
+  }
+  const size_t cap = static_cast<size_t>(limit.rlim_cur);
+  return cap > used ? cap - used : 0;
 }
 
 }  // namespace
 
+size_t SharedSlotAllocator::DefaultReservation() {
+  const int64_t budget = DetectTunerResources().memory_budget_bytes;
+  size_t bytes = budget > 0 ? static_cast<size_t>(budget) : PhysicalMemory();
+  const size_t left = AddressSpaceLeft();
+  if (left != SIZE_MAX) bytes = std::min(bytes, left / kAddressSpaceShare);
+  return std::max(kMinReserve, RoundUp(bytes, kReserveGranule));
+}
+
 SharedSlotAllocator::SharedSlotAllocator(size_t reserve_bytes) {
-  reserved_ = RoundUp(reserve_bytes > 0 ? reserve_bytes : std::max(kMinReserve, PhysicalMemory()),
-                      size_t{1} << 30);
+  reserved_ = RoundUp(reserve_bytes > 0 ? reserve_bytes : DefaultReservation(), kPage);
   fd_ = ::memfd_create("feedline-slots", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd_ < 0) {
     throw Error("memfd_create for the batch slots' shared memory failed: " + Errno(errno) +
@@ -89,9 +119,10 @@ SlotBlock SharedSlotAllocator::DoAllocate(size_t bytes) {
       if (left > 0) free_.emplace(offset + size, left);
     } else {
       if (size > reserved_ - end_) {
-        throw Error("the batch slots need more shared memory than the " + Megabytes(reserved_) +
-                    " reserved for them (" + Megabytes(end_) + " in use, " + Megabytes(size) +
-                    " more asked); lower batch_size or prefetch_factor");
+        // Past the reservation: a heap block. The workers cannot see it, so
+        // its rows come back through their arenas (one copy more).
+        heap_blocks_.fetch_add(1, std::memory_order_relaxed);
+        return heap_.Allocate(bytes);
       }
       offset = end_;
       end_ += size;
@@ -110,6 +141,10 @@ SlotBlock SharedSlotAllocator::DoAllocate(size_t bytes) {
 }
 
 void SharedSlotAllocator::DoFree(const SlotBlock& block) noexcept {
+  if (OffsetOf(block.data) < 0) {  // a heap block (past the reservation)
+    heap_.Free(block);
+    return;
+  }
   // The pages go back to the system (in every process that mapped them).
   ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(block.handle),
               static_cast<off_t>(block.bytes));

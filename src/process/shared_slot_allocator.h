@@ -9,6 +9,15 @@
 // Nothing is mapped again and no descriptor crosses a socket: a request
 // names its rows by their offset in the reservation.
 //
+// How much is reserved (DefaultReservation): the batch slots' memory budget
+// the tuner uses (a quarter of the available memory, capped by the cgroup,
+// shared among the local ranks), and at most a quarter of the address space
+// left under RLIMIT_AS (ulimit -v), so that several loaders and the job's
+// own arrays still fit; at least 256 MB. A block that does not fit in what
+// is left of the reservation comes from the heap instead (heap_blocks()
+// counts them): the workers cannot see it, so its rows come back through
+// their arenas, correct and one copy slower.
+//
 // The reservation costs address space only (the file is sparse and the
 // mapping MAP_NORESERVE); a block's pages are committed with fallocate when
 // it is handed out (a shortage is an Error naming the size, never a SIGBUS
@@ -29,6 +38,7 @@
 #ifndef FEEDLINE_SRC_PROCESS_SHARED_SLOT_ALLOCATOR_H_
 #define FEEDLINE_SRC_PROCESS_SHARED_SLOT_ALLOCATOR_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -40,10 +50,11 @@ namespace feedline::internal {
 
 class SharedSlotAllocator final : public SlotAllocator {
  public:
-  // Reserves `reserve_bytes` of address space (0: the machine's physical
-  // memory, which no set of slots can exceed). Throws Error naming the step
-  // that failed (memfd_create, ftruncate, mmap).
+  // Reserves `reserve_bytes` of address space (0: DefaultReservation()).
+  // Throws Error naming the step that failed (memfd_create, ftruncate, mmap).
   explicit SharedSlotAllocator(size_t reserve_bytes = 0);
+  // The rule above, read from this host and process now.
+  static size_t DefaultReservation();
   ~SharedSlotAllocator() override;
   SharedSlotAllocator(const SharedSlotAllocator&) = delete;
   SharedSlotAllocator& operator=(const SharedSlotAllocator&) = delete;
@@ -54,6 +65,8 @@ class SharedSlotAllocator final : public SlotAllocator {
   size_t reserved() const { return reserved_; }
   // The offset of `p` in the reservation, or -1 if `p` is not in it.
   int64_t OffsetOf(const void* p) const;
+  // Blocks that did not fit in the reservation and came from the heap.
+  int64_t heap_blocks() const { return heap_blocks_.load(std::memory_order_relaxed); }
 
  protected:
   SlotBlock DoAllocate(size_t bytes) override;
@@ -66,6 +79,8 @@ class SharedSlotAllocator final : public SlotAllocator {
   std::mutex mu_;
   size_t end_ = 0;                      // GUARDED_BY(mu_): bytes below it were handed out once
   std::map<size_t, size_t> free_;       // GUARDED_BY(mu_): offset -> bytes, below end_
+  HeapSlotAllocator heap_;              // blocks past the reservation
+  std::atomic<int64_t> heap_blocks_{0};
 };
 
 }  // namespace feedline::internal

@@ -1,5 +1,6 @@
 // Batch slots in shared memory: the allocator (blocks reused, offsets, a
-// block made after a fork visible to the forked process, the size limit),
+// block made after a fork visible to the forked process, blocks past the
+// reservation from the heap, the default reservation under a ulimit -v),
 // and, through the public DataLoader, worker processes writing their rows
 // straight into slots that live in the shared file: batches still those of
 // thread mode when slots are made after the workers started (a caller that
@@ -7,6 +8,7 @@
 // in stats(). Every test is bounded: a loader ends or CTest's timeout ends it.
 #include <dirent.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,17 +94,49 @@ TEST(SharedSlotAllocator, BlocksAreAlignedReusedAndNamedByOffset) {
   EXPECT_EQ(MappingOf(slots.base()).rfind("/memfd:feedline-slots", 0), 0u) << MappingOf(slots.base());
 }
 
-TEST(SharedSlotAllocator, MoreThanTheReservationIsAnErrorSayingWhatToChange) {
+// A block past the reservation comes from the heap (rows written there come
+// back through the workers' arenas) instead of failing the loader.
+TEST(SharedSlotAllocator, MoreThanTheReservationComesFromTheHeap) {
   SharedSlotAllocator slots(size_t{1} << 30);
   SlotBlock a = slots.Allocate(size_t{600} << 20);
-  try {
-    slots.Allocate(size_t{600} << 20);
-    FAIL() << "allocated past the reservation";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("reserved"));
-    EXPECT_THAT(e.what(), HasSubstr("batch_size"));
-  }
+  SlotBlock b = slots.Allocate(size_t{600} << 20);
+  EXPECT_GE(slots.OffsetOf(a.data), 0);
+  EXPECT_EQ(slots.OffsetOf(b.data), -1);
+  EXPECT_EQ(slots.heap_blocks(), 1);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data) % SharedSlotAllocator::kAlignment, 0u);
+  std::memset(b.data, 7, 4096);  // usable memory
+  slots.Free(b);
   slots.Free(a);
+  SlotBlock c = slots.Allocate(size_t{600} << 20);  // the reservation is free again
+  EXPECT_GE(slots.OffsetOf(c.data), 0);
+  slots.Free(c);
+}
+
+// Under a ulimit -v the default reservation takes at most a quarter of the
+// address space left (before: the machine's RAM, so that a few loaders used
+// up a limit the job fit in). Checked in a child, which alone gets the limit.
+TEST(SharedSlotAllocator, DefaultReservationLeavesMostOfAnAddressSpaceLimit) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    long pages = 0;
+    std::ifstream("/proc/self/statm") >> pages;
+    const size_t used = static_cast<size_t>(pages) * static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t headroom = size_t{8} << 30;
+    rlimit limit{used + headroom, used + headroom};
+    if (::setrlimit(RLIMIT_AS, &limit) != 0) _exit(2);
+    size_t total = 0;
+    for (int k = 0; k < 3; ++k) {  // three loaders' allocators, all in shared memory
+      auto* slots = new SharedSlotAllocator();  // kept mapped, as live loaders keep them
+      total += slots->reserved();
+    }
+    _exit(total <= headroom - headroom / 4 ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: setrlimit failed, 3: the reservations took more "
+                                       "than three quarters of the limit; else one threw";
 }
 
 // A process forked before a block existed writes into it: the mapping it
