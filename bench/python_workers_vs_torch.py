@@ -29,13 +29,28 @@ over in shared memory, and pages the training process never touches are
 mapped by no process, so PSS does not count them although they occupy
 memory; reading the batch maps them into the training process.
 
+A second memory measure does not have that bias: each of those fresh
+interpreters runs in its own new memory cgroup (cgroup v1 at
+/sys/fs/cgroup/memory, or v2's memory.peak; root needed), which it enters
+before it imports anything, and its workers inherit it. The group's peak
+usage (memory.max_usage_in_bytes) counts every page charged to the group:
+anonymous memory, shared memory (memfd, /dev/shm files: torch's batches
+that no process maps yet included), page cache the processes bring in, and
+kernel memory (page tables, slab). Each page is counted once, however many
+processes map it. Page cache already charged elsewhere is not charged again,
+so the JPEGs are read once before the runs, outside the groups, and neither
+loader is charged for them. Where no such group can be made, that measure
+is skipped and the bench says why.
+
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_workers_vs_torch.py [--rounds 5]
-       [--pss-runs 3]
+       [--pss-runs 3] [--memory-only] [--loaders REGEX]
 """
 import argparse
 import datetime
 import os
 import random
+import re
+import shlex
 import statistics
 import string
 import subprocess
@@ -197,30 +212,126 @@ def read_every_byte(batch):
 
 
 def epoch_peak_pss(make, read):
+    """Peak PSS of the process tree over one epoch, and the cgroup's
+    memory.stat fields at its end (workers still alive)."""
     loader = make()
     peak = tree_pss_bytes()
     for batch in loader:
         if read:
             read_every_byte(batch)
         peak = max(peak, tree_pss_bytes())
+    stat = own_cgroup_stat()
     if hasattr(loader, "close"):
         loader.close()
-    return peak
+    return peak, stat
+
+
+class MemoryCgroup:
+    """A fresh memory cgroup for one measured run: v1 (memory.max_usage_in_bytes)
+    or v2 (memory.peak). MemoryCgroup.unavailable() says why none can be made,
+    or None."""
+
+    V1 = "/sys/fs/cgroup/memory"
+    V2 = "/sys/fs/cgroup"
+    count = 0
+
+    @classmethod
+    def unavailable(cls):
+        if os.geteuid() != 0:
+            return "not root"
+        if os.path.exists(os.path.join(cls.V1, "memory.max_usage_in_bytes")) or \
+                os.path.exists(os.path.join(cls.V1, "memory.usage_in_bytes")):
+            return None
+        try:
+            with open(os.path.join(cls.V2, "cgroup.controllers")) as f:
+                if "memory" in f.read().split():
+                    return None
+        except OSError:
+            pass
+        return "no cgroup v1 memory controller and no cgroup v2 with the memory controller"
+
+    def __init__(self):
+        MemoryCgroup.count += 1
+        self.v1 = os.path.exists(os.path.join(self.V1, "memory.usage_in_bytes"))
+        root = self.V1 if self.v1 else self.V2
+        self.path = os.path.join(root, f"feedline-bench-{os.getpid()}-{MemoryCgroup.count}")
+        os.mkdir(self.path)
+        if not self.v1 and not os.path.exists(os.path.join(self.path, "memory.peak")):
+            os.rmdir(self.path)
+            raise OSError("cgroup v2 without memory.peak (kernel before 5.19, or the "
+                          "memory controller not enabled in cgroup.subtree_control)")
+
+    def wrap(self, command):
+        """`command` run so that it enters the group before it execs: its pid
+        (the shell's, kept by exec) is written into cgroup.procs first."""
+        procs = shlex.quote(os.path.join(self.path, "cgroup.procs"))
+        return ["/bin/sh", "-c", f"echo $$ > {procs} && exec {shlex.join(command)}"]
+
+    def peak_bytes(self):
+        name = "memory.max_usage_in_bytes" if self.v1 else "memory.peak"
+        with open(os.path.join(self.path, name)) as f:
+            return int(f.read())
+
+    def remove(self):
+        """rmdir once the processes have exited (workers may outlive the
+        interpreter by a moment)."""
+        deadline = time.monotonic() + 10
+        while True:
+            with open(os.path.join(self.path, "cgroup.procs")) as f:
+                left = f.read().split()
+            if not left:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"processes {left} still in {self.path} 10 s after the run")
+            time.sleep(0.05)
+        os.rmdir(self.path)
+
+
+def own_cgroup_stat():
+    """memory.stat's total_rss, total_shmem and total_cache of the cgroup v1
+    this process is in (read by the measured run before its loader closes),
+    or {} where there is none."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            group = next(line.split(":", 2)[2].strip() for line in f
+                         if line.split(":")[1] == "memory")
+        with open(os.path.join(MemoryCgroup.V1, group.lstrip("/"), "memory.stat")) as f:
+            fields = dict(line.split() for line in f)
+        return {k: int(fields[k]) for k in ("total_rss", "total_shmem", "total_cache")}
+    except (OSError, StopIteration, KeyError, IndexError, ValueError):
+        return {}
 
 
 def peak_pss_alone(job, label, args, image_dir, read):
     """epoch_peak_pss of one loader in a fresh interpreter, so that no other
-    loader's memory counts."""
+    loader's memory counts; the same run inside its own memory cgroup where
+    one can be made. Returns (peak PSS, cgroup peak or None, memory.stat
+    fields at the end of the epoch)."""
     command = [sys.executable, os.path.abspath(__file__), "--pss-of", label, "--jobs", job,
                "--texts", str(args.texts), "--workers", str(args.workers)]
     if read:
         command.append("--pss-read")
     if image_dir:
         command += ["--image-dir", image_dir]
-    run = subprocess.run(command, capture_output=True, text=True)
-    if run.returncode != 0:
-        raise RuntimeError(f"measuring the PSS of {label} failed:\n{run.stderr}")
-    return int(run.stdout.split()[-1])
+    group = None
+    if args.cgroup_skipped is None:
+        try:
+            group = MemoryCgroup()
+        except OSError as error:
+            args.cgroup_skipped = f"could not create a memory cgroup: {error}"
+            print(f"cgroup peak skipped: {args.cgroup_skipped}", flush=True)
+    try:
+        run = subprocess.run(group.wrap(command) if group else command,
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            raise RuntimeError(f"measuring the memory of {label} failed:\n{run.stderr}")
+        peak = group.peak_bytes() if group else None
+    finally:
+        if group:
+            group.remove()
+    words = run.stdout.split()
+    stat = {k: int(v) for k, v in (w.split("=") for w in words[1:])}
+    return int(words[0]), peak, stat
 
 
 def first_batch_seconds(make):
@@ -234,8 +345,83 @@ def first_batch_seconds(make):
     return seconds
 
 
-def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1):
+def load_and_time():
+    """`uptime`'s load averages and the UTC time, for the record."""
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{now}, load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def measure_memory(labels, pss_of, pss_runs):
+    """Each loader alone in fresh interpreters, `pss_runs` rounds that
+    alternate between the loaders (the order rotates each round), with and
+    without reading the batches. Returns {(label, read): [(pss, cgroup peak,
+    stat), ...]}."""
+    runs = {(label, read): [] for label in labels for read in (False, True)}
+    for r in range(pss_runs):
+        order = labels[r % len(labels):] + labels[:r % len(labels)]
+        for read in (False, True):
+            for label in order:
+                runs[(label, read)].append(pss_of(label, read))
+    return runs
+
+
+def print_memory_table(labels, runs, skipped):
+    def median(label, read, pick):
+        values = [pick(run) for run in runs[(label, read)]]
+        if not values or any(v is None for v in values):
+            return None
+        return statistics.median(values)
+
+    def mib(value):
+        return "skipped" if value is None else f"{value / 2**20:,.0f} MiB"
+
+    def spread(label, read):
+        """The cgroup peak's median and min-max over the rounds."""
+        values = [run[1] for run in runs[(label, read)]]
+        if not values or None in values:
+            return "skipped"
+        return (f"{mib(statistics.median(values))} "
+                f"({min(values) / 2**20:,.0f}-{max(values) / 2**20:,.0f})")
+
+    rounds = len(runs[(labels[0], False)])
+    print(f"\nMemory, each loader alone in a fresh interpreter, {rounds} alternating rounds, "
+          "medians. PSS: peak sum over the process tree (pages mapped by no process, such "
+          "as torch's batches waiting in /dev/shm, are not counted). cgroup: peak usage of "
+          "the run's own memory cgroup (anonymous + shared memory + page cache charged to it "
+          "+ kernel memory, each page once)"
+          + (f"; cgroup measure skipped: {skipped}" if skipped else "")
+          + ". At end: the group's memory.stat at the end of the epoch, batches read "
+          "(v1's cache includes shmem).\n")
+    print("| loader | PSS, peak | PSS, peak, batches read | cgroup, peak (min-max) "
+          "| cgroup, peak, batches read (min-max) | at end: rss / shmem / cache |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label in labels:
+        end = [median(label, True, lambda run, k=k: run[2].get(k)) for k in
+               ("total_rss", "total_shmem", "total_cache")]
+        end_text = "n/a" if None in end else " / ".join(f"{v / 2**20:,.0f}" for v in end) + " MiB"
+        print(f"| {label} | {mib(median(label, False, lambda run: run[0]))} "
+              f"| {mib(median(label, True, lambda run: run[0]))} "
+              f"| {spread(label, False)} | {spread(label, True)} | {end_text} |")
+
+
+def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1, only=None,
+            memory_only=False, skipped=None):
     makers = make_loaders(dataset, workers)
+    if only:
+        makers = {label: make for label, make in makers.items() if re.search(only, label)}
+    labels = list(makers)
+    print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
+          f"{rounds} rounds\n\nstart: {load_and_time()}")
+    if not memory_only:
+        print_rates(makers, workers, rounds)
+    if pss_runs >= 1:
+        runs = measure_memory(labels, pss_of, pss_runs)
+        print_memory_table(labels, runs, skipped())
+    print(f"\nend: {load_and_time()}")
+    sys.stdout.flush()
+
+
+def print_rates(makers, workers, rounds):
     loaders = {label: make() for label, make in makers.items()}
     for loader in loaders.values():  # warm-up: workers start, pages fault in
         epoch_rate(loader)
@@ -254,29 +440,29 @@ def run_job(name, dataset, workers, rounds, pss_of=None, pss_runs=1):
     for r in range(max(3, rounds // 2)):
         for label in labels:
             firsts[label].append(first_batch_seconds(makers[label]))
-    # Each a median over `pss_runs` fresh interpreters (--pss-runs 0: not measured).
-    def pss_median(label, read):
-        if pss_runs < 1:
-            return float("nan")
-        return statistics.median(pss_of(label, read) for _ in range(pss_runs))
-    pss = {label: pss_median(label, False) for label in labels}
-    pss_read = {label: pss_median(label, True) for label in labels}
     median = {label: statistics.median(v) for label, v in rates.items()}
-    print(f"\n### {name}: {len(dataset)} samples, batch {BATCH}, {workers} workers, "
-          f"{rounds} rounds\n")
-    print("| loader | samples/s (median) | min-max | vs torch | vs feedline 0 workers "
-          "| CPU us/sample (median) | first batch, cold (median) | tree PSS, peak "
-          "| tree PSS, peak, batches read |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    torch_rate = median.get("torch processes", float("nan"))
+    zero_rate = median.get("feedline 0 workers", float("nan"))
+    print("\n| loader | samples/s (median) | min-max | vs torch | vs feedline 0 workers "
+          "| CPU us/sample (median) | first batch, cold (median) |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         v = rates[label]
         print(f"| {label} | {median[label]:,.0f} | {min(v):,.0f}-{max(v):,.0f} "
-              f"| {median[label] / median['torch processes']:.2f}x "
-              f"| {median[label] / median['feedline 0 workers']:.2f}x "
+              f"| {median[label] / torch_rate:.2f}x "
+              f"| {median[label] / zero_rate:.2f}x "
               f"| {statistics.median(cpu[label]):,.0f} "
-              f"| {statistics.median(firsts[label]) * 1000:.0f} ms "
-              f"| {pss[label] / 2**20:,.0f} MiB | {pss_read[label] / 2**20:,.0f} MiB |")
+              f"| {statistics.median(firsts[label]) * 1000:.0f} ms |")
     sys.stdout.flush()
+
+
+def read_files_once(paths):
+    """Bring the files into the page cache from this process, outside the
+    measured cgroups, so that no measured run is charged for them."""
+    for path in paths:
+        with open(path, "rb") as f:
+            while f.read(1 << 20):
+                pass
 
 
 def main():
@@ -291,30 +477,40 @@ def main():
     parser.add_argument("--pss-of", help=argparse.SUPPRESS)  # one loader's peak PSS, then exit
     parser.add_argument("--image-dir", help=argparse.SUPPRESS)
     parser.add_argument("--pss-read", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the memory table (no rates, no first-batch times)")
+    parser.add_argument("--loaders", help="only the loaders whose label matches this regex")
     args = parser.parse_args()
+    args.cgroup_skipped = MemoryCgroup.unavailable()
     if args.pss_of:
         if args.jobs == "text":
             dataset = TextDataset(args.texts)
         else:
             dataset = ImageDataset(sorted(
                 os.path.join(args.image_dir, f) for f in os.listdir(args.image_dir)))
-        print(epoch_peak_pss(make_loaders(dataset, args.workers)[args.pss_of], args.pss_read))
+        peak, stat = epoch_peak_pss(make_loaders(dataset, args.workers)[args.pss_of],
+                                    args.pss_read)
+        print(peak, *(f"{k}={v}" for k, v in stat.items()))
         return
     print(f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
           f"Python {sys.version.split()[0]}, torch {torch.__version__}, numpy {np.__version__}")
+    if args.cgroup_skipped and args.pss_runs >= 1:
+        print(f"cgroup peak skipped: {args.cgroup_skipped}")
     jobs = args.jobs.split(",")
+    common = dict(pss_runs=args.pss_runs, only=args.loaders, memory_only=args.memory_only,
+                  skipped=lambda: args.cgroup_skipped)
     if "text" in jobs:
         run_job("text, tokenized in Python into int64[256]", TextDataset(args.texts),
                 args.workers, args.rounds,
-                lambda label, read: peak_pss_alone("text", label, args, None, read),
-                args.pss_runs)
+                lambda label, read: peak_pss_alone("text", label, args, None, read), **common)
     if "image" in jobs:
         with tempfile.TemporaryDirectory(prefix="feedline_bench_jpeg_") as directory:
             paths = write_jpegs(directory, args.images)
+            read_files_once(paths)
             run_job("image, PIL open + convert + resize 224 + float32 CHW",
                     ImageDataset(paths), args.workers, args.rounds,
                     lambda label, read: peak_pss_alone("image", label, args, directory, read),
-                    args.pss_runs)
+                    **common)
 
 
 if __name__ == "__main__":
