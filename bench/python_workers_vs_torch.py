@@ -211,16 +211,17 @@ def read_every_byte(batch):
     return sum(float(np.asarray(v).sum()) for v in values)
 
 
-def epoch_peak_pss(make, read):
-    """Peak PSS of the process tree over one epoch, and the cgroup's
-    memory.stat fields at its end (workers still alive)."""
+def epoch_peak_pss(make, read, own_cgroup):
+    """Peak PSS of the process tree over one epoch, and, where the run has
+    a cgroup of its own, its memory.stat fields at the end (workers still
+    alive)."""
     loader = make()
     peak = tree_pss_bytes()
     for batch in loader:
         if read:
             read_every_byte(batch)
         peak = max(peak, tree_pss_bytes())
-    stat = own_cgroup_stat()
+    stat = own_cgroup_stat() if own_cgroup else {}
     if hasattr(loader, "close"):
         loader.close()
     return peak, stat
@@ -320,6 +321,8 @@ def peak_pss_alone(job, label, args, image_dir, read):
         except OSError as error:
             args.cgroup_skipped = f"could not create a memory cgroup: {error}"
             print(f"cgroup peak skipped: {args.cgroup_skipped}", flush=True)
+    if group:
+        command.append("--own-cgroup")
     try:
         run = subprocess.run(group.wrap(command) if group else command,
                              capture_output=True, text=True)
@@ -477,6 +480,7 @@ def main():
     parser.add_argument("--pss-of", help=argparse.SUPPRESS)  # one loader's peak PSS, then exit
     parser.add_argument("--image-dir", help=argparse.SUPPRESS)
     parser.add_argument("--pss-read", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--own-cgroup", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--memory-only", action="store_true",
                         help="only the memory table (no rates, no first-batch times)")
     parser.add_argument("--loaders", help="only the loaders whose label matches this regex")
@@ -489,7 +493,7 @@ def main():
             dataset = ImageDataset(sorted(
                 os.path.join(args.image_dir, f) for f in os.listdir(args.image_dir)))
         peak, stat = epoch_peak_pss(make_loaders(dataset, args.workers)[args.pss_of],
-                                    args.pss_read)
+                                    args.pss_read, args.own_cgroup)
         print(peak, *(f"{k}={v}" for k, v in stat.items()))
         return
     print(f"{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores, "
