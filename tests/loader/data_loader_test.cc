@@ -218,18 +218,6 @@ TEST(DataLoader, PaddedFieldsKeepTheirLayoutWhenShapesAgree) {
   EXPECT_EQ(b["tokens"].shape(), (Shape{2, 3}));
 }
 
-TEST(DataLoader, BatchOutlivesLoader) {
-  Batch kept;
-  {
-    LoaderOptions o;
-    o.batch_size = 3;
-    o.num_workers = 2;
-    DataLoader loader(std::make_shared<IndexDataset>(9), o);
-    kept = *loader.Next();
-  }
-  EXPECT_EQ(Indices(kept), (std::vector<int64_t>{0, 1, 2}));
-}
-
 TEST(DataLoader, RaiseDeliversEarlierBatchesFirst) {
   for (int workers : {0, 2}) {
     LoaderOptions o;
@@ -492,25 +480,6 @@ TEST(DataLoader, CustomCollateFunction) {
     sums.push_back(*b["sum"].data<int64_t>());
   }
   EXPECT_EQ(sums, (std::vector<int64_t>{6, 22}));
-}
-
-TEST(DataLoader, DisagreeingDtypesAreASampleError) {
-  class Mixed : public Dataset {
-   public:
-    int64_t size() const override { return 4; }
-    void Get(int64_t i, Sample& out, SampleContext&) const override {
-      if (i % 2) out.SetScalar<int32_t>("x", 1); else out.SetScalar<int64_t>("x", 1);
-    }
-  };
-  LoaderOptions o;
-  o.batch_size = 2;
-  DataLoader loader(std::make_shared<Mixed>(), o);
-  try {
-    loader.Next();
-    FAIL();
-  } catch (const SampleError& e) {
-    EXPECT_NE(std::string(e.what()).find("'x'"), std::string::npos);
-  }
 }
 
 TEST(DataLoader, WrongShapeForADeclaredFieldIsAnError) {
