@@ -17,6 +17,20 @@
 #include "src/core/sample_context_access.h"
 #include "src/loader/stats_collector.h"
 
+// Whether a sanitizer's allocator stands in for glibc's (GCC defines
+// __SANITIZE_*; clang answers __has_feature).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define FEEDLINE_SANITIZED_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define FEEDLINE_SANITIZED_ALLOCATOR 1
+#endif
+#endif
+#ifndef FEEDLINE_SANITIZED_ALLOCATOR
+#define FEEDLINE_SANITIZED_ALLOCATOR 0
+#endif
+
 namespace feedline::internal {
 
 SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64_t index) {
@@ -291,9 +305,10 @@ void BatchFiller::CollateSlot(Slot* slot, SampleContext& ctx) {
       // glibc keeps freed blocks of a thread's arena for reuse, and nothing
       // will reuse these: give them back (38 MB for a batch of 64 images;
       // at most once per slot, only before the layout is learned). Not under
-      // ThreadSanitizer, whose allocator replaces glibc's: there
-      // malloc_trim walks glibc's unused arena and crashes.
-#if !defined(__SANITIZE_THREAD__)
+      // a sanitizer, whose allocator replaces glibc's: there malloc_trim
+      // walks glibc's unused arena and crashes (seen with ThreadSanitizer
+      // and AddressSanitizer).
+#if !FEEDLINE_SANITIZED_ALLOCATOR
       ::malloc_trim(0);
 #endif
     }
