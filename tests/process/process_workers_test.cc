@@ -22,27 +22,14 @@
 #include <gtest/gtest.h>
 
 #include "feedline/feedline.h"
+#include "process/child_processes.h"
 
 namespace feedline {
 namespace {
 
 using ::testing::HasSubstr;
 
-// The processes this test program has started and not yet reaped (zombies
-// included), read as `ps` would: from /proc.
-std::set<pid_t> ChildProcesses() {
-  std::set<pid_t> out;
-  DIR* tasks = ::opendir("/proc/self/task");
-  if (tasks == nullptr) return out;
-  while (dirent* task = ::readdir(tasks)) {
-    if (task->d_name[0] == '.') continue;
-    std::ifstream in(std::string("/proc/self/task/") + task->d_name + "/children");
-    pid_t pid;
-    while (in >> pid) out.insert(pid);
-  }
-  ::closedir(tasks);
-  return out;
-}
+using testing::ChildProcesses;
 
 enum class Crash { kNone, kAbort, kSegfault };
 

@@ -25,6 +25,7 @@
 #include <gtest/gtest.h>
 
 #include "feedline/feedline.h"
+#include "process/child_processes.h"
 #include "src/process/shared_slot_allocator.h"
 
 namespace feedline {
@@ -52,21 +53,7 @@ std::string MappingOf(const void* p) {
   return "";
 }
 
-// This program's child processes: those of every thread (the workers are
-// forked by the loader's spawner thread).
-std::set<pid_t> ChildProcesses() {
-  std::set<pid_t> out;
-  DIR* tasks = ::opendir("/proc/self/task");
-  if (tasks == nullptr) return out;
-  while (dirent* task = ::readdir(tasks)) {
-    if (task->d_name[0] == '.') continue;
-    std::ifstream in(std::string("/proc/self/task/") + task->d_name + "/children");
-    pid_t pid;
-    while (in >> pid) out.insert(pid);
-  }
-  ::closedir(tasks);
-  return out;
-}
+using testing::ChildProcesses;
 
 TEST(SharedSlotAllocator, BlocksAreAlignedReusedAndNamedByOffset) {
   SharedSlotAllocator slots(size_t{64} << 20);
