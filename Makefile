@@ -31,7 +31,13 @@ test: build test-unit test-asan test-tsan test-thread-safety test-fuzz test-inst
 test-unit:
 	@ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)
 
-# The whole C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer, but for
+# the worker-process tests (label process): GCC 12's AddressSanitizer does not
+# lock its allocator around fork() as glibc's malloc does, so a worker forked
+# while another thread of the test allocates can inherit a held allocator
+# lock and block at its first malloc (seen: MultiRowRequests hung 2 runs in 5
+# under ASan, a child waiting in SizeClassAllocator64::GetFromAllocator).
+# They run in the Release suite above (test-unit).
 test-asan: deps
 	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFEEDLINE_SANITIZE=address \
 	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=ON \
@@ -39,7 +45,7 @@ test-asan: deps
 	  || (cat build-asan.configure.log; exit 1)
 	@cmake --build build-asan -j$(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest --test-dir build-asan --output-on-failure --no-tests=error -j$(JOBS)
+	  ctest --test-dir build-asan --output-on-failure --no-tests=error -LE '^process$$' -j$(JOBS)
 
 # The concurrency core (core, data, loader tests) under ThreadSanitizer.
 test-tsan: deps
