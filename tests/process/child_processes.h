@@ -5,6 +5,7 @@
 #define FEEDLINE_TESTS_PROCESS_CHILD_PROCESSES_H_
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include <fstream>
@@ -25,6 +26,17 @@ inline std::set<pid_t> ChildProcesses() {
   }
   ::closedir(tasks);
   return out;
+}
+
+// Kills (SIGKILL) one child process not in *killed, and records it there.
+// Returns false if every child is in *killed already.
+inline bool KillOneLiveChild(std::set<pid_t>* killed) {
+  std::set<pid_t> live = ChildProcesses();
+  for (pid_t p : *killed) live.erase(p);
+  if (live.empty()) return false;
+  ::kill(*live.begin(), SIGKILL);
+  killed->insert(*live.begin());
+  return true;
 }
 
 }  // namespace feedline::testing

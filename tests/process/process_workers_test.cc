@@ -30,6 +30,7 @@ namespace {
 using ::testing::HasSubstr;
 
 using testing::ChildProcesses;
+using testing::KillOneLiveChild;
 
 enum class Crash { kNone, kAbort, kSegfault };
 
@@ -226,11 +227,7 @@ TEST_F(ProcessWorkers, WorkerKilledMidEpochEverySampleOnceAndSameBatches) {
     batches.push_back(Copy(b));
     for (int64_t index : Indices(b)) seen.insert(index);
     if (i == 3 || i == 12) {
-      std::set<pid_t> live = ChildProcesses();
-      for (pid_t p : killed) live.erase(p);
-      ASSERT_FALSE(live.empty());
-      ::kill(*live.begin(), SIGKILL);
-      killed.insert(*live.begin());
+      ASSERT_TRUE(KillOneLiveChild(&killed));
     }
     ++i;
   }

@@ -53,7 +53,7 @@ std::string MappingOf(const void* p) {
   return "";
 }
 
-using testing::ChildProcesses;
+using testing::KillOneLiveChild;
 
 TEST(SharedSlotAllocator, BlocksAreAlignedReusedAndNamedByOffset) {
   SharedSlotAllocator slots(size_t{64} << 20);
@@ -251,11 +251,7 @@ TEST(SharedSlots, KilledWorkersAreRestartedCountedAndWriteTheSameRows) {
   for (const Batch& b : loader) {
     batches.push_back(Copy(b));
     if (i == 2 || i == 6) {
-      std::set<pid_t> live = ChildProcesses();
-      for (pid_t p : killed) live.erase(p);
-      ASSERT_FALSE(live.empty());
-      ::kill(*live.begin(), SIGKILL);
-      killed.insert(*live.begin());
+      ASSERT_TRUE(KillOneLiveChild(&killed));
     }
     ++i;
   }
