@@ -429,7 +429,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      py::object worker_init_fn, uint64_t seed,
                                      const std::string& error_policy, py::object fields,
                                      const std::string& worker_mode, bool use_shared_memory,
-                                     bool in_order, int64_t memory_budget_bytes) {
+                                     bool in_order, int64_t memory_budget_bytes,
+                                     bool torch_bfloat16) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
@@ -473,9 +474,12 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   auto samples = std::make_shared<Structure>();
   if (!fields.is_none())
     samples->Declare(Structure::kTuple, fields.cast<std::vector<std::string>>());
+  // feedline.torch's batches are torch tensors, so they can hold bfloat16.
+  if (torch_bfloat16) samples->DeliverTorchBFloat16();
   auto batches = samples;
   if (!collate_fn.is_none()) {
     batches = std::make_shared<Structure>();
+    if (torch_bfloat16) batches->DeliverTorchBFloat16();
     options.collate_fn = MakePyCollate(collate_fn, samples, batches);
   }
 
@@ -626,7 +630,8 @@ py::dict StatsToPython(const StatsSnapshot& s) {
                   py::arg("wait_fraction") = s.wait_fraction(), py::arg("workers") = workers,
                   py::arg("steps") = s.steps,
                   py::arg("step_s") = static_cast<double>(s.step_ns) * 1e-9,
-                  py::arg("delivered_samples") = s.delivered_samples);
+                  py::arg("delivered_samples") = s.delivered_samples, py::arg("slots") = s.slots,
+                  py::arg("slot_bytes") = s.slot_bytes);
 }
 
 // Sample `index` of a native dataset as a dict of arrays (copies).
@@ -796,7 +801,8 @@ void BindCore(py::module_& m) {
            py::arg("persistent_workers"), py::arg("timeout"), py::arg("worker_init_fn"),
            py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
            py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true,
-           py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0)
+           py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0,
+           py::arg("torch_bfloat16") = false)
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)

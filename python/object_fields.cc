@@ -15,10 +15,11 @@ constexpr std::string_view kMarker = "\x1fobject";
 
 py::object Pickle() { return py::module_::import("pickle"); }
 
-// A framework's tensor (torch, paddle) that numpy could not take: bfloat16,
-// complex, on a GPU, or needing grad. torch's collate stacks it; carried as a
-// pickled object it would come back as a list of per-sample tensors, which
-// looks like a batch only until it is used. Refused, naming the field.
+// A framework's tensor (torch, paddle) that numpy could not take: complex,
+// on a GPU, needing grad, or a paddle bfloat16 (a CPU torch.bfloat16 tensor
+// is a bfloat16 field, bfloat16_fields.h). torch's collate stacks it; carried
+// as a pickled object it would come back as a list of per-sample tensors,
+// which looks like a batch only until it is used. Refused, naming the field.
 void RefuseUnconvertibleTensor(const std::string& name, const py::handle& value) {
   const py::handle type = reinterpret_cast<PyObject*>(Py_TYPE(value.ptr()));
   if (!py::hasattr(type, "__module__") || !py::hasattr(value, "dtype")) return;
@@ -30,7 +31,8 @@ void RefuseUnconvertibleTensor(const std::string& name, const py::handle& value)
   throw SampleError(
       "type", "",
       "field '" + plain + "' is a " + std::string(py::str(type.attr("__name__"))) + " of dtype " +
-          dtype + " that numpy cannot hold (bfloat16 and complex have no numpy dtype; a tensor "
+          dtype + " that numpy cannot hold (complex has no numpy dtype and is not supported; "
+          "bfloat16 neither, except a CPU torch tensor with feedline.torch.DataLoader; a tensor "
           "on a GPU or needing grad must be moved or detached): return it as float32/float16 "
           "(e.g. .float()), or .cpu().detach() it, in __getitem__");
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "python/bfloat16_fields.h"
 #include "python/object_fields.h"
 
 namespace feedline::python {
@@ -207,12 +208,28 @@ struct ValueTree {
   }
 };
 
-// The top-level parts of `names` in order, each once, without object markers.
+// A stored field name as the user wrote it: without the marker of an object
+// or bfloat16 field. A bfloat16 field's padding lengths ("<name><marker>
+// _lengths", named by the collate) lose the marker too, as "<name>_lengths".
+std::string PlainName(const std::string& name) {
+  std::string plain = name;
+  if (IsObjectFieldName(name, &plain)) return plain;
+  const size_t marker = plain.find(kBFloat16Marker);
+  if (marker != std::string::npos) plain.erase(marker, kBFloat16Marker.size());
+  return plain;
+}
+
+// What a field holds, by its name's marker, for messages.
+std::string_view FieldKind(const std::string& name) {
+  if (IsObjectFieldName(name)) return "an object (not a numeric array)";
+  return IsBFloat16FieldName(name) ? "a torch.bfloat16 tensor" : "a numeric array";
+}
+
+// The top-level parts of `names` in order, each once, without markers.
 std::vector<std::string> TopLevelNames(const std::vector<std::string>& names) {
   std::vector<std::string> out;
   for (const std::string& name : names) {
-    std::string plain = name;
-    IsObjectFieldName(name, &plain);
+    const std::string plain = PlainName(name);
     std::string top = plain.substr(0, plain.find(kNestSeparator));
     if (std::find(out.begin(), out.end(), top) == out.end()) out.push_back(std::move(top));
   }
@@ -221,8 +238,7 @@ std::vector<std::string> TopLevelNames(const std::vector<std::string>& names) {
 
 // How a field path reads in a message: meta[0]["k"].
 std::string DisplayPath(const std::string& name) {
-  std::string plain = name;
-  IsObjectFieldName(name, &plain);
+  const std::string plain = PlainName(name);
   const std::vector<std::string> parts = SplitPath(plain);
   std::string out = parts[0];
   for (size_t i = 1; i < parts.size(); ++i) {
@@ -239,9 +255,7 @@ py::object Rebuild(const std::vector<std::pair<std::string, py::object>>& fields
                    const Structure& structure, bool extras) {
   ValueTree root;
   for (const auto& [name, value] : fields) {
-    std::string plain = name;
-    IsObjectFieldName(name, &plain);
-    root.Insert(plain, value);
+    root.Insert(PlainName(name), value);
   }
   const Structure::Kind kind = structure.kind();
   if (kind == Structure::kUnknown || kind == Structure::kDict) {
@@ -337,6 +351,13 @@ void Structure::Declare(Kind kind, std::vector<std::string> names) {
 }
 
 void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
+  if (!torch_bfloat16_) {
+    for (const std::string& name : names) {
+      if (IsBFloat16FieldName(name)) {
+        throw SampleError("type", "", BFloat16RefusedMessage(DisplayPath(name)));
+      }
+    }
+  }
   Kind known = this->kind();
   if (known == kUnknown) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -361,13 +382,12 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
                       "the sample is " + describe(kind, elements(names)) +
                           " but the first sample was " + describe(known, elements(names_)));
   }
-  // A field that is an object in one sample and an array in another.
-  auto what = [](const std::string& name) {
-    return IsObjectFieldName(name) ? "an object (not a numeric array)" : "a numeric array";
-  };
+  // A field that is an object in one sample and an array (or a bfloat16
+  // tensor) in another.
+  auto what = [](const std::string& name) { return std::string(FieldKind(name)); };
   if (kind == kTuple && !nested) {
     for (size_t i = 0; i < names.size(); ++i) {
-      if (IsObjectFieldName(names[i]) != IsObjectFieldName(names_[i])) {
+      if (FieldKind(names[i]) != FieldKind(names_[i])) {
         throw SampleError("type", "",
                           "element " + std::to_string(i) + " of the sample is " + what(names[i]) +
                               " but in the first sample it was " + what(names_[i]));
@@ -377,10 +397,11 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   }
   if (kind != kDict && !nested) return;
   for (const std::string& name : names) {
-    std::string plain = name;
-    const bool object = IsObjectFieldName(name, &plain);
-    const std::string other = object ? plain : ObjectFieldName(name);
-    if (std::find(names_.begin(), names_.end(), other) != names_.end()) {
+    const std::string plain = PlainName(name);
+    for (const std::string& other : {plain, ObjectFieldName(plain), BFloat16FieldName(plain)}) {
+      if (other == name || std::find(names_.begin(), names_.end(), other) == names_.end()) {
+        continue;
+      }
       const std::string where = kind == kTuple && !IsNested(plain)
                                     ? "element " + plain
                                     : (IsNested(plain) ? "'" + DisplayPath(plain) + "'"
@@ -397,8 +418,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   const std::vector<std::string> tops = TopLevelNames(names);
   const std::vector<std::string> first_tops = TopLevelNames(names_);
   auto top_of = [](const std::string& name) {
-    std::string plain = name;
-    IsObjectFieldName(name, &plain);
+    const std::string plain = PlainName(name);
     return plain.substr(0, plain.find(kNestSeparator));
   };
   auto present = [](const std::vector<std::string>& list, const std::string& name) {
@@ -406,8 +426,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   };
   // A leaf where the first sample had a container, or the reverse.
   auto contains_below = [](const std::vector<std::string>& list, const std::string& name) {
-    std::string plain = name;
-    IsObjectFieldName(name, &plain);
+    const std::string plain = PlainName(name);
     const std::string prefix = plain + kNestSeparator;
     return std::any_of(list.begin(), list.end(),
                        [&](const std::string& n) { return n.compare(0, prefix.size(), prefix) == 0; });
@@ -472,7 +491,10 @@ void FillFields(const py::handle& item, Structure& structure, const AllocateFn& 
   }
   std::vector<py::object> arrays(values.size());  // null for object fields
   for (size_t i = 0; i < values.size(); ++i) {
-    if (IsObjectValue(values[i], &arrays[i])) names[i] = ObjectFieldName(names[i]);
+    if (!IsObjectValue(values[i], &arrays[i])) continue;
+    // numpy could not take it: a torch.bfloat16 tensor travels as its bits.
+    names[i] = TorchBFloat16Bits(values[i], &arrays[i]) ? BFloat16FieldName(names[i])
+                                                       : ObjectFieldName(names[i]);
   }
   structure.Observe(kind, names);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -525,6 +547,10 @@ py::object SampleToPython(const Sample& sample, const Structure& structure) {
       continue;
     }
     py::array array = CopyToArray(tensor);
+    if (IsBFloat16FieldName(name)) {  // a torch tensor, as the dataset gave it
+      fields.emplace_back(name, TorchBFloat16FromBits(array));
+      continue;
+    }
     // A scalar goes to Python as a numpy scalar, as the dataset gave it.
     fields.emplace_back(name, tensor.shape().rank() == 0 ? py::object(array[py::tuple()])
                                                          : py::object(array));
@@ -556,7 +582,9 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure) {
     if (used[static_cast<size_t>(i)]) continue;  // an object field's lengths
     const std::string& name = batch.field_name(i);
     if (!IsObjectFieldName(name)) {
-      fields.emplace_back(name, ViewArray(batch.field(i), owner));
+      py::array array = ViewArray(batch.field(i), owner);
+      fields.emplace_back(name, IsBFloat16FieldName(name) ? TorchBFloat16FromBits(array)
+                                                          : py::object(array));
       continue;
     }
     const int lengths = lengths_of[static_cast<size_t>(i)];
@@ -606,6 +634,8 @@ std::string Readable(const std::string& message) {
   for (size_t i = 0; i < message.size();) {
     if (message.compare(i, 7, "\x1fobject") == 0) {
       i += 7;
+    } else if (message.compare(i, kBFloat16Marker.size(), kBFloat16Marker) == 0) {
+      i += kBFloat16Marker.size();
     } else if (message[i] == kNestSeparator && i + 1 < message.size()) {
       const bool index = message[i + 1] == 't';
       size_t end = i + 2;

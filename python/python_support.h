@@ -80,6 +80,10 @@ class Structure {
   // Records the layout of a sample the first time; afterwards throws
   // SampleError if `kind` (or a tuple's length) differs from the first.
   void Observe(Kind kind, const std::vector<std::string>& names);
+  // Lets torch.bfloat16 fields (bfloat16_fields.h) through; without it
+  // Observe refuses them. For a loader that delivers torch tensors; call
+  // before the first sample.
+  void DeliverTorchBFloat16() { torch_bfloat16_ = true; }
 
   Kind kind() const { return kind_.load(std::memory_order_acquire); }
   // REQUIRES: kind() != kUnknown.
@@ -90,12 +94,14 @@ class Structure {
   std::atomic<Kind> kind_{kUnknown};
   std::vector<std::string> names_;  // written once, before kind_ is published
   bool nested_ = false;             // likewise: the first sample had nested containers
+  bool torch_bfloat16_ = false;     // set before the first Observe
 };
 
 // Writes the arrays and scalars of `item` (a tuple, list, dict, array or
 // scalar, with tuples, lists and dicts nested to any depth) as fields through
 // `allocate`, converting dtypes numpy has and feedline lacks (float64 -> f32,
-// bool -> u8, other integers -> i32 / i64); strings and other objects become
+// bool -> u8, other integers -> i32 / i64); torch.bfloat16 tensors become
+// bfloat16 fields (bfloat16_fields.h); strings and other objects become
 // object fields (object_fields.h). Throws SampleError when the layout differs
 // from the first sample's.
 using AllocateFn = std::function<Tensor(const std::string& name, DType, const Shape&)>;

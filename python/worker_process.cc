@@ -42,6 +42,7 @@ void StageItem(const py::handle& item, const RequestedRow& row, ReplyStaging& st
                SampleReply& reply) {
   reply.fields.clear();
   Structure layout;  // each sample's own; the parent checks it against the first
+  layout.DeliverTorchBFloat16();  // and refuses a bfloat16 field if its loader does
   FillFields(item, layout, [&](const std::string& name, DType dtype, const Shape& shape) {
     if (std::byte* to = row.Find(name, dtype, shape)) {
       ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row.OffsetOf(to)),

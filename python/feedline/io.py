@@ -955,6 +955,10 @@ class DataLoader:
     abandons an unfinished one.
     """
 
+    # numpy has no bfloat16: a torch.bfloat16 field is refused here, naming
+    # it. feedline.torch.DataLoader, whose batches are torch tensors, sets this.
+    _delivers_torch_bfloat16 = False
+
     def __init__(
         self,
         dataset,
@@ -1040,6 +1044,7 @@ class DataLoader:
             bool(use_shared_memory),
             bool(in_order),
             budget,
+            torch_bfloat16=self._delivers_torch_bfloat16,
         )
         if report_every is not None:
             self._loader.set_report(_report_every(report_every), _reporter(report))

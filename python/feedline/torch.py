@@ -66,10 +66,13 @@ class DataLoader(io.DataLoader):
     Batches are what torch's default collate gives: a list of tensors for
     tuple or list samples, a dict of tensors for dict samples, a tensor for
     single arrays or numbers. The tensors share the batch's memory. Dtypes
-    are kept (bool stays bool) except float64, which arrives as float32; a
-    bfloat16 or complex tensor in a sample is refused with an error naming
-    its field (numpy has no such dtype to carry it).
+    are kept (bool stays bool, a torch.bfloat16 tensor arrives as
+    torch.bfloat16 with its exact values) except float64, which arrives as
+    float32; a complex tensor in a sample is refused with an error naming
+    its field (numpy, which carries the batch, has no such dtype).
     """
+
+    _delivers_torch_bfloat16 = True  # the loader carries its bits (feedline.io)
 
     def __init__(
         self,
@@ -189,6 +192,10 @@ class DataLoader(io.DataLoader):
                     if not isinstance(value, np.ndarray):
                         return value  # a numpy scalar, as torch's default_convert leaves it
                 value = torch.from_numpy(value)
+                return value.pin_memory() if pin else value
+            if isinstance(value, torch.Tensor):  # a bfloat16 field: numpy has no bfloat16
+                if unbatched:
+                    value = value[0]
                 return value.pin_memory() if pin else value
             if unbatched and isinstance(value, list) and len(value) == 1:
                 return value[0]  # an object field: the sample's own object
