@@ -89,6 +89,9 @@ void Engine::ApplyTunedSetting(int workers, int slots) {
 StatsSnapshot Engine::stats() const {
   StatsSnapshot s = stats_.Snapshot();
   if (tuner_) s.tuner = tuner_->Snapshot();
+  const SlotUsage usage = slot_usage();
+  s.slots = usage.created;
+  s.slot_bytes = usage.bytes;
   if (const auto* processes = dynamic_cast<const ProcessBacked*>(dataset_.get())) {
     s.worker_restarts = processes->worker_restarts();
   }
@@ -118,12 +121,16 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
   if (const auto* processes = dynamic_cast<const ProcessBacked*>(dataset_.get())) {
     allocator = processes->slot_allocator();
   }
+  const bool shared_slots = allocator != nullptr;
   if (!allocator) allocator = std::make_shared<HeapSlotAllocator>();
   auto pool = std::make_shared<SlotPool>(std::max(2, options_.num_workers * options_.prefetch_factor),
                                          std::move(allocator));
   SlotPool* pool_ptr = pool.get();
   scheduler_ = std::make_unique<Scheduler>(options_, batch_sampler_, dataset_.get(), &layout_,
                                            std::move(pool), &stats_);
+  // Worker processes' slots are shared memory that every worker maps: a slot
+  // more is made only ahead of a busy consumer, not for a batch's tail.
+  scheduler_->set_no_slot_for_the_tail(shared_slots && batch_sampler_ != nullptr);
   filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), &layout_, &failure_policy_,
                                           scheduler_.get());
   if (iterable_) {

@@ -79,7 +79,11 @@ class Scheduler {
   void WaitForWorkLocked() REQUIRES(mu()) { pool_->WaitForWorkLocked(); }
   // A map-style worker waits on its own condition variable, so that a
   // single wake-up goes to the lowest-numbered waiting worker.
-  void WaitForWorkLocked(int worker) REQUIRES(mu()) { pool_->WaitForWorkLocked(worker); }
+  // A worker that HoldsBackNewSlotLocked keeps waiting looks again after a
+  // while (HoldBackCheckLocked): the consumer may keep the batch it holds.
+  void WaitForWorkLocked(int worker) REQUIRES(mu()) {
+    pool_->WaitForWorkLocked(worker, HoldBackCheckLocked());
+  }
   void WakeWorkers() const { pool_->WakeWorkers(); }
   // The most slots in use at once (see SlotPool::SetLimitLocked).
   void SetSlotLimitLocked(int n) REQUIRES(mu());
@@ -151,6 +155,16 @@ class Scheduler {
   // small share of a claim while a batch's tail stays balanced. Set before
   // the workers start.
   void set_round_trip_claims(bool on) { round_trip_claims_.store(on, std::memory_order_relaxed); }
+  // Worker processes: while the consumer waits for a batch, a worker left
+  // without rows to claim does not make another slot to start a later
+  // batch; it waits for the consumer to release one (HoldsBackNewSlotLocked
+  // says when). Set before the workers start.
+  void set_no_slot_for_the_tail(bool on) {
+    no_slot_for_the_tail_.store(on, std::memory_order_relaxed);
+  }
+  // True while HoldsBackNewSlotLocked keeps `worker` from claiming: it then
+  // waits at most until this time, and looks again.
+  std::optional<Clock::time_point> HoldBackCheckLocked() const REQUIRES(mu());
 
   // --- Lending a waiting worker's place to the consumer ---------------------
   // A consumer that would wait for a batch of cheap rows loads rows itself
@@ -239,6 +253,20 @@ class Scheduler {
   void DropUnclaimedLocked(Slot* slot) REQUIRES(mu());
   // Adds the batch's errors, skipped and replaced rows to the statistics.
   void CountOutcomes(const Slot* slot);
+  // True if the next batch should wait for a released slot instead of a new
+  // one being made for it (set_no_slot_for_the_tail). A slot costs a
+  // batch's memory for as long as the loader lives, in shared memory that
+  // every worker maps. When the consumer waits for its batches (the loader
+  // is the bottleneck), no batch ever waits for it, and a third slot only
+  // lets a worker that ran out of rows start the batch after next while
+  // the others finish the last rows of the one awaited: it saves that tail,
+  // about half a claim per worker, and the consumer releases its previous
+  // batch as soon as it has the new one. So a new slot is not made then,
+  // past two slots, when the tail is under kTailShareLimit of a batch's
+  // work, and while a batch is in flight (its completion, or a released
+  // slot, ends the wait). For a consumer that finds its batches ready
+  // (prefetch at work), slots are made as before, up to the limit.
+  bool HoldsBackNewSlotLocked() const REQUIRES(mu());
 
   const LoaderOptions& options_;
   const std::shared_ptr<const BatchSampler> batch_sampler_;
@@ -274,6 +302,13 @@ class Scheduler {
   bool woken_while_lent_ GUARDED_BY(mu()) = false;
   std::atomic<double> row_ns_{0};
   std::atomic<bool> round_trip_claims_{false};
+  std::atomic<bool> no_slot_for_the_tail_{false};
+  // Rows in the last claim: the size of a batch tail's pieces.
+  int64_t last_claim_rows_ GUARDED_BY(mu()) = 1;
+  // Whether the consumer found no batch ready and waited, for the batch it
+  // took last and since: the loader is the bottleneck.
+  bool consumer_waited_for_last_ GUARDED_BY(mu()) = false;
+  bool consumer_waited_since_take_ GUARDED_BY(mu()) = false;
 
   std::atomic<uint64_t> generation_{0};
   // Bumped (under the mutex) by every event the consumer may wait for: a

@@ -18,6 +18,7 @@
 #define FEEDLINE_SRC_LOADER_SLOT_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -234,13 +235,20 @@ class SlotPool {
   // first), and the one woken each time was placed beside the consumer,
   // preempting it, while the other core idled (perf sched).
   void SetWorkerCount(int n);
-  void WaitForWorkLocked(int worker) REQUIRES(mu_) {
+  // With `until`, at most until then.
+  void WaitForWorkLocked(int worker,
+                         std::optional<std::chrono::steady_clock::time_point> until = std::nullopt)
+      REQUIRES(mu_) {
     const size_t w = static_cast<size_t>(worker);
     ++workers_waiting_;
     // A count, not a flag: a worker replaced after a timeout shares its id
     // with the thread it replaced.
     worker_waits_[w].fetch_add(1, std::memory_order_relaxed);
-    worker_cvs_[w]->Wait(&mu_);
+    if (until) {
+      worker_cvs_[w]->WaitUntil(&mu_, *until);
+    } else {
+      worker_cvs_[w]->Wait(&mu_);
+    }
     worker_waits_[w].fetch_sub(1, std::memory_order_relaxed);
     --workers_waiting_;
   }

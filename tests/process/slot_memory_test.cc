@@ -1,0 +1,101 @@
+// How many batch slots worker processes get. Their slots are shared memory
+// that every worker maps, one batch each, for as long as the loader lives:
+// a loop that waits for its batches (the loader is the bottleneck) keeps
+// two, one that finds its batches ready gets the prefetch it allows
+// (max(2, num_workers * prefetch_factor) slots), and a loop that keeps
+// every batch still gets them all. StatsSnapshot::slots and slot_bytes say
+// what was made.
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "feedline/feedline.h"
+
+namespace feedline {
+namespace {
+
+constexpr int64_t kBatch = 64;
+
+// Sample i: "index" = i and 256 floats, after sleeping `row_us` (a row that
+// takes a while, as a decoded image does).
+class SlowDataset : public Dataset {
+ public:
+  SlowDataset(int64_t n, int row_us) : n_(n), row_us_(row_us) {}
+  int64_t size() const override { return n_; }
+  void Get(int64_t index, Sample& out, SampleContext&) const override {
+    CheckIndex(index, n_);
+    std::this_thread::sleep_for(std::chrono::microseconds(row_us_));
+    out.SetScalar<int64_t>("index", index);
+    Tensor values = out.Allocate("values", DType::kF32, Shape{256});
+    for (int k = 0; k < 256; ++k) values.data<float>()[k] = static_cast<float>(index + k);
+  }
+  std::vector<FieldSpec> FixedFields() const override {
+    return {{"index", DType::kI64, Shape{}}, {"values", DType::kF32, Shape{256}}};
+  }
+
+ private:
+  int64_t n_;
+  int row_us_;
+};
+
+LoaderOptions ProcessOptions() {
+  LoaderOptions options;
+  options.worker_mode = WorkerMode::kProcess;
+  options.num_workers = 2;
+  options.prefetch_factor = 2;  // up to 4 slots
+  options.batch_size = kBatch;
+  return options;
+}
+
+void ExpectInOrder(const Batch& batch, int64_t batch_index) {
+  ASSERT_EQ(batch.size(), kBatch);
+  const int64_t* index = batch["index"].data<int64_t>();
+  for (int64_t r = 0; r < kBatch; ++r) ASSERT_EQ(index[r], batch_index * kBatch + r);
+}
+
+TEST(SlotMemory, ALoopThatWaitsForItsBatchesKeepsTwoSlots) {
+  // 2 ms rows: a batch takes ~64 ms with 2 workers, and the loop takes none.
+  // The loop holds its batch until the next one arrives, as Python's for
+  // loop does (range-for releases it first, which would need no third slot).
+  DataLoader loader(std::make_shared<SlowDataset>(8 * kBatch, 2000), ProcessOptions());
+  int64_t batches = 0;
+  std::optional<Batch> held;
+  while (std::optional<Batch> next = loader.Next()) {
+    held = std::move(next);
+    ExpectInOrder(*held, batches++);
+  }
+  EXPECT_EQ(batches, 8);
+  const StatsSnapshot stats = loader.stats();
+  EXPECT_EQ(stats.slots, 2);
+  EXPECT_GE(stats.slot_bytes, 2 * kBatch * (8 + 256 * 4));
+}
+
+TEST(SlotMemory, ALoopSlowerThanTheLoaderGetsItsPrefetch) {
+  // 100 us rows (~4 ms a batch) against a 60 ms step.
+  DataLoader loader(std::make_shared<SlowDataset>(10 * kBatch, 100), ProcessOptions());
+  int64_t batches = 0;
+  for (const Batch& batch : loader) {
+    ExpectInOrder(batch, batches++);
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  }
+  EXPECT_EQ(batches, 10);
+  EXPECT_EQ(loader.stats().slots, 4);
+}
+
+TEST(SlotMemory, ALoopThatKeepsEveryBatchGetsThemAll) {
+  // As list(loader) does: no batch is released, so every one needs a slot
+  // of its own, made while the loop waits.
+  DataLoader loader(std::make_shared<SlowDataset>(6 * kBatch, 1000), ProcessOptions());
+  std::vector<Batch> kept;
+  while (std::optional<Batch> batch = loader.Next()) kept.push_back(std::move(*batch));
+  ASSERT_EQ(kept.size(), 6u);
+  for (size_t b = 0; b < kept.size(); ++b) ExpectInOrder(kept[b], static_cast<int64_t>(b));
+  EXPECT_GE(loader.stats().slots, 6);
+}
+
+}  // namespace
+}  // namespace feedline
