@@ -5,12 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "feedline/error.h"
 #include "feedline/storage/pack.h"
+#include "tools/byte_size_option.h"
 #include "tools/source.h"
 
 namespace feedline::cli {
@@ -19,7 +21,7 @@ namespace {
 struct PackArgs {
   std::string source;
   std::string out;
-  uint64_t shard_size = storage::kDefaultShardBytes;
+  int64_t shard_size = static_cast<int64_t>(storage::kDefaultShardBytes);
   int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
   bool skip_broken = false;
   bool restart = false;
@@ -35,7 +37,7 @@ int RunPackCommand(const PackArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
   CheckSource(args.source);
   storage::PackOptions options;
-  options.shard_bytes = args.shard_size;
+  options.shard_bytes = static_cast<uint64_t>(args.shard_size);  // >= 2048
   options.max_file_bytes = args.max_file_bytes;
   options.skip_broken = args.skip_broken;
   options.restart = args.restart;
@@ -123,17 +125,11 @@ Command AddPackCommand(CLI::App& parent) {
   app->add_option("OUT", args->out, "Folder to write the shards to (created if missing)")
       ->required()
       ->type_name("DIR");
-  app->add_option("--shard-size", args->shard_size,
-                  "Largest shard, in bytes (suffixes K, M, G: 1024-based)")
-      ->transform(CLI::AsSizeValue(false))
-      ->check(CLI::Range(uint64_t{2048}, uint64_t{1} << 50))
-      ->type_name("BYTES")
-      ->capture_default_str();
-  app->add_option("--max-file-bytes", args->max_file_bytes,
-                  "A larger file is broken, refused before it is read")
-      ->check(IntAtLeast(1))
-      ->type_name("BYTES")
-      ->capture_default_str();
+  AddByteSizeOption(app, "--shard-size", args->shard_size, "Largest shard", 2048,
+                    int64_t{1} << 50);
+  AddByteSizeOption(app, "--max-file-bytes", args->max_file_bytes,
+                    "A larger file is broken, refused before it is read", 1,
+                    std::numeric_limits<int64_t>::max());
   app->add_flag("--skip-broken", args->skip_broken,
                 "Leave out files that cannot be read or are no JPEG, PNG or WebP (and list them) "
                 "instead of stopping");

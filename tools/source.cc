@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "feedline/error.h"
 #include "feedline/vision/file_list.h"
 #include "feedline/vision/image_folder.h"
 #include "feedline/vision/pipeline.h"
+#include "tools/byte_size_option.h"
 #include "tools/command_line.h"
 #include "tools/raw_image_dataset.h"
 
@@ -67,11 +69,9 @@ const std::vector<std::string>& PipelineNames() {
 }
 
 void AddLimitOptions(CLI::App* app, SourceLimits& limits) {
-  app->add_option("--max-file-bytes", limits.max_file_bytes,
-                  "A larger file is a broken sample, refused before it is read")
-      ->check(IntAtLeast(1))
-      ->type_name("BYTES")
-      ->capture_default_str();
+  AddByteSizeOption(app, "--max-file-bytes", limits.max_file_bytes,
+                    "A larger file is a broken sample, refused before it is read", 1,
+                    std::numeric_limits<int64_t>::max());
   app->add_option("--max-pixels", limits.max_pixels,
                   "An image with more pixels is a broken sample, refused from its header "
                   "(decompression bombs; Pillow's MAX_IMAGE_PIXELS)")

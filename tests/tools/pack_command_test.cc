@@ -117,6 +117,63 @@ TEST(PackCommand, BadArgumentsAreUsageErrors) {
   EXPECT_THAT(missing.err, HasSubstr("does not exist"));
 }
 
+// The size rule (src/core/byte_size.h): MB is 1000-based, MiB and M 1024-based.
+TEST(PackCommand, ShardSizeReadsMBAsMillionAndMiBAsPowerOfTwo) {
+  ScratchDir dir;
+  MakeImageFolder(dir / "images", 48);  // about 2.4 MB of JPEGs, up to 200 kB each
+  struct Run {
+    const char* size;
+    uint64_t bytes;
+  };
+  for (const Run& run : {Run{"1MB", 1000000}, Run{"1MiB", 1048576}, Run{"1 m", 1048576},
+                         Run{"0.5mb", 500000}, Run{"1000000", 1000000}}) {
+    SCOPED_TRACE(run.size);
+    const std::string out = dir / ("shards-" + std::to_string(run.bytes));
+    const RunResult packed = RunFeedline(
+        {"pack", dir / "images", out, "--shard-size", run.size, "--restart", "--quiet"});
+    ASSERT_EQ(packed.exit_code, 0) << packed.err;
+    EXPECT_THAT(testing::ReadWhole(out + "/pack.txt"),
+                HasSubstr("\nshard_bytes " + std::to_string(run.bytes) + "\n"));
+    uint64_t largest = 0;
+    for (const auto& entry : fs::directory_iterator(out)) {
+      if (entry.path().extension() == ".tar") largest = std::max(largest, entry.file_size());
+    }
+    EXPECT_LE(largest, run.bytes);
+    // Filled up to the limit less one image: with these images a 1MiB shard
+    // is larger than 1MB would allow.
+    EXPECT_GT(largest, run.bytes - 200 * 1000);
+    if (run.bytes == 1048576) {
+      EXPECT_GT(largest, 1000000u);
+    }
+  }
+}
+
+TEST(PackCommand, ByteSizeOptionsNameTheOptionAndTheValue) {
+  ScratchDir dir;
+  MakeImageFolder(dir / "images", 4);
+  const RunResult unit = RunFeedline({"pack", dir / "images", dir / "out", "--shard-size", "5X"});
+  EXPECT_EQ(unit.exit_code, 2);
+  EXPECT_THAT(unit.err, HasSubstr("--shard-size: \"5X\" is not a size: unknown unit \"x\""));
+  const RunResult small = RunFeedline({"pack", dir / "images", dir / "out", "--shard-size", "1KB"});
+  EXPECT_EQ(small.exit_code, 2);
+  EXPECT_THAT(small.err,
+              HasSubstr("--shard-size: must be from 2KiB to 1PiB, got \"1KB\" (1000 bytes)"));
+  const RunResult file =
+      RunFeedline({"pack", dir / "images", dir / "out", "--max-file-bytes", "-1K"});
+  EXPECT_EQ(file.exit_code, 2);
+  EXPECT_THAT(file.err, HasSubstr("--max-file-bytes: \"-1K\" is negative"));
+  EXPECT_FALSE(fs::exists(dir / "out"));
+  // Every other spelling of the rule is accepted, here a limit that refuses
+  // each image (a broken file stops the pack: exit 1, not a usage error).
+  const RunResult tiny = RunFeedline(
+      {"pack", dir / "images", dir / "out", "--max-file-bytes", "0.001 KiB", "--quiet"});
+  EXPECT_EQ(tiny.exit_code, 1) << tiny.err;
+  EXPECT_THAT(tiny.err, HasSubstr("over the limit of 1 bytes"));
+  const RunResult help = RunFeedline({"pack", "--help"});
+  EXPECT_THAT(help.out, HasSubstr("--shard-size BYTES=256MiB"));
+  EXPECT_THAT(help.out, HasSubstr("KB, MB, GB, TB are 1000-based"));
+}
+
 TEST(PackCommand, AFileThatIsNoImageStopsThePackUnlessSkipped) {
   ScratchDir dir;
   MakeImageFolder(dir / "images", 6);
