@@ -32,6 +32,7 @@
 #include "python/process_dataset.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
+#include "src/core/byte_size.h"
 
 namespace py = pybind11;
 
@@ -837,6 +838,13 @@ void BindCore(py::module_& m) {
       .def("worker_pids", &PyLoader::WorkerPids);
 
   m.def("_worker_info", &CurrentWorkerInfo);
+  // The one rule for sizes in bytes (src/core/byte_size.h), for the Python
+  // arguments that take one: the bytes, or ValueError saying why not.
+  m.def("_parse_byte_size", [](const std::string& text) {
+    const internal::ByteSizeParse size = internal::ParseByteSize(text);
+    if (!size.error.empty()) throw py::value_error(size.error);
+    return size.bytes;
+  });
 }
 
 void BindVision(py::module_& m);  // vision_module.cc

@@ -13,7 +13,6 @@ import numbers
 import operator
 import os
 import random
-import re
 import sys
 import warnings
 import weakref
@@ -772,36 +771,30 @@ def _auto_or_int_argument(name, value, low):
     return number
 
 
-# Every unit the command line takes for sizes ("256M", "2G", "1Gi", "1GiB"),
-# 1024-based as there; "KB", "MB", ... are SI (1000-based) in Python.
-_BYTE_UNITS = {"b": 1}
-for _power, _prefix in enumerate("kmgtpe", start=1):
-    _BYTE_UNITS[_prefix] = _BYTE_UNITS[_prefix + "i"] = _BYTE_UNITS[_prefix + "ib"] = 1024**_power
-    _BYTE_UNITS[_prefix + "b"] = 1000**_power
-del _power, _prefix
+def _byte_size_argument(name, value):
+    """`value` as a number of bytes: an int as it is, a string read by the one
+    rule for sizes (src/core/byte_size.h) that the command line's options
+    follow too: "256M", "2GiB", "512 MiB" (K, M, G, T, KiB, ...: 1024-based),
+    "1.5GB", "512MB" (KB, MB, GB, TB: 1000-based). `name` begins the
+    messages ("DataLoader: memory_budget"); bounds are the caller's."""
+    if isinstance(value, str):
+        try:
+            return _feedline._parse_byte_size(value)
+        except ValueError as error:
+            raise ValueError(f"{name}: {error}") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f'{name} must be an int (bytes) or a string such as "2GiB" or "1.5GB", '
+                        f"got {value!r}")
+    return int(value)
 
 
 def _memory_budget_argument(value, tuned):
     # None: a share of the available memory (docs/tuning.md). Else bytes, as
-    # an int or a string with a unit ("2GiB", "2G", "512 MiB", "1.5GB"); it bounds
-    # the slots only the tuner sets, so it needs num_workers or
-    # prefetch_factor "auto".
+    # an int or a size string (_byte_size_argument); it bounds the slots only
+    # the tuner sets, so it needs num_workers or prefetch_factor "auto".
     if value is None:
         return 0
-    if isinstance(value, str):
-        match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?)\s*([a-zA-Z]*)\s*", value)
-        unit = match and _BYTE_UNITS.get(match.group(2).lower() or "b")
-        if not unit:
-            raise ValueError(
-                "DataLoader: memory_budget must be a number of bytes or a string such as "
-                f'"2GiB", "2G" or "512MB" (K, M, G, T, Ki, KiB, ...: 1024-based; KB, MB, '
-                f'GB, TB: 1000-based), got {value!r}')
-        number = int(float(match.group(1)) * unit)
-    elif isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError('DataLoader: memory_budget must be an int (bytes), a string such as '
-                        f'"2GiB", or None, got {value!r}')
-    else:
-        number = int(value)
+    number = _byte_size_argument("DataLoader: memory_budget", value)
     if not 1 <= number <= _INT64[1]:
         raise ValueError(f"DataLoader: memory_budget must be from 1 byte to 8 EiB, got {value!r} "
                          "(None: a quarter of the available memory)")

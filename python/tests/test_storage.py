@@ -253,10 +253,18 @@ def test_pack_options_restart_intervals_progressive_and_threads(tmp_path):
     ({"shard_bytes": 100}, ValueError, "shard_bytes must be between 2048 and 1125899906842624, "
                                        "got 100"),
     ({"shard_bytes": 2**80}, ValueError, "shard_bytes must be between 2048 and"),
-    ({"shard_bytes": "1M"}, TypeError, "shard_bytes must be an integer, got '1M'"),
-    ({"shard_bytes": 1.5e6}, TypeError, "shard_bytes must be an integer"),
+    ({"shard_bytes": "1KB"}, ValueError, "shard_bytes must be between 2048 and 1125899906842624, "
+                                         "got '1KB' (1000 bytes)"),
+    ({"shard_bytes": "1M B"}, ValueError, 'shard_bytes: "1M B" is not a size: more than a number '
+                                          "and a unit; a size is a number of bytes"),
+    ({"shard_bytes": "-2MB"}, ValueError, 'shard_bytes: "-2MB" is negative'),
+    ({"shard_bytes": 1.5e6}, TypeError, 'shard_bytes must be an int (bytes) or a string such as '
+                                        '"2GiB" or "1.5GB", got 1500000.0'),
     ({"max_file_bytes": 0}, ValueError, "max_file_bytes must be between 1"),
-    ({"max_file_bytes": "1G"}, TypeError, "max_file_bytes must be an integer"),
+    ({"max_file_bytes": "0.5B"}, ValueError, "max_file_bytes must be between 1 and "
+                                             "9223372036854775807, got '0.5B' (0 bytes)"),
+    ({"max_file_bytes": "1Gb/s"}, ValueError, 'max_file_bytes: "1Gb/s" is not a size: unknown '
+                                              'unit "gb/s"'),
 ])
 def test_pack_refuses_bad_options_naming_them(folder, tmp_path, arguments, error, message):
     out = tmp_path / "shards"
@@ -264,6 +272,40 @@ def test_pack_refuses_bad_options_naming_them(folder, tmp_path, arguments, error
     with pytest.raises(error, match="^pack_shards: " + re.escape(message)):
         datasets.pack_shards(folder, out, **arguments)
     assert not out.exists()  # refused before anything is written
+
+
+def _largest_shard(out):
+    return max(os.path.getsize(os.path.join(out, n)) for n in os.listdir(out) if n.endswith(".tar"))
+
+
+@pytest.mark.parametrize("spelling, expected", [
+    # The one rule for sizes (tests/core/byte_size_test.cc), as `feedline pack
+    # --shard-size` reads them: KB 1000-based, K, Ki and KiB 1024-based.
+    ("200KB", 200_000), ("200KiB", 200 * 1024), ("200K", 200 * 1024), ("0.2 MB", 200_000),
+    ("204800", 204800), (np.int64(200_000), 200_000),
+])
+def test_pack_reads_shard_bytes_by_the_size_rule(folder, tmp_path, spelling, expected):
+    out = str(tmp_path / "shards")
+    info = datasets.pack_shards(folder, out, shard_bytes=spelling)
+    assert info["records"] == 14
+    with open(os.path.join(out, "pack.txt")) as manifest:
+        assert f"\nshard_bytes {expected}\n" in manifest.read()
+    assert _largest_shard(out) <= expected
+
+
+def test_pack_reads_max_file_bytes_by_the_size_rule(folder, tmp_path):
+    # A limit of N KB and one of N KiB (N chosen between the images' sizes)
+    # leave out different files: those over N * 1000 and N * 1024 bytes.
+    sizes = sorted(os.path.getsize(p) for p, _ in datasets.ImageFolder(folder).samples)
+    over = lambda limit: sum(size > limit for size in sizes)
+    n = next(n for n in range(1, sizes[-1] // 1000)
+             if over(n * 1000) != over(n * 1024) and over(n * 1000) < len(sizes))
+    for spelling, limit in ((f"{n}KB", n * 1000), (f"{n}KiB", n * 1024), (f"{n} k", n * 1024)):
+        info = datasets.pack_shards(folder, str(tmp_path / spelling), max_file_bytes=spelling,
+                                    skip_broken=True)
+        assert len(info["skipped"]) == over(limit), spelling
+        assert info["records"] == len(sizes) - over(limit)
+        assert all(f"over the limit of {limit} bytes" in r for _, r in info["skipped"])
 
 
 def _files_under(root):

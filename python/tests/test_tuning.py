@@ -67,15 +67,21 @@ def test_auto_gives_the_batches_of_a_fixed_setting(folder):
          'prefetch_factor must be an int or "auto"'),
         (dict(num_workers=2, prefetch_factor=0), ValueError, "prefetch_factor must be >= 1, got 0"),
         (dict(num_workers="auto", memory_budget="lots"), ValueError,
-         'memory_budget must be a number of bytes or a string such as "2GiB"'),
+         'DataLoader: memory_budget: "lots" is not a size: it does not begin with a number; '
+         "a size is a number of bytes with an optional unit: K, M, G, T, KiB, MiB, GiB, TiB are "
+         "1024-based; KB, MB, GB, TB are 1000-based"),
         (dict(num_workers="auto", memory_budget="2 parsecs"), ValueError,
-         "memory_budget must be a number of bytes"),
+         'memory_budget: "2 parsecs" is not a size: unknown unit "parsecs"'),
+        (dict(num_workers="auto", memory_budget="-1GB"), ValueError,
+         'memory_budget: "-1GB" is negative'),
         (dict(num_workers="auto", memory_budget=-5), ValueError,
          "memory_budget must be from 1 byte to 8 EiB, got -5"),
         (dict(num_workers="auto", memory_budget=0), ValueError,
          "memory_budget must be from 1 byte to 8 EiB, got 0"),
         (dict(num_workers="auto", memory_budget="10000000TB"), ValueError,
-         "memory_budget must be from 1 byte to 8 EiB, got '10000000TB'"),
+         'memory_budget: "10000000TB" is too large: more than 8 EiB'),
+        (dict(num_workers="auto", memory_budget="0.1B"), ValueError,
+         "memory_budget must be from 1 byte to 8 EiB, got '0.1B'"),
         (dict(num_workers="auto", memory_budget=1.5e9), TypeError,
          "memory_budget must be an int (bytes)"),
         (dict(num_workers=2, memory_budget="2GiB"), ValueError,
@@ -132,10 +138,12 @@ def one_epoch(loader):
 
 
 @pytest.mark.parametrize("budget, expected", [
+    # The one rule for sizes, as the command line's --shard-size reads them
+    # (tests/core/byte_size_test.cc): KB, MB, GB 1000-based, the rest 1024.
     ("64MiB", 64 * 2**20), ("1.5GB", 1_500_000_000), (" 512 kib ", 512 * 1024),
-    (5_000_000, 5_000_000), ("4096", 4096),
-    # the command line's forms (its --shard-size): a bare K, M, G is 1024-based
+    (5_000_000, 5_000_000), ("4096", 4096), ("4096B", 4096), (np.int64(8192), 8192),
     ("2G", 2 * 2**30), ("256M", 256 * 2**20), ("1Gi", 2**30),
+    ("512MB", 512_000_000), ("512MiB", 512 * 2**20), ("1.5G", 3 * 2**29), ("1TB", 10**12),
 ])
 def test_memory_budget_reaches_the_tuner(folder, budget, expected):
     loader = feedline.DataLoader(train_dataset(folder), batch_size=8, num_workers="auto",

@@ -259,6 +259,16 @@ def test_files_over_max_file_bytes_are_failed_samples(folder):
     assert "over the limit of %d bytes" % (size - 1) in str(raised.value)
 
 
+@pytest.mark.parametrize("spelling, expected", [
+    # The one rule for sizes (tests/core/byte_size_test.cc), as memory_budget
+    # and `feedline bench --max-file-bytes` read them.
+    ("1.5MB", 1_500_000), ("1.5M", 3 * 2**19), ("64KiB", 65536), ("64KB", 64_000),
+    ("4096", 4096), (np.int64(4096), 4096),
+])
+def test_max_file_bytes_takes_the_size_spellings(folder, spelling, expected):
+    assert datasets.ImageFolder(folder, max_file_bytes=spelling).max_file_bytes == expected
+
+
 def test_a_large_file_that_is_no_image_fails_from_its_first_bytes(tmp_path):
     root = tmp_path / "imgs"
     assert synth.write_image_folder(root, 2, classes=1, seed=7) == []
@@ -291,6 +301,8 @@ def test_max_pixels_is_settable_like_pil(folder):
             datasets.ImageFolder(folder, max_pixels=bad)
         with pytest.raises((ValueError, TypeError), match="max_file_bytes"):
             datasets.ImageFolder(folder, max_file_bytes=bad)
+    with pytest.raises(ValueError, match='max_file_bytes: "1 parsec" is not a size: unknown unit'):
+        datasets.ImageFolder(folder, max_file_bytes="1 parsec")
 
 
 def test_an_absurd_crop_is_refused_when_the_dataset_is_built(folder):

@@ -54,10 +54,22 @@ def _positive_int(name, value, default):
     return value
 
 
+def _size_in(name, value, low, high):
+    """`value` as bytes in [low, high]: an int, or a string such as "256MiB"
+    or "1.5GB" read by the rule of every size argument (feedline.io's
+    _byte_size_argument); `name` begins the messages."""
+    number = _io._byte_size_argument(name, value)
+    if not low <= number <= high:
+        given = f"{value!r} ({number} bytes)" if isinstance(value, str) else f"{number}"
+        raise ValueError(f"{name} must be between {low} and {high}, got {given}")
+    return number
+
+
 def _limits(max_pixels, max_file_bytes):
     return (
         _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS),
-        _positive_int("max_file_bytes", max_file_bytes, DEFAULT_MAX_FILE_BYTES),
+        DEFAULT_MAX_FILE_BYTES if max_file_bytes is None
+        else _size_in("max_file_bytes", max_file_bytes, 1, _INT64_MAX),
     )
 
 
@@ -153,7 +165,8 @@ class DatasetFolder(_ImageDataset):
     Bad files are failed samples (feedline.SampleError naming the file),
     handled by the loader's error policy: a FIFO, device, socket or folder
     named like an image ("is a FIFO, not a regular file"), a file over
-    `max_file_bytes` (refused before it is read), a file that is no JPEG,
+    `max_file_bytes` (refused before it is read; an int or a size such as
+    "64MiB" or "50MB", read as memory_budget is), a file that is no JPEG,
     PNG or WebP (refused from its first bytes) and an image over
     `max_pixels` pixels (refused from its header)."""
 
@@ -304,15 +317,19 @@ def pack_shards(source, out, shard_bytes=256 << 20, *, skip_broken=False, restar
     the number). `out` may not be `source` or lie inside it (for a file
     list: not the list's folder or one holding listed files); a second pack
     into `out` while one runs fails at once (ValueError naming the folder).
+    `shard_bytes` (the largest shard) and `max_file_bytes` are ints or size
+    strings read as `--shard-size` reads them: "256M", "2GiB" (K, M, G, T,
+    KiB, MiB, ...: 1024-based), "1.5GB", "512MB" (KB, MB, GB, TB:
+    1000-based).
 
     Returns a dict: records, shards, reused_shards, bytes, skipped ((path,
     reason) of each file left out with skip_broken), rewritten_jpegs,
     rewritten_bytes_before, rewritten_bytes_after, progressive_converted,
     progressive_bytes_before, progressive_bytes_after."""
-    # The bounds of `feedline pack --shard-size`.
-    shard_bytes = _int_in("shard_bytes", shard_bytes, 2048, 1 << 50)
+    # The bounds of `feedline pack --shard-size`; sizes as it reads them.
+    shard_bytes = _size_in("pack_shards: shard_bytes", shard_bytes, 2048, 1 << 50)
     max_file_bytes = (DEFAULT_MAX_FILE_BYTES if max_file_bytes is None
-                      else _int_in("max_file_bytes", max_file_bytes, 1, _INT64_MAX))
+                      else _size_in("pack_shards: max_file_bytes", max_file_bytes, 1, _INT64_MAX))
     jpeg_restart_mcus = _int_in("jpeg_restart_mcus", jpeg_restart_mcus, 0, 1024)
     jpeg_restart_rows = _int_in("jpeg_restart_rows", jpeg_restart_rows, 0, 64)
     threads = 0 if threads is None else _int_in("threads", threads, 0, 1024)
