@@ -3,7 +3,7 @@
 // arguments (DataLoader's memory_budget, pack_shards' shard_bytes, the image
 // datasets' max_file_bytes) all parse with ParseByteSize.
 //
-// The rule (GNU coreutils' dd, head -c, truncate -s read sizes the same way):
+// The rule (K, KB and KiB as GNU dd and head -c read them; B is a byte here):
 //   K M G T P E, Ki Mi ..., KiB MiB ...  1024-based ("256M" = 256 * 2^20)
 //   KB MB GB TB PB EB                    1000-based ("1.5GB" = 1,500,000,000)
 //   B or no unit                         bytes
