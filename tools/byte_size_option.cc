@@ -31,8 +31,8 @@ CLI::Validator ByteSizeValue(int64_t min, int64_t max) {
           const std::string range = max == std::numeric_limits<int64_t>::max()
                                         ? "at least " + Bound(min)
                                         : "from " + Bound(min) + " to " + Bound(max);
-          return "must be " + range + ", got \"" + text + "\" (" +
-                 std::to_string(size.bytes) + (size.bytes == 1 ? " byte)" : " bytes)");
+          return "must be " + range + ", got \"" + text + "\" (" + std::to_string(size.bytes) +
+                 (size.bytes == 1 ? " byte)" : " bytes)");
         }
         text = std::to_string(size.bytes);
         return "";
@@ -43,8 +43,7 @@ CLI::Validator ByteSizeValue(int64_t min, int64_t max) {
 
 CLI::Option* AddByteSizeOption(CLI::App* app, const std::string& name, int64_t& bytes,
                                const std::string& description, int64_t min, int64_t max) {
-  return app
-      ->add_option(name, bytes, description + ". BYTES: " + kByteSizeRule)
+  return app->add_option(name, bytes, description + ". BYTES: " + kByteSizeRule)
       ->transform(ByteSizeValue(min, max))
       ->type_name("BYTES")
       ->default_str(FormatByteSize(bytes));

@@ -109,8 +109,8 @@ inline ByteSizeParse ParseByteSize(std::string_view text) {
   }
   unsigned __int128 fraction_scaled = 0;  // the fraction times 10^18
   for (size_t d = 0; d < kMaxFractionDigits; ++d) {
-    fraction_scaled = fraction_scaled * 10 +
-                      (d < fraction.size() ? static_cast<unsigned>(fraction[d] - '0') : 0);
+    fraction_scaled =
+        fraction_scaled * 10 + (d < fraction.size() ? static_cast<unsigned>(fraction[d] - '0') : 0);
   }
   unsigned __int128 ten_to_18 = 1;
   for (size_t d = 0; d < kMaxFractionDigits; ++d) ten_to_18 *= 10;
