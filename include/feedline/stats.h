@@ -53,9 +53,9 @@ struct FEEDLINE_EXPORT StatsSnapshot {
   int64_t replaced = 0;  // samples replaced by error_policy replace
   int64_t failed_substitutes = 0;  // substitutes that failed too (error_policy replace)
   int64_t worker_restarts = 0;     // worker processes started again after one died
-  // Batch slots made so far (each holds one batch: the consumer's, those
-  // being loaded and those ready), and the bytes of batch storage they hold
-  // now: the loader's memory for batches.
+  // Batch slots that exist now (each holds one batch: the consumer's, those
+  // being loaded and those ready), and the bytes of batch storage they
+  // hold: the loader's memory for batches.
   int slots = 0;
   int64_t slot_bytes = 0;
   std::map<std::string, int64_t> errors_by_reason;  // `errors` by SampleError::reason()

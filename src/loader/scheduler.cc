@@ -36,6 +36,12 @@ constexpr auto kHoldBackRecheck = std::chrono::milliseconds(2);
 // Slots always made when needed, whatever the hold-back: one for the
 // consumer, one to fill.
 constexpr int kSlotsBeforeHoldingBack = 2;
+// Slots made while the consumer was busy (prefetch) are given back, as they
+// are released, once it has waited for this many batches in a row: a
+// moment of jitter does not keep a third slot for the rest of the run, and
+// a loop that alternates between busy and waiting makes and frees one at
+// most once per this many batches.
+constexpr int kWaitsBeforeGivingBack = 8;
 
 int64_t RoundTripChunk(double ns_per_row) {
   if (ns_per_row <= 0) return 1;
@@ -179,9 +185,7 @@ bool Scheduler::HoldsBackNewSlotLocked() const {
   if (pool_->in_use_locked() < pool_->size_locked()) return false;
   if (pool_->size_locked() < kSlotsBeforeHoldingBack) return false;
   if (!consumer_waited_for_last_ && !consumer_waited_since_take_) return false;
-  const double rows = static_cast<double>(plan_.batch(next_bind_).size());
-  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_;
-  if (tail > kTailShareLimit * rows) return false;
+  if (!TailIsCheapLocked(plan_.batch(next_bind_).size())) return false;
   // Only while a batch is being loaded, or is ready for a consumer that
   // waits (the worker that completed it asks for more before the consumer
   // has woken up): what ends the hold is on its way.
@@ -192,6 +196,20 @@ bool Scheduler::HoldsBackNewSlotLocked() const {
     if (slot->state == SlotState::kReady && consumer_waited_since_take_) return true;
   }
   return false;
+}
+
+bool Scheduler::TailIsCheapLocked(size_t batch_rows) const {
+  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_;
+  return tail <= kTailShareLimit * static_cast<double>(batch_rows);
+}
+
+void Scheduler::NoteConsumerWaitLocked(bool waited, size_t batch_rows) {
+  consumer_waited_for_last_ = waited;
+  consecutive_waits_ = waited ? consecutive_waits_ + 1 : 0;
+  const bool give_back = no_slot_for_the_tail_.load(std::memory_order_relaxed) &&
+                         consecutive_waits_ >= kWaitsBeforeGivingBack &&
+                         TailIsCheapLocked(batch_rows);
+  pool_->set_keep_on_release_locked(give_back ? kSlotsBeforeHoldingBack : 0);
 }
 
 std::optional<Scheduler::Clock::time_point> Scheduler::HoldBackCheckLocked() const {
@@ -418,7 +436,7 @@ Slot* Scheduler::TakeReadyLocked() {
     }
   }
   if (best != nullptr) {
-    consumer_waited_for_last_ = consumer_waited_since_take_;
+    NoteConsumerWaitLocked(consumer_waited_since_take_, static_cast<size_t>(best->planned_rows));
     consumer_waited_since_take_ = false;
   }
   return best;

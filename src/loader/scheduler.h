@@ -267,6 +267,13 @@ class Scheduler {
   // slot, ends the wait). For a consumer that finds its batches ready
   // (prefetch at work), slots are made as before, up to the limit.
   bool HoldsBackNewSlotLocked() const REQUIRES(mu());
+  // The tail a worker would sit out at a batch of `batch_rows` (half a
+  // claim per worker) is under kTailShareLimit of the batch's work.
+  bool TailIsCheapLocked(size_t batch_rows) const REQUIRES(mu());
+  // The consumer took a batch, after waiting for it or not: with
+  // set_no_slot_for_the_tail, slots past two are given back as they are
+  // released once it has waited kWaitsBeforeGivingBack times in a row.
+  void NoteConsumerWaitLocked(bool waited, size_t batch_rows) REQUIRES(mu());
 
   const LoaderOptions& options_;
   const std::shared_ptr<const BatchSampler> batch_sampler_;
@@ -309,6 +316,7 @@ class Scheduler {
   // took last and since: the loader is the bottleneck.
   bool consumer_waited_for_last_ GUARDED_BY(mu()) = false;
   bool consumer_waited_since_take_ GUARDED_BY(mu()) = false;
+  int consecutive_waits_ GUARDED_BY(mu()) = 0;  // batches the consumer waited for, in a row
 
   std::atomic<uint64_t> generation_{0};
   // Bumped (under the mutex) by every event the consumer may wait for: a

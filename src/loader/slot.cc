@@ -161,9 +161,21 @@ void SlotPool::MarkDeliveredLocked(Slot* slot) {
 
 void SlotPool::Release(Slot* slot) {
   bool wake = false;
+  std::unique_ptr<Slot> given_back;  // destroyed after the lock is dropped
   {
     MutexLock lock(&mu_);
     PutLocked(slot);
+    // Never below what the consumer still holds plus one to fill: a loop
+    // that keeps its previous batch must not destroy and make a slot per batch.
+    const size_t keep = static_cast<size_t>(std::max(keep_on_release_, delivered_ + 1));
+    if (keep_on_release_ > 0 && slots_.size() > keep) {
+      free_.pop_back();  // `slot`, just put there
+      auto it = std::find_if(slots_.begin(), slots_.end(),
+                             [slot](const std::unique_ptr<Slot>& s) { return s.get() == slot; });
+      given_back = std::move(*it);
+      slots_.erase(it);
+      grown_ = std::max(0, grown_ - 1);
+    }
     ShrinkLocked();
     wake = workers_waiting_ > 0 &&
            (!batch_release_wakes() || FreeCountLocked() >= std::max(1, limit_ / 2));

@@ -198,6 +198,10 @@ class SlotPool {
   void PutLocked(Slot* slot) REQUIRES(mu_);
   // Called by the last Batch handle of a delivered slot; wakes waiting workers.
   void Release(Slot* slot) EXCLUDES(mu_);
+  // With n > 0, a released slot is destroyed (its memory given back) while
+  // more than n slots exist, and more than the batches the consumer still
+  // holds plus one; 0: released slots are kept for reuse.
+  void set_keep_on_release_locked(int n) REQUIRES(mu_) { keep_on_release_ = n; }
   // Slots that exist now, and those of them in use (not free).
   int size_locked() const REQUIRES(mu_) { return static_cast<int>(slots_.size()); }
   int in_use_locked() const REQUIRES(mu_) {
@@ -294,6 +298,7 @@ class SlotPool {
   std::vector<std::unique_ptr<Slot>> slots_ GUARDED_BY(mu_);
   std::vector<Slot*> free_ GUARDED_BY(mu_);
   int delivered_ GUARDED_BY(mu_) = 0;
+  int keep_on_release_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace feedline::internal

@@ -2,9 +2,10 @@
 // that every worker maps, one batch each, for as long as the loader lives:
 // a loop that waits for its batches (the loader is the bottleneck) keeps
 // two, one that finds its batches ready gets the prefetch it allows
-// (max(2, num_workers * prefetch_factor) slots), and a loop that keeps
-// every batch still gets them all. StatsSnapshot::slots and slot_bytes say
-// what was made.
+// (max(2, num_workers * prefetch_factor) slots) and gives them back once
+// it waits again, and a loop that keeps every batch still gets them all.
+// StatsSnapshot::slots and slot_bytes say what exists.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -84,6 +85,24 @@ TEST(SlotMemory, ALoopSlowerThanTheLoaderGetsItsPrefetch) {
   }
   EXPECT_EQ(batches, 10);
   EXPECT_EQ(loader.stats().slots, 4);
+}
+
+TEST(SlotMemory, SlotsMadeWhileTheLoopWasBusyAreGivenBackOnceItWaitsAgain) {
+  // 1 ms rows (~32 ms a batch): 4 slow steps fill the prefetch, then the
+  // loop waits for 14 batches in a row, holding each until the next arrives.
+  DataLoader loader(std::make_shared<SlowDataset>(18 * kBatch, 1000), ProcessOptions());
+  int64_t batches = 0;
+  int most_slots = 0;
+  std::optional<Batch> held;
+  while (std::optional<Batch> next = loader.Next()) {
+    held = std::move(next);
+    ExpectInOrder(*held, batches++);
+    most_slots = std::max(most_slots, loader.stats().slots);
+    if (batches <= 4) std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  }
+  EXPECT_EQ(batches, 18);
+  EXPECT_EQ(most_slots, 4);
+  EXPECT_EQ(loader.stats().slots, 2);
 }
 
 TEST(SlotMemory, ALoopThatKeepsEveryBatchGetsThemAll) {
