@@ -18,7 +18,8 @@ median samples/s over the rounds, ratios against torch and against feedline's
 0-worker rate, the median CPU time of the process tree per sample (on a
 machine that other work keeps busy, the rate swings with that work; the
 CPU spent per sample much less), the median time to the first batch of a
-new loader (cold: processes start), and the memory of the whole process
+new loader (cold: processes start) and of a later epoch (persistent
+workers: no process starts), and the memory of the whole process
 tree: each loader runs
 one epoch alone in a fresh interpreter, which samples the sum of the
 proportional set sizes (PSS) of itself and its workers at every batch; the
@@ -147,14 +148,18 @@ def make_loaders(dataset, workers):
     }
 
 
-def epoch_rate(loader, cpu=None):
+def epoch_rate(loader, cpu=None, first=None):
     """Samples/s of one epoch; appends the CPU time the process tree spent
     per sample (microseconds) to `cpu`, a figure that other work on the
-    machine disturbs less than the rate."""
+    machine disturbs less than the rate, and the seconds from the start of
+    the epoch to its first batch to `first` (persistent workers: no process
+    starts)."""
     cpu_start = tree_cpu_seconds()
     start = time.perf_counter()
     samples = 0
     for batch in loader:
+        if samples == 0 and first is not None:
+            first.append(time.perf_counter() - start)
         samples += len(batch[1])
     seconds = time.perf_counter() - start
     if cpu is not None:
@@ -431,11 +436,12 @@ def print_rates(makers, workers, rounds):
     rates = {label: [] for label in loaders}
     cpu = {label: [] for label in loaders}
     firsts = {label: [] for label in loaders}
+    warm_firsts = {label: [] for label in loaders}
     labels = list(loaders)
     for r in range(rounds):
         order = labels[r % len(labels):] + labels[:r % len(labels)]
         for label in order:
-            rates[label].append(epoch_rate(loaders[label], cpu[label]))
+            rates[label].append(epoch_rate(loaders[label], cpu[label], warm_firsts[label]))
     for loader in loaders.values():
         if hasattr(loader, "close"):
             loader.close()
@@ -447,15 +453,17 @@ def print_rates(makers, workers, rounds):
     torch_rate = median.get("torch processes", float("nan"))
     zero_rate = median.get("feedline 0 workers", float("nan"))
     print("\n| loader | samples/s (median) | min-max | vs torch | vs feedline 0 workers "
-          "| CPU us/sample (median) | first batch, cold (median) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| CPU us/sample (median) | first batch, cold (median) "
+          "| first batch, next epoch (median) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for label in labels:
         v = rates[label]
         print(f"| {label} | {median[label]:,.0f} | {min(v):,.0f}-{max(v):,.0f} "
               f"| {median[label] / torch_rate:.2f}x "
               f"| {median[label] / zero_rate:.2f}x "
               f"| {statistics.median(cpu[label]):,.0f} "
-              f"| {statistics.median(firsts[label]) * 1000:.0f} ms |")
+              f"| {statistics.median(firsts[label]) * 1000:.0f} ms "
+              f"| {statistics.median(warm_firsts[label]) * 1000:.1f} ms |")
     sys.stdout.flush()
 
 
