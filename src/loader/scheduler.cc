@@ -487,7 +487,12 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
       pool_->WakeOneWorker();
     }
   }
-  if (deadline && Clock::now() >= *deadline) return false;
+  if (deadline && Clock::now() >= *deadline) {
+    // TryNext returns kPending: the consumer goes on with other work and is
+    // not waiting any more, so workers must not hold slots back for it.
+    consumer_waited_since_take_ = false;
+    return false;
+  }
   // A batch usually completes within microseconds of the last: poll briefly
   // (yielding the core to the workers) before paying for a futex sleep and
   // the wake-up a worker would have to send.
