@@ -27,9 +27,14 @@ constexpr double kRoundTripClaimNs = 250000.0;
 constexpr int64_t kMaxRoundTripRows = 8;
 
 // set_no_slot_for_the_tail: the share of a batch's loading time a worker may
-// sit out at each batch's tail (half a claim per worker) instead of a new
-// slot being made. 2 workers claiming single rows of a 64-row batch: 1.6%.
-constexpr double kTailShareLimit = 0.02;
+// sit out at each batch's tail instead of a new slot being made (the
+// estimate: TailIsCheapLocked). 2 workers claiming single rows of equal
+// cost from a 64-row batch: 1.6%, which leaves room for rows that vary
+// (decode times of JPEGs of different sizes, a busy machine's scheduling).
+constexpr double kTailShareLimit = 0.03;
+// The weight of a new claim in the averages of claim costs behind the tail
+// estimate (TailIsCheapLocked): about the last 64 claims.
+constexpr double kClaimCostWeight = 1.0 / 64;
 // How often a held-back worker looks again: the hold ends without a wake-up
 // when the awaited batch completes and the consumer keeps the batch it held.
 constexpr auto kHoldBackRecheck = std::chrono::milliseconds(2);
@@ -199,7 +204,15 @@ bool Scheduler::HoldsBackNewSlotLocked() const {
 }
 
 bool Scheduler::TailIsCheapLocked(size_t batch_rows) const {
-  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_;
+  // The claims still running when a worker runs out are the long ones (a
+  // long claim is more likely to be caught running): their expected
+  // remaining time is E[x^2] / (2 E[x]) for claims costing x, which is half
+  // a claim when all cost the same, and many claims' worth when a few rows
+  // are far slower than the rest.
+  const double mean = claim_ns_.load(std::memory_order_relaxed);
+  const double square = claim_ns_squared_.load(std::memory_order_relaxed);
+  const double spread = mean > 0 && square > 0 ? std::max(1.0, square / (mean * mean)) : 1.0;
+  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_ * spread;
   return tail <= kTailShareLimit * static_cast<double>(batch_rows);
 }
 
@@ -232,9 +245,20 @@ void Scheduler::WakeAnotherWorker() const {
   }
 }
 
-void Scheduler::NoteRowCost(double ns_per_row, int64_t rows) {
+void Scheduler::NoteRowCost(double ns_per_row, int64_t rows, double claim_ns_per_row) {
   if (batch_sampler_ == nullptr) return;  // a stream's worker waits for its own turn
   row_ns_.store(ns_per_row, std::memory_order_relaxed);
+  if (no_slot_for_the_tail_.load(std::memory_order_relaxed) && claim_ns_per_row > 0) {
+    // Slow averages (about the last 64 claims; updates from two workers at
+    // once may lose one, which an estimate can afford).
+    const double mean = claim_ns_.load(std::memory_order_relaxed);
+    const double square = claim_ns_squared_.load(std::memory_order_relaxed);
+    const double x = claim_ns_per_row;
+    claim_ns_.store(mean <= 0 ? x : mean + (x - mean) * kClaimCostWeight,
+                    std::memory_order_relaxed);
+    claim_ns_squared_.store(square <= 0 ? x * x : square + (x * x - square) * kClaimCostWeight,
+                            std::memory_order_relaxed);
+  }
   const bool cheap = ns_per_row * static_cast<double>(rows) < kCheapBatchNs;
   if (cheap != pool_->batch_release_wakes()) pool_->set_batch_release_wakes(cheap);
 }

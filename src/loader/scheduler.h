@@ -146,7 +146,9 @@ class Scheduler {
   // A worker measured `ns_per_row` (its moving average) loading a batch of
   // `rows`: batches that load in microseconds get their released slots a
   // few at a time (SlotPool::set_batch_release_wakes). Without the lock.
-  void NoteRowCost(double ns_per_row, int64_t rows);
+  // `claim_ns_per_row`: what the rows of this one claim cost (for the
+  // spread of row costs, set_no_slot_for_the_tail).
+  void NoteRowCost(double ns_per_row, int64_t rows, double claim_ns_per_row);
   // The last cost per row a worker measured (0 before any).
   double row_ns() const { return row_ns_.load(std::memory_order_relaxed); }
   // Each row costs a round trip unless several go together (worker
@@ -259,16 +261,17 @@ class Scheduler {
   // every worker maps. When the consumer waits for its batches (the loader
   // is the bottleneck), no batch ever waits for it, and a third slot only
   // lets a worker that ran out of rows start the batch after next while
-  // the others finish the last rows of the one awaited: it saves that tail,
-  // about half a claim per worker, and the consumer releases its previous
+  // the others finish the last rows of the one awaited: it saves that tail
+  // (TailIsCheapLocked), and the consumer releases its previous
   // batch as soon as it has the new one. So a new slot is not made then,
   // past two slots, when the tail is under kTailShareLimit of a batch's
   // work, and while a batch is in flight (its completion, or a released
   // slot, ends the wait). For a consumer that finds its batches ready
   // (prefetch at work), slots are made as before, up to the limit.
   bool HoldsBackNewSlotLocked() const REQUIRES(mu());
-  // The tail a worker would sit out at a batch of `batch_rows` (half a
-  // claim per worker) is under kTailShareLimit of the batch's work.
+  // The tail a worker would sit out at a batch of `batch_rows` (what the
+  // claims still running have left, from the spread of claim costs) is
+  // under kTailShareLimit of the batch's work.
   bool TailIsCheapLocked(size_t batch_rows) const REQUIRES(mu());
   // The consumer took a batch, after waiting for it or not: with
   // set_no_slot_for_the_tail, slots past two are given back as they are
@@ -310,8 +313,12 @@ class Scheduler {
   std::atomic<double> row_ns_{0};
   std::atomic<bool> round_trip_claims_{false};
   std::atomic<bool> no_slot_for_the_tail_{false};
-  // Rows in the last claim: the size of a batch tail's pieces.
+  // Rows in the last claim: the size of a batch tail's pieces; and slow
+  // averages of a claim's cost per row and of its square (their ratio says
+  // how uneven the rows are).
   int64_t last_claim_rows_ GUARDED_BY(mu()) = 1;
+  std::atomic<double> claim_ns_{0};
+  std::atomic<double> claim_ns_squared_{0};
   // Whether the consumer found no batch ready and waited, for the batch it
   // took last and since: the loader is the bottleneck.
   bool consumer_waited_for_last_ GUARDED_BY(mu()) = false;

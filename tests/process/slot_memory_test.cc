@@ -43,6 +43,23 @@ class SlowDataset : public Dataset {
   int row_us_;
 };
 
+// Rows of very uneven cost: 1 in 16 sleeps 10 ms, the others 20 us.
+class UnevenDataset : public Dataset {
+ public:
+  explicit UnevenDataset(int64_t n) : n_(n) {}
+  int64_t size() const override { return n_; }
+  void Get(int64_t index, Sample& out, SampleContext&) const override {
+    CheckIndex(index, n_);
+    const bool slow = (index * 7) % 16 == 3;
+    std::this_thread::sleep_for(std::chrono::microseconds(slow ? 10000 : 20));
+    out.SetScalar<int64_t>("index", index);
+  }
+  std::vector<FieldSpec> FixedFields() const override { return {{"index", DType::kI64, Shape{}}}; }
+
+ private:
+  int64_t n_;
+};
+
 LoaderOptions ProcessOptions() {
   LoaderOptions options;
   options.worker_mode = WorkerMode::kProcess;
@@ -73,6 +90,21 @@ TEST(SlotMemory, ALoopThatWaitsForItsBatchesKeepsTwoSlots) {
   const StatsSnapshot stats = loader.stats();
   EXPECT_EQ(stats.slots, 2);
   EXPECT_GE(stats.slot_bytes, 2 * kBatch * (8 + 256 * 4));
+}
+
+TEST(SlotMemory, RowsOfVeryUnevenCostKeepTheSlotForTheTail) {
+  // The rows still loading when a worker runs out are the slow ones: a
+  // batch's tail is many rows' worth, and a worker waiting it out would
+  // idle for much of it. The third slot is made, as for threads.
+  DataLoader loader(std::make_shared<UnevenDataset>(12 * kBatch), ProcessOptions());
+  int64_t batches = 0;
+  std::optional<Batch> held;
+  while (std::optional<Batch> next = loader.Next()) {
+    held = std::move(next);
+    ExpectInOrder(*held, batches++);
+  }
+  EXPECT_EQ(batches, 12);
+  EXPECT_GE(loader.stats().slots, 3);
 }
 
 TEST(SlotMemory, ALoopSlowerThanTheLoaderGetsItsPrefetch) {
