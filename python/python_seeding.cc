@@ -35,6 +35,24 @@ const SeedFunctions& Functions() {
   return *functions;
 }
 
+// torch's default CPU generator (what torchvision's random transforms draw
+// from), or None while torch is not imported: looked up again until it is,
+// since a dataset may import torch after the loader started. Seeding it
+// directly costs ~1 us; torch.manual_seed also seeds every GPU (~21 us).
+py::object TorchGenerator() {
+  static py::object* generator = nullptr;  // leaked, as Functions()
+  if (generator != nullptr) return *generator;
+  PyObject* torch = PyImport_GetModule(py::str("torch").ptr());  // new reference or null
+  if (torch == nullptr) {
+    PyErr_Clear();
+    return py::none();
+  }
+  py::object module = py::reinterpret_steal<py::object>(torch);
+  if (!py::hasattr(module, "default_generator")) return py::none();  // still importing
+  generator = new py::object(module.attr("default_generator"));
+  return *generator;
+}
+
 }  // namespace
 
 void SeedPythonGenerators(uint64_t seed, int64_t epoch, int64_t index) {
@@ -44,12 +62,16 @@ void SeedPythonGenerators(uint64_t seed, int64_t epoch, int64_t index) {
   const SeedFunctions& f = Functions();
   f.random_seed(py::int_(value));
   f.numpy_seed(py::int_(value >> 32));  // numpy's legacy seeds are 32-bit
+  py::object torch_generator = TorchGenerator();
+  if (!torch_generator.is_none()) torch_generator.attr("manual_seed")(py::int_(rng.NextU64()));
 }
 
 SavedPythonGenerators::SavedPythonGenerators() {
   const SeedFunctions& f = Functions();
   saved_random_ = f.random_getstate();
   saved_numpy_ = f.numpy_get_state();
+  py::object torch_generator = TorchGenerator();
+  if (!torch_generator.is_none()) saved_torch_ = torch_generator.attr("get_state")();
 }
 
 SavedPythonGenerators::~SavedPythonGenerators() {
@@ -57,6 +79,9 @@ SavedPythonGenerators::~SavedPythonGenerators() {
   try {
     f.random_setstate(saved_random_);
     f.numpy_set_state(saved_numpy_);
+    // torch imported meanwhile (by the dataset) has no saved state: its
+    // generator was the sample's from then on, as random's would be.
+    if (saved_torch_) TorchGenerator().attr("set_state")(saved_torch_);
   } catch (py::error_already_set& e) {
     e.discard_as_unraisable(__func__);
   }

@@ -1,8 +1,11 @@
-// Seeds Python's `random` and `numpy.random` global generators for one sample
-// from (seed, epoch, index), so that a Python __getitem__ drawing from them
-// gets the same draws with num_workers = 0 and for any number of worker
-// processes (torch and Paddle seed per worker, so their draws change with the
-// worker count).
+// Seeds Python's `random` and `numpy.random` global generators, and torch's
+// default CPU generator where torch is imported (torchvision's random
+// transforms draw from it), for one sample from (seed, epoch, index), so
+// that a Python __getitem__ drawing from them gets the same draws with
+// num_workers = 0 and for any number of worker processes (torch and Paddle
+// seed per worker, so their draws change with the worker count), and no two
+// samples get the same draws (forked workers would otherwise all inherit
+// one torch generator state and repeat each other's crops).
 //
 // The generators are global to a process. A worker process owns its
 // globals, so it seeds them before each sample. In the training process they
@@ -37,6 +40,7 @@ class SavedPythonGenerators {
  private:
   pybind11::object saved_random_;
   pybind11::object saved_numpy_;
+  pybind11::object saved_torch_;  // null without torch
 };
 
 }  // namespace feedline::python
