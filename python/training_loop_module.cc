@@ -42,6 +42,7 @@ py::dict LoopReportToPython(const LoopReport& r) {
   d["step_s"] = r.step_s;
   d["wait_s"] = r.wait_s;
   d["wait_share"] = r.wait_share;
+  d["start_wait_s"] = r.start_wait_s;
   d["samples_per_s"] = r.samples_per_s;
   d["workers"] = r.workers;
   d["worker_busy"] = r.worker_busy < 0 ? py::object(py::none()) : py::object(py::float_(r.worker_busy));

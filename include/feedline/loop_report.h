@@ -57,6 +57,11 @@ struct FEEDLINE_EXPORT LoopReport {
   double step_s = 0;    // mean training step
   double wait_s = 0;    // mean data wait per batch delivered
   double wait_share = 0;  // wait / (wait + step), summed over the window
+  // The wait for the run's first batch (workers starting, files opened),
+  // when the window holds it: left out of wait_s, wait_share and the
+  // bound, which would otherwise call a short run loader-bound for its
+  // start-up alone.
+  double start_wait_s = 0;
   double samples_per_s = 0;
 
   int workers = 0;          // worker threads (0: samples load in the loop's thread)

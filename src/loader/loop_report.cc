@@ -54,8 +54,12 @@ LoopReport Summarize(const StatsSnapshot& now, const StatsSnapshot& since, int n
   r.samples = now.delivered_samples - since.delivered_samples;
   r.seconds = static_cast<double>(now.elapsed_ns - since.elapsed_ns) / kNsPerSecond;
   const double step_total = static_cast<double>(now.step_ns - since.step_ns) / kNsPerSecond;
-  const double wait_total =
+  double wait_total =
       static_cast<double>(now.consumer_wait_ns - since.consumer_wait_ns) / kNsPerSecond;
+  if (since.batches == 0 && now.first_batch_ns >= 0) {
+    r.start_wait_s = std::min(wait_total, static_cast<double>(now.first_batch_ns) / kNsPerSecond);
+    wait_total -= r.start_wait_s;
+  }
   if (r.steps > 0) r.step_s = step_total / static_cast<double>(r.steps);
   if (r.batches > 0) r.wait_s = wait_total / static_cast<double>(r.batches);
   if (step_total + wait_total > 0) r.wait_share = wait_total / (step_total + wait_total);
@@ -93,6 +97,9 @@ std::string FormatVerdict(const LoopReport& r) {
   }
   std::string text = std::string(LoopBoundName(r.bound)) + ": the loop waited " +
                      Percent(r.wait_share) + " of the time";
+  if (r.start_wait_s > 0) {
+    text += " (after the first batch, which took " + Milliseconds(r.start_wait_s) + ")";
+  }
   if (!r.top_stage.empty() && r.top_stage_share >= kNamedStage) {
     text += "; " + r.top_stage + " is " + Percent(r.top_stage_share) + " of worker time";
   }

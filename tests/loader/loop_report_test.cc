@@ -88,6 +88,31 @@ TEST(LoopReportTest, TheThresholdIsTenPercent) {
   EXPECT_EQ(Summarize(Window(10, 89, 110, 1, 0), {}, 1).bound, LoopBound::kLoader);  // 11%
 }
 
+TEST(LoopReportTest, TheFirstBatchIsStartUpAndLeftOutOfTheVerdict) {
+  // 10 steps of 10 ms; of the 102 ms waited, 100 went to the first batch
+  // (workers starting): the loop is step-bound, not loader-bound.
+  StatsSnapshot s = Window(10, 10, 102, 2, 150);
+  s.first_batch_ns = 100 * kMs;
+  const LoopReport r = Summarize(s, {}, 2);
+  EXPECT_DOUBLE_EQ(r.start_wait_s, 0.1);
+  EXPECT_NEAR(r.wait_share, 2.0 / 102, 1e-12);
+  EXPECT_NEAR(r.wait_s, 0.0002, 1e-12);
+  EXPECT_EQ(r.bound, LoopBound::kStep);
+  EXPECT_EQ(r.verdict,
+            "step-bound: the loop waited 2% of the time (after the first batch, which took "
+            "100.0 ms); nothing to change in the loader");
+  // A window that starts later does not hold the first batch.
+  StatsSnapshot later = s;
+  later.steps += 10;
+  later.batches += 10;
+  later.step_ns += 100 * kMs;
+  later.consumer_wait_ns += 50 * kMs;
+  later.elapsed_ns += 150 * kMs;
+  const LoopReport window = Summarize(later, s, 2);
+  EXPECT_EQ(window.start_wait_s, 0);
+  EXPECT_NEAR(window.wait_share, 50.0 / 150, 1e-12);
+}
+
 TEST(LoopReportTest, NothingMeasuredYet) {
   const LoopReport r = Summarize(StatsSnapshot{}, {}, 4);
   EXPECT_EQ(r.bound, LoopBound::kUnknown);
