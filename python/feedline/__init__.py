@@ -24,6 +24,11 @@ See docs/python.md.
 
 from feedline._feedline import SampleError, TimeoutError  # noqa: A004 (a built-in TimeoutError too)
 from feedline._feedline import WorkerInitError
+
+# Tracebacks and pickles name them where users import them from.
+for _error in (SampleError, TimeoutError, WorkerInitError):
+    _error.__module__ = "feedline"
+del _error
 from feedline import io
 from feedline.io import DataLoader, get_worker_info
 
