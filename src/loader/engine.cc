@@ -562,8 +562,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       const int64_t elapsed = NowNs() - t0;
       const int64_t rows = task.end - task.begin;
       UpdateAverage(&ns_per_row, elapsed, rows);
-      scheduler_->NoteRowCost(ns_per_row, batch_rows,
-                              rows > 0 ? static_cast<double>(elapsed) / static_cast<double>(rows) : 0);
+      scheduler_->NoteRowCost(ns_per_row, batch_rows);
       stats_.AddWorker(worker, elapsed, rows);
       stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
       // Retired after a timeout: a replacement already took this worker's place.

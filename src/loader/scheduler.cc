@@ -32,9 +32,16 @@ constexpr int64_t kMaxRoundTripRows = 8;
 // cost from a 64-row batch: 1.6%, which leaves room for rows that vary
 // (decode times of JPEGs of different sizes, a busy machine's scheduling).
 constexpr double kTailShareLimit = 0.03;
-// The weight of a new claim in the averages of claim costs behind the tail
-// estimate (TailIsCheapLocked): about the last 64 claims.
-constexpr double kClaimCostWeight = 1.0 / 64;
+// The weight of a batch in the averages of batch tails and intervals behind
+// TailIsCheapLocked (about the last 8 batches), and the batches of each
+// epoch left out of them: the first ones are start-up (a worker process's
+// first imports and allocations, files seen for the first time).
+constexpr double kBatchTimingWeight = 1.0 / 8;
+constexpr int kWarmUpBatches = 2;
+// A consumer whose TryNext returned kPending longer ago than this, and has
+// not asked again, went on with other work: it is not waiting. Python's
+// binding waits in 100 ms TryNext slices and asks again within microseconds.
+constexpr auto kPollGrace = std::chrono::milliseconds(1);
 // How often a held-back worker looks again: the hold ends without a wake-up
 // when the awaited batch completes and the consumer keeps the batch it held.
 constexpr auto kHoldBackRecheck = std::chrono::milliseconds(2);
@@ -93,6 +100,8 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   delivered_ = first_batch;
   open_ = nullptr;
   running_ = true;
+  last_completion_.reset();  // the gap between epochs is no batch's time
+  completions_seen_ = 0;
   generation_.fetch_add(1);
   pool_->WakeWorkers();
 }
@@ -189,7 +198,7 @@ bool Scheduler::HoldsBackNewSlotLocked() const {
   // A free slot is taken: the hold-back is only about making one.
   if (pool_->in_use_locked() < pool_->size_locked()) return false;
   if (pool_->size_locked() < kSlotsBeforeHoldingBack) return false;
-  if (!consumer_waited_for_last_ && !consumer_waited_since_take_) return false;
+  if (!consumer_waited_for_last_ && !ConsumerWaitingLocked()) return false;
   if (!TailIsCheapLocked(plan_.batch(next_bind_).size())) return false;
   // Only while a batch is being loaded, or is ready for a consumer that
   // waits (the worker that completed it asks for more before the consumer
@@ -198,22 +207,34 @@ bool Scheduler::HoldsBackNewSlotLocked() const {
   for (const auto& slot : pool_->slots_locked()) {
     if (slot->generation != generation) continue;
     if (slot->state == SlotState::kFilling) return true;
-    if (slot->state == SlotState::kReady && consumer_waited_since_take_) return true;
+    if (slot->state == SlotState::kReady && ConsumerWaitingLocked()) return true;
   }
   return false;
 }
 
 bool Scheduler::TailIsCheapLocked(size_t batch_rows) const {
-  // The claims still running when a worker runs out are the long ones (a
-  // long claim is more likely to be caught running): their expected
-  // remaining time is E[x^2] / (2 E[x]) for claims costing x, which is half
-  // a claim when all cost the same, and many claims' worth when a few rows
-  // are far slower than the rest.
-  const double mean = claim_ns_.load(std::memory_order_relaxed);
-  const double square = claim_ns_squared_.load(std::memory_order_relaxed);
-  const double spread = mean > 0 && square > 0 ? std::max(1.0, square / (mean * mean)) : 1.0;
-  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_ * spread;
+  if (tail_s_ > 0 && batch_interval_s_ > 0) {
+    // Measured: a worker that runs out of rows waits, on average, about half
+    // of the time from the batch's last claim to its completion.
+    return 0.5 * tail_s_ <= kTailShareLimit * batch_interval_s_;
+  }
+  // Before that, the rows are taken to cost the same: half a claim per worker.
+  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_;
   return tail <= kTailShareLimit * static_cast<double>(batch_rows);
+}
+
+void Scheduler::NoteCompletionLocked(const Slot* slot) {
+  const Clock::time_point now = Clock::now();
+  if (last_completion_ && ++completions_seen_ > kWarmUpBatches) {
+    const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    const double tail = seconds(now - slot->fully_claimed);
+    const double interval = seconds(now - *last_completion_);
+    const bool first = tail_s_ <= 0;
+    tail_s_ = first ? tail : tail_s_ + (tail - tail_s_) * kBatchTimingWeight;
+    batch_interval_s_ =
+        first ? interval : batch_interval_s_ + (interval - batch_interval_s_) * kBatchTimingWeight;
+  }
+  last_completion_ = now;
 }
 
 void Scheduler::NoteConsumerWaitLocked(bool waited, size_t batch_rows) {
@@ -223,6 +244,11 @@ void Scheduler::NoteConsumerWaitLocked(bool waited, size_t batch_rows) {
                          consecutive_waits_ >= kWaitsBeforeGivingBack &&
                          TailIsCheapLocked(batch_rows);
   pool_->set_keep_on_release_locked(give_back ? kSlotsBeforeHoldingBack : 0);
+}
+
+bool Scheduler::ConsumerWaitingLocked() const {
+  if (!consumer_waited_since_take_) return false;
+  return !consumer_away_since_ || Clock::now() - *consumer_away_since_ < kPollGrace;
 }
 
 std::optional<Scheduler::Clock::time_point> Scheduler::HoldBackCheckLocked() const {
@@ -245,20 +271,9 @@ void Scheduler::WakeAnotherWorker() const {
   }
 }
 
-void Scheduler::NoteRowCost(double ns_per_row, int64_t rows, double claim_ns_per_row) {
+void Scheduler::NoteRowCost(double ns_per_row, int64_t rows) {
   if (batch_sampler_ == nullptr) return;  // a stream's worker waits for its own turn
   row_ns_.store(ns_per_row, std::memory_order_relaxed);
-  if (no_slot_for_the_tail_.load(std::memory_order_relaxed) && claim_ns_per_row > 0) {
-    // Slow averages (about the last 64 claims; updates from two workers at
-    // once may lose one, which an estimate can afford).
-    const double mean = claim_ns_.load(std::memory_order_relaxed);
-    const double square = claim_ns_squared_.load(std::memory_order_relaxed);
-    const double x = claim_ns_per_row;
-    claim_ns_.store(mean <= 0 ? x : mean + (x - mean) * kClaimCostWeight,
-                    std::memory_order_relaxed);
-    claim_ns_squared_.store(square <= 0 ? x * x : square + (x * x - square) * kClaimCostWeight,
-                            std::memory_order_relaxed);
-  }
   const bool cheap = ns_per_row * static_cast<double>(rows) < kCheapBatchNs;
   if (cheap != pool_->batch_release_wakes()) pool_->set_batch_release_wakes(cheap);
 }
@@ -359,6 +374,7 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task) {
   // Fully claimed (an empty batch, which a custom batch sampler may yield,
   // at once): the next claim takes another batch.
   if (slot->claimed >= slot->planned_rows) {
+    slot->fully_claimed = Clock::now();
     if (slot == open_) {
       open_ = nullptr;
     } else {
@@ -429,6 +445,7 @@ bool Scheduler::Complete(Slot* slot, bool stale) {
       wake_workers = pool_->workers_waiting_locked();
     } else {
       CountOutcomes(slot);
+      NoteCompletionLocked(slot);
       slot->state = SlotState::kReady;
       progress_.fetch_add(1, std::memory_order_release);
       wake_consumer = consumer_waiting_ > 0;
@@ -460,8 +477,9 @@ Slot* Scheduler::TakeReadyLocked() {
     }
   }
   if (best != nullptr) {
-    NoteConsumerWaitLocked(consumer_waited_since_take_, static_cast<size_t>(best->planned_rows));
+    NoteConsumerWaitLocked(ConsumerWaitingLocked(), static_cast<size_t>(best->planned_rows));
     consumer_waited_since_take_ = false;
+    consumer_away_since_.reset();
   }
   return best;
 }
@@ -502,6 +520,7 @@ void Scheduler::GrowIfCallerHoldsEverySlotLocked() {
 bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
                                       std::optional<std::chrono::milliseconds> wake_after) {
   consumer_waited_since_take_ = true;
+  consumer_away_since_.reset();
   // Released slots may have been left for later (SlotPool's batched
   // wake-ups): with the consumer about to wait, the workers need them now.
   if (pool_->workers_waiting_locked() && pool_->HasFreeLocked()) {
@@ -512,9 +531,9 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
     }
   }
   if (deadline && Clock::now() >= *deadline) {
-    // TryNext returns kPending: the consumer goes on with other work and is
-    // not waiting any more, so workers must not hold slots back for it.
-    consumer_waited_since_take_ = false;
+    // TryNext returns kPending: the consumer may go on with other work
+    // (ConsumerWaitingLocked), or be back at once (Python waits in slices).
+    consumer_away_since_ = Clock::now();
     return false;
   }
   // A batch usually completes within microseconds of the last: poll briefly

@@ -146,9 +146,7 @@ class Scheduler {
   // A worker measured `ns_per_row` (its moving average) loading a batch of
   // `rows`: batches that load in microseconds get their released slots a
   // few at a time (SlotPool::set_batch_release_wakes). Without the lock.
-  // `claim_ns_per_row`: what the rows of this one claim cost (for the
-  // spread of row costs, set_no_slot_for_the_tail).
-  void NoteRowCost(double ns_per_row, int64_t rows, double claim_ns_per_row);
+  void NoteRowCost(double ns_per_row, int64_t rows);
   // The last cost per row a worker measured (0 before any).
   double row_ns() const { return row_ns_.load(std::memory_order_relaxed); }
   // Each row costs a round trip unless several go together (worker
@@ -269,14 +267,21 @@ class Scheduler {
   // slot, ends the wait). For a consumer that finds its batches ready
   // (prefetch at work), slots are made as before, up to the limit.
   bool HoldsBackNewSlotLocked() const REQUIRES(mu());
-  // The tail a worker would sit out at a batch of `batch_rows` (what the
-  // claims still running have left, from the spread of claim costs) is
-  // under kTailShareLimit of the batch's work.
+  // The tail a worker would sit out at a batch of `batch_rows` is under
+  // kTailShareLimit of the time a batch takes: measured once batches have
+  // completed (NoteCompletionLocked), taken to be half a claim per worker
+  // before.
   bool TailIsCheapLocked(size_t batch_rows) const REQUIRES(mu());
+  // A batch completed: its tail (from its last claim to now) and the time
+  // since the completion before go into the averages TailIsCheapLocked reads.
+  void NoteCompletionLocked(const Slot* slot) REQUIRES(mu());
   // The consumer took a batch, after waiting for it or not: with
   // set_no_slot_for_the_tail, slots past two are given back as they are
   // released once it has waited kWaitsBeforeGivingBack times in a row.
   void NoteConsumerWaitLocked(bool waited, size_t batch_rows) REQUIRES(mu());
+  // The consumer found no batch ready and is waiting for one: in a wait, or
+  // between TryNext calls that return kPending less than kPollGrace apart.
+  bool ConsumerWaitingLocked() const REQUIRES(mu());
 
   const LoaderOptions& options_;
   const std::shared_ptr<const BatchSampler> batch_sampler_;
@@ -313,16 +318,21 @@ class Scheduler {
   std::atomic<double> row_ns_{0};
   std::atomic<bool> round_trip_claims_{false};
   std::atomic<bool> no_slot_for_the_tail_{false};
-  // Rows in the last claim: the size of a batch tail's pieces; and slow
-  // averages of a claim's cost per row and of its square (their ratio says
-  // how uneven the rows are).
+  // Rows in the last claim: the size of a batch tail's pieces, until the
+  // tails are measured: averages of the time from a batch's last claim to
+  // its completion, and between completions (NoteCompletionLocked).
   int64_t last_claim_rows_ GUARDED_BY(mu()) = 1;
-  std::atomic<double> claim_ns_{0};
-  std::atomic<double> claim_ns_squared_{0};
+  std::optional<Clock::time_point> last_completion_ GUARDED_BY(mu());
+  int completions_seen_ GUARDED_BY(mu()) = 0;  // this epoch
+  double tail_s_ GUARDED_BY(mu()) = 0;
+  double batch_interval_s_ GUARDED_BY(mu()) = 0;
   // Whether the consumer found no batch ready and waited, for the batch it
   // took last and since: the loader is the bottleneck.
   bool consumer_waited_for_last_ GUARDED_BY(mu()) = false;
   bool consumer_waited_since_take_ GUARDED_BY(mu()) = false;
+  // When a TryNext of the consumer's last returned kPending (unset while it
+  // waits, or once it asked again).
+  std::optional<Clock::time_point> consumer_away_since_ GUARDED_BY(mu());
   int consecutive_waits_ GUARDED_BY(mu()) = 0;  // batches the consumer waited for, in a row
 
   std::atomic<uint64_t> generation_{0};

@@ -94,6 +94,9 @@ struct Slot {
                             // batch_index counts that worker's batches)
   SlotState state = SlotState::kFree;
 
+  // When the last row was claimed (Scheduler: the batch's tail starts).
+  std::chrono::steady_clock::time_point fully_claimed;
+
   // Rows as planned.
   int64_t planned_rows = 0;
   std::vector<int64_t> indices;  // dataset index per row (substitute if replaced)
