@@ -47,19 +47,17 @@ test-asan: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan --output-on-failure --no-tests=error -LE '^process$$' -j$(JOBS)
 
-# The concurrency core (core, data, loader tests) and the worker processes
-# (process tests) under ThreadSanitizer. handle_segv=0: some process tests
-# crash a worker with SIGSEGV on purpose and check the signal its loader
-# reports; TSan's own handler would turn that death into another.
+# The concurrency core (core, data, loader tests) under ThreadSanitizer. The
+# worker-process tests (label process) run in the Release suite only: under
+# ctest -j2 a TSan child forked while another thread allocated hung in 2 of
+# 26 tests (a clean-clone run, 2026-11-30), as with ASan below.
 test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEEDLINE_SANITIZE=thread \
 	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=OFF \
 	  > build-tsan.configure.log 2>&1 || (cat build-tsan.configure.log; exit 1)
-	@cmake --build build-tsan -j$(JOBS) --target feedline_core_test feedline_data_test \
-	  feedline_loader_test feedline_process_test
-	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:handle_segv=0 \
-	  ctest --test-dir build-tsan --output-on-failure --no-tests=error \
-	  -L '^(core|data|loader|process)$$' -j$(JOBS)
+	@cmake --build build-tsan -j$(JOBS) --target feedline_core_test feedline_data_test feedline_loader_test
+	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir build-tsan --output-on-failure --no-tests=error -L '^(core|data|loader)$$' -j$(JOBS)
 
 # The library built with clang and -Werror=thread-safety: the locking the
 # engine declares (GUARDED_BY, REQUIRES in src/loader/) is checked at compile
