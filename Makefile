@@ -50,7 +50,7 @@ test-asan: deps
 # The concurrency core (core, data, loader tests) under ThreadSanitizer. The
 # worker-process tests (label process) run in the Release suite only: under
 # ctest -j2 a TSan child forked while another thread allocated hung in 2 of
-# 26 tests (a clean-clone run, 2026-11-30), as with ASan below.
+# 26 tests (a clean-clone run, 2026-11-30), as with ASan above.
 test-tsan: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEEDLINE_SANITIZE=thread \
 	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=OFF \
