@@ -138,6 +138,33 @@ TEST(SlotMemory, SlotsMadeWhileTheLoopWasBusyAreGivenBackOnceItWaitsAgain) {
   EXPECT_EQ(loader.stats().slots, 2);
 }
 
+TEST(SlotMemory, APollingLoopThatWentAwayGetsItsPrefetch) {
+  // A loop that found no batch ready and went on with other work (TryNext
+  // returned kPending) is not waiting: while it is away the workers fill
+  // the prefetch it allows. 1 ms rows (~32 ms a batch); every wait is a
+  // TryNext with a limit, so a stall fails the checks instead of hanging.
+  DataLoader loader(std::make_shared<SlowDataset>(8 * kBatch, 1000), ProcessOptions());
+  Batch first;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (loader.TryNext(std::chrono::milliseconds(0), &first) == NextStatus::kPending) {
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no first batch in 20 s";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ExpectInOrder(first, 0);
+  // Batch 1 is loading: this poll finds nothing, and the loop goes away for
+  // 600 ms keeping batch 0 (~6x what batches 1-3 take).
+  Batch next;
+  ASSERT_EQ(loader.TryNext(std::chrono::milliseconds(0), &next), NextStatus::kPending);
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  for (int64_t b = 1; b <= 3; ++b) {
+    Batch batch;
+    ASSERT_EQ(loader.TryNext(std::chrono::milliseconds(0), &batch), NextStatus::kBatch)
+        << "batch " << b << " was not loaded while the loop was away";
+    ExpectInOrder(batch, b);
+  }
+  EXPECT_EQ(loader.stats().slots, 4);
+}
+
 TEST(SlotMemory, ALoopThatKeepsEveryBatchGetsThemAll) {
   // As list(loader) does: no batch is released, so every one needs a slot
   // of its own, made while the loop waits.
