@@ -1,7 +1,7 @@
 # feedline: the whole set-up on a fresh Debian 12 machine.
 #   make demo   build, synthesize a dataset once, benchmark the train pipeline
 #   make test   build, then every test (unit, Python, sanitizers, fuzzing, install)
-.PHONY: all deps build demo test test-unit test-asan test-tsan test-thread-safety test-fuzz test-install clean
+.PHONY: all deps build demo test test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-peers venv clean
 
 JOBS ?= 2
 BUILD ?= build
@@ -25,7 +25,7 @@ demo: build
 	  touch $(BUILD)/demo-data/.complete )
 	@$(BUILD)/tools/feedline bench $(BUILD)/demo-data --pipeline train --batch 64 --workers 2 --epochs 1
 
-test: build test-unit test-asan test-tsan test-thread-safety test-fuzz test-install
+test: build test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-peers
 	@echo "make test: all suites passed"
 
 test-unit:
@@ -89,6 +89,29 @@ test-install: build
 	@! grep -rn '#include "src/' $(BUILD)/install-check/prefix/include/feedline \
 	  || (echo "install check: an installed header includes a source-tree header"; exit 1)
 	@echo "install check: 3 passed, 0 failed"
+
+# The peers' own test suites against the one-line swap. torch's
+# test/test_dataloader.py comes from Debian's source packages at test time
+# (scripts/fetch_torch_tests.sh): the 1.13 suite runs with Debian's python3
+# and torch 1.13, the 2.6 suite with the venv's torch 2.13. Each runs with
+# torch's DataLoader and with feedline.torch's; every test passing with torch
+# must pass with feedline (tests/peers/run_torch_suite.py). Then Paddle's
+# DataLoader behaviours, with paddle.io and feedline.paddle side by side.
+PEERS := $(BUILD)/peer-tests
+VENV := .venv
+venv:
+	@bash scripts/make_venv.sh
+
+test-peers: build venv
+	@bash scripts/fetch_torch_tests.sh $(PEERS)/suites
+	@/usr/bin/python3 tests/peers/run_torch_suite.py --python /usr/bin/python3 \
+	  --suite $(PEERS)/suites/torch-1.13/test_dataloader.py --out $(PEERS)/torch-1.13 \
+	  --pythonpath $(CURDIR)/$(BUILD)/python:$(CURDIR)/$(VENV)/debian-python-extras
+	@/usr/bin/python3 tests/peers/run_torch_suite.py --python $(CURDIR)/$(VENV)/bin/python \
+	  --suite $(PEERS)/suites/torch-2.6/test_dataloader.py --out $(PEERS)/torch-2 \
+	  --pythonpath $(CURDIR)/$(BUILD)/python
+	@PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
+	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract
 
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz *.configure.log

@@ -72,6 +72,27 @@ def _native(obj):
     return getattr(obj, "_native", obj)
 
 
+def _is_iterable_dataset(dataset):
+    """True for a streaming dataset: feedline's IterableDataset, torch's or
+    Paddle's (whose base Dataset classes define __getitem__, so the method
+    alone does not tell), or any object with __iter__ and no __getitem__."""
+    if isinstance(dataset, IterableDataset):
+        return True
+    for module, name in (("torch", "utils.data.IterableDataset"), ("paddle", "io.IterableDataset")):
+        framework = sys.modules.get(module)
+        if framework is None:
+            continue
+        cls = framework
+        try:
+            for part in name.split("."):
+                cls = getattr(cls, part)
+        except AttributeError:
+            continue
+        if isinstance(dataset, cls):
+            return True
+    return hasattr(dataset, "__iter__") and not hasattr(dataset, "__getitem__")
+
+
 def _native_dataset(dataset):
     """The C++ dataset the loader runs without the GIL, or None: a Python
     dataset, or a native one with a Python transform, whose samples need the
@@ -995,10 +1016,7 @@ class DataLoader:
         self.error_policy = error_policy
 
         native = _native_dataset(dataset)
-        self._iterable = native is None and (
-            isinstance(dataset, IterableDataset)
-            or (hasattr(dataset, "__iter__") and not hasattr(dataset, "__getitem__"))
-        )
+        self._iterable = native is None and _is_iterable_dataset(dataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
             raise ValueError(
                 "an IterableDataset has no indices: shuffle, sampler and batch_sampler "

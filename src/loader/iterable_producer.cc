@@ -33,6 +33,17 @@ bool IterableProducer::StoppingLocked() const {
   return workers_->stopping_locked();
 }
 
+bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
+  if (scheduler_->HasFreeSlotLocked()) return false;
+  for (const auto& slot : scheduler_->slots_locked()) {
+    if (slot->state == SlotState::kFilling && slot->producer == worker &&
+        slot->generation == scheduler_->generation()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void IterableProducer::SetSlotLimitLocked(int slots) {
   quota_ = std::max(1, slots / streams_);
   scheduler_->WakeWorkers();
@@ -251,6 +262,12 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
       continue;
     }
     scheduler_->GrowIfCallerHoldsEverySlotLocked();
+    // The awaited worker's batch comes first in the round-robin: if the
+    // slots are all taken by kept batches and by other workers' batches
+    // waiting behind it, it gets one more (list(loader) over a stream).
+    if (workers_ != nullptr && AwaitedWorkerStarvedLocked(rr_next_)) {
+      scheduler_->GrowOneSlotLocked();
+    }
     if (wait_start < 0) wait_start = NowNs();
     if (workers_ == nullptr) {
       if (!main_stream_) main_stream_ = dataset_->Open(0, 1, scheduler_->epoch_locked());

@@ -67,6 +67,11 @@ class IterableProducer {
   bool ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker)
       REQUIRES(scheduler_->mu());
   bool StoppingLocked() const REQUIRES(scheduler_->mu());
+  // True if the consumer, waiting for `worker`'s next batch, would wait
+  // forever: no slot is free and none is being filled by `worker`, so every
+  // slot is held by the caller (a kept batch) or by another worker's batch
+  // waiting for its turn, which comes after this one.
+  bool AwaitedWorkerStarvedLocked(int worker) const REQUIRES(scheduler_->mu());
 
   const LoaderOptions& options_;
   const std::shared_ptr<const IterableDataset> dataset_;

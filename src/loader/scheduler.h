@@ -213,6 +213,12 @@ class Scheduler {
   // Adds slots when the caller holds all of them (list(loader)), since no
   // batch could be loaded otherwise.
   void GrowIfCallerHoldsEverySlotLocked() REQUIRES(mu());
+  // Adds one slot and wakes the workers: for a producer the consumer waits
+  // for, which cannot get a slot while the others hold theirs (streams).
+  void GrowOneSlotLocked() REQUIRES(mu()) {
+    pool_->GrowLocked();
+    pool_->WakeWorkers();
+  }
   // Waits until an event the consumer may wait for (a batch ready, a stream
   // ended, a failure) happens, `wake_after` passes, or `deadline` passes;
   // false if the deadline had passed before waiting. Releases the mutex
