@@ -50,12 +50,16 @@ namespace {
 // except where the Python code itself releases the GIL (file reads, numpy).
 class PyDataset : public Dataset {
  public:
-  PyDataset(py::object dataset, int num_workers, std::shared_ptr<Structure> structure)
+  // `seed_samples`: with num_workers = 0, seed the Python generators per
+  // sample (python_seeding.h); feedline.torch leaves them alone, as torch.
+  PyDataset(py::object dataset, int num_workers, std::shared_ptr<Structure> structure,
+            bool seed_samples)
       : dataset_(std::make_shared<PyRef>(dataset)),
         getitem_(std::make_shared<PyRef>(dataset.attr("__getitem__"))),
         size_(static_cast<int64_t>(py::len(dataset))),
         num_workers_(num_workers),
-        structure_(std::move(structure)) {}
+        structure_(std::move(structure)),
+        seed_samples_(seed_samples) {}
 
   int64_t size() const override { return size_; }
 
@@ -70,7 +74,7 @@ class PyDataset : public Dataset {
       // after; worker threads leave the training process's generators alone.
       // The caller's own generators are saved around the whole Next() call
       // (PyLoader), so seeding them here costs little per sample.
-      if (ctx.worker_id() < 0) SeedPythonGenerators(ctx.seed(), ctx.epoch(), index);
+      if (ctx.worker_id() < 0 && seed_samples_) SeedPythonGenerators(ctx.seed(), ctx.epoch(), index);
       py::object item = getitem_->get()(index);
       FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
         return out.Allocate(name, dtype, shape);
@@ -78,7 +82,7 @@ class PyDataset : public Dataset {
     } catch (py::error_already_set& e) {
       // Never a sample error: an interrupt, or the loader used from its own dataset.
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
-      throw SampleError("exception", "", e.what(), index);
+      throw SampleError("exception", "", PythonErrorText(e), index);
     }
   }
 
@@ -88,6 +92,7 @@ class PyDataset : public Dataset {
   int64_t size_;
   int num_workers_;
   std::shared_ptr<Structure> structure_;
+  bool seed_samples_;
 };
 
 // One worker's iterator over a Python IterableDataset.
@@ -116,7 +121,7 @@ class PyStream : public SampleStream {
       return true;
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
-      throw SampleError("exception", "", e.what(), ctx.index());
+      throw SampleError("exception", "", PythonErrorText(e), ctx.index());
     }
   }
 
@@ -145,7 +150,9 @@ class PyIterableDataset : public IterableDataset {
       return std::make_unique<PyStream>(dataset_, std::move(iterator), num_workers_, structure_);
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e)) throw PyInterrupt{std::move(e)};
-      throw Error(std::string("iter(dataset) failed: ") + e.what());
+      // A sample error, so that the dataset's own exception type can be
+      // raised again (feedline.torch) and the loader counts it.
+      throw SampleError("exception", "", "iter(dataset) raised " + PythonErrorText(e));
     }
   }
 
@@ -242,10 +249,13 @@ std::shared_ptr<const BatchSampler> ToBatchSampler(const py::object& sampler) {
 
 // A Python collate_fn: the samples go to Python as the dataset returned them
 // (copies: sample memory is reused), and what it returns becomes the batch.
+// With `keep_result` what it returns is the batch, as it is (torch's
+// contract): attached to the slot, not copied into fields.
 CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
-                        std::shared_ptr<Structure> batches) {
+                        std::shared_ptr<Structure> batches, bool keep_result) {
   auto ref = std::make_shared<PyRef>(std::move(fn));
-  return [ref, samples, batches](std::span<const Sample* const> in, BatchBuilder& out) {
+  return [ref, samples, batches, keep_result](std::span<const Sample* const> in,
+                                              BatchBuilder& out) {
     py::gil_scoped_acquire gil;
     LoaderCodeScope running(samples.get());
     try {
@@ -254,6 +264,10 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
       // Whatever it returns comes back: numeric arrays in the slot, other
       // objects (a custom batch class, strings) through object fields.
       py::object result = ref->get()(items);
+      if (keep_result) {
+        out.Attach(std::make_shared<PyRef>(std::move(result)));
+        return;
+      }
       try {
         FillFields(result, *batches,
                    [&](const std::string& name, DType dtype, const Shape& shape) {
@@ -264,7 +278,7 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
       }
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};  // never a batch error
-      throw SampleError("collate", "", "collate_fn raised " + std::string(e.what()));
+      throw SampleError("collate", "", "collate_fn raised " + PythonErrorText(e));
     }
   };
 }
@@ -301,7 +315,13 @@ class PyLoader {
         status = Get().TryNext(std::chrono::milliseconds(100), &batch);
       });
       if (status == NextStatus::kEnd) return py::none();
-      if (status == NextStatus::kBatch) return ShapeBatch(batch, *structure_);
+      if (status == NextStatus::kBatch) {
+        // A collate_fn's own object (keep_collate_result): the batch is it.
+        if (std::shared_ptr<const void> kept = batch.attachment()) {
+          return static_cast<const PyRef*>(kept.get())->get();
+        }
+        return ShapeBatch(batch, *structure_);
+      }
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
   }
@@ -329,8 +349,14 @@ class PyLoader {
     Close();
   }
 
-  // Identifies this loader's Python code (LoaderCodeScope).
-  void set_key(const void* key) { key_ = key; }
+  // The samples' Structure; it identifies this loader's Python code
+  // (LoaderCodeScope).
+  void set_samples(std::shared_ptr<Structure> samples) {
+    key_ = samples.get();
+    samples_ = std::move(samples);
+  }
+  // The first sample's pickled skeleton (Structure::skeleton), b"" if none yet.
+  py::bytes SampleSkeleton() const { return py::bytes(samples_->skeleton()); }
   // Whether Next() must give the caller its `random` / `numpy.random` state
   // back (a Python dataset with num_workers = 0).
   void set_seeds_caller_generators(bool value) { seeds_caller_generators_ = value; }
@@ -399,6 +425,7 @@ class PyLoader {
   }
 
   py::object Layout() const { return StructureToPython(*structure_); }
+  std::shared_ptr<Structure> samples_;
 
   const void* key_ = nullptr;
 
@@ -431,7 +458,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      const std::string& error_policy, py::object fields,
                                      const std::string& worker_mode, bool use_shared_memory,
                                      bool in_order, int64_t memory_budget_bytes,
-                                     bool torch_bfloat16) {
+                                     bool torch_bfloat16, bool keep_collate_result,
+                                     bool seed_samples) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
@@ -481,7 +509,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   if (!collate_fn.is_none()) {
     batches = std::make_shared<Structure>();
     if (torch_bfloat16) batches->DeliverTorchBFloat16();
-    options.collate_fn = MakePyCollate(collate_fn, samples, batches);
+    options.collate_fn = MakePyCollate(collate_fn, samples, batches, keep_collate_result);
   }
 
   std::shared_ptr<DataLoader> loader;
@@ -506,7 +534,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     process_options.persistent_workers = persistent_workers;
     process_options.use_shared_memory = use_shared_memory;
     process_options.seed = seed;
-    workers = MakePythonWorkers(dataset, worker_init_fn, process_options, samples);
+    workers = MakePythonWorkers(dataset, worker_init_fn, seed_samples, process_options, samples);
     options.worker_init = [workers](int worker) { workers->StartWorker(worker); };
     if (iterable) {
       auto adapter = std::make_shared<PyProcessIterableDataset>(workers);
@@ -522,13 +550,13 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     LoaderCallWithoutGil nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   } else {
-    auto adapter = std::make_shared<PyDataset>(dataset, worker_count, samples);
+    auto adapter = std::make_shared<PyDataset>(dataset, worker_count, samples, seed_samples);
     LoaderCallWithoutGil nogil;
     loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
   }
   auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
-  py_loader->set_key(samples.get());
-  py_loader->set_seeds_caller_generators(!native && !iterable &&
+  py_loader->set_samples(samples);
+  py_loader->set_seeds_caller_generators(seed_samples && !native && !iterable &&
                                          worker_count == 0);
   return py_loader;
 }
@@ -803,11 +831,13 @@ void BindCore(py::module_& m) {
            py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
            py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true,
            py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0,
-           py::arg("torch_bfloat16") = false)
+           py::arg("torch_bfloat16") = false, py::arg("keep_collate_result") = false,
+           py::arg("seed_samples") = true)
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)
       .def("structure", &PyLoader::Layout)
+      .def("sample_skeleton", &PyLoader::SampleSkeleton)
       .def("__len__", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.size(); }); })
       .def("reset", [](PyLoader& l) { l.Call([](DataLoader& d) { d.Reset(); }); })
       .def("set_epoch",
@@ -855,6 +885,9 @@ void BindStorage(py::module_& m);  // storage_module.cc
 
 PYBIND11_MODULE(_feedline, m) {
   m.doc() = "feedline: a C++ data loader for deep-learning training (binding layer)";
+  // pybind11 before 2.12 reads numpy 2's array descriptors wrong (values
+  // come out garbled): feedline/__init__.py refuses that pairing at import.
+  m.attr("_pybind11_version") = py::make_tuple(PYBIND11_VERSION_MAJOR, PYBIND11_VERSION_MINOR);
   feedline::python::GilRelease::SetMainThread();
   feedline::python::RegisterExceptions(m);
   feedline::python::BindCore(m);

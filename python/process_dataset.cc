@@ -62,9 +62,10 @@ class ProcessStream : public SampleStream {
 }  // namespace
 
 PythonWorkerProgram::PythonWorkerProgram(py::object dataset, py::object worker_init_fn,
-                                         std::shared_ptr<Structure> structure)
+                                         bool seed_samples, std::shared_ptr<Structure> structure)
     : dataset_(std::make_shared<PyRef>(std::move(dataset))),
       worker_init_fn_(std::make_shared<PyRef>(std::move(worker_init_fn))),
+      seed_samples_(seed_samples),
       structure_(std::move(structure)) {}
 
 void PythonFork::Before() {
@@ -99,7 +100,7 @@ void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
 void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
 
 void PythonWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
-  RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_});
+  RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_});
 }
 
 void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
@@ -113,6 +114,7 @@ void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
   names.reserve(reply.fields.size());
   for (const internal::FieldMeta& f : reply.fields) names.push_back(f.name);
   structure_->Observe(static_cast<Structure::Kind>(reply.layout), names);
+  if (!reply.detail.empty()) structure_->SetSkeleton(reply.detail);
 }
 
 void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t index) const {
@@ -130,11 +132,11 @@ void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t 
 }
 
 std::shared_ptr<ProcessWorkers> MakePythonWorkers(py::object dataset, py::object worker_init_fn,
+                                                  bool seed_samples,
                                                   internal::ProcessWorkerOptions options,
                                                   std::shared_ptr<Structure> structure) {
-  auto program = std::make_shared<PythonWorkerProgram>(std::move(dataset),
-                                                       std::move(worker_init_fn),
-                                                       std::move(structure));
+  auto program = std::make_shared<PythonWorkerProgram>(
+      std::move(dataset), std::move(worker_init_fn), seed_samples, std::move(structure));
   return std::make_shared<ProcessWorkers>(std::move(program), options);
 }
 
@@ -170,7 +172,7 @@ std::unique_ptr<SampleStream> PyProcessIterableDataset::Open(int worker_id, int 
   try {
     outcome = workers_->Exchange(worker_id, request, nullptr, nullptr, &death);
   } catch (const SampleError& e) {
-    throw Error("iter(dataset) failed: " + e.message());
+    throw SampleError(e.reason(), e.source(), "iter(dataset) raised " + e.message());
   }
   auto stream = std::make_unique<ProcessStream>(workers_, worker_id);
   if (outcome == ProcessWorkers::Outcome::kDied) stream->Died(death);

@@ -9,7 +9,7 @@
 // GeneratorExit or MemoryError again as itself.
 //
 // Example (what feedline_module.cc does for worker_mode="process"):
-//   auto workers = MakePythonWorkers(dataset, init_fn, options, structure);
+//   auto workers = MakePythonWorkers(dataset, init_fn, true, options, structure);
 //   auto adapter = std::make_shared<PyProcessDataset>(workers, dataset);
 //   loader_options.worker_init = [workers](int w) { workers->StartWorker(w); };
 //   DataLoader loader(adapter, loader_options);
@@ -50,7 +50,8 @@ class PythonFork {
 class PythonWorkerProgram : public internal::WorkerProgram {
  public:
   // REQUIRES: the GIL.
-  PythonWorkerProgram(py::object dataset, py::object worker_init_fn,
+  // `seed_samples`: as PythonWorkerConfig::seed_samples.
+  PythonWorkerProgram(py::object dataset, py::object worker_init_fn, bool seed_samples,
                       std::shared_ptr<Structure> structure);
 
   void BeforeFork() override;
@@ -63,6 +64,7 @@ class PythonWorkerProgram : public internal::WorkerProgram {
  private:
   std::shared_ptr<PyRef> dataset_;
   std::shared_ptr<PyRef> worker_init_fn_;
+  bool seed_samples_;
   std::shared_ptr<Structure> structure_;
   PythonFork fork_;
 };
@@ -85,8 +87,8 @@ class PyNativeWorkerProgram : public internal::NativeWorkerProgram {
 
 // The worker processes for a Python dataset. REQUIRES: the GIL.
 std::shared_ptr<internal::ProcessWorkers> MakePythonWorkers(
-    py::object dataset, py::object worker_init_fn, internal::ProcessWorkerOptions options,
-    std::shared_ptr<Structure> structure);
+    py::object dataset, py::object worker_init_fn, bool seed_samples,
+    internal::ProcessWorkerOptions options, std::shared_ptr<Structure> structure);
 
 // A Python map-style dataset whose samples load in `workers`.
 class PyProcessDataset : public internal::ProcessDataset {

@@ -31,13 +31,18 @@ bool ChooseDType(const py::dtype& dtype, DType* out) {
       *out = DType::kBool;
       return true;
     case 'u':
-      *out = size == 1 ? DType::kU8 : (size == 2 ? DType::kI32 : DType::kI64);
+      // uint32 and uint64 widen to int64 (torch 1.13 has neither dtype).
+      *out = size == 1 ? DType::kU8 : (size == 2 ? DType::kU16 : DType::kI64);
       return true;
     case 'i':
-      *out = size <= 4 ? DType::kI32 : DType::kI64;
+      *out = size == 1 ? DType::kI8
+             : size == 2 ? DType::kI16
+             : size == 4 ? DType::kI32
+                         : DType::kI64;
       return true;
     case 'f':
-      *out = size == 2 ? DType::kF16 : DType::kF32;
+      // float128 narrows to float64, the widest dtype torch and Paddle have.
+      *out = size == 2 ? DType::kF16 : (size == 4 ? DType::kF32 : DType::kF64);
       return true;
     default:
       return false;
@@ -350,6 +355,28 @@ void Structure::Declare(Kind kind, std::vector<std::string> names) {
   kind_.store(kind, std::memory_order_release);
 }
 
+void Structure::SetSkeleton(const std::string& pickled) {
+  if (pickled.empty() || has_skeleton()) return;
+  std::lock_guard<std::mutex> lock(skeleton_mu_);
+  if (has_skeleton_.load(std::memory_order_relaxed)) return;
+  skeleton_ = pickled;
+  has_skeleton_.store(true, std::memory_order_release);
+}
+
+std::string Structure::skeleton() const {
+  std::lock_guard<std::mutex> lock(skeleton_mu_);
+  return skeleton_;
+}
+
+std::string DescribeSample(const py::handle& item) {
+  try {
+    py::bytes pickled = py::module_::import("feedline._skeleton").attr("describe_pickled")(item);
+    return std::string(pickled);
+  } catch (py::error_already_set&) {
+    return {};  // the sample's types are its own business; batches keep feedline's shape
+  }
+}
+
 void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   if (!torch_bfloat16_) {
     for (const std::string& name : names) {
@@ -497,6 +524,7 @@ void FillFields(const py::handle& item, Structure& structure, const AllocateFn& 
                                                        : ObjectFieldName(names[i]);
   }
   structure.Observe(kind, names);
+  if (!structure.has_skeleton()) structure.SetSkeleton(DescribeSample(item));
   for (size_t i = 0; i < values.size(); ++i) {
     if (arrays[i]) {
       FillField(names[i], py::reinterpret_steal<py::array>(arrays[i].release()), allocate);
@@ -520,6 +548,14 @@ py::dtype NumpyDType(DType dtype) {
       return py::dtype::of<float>();
     case DType::kBool:
       return py::dtype::of<bool>();
+    case DType::kF64:
+      return py::dtype::of<double>();
+    case DType::kI8:
+      return py::dtype::of<int8_t>();
+    case DType::kI16:
+      return py::dtype::of<int16_t>();
+    case DType::kU16:
+      return py::dtype::of<uint16_t>();
   }
   throw Error("unknown dtype");
 }
@@ -601,6 +637,22 @@ py::object StructureToPython(const Structure& structure) {
     for (const std::string& name : structure.names()) names.append(name);
   }
   return py::make_tuple(KindName(kind), names);
+}
+
+std::string PythonErrorText(py::error_already_set& e) {
+  std::string text = e.what();
+  try {
+    const py::handle type = e.type();
+    const std::string name = py::str(type.attr("__name__"));
+    const std::string module = py::str(type.attr("__module__"));
+    const std::string qualname = py::str(type.attr("__qualname__"));
+    if (module != "builtins" && text.compare(0, name.size(), name) == 0) {
+      text = module + "." + qualname + text.substr(name.size());
+    }
+  } catch (py::error_already_set&) {
+    // A type without the usual attributes: its text as pybind11 gave it.
+  }
+  return text;
 }
 
 WorkerInfoScope::WorkerInfoScope(int worker_id, int num_workers, uint64_t seed, int64_t epoch,

@@ -86,6 +86,16 @@ class Structure {
   void DeliverTorchBFloat16() { torch_bfloat16_ = true; }
 
   Kind kind() const { return kind_.load(std::memory_order_acquire); }
+
+  // The first sample's skeleton: its containers' types and its leaves'
+  // kinds, as feedline/_skeleton.py describes and pickles them, so that a
+  // framework adapter can give batches the types its own collate would
+  // (a namedtuple stays one, a Python int of an unbatched sample stays an
+  // int). The first one recorded wins; empty until then, or if the sample's
+  // types cannot be pickled (a class defined inside a function).
+  bool has_skeleton() const { return has_skeleton_.load(std::memory_order_acquire); }
+  void SetSkeleton(const std::string& pickled);
+  std::string skeleton() const;
   // REQUIRES: kind() != kUnknown.
   const std::vector<std::string>& names() const { return names_; }
 
@@ -95,7 +105,15 @@ class Structure {
   std::vector<std::string> names_;  // written once, before kind_ is published
   bool nested_ = false;             // likewise: the first sample had nested containers
   bool torch_bfloat16_ = false;     // set before the first Observe
+  mutable std::mutex skeleton_mu_;
+  std::string skeleton_;  // guarded by skeleton_mu_
+  std::atomic<bool> has_skeleton_{false};
 };
+
+// The pickled skeleton of `item` (Structure::skeleton), or "" if it cannot
+// be pickled. REQUIRES: the GIL. One Python call: made once per loader or
+// worker process, not per sample.
+std::string DescribeSample(const py::handle& item);
 
 // Writes the arrays and scalars of `item` (a tuple, list, dict, array or
 // scalar, with tuples, lists and dicts nested to any depth) as fields through
@@ -165,6 +183,13 @@ inline bool IsInterrupt(const py::error_already_set& e) {
   return !e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError);
 }
 
+// The text of a Python exception as it crosses the engine: pybind11's
+// "<Type>: <value>" and traceback, with the type qualified by its module
+// unless it is a builtin ("KeyError: 'x'", "mypkg.errors.BadRecord: ..."),
+// so that a framework adapter can raise the same type again
+// (feedline.torch re-raises the dataset's own exception, as torch does).
+std::string PythonErrorText(py::error_already_set& e);
+
 // Runs `f`, turning a Python exception into std::runtime_error("<what> raised
 // <exception>") so that it can cross engine threads; interrupts become
 // PyInterrupt.
@@ -174,7 +199,7 @@ auto CallPython(F&& f, const char* what) -> decltype(f()) {
     return f();
   } catch (py::error_already_set& e) {
     if (IsInterrupt(e)) throw PyInterrupt{std::move(e)};
-    throw std::runtime_error(std::string(what) + " raised " + e.what());
+    throw std::runtime_error(std::string(what) + " raised " + PythonErrorText(e));
   }
 }
 

@@ -69,7 +69,7 @@ ErrorReply ErrorFor(py::error_already_set& e) {
     const std::string type = py::str(e.type().attr("__name__"));
     return ErrorReply{std::string(internal::kInterruptReason) + type, py::str(e.value()), ""};
   }
-  return ErrorReply{"exception", e.what(), ""};
+  return ErrorReply{"exception", PythonErrorText(e), ""};
 }
 
 void ReplyDone(int fd, ReplyKind kind) {
@@ -80,9 +80,9 @@ void ReplyDone(int fd, ReplyKind kind) {
 // current pass.
 class Worker {
  public:
-  Worker(const internal::WorkerChannel& channel, std::shared_ptr<PyRef> dataset)
+  Worker(const internal::WorkerChannel& channel, const PythonWorkerConfig& config)
       : fd_(channel.socket_fd), row_(channel), staging_(channel.arena_fd),
-        dataset_(std::move(dataset)) {}
+        dataset_(config.dataset), seed_samples_(config.seed_samples) {}
 
   bool Read(WorkRequest* request) { return ReadRequest(fd_, row_, request); }
 
@@ -90,8 +90,10 @@ class Worker {
     switch (static_cast<RequestKind>(request.kind)) {
       case RequestKind::kSample: {
         if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
-        SeedPythonGenerators(request.seed, request.epoch, request.index);
-        ReplyWithItem(fd_, getitem_(request.index), row_, staging_, reply_);
+        Seed(request, request.index);
+        py::object item = getitem_(request.index);
+        Describe(item);
+        ReplyWithItem(fd_, item, row_, staging_, reply_);
         return;
       }
       case RequestKind::kSamples: {
@@ -105,8 +107,10 @@ class Worker {
           const int64_t index = row_.Select(i).index;
           staging_.NextSample();
           try {
-            SeedPythonGenerators(request.seed, request.epoch, index);
-            StageItem(getitem_(index), row_, staging_, reply_);
+            Seed(request, index);
+            py::object item = getitem_(index);
+            Describe(item);
+            StageItem(item, row_, staging_, reply_);
             staging_.Append(&gather_, &reply_);
           } catch (py::error_already_set& e) {
             internal::AppendErrorReply(&gather_, ErrorFor(e));
@@ -122,7 +126,7 @@ class Worker {
       case RequestKind::kOpen:
         // Each pass of a worker draws from generators seeded by (seed,
         // epoch, worker): its own, whatever the other workers draw.
-        SeedPythonGenerators(request.seed, request.epoch, request.index);
+        Seed(request, request.index);
         iterator_ = py::object();
         iterator_ = py::iter(dataset_->get());
         ReplyDone(fd_, ReplyKind::kReady);
@@ -136,6 +140,7 @@ class Worker {
           ReplyDone(fd_, ReplyKind::kEnd);
           return;
         }
+        Describe(item);
         ReplyWithItem(fd_, item, row_, staging_, reply_);
         return;
       }
@@ -145,6 +150,19 @@ class Worker {
   }
 
  private:
+  void Seed(const WorkRequest& request, int64_t index) {
+    if (seed_samples_) SeedPythonGenerators(request.seed, request.epoch, index);
+  }
+
+  // The worker's first sample carries its skeleton to the parent
+  // (Structure::SetSkeleton); later replies carry none.
+  void Describe(const py::handle& item) {
+    reply_.detail.clear();
+    if (described_) return;
+    described_ = true;
+    reply_.detail = DescribeSample(item);
+  }
+
   int fd_;
   RequestedRow row_;
   ReplyStaging staging_;
@@ -153,6 +171,8 @@ class Worker {
   std::shared_ptr<PyRef> dataset_;
   py::object getitem_;
   py::object iterator_;
+  bool seed_samples_;
+  bool described_ = false;
 };
 
 void ReplyError(int fd, const std::string& reason, const std::string& message) {
@@ -184,7 +204,7 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
     }
     ReplyDone(fd, ReplyKind::kReady);
 
-    Worker worker(channel, config.dataset);
+    Worker worker(channel, config);
     WorkRequest request;
     while (worker.Read(&request)) {
       info.epoch = request.epoch;

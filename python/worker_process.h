@@ -22,6 +22,11 @@ namespace feedline::python {
 struct PythonWorkerConfig {
   std::shared_ptr<PyRef> dataset;
   std::shared_ptr<PyRef> worker_init_fn;  // may hold None
+  // Seed `random`, numpy.random and torch before each sample from (seed,
+  // epoch, index) (python_seeding.h). false leaves the generators to the
+  // worker: feedline.torch seeds them once per worker in its
+  // worker_init_fn, as torch does.
+  bool seed_samples = true;
 };
 
 // Runs in the child right after the fork. REQUIRES: the GIL. Never returns.

@@ -57,6 +57,8 @@ class FEEDLINE_EXPORT Batch {
   const Tensor* Find(std::string_view name) const;
   // The field `name`; throws Error if absent.
   const Tensor& operator[](std::string_view name) const;
+  // What the collate function attached (BatchBuilder::Attach), or null.
+  std::shared_ptr<const void> attachment() const;
 
   Batch(const Batch& other);
   Batch& operator=(const Batch& other);

@@ -16,6 +16,7 @@
 #define FEEDLINE_COLLATE_H_
 
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,11 @@ class FEEDLINE_EXPORT BatchBuilder {
   virtual ~BatchBuilder() = default;
   // A new field of the batch; contents unspecified until written.
   virtual Tensor Add(std::string_view name, DType dtype, const Shape& shape) = 0;
+  // Hands the batch an object of the collate function's own beside its
+  // tensors (Batch::attachment), kept until the slot is filled again: what
+  // a Python collate_fn returned, delivered as it is. Builders that cannot
+  // carry one throw Error.
+  virtual void Attach(std::shared_ptr<const void> object);
 };
 
 struct FEEDLINE_EXPORT CollateOptions {

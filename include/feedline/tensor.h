@@ -26,9 +26,12 @@ namespace feedline {
 
 // kBool is one byte per element like kU8 (0 or 1); its own tag lets a bool
 // array come back as bool, so `~mask` negates instead of flipping bits.
-enum class DType : uint8_t { kU8, kI32, kI64, kF16, kF32, kBool };
+// The values are stored (worker replies, shard indexes): new dtypes go at
+// the end. kF64, kI8, kI16 and kU16 carry what a Python dataset returns in
+// those dtypes unchanged, as torch and Paddle do.
+enum class DType : uint8_t { kU8, kI32, kI64, kF16, kF32, kBool, kF64, kI8, kI16, kU16 };
 // The highest DType value: decoders of a dtype byte refuse anything above it.
-inline constexpr DType kLastDType = DType::kBool;
+inline constexpr DType kLastDType = DType::kU16;
 
 // Bytes per element of `dtype`.
 constexpr size_t DTypeSize(DType dtype) {
@@ -39,10 +42,14 @@ constexpr size_t DTypeSize(DType dtype) {
     case DType::kF16: return 2;
     case DType::kF32: return 4;
     case DType::kBool: return 1;
+    case DType::kF64: return 8;
+    case DType::kI8: return 1;
+    case DType::kI16: return 2;
+    case DType::kU16: return 2;
   }
   return 0;
 }
-// "u8", "i32", "i64", "f16", "f32" or "bool".
+// "u8", "i32", "i64", "f16", "f32", "bool", "f64", "i8", "i16" or "u16".
 FEEDLINE_EXPORT const char* DTypeName(DType dtype);
 // The inverse of DTypeName for u8, i32, i64, f16 and f32 (the spellings a
 // transform's dtype argument takes); throws Error naming them otherwise.

@@ -22,6 +22,19 @@ threads; Python datasets work too, one sample at a time under the GIL.
 See docs/python.md.
 """
 
+import numpy as _numpy
+
+from feedline import _feedline
+
+# A module built with pybind11 older than 2.12 (Debian 12's is 2.10) misreads
+# numpy 2's arrays: batches would hold wrong values. Refuse, saying why.
+if int(_numpy.__version__.split(".")[0]) >= 2 and tuple(_feedline._pybind11_version) < (2, 12):
+    raise ImportError(
+        f"feedline: this build of the module uses pybind11 "
+        f"{'.'.join(map(str, _feedline._pybind11_version))}, which reads numpy "
+        f"{_numpy.__version__}'s arrays wrong; use numpy < 2 with it, or build feedline with "
+        f"pybind11 >= 2.12 (pip install . does)")
+
 from feedline._feedline import SampleError, TimeoutError  # noqa: A004 (a built-in TimeoutError too)
 from feedline._feedline import WorkerInitError
 

@@ -162,9 +162,10 @@ class Dataset:
     """A map-style dataset: subclasses define __getitem__ and __len__.
 
     A sample is a tuple (or list) of numpy arrays and numbers, a dict of
-    them, or a single array or number. float64 is stored as float32 (bool
-    stays bool); strings and other objects come back as one list per
-    batch, one object per sample.
+    them, or a single array or number. Dtypes are kept (a Python float is
+    float64, an int int64, as in torch and Paddle; uint32 and uint64 widen
+    to int64); strings and other objects come back as one list per batch,
+    one object per sample.
     """
 
     def __getitem__(self, index):
@@ -972,6 +973,13 @@ class DataLoader:
     # numpy has no bfloat16: a torch.bfloat16 field is refused here, naming
     # it. feedline.torch.DataLoader, whose batches are torch tensors, sets this.
     _delivers_torch_bfloat16 = False
+    # What a collate_fn returns is the batch as it is (no copy into the
+    # batch's arrays): feedline.torch sets this, torch's contract.
+    _keeps_collate_result = False
+    # Seed `random`, numpy and torch per sample from (seed, epoch, index), so
+    # that batches do not depend on num_workers; feedline.torch seeds each
+    # worker as torch does instead (feedline/_torch_seeding.py).
+    _seeds_samples = True
 
     def __init__(
         self,
@@ -1056,6 +1064,8 @@ class DataLoader:
             bool(in_order),
             budget,
             torch_bfloat16=self._delivers_torch_bfloat16,
+            keep_collate_result=self._keeps_collate_result,
+            seed_samples=self._seeds_samples,
         )
         if report_every is not None:
             self._loader.set_report(_report_every(report_every), _reporter(report))

@@ -15,6 +15,10 @@ const char* DTypeName(DType dtype) {
     case DType::kF16: return "f16";
     case DType::kF32: return "f32";
     case DType::kBool: return "bool";
+    case DType::kF64: return "f64";
+    case DType::kI8: return "i8";
+    case DType::kI16: return "i16";
+    case DType::kU16: return "u16";
   }
   return "?";
 }

@@ -51,6 +51,10 @@ void Batch::Release() {
   pool_.reset();
 }
 
+std::shared_ptr<const void> Batch::attachment() const {
+  return slot_ ? slot_->attachment : nullptr;
+}
+
 int64_t Batch::size() const { return slot_ ? slot_->rows : 0; }
 int64_t Batch::index() const { return slot_ ? slot_->batch_index : -1; }
 int64_t Batch::epoch() const { return slot_ ? slot_->epoch : -1; }

@@ -26,6 +26,10 @@ void Fill(std::byte* dst, DType dtype, double value, int64_t count) {
     case DType::kF16: std::fill_n(reinterpret_cast<uint16_t*>(dst), count, FloatToHalf(static_cast<float>(value))); break;
     case DType::kF32: std::fill_n(reinterpret_cast<float*>(dst), count, static_cast<float>(value)); break;
     case DType::kBool: std::fill_n(reinterpret_cast<uint8_t*>(dst), count, static_cast<uint8_t>(value != 0)); break;
+    case DType::kF64: std::fill_n(reinterpret_cast<double*>(dst), count, value); break;
+    case DType::kI8: std::fill_n(reinterpret_cast<int8_t*>(dst), count, static_cast<int8_t>(value)); break;
+    case DType::kI16: std::fill_n(reinterpret_cast<int16_t*>(dst), count, static_cast<int16_t>(value)); break;
+    case DType::kU16: std::fill_n(reinterpret_cast<uint16_t*>(dst), count, static_cast<uint16_t>(value)); break;
   }
 }
 
@@ -54,6 +58,10 @@ void CopyPadded(const std::byte* src, const Shape& from, std::byte* dst, const S
 }
 
 }  // namespace
+
+void BatchBuilder::Attach(std::shared_ptr<const void> /*object*/) {
+  throw Error("this batch builder cannot carry a collate function's object");
+}
 
 void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions& options,
                     BatchBuilder& out) {

@@ -125,6 +125,14 @@ void IterableProducer::WorkerBody(int worker) {
     stream = dataset_->Open(worker, options_.num_workers, epoch);
   } catch (const abi::__forced_unwind&) {
     throw;
+  } catch (const SampleError& e) {
+    // The dataset's own failure (a Python __iter__ that raised): kept a
+    // SampleError, so the binding can raise the dataset's exception type.
+    MutexLock lock(&scheduler_->mu());
+    scheduler_->FailLocked(std::make_exception_ptr(SampleError(
+        e.reason(), e.source(),
+        "opening the stream of worker " + std::to_string(worker) + ": " + e.message())));
+    return;
   } catch (const std::exception& e) {
     MutexLock lock(&scheduler_->mu());
     scheduler_->FailLocked(std::make_exception_ptr(std::runtime_error(

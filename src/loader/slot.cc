@@ -77,6 +77,7 @@ SlotField& Slot::FieldFor(std::string_view name) {
 void Slot::ResetFields() {
   for (SlotField& f : fields) f.used = false;
   num_fields = 0;
+  attachment.reset();
 }
 
 Tensor SlotBatchBuilder::Add(std::string_view name, DType dtype, const Shape& shape) {

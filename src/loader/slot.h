@@ -130,6 +130,10 @@ struct Slot {
   std::vector<SlotField> fields;  // used ones first, in order; see Batch
   int num_fields = 0;
   std::optional<SampleError> raise;  // set when the batch must be raised
+  // BatchBuilder::Attach's object; dropped when the slot is filled again
+  // (ResetFields, on the filling thread, with no loader lock held: its
+  // owner may need another lock to let go of it, a Python object the GIL).
+  std::shared_ptr<const void> attachment;
 
   std::atomic<int> refs{0};
   int64_t row_capacity = 0;  // rows the fixed fields are sized for
@@ -153,6 +157,7 @@ class SlotBatchBuilder : public BatchBuilder {
  public:
   explicit SlotBatchBuilder(Slot* slot) : slot_(slot) {}
   Tensor Add(std::string_view name, DType dtype, const Shape& shape) override;
+  void Attach(std::shared_ptr<const void> object) override { slot_->attachment = std::move(object); }
 
  private:
   Slot* slot_;

@@ -72,6 +72,7 @@ std::string EncodeSampleReply(const SampleReply& reply) {
     w.Put<uint64_t>(f.bytes);
     w.Put<uint8_t>(f.in_place ? 1 : 0);
   }
+  w.PutString(reply.detail);
   return w.Take();
 }
 
@@ -180,6 +181,7 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
     if (!r.Get(&f.offset) || !r.Get(&f.bytes) || !r.Get(&in_place)) return false;
     f.in_place = in_place != 0;
   }
+  if (!r.GetString(&reply->detail)) return false;
   return r.done();
 }
 

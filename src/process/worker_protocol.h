@@ -86,6 +86,10 @@ struct SampleReply {
   uint64_t arena_bytes = 0;  // the arena's size after this sample (it may have grown)
   int64_t stage_ns[4] = {};  // the child's SampleContext stage times (read, decode, ...)
   std::vector<FieldMeta> fields;
+  // Opaque to the engine: what the program running the worker says of the
+  // sample beyond its fields (the Python binding's skeleton of a worker's
+  // first sample, Structure::SetSkeleton); usually empty.
+  std::string detail;
 };
 
 struct ErrorReply {

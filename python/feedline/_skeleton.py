@@ -1,0 +1,53 @@
+"""The skeleton of a sample: the types of its containers and the kinds of its
+leaves, recorded once from the first sample a loader (or a worker process)
+sees. feedline carries samples as flat numeric fields; the skeleton lets a
+framework adapter give batches the types its own collate would: a namedtuple
+sample gives a namedtuple batch, and with batch_size=None a Python int stays
+an int (feedline.torch, as torch's default_collate and default_convert)."""
+
+import pickle
+import sys
+
+import numpy as np
+
+
+def describe(value):
+    """A tree of tuples: ("tuple", cls, [children]) for a tuple (cls is the
+    namedtuple class, or tuple), ("list", list, [children]), ("dict", cls,
+    {key: child}) with the keys as the loader names them (str), and
+    ("leaf", kind) with kind one of "bool", "int", "float", "numpy-scalar",
+    "numpy", "tensor", "object"."""
+    if isinstance(value, tuple):
+        cls = type(value) if hasattr(type(value), "_fields") else tuple
+        return ("tuple", cls, [describe(v) for v in value])
+    if isinstance(value, list):
+        return ("list", list, [describe(v) for v in value])
+    if isinstance(value, dict):
+        return ("dict", type(value), {str(k): describe(v) for k, v in value.items()})
+    return ("leaf", _leaf_kind(value))
+
+
+def _leaf_kind(value):
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, np.generic):
+        return "numpy-scalar"
+    if isinstance(value, np.ndarray):
+        return "numpy"
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        return "tensor"
+    return "object"
+
+
+def describe_pickled(value):
+    """describe(value), pickled (it crosses from worker processes), or b""
+    when a type in it cannot be pickled (a class defined in a function)."""
+    try:
+        return pickle.dumps(describe(value), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 (any pickling failure: no skeleton, batches keep feedline's shape)
+        return b""
