@@ -32,6 +32,7 @@
 #include "python/process_dataset.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
+#include "src/process/worker_death.h"
 #include "src/core/byte_size.h"
 
 namespace py = pybind11;
@@ -459,7 +460,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      const std::string& worker_mode, bool use_shared_memory,
                                      bool in_order, int64_t memory_budget_bytes,
                                      bool torch_bfloat16, bool keep_collate_result,
-                                     bool seed_samples) {
+                                     bool seed_samples, bool batch_per_worker) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
   }
@@ -478,6 +479,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.prefetch_factor = prefetch_factor;
   options.persistent_workers = persistent_workers;
   options.in_order = in_order;
+  options.batch_per_worker = batch_per_worker;
   options.memory_budget_bytes = memory_budget_bytes;  // checked by the engine (>= 0)
   // Rounded up: a timeout below a millisecond must not become "no limit".
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
@@ -832,7 +834,7 @@ void BindCore(py::module_& m) {
            py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true,
            py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0,
            py::arg("torch_bfloat16") = false, py::arg("keep_collate_result") = false,
-           py::arg("seed_samples") = true)
+           py::arg("seed_samples") = true, py::arg("batch_per_worker") = false)
       .def("next", &PyLoader::Next)
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)
@@ -868,6 +870,11 @@ void BindCore(py::module_& m) {
       .def("worker_pids", &PyLoader::WorkerPids);
 
   m.def("_worker_info", &CurrentWorkerInfo);
+  // How a worker process this process reaped ended (None if unknown).
+  m.def("_worker_exitcode", [](int64_t pid) -> py::object {
+    std::optional<int> code = internal::ExitCodeOf(static_cast<pid_t>(pid));
+    return code ? py::object(py::int_(*code)) : py::object(py::none());
+  });
   // The one rule for sizes in bytes (src/core/byte_size.h), for the Python
   // arguments that take one: the bytes, or ValueError saying why not.
   m.def("_parse_byte_size", [](const std::string& text) {

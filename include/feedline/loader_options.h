@@ -68,6 +68,13 @@ struct FEEDLINE_EXPORT LoaderOptions {
   WorkerMode worker_mode = WorkerMode::kThread;
   // false lets a complete batch overtake earlier, incomplete ones.
   bool in_order = true;
+  // Each batch loads whole in one worker, batch b in worker b % num_workers,
+  // and each worker keeps at most prefetch_factor undelivered batches: the
+  // assignment torch's DataLoader makes, which a Python dataset can observe
+  // (get_worker_info() per batch). false (the default) lets any idle worker
+  // load any row, so one slow sample does not hold a batch behind it.
+  // Ignored with num_workers = 0 or kAuto.
+  bool batch_per_worker = false;
 
   CollateOptions collate;
   CollateFn collate_fn;  // replaces the default collation when set

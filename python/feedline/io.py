@@ -980,6 +980,9 @@ class DataLoader:
     # that batches do not depend on num_workers; feedline.torch seeds each
     # worker as torch does instead (feedline/_torch_seeding.py).
     _seeds_samples = True
+    # A Python dataset's batch loads whole in worker b % num_workers, as
+    # torch assigns them (LoaderOptions::batch_per_worker): feedline.torch.
+    _assigns_batches_to_workers = False
 
     def __init__(
         self,
@@ -1066,6 +1069,7 @@ class DataLoader:
             torch_bfloat16=self._delivers_torch_bfloat16,
             keep_collate_result=self._keeps_collate_result,
             seed_samples=self._seeds_samples,
+            batch_per_worker=self._assigns_batches_to_workers and native is None,
         )
         if report_every is not None:
             self._loader.set_report(_report_every(report_every), _reporter(report))

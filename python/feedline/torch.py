@@ -14,13 +14,15 @@ torch's own DataLoader test suite runs against it in make test
 import math
 import multiprocessing
 import os
+import signal
+import time
 import types
 import warnings
 
 import numpy as np
 import torch
 
-from feedline import _lowering, _torch_batches, _torch_errors, _torch_seeding, io
+from feedline import _feedline, _lowering, _torch_batches, _torch_errors, _torch_seeding, io
 from feedline._framework import ConvertingIterator, map_batch
 from feedline.batch_transforms import ConvertImageDtype, CutMix, MixUp, Normalize, RandomChoice
 
@@ -92,11 +94,61 @@ def _is_iter_datapipe(dataset):
     return cls is not None and isinstance(dataset, cls)
 
 
+class _WorkerProcess:
+    """A worker process as torch's iterator lists them (`_workers`, which
+    scripts read for the pids): pid, is_alive() and join(timeout)."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def is_alive(self):
+        try:
+            with open(f"/proc/{self.pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        except (OSError, IndexError):
+            return False
+
+    @property
+    def exitcode(self):
+        """None while it runs; then its exit status, or minus the signal
+        that ended it, as feedline saw it when it reaped the process."""
+        return None if self.is_alive() else _feedline._worker_exitcode(self.pid)
+
+    def terminate(self):
+        if self.is_alive():
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    def join(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.is_alive() and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.01)
+
+
 class _TorchIterator(ConvertingIterator):
     """Iterates the loader's batches as torch's iterator does: errors in
-    torch's types and wordings (feedline/_torch_errors.py)."""
+    torch's types and wordings (feedline/_torch_errors.py), and the warning
+    torch gives when an IterableDataset yields more than its len() said."""
 
-    __slots__ = ()
+    __slots__ = ("_yielded", "_processes")
+
+    def __init__(self, loader, batches):
+        super().__init__(loader, batches)
+        self._yielded = 0
+        self._processes = {}
+
+    @property
+    def _workers(self):
+        """The worker processes started so far, by worker id (torch's
+        iterator attribute); empty with worker threads or num_workers=0."""
+        for worker, pid in enumerate(self._loader.worker_pids):
+            if pid is not None:
+                self._processes.setdefault(worker, _WorkerProcess(pid))
+                if self._processes[worker].pid != pid:  # replaced after a death
+                    self._processes[worker] = _WorkerProcess(pid)
+        return [self._processes[w] for w in sorted(self._processes)]
 
     def __next__(self):
         try:
@@ -108,6 +160,16 @@ class _TorchIterator(ConvertingIterator):
             if torch_error is None:
                 raise
             raise torch_error from error
+        self._yielded += 1
+        reported = self._loader._length_reported
+        if reported is not None and self._yielded > reported:
+            message = (f"Length of IterableDataset {self._loader.dataset} was reported to be "
+                       f"{reported} (when accessing len(dataloader)), but {self._yielded} samples "
+                       "have been fetched. ")
+            if self._loader.num_workers:
+                message += ("For multiprocessing data-loading, this could be caused by not "
+                            "properly configuring the IterableDataset replica at each worker.")
+            warnings.warn(message)
         return self._loader._convert(batch)
 
 
@@ -268,6 +330,9 @@ class DataLoader(io.DataLoader):
         if collate_fn is not None:
             collate_fn = _SamplesAsReturned(self, collate_fn)
         self._seeds_samples = bool(seed_per_sample)
+        # Worker w loads batches w, w + n, ... whole, as torch assigns them;
+        # with seed_per_sample (feedline's mode) any idle worker loads any row.
+        self._assigns_batches_to_workers = not seed_per_sample
         self._worker_init = _torch_seeding.TorchWorkerInit(
             worker_init_fn, num_workers, dataset, seed_generators=not seed_per_sample)
         self._arguments = dict(
@@ -302,6 +367,7 @@ class DataLoader(io.DataLoader):
         self.in_order = in_order
         self._unbatched = unbatched
         self._skeleton = None
+        self._length_reported = None
         self._pin = self.pin_memory and torch.cuda.is_available()
         global _pin_warning_given
         if self.pin_memory and not self._pin and not _pin_warning_given:
@@ -340,6 +406,7 @@ class DataLoader(io.DataLoader):
             if self.batch_size is not None:
                 length = length // self.batch_size if self.drop_last else math.ceil(
                     length / self.batch_size)
+            self._length_reported = length  # iterating past it warns, as in torch
             return length
         self._replan_if_resized()
         return super().__len__()

@@ -146,7 +146,9 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
     // thread workers only). Not with a timeout (nobody would watch the
     // consumer's own loads, and it cannot be replaced) nor a worker_init
     // (what it set up may belong to the worker's thread).
-    lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init;
+    // Batches owned by workers (batch_per_worker) are loaded by their owner only.
+    lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
+                    !scheduler_->batch_per_worker();
     if (lend_workers_) {
       for (int w = 0; w < options_.num_workers; ++w) {
         lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
@@ -549,7 +551,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       }
       if (WorkersStoppingLocked()) return;
       Task task;
-      if (!scheduler_->ClaimLocked(ChunkFor(ns_per_row, kChunkTargetNs), &task)) continue;
+      if (!scheduler_->ClaimLocked(ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) continue;
       const bool more = scheduler_->WorthWakingAnotherLocked(worker);
       // The task runs without the lock; an exception takes it again on the
       // way out, for the handler below.

@@ -77,7 +77,10 @@ Scheduler::Scheduler(const LoaderOptions& options,
       active_workers_(num_workers_),
       waiting_(static_cast<size_t>(num_workers_), 0),
       lent_(static_cast<size_t>(num_workers_), 0) {
-  pool_->set_wake_one_on_release(batch_sampler_ != nullptr);
+  batch_per_worker_ = options.batch_per_worker && options.num_workers > 0 && batch_sampler_;
+  // With batches owned by workers, a released slot must reach its owner:
+  // every waiting worker wakes and looks.
+  pool_->set_wake_one_on_release(batch_sampler_ != nullptr && !batch_per_worker_);
   if (batch_sampler_ != nullptr) pool_->SetWorkerCount(num_workers_);
 }
 
@@ -96,6 +99,13 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
                 std::to_string(epoch_));
   }
   next_bind_ = first_batch;
+  if (batch_per_worker_) {
+    // Round-robin from worker 0 at the first batch of this iteration.
+    own_next_.resize(static_cast<size_t>(num_workers_));
+    for (int w = 0; w < num_workers_; ++w) own_next_[static_cast<size_t>(w)] = first_batch + w;
+    own_open_.assign(static_cast<size_t>(num_workers_), nullptr);
+    own_undelivered_.assign(static_cast<size_t>(num_workers_), 0);
+  }
   next_deliver_ = first_batch;
   delivered_ = first_batch;
   open_ = nullptr;
@@ -127,6 +137,10 @@ void Scheduler::AbandonEpochLocked() {
   // slots would never come back.
   if (open_ != nullptr) DropUnclaimedLocked(open_);
   open_ = nullptr;
+  for (Slot*& slot : own_open_) {
+    if (slot != nullptr && slot->claimed < slot->planned_rows) DropUnclaimedLocked(slot);
+    slot = nullptr;
+  }
   for (Slot* slot : retry_) DropUnclaimedLocked(slot);
   retry_.clear();
   generation_.fetch_add(1);
@@ -188,6 +202,7 @@ bool Scheduler::HasWorkLocked(int worker) const {
   for (const Slot* slot : retry_) {
     if (slot->claimed < slot->planned_rows) return true;
   }
+  if (batch_per_worker_ && worker >= 0) return HasOwnWorkLocked(worker);
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
   return next_bind_ < plan_.num_batches() && pool_->HasFreeLocked() && !HoldsBackNewSlotLocked();
 }
@@ -257,6 +272,7 @@ std::optional<Scheduler::Clock::time_point> Scheduler::HoldBackCheckLocked() con
 }
 
 bool Scheduler::WorthWakingAnotherLocked(int worker) const {
+  if (batch_per_worker_) return false;  // each worker has its own batches: none is another's
   if (!HasWorkLocked(worker)) return false;
   if (!pool_->batch_release_wakes() || !retry_.empty()) return true;
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
@@ -332,7 +348,40 @@ void Scheduler::BindLocked(Slot* slot, int64_t batch_index) {
   std::fill_n(slot->timed_out.begin(), rows.size(), 0);
 }
 
-bool Scheduler::ClaimLocked(int64_t chunk, Task* task) {
+bool Scheduler::HasOwnWorkLocked(int worker) const {
+  const size_t w = static_cast<size_t>(worker);
+  if (w >= own_next_.size()) return false;
+  const Slot* open = own_open_[w];
+  if (open != nullptr && open->claimed < open->planned_rows) return true;
+  return own_next_[w] < plan_.num_batches() && own_undelivered_[w] < options_.prefetch_factor &&
+         pool_->HasFreeLocked();
+}
+
+Slot* Scheduler::OwnBatchLocked(int worker) {
+  const size_t w = static_cast<size_t>(worker);
+  if (w >= own_next_.size()) return nullptr;
+  Slot* open = own_open_[w];
+  if (open != nullptr && open->claimed < open->planned_rows) return open;
+  own_open_[w] = nullptr;
+  if (own_next_[w] >= plan_.num_batches() || own_undelivered_[w] >= options_.prefetch_factor) {
+    return nullptr;
+  }
+  Slot* fresh = pool_->TakeFreeLocked();
+  if (fresh == nullptr) return nullptr;
+  try {
+    BindLocked(fresh, own_next_[w]);
+  } catch (...) {
+    pool_->PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
+    throw;
+  }
+  fresh->producer = worker;  // its delivery gives the worker its quota back
+  own_next_[w] += num_workers_;
+  ++own_undelivered_[w];
+  own_open_[w] = fresh;
+  return fresh;
+}
+
+bool Scheduler::ClaimLocked(int64_t chunk, Task* task, int worker) {
   // Batches bound again after a timeout go first: the consumer waits for them.
   while (!retry_.empty() && retry_.front()->claimed >= retry_.front()->planned_rows) {
     retry_.erase(retry_.begin());
@@ -340,6 +389,10 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task) {
   Slot* slot = nullptr;
   if (!retry_.empty()) {
     slot = retry_.front();
+  } else if (batch_per_worker_ && worker >= 0) {
+    slot = OwnBatchLocked(worker);
+    if (slot == nullptr) return false;
+    chunk = slot->planned_rows - slot->claimed;  // the whole batch, in one claim
   } else {
     if (open_ == nullptr || open_->claimed >= open_->planned_rows) {
       open_ = nullptr;
@@ -377,8 +430,10 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task) {
     slot->fully_claimed = Clock::now();
     if (slot == open_) {
       open_ = nullptr;
-    } else {
+    } else if (!retry_.empty() && slot == retry_.front()) {
       retry_.erase(retry_.begin());
+    } else if (batch_per_worker_ && worker >= 0) {
+      own_open_[static_cast<size_t>(worker)] = nullptr;
     }
   }
   return true;
@@ -486,6 +541,12 @@ Slot* Scheduler::TakeReadyLocked() {
 
 std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
   ++delivered_;
+  if (batch_per_worker_ && batch_sampler_ != nullptr && slot->producer >= 0 &&
+      static_cast<size_t>(slot->producer) < own_undelivered_.size()) {
+    --own_undelivered_[static_cast<size_t>(slot->producer)];
+    slot->producer = -1;
+    pool_->WakeWorkers();  // its owner may be waiting for its quota
+  }
   if (slot->raise) {
     SampleError error = *slot->raise;
     pool_->PutLocked(slot);
@@ -514,7 +575,26 @@ void Scheduler::GrowIfCallerHoldsEverySlotLocked() {
     pool_->GrowLocked();  // nothing can be loaded otherwise: make one more slot
     grown = true;
   }
+  // With batches owned by workers, another worker may have taken the slots
+  // out of turn (its later batches) while the caller keeps what it got: the
+  // awaited batch's owner then gets one more, or nothing would be loaded.
+  if (batch_per_worker_ && options_.in_order && running_ && !pool_->HasFreeLocked() &&
+      next_deliver_ < plan_.num_batches() && !BoundLocked(next_deliver_)) {
+    pool_->GrowLocked();
+    grown = true;
+  }
   if (grown) pool_->WakeWorkers();
+}
+
+bool Scheduler::BoundLocked(int64_t batch_index) const {
+  const uint64_t generation = generation_.load();
+  for (const auto& slot : pool_->slots_locked()) {
+    if (slot->generation == generation && slot->batch_index == batch_index &&
+        (slot->state == SlotState::kFilling || slot->state == SlotState::kReady)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
@@ -524,7 +604,9 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
   // Released slots may have been left for later (SlotPool's batched
   // wake-ups): with the consumer about to wait, the workers need them now.
   if (pool_->workers_waiting_locked() && pool_->HasFreeLocked()) {
-    if (workers_parked() || batch_sampler_ == nullptr) {
+    // With batches owned by workers only the owner of the next one can use
+    // the slot, and any may be it: all look.
+    if (workers_parked() || batch_sampler_ == nullptr || batch_per_worker_) {
       pool_->WakeWorkers();
     } else {
       pool_->WakeOneWorker();
@@ -617,7 +699,8 @@ void Scheduler::SetActiveWorkersLocked(int n) {
   active_workers_ = std::clamp(n, 1, num_workers_);
   workers_parked_.store(active_workers_ < num_workers_, std::memory_order_relaxed);
   // A parked worker may be the one a single wake reaches.
-  pool_->set_wake_one_on_release(batch_sampler_ != nullptr && active_workers_ == num_workers_);
+  pool_->set_wake_one_on_release(batch_sampler_ != nullptr && active_workers_ == num_workers_ &&
+                                 !batch_per_worker_);
   // Workers let back in were parked waiting for work.
   pool_->WakeWorkers();
 }

@@ -155,6 +155,10 @@ class Scheduler {
   // small share of a claim while a batch's tail stays balanced. Set before
   // the workers start.
   void set_round_trip_claims(bool on) { round_trip_claims_.store(on, std::memory_order_relaxed); }
+  // LoaderOptions::batch_per_worker (with workers and a batch sampler):
+  // worker w binds and loads batches w, w + n, w + 2n, ... whole, at most
+  // prefetch_factor undelivered.
+  bool batch_per_worker() const { return batch_per_worker_; }
   // Worker processes: while the consumer waits for a batch, a worker left
   // without rows to claim does not make another slot to start a later
   // batch; it waits for the consumer to release one (HoldsBackNewSlotLocked
@@ -187,7 +191,8 @@ class Scheduler {
   // first, else of the open batch, else binds the next batch to a free
   // slot. False if there is nothing to claim. Throws std::bad_alloc sizing
   // a slot (which stays usable).
-  bool ClaimLocked(int64_t chunk, Task* task) REQUIRES(mu());
+  // With batch_per_worker, `worker` claims only its own batches, whole.
+  bool ClaimLocked(int64_t chunk, Task* task, int worker = -1) REQUIRES(mu());
   // A load of row `late.row` ran past the timeout: the slot is given up
   // (it returns to the pool when the late load does) and its batch is bound
   // again to a fresh slot, that row failed ("timeout").
@@ -210,8 +215,9 @@ class Scheduler {
   // Hands `slot` to the consumer: returns the batch, throws its error, or
   // returns nullopt for an empty batch (every sample skipped).
   std::optional<Batch> DeliverLocked(Slot* slot) REQUIRES(mu());
-  // Adds slots when the caller holds all of them (list(loader)), since no
-  // batch could be loaded otherwise.
+  // Adds slots when the caller holds all of them (list(loader)), or, with
+  // batch_per_worker, when the awaited batch has no slot and none is free,
+  // since no batch could be loaded otherwise.
   void GrowIfCallerHoldsEverySlotLocked() REQUIRES(mu());
   // Adds one slot and wakes the workers: for a producer the consumer waits
   // for, which cannot get a slot while the others hold theirs (streams).
@@ -304,6 +310,18 @@ class Scheduler {
   EpochPlan plan_ GUARDED_BY(mu());
   mutable std::string plan_hash_ GUARDED_BY(mu());  // of plan_, when first needed
   int64_t next_bind_ GUARDED_BY(mu()) = 0;     // next batch to bind to a slot
+  // batch_per_worker: per worker, the next batch it binds, the batch it is
+  // loading (null when none) and its batches bound but not yet delivered.
+  bool batch_per_worker_ = false;
+  std::vector<int64_t> own_next_ GUARDED_BY(mu());
+  std::vector<Slot*> own_open_ GUARDED_BY(mu());
+  std::vector<int> own_undelivered_ GUARDED_BY(mu());
+  // batch_per_worker: `worker`'s own batch to claim, bound now if needed;
+  // null if it has none (its next is past the end, or over its quota).
+  Slot* OwnBatchLocked(int worker) REQUIRES(mu());
+  // True if batch `batch_index` of the running epoch is being loaded or ready.
+  bool BoundLocked(int64_t batch_index) const REQUIRES(mu());
+  bool HasOwnWorkLocked(int worker) const REQUIRES(mu());
   int64_t next_deliver_ GUARDED_BY(mu()) = 0;  // in order: next batch to hand out
   int64_t delivered_ GUARDED_BY(mu()) = 0;     // batches handed out (or skipped)
   // The bound batch whose rows are being claimed.

@@ -4,12 +4,30 @@
 #include <sys/wait.h>
 
 #include <cstring>
+#include <deque>
 #include <fstream>
+#include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace feedline::internal {
 namespace {
+
+// The exit codes of reaped workers, newest last (ExitCodeOf).
+constexpr size_t kKeptExitCodes = 4096;
+std::mutex exit_codes_mu;
+std::deque<std::pair<pid_t, int>> exit_codes;  // guarded by exit_codes_mu
+
+void RecordExitCode(pid_t pid, const ProcessEnd& end) {
+  if (!end.known) return;
+  const int code = WIFSIGNALED(end.status) ? -WTERMSIG(end.status)
+                   : WIFEXITED(end.status) ? WEXITSTATUS(end.status)
+                                           : 0;
+  std::lock_guard<std::mutex> lock(exit_codes_mu);
+  exit_codes.emplace_back(pid, code);
+  if (exit_codes.size() > kKeptExitCodes) exit_codes.pop_front();
+}
 
 std::string SignalName(int sig) {
   const char* name = ::strsignal(sig);
@@ -80,7 +98,16 @@ ProcessEnd ReapBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   end.known = done == pid;
+  RecordExitCode(pid, end);
   return end;
+}
+
+std::optional<int> ExitCodeOf(pid_t pid) {
+  std::lock_guard<std::mutex> lock(exit_codes_mu);
+  for (auto it = exit_codes.rbegin(); it != exit_codes.rend(); ++it) {
+    if (it->first == pid) return it->second;
+  }
+  return std::nullopt;
 }
 
 std::string DescribeEnd(pid_t pid, const ProcessEnd& end) {

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace feedline::internal {
@@ -55,6 +56,12 @@ ProcessEnd ReapBy(pid_t pid, std::chrono::steady_clock::time_point deadline);
 
 // "(pid N) was killed by signal 9 (Killed)" and the like.
 std::string DescribeEnd(pid_t pid, const ProcessEnd& end);
+
+// How worker process `pid`, reaped by ReapBy in this process, ended, as
+// Python's multiprocessing says it: its exit status, or minus the signal
+// that killed it; nullopt if this process did not reap it (or reaped it
+// long ago: the most recent 4096 are kept). Thread-safe.
+std::optional<int> ExitCodeOf(pid_t pid);
 
 }  // namespace feedline::internal
 
