@@ -319,7 +319,8 @@ class DataLoader(io.DataLoader):
 
         # A torchvision ImageFolder whose transforms feedline has natively
         # loads through the native pipeline (feedline/_lowering.py).
-        dataset, self._lowering = _lowering.lower(dataset, "torch", native_transforms)
+        dataset, self._lowering = _lowering.lower(dataset, "torch", native_transforms,
+                                                  collate_fn=collate_fn)
         seed = feedline_options.pop("seed", None)
         if seed is None:
             seed = _seed_from_torch(generator)
