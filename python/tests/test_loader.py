@@ -42,8 +42,8 @@ def test_dict_samples_give_dict_batches_and_pad_variable_length():
     assert set(batch) == {"tokens", "tokens_lengths", "score"}
     np.testing.assert_array_equal(batch["tokens"], [[0, 0, 0], [0, 1, 0], [0, 1, 2]])
     np.testing.assert_array_equal(batch["tokens_lengths"], [1, 2, 3])
-    # float64 is stored as float32.
-    assert batch["score"].dtype == np.float32
+    # float64 stays float64, as torch and Paddle keep it.
+    assert batch["score"].dtype == np.float64
     np.testing.assert_array_equal(batch["score"], [0.0, 0.5, 1.0])
 
 

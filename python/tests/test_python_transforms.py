@@ -84,7 +84,8 @@ def test_batches_are_the_same_for_any_worker_count_and_change_with_the_epoch(fol
     dataset = datasets.ImageFolder(folder, transform=RECIPE)
     runs = {}
     for workers in (0, 2):
-        loader = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=workers, seed=11)
+        loader = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=workers, seed=11,
+                                           seed_per_sample=True)
         runs[workers] = (epoch(loader, 0), epoch(loader, 1))
         loader.close()
     for (a_images, a_labels), (b_images, b_labels) in zip(runs[0][0], runs[2][0]):
