@@ -26,6 +26,7 @@ import xml.etree.ElementTree as ET
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXCEPTIONS = os.path.join(HERE, "torch_suite_exceptions.txt")
+SUITE_SECONDS = 1200  # one side's run; each takes 1-5 minutes on 2 cores
 
 # The swap a user makes: DataLoader comes from feedline.torch; every other
 # name of the import (the datasets, samplers, IterableDataset) stays torch's.
@@ -68,13 +69,19 @@ def outcomes(junit_path):
 
 
 def run_pytest(python, test_file, junit, env, extra):
+    # A test stuck for 5 minutes prints every thread's stack into the log;
+    # the whole run is bounded, so make test cannot wait forever.
     cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-           f"--junitxml={junit}", os.path.basename(test_file)] + extra
+           "-o", "faulthandler_timeout=300", f"--junitxml={junit}",
+           os.path.basename(test_file)] + extra
     start = time.monotonic()
     log = junit[: -len(".xml")] + ".log"
     with open(log, "w") as out:
-        rc = subprocess.call(cmd, cwd=os.path.dirname(test_file), env=env, stdout=out,
-                             stderr=subprocess.STDOUT)
+        try:
+            rc = subprocess.call(cmd, cwd=os.path.dirname(test_file), env=env, stdout=out,
+                                 stderr=subprocess.STDOUT, timeout=SUITE_SECONDS)
+        except subprocess.TimeoutExpired:
+            raise SystemExit(f"run_torch_suite: the suite ran past {SUITE_SECONDS} s; see {log}")
     if not os.path.exists(junit):
         raise SystemExit(f"run_torch_suite: pytest wrote no results (exit {rc}); see {log}")
     print(f"  {os.path.basename(os.path.dirname(test_file))}: pytest exit {rc} "
