@@ -30,14 +30,15 @@ def describe(value):
 
 
 def _leaf_kind(value):
+    # numpy scalars first: np.float64 is also a Python float.
+    if isinstance(value, np.generic):
+        return "numpy-scalar"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int):
         return "int"
     if isinstance(value, float):
         return "float"
-    if isinstance(value, np.generic):
-        return "numpy-scalar"
     if isinstance(value, np.ndarray):
         return "numpy"
     torch = sys.modules.get("torch")

@@ -29,7 +29,8 @@ def shape(batch, skeleton, unbatched, to_tensor):
     if kind in ("tuple", "list"):
         cls, children = skeleton[1], skeleton[2]
         values = list(batch) if isinstance(batch, (tuple, list)) else [batch]
-        parts = [shape(v, c, unbatched, to_tensor) for v, c in zip(values, children)]
+        parts = [_in_sequence(shape(v, c, unbatched, to_tensor), c, unbatched)
+                 for v, c in zip(values, children)]
         # Arrays the loader adds after the sample's elements ("<i>_lengths",
         # the "replaced" mask) follow, converted.
         extras = [_leaf(v, "numpy", False, to_tensor) for v in values[len(children):]]
@@ -43,13 +44,27 @@ def shape(batch, skeleton, unbatched, to_tensor):
             child = children.get(key)
             out[key] = (shape(value, child, unbatched, to_tensor) if child is not None
                         else _leaf(value, "numpy", False, to_tensor))
-        if cls is dict:
-            return out
-        try:
-            return cls(out)
-        except TypeError:
-            return out
+        return _as_mapping(cls, out)
     raise ValueError(f"unknown skeleton kind {kind!r}")
+
+
+def _in_sequence(part, skeleton, unbatched):
+    """torch collates a sequence's elements from zip(*batch): strings and
+    other objects there come out as a tuple (in a dict, as a list)."""
+    if not unbatched and skeleton == ("leaf", "object") and isinstance(part, list):
+        return tuple(part)
+    return part
+
+
+def _as_mapping(cls, items):
+    """`items` (a dict) as the sample's mapping class, when that class can
+    be made from a dict (torch's collate tries the same, else a dict)."""
+    if cls is dict:
+        return items
+    try:
+        return cls(items)
+    except TypeError:
+        return items
 
 
 def _leaf(value, kind, unbatched, to_tensor):
@@ -90,12 +105,7 @@ def restore_sample(sample, skeleton):
     if kind == "dict":
         cls, children = skeleton[1], skeleton[2]
         out = {k: restore_sample(v, children[k]) if k in children else v for k, v in sample.items()}
-        if cls is dict:
-            return out
-        try:
-            return cls(out)
-        except TypeError:
-            return out
+        return _as_mapping(cls, out)
     raise ValueError(f"unknown skeleton kind {kind!r}")
 
 
