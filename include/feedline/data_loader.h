@@ -43,6 +43,7 @@
 #include "feedline/loader_options.h"
 #include "feedline/loader_state.h"
 #include "feedline/loop_report.h"
+#include "feedline/next_status.h"
 #include "feedline/stats.h"
 
 namespace feedline {
@@ -51,9 +52,6 @@ namespace internal {
 class Engine;
 class LoopMonitor;
 }
-
-// What TryNext found.
-enum class NextStatus { kBatch, kEnd, kPending };
 
 class FEEDLINE_EXPORT DataLoader {
  public:

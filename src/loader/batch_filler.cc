@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <cxxabi.h>
-#include <new>
 #include <span>
 #include <string>
 #include <utility>
@@ -15,6 +13,7 @@
 #include "feedline/collate.h"
 #include "src/core/sample_binder.h"
 #include "src/core/sample_context_access.h"
+#include "src/loader/exception_kind.h"
 #include "src/loader/stats_collector.h"
 
 // Whether a sanitizer's allocator stands in for glibc's (GCC defines
@@ -75,9 +74,8 @@ bool BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleCon
   SampleContextAccess::Reset(ctx, slot->epoch, rows[0].index);
   try {
     return together_->GetRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
-  } catch (const abi::__forced_unwind&) {
-    throw;
   } catch (...) {
+    RethrowIfCancellation();
     return false;  // loaded one by one, each row meets the failure itself
   }
 }
@@ -196,16 +194,22 @@ LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int 
     } else if (loaded->error) {
       std::rethrow_exception(loaded->error);
     }
-  } catch (const abi::__forced_unwind&) {
-    throw;  // thread cancellation must unwind
-  } catch (const std::bad_alloc&) {
-    interrupt = std::current_exception();  // out of memory is not a bad sample
-  } catch (const std::exception& e) {
-    error->emplace(AsSampleError(e, dataset_, index));
   } catch (...) {
-    // Not an exception a sample fails with (Python's KeyboardInterrupt,
-    // SystemExit): it ends the epoch, whatever the policy.
-    interrupt = std::current_exception();
+    const CaughtException caught = SortCurrentException();
+    switch (caught.kind) {
+      case ExceptionKind::kOutOfMemory:  // not a bad sample
+        interrupt = std::current_exception();
+        break;
+      case ExceptionKind::kSampleError:
+      case ExceptionKind::kException:
+        error->emplace(AsSampleError(*caught.exception, dataset_, index));
+        break;
+      case ExceptionKind::kInterrupt:
+        // Not an exception a sample fails with (Python's KeyboardInterrupt,
+        // SystemExit): it ends the epoch, whatever the policy.
+        interrupt = std::current_exception();
+        break;
+    }
   }
   bool abandoned = false;
   if (limit > 0) {
@@ -343,17 +347,22 @@ bool BatchFiller::FinishBatch(Slot* slot, SampleContext& ctx) {
       };
       try {
         CollateSlot(slot, ctx);
-      } catch (const abi::__forced_unwind&) {
-        throw;
-      } catch (const std::bad_alloc&) {
-        scheduler_->Interrupt(std::current_exception(), slot->generation);
-      } catch (const SampleError& e) {
-        collate_failed(e.reason(), e.source(), e.message());  // its own prefix, once
-      } catch (const std::exception& e) {
-        collate_failed("collate", "", e.what());
       } catch (...) {
-        // KeyboardInterrupt in a collate_fn
-        scheduler_->Interrupt(std::current_exception(), slot->generation);
+        const CaughtException caught = SortCurrentException();
+        switch (caught.kind) {
+          case ExceptionKind::kSampleError: {
+            const SampleError& e = caught.sample_error();
+            collate_failed(e.reason(), e.source(), e.message());  // its own prefix, once
+            break;
+          }
+          case ExceptionKind::kException:
+            collate_failed("collate", "", caught.exception->what());
+            break;
+          case ExceptionKind::kOutOfMemory:
+          case ExceptionKind::kInterrupt:  // KeyboardInterrupt in a collate_fn
+            scheduler_->Interrupt(std::current_exception(), slot->generation);
+            break;
+        }
       }
     }
   }

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cxxabi.h>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "feedline/error.h"
 #include "src/core/sample_context_access.h"
+#include "src/loader/exception_kind.h"
 #include "src/loader/fingerprint.h"
 #include "src/loader/process_backed.h"
 #include "src/loader/slot_allocator.h"
@@ -459,13 +459,12 @@ bool Engine::LoadWhileWaitingLocked() {
     filler_->RunTask(task, ctx, &caller_lane_);
     stats_.AddWorker(worker, NowNs() - t0, task.end - task.begin);
     stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
-  } catch (const abi::__forced_unwind&) {
-    scheduler_->ReturnWorkerLocked(worker);  // the id must not stay lent
-    throw;
   } catch (...) {
-    // What would end a worker's task (std::bad_alloc) ends the epoch, as
-    // there; the id goes back either way.
+    // The id goes back whatever ended the task (it must not stay lent), a
+    // thread cancellation too; what would end a worker's task
+    // (std::bad_alloc) ends the epoch, as there.
     scheduler_->ReturnWorkerLocked(worker);
+    RethrowIfCancellation();
     scheduler_->InterruptLocked(std::current_exception());
     return true;
   }
@@ -504,16 +503,20 @@ bool Engine::InitWorker(int worker) {
     MutexLock lock(&scheduler_->mu());
     InitDoneLocked(worker);
     return true;
-  } catch (const abi::__forced_unwind&) {
-    throw;  // thread cancellation must unwind
-  } catch (const std::exception& e) {
+  } catch (...) {
+    const CaughtException caught = SortCurrentException();
     MutexLock lock(&scheduler_->mu());
-    scheduler_->FailLocked(std::make_exception_ptr(WorkerInitError(worker, e.what())));
-    InitDoneLocked(worker);
-    return false;
-  } catch (...) {  // an interrupt (KeyboardInterrupt in worker_init_fn): passed on as it is
-    MutexLock lock(&scheduler_->mu());
-    scheduler_->FailLocked(std::current_exception());
+    switch (caught.kind) {
+      case ExceptionKind::kOutOfMemory:
+      case ExceptionKind::kSampleError:
+      case ExceptionKind::kException:
+        scheduler_->FailLocked(
+            std::make_exception_ptr(WorkerInitError(worker, caught.exception->what())));
+        break;
+      case ExceptionKind::kInterrupt:  // KeyboardInterrupt in worker_init_fn: passed on as it is
+        scheduler_->FailLocked(std::current_exception());
+        break;
+    }
     InitDoneLocked(worker);
     return false;
   }
@@ -569,9 +572,8 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
       // Retired after a timeout: a replacement already took this worker's place.
       if (lane.retired.load()) return;
-    } catch (const abi::__forced_unwind&) {
-      throw;
     } catch (...) {
+      RethrowIfCancellation();
       // std::bad_alloc sizing a slot: the epoch ends and the consumer gets
       // it; this thread stays, for the next epoch.
       scheduler_->InterruptLocked(std::current_exception());

@@ -1,14 +1,14 @@
 #include "src/loader/iterable_producer.h"
 
 #include <algorithm>
-#include <cxxabi.h>
 #include <mutex>
-#include <new>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "feedline/error.h"
 #include "src/core/sample_context_access.h"
+#include "src/loader/exception_kind.h"
 
 namespace feedline::internal {
 
@@ -68,18 +68,14 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
     const int64_t start = limit > 0 ? NowNs() : 0;
     try {
       got = stream.Next(sample, ctx);
-    } catch (const abi::__forced_unwind&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      // out of memory ends the epoch
-      scheduler_->Interrupt(std::current_exception(), slot->generation);
-      break;
-    } catch (const std::exception& e) {
-      failure = AsSampleError(e, nullptr, -1);
     } catch (...) {
-      // KeyboardInterrupt and the like
-      scheduler_->Interrupt(std::current_exception(), slot->generation);
-      break;
+      const CaughtException caught = SortCurrentException();
+      if (caught.kind == ExceptionKind::kOutOfMemory || caught.kind == ExceptionKind::kInterrupt) {
+        // Out of memory, KeyboardInterrupt and the like end the epoch.
+        scheduler_->Interrupt(std::current_exception(), slot->generation);
+        break;
+      }
+      failure = AsSampleError(*caught.exception, nullptr, -1);
     }
     // A stream cannot be read past an item that never returns, so its
     // timeout is checked when the item returns: a late item is discarded.
@@ -123,24 +119,29 @@ void IterableProducer::WorkerBody(int worker) {
   }
   try {
     stream = dataset_->Open(worker, options_.num_workers, epoch);
-  } catch (const abi::__forced_unwind&) {
-    throw;
-  } catch (const SampleError& e) {
-    // The dataset's own failure (a Python __iter__ that raised): kept a
-    // SampleError, so the binding can raise the dataset's exception type.
+  } catch (...) {
+    const CaughtException caught = SortCurrentException();
     MutexLock lock(&scheduler_->mu());
-    scheduler_->FailLocked(std::make_exception_ptr(SampleError(
-        e.reason(), e.source(),
-        "opening the stream of worker " + std::to_string(worker) + ": " + e.message())));
-    return;
-  } catch (const std::exception& e) {
-    MutexLock lock(&scheduler_->mu());
-    scheduler_->FailLocked(std::make_exception_ptr(std::runtime_error(
-        "opening the stream of worker " + std::to_string(worker) + " failed: " + e.what())));
-    return;
-  } catch (...) {  // KeyboardInterrupt in iter(dataset)
-    MutexLock lock(&scheduler_->mu());
-    scheduler_->InterruptLocked(std::current_exception());
+    switch (caught.kind) {
+      case ExceptionKind::kSampleError: {
+        // The dataset's own failure (a Python __iter__ that raised): kept a
+        // SampleError, so the binding can raise the dataset's exception type.
+        const SampleError& e = caught.sample_error();
+        scheduler_->FailLocked(std::make_exception_ptr(SampleError(
+            e.reason(), e.source(),
+            "opening the stream of worker " + std::to_string(worker) + ": " + e.message())));
+        break;
+      }
+      case ExceptionKind::kOutOfMemory:
+      case ExceptionKind::kException:
+        scheduler_->FailLocked(std::make_exception_ptr(
+            std::runtime_error("opening the stream of worker " + std::to_string(worker) +
+                               " failed: " + caught.exception->what())));
+        break;
+      case ExceptionKind::kInterrupt:  // KeyboardInterrupt in iter(dataset)
+        scheduler_->InterruptLocked(std::current_exception());
+        break;
+    }
     return;
   }
   MutexLock lock(&scheduler_->mu());

@@ -22,11 +22,11 @@
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
 #include "feedline/sample_context.h"
+#include "src/core/thread_annotations.h"
 #include "src/loader/batch_filler.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
-#include "src/loader/thread_annotations.h"
 #include "src/loader/worker_pool.h"
 
 namespace feedline::internal {

@@ -38,11 +38,11 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/dataset.h"
 #include "feedline/loader_options.h"
-#include "src/loader/mutex.h"
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
-#include "src/loader/thread_annotations.h"
 #include "src/loader/worker_pool.h"
 
 namespace feedline::internal {

@@ -32,9 +32,9 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
-#include "src/loader/mutex.h"
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 #include "src/loader/slot_allocator.h"
-#include "src/loader/thread_annotations.h"
 
 namespace feedline::internal {
 

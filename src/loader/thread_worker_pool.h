@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/thread_annotations.h"
 #include "src/loader/slot.h"
-#include "src/loader/thread_annotations.h"
 #include "src/loader/worker_pool.h"
 
 namespace feedline::internal {

@@ -18,9 +18,9 @@
 #include <functional>
 
 #include "feedline/stats.h"
-#include "src/loader/mutex.h"
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 #include "src/loader/stats_collector.h"
-#include "src/loader/thread_annotations.h"
 #include "src/loader/tuner.h"
 
 namespace feedline::internal {

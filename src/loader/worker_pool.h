@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <functional>
 
-#include "src/loader/mutex.h"
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 #include "src/loader/slot.h"
-#include "src/loader/thread_annotations.h"
 
 namespace feedline::internal {
 

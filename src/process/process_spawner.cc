@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,21 +37,21 @@ ProcessSpawner::ProcessSpawner(ForkHooks* hooks) : hooks_(hooks), thread_([this]
 
 ProcessSpawner::~ProcessSpawner() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 
 pid_t ProcessSpawner::Spawn(std::function<void()> child_main) {
   Request request;
   request.child_main = std::move(child_main);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (stop_) throw Error("the worker process spawner is stopped");
   queue_.push_back(&request);
-  cv_.notify_all();
-  cv_.wait(lock, [&] { return request.done; });
+  cv_.NotifyAll();
+  while (!request.done) cv_.Wait(&mu_);
   if (request.pid < 0) {
     throw Error(std::string("fork of a worker process failed: ") + std::strerror(request.error));
   }
@@ -58,39 +59,43 @@ pid_t ProcessSpawner::Spawn(std::function<void()> child_main) {
 }
 
 void ProcessSpawner::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    while (!stop_ && queue_.empty()) cv_.Wait(&mu_);
     if (queue_.empty()) return;  // stop_ and nothing left to do
     Request* request = queue_.front();
     queue_.pop_front();
-    lock.unlock();
     pid_t pid;
     int error = 0;
     {
-      if (hooks_ != nullptr) hooks_->BeforeFork();
-      // The registry is locked across the fork, so the child's copy of it is
-      // complete; the child reads it without locking (it is single-threaded).
-      std::lock_guard<std::mutex> registry(RegistryMutex());
-      pid = ::fork();
-      if (pid == 0) {
-        // Nothing may unwind out of here into the parent's copy of this thread.
-        try {
-          if (hooks_ != nullptr) hooks_->AfterForkInChild();
-          request->child_main();
-        } catch (...) {
-          _exit(1);
+      // The hooks and the fork run without the spawner's lock, so that a hook
+      // waiting for the GIL never waits for a thread that holds the GIL and
+      // calls Spawn.
+      MutexUnlock unlocked(&mu_);
+      {
+        if (hooks_ != nullptr) hooks_->BeforeFork();
+        // The registry is locked across the fork, so the child's copy of it is
+        // complete; the child reads it without locking (it is single-threaded).
+        std::lock_guard<std::mutex> registry(RegistryMutex());
+        pid = ::fork();
+        if (pid == 0) {
+          // Nothing may unwind out of here into the parent's copy of this thread.
+          try {
+            if (hooks_ != nullptr) hooks_->AfterForkInChild();
+            request->child_main();
+          } catch (...) {
+            _exit(1);
+          }
+          _exit(0);
         }
-        _exit(0);
+        error = errno;
       }
-      error = errno;
+      if (hooks_ != nullptr) hooks_->AfterForkInParent();
     }
-    if (hooks_ != nullptr) hooks_->AfterForkInParent();
-    lock.lock();
     request->pid = pid;
     request->error = error;
     request->done = true;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 

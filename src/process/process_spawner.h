@@ -21,12 +21,13 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <initializer_list>
-#include <mutex>
 #include <thread>
+
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 
 namespace feedline::internal {
 
@@ -60,10 +61,10 @@ class ProcessSpawner {
   void Run();
 
   ForkHooks* hooks_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Request*> queue_;  // GUARDED_BY(mu_)
-  bool stop_ = false;           // GUARDED_BY(mu_)
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Request*> queue_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -109,7 +109,7 @@ SlotBlock SharedSlotAllocator::DoAllocate(size_t bytes) {
   const size_t size = RoundUp(bytes, kPage);
   size_t offset = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     auto it = free_.begin();
     while (it != free_.end() && it->second < size) ++it;
     if (it != free_.end()) {
@@ -148,7 +148,7 @@ void SharedSlotAllocator::DoFree(const SlotBlock& block) noexcept {
   // The pages go back to the system (in every process that mapped them).
   ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(block.handle),
               static_cast<off_t>(block.bytes));
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   size_t offset = block.handle;
   size_t size = block.bytes;
   auto next = free_.lower_bound(offset);

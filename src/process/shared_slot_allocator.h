@@ -42,8 +42,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <mutex>
 
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 #include "src/loader/slot_allocator.h"
 
 namespace feedline::internal {
@@ -76,9 +77,9 @@ class SharedSlotAllocator final : public SlotAllocator {
   int fd_ = -1;
   std::byte* base_ = nullptr;
   size_t reserved_ = 0;
-  std::mutex mu_;
-  size_t end_ = 0;                      // GUARDED_BY(mu_): bytes below it were handed out once
-  std::map<size_t, size_t> free_;       // GUARDED_BY(mu_): offset -> bytes, below end_
+  Mutex mu_;
+  size_t end_ GUARDED_BY(mu_) = 0;                 // bytes below it were handed out once
+  std::map<size_t, size_t> free_ GUARDED_BY(mu_);  // offset -> bytes, below end_
   HeapSlotAllocator heap_;              // blocks past the reservation
   std::atomic<int64_t> heap_blocks_{0};
 };

@@ -16,8 +16,8 @@
 #include "feedline/data_loader.h"
 #include "feedline/error.h"
 #include "loader/test_datasets.h"
+#include "src/core/mutex.h"
 #include "src/loader/batch_access.h"
-#include "src/loader/mutex.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_allocator.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "src/loader/mutex.h"
+#include "src/core/mutex.h"
 #include "src/loader/slot_allocator.h"
 #include "src/loader/slot_layout.h"
 

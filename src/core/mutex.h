@@ -3,8 +3,8 @@
 // state marked GUARDED_BY(mu) is only touched with `mu` held and functions
 // marked REQUIRES(mu) are only called with it held (see
 // thread_annotations.h). The wrappers add no work to the std types.
-#ifndef FEEDLINE_SRC_LOADER_MUTEX_H_
-#define FEEDLINE_SRC_LOADER_MUTEX_H_
+#ifndef FEEDLINE_SRC_CORE_MUTEX_H_
+#define FEEDLINE_SRC_CORE_MUTEX_H_
 
 #include <atomic>
 #include <cassert>
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <thread>
 
-#include "src/loader/thread_annotations.h"
+#include "src/core/thread_annotations.h"
 
 namespace feedline::internal {
 
@@ -120,4 +120,4 @@ class CondVar {
 
 }  // namespace feedline::internal
 
-#endif  // FEEDLINE_SRC_LOADER_MUTEX_H_
+#endif  // FEEDLINE_SRC_CORE_MUTEX_H_

@@ -1,4 +1,4 @@
-#include "src/process/worker_mode.h"
+#include "src/loader_factory/engine_factory.h"
 
 #include <utility>
 

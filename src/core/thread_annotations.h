@@ -2,8 +2,8 @@
 // guards which state (-Wthread-safety; `make test-thread-safety` builds the
 // library with clang and makes its warnings errors). Other compilers see
 // nothing: the macros expand to nothing.
-#ifndef FEEDLINE_SRC_LOADER_THREAD_ANNOTATIONS_H_
-#define FEEDLINE_SRC_LOADER_THREAD_ANNOTATIONS_H_
+#ifndef FEEDLINE_SRC_CORE_THREAD_ANNOTATIONS_H_
+#define FEEDLINE_SRC_CORE_THREAD_ANNOTATIONS_H_
 
 #if defined(__clang__)
 #define FEEDLINE_THREAD_ANNOTATION(x) __attribute__((x))
@@ -33,4 +33,4 @@
 // Opts a function out of the analysis; say why wherever it is used.
 #define NO_THREAD_SAFETY_ANALYSIS FEEDLINE_THREAD_ANNOTATION(no_thread_safety_analysis)
 
-#endif  // FEEDLINE_SRC_LOADER_THREAD_ANNOTATIONS_H_
+#endif  // FEEDLINE_SRC_CORE_THREAD_ANNOTATIONS_H_

@@ -8,7 +8,7 @@
 #include "src/loader/engine.h"
 #include "src/loader/loop_monitor.h"
 #include "src/loader/stats_collector.h"
-#include "src/process/worker_mode.h"
+#include "src/loader_factory/engine_factory.h"
 
 namespace feedline {
 namespace {

@@ -1,0 +1,197 @@
+// BatchFiller (src/loader/batch_filler.h): a task's rows loaded into their
+// slot, the batch made ready by the task that finishes it, a failing row
+// under each error policy, collate failures, and what is no bad sample (out
+// of memory, an interrupt); the test plays the worker and the consumer
+// (engine_parts.h).
+#include "src/loader/batch_filler.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <new>
+#include <optional>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/batch.h"
+#include "feedline/collate.h"
+#include "feedline/error.h"
+#include "feedline/loader_options.h"
+#include "loader/engine_parts.h"
+#include "loader/test_datasets.h"
+
+namespace feedline::testing {
+namespace {
+
+using internal::Slot;
+using internal::Task;
+
+LoaderOptions Options(ErrorPolicy policy) {
+  LoaderOptions options;
+  options.batch_size = 4;
+  options.num_workers = 1;
+  options.error_policy = policy;
+  return options;
+}
+
+// Claims batch 0 whole, loads it and takes it as the consumer; null if it
+// is not ready.
+Slot* LoadFirstBatch(EngineParts& parts) {
+  parts.StartEpoch(0);
+  std::optional<Task> task = parts.Claim(4);
+  if (!task) return nullptr;
+  parts.Load(*task);
+  return parts.TakeReady();
+}
+
+// The SampleError that delivering batch 0 throws; one of reason "none" if
+// it is not ready or delivered.
+SampleError RaisedByFirstBatch(EngineParts& parts) {
+  Slot* slot = LoadFirstBatch(parts);
+  if (slot == nullptr) return SampleError("none", "", "batch 0 is not ready");
+  try {
+    parts.Deliver(slot);
+  } catch (const SampleError& e) {
+    return e;
+  }
+  return SampleError("none", "", "batch 0 was delivered");
+}
+
+// Sample i: "index" = i, but sample `bad` runs `fail` instead.
+class ThrowingDataset : public Dataset {
+ public:
+  ThrowingDataset(int64_t bad, std::function<void()> fail) : bad_(bad), fail_(std::move(fail)) {}
+  int64_t size() const override { return 8; }
+  void Get(int64_t index, Sample& out, SampleContext&) const override {
+    if (index == bad_) fail_();
+    out.SetScalar<int64_t>("index", index);
+  }
+
+ private:
+  int64_t bad_;
+  std::function<void()> fail_;
+};
+
+// What Python's KeyboardInterrupt is to the engine: not a std::exception.
+struct Interrupt {};
+
+TEST(BatchFiller, TheTaskThatFinishesTheLastRowMakesTheBatchReady) {
+  EngineParts parts(std::make_shared<IndexDataset>(8), Options(ErrorPolicy::kRaise));
+  parts.StartEpoch(0);
+  const Task head = *parts.Claim(2);
+  const Task tail = *parts.Claim(2);
+  ASSERT_EQ(head.slot, tail.slot);
+  parts.Load(tail);
+  EXPECT_EQ(parts.TakeReady(), nullptr);
+  parts.Load(head);
+  Slot* slot = parts.TakeReady();
+  ASSERT_EQ(slot, head.slot);
+  std::optional<Batch> batch = parts.Deliver(slot);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(Indices(*batch), (std::vector<int64_t>{0, 1, 2, 3}));
+}
+
+TEST(BatchFiller, UnderRaiseTheBatchRaisesTheRowsSampleError) {
+  EngineParts parts(std::make_shared<FaultyDataset>(8, std::set<int64_t>{2}),
+                    Options(ErrorPolicy::kRaise));
+  const SampleError e = RaisedByFirstBatch(parts);
+  EXPECT_EQ(e.reason(), "decode");
+  EXPECT_EQ(e.index(), 2);
+  EXPECT_EQ(e.source(), "file2.jpg");
+  EXPECT_EQ(parts.stats().Snapshot().errors, 1);
+}
+
+TEST(BatchFiller, UnderSkipTheBatchComesOutWithoutTheRow) {
+  EngineParts parts(std::make_shared<FaultyDataset>(8, std::set<int64_t>{2}),
+                    Options(ErrorPolicy::kSkip));
+  Slot* slot = LoadFirstBatch(parts);
+  ASSERT_NE(slot, nullptr);
+  std::optional<Batch> batch = parts.Deliver(slot);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(Indices(*batch), (std::vector<int64_t>{0, 1, 3}));
+  EXPECT_EQ(parts.stats().Snapshot().skipped, 1);
+}
+
+TEST(BatchFiller, UnderReplaceASubstituteTakesTheRow) {
+  const std::set<int64_t> bad = {2};
+  EngineParts parts(std::make_shared<FaultyDataset>(8, bad), Options(ErrorPolicy::kReplace));
+  Slot* slot = LoadFirstBatch(parts);
+  ASSERT_NE(slot, nullptr);
+  // The first substitute drawn for row 2 that loads.
+  int attempt = 1;
+  while (bad.count(parts.failure_policy().SubstituteIndex(0, 2, attempt)) > 0) ++attempt;
+  const int64_t substitute = parts.failure_policy().SubstituteIndex(0, 2, attempt);
+  std::optional<Batch> batch = parts.Deliver(slot);
+  ASSERT_TRUE(batch.has_value());
+  EXPECT_EQ(Indices(*batch), (std::vector<int64_t>{0, 1, substitute, 3}));
+  EXPECT_EQ(batch->indices()[2], substitute);
+  EXPECT_EQ(parts.stats().Snapshot().replaced, 1);
+}
+
+TEST(BatchFiller, OutOfMemoryEndsTheEpochInsteadOfSkippingTheRow) {
+  EngineParts parts(std::make_shared<ThrowingDataset>(1, [] { throw std::bad_alloc(); }),
+                    Options(ErrorPolicy::kSkip));
+  LoadFirstBatch(parts);
+  EXPECT_THROW(parts.ThrowPending(), std::bad_alloc);
+  EXPECT_EQ(parts.stats().Snapshot().skipped, 0);
+}
+
+TEST(BatchFiller, AnInterruptEndsTheEpochInsteadOfReplacingTheRow) {
+  EngineParts parts(std::make_shared<ThrowingDataset>(1, [] { throw Interrupt(); }),
+                    Options(ErrorPolicy::kReplace));
+  LoadFirstBatch(parts);
+  EXPECT_THROW(parts.ThrowPending(), Interrupt);
+  EXPECT_EQ(parts.stats().Snapshot().replaced, 0);
+}
+
+TEST(BatchFiller, AnExceptionOfTheDatasetIsASampleErrorOfItsRow) {
+  EngineParts parts(
+      std::make_shared<ThrowingDataset>(3, [] { throw std::runtime_error("no such file"); }),
+      Options(ErrorPolicy::kRaise));
+  const SampleError e = RaisedByFirstBatch(parts);
+  EXPECT_EQ(e.reason(), "exception");
+  EXPECT_EQ(e.index(), 3);
+  EXPECT_EQ(e.message(), "no such file");
+}
+
+// A collate function that throws `failure` for every batch.
+LoaderOptions FailingCollate(std::function<void()> failure) {
+  LoaderOptions options = Options(ErrorPolicy::kRaise);
+  options.collate_fn = [failure = std::move(failure)](std::span<const Sample* const>,
+                                                      BatchBuilder&) { failure(); };
+  return options;
+}
+
+TEST(BatchFiller, ACollateFailureRaisesForItsBatchWithReasonCollate) {
+  EngineParts parts(std::make_shared<IndexDataset>(8),
+                    FailingCollate([] { throw std::runtime_error("cannot stack"); }));
+  const SampleError e = RaisedByFirstBatch(parts);
+  EXPECT_EQ(e.reason(), "collate");
+  EXPECT_EQ(e.message(), "cannot stack (batch 0)");
+}
+
+TEST(BatchFiller, ACollateSampleErrorKeepsItsOwnReasonAndSource) {
+  EngineParts parts(std::make_shared<IndexDataset>(8), FailingCollate([] {
+                      throw SampleError("shape", "labels.csv", "rows differ");
+                    }));
+  const SampleError e = RaisedByFirstBatch(parts);
+  EXPECT_EQ(e.reason(), "shape");
+  EXPECT_EQ(e.source(), "labels.csv");
+  EXPECT_EQ(e.message(), "rows differ (batch 0)");
+}
+
+TEST(BatchFiller, OutOfMemoryInCollateEndsTheEpoch) {
+  EngineParts parts(std::make_shared<IndexDataset>(8),
+                    FailingCollate([] { throw std::bad_alloc(); }));
+  LoadFirstBatch(parts);
+  EXPECT_THROW(parts.ThrowPending(), std::bad_alloc);
+}
+
+}  // namespace
+}  // namespace feedline::testing
