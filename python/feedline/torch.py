@@ -18,6 +18,7 @@ import signal
 import time
 import types
 import warnings
+import weakref
 
 import numpy as np
 import torch
@@ -179,14 +180,19 @@ class _SamplesAsReturned:
     sample's skeleton), as torch's collate_fn receives them."""
 
     def __init__(self, loader, collate_fn):
-        self.loader = loader
+        # Weakly: the native loader holds this function, and a strong
+        # reference back would be a cycle through C++ that Python's garbage
+        # collector cannot see (the loader, its workers and shared memory
+        # would never be freed).
+        self.loader = weakref.ref(loader)
         self.collate_fn = collate_fn
         self.skeleton = None
 
     def __call__(self, samples):
         if self.skeleton is None:
-            self.skeleton = _torch_batches.load_skeleton(
-                self.loader._loader.sample_skeleton()) or False
+            loader = self.loader()
+            pickled = loader._loader.sample_skeleton() if loader is not None else b""
+            self.skeleton = _torch_batches.load_skeleton(pickled) or False
         if self.skeleton:
             samples = [_torch_batches.restore_sample(s, self.skeleton) for s in samples]
         return self.collate_fn(samples)

@@ -49,9 +49,11 @@ def first(loader):
 
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
 def test_the_datasets_own_exception_type_is_raised(mode):
-    loader = DataLoader(Records(), batch_size=4, **mode)
-    with pytest.raises(RecordError, match="record 9 is broken") as info:
-        list(loader)
+    # Closed on the way out: the exception's traceback would keep the loader,
+    # and its worker processes and shared memory, alive after the test.
+    with DataLoader(Records(), batch_size=4, **mode) as loader:
+        with pytest.raises(RecordError, match="record 9 is broken") as info:
+            list(loader)
     assert info.value.__cause__ is not None  # feedline's SampleError, with the index
     assert info.value.__cause__.index == 9
 
@@ -96,3 +98,17 @@ def test_numbers_batched_and_unbatched_as_torch_gives_them(mode):
         assert type(a[0]) is int and type(a[1]) is float  # Python numbers stay numbers
         assert a[0] == b[0] and a[1] == b[1]
         assert isinstance(a[2], torch.Tensor) and a[2].dtype == b[2].dtype == torch.float64
+
+
+def test_a_loader_with_a_collate_fn_is_freed_when_dropped():
+    # The native loader holds the collate_fn wrapper: a strong reference from
+    # it back to the loader would keep loader, workers and shared memory alive.
+    import gc
+    import weakref
+
+    loader = DataLoader(Records(), batch_size=3, num_workers=2, collate_fn=lambda s: len(s))
+    assert next(iter(loader)) == 3
+    gone = weakref.ref(loader)
+    del loader
+    gc.collect()
+    assert gone() is None
