@@ -41,6 +41,9 @@ def _leaf_kind(value):
         return "float"
     if isinstance(value, np.ndarray):
         return "numpy"
+    paddle = sys.modules.get("paddle")
+    if paddle is not None and isinstance(value, getattr(paddle, "Tensor", ())):
+        return "paddle-tensor"
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(value, torch.Tensor):
         return "tensor"

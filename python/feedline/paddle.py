@@ -1,30 +1,47 @@
-"""feedline for Paddle users: paddle.io.DataLoader's signature, paddle Tensors
-out when paddle is importable. The one changed line::
+"""feedline for Paddle users: paddle.io.DataLoader's signature, paddle
+Tensors out in the structures paddle.io gives. The one changed line::
 
     from feedline.paddle import DataLoader   # was: from paddle.io import DataLoader
 
-A thin adapter over feedline.DataLoader, which already follows paddle.io's
-names: it accepts the arguments only paddle has (feed_list, places,
-return_list, use_buffer_reader) and hands each array to paddle through
-DLPack, sharing its memory. Without paddle, batches stay numpy arrays. See
-docs/python.md, "Coming from Paddle".
+An adapter over feedline.DataLoader with no loading logic of its own: it
+checks paddle.io's arguments with Paddle's messages, sets up the worker
+processes as Paddle's own are set up (dynamic graph on the CPU, seeds,
+paddle.io.get_worker_info()), and turns each batch's numpy arrays into
+paddle Tensors through DLPack, sharing their memory. Without paddle, batches
+stay numpy arrays. docs/paddle.md maps every argument and lists what
+differs on purpose; python/tests/paddle_contract runs the same assertions
+against paddle.io.DataLoader and this one.
 """
 
+import collections.abc
 import importlib
+import os
+import pickle
+import sys
+import weakref
 
 import numpy as np
 
-from feedline import io
+from feedline import _lowering, io
 from feedline._framework import ConvertingIterator, map_batch
 
 __all__ = ["DataLoader"]
 
 
+def _paddle_module():
+    try:
+        return importlib.import_module("paddle")
+    except ImportError:
+        return None
+
+
 def _paddle_to_tensor():
     """A numpy array to a paddle Tensor through DLPack (sharing its memory),
     or None when paddle is not installed."""
+    paddle = _paddle_module()
+    if paddle is None:
+        return None
     try:
-        paddle = importlib.import_module("paddle")
         from_dlpack = importlib.import_module("paddle.utils.dlpack").from_dlpack
     except ImportError:
         return None
@@ -41,26 +58,290 @@ def _paddle_to_tensor():
     return to_tensor
 
 
-class DataLoader(io.DataLoader):
-    """paddle.io.DataLoader, loaded by feedline.
+def _is_paddle_tensor(value):
+    paddle = sys.modules.get("paddle")
+    cls = getattr(paddle, "Tensor", None)
+    return isinstance(cls, type) and isinstance(value, cls)
 
+
+def _in_dynamic_mode():
+    """Whether paddle runs its dynamic graph; None without paddle."""
+    paddle = sys.modules.get("paddle") or _paddle_module()
+    check = getattr(paddle, "in_dynamic_mode", None)
+    return None if check is None else bool(check())
+
+
+def _paddle_places(places):
+    """`places` as paddle.io.DataLoader keeps them (a list of Places), checked
+    by Paddle's own conversion so that a wrong one fails with Paddle's
+    message; as given when this paddle has no such conversion."""
+    try:
+        framework = importlib.import_module("paddle.base.framework")
+        to_place = framework._get_paddle_place
+        to_places = framework._get_paddle_place_list
+        current = framework._current_expected_place
+    except (ImportError, AttributeError):
+        return places
+    if places is None:
+        places = current()
+    places = to_places(places) if isinstance(places, (list, tuple)) else to_place(places)
+    return list(places) if isinstance(places, (list, tuple)) else [places]
+
+
+class _StreamHasNoLength(ValueError, TypeError):
+    """Paddle's error for len() of a loader over an IterableDataset, a
+    ValueError. Also a TypeError, so that list(loader) (which asks len() for
+    a size hint and ignores only TypeError) still lists the stream."""
+
+
+# ---------------------------------------------------------------------------
+# Worker processes
+
+
+def _set_paddle_worker_info(worker_id, num_workers, seed, dataset):
+    # paddle.io.get_worker_info() reads this module global: setting it is the
+    # only way to make Paddle's public function answer in feedline's workers.
+    try:
+        paddle_worker = importlib.import_module("paddle.io.dataloader.worker")
+        paddle_worker._worker_info = paddle_worker.WorkerInfo(
+            id=worker_id, num_workers=num_workers, dataset=dataset, seed=seed)
+    except (ImportError, AttributeError, TypeError):
+        pass  # another paddle: get_worker_info() stays None
+
+
+class _PaddleWorkerInit:
+    """The worker_init_fn this adapter gives feedline: in a worker process it
+    sets the process up as Paddle's worker loop does, then calls the user's
+    worker_init_fn. Paddle's dynamic-graph mode is per thread and feedline
+    forks its workers from a loader thread, so a worker starts in static
+    mode: paddle.to_tensor in __getitem__ would return a graph Value. Paddle
+    runs its workers' code in dynamic mode on the CPU, and seeds paddle's
+    generator with base_seed + worker_id (feedline seeds `random` and numpy
+    per sample itself). In the training process (worker threads, for native
+    datasets) only the user's function runs."""
+
+    def __init__(self, user_fn, num_workers, dataset):
+        self.user_fn = user_fn
+        self.num_workers = num_workers
+        self.dataset = dataset
+        self.base_seed = 0  # drawn by the loader for each iteration, as Paddle does
+        self.parent_pid = os.getpid()
+
+    def __call__(self, worker_id):
+        if os.getpid() != self.parent_pid:
+            paddle = sys.modules.get("paddle")
+            if paddle is not None:
+                try:
+                    paddle.disable_static(paddle.CPUPlace())
+                    paddle.set_device("cpu")
+                    paddle.seed(self.base_seed + worker_id)
+                except (AttributeError, ValueError, RuntimeError):
+                    pass  # a stand-in paddle without these: nothing to set up
+                info = io.get_worker_info()  # the worker count "auto" resolved to
+                num_workers = info.num_workers if info is not None else self.num_workers
+                _set_paddle_worker_info(worker_id, num_workers, self.base_seed, self.dataset)
+        if self.user_fn is not None:
+            self.user_fn(worker_id)
+
+
+# ---------------------------------------------------------------------------
+# Batches
+
+
+def _load_skeleton(loader):
+    # The first sample's structure (feedline/_skeleton.py); False when the
+    # engine recorded none (a native dataset, a type that does not pickle).
+    get = getattr(loader._loader, "sample_skeleton", None)
+    pickled = get() if get is not None else b""
+    if not pickled:
+        return False
+    try:
+        return pickle.loads(pickled)
+    except Exception:  # noqa: BLE001 (a class gone since: feedline's own shapes)
+        return False
+
+
+def _restore_leaf(value, kind, to_tensor):
+    """A sample's value as its dataset returned it, from the numpy copy the
+    engine hands a collate_fn."""
+    if not isinstance(value, (np.ndarray, np.generic)):
+        return value
+    if kind in ("int", "float", "bool"):
+        return value.item()
+    if kind == "numpy-scalar":
+        return value[()] if isinstance(value, np.ndarray) else value
+    if kind == "paddle-tensor" and to_tensor is not None:
+        # A paddle Tensor the dataset returned (the engine carries its values).
+        return to_tensor(np.array(value, copy=True))
+    if kind == "numpy" and isinstance(value, np.generic):
+        return np.asarray(value)  # a 0-d array
+    return value
+
+
+def _restore_sample(sample, skeleton, to_tensor):
+    kind = skeleton[0]
+    if kind == "leaf":
+        return _restore_leaf(sample, skeleton[1], to_tensor)
+    if kind in ("tuple", "list"):
+        cls, children = skeleton[1], skeleton[2]
+        values = list(sample) if isinstance(sample, (tuple, list)) else [sample]
+        parts = [_restore_sample(v, c, to_tensor) for v, c in zip(values, children)]
+        if cls is list:
+            return parts
+        if cls is tuple:
+            return tuple(parts)
+        return cls(*parts)  # a namedtuple
+    if kind == "dict":
+        cls, children = skeleton[1], skeleton[2]
+        out = {k: _restore_sample(v, children[k], to_tensor) if k in children else v
+               for k, v in sample.items()}
+        if cls is dict:
+            return out
+        try:
+            return cls(out)
+        except TypeError:
+            return out
+    return sample
+
+
+class _SamplesAsReturned:
+    """Calls the user's collate_fn with the samples as the dataset returned
+    them (tuples, Python numbers, numpy scalars restored from the sample's
+    skeleton), as paddle.io's collate_fn receives them. `per_sample`
+    (batch_size=None): collate_fn gets each sample alone, as in Paddle."""
+
+    def __init__(self, loader, collate_fn, per_sample):
+        # Weakly: the native loader holds this function, and a strong
+        # reference back would be a cycle through C++ that Python's garbage
+        # collector cannot see (the loader and its workers never freed).
+        self.loader = weakref.ref(loader)
+        self.collate_fn = collate_fn
+        self.per_sample = per_sample
+        self.skeleton = None
+
+    def __call__(self, samples):
+        loader = self.loader()
+        if self.skeleton is None and loader is not None:
+            self.skeleton = _load_skeleton(loader)
+        if self.skeleton and loader is not None:
+            to_tensor = loader._to_tensor
+            samples = [_restore_sample(s, self.skeleton, to_tensor) for s in samples]
+        if self.per_sample:
+            return self.collate_fn(samples[0])
+        return self.collate_fn(samples)
+
+
+def _as_paddle_returns(value, to_tensor):
+    """A collate_fn's result as paddle.io hands it on: arrays become Tensors,
+    Tensors stay, tuples and lists become lists, mappings dicts, and
+    numbers, strings and other objects are left as they are."""
+    if isinstance(value, np.ndarray):
+        return to_tensor(np.ascontiguousarray(value)) if to_tensor is not None else value
+    if _is_paddle_tensor(value) or isinstance(value, (str, bytes)):
+        return value
+    if isinstance(value, collections.abc.Mapping):
+        return {k: _as_paddle_returns(v, to_tensor) for k, v in value.items()}
+    if isinstance(value, collections.abc.Sequence):
+        return [_as_paddle_returns(v, to_tensor) for v in value]
+    return value
+
+
+def _shape(batch, skeleton, unbatched, to_tensor):
+    """feedline's batch (tuples, dicts, arrays, lists of objects) in Paddle's
+    structure: default_collate_fn gives lists for sequences (namedtuples
+    too) and plain dicts for mappings; unbatched (default_convert_fn) a
+    Python number stays a Python number and a numpy scalar stays one."""
+    kind = skeleton[0]
+    if kind == "leaf":
+        return _leaf(batch, skeleton[1], unbatched, to_tensor)
+    if kind in ("tuple", "list"):
+        children = skeleton[2]
+        values = list(batch) if isinstance(batch, (tuple, list)) else [batch]
+        parts = [_shape(v, c, unbatched, to_tensor) for v, c in zip(values, children)]
+        # Arrays the loader adds after the sample's elements ("<i>_lengths",
+        # the "replaced" mask) follow, converted.
+        return parts + [_leaf(v, "numpy", False, to_tensor) for v in values[len(children):]]
+    if kind == "dict":
+        children = skeleton[2]
+        return {key: (_shape(value, children[key], unbatched, to_tensor) if key in children
+                      else _leaf(value, "numpy", False, to_tensor))
+                for key, value in batch.items()}
+    return map_batch(batch, lambda v: _leaf(v, "numpy", unbatched, to_tensor))
+
+
+def _leaf(value, kind, unbatched, to_tensor):
+    if isinstance(value, list):  # an object field: one object per sample
+        return value[0] if unbatched and len(value) == 1 else value
+    if not isinstance(value, np.ndarray):
+        return value
+    if unbatched:
+        value = value[0]
+        if kind in ("int", "float", "bool"):
+            return value.item()  # default_convert_fn leaves Python numbers as they are
+        if kind == "numpy-scalar":
+            return value[()] if isinstance(value, np.ndarray) else value
+        value = np.asarray(value)
+    return to_tensor(value) if to_tensor is not None else value
+
+
+# ---------------------------------------------------------------------------
+# The loader
+
+
+class DataLoader(io.DataLoader):
+    """paddle.io.DataLoader (3.x), loaded by feedline.
+
+    Every argument of paddle.io.DataLoader is accepted, in Paddle's order,
+    and checked as Paddle checks it (AssertionError or ValueError, Paddle's
+    messages):
+
+      dataset             a paddle.io.Dataset or IterableDataset (or any
+                          dataset feedline.DataLoader takes).
       feed_list           static-graph feeds: must be None (dynamic graph only).
-      places              accepted; batches are on the host, move them with
-                          paddle.to_tensor(..., place=) or .cuda().
-      return_list         True (paddle's default in dynamic mode): a list per
-                          batch for tuple samples; False is refused (it serves
-                          static graphs).
-      use_buffer_reader   accepted: prefetching is always on (prefetch_factor).
-      use_shared_memory   accepted (see feedline.DataLoader).
-      batch_sampler, batch_size, shuffle, drop_last, collate_fn, num_workers,
-      prefetch_factor, timeout, worker_init_fn, persistent_workers
-                          as in paddle.io.
+      places              checked and kept as Paddle keeps them (loader.places);
+                          batches are on the host (CPU), as paddle.io gives them
+                          on a CPU device: move them with .cuda() or
+                          paddle.to_tensor(..., place=).
+      return_list         True; False is accepted in dynamic-graph mode, where
+                          paddle.io gives the same lists, and refused otherwise
+                          (it serves static graphs).
+      batch_sampler, batch_size, shuffle, drop_last
+                          as in paddle.io; batch_size=None loads one sample per
+                          step with no batch dimension (Python numbers stay
+                          Python numbers).
+      collate_fn          called with the list of samples as the dataset
+                          returned them (one sample with batch_size=None); what
+                          it returns is the batch, its arrays made Tensors and
+                          its tuples lists, as in paddle.io.
+      num_workers         feedline workers: processes for Python datasets, set up
+                          as Paddle's (dynamic graph on the CPU, paddle.seed,
+                          paddle.io.get_worker_info()); "auto" lets the loader
+                          choose (docs/tuning.md).
+      use_buffer_reader, reader_buffer_size
+                          accepted: feedline always prefetches (prefetch_factor).
+      prefetch_factor     batches in flight per worker.
+      use_shared_memory   as in feedline.DataLoader (False with num_workers=0, as
+                          Paddle sets it).
+      timeout             seconds a sample may take (0: no limit).
+      worker_init_fn      f(worker_id), in each worker, after Paddle's set-up.
+      persistent_workers  keep the workers between epochs.
 
     Extra keywords go to feedline.DataLoader (seed, error_policy, ...).
-    `to_tensor` converts a numpy array to the framework's tensor; it defaults
-    to paddle's DLPack import when paddle is importable, else arrays are
+    `to_tensor` converts a numpy array to the delivered tensor; it defaults to
+    paddle's DLPack import when paddle is importable, else arrays are
     returned as they are.
+
+    Batches are what paddle.io gives: a list for tuple or list samples, a
+    dict for dict samples, one Tensor for single arrays or numbers, lists of
+    strings; dtypes as Paddle gives them (a Python int is int64, a float
+    float64). A dataset error raises feedline.SampleError naming the sample
+    (Paddle raises SystemError from its reader thread).
     """
+
+    # Worker w loads batches w, w + n, ... whole, as Paddle hands its workers
+    # their batches (a dataset that reads get_worker_info() per batch sees
+    # what it would see under Paddle).
+    _assigns_batches_to_workers = True
 
     def __init__(
         self,
@@ -75,50 +356,142 @@ class DataLoader(io.DataLoader):
         collate_fn=None,
         num_workers=0,
         use_buffer_reader=True,
+        reader_buffer_size=2,
         prefetch_factor=2,
         use_shared_memory=True,
         timeout=0,
         worker_init_fn=None,
         persistent_workers=False,
+        *,
         to_tensor=None,
+        native_transforms=True,
         **feedline_options,
     ):
         if feed_list is not None:
             raise ValueError("feed_list is for static graphs; feedline.paddle.DataLoader serves "
                              "dynamic-graph training: leave feed_list=None")
-        if not return_list:
+        if not return_list and not _in_dynamic_mode():
             raise ValueError("return_list=False is for static graphs; feedline.paddle.DataLoader "
                              "returns lists (paddle's dynamic-graph default)")
+        # Paddle's checks, with Paddle's messages, in Paddle's order. "auto"
+        # (docs/tuning.md) is feedline's, and feedline.DataLoader checks it.
+        self.places = _paddle_places(places)
+        if not isinstance(num_workers, str):
+            assert num_workers >= 0, "num_workers should be a non-negative value"
+        if not isinstance(prefetch_factor, str):
+            assert prefetch_factor > 0, "prefetch_factor should be a positive value"
+        assert timeout >= 0, "timeout should be a non-negative value"
+        iterable = io._is_iterable_dataset(dataset)  # paddle.io's IterableDataset too
+        if iterable:
+            if shuffle:
+                raise ValueError(f"IterableDataset not support shuffle, but got shuffle={shuffle}")
+            if batch_sampler is not None:
+                raise ValueError("IterableDataset expect unspecified batch_sampler")
         if batch_sampler is not None:
-            # paddle ignores batch_size, shuffle and drop_last next to a batch_sampler.
-            batch_size, shuffle, drop_last = 1, False, False
+            assert batch_size == 1 and not shuffle and not drop_last, (
+                "batch_size/shuffle/drop_last should not be set when batch_sampler is given")
+        elif batch_size is not None:
+            assert batch_size > 0, (
+                "batch_size should be None or a positive value when batch_sampler is not given")
+            if not iterable:  # the checks of the BatchSampler Paddle makes
+                assert isinstance(shuffle, bool), (
+                    f"shuffle should be a boolean value, but got {type(shuffle)}")
+                assert isinstance(batch_size, int), (
+                    f"batch_size should be a positive integer, but got {batch_size}")
+                assert isinstance(drop_last, bool), (
+                    f"drop_last should be a boolean value, but got {type(drop_last)}")
+
+        unbatched = batch_size is None and batch_sampler is None
+        # A paddle.vision DatasetFolder whose transforms feedline has natively
+        # loads through the native pipeline (feedline/_lowering.py).
+        dataset, self._lowering = _lowering.lower(dataset, "paddle", native_transforms,
+                                                  collate_fn=collate_fn)
+        self._to_tensor = _paddle_to_tensor() if to_tensor is None else to_tensor
+        # A collate_fn's return value is the batch (Paddle's contract): the
+        # engine hands it on as it is, and _convert makes its arrays Tensors.
+        # With batch_size=None, collate_fn gets one sample (default_convert_fn
+        # otherwise, which _shape follows).
+        self._keeps_collate_result = collate_fn is not None
+        wrapped_collate = (None if collate_fn is None
+                           else _SamplesAsReturned(self, collate_fn, per_sample=unbatched))
+        # Worker processes, which run Python datasets, are set up as Paddle's;
+        # a native dataset's worker threads run no paddle code.
+        self._worker_init = None
+        if num_workers != 0 and io._native_dataset(dataset) is None:
+            self._worker_init = _PaddleWorkerInit(worker_init_fn, num_workers, dataset)
         super().__init__(
             dataset,
-            batch_size=batch_size,
-            shuffle=shuffle,
+            batch_size=1 if unbatched or batch_sampler is not None else batch_size,
+            shuffle=bool(shuffle),
             batch_sampler=batch_sampler,
             num_workers=num_workers,
-            collate_fn=collate_fn,
-            drop_last=drop_last,
+            collate_fn=wrapped_collate,
+            drop_last=bool(drop_last) and batch_sampler is None,
             prefetch_factor=prefetch_factor,
             persistent_workers=persistent_workers,
-            use_shared_memory=use_shared_memory,
+            use_shared_memory=bool(use_shared_memory) and num_workers != 0,
             timeout=timeout,
-            worker_init_fn=worker_init_fn,
+            worker_init_fn=self._worker_init or worker_init_fn,
             **feedline_options,
         )
-        self.places = places
+        # The attributes paddle.io.DataLoader has, for scripts that read them.
+        self.feed_list = feed_list
         self.return_list = return_list
+        self.collate_fn = collate_fn
+        self.worker_init_fn = worker_init_fn
         self.use_buffer_reader = use_buffer_reader
-        self._to_tensor = _paddle_to_tensor() if to_tensor is None else to_tensor
+        self.reader_buffer_size = reader_buffer_size
+        self.prefetch_factor = prefetch_factor
+        self.drop_last = drop_last
+        self.batch_size = None if batch_sampler is not None or unbatched else batch_size
+        self.auto_collate_batch = not unbatched
+        if batch_sampler is None and not unbatched and not iterable:
+            # Paddle's loader always has a batch sampler when it batches a
+            # map-style dataset; this one describes the order the loader
+            # uses (feedline's samplers with its seed).
+            sampler = (io.RandomSampler(dataset, seed=self.seed) if shuffle
+                       else io.SequenceSampler(dataset))
+            self.batch_sampler = io.BatchSampler(sampler=sampler, batch_size=batch_size,
+                                                 drop_last=drop_last)
+        self._unbatched = unbatched
+        self._skeleton = None
 
     def __iter__(self):
+        if self._worker_init is not None:
+            # Paddle draws its workers' base seed from numpy for each iteration
+            # (persistent workers keep the one they started with).
+            self._worker_init.base_seed = int(np.random.randint(0, sys.maxsize))
+        # Native transforms (feedline/_lowering.py): what runs natively, said once.
+        if self._lowering is not None:
+            self._lowering.log_once()
         return ConvertingIterator(self, super().__iter__())
 
-    def _convert(self, batch):
-        def one(value):
-            if self._to_tensor is not None and isinstance(value, np.ndarray):
-                return self._to_tensor(value)
-            return value
+    def stats(self):
+        """feedline.DataLoader.stats(), and "native_transforms": what of a
+        paddle.vision image dataset runs natively (docs/python.md, "Native
+        transforms"), or None for other datasets."""
+        stats = super().stats()
+        stats["native_transforms"] = None if self._lowering is None else self._lowering.stats()
+        return stats
 
-        return map_batch(batch, one)
+    def __call__(self):
+        """iter(self): `for batch in loader():`, as paddle.io allows."""
+        return self.__iter__()
+
+    def __len__(self):
+        if self._iterable:
+            raise _StreamHasNoLength("length of IterableDataset not supported")
+        return super().__len__()
+
+    def _convert(self, batch):
+        to_tensor = self._to_tensor
+        if self._keeps_collate_result:
+            return _as_paddle_returns(batch, to_tensor)
+        if self._skeleton is None:
+            self._skeleton = _load_skeleton(self)
+        if self._skeleton:
+            return _shape(batch, self._skeleton, self._unbatched, to_tensor)
+        # A native dataset's batch, or a sample whose types were not recorded:
+        # tuples become lists, dicts stay dicts.
+        unbatched = self._unbatched
+        return map_batch(batch, lambda value: _leaf(value, "numpy", unbatched, to_tensor))

@@ -197,11 +197,15 @@ def test_paddle_arguments_are_accepted_and_static_graph_ones_refused():
         feedline.paddle.DataLoader(Pairs(), return_list=False)
 
 
-def test_paddle_batch_sampler_overrides_batch_size_as_paddle_does():
+def test_paddle_refuses_batch_size_next_to_a_batch_sampler_as_paddle_does():
+    # paddle.io 2.x and 3.x assert it (python/tests/paddle_contract checks
+    # the same against real Paddle).
     from feedline import io
 
     sampler = io.BatchSampler(Pairs(), batch_size=11)
-    loader = feedline.paddle.DataLoader(Pairs(), batch_sampler=sampler, batch_size=3)
+    with pytest.raises(AssertionError, match="should not be set when batch_sampler is given"):
+        feedline.paddle.DataLoader(Pairs(), batch_sampler=sampler, batch_size=3)
+    loader = feedline.paddle.DataLoader(Pairs(), batch_sampler=sampler)
     assert [len(b[1]) for b in loader] == [11, 11]
 
 
