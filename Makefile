@@ -1,7 +1,7 @@
 # feedline: the whole set-up on a fresh Debian 12 machine.
 #   make demo   build, synthesize a dataset once, benchmark the train pipeline
 #   make test   build, then every test (unit, Python, sanitizers, fuzzing, install)
-.PHONY: all deps build demo test test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-peers venv clean
+.PHONY: all deps build demo test test-layering test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-wheel test-peers venv clean
 
 JOBS ?= 2
 BUILD ?= build
@@ -18,15 +18,25 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
 	@cmake --build $(BUILD) -j$(JOBS)
 
-demo: build
+# The demo builds what it runs only: the feedline command (and the libraries
+# it links), not the test and benchmark programs that `make build` adds.
+demo: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
+	@cmake --build $(BUILD) -j$(JOBS) --target feedline_cli
 	@test -f $(BUILD)/demo-data/.complete || ( \
 	  rm -rf $(BUILD)/demo-data && \
 	  $(BUILD)/tools/feedline synth $(BUILD)/demo-data --images $(DEMO_IMAGES) --classes 10 --seed 1 && \
 	  touch $(BUILD)/demo-data/.complete )
 	@$(BUILD)/tools/feedline bench $(BUILD)/demo-data --pipeline train --batch 64 --workers 2 --epochs 1
 
-test: build test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-peers
+test: build test-layering test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-wheel test-peers
 	@echo "make test: all suites passed"
+
+# The include graph follows the layers (core < data < loader < process <
+# loader_factory < vision < storage < synth < python, tools): no cycle between
+# the directories of src/, no include of a layer above (docs/architecture.md).
+test-layering:
+	@python3 scripts/check_layering.py
 
 test-unit:
 	@ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)
@@ -90,6 +100,13 @@ test-install: build
 	  || (echo "install check: an installed header includes a source-tree header"; exit 1)
 	@echo "install check: 3 passed, 0 failed"
 
+# The Python package as its users install it (pyproject.toml): pip install
+# from a clean copy of the tree into a fresh venv, the wheel into another
+# with the build out of reach, and an example run (scripts/check_wheel.sh).
+# Its CMake build persists in $(BUILD)/wheel-check, so a rerun is quick.
+test-wheel: deps
+	@bash scripts/check_wheel.sh $(BUILD)/wheel-check
+
 # The peers' own test suites against the one-line swap. torch's
 # test/test_dataloader.py comes from Debian's source packages at test time
 # (scripts/fetch_torch_tests.sh): the 1.13 suite runs with Debian's python3
@@ -112,6 +129,35 @@ test-peers: build venv
 	  --pythonpath $(CURDIR)/$(BUILD)/python
 	@PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
 	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract
+
+# feedline side by side with DALI, SPDL, Grain, torchdata, paddle.io and
+# torch (bench/peers.py, docs/peers.md). The peers go into the venv
+# (bench/peers-requirements.txt); SPDL needs FFmpeg's libraries from Debian;
+# torch 2.14 + torchvision 0.29 (a 5.5 GB CUDA build, run on the CPU) get a
+# venv of their own, .venv/peer-torchvision (PEER_TORCHVISION=0: skip it, its
+# rows then say why). Uses the feedline module in $(BUILD)/python as built.
+.PHONY: bench-peers
+PEER_DEBS := libavcodec59 libavformat59 libavfilter8 libavdevice59 libavutil57 libswscale6 libswresample4
+PEER_TORCHVISION ?= 1
+PEERS_ARGS ?=
+bench-peers:
+	@bash scripts/make_venv.sh
+	@missing=$$(for p in $(PEER_DEBS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null \
+	  | grep -q "install ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then echo "feedline: installing missing Debian packages:" $$missing; \
+	  export DEBIAN_FRONTEND=noninteractive; apt-get update -qq \
+	  && apt-get install -y -qq --no-install-recommends $$missing; fi
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/peers-requirements.txt \
+	  2>&1 | grep -v "^WARNING: Location" || true
+	@$(VENV)/bin/python -c "import torchdata, nvidia.dali, spdl.io, grain, paddle, cv2" 2>/dev/null \
+	  || { echo "feedline: bench/peers-requirements.txt did not install into $(VENV)" >&2; exit 1; }
+	@if [ "$(PEER_TORCHVISION)" = 1 ]; then \
+	  test -x $(VENV)/peer-torchvision/bin/python || python3 -m venv $(VENV)/peer-torchvision; \
+	  $(VENV)/peer-torchvision/bin/python -m pip install -q --disable-pip-version-check \
+	    torch==2.14.1 torchvision==0.29.1 numpy==1.26.4 pillow==13.0.0 2>&1 | grep -v "^WARNING: Location" || true; \
+	  $(VENV)/peer-torchvision/bin/python -c "import torchvision" \
+	    || { echo "feedline: torchvision did not install into $(VENV)/peer-torchvision" >&2; exit 1; }; fi
+	@$(VENV)/bin/python bench/peers.py $(PEERS_ARGS)
 
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz *.configure.log

@@ -13,6 +13,7 @@
 #include "tools/bench_run.h"
 #include "tools/diagnosis.h"
 #include "tools/failure_recorder.h"
+#include "tools/load_shape.h"
 #include "tools/progress.h"
 #include "tools/report.h"
 #include "tools/source.h"
@@ -42,7 +43,7 @@ CLI::Validator IntAtLeastOrAuto(long long min) {
 constexpr size_t kBrokenFilesShown = 10;
 
 struct BenchArgs {
-  std::string source;
+  SourceArgs input;  // SOURCE, --fields, --max-file-bytes, --max-pixels
   long long synthetic = -1;
   LoadShape shape;  // --pipeline, --batch, --size, --seed, --step-ms
   std::string workers = "auto";
@@ -55,30 +56,37 @@ struct BenchArgs {
   long long max_batches = -1;
   bool json = false;
   bool quiet = false;
-  SourceLimits limits;
 };
 
 int RunBenchCommand(const BenchArgs& args) {
   BenchSettings settings;
   std::shared_ptr<const Dataset> dataset;
-  std::shared_ptr<FailureRecorder> recorder;  // of an image SOURCE
+  std::shared_ptr<FailureRecorder> recorder;  // of a SOURCE
   if (args.synthetic >= 0) {
-    if (!args.source.empty()) {
+    if (!args.input.source.empty()) {
       throw UsageError("give either SOURCE or --synthetic N, not both");
+    }
+    if (!args.input.fields.empty()) {
+      throw UsageError("--fields names datasets of an HDF5 SOURCE; --synthetic reads none");
     }
     if (args.synthetic == 0) throw UsageError("--synthetic: must be an integer >= 1, got '0'");
     dataset = std::make_shared<synth::IndexDataset>(args.synthetic);
     settings.source = "synthetic";
+    settings.source_kind = "synthetic";
     settings.pipeline = "index";
   } else {
-    if (args.source.empty()) {
-      throw UsageError("SOURCE is required: an image folder or a file list (or --synthetic N)");
+    if (args.input.source.empty()) {
+      throw UsageError(
+          "SOURCE is required: an image folder, a file list, packed shards or an HDF5 file (or "
+          "--synthetic N)");
     }
+    const ParsedSource source = ParseSource(args.input);
     recorder = std::make_shared<FailureRecorder>(
-        OpenImageSource(args.source, args.shape.pipeline, args.shape.image_size, args.limits),
+        OpenSource(source, args.shape.pipeline, args.shape.image_size, args.input.limits),
         kBrokenFilesShown);
     dataset = recorder;
-    settings.source = args.source;
+    settings.source = args.input.source;
+    settings.source_kind = SourceKindName(source.kind);
     settings.pipeline = args.shape.pipeline;
   }
   settings.batch_size = args.shape.batch;
@@ -160,8 +168,7 @@ Command AddBenchCommand(CLI::App& parent) {
       "Measure the loader on SOURCE: images/s, time to first batch, consumer wait, "
       "per-stage breakdown, peak memory, errors, and a diagnosis.");
   auto args = std::make_shared<BenchArgs>();
-  AddSourceArgument(app, args->source);
-  AddLimitOptions(app, args->limits);
+  AddSourceOptions(app, args->input);
   CLI::Option* synthetic =
       app->add_option("--synthetic", args->synthetic,
                       "Run over N in-memory samples (each its int64 index) instead of SOURCE: the "

@@ -13,7 +13,7 @@
 #include "feedline/error.h"
 #include "feedline/storage/pack.h"
 #include "tools/byte_size_option.h"
-#include "tools/source.h"
+#include "tools/image_source.h"
 
 namespace feedline::cli {
 namespace {
@@ -35,7 +35,7 @@ struct PackArgs {
 
 int RunPackCommand(const PackArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
-  CheckSource(args.source);
+  CheckImageSource(args.source);
   storage::PackOptions options;
   options.shard_bytes = static_cast<uint64_t>(args.shard_size);  // >= 2048
   options.max_file_bytes = args.max_file_bytes;

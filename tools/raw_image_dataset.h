@@ -16,7 +16,7 @@
 #include "feedline/vision/decode.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/read_file.h"
-#include "tools/source.h"
+#include "tools/source_limits.h"
 
 namespace feedline::cli {
 

@@ -231,6 +231,7 @@ nlohmann::json ReportJson(const BenchResult& result, const Diagnosis& diagnosis)
   nlohmann::json json = {
       {"command", "bench"},
       {"source", s.source},
+      {"source_kind", s.source_kind},
       {"pipeline", s.pipeline},
       {"images", result.images},
       {"batches", result.batches},

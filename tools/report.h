@@ -20,7 +20,9 @@ struct Diagnosis;
 
 // What the run was asked to do.
 struct BenchSettings {
-  std::string source;    // a folder, a file list, or "synthetic"
+  std::string source;    // SOURCE as given, or "synthetic"
+  // SourceKindName (folder, file_list, shards, hdf5), or "synthetic".
+  std::string source_kind;
   std::string pipeline;  // train, val, decode, read or index
   int64_t batch_size = 64;
   int workers = 0;

@@ -3,7 +3,9 @@
 #include <filesystem>
 
 #include "feedline/storage/shard_dataset.h"
-#include "feedline/vision/pipeline.h"
+#include "tools/command_line.h"
+#include "tools/load_shape.h"
+#include "tools/shapes_only_dataset.h"
 
 namespace feedline::cli {
 namespace {
@@ -31,12 +33,20 @@ bool IsShardSource(const std::string& source) {
 }
 
 std::shared_ptr<const Dataset> OpenShardSource(const std::string& source,
+                                               const std::string& pipeline, int image_size,
                                                const SourceLimits& limits) {
-  vision::PipelineOptions options;
-  options.dtype = DType::kU8;
-  options.decode.max_pixels = limits.max_pixels;
-  return std::make_shared<storage::ShardDataset>(storage::ShardDataset::Find(source),
-                                                 vision::Pipeline({}, options));
+  if (pipeline == "read") {
+    // ShardDataset hands every record to its pipeline: there is no reading
+    // without decoding to time apart.
+    throw UsageError("--pipeline read: packed shards are read and decoded in one step; "
+                     "--pipeline decode times both");
+  }
+  // Built first: a bad --size is refused before any index is read.
+  vision::Pipeline recipe = ImagePipeline(pipeline, image_size, limits.max_pixels);
+  auto shards =
+      std::make_shared<storage::ShardDataset>(storage::ShardDataset::Find(source), recipe);
+  if (pipeline == "decode") return std::make_shared<ShapesOnlyDataset>(std::move(shards));
+  return shards;
 }
 
 }  // namespace feedline::cli

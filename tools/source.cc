@@ -1,181 +1,126 @@
 #include "tools/source.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <filesystem>
-#include <limits>
+#include <string_view>
 
-#include "feedline/error.h"
-#include "feedline/vision/file_list.h"
-#include "feedline/vision/image_folder.h"
-#include "feedline/vision/pipeline.h"
-#include "tools/byte_size_option.h"
 #include "tools/command_line.h"
-#include "tools/raw_image_dataset.h"
+#include "tools/image_source.h"
+#include "tools/shard_source.h"
 
 namespace feedline::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A list file's paths are relative to the folder it lies in.
-std::string ListRoot(const std::string& list_file) {
-  const fs::path parent = fs::path(list_file).parent_path();
-  return parent.empty() ? "." : parent.string();
-}
+// What SOURCE may be, for the messages that say it is none of them.
+constexpr std::string_view kEverySource =
+    "an image folder, a file list, packed shards or an HDF5 file";
 
-vision::ImageList ReadList(const std::string& list_file) {
-  return vision::FileList::Parse(vision::FileList::ReadListText(list_file), list_file);
-}
-
-vision::Pipeline MakePipeline(const std::string& pipeline, int image_size, int64_t max_pixels) {
-  // Validated before the recipe is built, so an absurd --size is refused
-  // with the option's name.
-  const int64_t output_pixels = static_cast<int64_t>(image_size) * image_size;
-  if (output_pixels > max_pixels) {
-    throw UsageError("--size " + std::to_string(image_size) + " makes images of " +
-                     std::to_string(output_pixels) + " pixels, over --max-pixels " +
-                     std::to_string(max_pixels));
-  }
-  // torchvision's evaluation recipe keeps the 256 / 224 ratio.
-  const int resize = static_cast<int>(image_size * 256.0 / 224.0 + 0.5);
-  vision::DecodeOptions decode;
-  decode.max_pixels = max_pixels;
-  if (pipeline == "train") return vision::TrainPipeline(image_size, DType::kF32, decode);
-  return vision::ValPipeline(resize, image_size, DType::kF32, decode);
-}
-
-// The first bytes of a file (fewer if it is shorter; none if it cannot be
-// read). O_NONBLOCK: should the path have become a FIFO since it was
-// checked, opening it does not wait for a writer.
-std::vector<uint8_t> FileHead(const std::string& path) {
-  std::vector<uint8_t> head(64);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return {};
-  const ssize_t n = ::read(fd, head.data(), head.size());
-  ::close(fd);
-  head.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return head;
+// The first ':' of `source` follows a name ending like an HDF5 file's: the
+// user meant FILE.h5:DATASET, and FILE is what is missing.
+std::string MissingHDF5File(const std::string& source) {
+  const size_t colon = source.find(':');
+  if (colon == std::string::npos) return "";
+  const std::string file = source.substr(0, colon);
+  return IsHDF5File(file) ? file : "";
 }
 
 }  // namespace
 
-const std::vector<std::string>& PipelineNames() {
-  static const std::vector<std::string> names = {"train", "val", "decode", "read"};
-  return names;
+const char* SourceKindName(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::kFolder:
+      return "folder";
+    case SourceKind::kFileList:
+      return "file_list";
+    case SourceKind::kShards:
+      return "shards";
+    case SourceKind::kHDF5:
+      return "hdf5";
+  }
+  return "unknown";
 }
 
-void AddLimitOptions(CLI::App* app, SourceLimits& limits) {
-  AddByteSizeOption(app, "--max-file-bytes", limits.max_file_bytes,
-                    "A larger file is a broken sample, refused before it is read", 1,
-                    std::numeric_limits<int64_t>::max());
-  app->add_option("--max-pixels", limits.max_pixels,
-                  "An image with more pixels is a broken sample, refused from its header "
-                  "(decompression bombs; Pillow's MAX_IMAGE_PIXELS)")
-      ->check(IntAtLeast(1))
-      ->type_name("N")
-      ->capture_default_str();
+CLI::Option* AddSourceOptions(CLI::App* app, SourceArgs& args) {
+  CLI::Option* source =
+      app->add_option("SOURCE", args.source,
+                      "Image folder (one subfolder per class), file list ('path label' lines), "
+                      "packed shards (their folder, a glob, a .tar or .idx) or an HDF5 file "
+                      "(FILE.h5:DATASET)")
+          ->type_name("PATH");
+  app->add_option("--fields", args.fields,
+                  "HDF5 only: datasets read into each sample besides SOURCE's, as DATASET or "
+                  "NAME=DATASET (the field's name; default the dataset's last path component)")
+      ->delimiter(',')
+      // One value per --fields (repeatable), so that SOURCE may follow it.
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->type_name("DATASET,...");
+  AddLimitOptions(app, args.limits);
+  return source;
 }
 
-CLI::Option* AddLoadShapeOptions(CLI::App* app, LoadShape& shape) {
-  CLI::Option* pipeline =
-      app->add_option(
-             "--pipeline", shape.pipeline,
-             "train: random crop + flip + normalize; val: resize + center crop + normalize; "
-             "decode: full decode only; read: file bytes only")
-          ->check(OneOf(PipelineNames()))
-          ->type_name("train|val|decode|read")
-          ->capture_default_str();
-  app->add_option("--batch", shape.batch, "Samples per batch")
-      ->check(IntAtLeast(1))
-      ->type_name("N")
-      ->capture_default_str();
-  app->add_option("--size", shape.image_size, "Output image size of the train and val pipelines")
-      ->check(IntAtLeast(1))
-      ->type_name("PX")
-      ->capture_default_str();
-  app->add_option("--seed", shape.seed, "Seed of the shuffle and the augmentation")
-      ->check(IntAtLeast(0))
-      ->type_name("S")
-      ->capture_default_str();
-  app->add_option("--step-ms", shape.step_ms,
-                  "Simulated training step: the consumer sleeps MS per batch")
-      ->check(NumberAtLeast(0))
-      ->type_name("MS")
-      ->capture_default_str();
-  return pipeline;
-}
-
-SourceKind CheckSource(const std::string& source) {
+ParsedSource ParseSource(const SourceArgs& args) {
+  const std::string& text = args.source;
+  if (text.empty()) throw UsageError("SOURCE is required: " + std::string(kEverySource));
+  ParsedSource parsed;
+  parsed.path = text;
   std::error_code ec;
-  const fs::file_status status = fs::status(source, ec);
-  if (ec || !fs::exists(status)) throw UsageError("SOURCE '" + source + "' does not exist");
-  if (fs::is_directory(status)) {
-    if (fs::directory_iterator(source, ec) == fs::directory_iterator()) {
-      throw UsageError("SOURCE '" + source +
-                       "' is an empty folder: expected one folder of images per class");
-    }
-    return SourceKind::kFolder;
+  const fs::file_status status = fs::status(text, ec);
+  const bool exists = !ec && fs::exists(status);
+  if (exists && fs::is_regular_file(status) && IsHDF5File(text)) {
+    parsed.kind = SourceKind::kHDF5;
+    parsed.hdf5 = MakeHDF5Source(text, "", args.fields);
+    return parsed;
   }
-  if (fs::is_regular_file(status)) {
-    if (fs::file_size(source, ec) == 0) {
-      throw UsageError("SOURCE '" + source +
-                       "' is an empty file list: expected lines of 'path label'");
+  if (!exists) {
+    if (auto file_and_dataset = SplitHDF5Source(text)) {
+      parsed.kind = SourceKind::kHDF5;
+      parsed.path = file_and_dataset->first;
+      parsed.hdf5 = MakeHDF5Source(file_and_dataset->first, file_and_dataset->second, args.fields);
+      return parsed;
     }
-    const std::vector<uint8_t> head = FileHead(source);
-    if (vision::DetectFormat(head) != vision::ImageFormat::kUnknown) {
-      throw UsageError("SOURCE '" + source +
-                       "' is an image, not a folder or a file list (give the folder that holds "
-                       "one folder of images per class)");
+    const std::string missing_file = MissingHDF5File(text);
+    if (!missing_file.empty()) {
+      throw UsageError("SOURCE '" + text + "': the HDF5 file '" + missing_file +
+                       "' does not exist");
     }
-    if (std::find(head.begin(), head.end(), uint8_t{0}) != head.end()) {
-      throw UsageError("SOURCE '" + source +
-                       "' is a binary file, not a folder or a file list (lines of 'path label')");
+    // A pattern matches files, it is none itself.
+    if (text.find_first_of("*?[") == std::string::npos) {
+      throw UsageError("SOURCE '" + text + "' does not exist");
     }
-    return SourceKind::kFileList;
   }
-  struct stat st;
-  const char* type = ::stat(source.c_str(), &st) == 0 ? vision::FileTypeName(st.st_mode) : "";
-  throw UsageError("SOURCE '" + source + "' is " + (*type ? type : std::string("no file")) +
-                   ", neither a folder nor a file list");
+  if (IsShardSource(text)) {
+    parsed.kind = SourceKind::kShards;
+  } else {
+    parsed.kind = CheckImageSource(text, kEverySource) == ImageSourceKind::kFolder
+                      ? SourceKind::kFolder
+                      : SourceKind::kFileList;
+  }
+  if (!args.fields.empty()) {
+    throw UsageError("--fields names datasets of an HDF5 file, but SOURCE '" + text +
+                     "' is " + (parsed.kind == SourceKind::kShards ? "packed shards"
+                                : parsed.kind == SourceKind::kFolder ? "an image folder"
+                                                                     : "a file list"));
+  }
+  return parsed;
 }
 
-std::shared_ptr<const Dataset> OpenImageSource(const std::string& source,
-                                               const std::string& pipeline, int image_size,
-                                               const SourceLimits& limits) {
-  const SourceKind kind = CheckSource(source);
-  // Whatever the vision library finds wrong with the source itself (no class
-  // folders, no images, a bad list line) is a usage error, not a failure.
-  try {
-    if (pipeline == "read" || pipeline == "decode") {
-      const auto mode =
-          pipeline == "read" ? RawImageDataset::Mode::kRead : RawImageDataset::Mode::kDecode;
-      if (kind == SourceKind::kFolder) {
-        vision::ImageFolder::Listing listing = vision::ImageFolder::List(source);
-        return std::make_shared<RawImageDataset>(source, std::move(listing.files), mode, limits);
-      }
-      return std::make_shared<RawImageDataset>(ListRoot(source), ReadList(source), mode, limits);
-    }
-    if (pipeline != "train" && pipeline != "val") {
-      throw UsageError("--pipeline: must be one of train, val, decode or read, got '" + pipeline +
-                       "'");
-    }
-    vision::ReadOptions read;
-    read.max_bytes = limits.max_file_bytes;
-    if (kind == SourceKind::kFolder) {
-      return std::make_shared<vision::ImageFolder>(
-          source, MakePipeline(pipeline, image_size, limits.max_pixels), read);
-    }
-    return std::make_shared<vision::FileList>(
-        source, ListRoot(source), MakePipeline(pipeline, image_size, limits.max_pixels), read);
-  } catch (const UsageError&) {
-    throw;
-  } catch (const Error& e) {
-    throw UsageError(e.what());
+std::shared_ptr<const Dataset> OpenSource(const ParsedSource& source, const std::string& pipeline,
+                                          int image_size, const SourceLimits& limits) {
+  switch (source.kind) {
+    case SourceKind::kFolder:
+      return OpenImageSource(source.path, ImageSourceKind::kFolder, pipeline, image_size, limits);
+    case SourceKind::kFileList:
+      return OpenImageSource(source.path, ImageSourceKind::kFileList, pipeline, image_size,
+                             limits);
+    case SourceKind::kShards:
+      return OpenShardSource(source.path, pipeline, image_size, limits);
+    case SourceKind::kHDF5:
+      return OpenHDF5Source(source.hdf5, pipeline, image_size, limits);
   }
+  throw UsageError("SOURCE '" + source.path + "': unknown kind");
 }
 
 }  // namespace feedline::cli

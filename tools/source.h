@@ -1,10 +1,12 @@
-// SOURCE, the data a subcommand reads: an image folder (ImageFolder layout,
-// one subfolder per class) or a file list (one "path label" per line, the
-// paths relative to the list file's folder).
-// Opening it checks that it exists and holds images, and builds the image
-// dataset for a pipeline.
+// SOURCE, the data `bench`, `tune` and `verify` read, in every form the
+// library reads: an image folder, a file list (tools/image_source.h), packed
+// shards (a folder, a glob pattern, one .tar or .idx: tools/shard_source.h)
+// or an HDF5 file ("FILE.h5:DATASET" and --fields: tools/hdf5_source.h).
+// The three commands parse and open it here, so they accept the same
+// sources with the same messages.
 //
-// Thread safety: pure functions; the datasets are immutable.
+// Thread safety: pure functions; AddSourceOptions configures an App before
+// parsing, from one thread.
 #ifndef FEEDLINE_TOOLS_SOURCE_H_
 #define FEEDLINE_TOOLS_SOURCE_H_
 
@@ -14,51 +16,46 @@
 #include <vector>
 
 #include "feedline/dataset.h"
-#include "feedline/vision/decode.h"
-#include "feedline/vision/read_file.h"
+#include "tools/hdf5_source.h"
+#include "tools/source_limits.h"
 
 namespace feedline::cli {
 
-enum class SourceKind { kFolder, kFileList };
+enum class SourceKind { kFolder, kFileList, kShards, kHDF5 };
 
-// The pipelines `bench` and `tune` accept.
-const std::vector<std::string>& PipelineNames();  // train, val, decode, read
+// "folder", "file_list", "shards", "hdf5": the JSON reports' source_kind.
+const char* SourceKindName(SourceKind kind);
 
-// The limits every sample is read and decoded under (--max-file-bytes,
-// --max-pixels).
-struct SourceLimits {
-  int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
-  int64_t max_pixels = vision::kDefaultMaxPixels;
+// The command line that names a SOURCE and how to read it.
+struct SourceArgs {
+  std::string source;
+  std::vector<std::string> fields;  // --fields, for an HDF5 file
+  SourceLimits limits;
 };
 
-// Adds --max-file-bytes and --max-pixels to `app`, bound to `limits`.
-void AddLimitOptions(CLI::App* app, SourceLimits& limits);
+// Adds the positional SOURCE, --fields, --max-file-bytes and --max-pixels,
+// bound to `args`. Returns SOURCE.
+CLI::Option* AddSourceOptions(CLI::App* app, SourceArgs& args);
 
-// How `bench` and `tune` load SOURCE: the options both take, with one help
-// text each.
-struct LoadShape {
-  std::string pipeline = "train";  // one of PipelineNames()
-  long long batch = 64;
-  int image_size = 224;  // output pixels of the train and val pipelines
-  unsigned long long seed = 0;
-  double step_ms = 0;  // simulated training step per batch
+struct ParsedSource {
+  SourceKind kind = SourceKind::kFolder;
+  std::string path;  // SOURCE as given; for an HDF5 file, the file
+  HDF5Source hdf5;   // kHDF5: the file and its fields
 };
-// Adds --pipeline, --batch, --size, --seed and --step-ms, bound to `shape`.
-// Returns --pipeline (bench's --synthetic excludes it).
-CLI::Option* AddLoadShapeOptions(CLI::App* app, LoadShape& shape);
 
-// What `source` is. Throws UsageError if it does not exist, is an empty
-// folder or file, is neither a folder nor a regular file, or is a file that
-// cannot be a file list (an image, a binary file).
-SourceKind CheckSource(const std::string& source);
+// What SOURCE is. Throws UsageError naming SOURCE when it is empty, does not
+// exist, is an empty folder or file, or is none of the sources above (an
+// image, a binary file, a FIFO), and naming --fields when it is given for
+// another source than an HDF5 file or is malformed.
+ParsedSource ParseSource(const SourceArgs& args);
 
-// The dataset over `source` whose samples go through `pipeline` (one of
-// PipelineNames(); output images of `image_size` pixels for train and val).
-// Throws UsageError if `source` is missing or holds no images, or the
-// pipeline's output is larger than limits.max_pixels.
-std::shared_ptr<const Dataset> OpenImageSource(const std::string& source,
-                                               const std::string& pipeline, int image_size,
-                                               const SourceLimits& limits = {});
+// The dataset over `source` whose images go through `pipeline` (one of
+// PipelineNames(); train and val output images of `image_size` pixels).
+// Throws UsageError for what the command line named wrongly (a source
+// without images, a missing HDF5 dataset, a --size over --max-pixels, read
+// on shards), and Error naming the file for damaged shards.
+std::shared_ptr<const Dataset> OpenSource(const ParsedSource& source, const std::string& pipeline,
+                                          int image_size, const SourceLimits& limits);
 
 }  // namespace feedline::cli
 

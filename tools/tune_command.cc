@@ -15,6 +15,7 @@
 #include "feedline/loader_options.h"
 #include "src/loader/tuner.h"
 #include "tools/bench_run.h"
+#include "tools/load_shape.h"
 #include "tools/report.h"
 #include "tools/rss.h"
 #include "tools/source.h"
@@ -24,7 +25,7 @@ namespace feedline::cli {
 namespace {
 
 struct TuneArgs {
-  std::string source;
+  SourceArgs input;            // SOURCE, --fields, --max-file-bytes, --max-pixels
   LoadShape shape;             // --pipeline, --batch, --size, --seed, --step-ms
   long long max_batches = 24;  // measured per setting, after its warm-up
   int max_workers = 0;  // 0: 2 x cores
@@ -33,7 +34,6 @@ struct TuneArgs {
   bool json = false;
   bool quiet = false;
   bool online = true;  // also run the online tuner ("auto")
-  SourceLimits limits;
 };
 
 // The online tuner's run: its final setting and its path.
@@ -57,8 +57,9 @@ std::string Printf(const char* format, auto... args) {
 std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
                         const std::vector<TuneRow>& rows, int recommended,
                         const OnlineRun& online) {
-  std::string out = "feedline tune: " + args.source + " (" + args.shape.pipeline + "), batch " +
-                    std::to_string(args.shape.batch) + ", " + std::to_string(args.max_batches) +
+  std::string out = "feedline tune: " + args.input.source + " (" + args.shape.pipeline +
+                    "), batch " + std::to_string(args.shape.batch) + ", " +
+                    std::to_string(args.max_batches) +
                     " batches measured per setting after its warm-up, " +
                     std::to_string(base.cores) + " cores\n";
   out += Printf("%8s %9s %11s %7s %12s %18s\n", "workers", "prefetch", "images/s", "wait",
@@ -136,12 +137,13 @@ LinePlot MakePlot(const TuneArgs& args, const std::vector<TuneRow>& rows, int re
 }
 
 int RunTuneCommand(const TuneArgs& args) {
-  if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
+  const ParsedSource source = ParseSource(args.input);
   std::shared_ptr<const Dataset> dataset =
-      OpenImageSource(args.source, args.shape.pipeline, args.shape.image_size, args.limits);
+      OpenSource(source, args.shape.pipeline, args.shape.image_size, args.input.limits);
 
   BenchSettings base;
-  base.source = args.source;
+  base.source = args.input.source;
+  base.source_kind = SourceKindName(source.kind);
   base.pipeline = args.shape.pipeline;
   base.batch_size = args.shape.batch;
   // As many epochs as the batches asked for need (each run stops at its
@@ -173,7 +175,7 @@ int RunTuneCommand(const TuneArgs& args) {
           "feedline tune: error: no image was loaded: the %lld samples tried all failed (%s); "
           "'feedline verify %s' lists the broken files\n",
           static_cast<long long>(result.stats.errors), FailureReasons(result.stats).c_str(),
-          args.source.c_str());
+          args.input.source.c_str());
       return kExitFailure;
     }
   }
@@ -241,7 +243,8 @@ int RunTuneCommand(const TuneArgs& args) {
   }
   if (args.json) {
     nlohmann::json json = {{"command", "tune"},
-                           {"source", args.source},
+                           {"source", args.input.source},
+                           {"source_kind", base.source_kind},
                            {"pipeline", args.shape.pipeline},
                            {"batch", args.shape.batch},
                            {"max_batches", args.max_batches},
@@ -352,8 +355,7 @@ Command AddTuneCommand(CLI::App& parent) {
                                         "on SOURCE in steady state, run the online tuner, and "
                                         "recommend a setting.");
   auto args = std::make_shared<TuneArgs>();
-  AddSourceArgument(app, args->source);
-  AddLimitOptions(app, args->limits);
+  AddSourceOptions(app, args->input);
   AddLoadShapeOptions(app, args->shape);
   app->add_option("--max-batches", args->max_batches,
                   "Batches measured per setting after its warm-up (bounds the run time)")

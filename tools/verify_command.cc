@@ -14,30 +14,28 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
-#include "tools/shard_source.h"
 #include "tools/source.h"
 
 namespace feedline::cli {
 namespace {
 
 struct VerifyArgs {
-  std::string source;
+  SourceArgs input;  // SOURCE, --fields, --max-file-bytes, --max-pixels
   std::string threads = "auto";
   bool json = false;
   bool quiet = false;
-  SourceLimits limits;
 };
 
 // Progress is reported every this many samples.
 constexpr int64_t kProgressEvery = 256;
 
 int RunVerifyCommand(const VerifyArgs& args) {
-  if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
-  // Shards (`feedline pack`): indexes checked on opening, each record's
-  // tar header and checksum on reading, then the image decoded.
-  std::shared_ptr<const Dataset> dataset = IsShardSource(args.source)
-                                               ? OpenShardSource(args.source, args.limits)
-                                               : OpenImageSource(args.source, "decode", 0, args.limits);
+  // Every image decoded whole. Shards (`feedline pack`): indexes checked on
+  // opening, each record's tar header and checksum on reading. HDF5: every
+  // row of every field read.
+  const ParsedSource source = ParseSource(args.input);
+  std::shared_ptr<const Dataset> dataset =
+      OpenSource(source, "decode", /*image_size=*/0, args.input.limits);
   const int threads = std::max(1, ParseWorkers(args.threads));
   const int64_t total = dataset->size();
 
@@ -69,7 +67,8 @@ int RunVerifyCommand(const VerifyArgs& args) {
 
   if (args.json) {
     nlohmann::json json = {{"command", "verify"},
-                           {"source", args.source},
+                           {"source", args.input.source},
+                           {"source_kind", SourceKindName(source.kind)},
                            {"files", total},
                            {"ok", total - static_cast<int64_t>(broken.size())},
                            {"broken", nlohmann::json::array()},
@@ -146,12 +145,11 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
 Command AddVerifyCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "verify",
-      "Decode every image of SOURCE (an image folder, a file list, or shards written by "
-      "'feedline pack') in parallel and list each broken file with its reason. "
-      "Exits 1 if any file is broken.");
+      "Decode every image of SOURCE (an image folder, a file list, shards written by "
+      "'feedline pack', or the rows of an HDF5 file) in parallel and list each broken file "
+      "with its reason. Exits 1 if any file is broken.");
   auto args = std::make_shared<VerifyArgs>();
-  AddSourceArgument(app, args->source);
-  AddLimitOptions(app, args->limits);
+  AddSourceOptions(app, args->input);
   app->add_option("--threads", args->threads, "Decoding threads; auto: one per CPU")
       ->check(WorkersValue())
       ->type_name("N|auto")

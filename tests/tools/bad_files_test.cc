@@ -169,9 +169,14 @@ TEST(BadFiles, AnImageGivenAsSourceIsNoFileList) {
     EXPECT_EQ(r.exit_code, 2) << command;
     ExpectOneCleanErrorLine(r, "feedline " + command);
     EXPECT_THAT(r.err, HasSubstr("SOURCE '" + (dir / "imgs") + "/" + jpeg +
-                                 "' is an image, not a folder or a file list"));
+                                 "' is an image, not an image folder, a file list, packed "
+                                 "shards or an HDF5 file"));
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+  // pack takes image files only, and says so.
+  const RunResult pack = RunFeedline({"pack", dir / "imgs" + "/" + jpeg, dir / "out"}, kTimeoutS);
+  EXPECT_EQ(pack.exit_code, 2);
+  EXPECT_THAT(pack.err, HasSubstr("' is an image, not a folder or a file list"));
   {
     std::ofstream binary(dir / "data.bin", std::ios::binary);
     binary << "a.jpg 0" << '\0' << "\xff\xfe";
@@ -179,13 +184,15 @@ TEST(BadFiles, AnImageGivenAsSourceIsNoFileList) {
   const RunResult r = RunFeedline({"verify", dir / "data.bin"}, kTimeoutS);
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneCleanErrorLine(r, "feedline verify");
-  EXPECT_THAT(r.err, HasSubstr("is a binary file, not a folder or a file list"));
+  EXPECT_THAT(r.err, HasSubstr("is a binary file, not an image folder, a file list, packed "
+                               "shards or an HDF5 file"));
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   const RunResult fifo = RunFeedline({"verify", dir / "fifo"}, kTimeoutS);
   EXPECT_EQ(fifo.exit_code, 2);
   ExpectOneCleanErrorLine(fifo, "feedline verify");
   EXPECT_THAT(fifo.err, HasSubstr("SOURCE '" + (dir / "fifo") +
-                                  "' is a FIFO, neither a folder nor a file list"));
+                                  "' is a FIFO, not an image folder, a file list, packed "
+                                  "shards or an HDF5 file"));
 }
 
 // Skip over a folder where nothing loads is no benchmark: it says so on

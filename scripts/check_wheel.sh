@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# make test-wheel: the Python package as its users install it.
+#
+#   scripts/check_wheel.sh [WORK_DIR]     (default build/wheel-check)
+#
+# From a clean copy of the tree (the files git tracks or would track, so no
+# build directory or virtual environment leaks in):
+#  1. `pip install COPY` into a fresh venv, as `pip install .` in a clean
+#     clone: `import feedline`, `feedline --help`; mypy on examples/ and
+#     stubtest of the native module's stubs against the installed module;
+#  2. `pip wheel COPY`, then, with the copy and the CMake build directory
+#     moved out of reach, the wheel installed into another fresh venv with
+#     numpy 2 and an example run end to end: `feedline synth` writes an image
+#     folder, feedline.DataLoader loads it and a Python dataset, and the
+#     batches' shapes and values are checked; every RPATH is relative.
+#
+# The CMake build directory persists (WORK_DIR/cmake), so a rerun compiles
+# only what changed. That needs the same build requirements at the same
+# place on every run: pip's build isolation installs scikit-build-core and
+# pybind11 into a new temporary folder for each build, scikit-build-core
+# clears a build directory made by another installation of itself, and
+# pybind11's headers, installed anew, would make every binding recompile.
+# So the builds run without isolation, with pyproject.toml's build
+# requirements (what isolation would install) installed once into
+# WORK_DIR/build-requirements and put on PYTHONPATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+work=${1:-build/wheel-check}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+python=${WHEEL_PYTHON:-python3}
+# Pinned, so that the check does not change under the project's feet.
+mypy_version=2.4.0
+start=$SECONDS
+passed=0
+pass() {
+  passed=$((passed + 1))
+  echo "wheel check: ok: $*"
+}
+fail() {
+  echo "wheel check: FAILED: $*" >&2
+  exit 1
+}
+pip_quiet=(-q --disable-pip-version-check)
+# pip install as root outside a venv (the build requirements' folder) warns.
+pip_install=(install "${pip_quiet[@]}" --root-user-action=ignore)
+# stderr without pip's warnings about the machine's package index listing
+# names it holds no files for.
+unlisted_index() { grep -v "^WARNING: Location .* is ignored" || true; }
+
+# The clean copy (a tracked file deleted from the working tree stays out), at
+# a fixed path (the build directory remembers its source) and with the files'
+# times kept (the build recompiles what changed only).
+src=$work/src
+rm -rf "$src"
+mkdir -p "$src"
+git ls-files -z --cached --others --exclude-standard |
+  while IFS= read -r -d '' file; do if [ -e "$file" ]; then printf '%s\0' "$file"; fi; done |
+  tar --null -T - -cf - | tar -xf - -C "$src"
+[ -f "$src/pyproject.toml" ] || fail "the copy of the tree has no pyproject.toml"
+
+# The build requirements, installed again only when pyproject.toml changes
+# them (tomllib: Python 3.11 or later runs this script).
+requirements=$("$python" -c '
+import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print("\n".join(tomllib.load(f)["build-system"]["requires"]))' "$src/pyproject.toml")
+build_requirements=$work/build-requirements
+if [ "$(cat "$build_requirements/.requirements" 2>/dev/null)" != "$requirements" ]; then
+  rm -rf "$build_requirements"
+  mapfile -t specs <<<"$requirements"
+  "$python" -m pip "${pip_install[@]}" --target "$build_requirements" "${specs[@]}" \
+    2> >(unlisted_index >&2)
+  printf '%s\n' "$requirements" >"$build_requirements/.requirements"
+fi
+# pip install or pip wheel of the copy as users run them, but with the build
+# requirements from WORK_DIR/build-requirements instead of a new isolated
+# environment.
+pip_build() {
+  PYTHONPATH=$build_requirements "$venv/bin/python" -m pip "$@" \
+    --no-build-isolation -Cbuild-dir="$work/cmake" "$src" 2> >(unlisted_index >&2)
+}
+
+# 1. pip install into a fresh venv.
+venv=$work/venv-install
+rm -rf "$venv"
+"$python" -m venv "$venv"
+build_start=$SECONDS
+pip_build "${pip_install[@]}"
+echo "wheel check: pip install took $((SECONDS - build_start)) s"
+# Outputs are captured before they are searched: under pipefail, grep -q
+# ending a pipe early would fail the command that writes into it.
+imported=$(cd /tmp && "$venv/bin/python" -c "import feedline; print(feedline.__version__, feedline.__file__)")
+[[ $imported == *" $venv/"* ]] || fail "import feedline did not import the installed package: $imported"
+pass "pip install: import feedline"
+help=$("$venv/bin/feedline" --help) || fail "feedline --help"
+for command in bench tune verify synth pack; do
+  grep -q "^  $command " <<<"$help" || fail "feedline --help lists no $command: $help"
+done
+pass "pip install: feedline --help"
+
+# The type information: mypy on the examples (pyproject.toml's [tool.mypy])
+# against the installed package, and the stubs of feedline._feedline
+# against the module itself.
+"$venv/bin/python" -m pip "${pip_install[@]}" "mypy==$mypy_version" 2> >(unlisted_index >&2)
+(cd "$src" && "$venv/bin/python" -m mypy --no-incremental --config-file pyproject.toml) ||
+  fail "mypy on examples/"
+pass "mypy examples/"
+# stubtest compares the stub's names with the module's (pybind11 functions
+# show no signature to compare). pybind11's classes have its metaclass, and
+# its base classes without a constructor take (*args, **kwargs) to refuse
+# one: neither is API, so both are allowed.
+cat >"$work/stubtest-allowlist.txt" <<'ALLOW'
+feedline\._feedline\._[A-Za-z]+
+feedline\._feedline\._(Dataset|Sampler|BatchSampler)\.__init__
+ALLOW
+(cd /tmp && "$venv/bin/python" -m mypy.stubtest --allowlist "$work/stubtest-allowlist.txt" \
+  feedline._feedline) || fail "stubtest feedline._feedline"
+# stubtest skips the submodules, which the stub types as check-only classes:
+# their names, and their classes' names, are compared here.
+(cd /tmp && "$venv/bin/python" - "$src/python/feedline/_feedline.pyi") <<'PY' || fail "the stubs of vision and storage"
+import ast
+import inspect
+import sys
+
+import feedline._feedline as native
+
+with open(sys.argv[1]) as f:
+    stub = ast.parse(f.read())
+classes = {node.name: node for node in stub.body if isinstance(node, ast.ClassDef)}
+
+
+def stub_names(body):
+    names = {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    names |= {node.target.id for node in body
+              if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)}
+    return {name for name in names if not name.startswith("_")}
+
+
+def runtime_names(obj):
+    own = vars(obj) if inspect.isclass(obj) else dict(inspect.getmembers(obj))
+    return {name for name in own if not name.startswith("_")}
+
+
+problems = []
+
+
+def compare(path, body, runtime):
+    declared, present = stub_names(body), runtime_names(runtime)
+    problems.extend(f"{path}.{n}: in the module, not in the stub" for n in sorted(present - declared))
+    problems.extend(f"{path}.{n}: in the stub, not in the module" for n in sorted(declared - present))
+    for node in body:
+        if isinstance(node, ast.ClassDef) and node.name in present:
+            compare(f"{path}.{node.name}", node.body, getattr(runtime, node.name))
+
+
+for module, stub_class in (("vision", "_VisionModule"), ("storage", "_StorageModule")):
+    compare(f"feedline._feedline.{module}", classes[stub_class].body, getattr(native, module))
+if problems:
+    sys.exit("\n".join(problems))
+PY
+pass "the stubs of feedline._feedline name what the module has"
+
+# 2. The wheel, installed where neither the tree nor the build is.
+rm -rf "$work/dist"
+build_start=$SECONDS
+pip_build wheel "${pip_quiet[@]}" --no-deps -w "$work/dist"
+echo "wheel check: pip wheel took $((SECONDS - build_start)) s"
+wheel=$(ls "$work/dist"/feedline-*.whl)
+echo "wheel check: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB"
+contents=$("$python" -m zipfile -l "$wheel")
+for member in feedline/__init__.py feedline/py.typed feedline/_feedline.pyi \
+  "feedline/_feedline.cpython-" feedline/lib/libfeedline.so "feedline-[0-9.]*.data/scripts/feedline"; do
+  grep -q "^$member" <<<"$contents" || fail "the wheel lacks $member"
+done
+! grep -q -E "^(include|lib|bin)/|feedline/include/|feedline/lib/cmake/" <<<"$contents" ||
+  fail "the wheel holds files outside the package: $(grep -E '^(include|lib|bin)/' <<<"$contents" | head -3)"
+pass "wheel contents"
+
+aside=$work/out-of-reach
+rm -rf "$aside"
+mkdir -p "$aside"
+mv "$work/cmake" "$aside/cmake"
+mv "$src" "$aside/src"
+restore() { [ -d "$aside/cmake" ] && mv "$aside/cmake" "$work/cmake"; rm -rf "$aside"; }
+trap restore EXIT
+
+venv=$work/venv-wheel
+rm -rf "$venv"
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip "${pip_install[@]}" "$wheel" "numpy>=2" 2> >(unlisted_index >&2)
+site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('platlib'))")
+for elf in "$venv/bin/feedline" "$site"/feedline/_feedline.*.so "$site"/feedline/lib/libfeedline.so.*; do
+  [ -f "$elf" ] || fail "not installed: $elf"
+  runpath=$(readelf -d "$elf" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
+  absolute=$(tr ':' '\n' <<<"$runpath" | grep -v -e '^$' -e '^\$ORIGIN' || true)
+  [ -z "$absolute" ] || fail "$elf has an RPATH outside the installation: $runpath"
+done
+libraries=$(ldd "$venv/bin/feedline")
+grep -q "libfeedline.so.0 => $venv/bin/../lib/python[0-9.]*/site-packages/feedline/lib/" <<<"$libraries" ||
+  fail "feedline does not find libfeedline in the package: $(grep feedline <<<"$libraries")"
+pass "relative RPATHs; feedline finds the package's libfeedline"
+
+data=$work/example-data
+rm -rf "$data"
+"$venv/bin/feedline" synth "$data" --images 24 --classes 3 --seed 1 >/dev/null || fail "feedline synth"
+report=$("$venv/bin/feedline" bench "$data" --batch 8 --workers 2 --size 32 --quiet) || fail "feedline bench"
+grep -q "^  throughput .* images/s" <<<"$report" || fail "feedline bench reports no images/s: $report"
+pass "wheel: feedline synth and bench"
+
+(cd /tmp && "$venv/bin/python" - "$data") <<'EOF' || fail "the example on the wheel"
+"""Loads an image folder and a Python dataset through the installed wheel."""
+import sys
+
+import numpy as np
+
+import feedline
+from feedline import io
+from feedline.vision import datasets, decode_image
+from feedline.vision import transforms as T
+
+assert int(np.__version__.split(".")[0]) >= 2, np.__version__
+data = sys.argv[1]
+
+# Native: 24 JPEGs in 3 classes, center crops of 32 pixels as uint8 CHW,
+# the same pixels as the crop of the image decoded whole.
+folder = datasets.ImageFolder(data, transform=T.Compose([T.CenterCrop(32), T.PILToTensor()]))
+samples = folder.samples  # (path, label) of every image, in order
+assert len(samples) == 24, len(samples)
+rows = 0
+for images, labels in feedline.DataLoader(folder, batch_size=8, num_workers=2):
+    assert images.shape == (8, 3, 32, 32) and images.dtype == np.uint8, (images.shape, images.dtype)
+    assert labels.dtype == np.int64 and set(labels.tolist()) <= {0, 1, 2}, labels
+    for image, label in zip(images, labels):
+        path, expected_label = samples[rows]
+        assert label == expected_label, (path, label, expected_label)
+        with open(path, "rb") as f:
+            whole = decode_image(f.read())
+        # torchvision's center: round() of the margin's half.
+        top, left = round((whole.shape[0] - 32) / 2), round((whole.shape[1] - 32) / 2)
+        crop = whole[top:top + 32, left:left + 32].transpose(2, 0, 1)
+        assert np.array_equal(image, crop), (path, np.abs(image.astype(int) - crop).max())
+        rows += 1
+assert rows == 24, rows
+
+
+# Python: arrays made in worker processes and read back exactly.
+class Rows(io.Dataset):
+    def __len__(self):
+        return 40
+
+    def __getitem__(self, i):
+        return np.arange(6, dtype=np.float32).reshape(2, 3) + i, np.int64(i)
+
+
+for workers in (0, 2):
+    seen = []
+    for x, y in feedline.DataLoader(Rows(), batch_size=8, num_workers=workers):
+        assert x.shape == (8, 2, 3) and x.dtype == np.float32, (x.shape, x.dtype)
+        assert np.array_equal(x, np.arange(6, dtype=np.float32).reshape(1, 2, 3) + y.reshape(-1, 1, 1))
+        seen += y.tolist()
+    assert sorted(seen) == list(range(40)), seen
+print("example: 24 images and 40 rows loaded with the expected values")
+EOF
+pass "wheel: example with numpy $("$venv/bin/python" -c 'import numpy; print(numpy.__version__)')"
+
+echo "wheel check: $passed passed, 0 failed, in $((SECONDS - start)) s"
