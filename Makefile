@@ -111,8 +111,9 @@ test-wheel: deps
 # test/test_dataloader.py comes from Debian's source packages at test time
 # (scripts/fetch_torch_tests.sh): the 1.13 suite runs with Debian's python3
 # and torch 1.13, the 2.6 suite with the venv's torch 2.13. Each runs with
-# torch's DataLoader and with feedline.torch's; every test passing with torch
-# must pass with feedline (tests/peers/run_torch_suite.py). Then Paddle's
+# feedline.torch's DataLoader, then what did not pass with feedline runs with
+# torch's; every test passing with torch must pass with feedline
+# (tests/peers/run_torch_suite.py). Then Paddle's
 # DataLoader behaviours, with paddle.io and feedline.paddle side by side.
 PEERS := $(BUILD)/peer-tests
 VENV := .venv

@@ -276,6 +276,7 @@ NOTES = {}  # what the child learned about the path a loader took
 def note_feedline(loader):
     """How a feedline loader runs the dataset: worker mode, native or not."""
     NOTES["worker_mode"] = getattr(loader, "worker_mode", None)
+    NOTES["num_workers"] = getattr(loader, "num_workers", None)
     try:
         native = loader.stats().get("native_transforms")
     except Exception:  # noqa: BLE001
@@ -1076,8 +1077,10 @@ def print_tables(args, loaders, results, header):
             if notes:
                 native = notes.get("native_transforms") or (
                     "a native dataset" if notes.get("worker_mode") == "thread"
-                    else "the dataset's Python code")
-                paths.append(f"{loader[1]}: {notes.get('worker_mode')} workers, {native}")
+                    and notes.get("num_workers") else "the dataset's Python code")
+                where = (f"{notes.get('worker_mode')} workers" if notes.get("num_workers")
+                         else "in the loop's thread")
+                paths.append(f"{loader[1]}: {where}, {native}")
         if paths:
             print("\nHow feedline ran it: " + "; ".join(paths) + ".")
     sys.stdout.flush()
