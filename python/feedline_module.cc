@@ -32,6 +32,7 @@
 #include "python/process_dataset.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
+#include "src/loader_factory/engine_factory.h"
 #include "src/process/worker_death.h"
 #include "src/core/byte_size.h"
 
@@ -525,7 +526,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     auto adapter = internal::InWorkerProcesses(native_dataset, &options, program);
     workers = adapter->workers();
     LoaderCallWithoutGil nogil;
-    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+    loader = internal::MakeProcessDataLoader(std::move(adapter), std::move(options));
   } else if (native) {
     auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
     LoaderCallWithoutGil nogil;
@@ -545,7 +546,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     } else {
       auto adapter = std::make_shared<PyProcessDataset>(workers, dataset);
       LoaderCallWithoutGil nogil;
-      loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+      loader = internal::MakeProcessDataLoader(std::move(adapter), std::move(options));
     }
   } else if (iterable) {
     auto adapter = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);

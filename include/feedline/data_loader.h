@@ -58,6 +58,10 @@ class FEEDLINE_EXPORT DataLoader {
   // Throws Error for invalid options (the message names the option).
   DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions options = {});
   DataLoader(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options = {});
+  // For the library's own factories (an engine whose samples load in worker
+  // processes); an Engine cannot be made from the public headers, and the
+  // constructor is not among the library's symbols.
+  FEEDLINE_NO_EXPORT explicit DataLoader(std::unique_ptr<internal::Engine> engine);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;

@@ -46,19 +46,16 @@ SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64
 }
 
 BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
-                         SlotLayout* layout, const FailurePolicy* failure_policy,
-                         Scheduler* scheduler)
+                         const LoadBackend* backend, SlotLayout* layout,
+                         const FailurePolicy* failure_policy, Scheduler* scheduler)
     : options_(options),
       dataset_(dataset),
-      together_(options.timeout.count() > 0 ? nullptr
-                                            : dynamic_cast<const MultiRowDataset*>(dataset)),
+      together_(options.timeout.count() == 0 && backend->traits().round_trip_rows ? backend
+                                                                                  : nullptr),
       layout_(layout),
       failure_policy_(failure_policy),
       scheduler_(scheduler),
-      timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {
-  // Rows that cost a round trip each are claimed several at a time.
-  if (together_ != nullptr) scheduler_->set_round_trip_claims(true);
-}
+      timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {}
 
 bool BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
                                RowLoad* rows) const {
@@ -73,7 +70,7 @@ bool BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleCon
   }
   SampleContextAccess::Reset(ctx, slot->epoch, rows[0].index);
   try {
-    return together_->GetRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
+    return together_->LoadRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
   } catch (...) {
     RethrowIfCancellation();
     return false;  // loaded one by one, each row meets the failure itself

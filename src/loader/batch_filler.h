@@ -7,8 +7,9 @@
 // goes to the FailurePolicy, which may load substitutes into the same row
 // through this class. With a loader timeout, each load is recorded in the
 // worker's lane so that the consumer can give up on it (worker_pool.h).
-// A dataset whose rows each cost a round trip (MultiRowDataset: worker
-// processes) gets a task's rows in one call, without a timeout; a row it
+// A backend whose rows each cost a round trip (LoadBackendTraits::
+// round_trip_rows: worker processes) gets a task's rows in one call
+// (LoadBackend::LoadRows), without a timeout; a row it
 // fails, and every substitute, go through the same path as a row loaded
 // alone, so the batches and the error policy do not change.
 //
@@ -27,7 +28,7 @@
 #include "feedline/loader_options.h"
 #include "feedline/sample_context.h"
 #include "src/loader/error_policy.h"
-#include "src/loader/multi_row_dataset.h"
+#include "src/loader/load_backend.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_layout.h"
@@ -42,8 +43,8 @@ class BatchFiller {
  public:
   // `dataset` is null for an IterableDataset (which only uses FinishBatch).
   // Everything passed must outlive the filler.
-  BatchFiller(const LoaderOptions& options, const Dataset* dataset, SlotLayout* layout,
-              const FailurePolicy* failure_policy, Scheduler* scheduler);
+  BatchFiller(const LoaderOptions& options, const Dataset* dataset, const LoadBackend* backend,
+              SlotLayout* layout, const FailurePolicy* failure_policy, Scheduler* scheduler);
 
   // Loads the task's rows (stopping early, with the rest cancelled, if its
   // epoch is abandoned or its batch bound again) and finishes the batch if
@@ -55,10 +56,11 @@ class BatchFiller {
   bool FinishBatch(Slot* slot, SampleContext& ctx);
 
  private:
-  // The most rows sent to a MultiRowDataset in one call.
+  // The most rows sent to LoadBackend::LoadRows in one call.
   static constexpr int64_t kMaxRowsTogether = 32;
   // Loads rows [begin, end) of `slot` (at most kMaxRowsTogether) with one
-  // MultiRowDataset call into `rows`; false if they must load one by one.
+  // LoadBackend::LoadRows call into `rows`; false if they must load one by
+  // one.
   bool LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
                     RowLoad* rows) const;
   // `error` is empty on entry and on return (scratch for LoadSample).
@@ -79,9 +81,9 @@ class BatchFiller {
 
   const LoaderOptions& options_;
   const Dataset* const dataset_;
-  // dataset_ as a MultiRowDataset when it is one and there is no timeout
-  // (a timeout watches one row at a time); else null.
-  const MultiRowDataset* const together_;
+  // The backend when its rows cost a round trip each and there is no
+  // timeout (a timeout watches one row at a time); else null.
+  const LoadBackend* const together_;
   SlotLayout* const layout_;  // learns from the first batch collated (slot_layout.h)
   const FailurePolicy* const failure_policy_;
   Scheduler* const scheduler_;

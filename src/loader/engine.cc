@@ -10,8 +10,8 @@
 #include "src/core/sample_context_access.h"
 #include "src/loader/exception_kind.h"
 #include "src/loader/fingerprint.h"
-#include "src/loader/process_backed.h"
 #include "src/loader/slot_allocator.h"
+#include "src/loader/thread_load_backend.h"
 
 namespace feedline::internal {
 namespace {
@@ -41,11 +41,13 @@ void UpdateAverage(double* ns_per_row, int64_t elapsed_ns, int64_t rows) {
 
 }  // namespace
 
-Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
+Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
+               std::shared_ptr<const LoadBackend> backend)
     // Worker processes cost a fork or a kill to change: the tuner waits longer.
     : auto_plan_(PlanAutoTuning(options, DetectTunerResources(),
                                 /*costly_workers=*/options.worker_mode == WorkerMode::kProcess)),
       dataset_(std::move(dataset)),
+      backend_(backend ? std::move(backend) : std::make_shared<ThreadLoadBackend>(dataset_.get())),
       options_(ResolvedOptions(std::move(options), auto_plan_)),
       failure_policy_(options_, dataset_.get()),
       stats_(options_.num_workers),
@@ -92,9 +94,7 @@ StatsSnapshot Engine::stats() const {
   const SlotUsage usage = slot_usage();
   s.slots = usage.created;
   s.slot_bytes = usage.bytes;
-  if (const auto* processes = dynamic_cast<const ProcessBacked*>(dataset_.get())) {
-    s.worker_restarts = processes->worker_restarts();
-  }
+  s.worker_restarts = backend_->worker_restarts();
   return s;
 }
 
@@ -102,6 +102,7 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
     // A stream per worker: the batches depend on the worker count, so "auto"
     // is decided once, here, and nothing is tuned while loading.
     : iterable_(std::move(dataset)),
+      backend_(std::make_shared<ThreadLoadBackend>(nullptr)),
       options_(ResolveAutoStatically(std::move(options), DetectTunerResources())),
       failure_policy_(options_, nullptr),
       stats_(options_.num_workers),
@@ -117,22 +118,13 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
 void Engine::Assemble(std::vector<FieldSpec> fixed) {
   layout_ = SlotLayout(std::move(fixed));
   // Worker processes write their rows into slots they can map.
-  std::shared_ptr<SlotAllocator> allocator;
-  if (const auto* processes = dynamic_cast<const ProcessBacked*>(dataset_.get())) {
-    allocator = processes->slot_allocator();
-  }
-  const bool shared_slots = allocator != nullptr;
-  if (!allocator) allocator = std::make_shared<HeapSlotAllocator>();
   auto pool = std::make_shared<SlotPool>(std::max(2, options_.num_workers * options_.prefetch_factor),
-                                         std::move(allocator));
+                                         backend_->slot_allocator());
   SlotPool* pool_ptr = pool.get();
-  scheduler_ = std::make_unique<Scheduler>(options_, batch_sampler_, dataset_.get(), &layout_,
-                                           std::move(pool), &stats_);
-  // Worker processes' slots are shared memory that every worker maps: a slot
-  // more is made only ahead of a busy consumer, not for a batch's tail.
-  scheduler_->set_no_slot_for_the_tail(shared_slots && batch_sampler_ != nullptr);
-  filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), &layout_, &failure_policy_,
-                                          scheduler_.get());
+  scheduler_ = std::make_unique<Scheduler>(options_, batch_sampler_, dataset_.get(), backend_.get(),
+                                           &layout_, std::move(pool), &stats_);
+  filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), backend_.get(), &layout_,
+                                          &failure_policy_, scheduler_.get());
   if (iterable_) {
     producer_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
                                                    filler_.get(), &stats_, &caller_ctx_);

@@ -10,7 +10,10 @@
 //     becomes;
 //   - IterableProducer (iterable_producer.h): the IterableDataset side;
 //   - SlotPool and its SlotAllocator (slot.h, slot_allocator.h): the batch
-//     slots and where their storage comes from.
+//     slots and where their storage comes from;
+//   - a LoadBackend (load_backend.h): where samples load, on the engine's
+//     threads (ThreadLoadBackend) or in worker processes
+//     (src/process/process_load_backend.h), given at construction.
 // The Engine wires them, validates options, runs the consumer's side of
 // Next() (and the loading itself with num_workers = 0), and keeps the
 // loader's state for checkpoints.
@@ -41,6 +44,7 @@
 #include "src/loader/batch_filler.h"
 #include "src/loader/error_policy.h"
 #include "src/loader/iterable_producer.h"
+#include "src/loader/load_backend.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_layout.h"
@@ -58,7 +62,10 @@ class Engine {
   static constexpr int kMaxWorkers = 1024;
   static constexpr int kMaxSlots = 65536;
 
-  Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options);
+  // `backend` null: the samples load on the engine's threads
+  // (ThreadLoadBackend).
+  Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
+         std::shared_ptr<const LoadBackend> backend = nullptr);
   Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options);
   ~Engine();
 
@@ -138,6 +145,7 @@ class Engine {
   std::optional<AutoTuning> auto_plan_;
   std::shared_ptr<const Dataset> dataset_;
   std::shared_ptr<const IterableDataset> iterable_;
+  std::shared_ptr<const LoadBackend> backend_;  // never null once constructed
   LoaderOptions options_;
   // Runs the tuner from the consumer's side (after each delivered batch)
   // when auto_plan_ is set; made once the parts are assembled.

@@ -19,41 +19,12 @@ constexpr int kConsumerPolls = 64;
 // and context switch of a worker per batch: released slots are then handed
 // to the workers a few at a time (SlotPool::set_batch_release_wakes).
 constexpr double kCheapBatchNs = 50000.0;
-// Claims of rows that each cost a round trip (set_round_trip_claims): about
+// Claims of rows that each cost a round trip (round_trip_claims_): about
 // this much loading per claim, so that a round trip of ~20 us is under a
 // tenth of it, and no more rows than kMaxRoundTripRows, so that the last
 // claims of a batch stay short.
 constexpr double kRoundTripClaimNs = 250000.0;
 constexpr int64_t kMaxRoundTripRows = 8;
-
-// set_no_slot_for_the_tail: the share of a batch's loading time a worker may
-// sit out at each batch's tail instead of a new slot being made (the
-// estimate: TailIsCheapLocked). 2 workers claiming single rows of equal
-// cost from a 64-row batch: 1.6%, which leaves room for rows that vary
-// (decode times of JPEGs of different sizes, a busy machine's scheduling).
-constexpr double kTailShareLimit = 0.03;
-// The weight of a batch in the averages of batch tails and intervals behind
-// TailIsCheapLocked (about the last 8 batches), and the batches of each
-// epoch left out of them: the first ones are start-up (a worker process's
-// first imports and allocations, files seen for the first time).
-constexpr double kBatchTimingWeight = 1.0 / 8;
-constexpr int kWarmUpBatches = 2;
-// A consumer whose TryNext returned kPending longer ago than this, and has
-// not asked again, went on with other work: it is not waiting. Python's
-// binding waits in 100 ms TryNext slices and asks again within microseconds.
-constexpr auto kPollGrace = std::chrono::milliseconds(1);
-// How often a held-back worker looks again: the hold ends without a wake-up
-// when the awaited batch completes and the consumer keeps the batch it held.
-constexpr auto kHoldBackRecheck = std::chrono::milliseconds(2);
-// Slots always made when needed, whatever the hold-back: one for the
-// consumer, one to fill.
-constexpr int kSlotsBeforeHoldingBack = 2;
-// Slots made while the consumer was busy (prefetch) are given back, as they
-// are released, once it has waited for this many batches in a row: a
-// moment of jitter does not keep a third slot for the rest of the run, and
-// a loop that alternates between busy and waiting makes and frees one at
-// most once per this many batches.
-constexpr int kWaitsBeforeGivingBack = 8;
 
 int64_t RoundTripChunk(double ns_per_row) {
   if (ns_per_row <= 0) return 1;
@@ -65,18 +36,21 @@ int64_t RoundTripChunk(double ns_per_row) {
 
 Scheduler::Scheduler(const LoaderOptions& options,
                      std::shared_ptr<const BatchSampler> batch_sampler, const Dataset* dataset,
-                     const SlotLayout* layout, std::shared_ptr<SlotPool> pool,
-                     StatsCollector* stats)
+                     const LoadBackend* backend, const SlotLayout* layout,
+                     std::shared_ptr<SlotPool> pool, StatsCollector* stats)
     : options_(options),
       batch_sampler_(std::move(batch_sampler)),
       dataset_(dataset),
+      backend_(backend),
       layout_(layout),
       pool_(std::move(pool)),
       stats_(stats),
       num_workers_(std::max(1, options.num_workers)),
       active_workers_(num_workers_),
       waiting_(static_cast<size_t>(num_workers_), 0),
-      lent_(static_cast<size_t>(num_workers_), 0) {
+      lent_(static_cast<size_t>(num_workers_), 0),
+      round_trip_claims_(backend->traits().round_trip_rows && options.timeout.count() == 0),
+      hold_back_(backend->traits().shared_slots && batch_sampler_ != nullptr) {
   batch_per_worker_ = options.batch_per_worker && options.num_workers > 0 && batch_sampler_;
   // With batches owned by workers, a released slot must reach its owner:
   // every waiting worker wakes and looks.
@@ -110,8 +84,7 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   delivered_ = first_batch;
   open_ = nullptr;
   running_ = true;
-  last_completion_.reset();  // the gap between epochs is no batch's time
-  completions_seen_ = 0;
+  hold_back_.NoteEpochStart();
   generation_.fetch_add(1);
   pool_->WakeWorkers();
 }
@@ -144,10 +117,10 @@ void Scheduler::AbandonEpochLocked() {
   for (Slot* slot : retry_) DropUnclaimedLocked(slot);
   retry_.clear();
   generation_.fetch_add(1);
-  // Samples in flight belong to the abandoned epoch: a dataset that can stop
+  // Samples in flight belong to the abandoned epoch: a backend that can stop
   // them (worker processes) does, so that joining the workers does not wait
   // for a stuck one.
-  if (dataset_ != nullptr) dataset_->AbandonInFlight();
+  backend_->AbandonInFlight();
   // Ready batches of the abandoned epoch go straight back; slots still being
   // filled are returned by the worker that finishes them.
   for (const auto& slot : pool_->slots_locked()) {
@@ -159,7 +132,7 @@ void Scheduler::AbandonEpochLocked() {
 void Scheduler::ShutdownLocked() {
   generation_.fetch_add(1);
   running_ = false;
-  if (dataset_ != nullptr) dataset_->AbandonInFlight();
+  backend_->AbandonInFlight();
 }
 
 const std::string& Scheduler::plan_hash_locked() const {
@@ -208,67 +181,15 @@ bool Scheduler::HasWorkLocked(int worker) const {
 }
 
 bool Scheduler::HoldsBackNewSlotLocked() const {
-  if (!no_slot_for_the_tail_.load(std::memory_order_relaxed)) return false;
+  if (!hold_back_.on()) return false;
   if (!running_ || next_bind_ >= plan_.num_batches() || !retry_.empty()) return false;
-  // A free slot is taken: the hold-back is only about making one.
-  if (pool_->in_use_locked() < pool_->size_locked()) return false;
-  if (pool_->size_locked() < kSlotsBeforeHoldingBack) return false;
-  if (!consumer_waited_for_last_ && !ConsumerWaitingLocked()) return false;
-  if (!TailIsCheapLocked(plan_.batch(next_bind_).size())) return false;
-  // Only while a batch is being loaded, or is ready for a consumer that
-  // waits (the worker that completed it asks for more before the consumer
-  // has woken up): what ends the hold is on its way.
-  const uint64_t generation = generation_.load();
-  for (const auto& slot : pool_->slots_locked()) {
-    if (slot->generation != generation) continue;
-    if (slot->state == SlotState::kFilling) return true;
-    if (slot->state == SlotState::kReady && ConsumerWaitingLocked()) return true;
-  }
-  return false;
-}
-
-bool Scheduler::TailIsCheapLocked(size_t batch_rows) const {
-  if (tail_s_ > 0 && batch_interval_s_ > 0) {
-    // Measured: a worker that runs out of rows waits, on average, about half
-    // of the time from the batch's last claim to its completion.
-    return 0.5 * tail_s_ <= kTailShareLimit * batch_interval_s_;
-  }
-  // Before that, the rows are taken to cost the same: half a claim per worker.
-  const double tail = 0.5 * static_cast<double>(last_claim_rows_) * active_workers_;
-  return tail <= kTailShareLimit * static_cast<double>(batch_rows);
-}
-
-void Scheduler::NoteCompletionLocked(const Slot* slot) {
-  const Clock::time_point now = Clock::now();
-  if (last_completion_ && ++completions_seen_ > kWarmUpBatches) {
-    const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
-    const double tail = seconds(now - slot->fully_claimed);
-    const double interval = seconds(now - *last_completion_);
-    const bool first = tail_s_ <= 0;
-    tail_s_ = first ? tail : tail_s_ + (tail - tail_s_) * kBatchTimingWeight;
-    batch_interval_s_ =
-        first ? interval : batch_interval_s_ + (interval - batch_interval_s_) * kBatchTimingWeight;
-  }
-  last_completion_ = now;
-}
-
-void Scheduler::NoteConsumerWaitLocked(bool waited, size_t batch_rows) {
-  consumer_waited_for_last_ = waited;
-  consecutive_waits_ = waited ? consecutive_waits_ + 1 : 0;
-  const bool give_back = no_slot_for_the_tail_.load(std::memory_order_relaxed) &&
-                         consecutive_waits_ >= kWaitsBeforeGivingBack &&
-                         TailIsCheapLocked(batch_rows);
-  pool_->set_keep_on_release_locked(give_back ? kSlotsBeforeHoldingBack : 0);
-}
-
-bool Scheduler::ConsumerWaitingLocked() const {
-  if (!consumer_waited_since_take_) return false;
-  return !consumer_away_since_ || Clock::now() - *consumer_away_since_ < kPollGrace;
+  return hold_back_.HoldsBack(*pool_, plan_.batch(next_bind_).size(), active_workers_,
+                             generation_.load());
 }
 
 std::optional<Scheduler::Clock::time_point> Scheduler::HoldBackCheckLocked() const {
   if (!HoldsBackNewSlotLocked()) return std::nullopt;
-  return Clock::now() + kHoldBackRecheck;
+  return SlotHoldBack::RecheckAt(Clock::now());
 }
 
 bool Scheduler::WorthWakingAnotherLocked(int worker) const {
@@ -410,7 +331,7 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task, int worker) {
     }
     slot = open_;
   }
-  if (round_trip_claims_.load(std::memory_order_relaxed)) {
+  if (round_trip_claims_) {
     chunk = std::max(chunk, RoundTripChunk(row_ns()));
   }
   const int64_t unclaimed = slot->planned_rows - slot->claimed;
@@ -418,7 +339,7 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task, int worker) {
   // the tail of a batch is at most that unbalanced, and cheap samples get a
   // whole batch per worker (no cross-core completion per batch).
   const int64_t n = std::min(chunk, unclaimed);
-  last_claim_rows_ = chunk;
+  hold_back_.NoteClaim(chunk);
   task->slot = slot;
   task->begin = slot->claimed;
   task->end = slot->claimed + n;
@@ -500,7 +421,7 @@ bool Scheduler::Complete(Slot* slot, bool stale) {
       wake_workers = pool_->workers_waiting_locked();
     } else {
       CountOutcomes(slot);
-      NoteCompletionLocked(slot);
+      hold_back_.NoteCompletion(*slot);
       slot->state = SlotState::kReady;
       progress_.fetch_add(1, std::memory_order_release);
       wake_consumer = consumer_waiting_ > 0;
@@ -532,9 +453,7 @@ Slot* Scheduler::TakeReadyLocked() {
     }
   }
   if (best != nullptr) {
-    NoteConsumerWaitLocked(ConsumerWaitingLocked(), static_cast<size_t>(best->planned_rows));
-    consumer_waited_since_take_ = false;
-    consumer_away_since_.reset();
+    hold_back_.NoteConsumerTook(*pool_, static_cast<size_t>(best->planned_rows), active_workers_);
   }
   return best;
 }
@@ -599,8 +518,7 @@ bool Scheduler::BoundLocked(int64_t batch_index) const {
 
 bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
                                       std::optional<std::chrono::milliseconds> wake_after) {
-  consumer_waited_since_take_ = true;
-  consumer_away_since_.reset();
+  hold_back_.NoteConsumerWaits();
   // Released slots may have been left for later (SlotPool's batched
   // wake-ups): with the consumer about to wait, the workers need them now.
   if (pool_->workers_waiting_locked() && pool_->HasFreeLocked()) {
@@ -614,8 +532,8 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
   }
   if (deadline && Clock::now() >= *deadline) {
     // TryNext returns kPending: the consumer may go on with other work
-    // (ConsumerWaitingLocked), or be back at once (Python waits in slices).
-    consumer_away_since_ = Clock::now();
+    // (SlotHoldBack), or be back at once (Python waits in slices).
+    hold_back_.NoteConsumerAway(Clock::now());
     return false;
   }
   // A batch usually completes within microseconds of the last: poll briefly

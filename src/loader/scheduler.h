@@ -40,7 +40,9 @@
 #include "feedline/loader_options.h"
 #include "src/core/mutex.h"
 #include "src/core/thread_annotations.h"
+#include "src/loader/load_backend.h"
 #include "src/loader/slot.h"
+#include "src/loader/slot_hold_back.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
 #include "src/loader/worker_pool.h"
@@ -60,10 +62,11 @@ class Scheduler {
   using Clock = std::chrono::steady_clock;
 
   // `batch_sampler` is null for an IterableDataset; `dataset` (null then
-  // too), `layout` and `stats` must outlive the scheduler.
+  // too), `backend`, `layout` and `stats` must outlive the scheduler. The
+  // backend's traits switch on round-trip claims and the slot hold-back.
   Scheduler(const LoaderOptions& options, std::shared_ptr<const BatchSampler> batch_sampler,
-            const Dataset* dataset, const SlotLayout* layout, std::shared_ptr<SlotPool> pool,
-            StatsCollector* stats);
+            const Dataset* dataset, const LoadBackend* backend, const SlotLayout* layout,
+            std::shared_ptr<SlotPool> pool, StatsCollector* stats);
 
   Mutex& mu() const RETURN_CAPABILITY(pool_->mu()) { return pool_->mu(); }
 
@@ -79,8 +82,9 @@ class Scheduler {
   void WaitForWorkLocked() REQUIRES(mu()) { pool_->WaitForWorkLocked(); }
   // A map-style worker waits on its own condition variable, so that a
   // single wake-up goes to the lowest-numbered waiting worker.
-  // A worker that HoldsBackNewSlotLocked keeps waiting looks again after a
-  // while (HoldBackCheckLocked): the consumer may keep the batch it holds.
+  // A worker that the hold-back (SlotHoldBack) keeps waiting looks again
+  // after a while (HoldBackCheckLocked): the consumer may keep the batch it
+  // holds.
   void WaitForWorkLocked(int worker) REQUIRES(mu()) {
     pool_->WaitForWorkLocked(worker, HoldBackCheckLocked());
   }
@@ -105,10 +109,10 @@ class Scheduler {
   int64_t StartStreamEpochLocked() REQUIRES(mu());
   // Abandons the running epoch: unclaimed rows are dropped, ready batches go
   // back to the pool, in-flight samples are cancelled between rows (and the
-  // dataset is told, AbandonInFlight).
+  // backend is told, LoadBackend::AbandonInFlight).
   void AbandonEpochLocked() REQUIRES(mu());
   // The loader is going away: work in flight is dropped (the generation
-  // moves) and the dataset is told to stop what it can (AbandonInFlight).
+  // moves) and the backend is told to stop what it can (AbandonInFlight).
   void ShutdownLocked() REQUIRES(mu());
   // The running epoch was delivered to its end.
   void EndEpochLocked() REQUIRES(mu()) { running_ = false; }
@@ -149,25 +153,13 @@ class Scheduler {
   void NoteRowCost(double ns_per_row, int64_t rows);
   // The last cost per row a worker measured (0 before any).
   double row_ns() const { return row_ns_.load(std::memory_order_relaxed); }
-  // Each row costs a round trip unless several go together (worker
-  // processes, MultiRowDataset): claims then hold enough rows for ~250 us
-  // of loading, at most 8 (RoundTripChunk), so that the round trip is a
-  // small share of a claim while a batch's tail stays balanced. Set before
-  // the workers start.
-  void set_round_trip_claims(bool on) { round_trip_claims_.store(on, std::memory_order_relaxed); }
   // LoaderOptions::batch_per_worker (with workers and a batch sampler):
   // worker w binds and loads batches w, w + n, w + 2n, ... whole, at most
   // prefetch_factor undelivered.
   bool batch_per_worker() const { return batch_per_worker_; }
-  // Worker processes: while the consumer waits for a batch, a worker left
-  // without rows to claim does not make another slot to start a later
-  // batch; it waits for the consumer to release one (HoldsBackNewSlotLocked
-  // says when). Set before the workers start.
-  void set_no_slot_for_the_tail(bool on) {
-    no_slot_for_the_tail_.store(on, std::memory_order_relaxed);
-  }
-  // True while HoldsBackNewSlotLocked keeps `worker` from claiming: it then
-  // waits at most until this time, and looks again.
+  // True while the hold-back (SlotHoldBack, with a backend of shared slots)
+  // keeps workers from claiming: they then wait at most until this time,
+  // and look again.
   std::optional<Clock::time_point> HoldBackCheckLocked() const REQUIRES(mu());
 
   // --- Lending a waiting worker's place to the consumer ---------------------
@@ -266,38 +258,13 @@ class Scheduler {
   // Adds the batch's errors, skipped and replaced rows to the statistics.
   void CountOutcomes(const Slot* slot);
   // True if the next batch should wait for a released slot instead of a new
-  // one being made for it (set_no_slot_for_the_tail). A slot costs a
-  // batch's memory for as long as the loader lives, in shared memory that
-  // every worker maps. When the consumer waits for its batches (the loader
-  // is the bottleneck), no batch ever waits for it, and a third slot only
-  // lets a worker that ran out of rows start the batch after next while
-  // the others finish the last rows of the one awaited: it saves that tail
-  // (TailIsCheapLocked), and the consumer releases its previous
-  // batch as soon as it has the new one. So a new slot is not made then,
-  // past two slots, when the tail is under kTailShareLimit of a batch's
-  // work, and while a batch is in flight (its completion, or a released
-  // slot, ends the wait). For a consumer that finds its batches ready
-  // (prefetch at work), slots are made as before, up to the limit.
+  // one being made for it (SlotHoldBack).
   bool HoldsBackNewSlotLocked() const REQUIRES(mu());
-  // The tail a worker would sit out at a batch of `batch_rows` is under
-  // kTailShareLimit of the time a batch takes: measured once batches have
-  // completed (NoteCompletionLocked), taken to be half a claim per worker
-  // before.
-  bool TailIsCheapLocked(size_t batch_rows) const REQUIRES(mu());
-  // A batch completed: its tail (from its last claim to now) and the time
-  // since the completion before go into the averages TailIsCheapLocked reads.
-  void NoteCompletionLocked(const Slot* slot) REQUIRES(mu());
-  // The consumer took a batch, after waiting for it or not: with
-  // set_no_slot_for_the_tail, slots past two are given back as they are
-  // released once it has waited kWaitsBeforeGivingBack times in a row.
-  void NoteConsumerWaitLocked(bool waited, size_t batch_rows) REQUIRES(mu());
-  // The consumer found no batch ready and is waiting for one: in a wait, or
-  // between TryNext calls that return kPending less than kPollGrace apart.
-  bool ConsumerWaitingLocked() const REQUIRES(mu());
 
   const LoaderOptions& options_;
   const std::shared_ptr<const BatchSampler> batch_sampler_;
   const Dataset* const dataset_;
+  const LoadBackend* const backend_;
   const SlotLayout* const layout_;
   const std::shared_ptr<SlotPool> pool_;
   StatsCollector* const stats_;
@@ -340,24 +307,13 @@ class Scheduler {
   std::vector<uint8_t> lent_ GUARDED_BY(mu());
   bool woken_while_lent_ GUARDED_BY(mu()) = false;
   std::atomic<double> row_ns_{0};
-  std::atomic<bool> round_trip_claims_{false};
-  std::atomic<bool> no_slot_for_the_tail_{false};
-  // Rows in the last claim: the size of a batch tail's pieces, until the
-  // tails are measured: averages of the time from a batch's last claim to
-  // its completion, and between completions (NoteCompletionLocked).
-  int64_t last_claim_rows_ GUARDED_BY(mu()) = 1;
-  std::optional<Clock::time_point> last_completion_ GUARDED_BY(mu());
-  int completions_seen_ GUARDED_BY(mu()) = 0;  // this epoch
-  double tail_s_ GUARDED_BY(mu()) = 0;
-  double batch_interval_s_ GUARDED_BY(mu()) = 0;
-  // Whether the consumer found no batch ready and waited, for the batch it
-  // took last and since: the loader is the bottleneck.
-  bool consumer_waited_for_last_ GUARDED_BY(mu()) = false;
-  bool consumer_waited_since_take_ GUARDED_BY(mu()) = false;
-  // When a TryNext of the consumer's last returned kPending (unset while it
-  // waits, or once it asked again).
-  std::optional<Clock::time_point> consumer_away_since_ GUARDED_BY(mu());
-  int consecutive_waits_ GUARDED_BY(mu()) = 0;  // batches the consumer waited for, in a row
+  // Each row costs a round trip unless several go together (a backend with
+  // LoadBackendTraits::round_trip_rows, without a timeout, as BatchFiller
+  // loads them): claims then hold enough rows for ~250 us of loading, at
+  // most 8 (RoundTripChunk), so that the round trip is a small share of a
+  // claim while a batch's tail stays balanced.
+  const bool round_trip_claims_;
+  SlotHoldBack hold_back_ GUARDED_BY(mu());
 
   std::atomic<uint64_t> generation_{0};
   // Bumped (under the mutex) by every event the consumer may wait for: a

@@ -71,6 +71,9 @@ DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, LoaderOpt
     : engine_(internal::MakeIterableEngine(std::move(dataset), std::move(options))),
       monitor_(MakeMonitor(*engine_)) {}
 
+DataLoader::DataLoader(std::unique_ptr<internal::Engine> engine)
+    : engine_(std::move(engine)), monitor_(MakeMonitor(*engine_)) {}
+
 DataLoader::~DataLoader() = default;
 
 int64_t DataLoader::size() const { return engine_->size(); }

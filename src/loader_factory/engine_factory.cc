@@ -5,6 +5,8 @@
 #include "feedline/error.h"
 #include "src/loader/engine.h"
 #include "src/process/native_worker.h"
+#include "src/process/process_dataset.h"
+#include "src/process/process_load_backend.h"
 
 namespace feedline::internal {
 namespace {
@@ -21,9 +23,22 @@ bool InProcesses(const LoaderOptions& options) {
 std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
                                       LoaderOptions options) {
   if (InProcesses(options)) {
-    dataset = InWorkerProcesses(std::move(dataset), &options);
+    auto processes = InWorkerProcesses(std::move(dataset), &options);
+    return MakeProcessEngine(std::move(processes), std::move(options));
   }
   return std::make_unique<Engine>(std::move(dataset), std::move(options));
+}
+
+std::unique_ptr<Engine> MakeProcessEngine(std::shared_ptr<const ProcessDataset> dataset,
+                                          LoaderOptions options) {
+  if (!dataset) throw Error("DataLoader: dataset must not be null");
+  auto backend = std::make_shared<ProcessLoadBackend>(dataset->workers(), dataset->size());
+  return std::make_unique<Engine>(std::move(dataset), std::move(options), std::move(backend));
+}
+
+std::unique_ptr<DataLoader> MakeProcessDataLoader(std::shared_ptr<const ProcessDataset> dataset,
+                                                  LoaderOptions options) {
+  return std::make_unique<DataLoader>(MakeProcessEngine(std::move(dataset), std::move(options)));
 }
 
 std::unique_ptr<Engine> MakeIterableEngine(std::shared_ptr<const IterableDataset> dataset,

@@ -14,6 +14,7 @@
 
 #include <memory>
 
+#include "feedline/data_loader.h"
 #include "feedline/dataset.h"
 #include "feedline/iterable_dataset.h"
 #include "feedline/loader_options.h"
@@ -21,9 +22,18 @@
 namespace feedline::internal {
 
 class Engine;
+class ProcessDataset;
 
 std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
                                       LoaderOptions options);
+// A dataset whose samples load in worker processes already started for it
+// (InWorkerProcesses, or the Python binding's workers for a Python dataset).
+std::unique_ptr<Engine> MakeProcessEngine(std::shared_ptr<const ProcessDataset> dataset,
+                                          LoaderOptions options);
+// The DataLoader of MakeProcessEngine's engine (for callers that do not see
+// the engine's type).
+std::unique_ptr<DataLoader> MakeProcessDataLoader(std::shared_ptr<const ProcessDataset> dataset,
+                                                  LoaderOptions options);
 // Throws Error for WorkerMode::kProcess with num_workers > 0 or kAuto.
 std::unique_ptr<Engine> MakeIterableEngine(std::shared_ptr<const IterableDataset> dataset,
                                            LoaderOptions options);

@@ -11,13 +11,6 @@ void ProcessDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   workers_->LoadSample(index, ctx, out);
 }
 
-bool ProcessDataset::GetRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const {
-  for (const RowLoad& row : rows) {
-    if (row.index < 0 || row.index >= size_) return false;
-  }
-  return workers_->LoadRows(rows, epoch, ctx);
-}
-
 std::string ProcessDataset::Source(int64_t index) const {
   return described_by_ ? described_by_->Source(index) : std::string();
 }

@@ -1,10 +1,11 @@
 // ProcessDataset: a map-style Dataset whose samples load in worker
 // processes (ProcessWorkers). Engine thread w forwards Get(index) to process
 // w, which writes the fields bound to `out`'s batch row straight into it (the
-// slots come from the workers' shared allocator: ProcessBacked tells the
-// engine); other fields come back through the shared arena and are copied
-// into `out`. A claim of several rows goes to the process in one request
-// (MultiRowDataset::GetRows), so their round trip is paid once.
+// slots come from the workers' shared allocator, which the engine's
+// ProcessLoadBackend gives it); other fields come back through the shared
+// arena and are copied into `out`. The engine loads a claim of several rows
+// through the backend instead (ProcessLoadBackend::LoadRows), in one
+// request; src/loader_factory pairs the two.
 //
 // Thread safety: as Dataset (Get from the loader's worker threads, each for
 // its own worker id).
@@ -17,13 +18,11 @@
 #include <vector>
 
 #include "feedline/dataset.h"
-#include "src/loader/multi_row_dataset.h"
-#include "src/loader/process_backed.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::internal {
 
-class ProcessDataset : public Dataset, public ProcessBacked, public MultiRowDataset {
+class ProcessDataset : public Dataset {
  public:
   // `described_by`, when given, answers Source, Length and FixedFields (the
   // parent's copy of the dataset the workers load).
@@ -33,17 +32,9 @@ class ProcessDataset : public Dataset, public ProcessBacked, public MultiRowData
   int64_t size() const override { return size_; }
   // REQUIRES: called by a loader worker (ctx.worker_id() in [0, num_workers)).
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
-  // REQUIRES: as Get. False (nothing sent) if an index is out of range:
-  // row by row, that row fails alone as Get fails it.
-  bool GetRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
-  void AbandonInFlight() const override { workers_->AbandonInFlight(); }
-  std::shared_ptr<SlotAllocator> slot_allocator() const override {
-    return workers_->slot_allocator();
-  }
-  int64_t worker_restarts() const override { return workers_->restarts(); }
 
   const std::shared_ptr<ProcessWorkers>& workers() const { return workers_; }
 

@@ -47,7 +47,7 @@
 
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
-#include "src/loader/multi_row_dataset.h"
+#include "src/loader/load_backend.h"
 #include "src/process/process_spawner.h"
 #include "src/process/shared_slot_allocator.h"
 #include "src/process/worker_child.h"
@@ -102,7 +102,7 @@ class ProcessWorkers {
   // program's RaiseError raises.
   void LoadSample(int64_t index, SampleContext& ctx, Sample& out) const;
   // Loads several samples through process ctx.worker_id() in one round
-  // trip (MultiRowDataset::GetRows): a sample that fails gets its row's
+  // trip (LoadBackend::LoadRows): a sample that fails gets its row's
   // error. False, with no row loaded, if the process is not running or died
   // with the request in flight: LoadSample, row by row, restarts it and
   // finds the row that killed it.

@@ -26,6 +26,7 @@
 #include "src/loader/slot_allocator.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
+#include "src/loader/thread_load_backend.h"
 #include "src/loader/worker_pool.h"
 
 namespace feedline::testing {
@@ -39,16 +40,17 @@ class EngineParts {
         dataset_(std::move(dataset)),
         stats_(options_.num_workers),
         failure_policy_(options_, dataset_.get()),
+        backend_(dataset_.get()),
         scheduler_(options_,
                    std::make_shared<FixedBatchSampler>(
                        std::make_shared<SequentialSampler>(dataset_->size()),
                        options_.batch_size, options_.drop_last),
-                   dataset_.get(), &layout_,
+                   dataset_.get(), &backend_, &layout_,
                    std::make_shared<internal::SlotPool>(
                        std::max(2, options_.num_workers * options_.prefetch_factor),
                        std::make_shared<internal::HeapSlotAllocator>()),
                    &stats_),
-        filler_(options_, dataset_.get(), &layout_, &failure_policy_, &scheduler_) {}
+        filler_(options_, dataset_.get(), &backend_, &layout_, &failure_policy_, &scheduler_) {}
 
   const internal::FailurePolicy& failure_policy() const { return failure_policy_; }
   const internal::StatsCollector& stats() const { return stats_; }
@@ -110,6 +112,7 @@ class EngineParts {
   internal::SlotLayout layout_;
   internal::StatsCollector stats_;
   internal::FailurePolicy failure_policy_;
+  internal::ThreadLoadBackend backend_;
   internal::Scheduler scheduler_;
   internal::BatchFiller filler_;
   SampleContext ctx_{options_.seed, 0, 0, /*worker_id=*/0};
