@@ -827,7 +827,10 @@ void BindCore(py::module_& m) {
       // What the tuner chose and when (num_workers / prefetch_factor "auto");
       // DataLoader.stats() puts it under "tuner".
       .def("tuner_stats", [](PyLoader& l) { return TunerToPython(l.Stats().tuner); })
-      .def(py::init(&MakeLoader), py::arg("dataset"), py::arg("iterable"), py::arg("batch_size"),
+      // Every argument by keyword: 24 of them, many booleans, which a
+      // reordering would otherwise swap silently.
+      .def(py::init(&MakeLoader), py::kw_only(), py::arg("dataset"), py::arg("iterable"),
+           py::arg("batch_size"),
            py::arg("shuffle"), py::arg("sampler"), py::arg("batch_sampler"), py::arg("num_workers"),
            py::arg("collate_fn"), py::arg("drop_last"), py::arg("prefetch_factor"),
            py::arg("persistent_workers"), py::arg("timeout"), py::arg("worker_init_fn"),

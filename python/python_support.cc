@@ -741,6 +741,12 @@ void RegisterExceptions(py::module_& m) {
       PyErr_SetString(worker_init_error.ptr(), Readable(e.what()).c_str());
     } catch (const IndexError& e) {
       PyErr_SetString(PyExc_IndexError, e.what());
+    } catch (const OsError& e) {
+      // OSError(errno, message, filename): Python makes it the subclass
+      // for the number (FileNotFoundError, PermissionError, ...).
+      py::object error = py::reinterpret_borrow<py::object>(PyExc_OSError)(
+          e.error_number(), Readable(e.what()), e.path());
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(error.ptr())), error.ptr());
     } catch (const Error& e) {
       PyErr_SetString(PyExc_ValueError, Readable(e.what()).c_str());
     }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "feedline/export.h"
 
@@ -22,6 +23,26 @@ namespace feedline {
 class FEEDLINE_EXPORT Error : public std::runtime_error {
  public:
   explicit Error(const std::string& what) : std::runtime_error(what) {}
+};
+
+// The operating system refused a file operation while a dataset, loader or
+// writer was set up: a folder or file that does not exist, cannot be opened,
+// read or written. `error_number` is errno's value, `path` the file; the
+// message names both. The Python binding raises it as OSError with the
+// same errno and filename, which Python makes a FileNotFoundError,
+// PermissionError, IsADirectoryError, ... A file that fails while samples
+// load is a SampleError (reason "io") instead, for the error policy.
+class FEEDLINE_EXPORT OsError : public Error {
+ public:
+  OsError(int error_number, std::string path, const std::string& what)
+      : Error(what), error_number_(error_number), path_(std::move(path)) {}
+
+  int error_number() const { return error_number_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  int error_number_;
+  std::string path_;
 };
 
 // Thrown for an argument out of range (an index past the end, a rank beyond

@@ -110,6 +110,7 @@ class _DynamicBatchSampler(_BatchSampler):
 class _Loader:
     def __init__(
         self,
+        *,
         dataset: Any,
         iterable: bool,
         batch_size: Any,

@@ -10,7 +10,9 @@ native transforms as feedline.vision.datasets.ImageFolder.
 import os
 
 from feedline._feedline import storage as _storage
-from feedline.io import NativeDataset
+from feedline._feedline import vision as _vision
+from feedline.io.arguments import _positive_int
+from feedline.io.datasets import NativeDataset
 
 __all__ = ["HDF5Dataset", "library_threadsafe"]
 
@@ -36,7 +38,10 @@ class HDF5Dataset(NativeDataset):
     Integer and float rows keep their shape: uint8 stays uint8, int8/int16/
     uint16/int32 become int32, uint32/int64/uint64 int64, floats float32.
     Strings come back as str from dataset[i] (uint8 arrays in batches).
-    A file or dataset that cannot be opened raises ValueError naming it; a
+    A file the system refuses raises the OSError of its errno
+    (FileNotFoundError, PermissionError, ...) with the path as its filename;
+    a file HDF5 cannot read, or a dataset that cannot be opened, raises
+    ValueError naming it; a
     row that cannot be read (a damaged chunk) is a feedline.SampleError
     naming the file, the dataset and the row, handled by the loader's
     error policy. Safe with torch's DataLoader workers: each process opens
@@ -44,7 +49,6 @@ class HDF5Dataset(NativeDataset):
     """
 
     def __init__(self, path, fields, transform=None, *, images=None, max_pixels=None):
-        from feedline.vision.datasets import DEFAULT_MAX_PIXELS, _positive_int
         from feedline.vision.transforms import build_pipeline
 
         if isinstance(fields, str):
@@ -65,7 +69,7 @@ class HDF5Dataset(NativeDataset):
             flags = [name in images for name in names]
         else:
             flags = [None] * len(names)
-        max_pixels = _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS)
+        max_pixels = _positive_int("max_pixels", max_pixels, _vision.DEFAULT_MAX_PIXELS)
         pipeline = build_pipeline(transform, max_pixels)
         native = _storage.HDF5Dataset(os.fspath(path), datasets, names, flags, pipeline)
         super().__init__(native, None if as_dict else names)

@@ -491,8 +491,11 @@ def test_truncated_or_missing_hdf5_files_and_datasets_raise_naming_them(tmp_path
     os.truncate(path, os.path.getsize(path) // 2)
     with pytest.raises(ValueError, match="cut.h5: cannot open HDF5 file"):
         feedline.io.HDF5Dataset(path, ["x"])
-    with pytest.raises(ValueError, match="nothing.h5: cannot open HDF5 file"):
+    # A file the system refuses is an OSError of its errno (issue: OS errors
+    # raise OSError subclasses naming the path), not a ValueError.
+    with pytest.raises(FileNotFoundError, match="nothing.h5: cannot open HDF5 file") as raised:
         feedline.io.HDF5Dataset(str(tmp_path / "nothing.h5"), ["x"])
+    assert raised.value.filename == str(tmp_path / "nothing.h5")
 
 
 def test_hdf5_thread_safety_is_reported():

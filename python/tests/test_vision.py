@@ -144,7 +144,9 @@ def test_broken_file_raises_sample_error_naming_it(broken_folder):
 
 
 def test_bad_arguments_raise_value_error(folder, tmp_path):
-    with pytest.raises(ValueError, match="missing"):
+    # A folder the system does not find is an OSError of its errno, as
+    # torchvision's ImageFolder raises it (test_os_errors.py).
+    with pytest.raises(FileNotFoundError, match="missing"):
         datasets.ImageFolder(str(tmp_path / "missing"))
     with pytest.raises(ValueError, match="size"):
         T.RandomResizedCrop(0)._native()

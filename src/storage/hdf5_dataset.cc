@@ -1,8 +1,10 @@
 #include "feedline/storage/hdf5_dataset.h"
 
 #include <hdf5.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -251,7 +253,16 @@ std::shared_ptr<const HDF5Dataset::Handles> HDF5Dataset::Open() const {
   auto fresh = std::make_shared<Handles>();
   fresh->pid = pid;
   fresh->file = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (fresh->file < 0) throw Error(path_ + ": cannot open HDF5 file: " + Hdf5Message());
+  if (fresh->file < 0) {
+    // A file the system refuses (missing, unreadable) is an OsError, with
+    // errno's reason; one HDF5 cannot read, HDF5's.
+    struct stat st;
+    if (::stat(path_.c_str(), &st) != 0) {
+      const int error = errno;
+      throw OsError(error, path_, path_ + ": cannot open HDF5 file: " + std::strerror(error));
+    }
+    throw Error(path_ + ": cannot open HDF5 file: " + Hdf5Message());
+  }
   Id cached(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);
   H5Pset_chunk_cache(cached.get(), kChunkCacheSlots, kChunkCacheBytes, 1.0);
   Id uncached(H5Pcreate(H5P_DATASET_ACCESS), H5Pclose);

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstdio>
 #include <exception>
@@ -330,7 +331,9 @@ PackResult PackSource(const std::string& source, const std::string& out_dir,
     vision::ImageFolder::Listing listing = vision::ImageFolder::List(source);
     return PackImages(source, source, listing.files, listing.classes, out_dir, options);
   }
-  if (!fs::exists(source, ec)) throw Error(source + ": does not exist");
+  if (!fs::exists(source, ec)) {
+    throw OsError(ec ? ec.value() : ENOENT, source, source + ": does not exist");
+  }
   vision::ImageList files = vision::FileList::Parse(vision::FileList::ReadListText(source), source);
   int64_t classes = 0;
   for (int64_t label : files.labels()) classes = std::max(classes, label + 1);

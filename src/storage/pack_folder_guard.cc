@@ -95,7 +95,9 @@ PackFolderLock::PackFolderLock(const std::string& out_dir) {
   const std::string path = out_dir + "/" + kPackLockName;
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
   if (fd_ < 0) {
-    throw Error(path + ": cannot create the pack's lock file: " + std::strerror(errno));
+    const int error = errno;
+    throw OsError(error, path,
+                  path + ": cannot create the pack's lock file: " + std::strerror(error));
   }
   if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
   const int error = errno;
@@ -107,7 +109,8 @@ PackFolderLock::PackFolderLock(const std::string& out_dir) {
   // A file system without flock: the pack goes on unlocked, as before.
   if (error == ENOLCK || error == EOPNOTSUPP || error == ENOSYS || error == EINVAL) return;
   ::close(fd_);
-  throw Error(path + ": cannot lock the pack's output folder: " + std::strerror(error));
+  throw OsError(error, path,
+                path + ": cannot lock the pack's output folder: " + std::strerror(error));
 }
 
 PackFolderLock::~PackFolderLock() {

@@ -90,6 +90,10 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
     ::globfree(&matches);
     if (found.empty()) throw Error(path_or_glob + ": no .tar or .idx file matches this pattern");
   } else {
+    if (!fs::exists(path_or_glob, ec) && !EndsWith(path_or_glob, ".tar") &&
+        !EndsWith(path_or_glob, ".idx")) {
+      throw OsError(ENOENT, path_or_glob, path_or_glob + ": does not exist");
+    }
     if (!EndsWith(path_or_glob, ".tar") && !EndsWith(path_or_glob, ".idx")) {
       throw Error(path_or_glob +
                   ": expected a folder of shards, a glob pattern, or a .tar or "
@@ -131,7 +135,8 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
       // the ones being read hold a descriptor.
       struct stat st;
       if (::stat(tar_path.c_str(), &st) != 0) {
-        throw Error(tar_path + ": cannot open shard: " + std::strerror(errno));
+        const int error = errno;
+        throw OsError(error, tar_path, tar_path + ": cannot open shard: " + std::strerror(error));
       }
       if (!S_ISREG(st.st_mode)) throw Error(tar_path + ": not a regular file");
       if (static_cast<uint64_t>(st.st_size) < index.tar_size) {

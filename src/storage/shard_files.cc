@@ -117,7 +117,11 @@ ShardFiles::Handle ShardFiles::Acquire(size_t shard) {
       if (open_ == before) break;  // all pinned: one more for now
     }
     const int fd = ::open(paths_[shard].c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0) throw Error(paths_[shard] + ": cannot open shard: " + std::strerror(errno));
+    if (fd < 0) {
+      const int error = errno;
+      throw OsError(error, paths_[shard],
+                    paths_[shard] + ": cannot open shard: " + std::strerror(error));
+    }
     e.fd = fd;
     ++open_;
   } else {

@@ -252,7 +252,10 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
 
 ShardIndex ReadShardIndex(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) throw Error(path + ": cannot open shard index: " + std::strerror(errno));
+  if (fd < 0) {
+    const int error = errno;
+    throw OsError(error, path, path + ": cannot open shard index: " + std::strerror(error));
+  }
   struct stat st;
   std::vector<uint8_t> bytes;
   std::string failure;

@@ -22,7 +22,10 @@ void WriteAll(int fd, const void* data, size_t size, const std::string& path) {
   while (size > 0) {
     const ssize_t n = ::write(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(path + ": cannot write: " + std::strerror(errno));
+    if (n < 0) {
+      const int error = errno;
+      throw OsError(error, path, path + ": cannot write: " + std::strerror(error));
+    }
     p += n;
     size -= static_cast<size_t>(n);
   }
@@ -42,17 +45,25 @@ void SyncDirectoryOf(const std::string& path) {
 void WriteFileAtomically(const std::string& path, std::span<const uint8_t> bytes) {
   const std::string temporary = path + ".tmp";
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(temporary + ": cannot create: " + std::strerror(errno));
+  if (fd < 0) {
+    const int error = errno;
+    throw OsError(error, temporary, temporary + ": cannot create: " + std::strerror(error));
+  }
   try {
     WriteAll(fd, bytes.data(), bytes.size(), temporary);
-    if (::fsync(fd) != 0) throw Error(temporary + ": cannot sync: " + std::strerror(errno));
+    if (::fsync(fd) != 0) {
+      const int error = errno;
+      throw OsError(error, temporary, temporary + ": cannot sync: " + std::strerror(error));
+    }
   } catch (...) {
     ::close(fd);
     throw;
   }
   ::close(fd);
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    throw Error(path + ": cannot rename " + temporary + ": " + std::strerror(errno));
+    const int error = errno;
+    throw OsError(error, path,
+                  path + ": cannot rename " + temporary + ": " + std::strerror(error));
   }
   SyncDirectoryOf(path);
 }
@@ -61,7 +72,10 @@ ShardWriter::ShardWriter(std::string tar_path, std::string index_path, uint64_t 
     : tar_path_(std::move(tar_path)), index_path_(std::move(index_path)) {
   index_.first_record = first_record;
   fd_ = ::open(tar_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(tar_path_ + ": cannot create: " + std::strerror(errno));
+  if (fd_ < 0) {
+    const int error = errno;
+    throw OsError(error, tar_path_, tar_path_ + ": cannot create: " + std::strerror(error));
+  }
 }
 
 ShardWriter::~ShardWriter() {
@@ -108,7 +122,10 @@ void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
 uint64_t ShardWriter::Finish() {
   static constexpr uint8_t kEnd[2 * kTarBlock] = {};
   Write(kEnd, sizeof(kEnd));
-  if (::fsync(fd_) != 0) throw Error(tar_path_ + ": cannot sync: " + std::strerror(errno));
+  if (::fsync(fd_) != 0) {
+    const int error = errno;
+    throw OsError(error, tar_path_, tar_path_ + ": cannot sync: " + std::strerror(error));
+  }
   ::close(fd_);
   fd_ = -1;
   index_.tar_size = written_;

@@ -206,10 +206,16 @@ struct FileSpec {
 
 void WriteFile(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  if (f == nullptr) {
+    const int error = errno;
+    throw OsError(error, path, "cannot write '" + path + "': " + std::strerror(error));
+  }
   const size_t written = bytes.empty() ? 0 : std::fwrite(bytes.data(), 1, bytes.size(), f);
   const bool ok = written == bytes.size() && std::fclose(f) == 0;
-  if (!ok) throw Error("cannot write '" + path + "': " + std::strerror(errno));
+  if (!ok) {
+    const int error = errno;
+    throw OsError(error, path, "cannot write '" + path + "': " + std::strerror(error));
+  }
 }
 
 // A decodable image: its extension and bytes.

@@ -25,7 +25,9 @@ class DirHandle {
  public:
   explicit DirHandle(const std::string& path) : dir_(::opendir(path.c_str())) {
     if (dir_ == nullptr) {
-      throw Error("ImageFolder: cannot read directory '" + path + "': " + std::strerror(errno));
+      const int error = errno;
+      throw OsError(error, path,
+                    "ImageFolder: cannot read directory '" + path + "': " + std::strerror(error));
     }
   }
   DirHandle(const DirHandle&) = delete;
@@ -122,7 +124,10 @@ ImageFolder::Listing ImageFolder::List(const std::string& root_arg) {
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   struct stat st;
   if (root.empty() || ::stat(root.c_str(), &st) != 0) {
-    throw Error("ImageFolder: root '" + root_arg + "' does not exist");
+    const int error = root.empty() ? ENOENT : errno;
+    throw OsError(error, root_arg,
+                  "ImageFolder: root '" + root_arg + "' does not exist" +
+                      (error == ENOENT ? std::string() : std::string(": ") + std::strerror(error)));
   }
   if (!S_ISDIR(st.st_mode)) {
     throw Error("ImageFolder: root '" + root_arg + "' is not a directory");

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -154,6 +155,29 @@ TEST(ImageFolder, FilesOverMaxFileBytesAreRefused) {
   ImageFolder(dir.path(), TrainPipeline(16), read).Get(0, sample, ctx);
   read.max_bytes = 0;
   EXPECT_THROW(ImageFolder(dir.path(), TrainPipeline(16), read), Error);
+}
+
+// What the system refused is an OsError with errno's number and the path,
+// which Python raises as the OSError subclass of that number.
+TEST(ImageFolder, ARootTheSystemRefusesIsAnOsErrorWithItsErrnoAndPath) {
+  testing::TempDir dir;
+  const std::string missing = dir / "nope";
+  try {
+    ImageFolder(missing, TrainPipeline(16));
+    ADD_FAILURE() << "no error for a missing root";
+  } catch (const OsError& e) {
+    EXPECT_EQ(e.error_number(), ENOENT);
+    EXPECT_EQ(e.path(), missing);
+  }
+  testing::WriteBytes(dir / "file", {1});
+  const std::string under_a_file = dir / "file/sub";
+  try {
+    ImageFolder(under_a_file, TrainPipeline(16));
+    ADD_FAILURE() << "no error for a root under a file";
+  } catch (const OsError& e) {
+    EXPECT_EQ(e.error_number(), ENOTDIR);
+    EXPECT_EQ(e.path(), under_a_file);
+  }
 }
 
 TEST(ImageFolder, SetupErrorsNameThePath) {

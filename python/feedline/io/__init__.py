@@ -72,4 +72,13 @@ for _public in (DataLoader, NativeDataset, WorkerInfo, *(globals()[name] for nam
         _public.__module__ = __name__
 del _public
 
-from feedline.hdf5 import HDF5Dataset  # noqa: E402, F401 (feedline.hdf5 builds on NativeDataset)
+
+
+def __getattr__(name):
+    # feedline.io.HDF5Dataset is imported when first asked for: feedline.hdf5
+    # builds on this package (NativeDataset), which so does not import it.
+    if name == "HDF5Dataset":
+        from feedline.hdf5 import HDF5Dataset
+
+        return HDF5Dataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

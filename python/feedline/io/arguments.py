@@ -153,3 +153,15 @@ def _worker_mode_argument(worker_mode):
             f'worker_mode must be "thread", "process" or "auto", got {worker_mode!r}'
         )
     return worker_mode
+
+
+def _positive_int(name, value, default):
+    """`value` checked as an integer in [1, 2**63 - 1]; `default` if None."""
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if not 1 <= value <= _INT64[1]:
+        raise ValueError(f"{name} must be between 1 and {_INT64[1]}, got {value}")
+    return value

@@ -15,6 +15,7 @@ from feedline._feedline import storage as _storage
 from feedline._feedline import vision as _vision
 from feedline import io as _io
 from feedline.io import NativeDataset
+from feedline.io.arguments import _positive_int
 from feedline.vision.transforms import build_pipeline
 from feedline.vision import transforms as _transforms
 
@@ -40,18 +41,6 @@ DEFAULT_MAX_PIXELS = _vision.DEFAULT_MAX_PIXELS
 DEFAULT_MAX_FILE_BYTES = _vision.DEFAULT_MAX_FILE_BYTES
 
 _INT64_MAX = 2**63 - 1
-
-
-def _positive_int(name, value, default):
-    """`value` checked as an integer in [1, 2**63 - 1]; `default` if None."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    value = int(value)
-    if not 1 <= value <= _INT64_MAX:
-        raise ValueError(f"{name} must be between 1 and {_INT64_MAX}, got {value}")
-    return value
 
 
 def _size_in(name, value, low, high):

@@ -10,7 +10,7 @@ def decode_image(data, source="", max_pixels=None):
     naming `source` if the data is not a supported, intact image, or has more
     than `max_pixels` pixels (default DEFAULT_MAX_PIXELS, Pillow's
     MAX_IMAGE_PIXELS)."""
-    from feedline.vision.datasets import _positive_int
+    from feedline.io.arguments import _positive_int
 
     max_pixels = _positive_int("max_pixels", max_pixels, _vision.DEFAULT_MAX_PIXELS)
     return _vision.decode_image(data, source, max_pixels)
