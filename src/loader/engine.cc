@@ -220,20 +220,21 @@ void Engine::set_epoch(int64_t epoch) {
                 "set_epoch(-1) lets the loader count again)");
   }
   MutexLock lock(&scheduler_->mu());
-  if (scheduler_->resume_pending_locked()) {
+  EpochCursor& cursor = scheduler_->cursor_locked();
+  if (cursor.resume_pending()) {
     // A training loop that calls set_epoch(e) before each epoch keeps the
     // restored position when e is the restored epoch; another epoch drops it.
-    if (epoch == scheduler_->epoch_locked()) return;
-    scheduler_->set_resume_pending_locked(false);
+    if (epoch == cursor.epoch()) return;
+    cursor.set_resume_pending(false);
     scheduler_->AbandonEpochLocked();
   }
-  scheduler_->set_next_epoch_locked(epoch);
+  cursor.set_next_epoch(epoch);
 }
 
 int64_t Engine::epoch() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->running_locked() ? scheduler_->epoch_locked()
-                                      : scheduler_->next_epoch_locked();
+  const EpochCursor& cursor = scheduler_->cursor_locked();
+  return cursor.running() ? cursor.epoch() : cursor.next_epoch();
 }
 
 LoaderState Engine::state() const {
@@ -241,16 +242,17 @@ LoaderState Engine::state() const {
   LoaderState state;
   state.fingerprint =
       FingerprintOf(options_, batch_sampler_.get(), dataset_ ? dataset_->size() : -1);
-  if (scheduler_->running_locked()) {
-    state.epoch = scheduler_->epoch_locked();
-    state.next_batch = scheduler_->delivered_locked();
-    state.fingerprint.num_batches = scheduler_->plan_locked().num_batches();
-    state.fingerprint.plan_hash = scheduler_->plan_hash_locked();
+  const EpochCursor& cursor = scheduler_->cursor_locked();
+  if (cursor.running()) {
+    state.epoch = cursor.epoch();
+    state.next_batch = cursor.delivered();
+    state.fingerprint.num_batches = cursor.plan().num_batches();
+    state.fingerprint.plan_hash = cursor.plan_hash();
   } else {
     // Between epochs: the next iteration starts the next epoch at batch 0.
     // Its plan is not drawn here (a Python sampler would be asked for an
     // epoch).
-    state.epoch = scheduler_->next_epoch_locked();
+    state.epoch = cursor.next_epoch();
     if (iterable_ == nullptr) state.fingerprint.num_batches = batch_sampler_->size();
   }
   return state;
@@ -265,28 +267,29 @@ void Engine::Restore(const LoaderState& state) {
   std::string difference = FingerprintDifference(state.fingerprint, mine);
   if (!difference.empty()) throw Error("Restore: the state belongs to another loader: " + difference);
   MutexLock lock(&scheduler_->mu());
+  EpochCursor& cursor = scheduler_->cursor_locked();
   scheduler_->AbandonEpochLocked();
-  scheduler_->set_resume_pending_locked(false);
-  const int64_t next_epoch_before = scheduler_->next_epoch_locked();
+  cursor.set_resume_pending(false);
+  const int64_t next_epoch_before = cursor.next_epoch();
   StartEpochLocked(state.epoch, state.next_batch);
   // The plan is known now: check that it is the one the state was taken on.
   LoaderFingerprint planned;
-  planned.num_batches = scheduler_->plan_locked().num_batches();
-  if (!state.fingerprint.plan_hash.empty()) planned.plan_hash = scheduler_->plan_hash_locked();
+  planned.num_batches = cursor.plan().num_batches();
+  if (!state.fingerprint.plan_hash.empty()) planned.plan_hash = cursor.plan_hash();
   difference = FingerprintDifference(state.fingerprint, planned);
   if (!difference.empty()) {
     scheduler_->AbandonEpochLocked();
-    scheduler_->set_next_epoch_locked(next_epoch_before);
+    cursor.set_next_epoch(next_epoch_before);
     throw Error("Restore: the state belongs to another loader: " + difference);
   }
-  scheduler_->set_resume_pending_locked(true);
+  cursor.set_resume_pending(true);
 }
 
 void Engine::BeginIteration() {
   {
     MutexLock lock(&scheduler_->mu());
-    if (scheduler_->resume_pending_locked()) {
-      scheduler_->set_resume_pending_locked(false);
+    if (scheduler_->cursor_locked().resume_pending()) {
+      scheduler_->cursor_locked().set_resume_pending(false);
       return;
     }
   }
@@ -295,7 +298,7 @@ void Engine::BeginIteration() {
 
 void Engine::Reset() {
   MutexLock lock(&scheduler_->mu());
-  scheduler_->set_resume_pending_locked(false);
+  scheduler_->cursor_locked().set_resume_pending(false);
   scheduler_->ClearInterruptLocked();  // it belonged to the epoch abandoned here
   scheduler_->AbandonEpochLocked();
   if (producer_) {
@@ -355,14 +358,15 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
 
 std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
   MutexLock lock(&scheduler_->mu());
+  EpochCursor& cursor = scheduler_->cursor_locked();
   // A restored epoch, once consumed, is an ordinary one.
-  scheduler_->set_resume_pending_locked(false);
+  cursor.set_resume_pending(false);
   scheduler_->ThrowInterruptLocked();
-  if (!scheduler_->running_locked()) StartEpochLocked(scheduler_->next_epoch_locked(), 0);
+  if (!cursor.running()) StartEpochLocked(cursor.next_epoch(), 0);
   int64_t wait_start = -1;
   while (true) {
     scheduler_->ThrowPendingLocked();
-    if (scheduler_->all_delivered_locked() &&
+    if (cursor.all_delivered() &&
         std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end()) {
       // Every batch is out, but a worker_init still runs and may fail.
       if (wait_start < 0) wait_start = NowNs();
@@ -373,8 +377,8 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       }
       continue;
     }
-    if (scheduler_->all_delivered_locked()) {
-      scheduler_->EndEpochLocked();
+    if (cursor.all_delivered()) {
+      cursor.End();
       if (!options_.persistent_workers) StopWorkersLocked();
       if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
       return std::nullopt;

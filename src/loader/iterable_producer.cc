@@ -115,7 +115,7 @@ void IterableProducer::WorkerBody(int worker) {
   {
     MutexLock lock(&scheduler_->mu());
     generation = scheduler_->generation();
-    epoch = scheduler_->epoch_locked();
+    epoch = scheduler_->cursor_locked().epoch();
   }
   try {
     stream = dataset_->Open(worker, options_.num_workers, epoch);
@@ -217,7 +217,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
                                             bool* pending) {
   MutexLock lock(&scheduler_->mu());
   scheduler_->ThrowInterruptLocked();
-  if (!scheduler_->running_locked()) {
+  if (!scheduler_->cursor_locked().running()) {
     scheduler_->StartStreamEpochLocked();
     produced_.assign(static_cast<size_t>(streams_), 0);
     consumed_.assign(static_cast<size_t>(streams_), 0);
@@ -242,7 +242,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
       break;
     }
     if (!any_left) {
-      scheduler_->EndEpochLocked();
+      scheduler_->cursor_locked().End();
       if (wait_start >= 0) stats_->AddWait(NowNs() - wait_start);
       if (workers_ != nullptr) {
         workers_->mu().AssertHeld();
@@ -279,8 +279,9 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     }
     if (wait_start < 0) wait_start = NowNs();
     if (workers_ == nullptr) {
-      if (!main_stream_) main_stream_ = dataset_->Open(0, 1, scheduler_->epoch_locked());
-      Slot* slot = TakeStreamSlotLocked(0, scheduler_->epoch_locked(), scheduler_->generation());
+      if (!main_stream_) main_stream_ = dataset_->Open(0, 1, scheduler_->cursor_locked().epoch());
+      Slot* slot =
+          TakeStreamSlotLocked(0, scheduler_->cursor_locked().epoch(), scheduler_->generation());
       if (ProduceFromStream(*main_stream_, slot, *caller_ctx_, 0)) {
         exhausted_[0] = true;
         main_stream_.reset();

@@ -8,7 +8,6 @@
 
 #include "feedline/error.h"
 #include "src/loader/batch_access.h"
-#include "src/loader/fingerprint.h"
 
 namespace feedline::internal {
 namespace {
@@ -42,6 +41,7 @@ Scheduler::Scheduler(const LoaderOptions& options,
       batch_sampler_(std::move(batch_sampler)),
       dataset_(dataset),
       backend_(backend),
+      cursor_(batch_sampler_, dataset),
       layout_(layout),
       pool_(std::move(pool)),
       stats_(stats),
@@ -52,6 +52,11 @@ Scheduler::Scheduler(const LoaderOptions& options,
       round_trip_claims_(backend->traits().round_trip_rows && options.timeout.count() == 0),
       hold_back_(backend->traits().shared_slots && batch_sampler_ != nullptr) {
   batch_per_worker_ = options.batch_per_worker && options.num_workers > 0 && batch_sampler_;
+  if (batch_per_worker_) {
+    own_next_.assign(static_cast<size_t>(num_workers_), 0);
+    own_open_.assign(static_cast<size_t>(num_workers_), nullptr);
+    own_undelivered_.assign(static_cast<size_t>(num_workers_), 0);
+  }
   // With batches owned by workers, a released slot must reach its owner:
   // every waiting worker wakes and looks.
   pool_->set_wake_one_on_release(batch_sampler_ != nullptr && !batch_per_worker_);
@@ -62,50 +67,30 @@ Scheduler::Scheduler(const LoaderOptions& options,
 // Epochs
 
 void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
-  const std::optional<int64_t> pinned = batch_sampler_->pinned_epoch();
-  epoch_ = pinned ? *pinned : epoch;
-  next_epoch_ = epoch_ + 1;
-  plan_ = PlanEpoch(epoch_);
-  plan_hash_.clear();
-  if (first_batch > plan_.num_batches()) {
-    throw Error("Restore: next_batch " + std::to_string(first_batch) + " is past the " +
-                std::to_string(plan_.num_batches()) + " batches of epoch " +
-                std::to_string(epoch_));
-  }
+  cursor_.Start(epoch, first_batch);
   next_bind_ = first_batch;
   if (batch_per_worker_) {
-    // Round-robin from worker 0 at the first batch of this iteration.
-    own_next_.resize(static_cast<size_t>(num_workers_));
+    // Round-robin from worker 0 at the first batch of this iteration (the
+    // vectors are sized once, in the constructor: nothing here allocates).
     for (int w = 0; w < num_workers_; ++w) own_next_[static_cast<size_t>(w)] = first_batch + w;
-    own_open_.assign(static_cast<size_t>(num_workers_), nullptr);
-    own_undelivered_.assign(static_cast<size_t>(num_workers_), 0);
+    std::fill(own_open_.begin(), own_open_.end(), nullptr);
+    std::fill(own_undelivered_.begin(), own_undelivered_.end(), 0);
   }
-  next_deliver_ = first_batch;
-  delivered_ = first_batch;
   open_ = nullptr;
-  running_ = true;
   hold_back_.NoteEpochStart();
   generation_.fetch_add(1);
   pool_->WakeWorkers();
 }
 
-int64_t Scheduler::next_epoch_locked() const {
-  const std::optional<int64_t> pinned =
-      batch_sampler_ != nullptr ? batch_sampler_->pinned_epoch() : std::nullopt;
-  return pinned ? *pinned : next_epoch_;
-}
-
 int64_t Scheduler::StartStreamEpochLocked() {
-  epoch_ = next_epoch_++;
-  running_ = true;
+  const int64_t epoch = cursor_.StartStream();
   generation_.fetch_add(1);
-  delivered_ = 0;
-  return epoch_;
+  return epoch;
 }
 
 void Scheduler::AbandonEpochLocked() {
-  if (!running_) return;
-  running_ = false;
+  if (!cursor_.running()) return;
+  cursor_.End();
   // Rows nobody claimed will not be loaded: count them as finished, or their
   // slots would never come back.
   if (open_ != nullptr) DropUnclaimedLocked(open_);
@@ -131,29 +116,8 @@ void Scheduler::AbandonEpochLocked() {
 
 void Scheduler::ShutdownLocked() {
   generation_.fetch_add(1);
-  running_ = false;
+  cursor_.End();
   backend_->AbandonInFlight();
-}
-
-const std::string& Scheduler::plan_hash_locked() const {
-  if (plan_hash_.empty()) plan_hash_ = PlanHash(plan_);
-  return plan_hash_;
-}
-
-EpochPlan Scheduler::PlanEpoch(int64_t epoch) const {
-  auto too_large = [&] {
-    const int64_t samples = dataset_ != nullptr ? dataset_->size() : -1;
-    return Error("DataLoader: the plan of epoch " + std::to_string(epoch) + " (every index of " +
-                 std::to_string(samples) +
-                 " samples, the dataset's length) does not fit in memory; check len(dataset)");
-  };
-  try {
-    return batch_sampler_->Plan(epoch);
-  } catch (const std::length_error&) {
-    throw too_large();
-  } catch (const std::bad_alloc&) {
-    throw too_large();
-  }
 }
 
 void Scheduler::DropUnclaimedLocked(Slot* slot) {
@@ -171,19 +135,21 @@ void Scheduler::DropUnclaimedLocked(Slot* slot) {
 // Workers' side
 
 bool Scheduler::HasWorkLocked(int worker) const {
-  if (!running_ || worker >= active_workers_) return false;
+  if (!cursor_.running() || worker >= active_workers_) return false;
   for (const Slot* slot : retry_) {
     if (slot->claimed < slot->planned_rows) return true;
   }
   if (batch_per_worker_ && worker >= 0) return HasOwnWorkLocked(worker);
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
-  return next_bind_ < plan_.num_batches() && pool_->HasFreeLocked() && !HoldsBackNewSlotLocked();
+  return next_bind_ < cursor_.plan().num_batches() && pool_->HasFreeLocked() &&
+         !HoldsBackNewSlotLocked();
 }
 
 bool Scheduler::HoldsBackNewSlotLocked() const {
   if (!hold_back_.on()) return false;
-  if (!running_ || next_bind_ >= plan_.num_batches() || !retry_.empty()) return false;
-  return hold_back_.HoldsBack(*pool_, plan_.batch(next_bind_).size(), active_workers_,
+  const EpochPlan& plan = cursor_.plan();
+  if (!cursor_.running() || next_bind_ >= plan.num_batches() || !retry_.empty()) return false;
+  return hold_back_.HoldsBack(*pool_, plan.batch(next_bind_).size(), active_workers_,
                              generation_.load());
 }
 
@@ -197,7 +163,7 @@ bool Scheduler::WorthWakingAnotherLocked(int worker) const {
   if (!HasWorkLocked(worker)) return false;
   if (!pool_->batch_release_wakes() || !retry_.empty()) return true;
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
-  return pool_->FreeCountLocked() >= 2 && plan_.num_batches() - next_bind_ >= 2;
+  return pool_->FreeCountLocked() >= 2 && cursor_.plan().num_batches() - next_bind_ >= 2;
 }
 
 void Scheduler::WakeAnotherWorker() const {
@@ -250,9 +216,9 @@ void Scheduler::ReturnWorkerLocked(int worker) {
 }
 
 void Scheduler::BindLocked(Slot* slot, int64_t batch_index) {
-  std::span<const int64_t> rows = plan_.batch(batch_index);
+  std::span<const int64_t> rows = cursor_.plan().batch(batch_index);
   layout_->EnsureRows(slot, static_cast<int64_t>(rows.size()));
-  slot->epoch = epoch_;
+  slot->epoch = cursor_.epoch();
   slot->batch_index = batch_index;
   slot->generation = generation_.load();
   slot->state = SlotState::kFilling;
@@ -274,7 +240,8 @@ bool Scheduler::HasOwnWorkLocked(int worker) const {
   if (w >= own_next_.size()) return false;
   const Slot* open = own_open_[w];
   if (open != nullptr && open->claimed < open->planned_rows) return true;
-  return own_next_[w] < plan_.num_batches() && own_undelivered_[w] < options_.prefetch_factor &&
+  return own_next_[w] < cursor_.plan().num_batches() &&
+         own_undelivered_[w] < options_.prefetch_factor &&
          pool_->HasFreeLocked();
 }
 
@@ -284,7 +251,8 @@ Slot* Scheduler::OwnBatchLocked(int worker) {
   Slot* open = own_open_[w];
   if (open != nullptr && open->claimed < open->planned_rows) return open;
   own_open_[w] = nullptr;
-  if (own_next_[w] >= plan_.num_batches() || own_undelivered_[w] >= options_.prefetch_factor) {
+  if (own_next_[w] >= cursor_.plan().num_batches() ||
+      own_undelivered_[w] >= options_.prefetch_factor) {
     return nullptr;
   }
   Slot* fresh = pool_->TakeFreeLocked();
@@ -317,7 +285,7 @@ bool Scheduler::ClaimLocked(int64_t chunk, Task* task, int worker) {
   } else {
     if (open_ == nullptr || open_->claimed >= open_->planned_rows) {
       open_ = nullptr;
-      if (next_bind_ >= plan_.num_batches() || HoldsBackNewSlotLocked()) return false;
+      if (next_bind_ >= cursor_.plan().num_batches() || HoldsBackNewSlotLocked()) return false;
       Slot* fresh = pool_->TakeFreeLocked();
       if (fresh == nullptr) return false;
       try {
@@ -443,8 +411,8 @@ Slot* Scheduler::TakeReadyLocked() {
     Slot* s = slot.get();
     if (s->state != SlotState::kReady || s->generation != generation) continue;
     if (options_.in_order) {
-      if (s->batch_index == next_deliver_) {
-        ++next_deliver_;
+      if (s->batch_index == cursor_.next_to_deliver()) {
+        cursor_.AdvanceInOrder();
         best = s;
         break;
       }
@@ -459,7 +427,7 @@ Slot* Scheduler::TakeReadyLocked() {
 }
 
 std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
-  ++delivered_;
+  cursor_.CountDelivered();
   if (batch_per_worker_ && batch_sampler_ != nullptr && slot->producer >= 0 &&
       static_cast<size_t>(slot->producer) < own_undelivered_.size()) {
     --own_undelivered_[static_cast<size_t>(slot->producer)];
@@ -497,8 +465,9 @@ void Scheduler::GrowIfCallerHoldsEverySlotLocked() {
   // With batches owned by workers, another worker may have taken the slots
   // out of turn (its later batches) while the caller keeps what it got: the
   // awaited batch's owner then gets one more, or nothing would be loaded.
-  if (batch_per_worker_ && options_.in_order && running_ && !pool_->HasFreeLocked() &&
-      next_deliver_ < plan_.num_batches() && !BoundLocked(next_deliver_)) {
+  if (batch_per_worker_ && options_.in_order && cursor_.running() && !pool_->HasFreeLocked() &&
+      cursor_.next_to_deliver() < cursor_.plan().num_batches() &&
+      !BoundLocked(cursor_.next_to_deliver())) {
     pool_->GrowLocked();
     grown = true;
   }

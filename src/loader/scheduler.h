@@ -1,7 +1,7 @@
 // Scheduler: what gets loaded, into which slot, and what the consumer gets
 // next. It owns the scheduling state of the loader:
-//   - the epoch: its plan (EpochPlan from the batch sampler), its number,
-//     whether it runs, and a generation counter bumped by every start and
+//   - the epoch: where it stands (EpochCursor: its number, plan and
+//     delivery), and a generation counter bumped by every start and
 //     abandon, so that work of an abandoned epoch is recognised and dropped;
 //   - binding: the next batch of the plan is bound to a free slot (reused
 //     before another is created, up to the slot limit);
@@ -15,7 +15,9 @@
 //     (KeyboardInterrupt, std::bad_alloc), rethrown once to the consumer;
 //   - the runtime controls: active workers and the slot limit.
 // Who runs the loading (worker threads or processes) is the WorkerPool's
-// business; how a row is loaded and collated is the BatchFiller's.
+// business; how a row is loaded and collated is the BatchFiller's. Parts
+// with one job each hold their own state, guarded by the scheduler's mutex:
+// EpochCursor (epoch_cursor.h) and SlotHoldBack (slot_hold_back.h).
 //
 // Thread safety: all state is guarded by one mutex, mu(), the slot pool's
 // (a released slot is new work, and workers wait on the pool for either).
@@ -40,6 +42,7 @@
 #include "feedline/loader_options.h"
 #include "src/core/mutex.h"
 #include "src/core/thread_annotations.h"
+#include "src/loader/epoch_cursor.h"
 #include "src/loader/load_backend.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_hold_back.h"
@@ -114,25 +117,10 @@ class Scheduler {
   // The loader is going away: work in flight is dropped (the generation
   // moves) and the backend is told to stop what it can (AbandonInFlight).
   void ShutdownLocked() REQUIRES(mu());
-  // The running epoch was delivered to its end.
-  void EndEpochLocked() REQUIRES(mu()) { running_ = false; }
-  bool running_locked() const REQUIRES(mu()) { return running_; }
-  int64_t epoch_locked() const REQUIRES(mu()) { return epoch_; }
-  // The epoch the next iteration runs: the batch sampler's pinned one
-  // (DistributedBatchSampler::set_epoch), else the loader's counter, which
-  // continues after the epoch last run, pinned or not.
-  int64_t next_epoch_locked() const REQUIRES(mu());
-  void set_next_epoch_locked(int64_t epoch) REQUIRES(mu()) { next_epoch_ = epoch; }
-  // Restore started the running epoch and nothing consumed it yet: the next
-  // iteration continues it instead of starting afresh.
-  bool resume_pending_locked() const REQUIRES(mu()) { return resume_pending_; }
-  void set_resume_pending_locked(bool pending) REQUIRES(mu()) { resume_pending_ = pending; }
-  const EpochPlan& plan_locked() const REQUIRES(mu()) { return plan_; }
-  // PlanHash of the running plan, computed once when first needed.
-  const std::string& plan_hash_locked() const REQUIRES(mu());
-  // Batches handed out (or skipped) this epoch.
-  int64_t delivered_locked() const REQUIRES(mu()) { return delivered_; }
-  bool all_delivered_locked() const REQUIRES(mu()) { return delivered_ >= plan_.num_batches(); }
+  // Where the epoch stands: its number, plan, delivery, a pending resume
+  // (epoch_cursor.h).
+  EpochCursor& cursor_locked() REQUIRES(mu()) { return cursor_; }
+  const EpochCursor& cursor_locked() const REQUIRES(mu()) { return cursor_; }
 
   // --- Workers' side (map-style) ------------------------------------------
   // True if `worker` may claim rows now (an active worker, and a batch to
@@ -248,9 +236,6 @@ class Scheduler {
   int active_workers_locked() const REQUIRES(mu()) { return active_workers_; }
 
  private:
-  // The whole epoch's plan; an epoch too large to plan is an Error naming
-  // its size rather than std::length_error / std::bad_alloc.
-  EpochPlan PlanEpoch(int64_t epoch) const;
   void BindLocked(Slot* slot, int64_t batch_index) REQUIRES(mu());
   // Accounts a slot's unclaimed rows as finished (the slot will not be
   // loaded further) and returns it to the pool if nothing else is pending.
@@ -265,17 +250,12 @@ class Scheduler {
   const std::shared_ptr<const BatchSampler> batch_sampler_;
   const Dataset* const dataset_;
   const LoadBackend* const backend_;
+  EpochCursor cursor_ GUARDED_BY(mu());
   const SlotLayout* const layout_;
   const std::shared_ptr<SlotPool> pool_;
   StatsCollector* const stats_;
   const int num_workers_;
 
-  bool running_ GUARDED_BY(mu()) = false;  // an epoch is in progress
-  bool resume_pending_ GUARDED_BY(mu()) = false;
-  int64_t epoch_ GUARDED_BY(mu()) = 0;       // the running epoch
-  int64_t next_epoch_ GUARDED_BY(mu()) = 0;  // the epoch the next iteration runs
-  EpochPlan plan_ GUARDED_BY(mu());
-  mutable std::string plan_hash_ GUARDED_BY(mu());  // of plan_, when first needed
   int64_t next_bind_ GUARDED_BY(mu()) = 0;     // next batch to bind to a slot
   // batch_per_worker: per worker, the next batch it binds, the batch it is
   // loading (null when none) and its batches bound but not yet delivered.
@@ -289,8 +269,6 @@ class Scheduler {
   // True if batch `batch_index` of the running epoch is being loaded or ready.
   bool BoundLocked(int64_t batch_index) const REQUIRES(mu());
   bool HasOwnWorkLocked(int worker) const REQUIRES(mu());
-  int64_t next_deliver_ GUARDED_BY(mu()) = 0;  // in order: next batch to hand out
-  int64_t delivered_ GUARDED_BY(mu()) = 0;     // batches handed out (or skipped)
   // The bound batch whose rows are being claimed.
   Slot* open_ GUARDED_BY(mu()) = nullptr;
   // Batches bound again after a timeout, whose rows are claimed before the
