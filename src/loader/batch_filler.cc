@@ -50,8 +50,7 @@ BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
                          const FailurePolicy* failure_policy, Scheduler* scheduler)
     : options_(options),
       dataset_(dataset),
-      together_(options.timeout.count() == 0 && backend->traits().round_trip_rows ? backend
-                                                                                  : nullptr),
+      together_(LoadsRowsTogether(*backend, options.timeout) ? backend : nullptr),
       layout_(layout),
       failure_policy_(failure_policy),
       scheduler_(scheduler),

@@ -16,6 +16,7 @@
 #ifndef FEEDLINE_SRC_LOADER_LOAD_BACKEND_H_
 #define FEEDLINE_SRC_LOADER_LOAD_BACKEND_H_
 
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -71,6 +72,13 @@ class LoadBackend {
   // Workers started again after one died (StatsSnapshot::worker_restarts).
   virtual int64_t worker_restarts() const = 0;
 };
+
+// Whether a claim's rows load together (LoadBackend::LoadRows): the backend's
+// rows cost a round trip each, and no timeout watches them one at a time.
+// The Scheduler sizes claims for it and the BatchFiller loads them so.
+inline bool LoadsRowsTogether(const LoadBackend& backend, std::chrono::milliseconds timeout) {
+  return backend.traits().round_trip_rows && timeout.count() == 0;
+}
 
 }  // namespace feedline::internal
 

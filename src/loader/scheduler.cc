@@ -49,7 +49,7 @@ Scheduler::Scheduler(const LoaderOptions& options,
       active_workers_(num_workers_),
       waiting_(static_cast<size_t>(num_workers_), 0),
       lent_(static_cast<size_t>(num_workers_), 0),
-      round_trip_claims_(backend->traits().round_trip_rows && options.timeout.count() == 0),
+      round_trip_claims_(LoadsRowsTogether(*backend, options.timeout)),
       hold_back_(backend->traits().shared_slots && batch_sampler_ != nullptr) {
   batch_per_worker_ = options.batch_per_worker && options.num_workers > 0 && batch_sampler_;
   if (batch_per_worker_) {

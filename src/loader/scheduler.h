@@ -285,9 +285,8 @@ class Scheduler {
   std::vector<uint8_t> lent_ GUARDED_BY(mu());
   bool woken_while_lent_ GUARDED_BY(mu()) = false;
   std::atomic<double> row_ns_{0};
-  // Each row costs a round trip unless several go together (a backend with
-  // LoadBackendTraits::round_trip_rows, without a timeout, as BatchFiller
-  // loads them): claims then hold enough rows for ~250 us of loading, at
+  // Each row costs a round trip unless several go together
+  // (LoadsRowsTogether): claims then hold enough rows for ~250 us of loading, at
   // most 8 (RoundTripChunk), so that the round trip is a small share of a
   // claim while a batch's tail stays balanced.
   const bool round_trip_claims_;
