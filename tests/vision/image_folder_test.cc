@@ -11,6 +11,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/data_loader.h"
@@ -161,22 +162,17 @@ TEST(ImageFolder, FilesOverMaxFileBytesAreRefused) {
 // which Python raises as the OSError subclass of that number.
 TEST(ImageFolder, ARootTheSystemRefusesIsAnOsErrorWithItsErrnoAndPath) {
   testing::TempDir dir;
-  const std::string missing = dir / "nope";
-  try {
-    ImageFolder(missing, TrainPipeline(16));
-    ADD_FAILURE() << "no error for a missing root";
-  } catch (const OsError& e) {
-    EXPECT_EQ(e.error_number(), ENOENT);
-    EXPECT_EQ(e.path(), missing);
-  }
   testing::WriteBytes(dir / "file", {1});
-  const std::string under_a_file = dir / "file/sub";
-  try {
-    ImageFolder(under_a_file, TrainPipeline(16));
-    ADD_FAILURE() << "no error for a root under a file";
-  } catch (const OsError& e) {
-    EXPECT_EQ(e.error_number(), ENOTDIR);
-    EXPECT_EQ(e.path(), under_a_file);
+  const std::pair<std::string, int> refused[] = {{dir / "nope", ENOENT},
+                                                 {dir / "file/sub", ENOTDIR}};
+  for (const auto& [root, error_number] : refused) {
+    try {
+      ImageFolder(root, TrainPipeline(16));
+      ADD_FAILURE() << "no error for " << root;
+    } catch (const OsError& e) {
+      EXPECT_EQ(e.error_number(), error_number) << root;
+      EXPECT_EQ(e.path(), root);
+    }
   }
 }
 
