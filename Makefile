@@ -35,8 +35,10 @@ test: build test-layering test-unit test-asan test-tsan test-thread-safety test-
 # The include graph follows the layers (core < data < loader < process <
 # loader_factory < vision < storage < synth < python, tools): no cycle between
 # the directories of src/, no include of a layer above (docs/architecture.md).
+# And no class in src/ has more than 20 public functions.
 test-layering:
 	@python3 scripts/check_layering.py
+	@python3 scripts/check_class_size.py
 
 test-unit:
 	@ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)

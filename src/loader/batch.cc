@@ -4,6 +4,7 @@
 
 #include "feedline/error.h"
 #include "src/loader/slot.h"
+#include "src/loader/slot_pool.h"
 
 namespace feedline {
 

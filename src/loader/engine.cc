@@ -131,7 +131,7 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
   }
   if (options_.num_workers > 0) {
     workers_ = std::make_unique<ThreadWorkerPool>(
-        pool_ptr, options_.num_workers,
+        &pool_ptr->mu(), &pool_ptr->wakeups(), options_.num_workers,
         [this](int worker, WorkerLane& lane) { WorkerBody(worker, lane); });
     if (producer_) producer_->set_workers(workers_.get());
     // A consumer that would wait may load as a waiting worker (map-style
@@ -139,8 +139,13 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
     // consumer's own loads, and it cannot be replaced) nor a worker_init
     // (what it set up may belong to the worker's thread).
     // Batches owned by workers (batch_per_worker) are loaded by their owner only.
+    bool batch_per_worker = false;
+    {
+      MutexLock lock(&scheduler_->mu());
+      batch_per_worker = scheduler_->claims_locked().batch_per_worker();
+    }
     lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
-                    !scheduler_->batch_per_worker();
+                    !batch_per_worker;
     if (lend_workers_) {
       for (int w = 0; w < options_.num_workers; ++w) {
         lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
@@ -299,7 +304,7 @@ void Engine::BeginIteration() {
 void Engine::Reset() {
   MutexLock lock(&scheduler_->mu());
   scheduler_->cursor_locked().set_resume_pending(false);
-  scheduler_->ClearInterruptLocked();  // it belonged to the epoch abandoned here
+  scheduler_->consumer_locked().ClearInterrupt();  // it belonged to the epoch abandoned here
   scheduler_->AbandonEpochLocked();
   if (producer_) {
     producer_->mu().AssertHeld();  // the scheduler's, by the producer's name
@@ -361,11 +366,12 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
   EpochCursor& cursor = scheduler_->cursor_locked();
   // A restored epoch, once consumed, is an ordinary one.
   cursor.set_resume_pending(false);
-  scheduler_->ThrowInterruptLocked();
+  ConsumerSignal& consumer = scheduler_->consumer_locked();
+  consumer.ThrowInterrupt();
   if (!cursor.running()) StartEpochLocked(cursor.next_epoch(), 0);
   int64_t wait_start = -1;
   while (true) {
-    scheduler_->ThrowPendingLocked();
+    consumer.ThrowPending();
     if (cursor.all_delivered() &&
         std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end()) {
       // Every batch is out, but a worker_init still runs and may fail.
@@ -390,7 +396,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       if (batch) return batch;
       continue;
     }
-    scheduler_->GrowIfCallerHoldsEverySlotLocked();
+    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot(scheduler_->pool());
     if (wait_start < 0) wait_start = NowNs();
     if (!workers_) {
       // Load the next batch in this thread; with a deadline, in chunks, so
@@ -403,7 +409,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       const int64_t chunk =
           deadline ? ChunkFor(caller_ns_per_row_, kCallerChunkTargetNs) : kMaxChunk * 1024;
       Task task;
-      if (!scheduler_->ClaimLocked(chunk, &task)) continue;
+      if (!scheduler_->claims_locked().Claim(scheduler_->pool(), chunk, &task)) continue;
       const int64_t rows = task.end - task.begin;
       int64_t elapsed = 0;
       {
@@ -432,19 +438,20 @@ bool Engine::LoadWhileWaitingLocked() {
   // its batch within one chunk (~20 us), and loading them costs less than
   // the sleep, wake-up and context switches it saves. Slow rows (an image)
   // are left to the workers, whatever the wait.
-  const double ns_per_row = scheduler_->row_ns();
+  RowClaims& claims = scheduler_->claims_locked();
+  const double ns_per_row = claims.row_ns();
   if (ns_per_row <= 0 || ns_per_row > kLendMaxNsPerRow) return false;
-  const int worker = scheduler_->LendWaitingWorkerLocked();
+  const int worker = claims.LendWaitingWorker(scheduler_->pool());
   if (worker < 0) return false;
   Task task;
   try {
-    if (!scheduler_->ClaimLocked(ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
-      scheduler_->ReturnWorkerLocked(worker);
+    if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
+      claims.ReturnWorker(scheduler_->pool(), worker);
       return false;
     }
   } catch (...) {
     // std::bad_alloc sizing a slot: the epoch ends, as when a worker meets it.
-    scheduler_->ReturnWorkerLocked(worker);
+    claims.ReturnWorker(scheduler_->pool(), worker);
     scheduler_->InterruptLocked(std::current_exception());
     return true;
   }
@@ -459,12 +466,12 @@ bool Engine::LoadWhileWaitingLocked() {
     // The id goes back whatever ended the task (it must not stay lent), a
     // thread cancellation too; what would end a worker's task
     // (std::bad_alloc) ends the epoch, as there.
-    scheduler_->ReturnWorkerLocked(worker);
+    claims.ReturnWorker(scheduler_->pool(), worker);
     RethrowIfCancellation();
     scheduler_->InterruptLocked(std::current_exception());
     return true;
   }
-  scheduler_->ReturnWorkerLocked(worker);
+  claims.ReturnWorker(scheduler_->pool(), worker);
   return true;
 }
 
@@ -506,11 +513,11 @@ bool Engine::InitWorker(int worker) {
       case ExceptionKind::kOutOfMemory:
       case ExceptionKind::kSampleError:
       case ExceptionKind::kException:
-        scheduler_->FailLocked(
+        scheduler_->consumer_locked().Fail(
             std::make_exception_ptr(WorkerInitError(worker, caught.exception->what())));
         break;
       case ExceptionKind::kInterrupt:  // KeyboardInterrupt in worker_init_fn: passed on as it is
-        scheduler_->FailLocked(std::current_exception());
+        scheduler_->consumer_locked().Fail(std::current_exception());
         break;
     }
     InitDoneLocked(worker);
@@ -522,7 +529,7 @@ void Engine::InitDoneLocked(int worker) {
   const size_t w = static_cast<size_t>(worker);
   if (w >= init_pending_.size() || init_pending_[w] == 0) return;
   init_pending_[w] = 0;
-  scheduler_->NotifyProgressLocked();  // a consumer may wait for it to end the epoch
+  scheduler_->consumer_locked().Notify();  // a consumer may wait for it to end the epoch
 }
 
 void Engine::WorkerBody(int worker, WorkerLane& lane) {
@@ -538,24 +545,30 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
   SampleContext ctx(options_.seed, 0, 0, worker);
   double ns_per_row = 0;  // moving average of this worker's cost per row
   MutexLock lock(&scheduler_->mu());
+  // Both parts live as long as the scheduler; what is used of them below
+  // without the lock (WakeAnother, NoteRowCost) is safe without it.
+  RowClaims& claims = scheduler_->claims_locked();
+  WorkerRoster& roster = scheduler_->roster_locked();
   while (true) {
     try {
       // While the consumer borrows this worker's id (LoadWhileWaitingLocked)
-      // the worker claims nothing.
-      while (!(WorkersStoppingLocked() ||
-               (scheduler_->HasWorkLocked(worker) && !scheduler_->lent_locked(worker)))) {
-        scheduler_->SetWorkerWaitingLocked(worker, true);
-        scheduler_->WaitForWorkLocked(worker);
-        scheduler_->SetWorkerWaitingLocked(worker, false);
+      // the worker claims nothing. A worker the hold-back keeps waiting
+      // looks again after a while (RowClaims::HoldBackCheck): the consumer
+      // may keep the batch it holds.
+      while (!(WorkersStoppingLocked() || (claims.HasWork(scheduler_->pool(), worker) && !roster.lent(worker)))) {
+        roster.SetWaiting(worker, true);
+        scheduler_->pool().wakeups().Wait(scheduler_->mu(), worker,
+                                              claims.HoldBackCheck(scheduler_->pool()));
+        roster.SetWaiting(worker, false);
       }
       if (WorkersStoppingLocked()) return;
       Task task;
-      if (!scheduler_->ClaimLocked(ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) continue;
-      const bool more = scheduler_->WorthWakingAnotherLocked(worker);
+      if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) continue;
+      const bool more = claims.WorthWakingAnother(scheduler_->pool(), worker);
       // The task runs without the lock; an exception takes it again on the
       // way out, for the handler below.
       MutexUnlock unlock(&scheduler_->mu());
-      if (more) scheduler_->WakeAnotherWorker();
+      if (more) roster.WakeAnother();
       // Read before the rows are done: the slot may be recycled from then on.
       const int64_t batch_rows = task.slot->planned_rows;
       const int64_t t0 = NowNs();
@@ -563,7 +576,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       const int64_t elapsed = NowNs() - t0;
       const int64_t rows = task.end - task.begin;
       UpdateAverage(&ns_per_row, elapsed, rows);
-      scheduler_->NoteRowCost(ns_per_row, batch_rows);
+      claims.NoteRowCost(scheduler_->pool().wakeups(), ns_per_row, batch_rows);
       stats_.AddWorker(worker, elapsed, rows);
       stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
       // Retired after a timeout: a replacement already took this worker's place.
@@ -589,13 +602,13 @@ void Engine::SetActiveWorkers(int n) {
   // A stream's batches come round-robin from every worker: none may park.
   if (producer_) return;
   MutexLock lock(&scheduler_->mu());
-  scheduler_->SetActiveWorkersLocked(n);
+  scheduler_->roster_locked().SetActive(n);
 }
 
 int Engine::active_workers() const {
   if (producer_) return std::max(1, options_.num_workers);
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->active_workers_locked();
+  return scheduler_->roster_locked().active();
 }
 
 void Engine::SetSlotLimit(int n) {
@@ -610,17 +623,17 @@ void Engine::SetSlotLimit(int n) {
     producer_->mu().AssertHeld();
     producer_->SetSlotLimitLocked(n);
   }
-  scheduler_->SetSlotLimitLocked(n);
+  scheduler_->pool().SetLimitLocked(n);
 }
 
 int Engine::slot_limit() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->slot_limit_locked();
+  return scheduler_->pool().limit_locked();
 }
 
 SlotUsage Engine::slot_usage() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->slot_usage_locked();
+  return scheduler_->pool().UsageLocked();
 }
 
 }  // namespace feedline::internal

@@ -9,7 +9,7 @@
 //     with FailurePolicy (error_policy.h) deciding what a failed sample
 //     becomes;
 //   - IterableProducer (iterable_producer.h): the IterableDataset side;
-//   - SlotPool and its SlotAllocator (slot.h, slot_allocator.h): the batch
+//   - SlotPool and its SlotAllocator (slot_pool.h, slot_allocator.h): the batch
 //     slots and where their storage comes from;
 //   - a LoadBackend (load_backend.h): where samples load, on the engine's
 //     threads (ThreadLoadBackend) or in worker processes
@@ -47,6 +47,7 @@
 #include "src/loader/load_backend.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
+#include "src/loader/slot_pool.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
 #include "src/loader/thread_worker_pool.h"
@@ -122,7 +123,7 @@ class Engine {
   // timeout, wakes regularly to give up on loads past it.
   bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(scheduler_->mu());
   // Instead of waiting: loads a chunk of rows in the consumer's thread under
-  // the id of a worker that waits for work (Scheduler::LendWaitingWorkerLocked),
+  // the id of a worker that waits for work (RowClaims::LendWaitingWorker),
   // when rows are cheap and there is work to claim. True if it did.
   bool LoadWhileWaitingLocked() REQUIRES(scheduler_->mu());
   // Gives up on loads past the timeout: their batches are bound again to

@@ -34,8 +34,8 @@ bool IterableProducer::StoppingLocked() const {
 }
 
 bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
-  if (scheduler_->HasFreeSlotLocked()) return false;
-  for (const auto& slot : scheduler_->slots_locked()) {
+  if (scheduler_->pool().HasFreeLocked()) return false;
+  for (const auto& slot : scheduler_->pool().slots_locked()) {
     if (slot->state == SlotState::kFilling && slot->producer == worker &&
         slot->generation == scheduler_->generation()) {
       return false;
@@ -46,7 +46,7 @@ bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
 
 void IterableProducer::SetSlotLimitLocked(int slots) {
   quota_ = std::max(1, slots / streams_);
-  scheduler_->WakeWorkers();
+  scheduler_->pool().wakeups().WakeAll();
 }
 
 void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
@@ -127,14 +127,14 @@ void IterableProducer::WorkerBody(int worker) {
         // The dataset's own failure (a Python __iter__ that raised): kept a
         // SampleError, so the binding can raise the dataset's exception type.
         const SampleError& e = caught.sample_error();
-        scheduler_->FailLocked(std::make_exception_ptr(SampleError(
+        scheduler_->consumer_locked().Fail(std::make_exception_ptr(SampleError(
             e.reason(), e.source(),
             "opening the stream of worker " + std::to_string(worker) + ": " + e.message())));
         break;
       }
       case ExceptionKind::kOutOfMemory:
       case ExceptionKind::kException:
-        scheduler_->FailLocked(std::make_exception_ptr(
+        scheduler_->consumer_locked().Fail(std::make_exception_ptr(
             std::runtime_error("opening the stream of worker " + std::to_string(worker) +
                                " failed: " + caught.exception->what())));
         break;
@@ -150,8 +150,8 @@ void IterableProducer::WorkerBody(int worker) {
     // Each worker keeps at most quota_ undelivered batches, so a slow
     // worker's turn in the round-robin always finds a slot.
     while (!(StoppingLocked() || scheduler_->generation() != generation ||
-             (scheduler_->HasFreeSlotLocked() && produced_[w] - consumed_[w] < quota_))) {
-      scheduler_->WaitForWorkLocked();
+             (scheduler_->pool().HasFreeLocked() && produced_[w] - consumed_[w] < quota_))) {
+      scheduler_->pool().wakeups().Wait(scheduler_->mu());
     }
     if (StoppingLocked() || scheduler_->generation() != generation) return;
     Slot* slot = nullptr;
@@ -163,18 +163,18 @@ void IterableProducer::WorkerBody(int worker) {
     }
     if (ProduceFromStream(*stream, slot, ctx, worker)) {
       exhausted_[w] = true;
-      scheduler_->NotifyProgressLocked();
+      scheduler_->consumer_locked().Notify();
       return;
     }
   }
 }
 
 Slot* IterableProducer::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
-  Slot* slot = scheduler_->TakeFreeSlotLocked();
+  Slot* slot = scheduler_->pool().TakeFreeLocked();
   try {
     layout_->EnsureRows(slot, options_.batch_size);
   } catch (...) {
-    scheduler_->PutSlotLocked(slot);
+    scheduler_->pool().PutLocked(slot);
     throw;
   }
   const size_t p = static_cast<size_t>(producer);
@@ -208,7 +208,7 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
   }
   // A new epoch may have reset the counts meanwhile: this batch is not its.
   if (ready && scheduler_->generation() == generation) ++produced_[producer];
-  if (!published) scheduler_->PutSlotLocked(slot);
+  if (!published) scheduler_->pool().PutLocked(slot);
   stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
   return exhausted;
 }
@@ -216,7 +216,7 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
 std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time_point> deadline,
                                             bool* pending) {
   MutexLock lock(&scheduler_->mu());
-  scheduler_->ThrowInterruptLocked();
+  scheduler_->consumer_locked().ThrowInterrupt();
   if (!scheduler_->cursor_locked().running()) {
     scheduler_->StartStreamEpochLocked();
     produced_.assign(static_cast<size_t>(streams_), 0);
@@ -231,7 +231,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
   }
   int64_t wait_start = -1;
   while (true) {
-    scheduler_->ThrowPendingLocked();
+    scheduler_->consumer_locked().ThrowPending();
     // Find the next worker in round-robin order that can still deliver.
     bool any_left = false;
     for (int k = 0; k < streams_; ++k) {
@@ -252,7 +252,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     }
     const size_t w = static_cast<size_t>(rr_next_);
     Slot* ready = nullptr;
-    for (const auto& slot : scheduler_->slots_locked()) {
+    for (const auto& slot : scheduler_->pool().slots_locked()) {
       Slot* s = slot.get();
       if (s->state == SlotState::kReady && s->generation == scheduler_->generation() &&
           s->producer == rr_next_ && s->batch_index == consumed_[w]) {
@@ -265,17 +265,18 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
       wait_start = -1;
       ++consumed_[w];
       rr_next_ = (rr_next_ + 1) % streams_;
-      scheduler_->WakeWorkers();
+      scheduler_->pool().wakeups().WakeAll();
       std::optional<Batch> batch = scheduler_->DeliverLocked(ready);
       if (batch) return batch;
       continue;
     }
-    scheduler_->GrowIfCallerHoldsEverySlotLocked();
+    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot(scheduler_->pool());
     // The awaited worker's batch comes first in the round-robin: if the
     // slots are all taken by kept batches and by other workers' batches
     // waiting behind it, it gets one more (list(loader) over a stream).
     if (workers_ != nullptr && AwaitedWorkerStarvedLocked(rr_next_)) {
-      scheduler_->GrowOneSlotLocked();
+      scheduler_->pool().GrowLocked();
+      scheduler_->pool().wakeups().WakeAll();
     }
     if (wait_start < 0) wait_start = NowNs();
     if (workers_ == nullptr) {

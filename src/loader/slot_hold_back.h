@@ -33,6 +33,7 @@
 
 #include "src/core/thread_annotations.h"
 #include "src/loader/slot.h"
+#include "src/loader/slot_pool.h"
 
 namespace feedline::internal {
 

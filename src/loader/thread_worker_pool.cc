@@ -5,9 +5,9 @@
 
 namespace feedline::internal {
 
-ThreadWorkerPool::ThreadWorkerPool(SlotPool* pool, int num_workers, Body body)
-    : WorkerPool(&pool->mu()),
-      pool_(pool),
+ThreadWorkerPool::ThreadWorkerPool(Mutex* mu, WorkerWakeups* wakeups, int num_workers, Body body)
+    : WorkerPool(mu),
+      wakeups_(wakeups),
       num_workers_(std::max(1, num_workers)),
       body_(std::move(body)),
       lanes_(new WorkerLane[2 * static_cast<size_t>(num_workers_)]),
@@ -75,7 +75,7 @@ void ThreadWorkerPool::StopLocked() {
   threads.swap(threads_);
   {
     MutexUnlock unlock(&mu());
-    pool_->WakeWorkers();
+    wakeups_->WakeAll();
     for (std::thread& t : threads) t.join();
   }
   stop_ = false;

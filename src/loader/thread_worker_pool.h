@@ -15,17 +15,18 @@
 #include <vector>
 
 #include "src/core/thread_annotations.h"
-#include "src/loader/slot.h"
+#include "src/core/mutex.h"
 #include "src/loader/worker_pool.h"
+#include "src/loader/worker_wakeups.h"
 
 namespace feedline::internal {
 
 class ThreadWorkerPool final : public WorkerPool {
  public:
-  // `num_workers` threads (at least 1) run `body`; workers wait on `pool`
-  // for work, and are woken through it when they must stop. `pool` must
-  // outlive this object.
-  ThreadWorkerPool(SlotPool* pool, int num_workers, Body body);
+  // `num_workers` threads (at least 1) run `body`; `mu` is the scheduler's
+  // mutex, and workers wait on `wakeups` for work and are woken through it
+  // when they must stop. Both must outlive this object.
+  ThreadWorkerPool(Mutex* mu, WorkerWakeups* wakeups, int num_workers, Body body);
   ~ThreadWorkerPool() override;
 
   // The lane `lane` (0 .. 2 * num_workers - 1), for the body's tracking.
@@ -58,7 +59,7 @@ class ThreadWorkerPool final : public WorkerPool {
   // The thread: the body, then frees its lane.
   void Run(int worker, int lane) EXCLUDES(mu());
 
-  SlotPool* const pool_;
+  WorkerWakeups* const wakeups_;
   const int num_workers_;
   const Body body_;
   std::unique_ptr<WorkerLane[]> lanes_;  // 2 * num_workers; fixed addresses

@@ -19,6 +19,7 @@
 #include "src/core/mutex.h"
 #include "src/loader/batch_access.h"
 #include "src/loader/slot.h"
+#include "src/loader/slot_pool.h"
 #include "src/loader/slot_allocator.h"
 
 namespace feedline {

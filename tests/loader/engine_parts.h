@@ -23,6 +23,7 @@
 #include "src/loader/error_policy.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
+#include "src/loader/slot_pool.h"
 #include "src/loader/slot_allocator.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
@@ -65,7 +66,7 @@ class EngineParts {
   }
   void SetSlotLimit(int n) {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.SetSlotLimitLocked(n);
+    scheduler_.pool().SetLimitLocked(n);
   }
 
   // As a worker: up to `chunk` rows (with batch_per_worker, `worker`'s own
@@ -73,7 +74,9 @@ class EngineParts {
   std::optional<internal::Task> Claim(int64_t chunk, int worker = -1) {
     internal::MutexLock lock(&scheduler_.mu());
     internal::Task task;
-    if (!scheduler_.ClaimLocked(chunk, &task, worker)) return std::nullopt;
+    if (!scheduler_.claims_locked().Claim(scheduler_.pool(), chunk, &task, worker)) {
+      return std::nullopt;
+    }
     return task;
   }
   // As a worker: loads the task's rows, without the lock; the task that
@@ -95,15 +98,15 @@ class EngineParts {
   // As the consumer: rethrows what ended the epoch (an interrupt), if anything.
   void ThrowPending() {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.ThrowPendingLocked();
+    scheduler_.consumer_locked().ThrowPending();
   }
   void GrowIfCallerHoldsEverySlot() {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.GrowIfCallerHoldsEverySlotLocked();
+    scheduler_.claims_locked().GrowIfCallerHoldsEverySlot(scheduler_.pool());
   }
   bool HasFreeSlot() {
     internal::MutexLock lock(&scheduler_.mu());
-    return scheduler_.HasFreeSlotLocked();
+    return scheduler_.pool().HasFreeLocked();
   }
 
  private:

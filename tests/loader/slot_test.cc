@@ -2,6 +2,7 @@
 // (src/loader/slot.h, slot_layout.h): the engine's batch buffers, tested
 // through their internal headers.
 #include "src/loader/slot.h"
+#include "src/loader/slot_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -231,12 +232,13 @@ TEST(SlotLayout, WithNothingDeclaredRowsAreNotBound) {
 }
 
 TEST(SlotPool, ReusesAFreeSlotBeforeCreatingOneUpToTheLimit) {
-  SlotPool pool(2, std::make_shared<HeapSlotAllocator>());
+  auto allocator = std::make_shared<HeapSlotAllocator>();
+  SlotPool pool(2, allocator);
   MutexLock lock(&pool.mu());
   EXPECT_EQ(pool.size_locked(), 0);  // slots are made only when needed
   Slot* a = pool.TakeFreeLocked();
   ASSERT_NE(a, nullptr);
-  EXPECT_EQ(a->allocator, &pool.allocator());
+  EXPECT_EQ(a->allocator, allocator.get());
   pool.PutLocked(a);
   EXPECT_EQ(pool.TakeFreeLocked(), a);
   EXPECT_EQ(pool.size_locked(), 1);

@@ -1,5 +1,5 @@
 // Worker processes hold back a third batch slot while the loop waits for its
-// batches (Scheduler::HoldsBackNewSlotLocked). Loops that make the hold
+// batches (RowClaims::HoldsBackNewSlot). Loops that make the hold
 // begin and end in unusual ways still get every batch, in order, without a
 // stall: one that keeps its two previous batches over batches of 1 and 200
 // rows, one that waits in 1 ms TryNext slices while rows run past the
