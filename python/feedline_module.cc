@@ -490,7 +490,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   // and sets how many are active; the Python side sizes its workers the same.
   const int worker_count = num_workers == kAuto ? AutoMaxWorkers() : num_workers;
   const bool processes =
-      UseWorkerProcesses(worker_mode, py::isinstance<Dataset>(dataset), worker_count);
+      UseWorkerProcesses(ParseWorkerMode(worker_mode), py::isinstance<Dataset>(dataset),
+                         worker_count);
   const bool native = py::isinstance<Dataset>(dataset);
   // Python process workers run worker_init_fn themselves; native ones get it here.
   if (!worker_init_fn.is_none() && (!processes || native)) {

@@ -179,11 +179,8 @@ std::unique_ptr<SampleStream> PyProcessIterableDataset::Open(int worker_id, int 
   return stream;  // on kClosing its first Next ends the pass
 }
 
-bool UseWorkerProcesses(const std::string& mode, bool native, int num_workers) {
-  if (mode != "thread" && mode != "process" && mode != "auto") {
-    throw Error("worker_mode must be \"thread\", \"process\" or \"auto\", got \"" + mode + "\"");
-  }
-  if (mode == "thread" || (mode == "auto" && native)) return false;
+bool UseWorkerProcesses(WorkerMode mode, bool native, int num_workers) {
+  if (mode == WorkerMode::kThread || (mode == WorkerMode::kAuto && native)) return false;
   return num_workers > 0;
 }
 

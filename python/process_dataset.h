@@ -25,6 +25,7 @@
 #include <string>
 
 #include "feedline/iterable_dataset.h"
+#include "feedline/loader_options.h"
 #include "python/python_support.h"
 #include "src/process/native_worker.h"
 #include "src/process/process_dataset.h"
@@ -118,14 +119,14 @@ class PyProcessIterableDataset : public IterableDataset {
   std::shared_ptr<internal::ProcessWorkers> workers_;
 };
 
-// Whether a loader uses worker processes: `mode` is "thread", "process" or
-// "auto". "auto" picks processes for a Python dataset, map-style or
+// Whether a loader uses worker processes for `mode` (ParseWorkerMode, the
+// library's one check of the name). kAuto picks processes for a Python dataset, map-style or
 // iterable, with num_workers > 0 (its __getitem__ / __next__ holds the GIL)
 // and threads for a native dataset (it runs without the GIL, so processes
-// would only add a round trip per claim); "process" runs a
+// would only add a round trip per claim); kProcess runs a
 // native dataset in processes too (a crash in its decoder ends one worker).
 // With num_workers = 0 samples load in the calling thread either way.
-bool UseWorkerProcesses(const std::string& mode, bool native, int num_workers);
+bool UseWorkerProcesses(WorkerMode mode, bool native, int num_workers);
 
 }  // namespace feedline::python
 

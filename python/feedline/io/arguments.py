@@ -144,14 +144,11 @@ def _seconds_argument(name, value):
     return float(value)  # the engine refuses nan, infinities and negatives
 
 
-_WORKER_MODES = ("thread", "process", "auto")
-
-
 def _worker_mode_argument(worker_mode):
-    if worker_mode not in _WORKER_MODES:
-        raise ValueError(
-            f'worker_mode must be "thread", "process" or "auto", got {worker_mode!r}'
-        )
+    # The name itself is checked by the library (ParseWorkerMode, the one
+    # place that knows the modes): a ValueError naming them.
+    if not isinstance(worker_mode, str):
+        raise TypeError(f"DataLoader: worker_mode must be a str, got {type(worker_mode).__name__}")
     return worker_mode
 
 
