@@ -133,6 +133,18 @@ test-peers: build venv
 	@PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
 	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract
 
+# torchvision's reference training script (references/classification/train.py
+# of torchvision 0.14.1, from Debian's source package at test time) with one
+# line added, so that its DataLoader is feedline.torch's: resnet18 on a small
+# image folder, with torch's DataLoader and with feedline's; both losses must
+# fall and feedline must load natively (tests/peers/run_reference_train.py).
+# About 2 minutes; not part of make test.
+.PHONY: test-reference-train
+test-reference-train: build
+	@bash scripts/fetch_torchvision_references.sh $(PEERS)/references
+	@/usr/bin/python3 tests/peers/run_reference_train.py --references $(PEERS)/references \
+	  --out $(PEERS)/reference-train --python /usr/bin/python3 --pythonpath $(CURDIR)/$(BUILD)/python
+
 # feedline side by side with DALI, SPDL, Grain, torchdata, paddle.io and
 # torch (bench/peers.py, docs/peers.md). The peers go into the venv
 # (bench/peers-requirements.txt); SPDL needs FFmpeg's libraries from Debian;
