@@ -14,9 +14,14 @@ all: build
 deps:
 	@bash scripts/install_deps.sh
 
+# Compiled through ccache (scripts/install_deps.sh installs it), its keys made
+# of paths relative to the tree (CCACHE_BASEDIR): the wheel's own Release
+# build of a copy of the tree (make test-wheel) then reuses these objects.
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
-	@cmake --build $(BUILD) -j$(JOBS)
+	@launcher=$$(command -v ccache || true); \
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$$launcher} \
+	  > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
+	@CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=true cmake --build $(BUILD) -j$(JOBS)
 
 # The demo builds what it runs only: the feedline command (and the libraries
 # it links), not the test and benchmark programs that `make build` adds.
@@ -29,7 +34,18 @@ demo: deps
 	  touch $(BUILD)/demo-data/.complete )
 	@$(BUILD)/tools/feedline bench $(BUILD)/demo-data --pipeline train --batch 64 --workers 2 --epochs 1
 
-test: build test-layering test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-wheel test-peers
+# The peers' set-up (the venv's downloads and installs, torch's test files
+# from Debian's source packages) waits on the network more than on the CPU,
+# so it runs beside the builds and the C++ suites; test-peers waits for it.
+test: deps
+	@mkdir -p $(BUILD); \
+	( $(MAKE) --no-print-directory venv && bash scripts/fetch_torch_tests.sh $(PEERS)/suites ) \
+	  > $(BUILD)/peers-setup.log 2>&1 & setup=$$!; \
+	$(MAKE) --no-print-directory build test-layering test-unit test-asan test-tsan \
+	  test-thread-safety test-fuzz test-install test-wheel || { wait $$setup; exit 1; }; \
+	wait $$setup || { cat $(BUILD)/peers-setup.log; \
+	  echo "make test: the peers' set-up failed ($(BUILD)/peers-setup.log)"; exit 1; }; \
+	$(MAKE) --no-print-directory test-peers
 	@echo "make test: all suites passed"
 
 # The include graph follows the layers (core < data < loader < process <

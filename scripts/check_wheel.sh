@@ -14,14 +14,16 @@
 #     folder, feedline.DataLoader loads it and a Python dataset, and the
 #     batches' shapes and values are checked; every RPATH is relative.
 #
-# The CMake build directory persists (WORK_DIR/cmake), so a rerun compiles
-# only what changed. That needs the same build requirements at the same
-# place on every run: pip's build isolation installs scikit-build-core and
-# pybind11 into a new temporary folder for each build, scikit-build-core
-# clears a build directory made by another installation of itself, and
-# pybind11's headers, installed anew, would make every binding recompile.
-# So the builds run without isolation, with pyproject.toml's build
-# requirements (what isolation would install) installed once into
+# The CMake build directory is the copy's build/, laid out as `make build`'s
+# is in the tree, and the compiles go through ccache with its keys relative
+# to the tree (CCACHE_BASEDIR), with the compiler `make build` uses (c++):
+# the library's and the command's objects come from `make build`'s, and a
+# rerun compiles only what changed. That needs the same build requirements
+# at the same place on every run (pip's build isolation installs
+# scikit-build-core and pybind11 into a new temporary folder for each build,
+# and pybind11's headers, installed anew, would make every binding
+# recompile). So the builds run without isolation, with pyproject.toml's
+# build requirements (what isolation would install) installed once into
 # WORK_DIR/build-requirements and put on PYTHONPATH.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,9 +78,12 @@ fi
 # pip install or pip wheel of the copy as users run them, but with the build
 # requirements from WORK_DIR/build-requirements instead of a new isolated
 # environment.
+launcher=$(command -v ccache || true)
 pip_build() {
-  PYTHONPATH=$build_requirements "$venv/bin/python" -m pip "$@" \
-    --no-build-isolation -Cbuild-dir="$work/cmake" "$src" 2> >(unlisted_index >&2)
+  CXX=c++ CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=true PYTHONPATH=$build_requirements \
+    "$venv/bin/python" -m pip "$@" --no-build-isolation -Cbuild-dir="$src/build" \
+    ${launcher:+-Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$launcher"} "$src" \
+    2> >(unlisted_index >&2)
 }
 
 # 1. pip install into a fresh venv.
@@ -180,10 +185,8 @@ pass "wheel contents"
 aside=$work/out-of-reach
 rm -rf "$aside"
 mkdir -p "$aside"
-mv "$work/cmake" "$aside/cmake"
-mv "$src" "$aside/src"
-restore() { [ -d "$aside/cmake" ] && mv "$aside/cmake" "$work/cmake"; rm -rf "$aside"; }
-trap restore EXIT
+mv "$src" "$aside/src"  # and the build directory in it
+trap 'rm -rf "$aside"' EXIT
 
 venv=$work/venv-wheel
 rm -rf "$venv"
