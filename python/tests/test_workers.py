@@ -110,6 +110,12 @@ def test_auto_picks_processes_for_python_datasets_map_style_or_iterable():
         feedline.DataLoader(native, num_workers=2, worker_mode="processes")
 
 
+def test_worker_mode_that_is_not_a_name_is_a_type_error():
+    # The names are the library's to check (ValueError above); Python checks the type.
+    with pytest.raises(TypeError, match="worker_mode must be a str, got NoneType"):
+        feedline.DataLoader(feedline.io.TensorDataset([np.arange(4)]), worker_mode=None)
+
+
 def test_native_dataset_on_threads_by_default_and_in_processes_on_request(tmp_path):
     from feedline.vision import datasets, synth, transforms
 

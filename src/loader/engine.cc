@@ -139,13 +139,8 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
     // consumer's own loads, and it cannot be replaced) nor a worker_init
     // (what it set up may belong to the worker's thread).
     // Batches owned by workers (batch_per_worker) are loaded by their owner only.
-    bool batch_per_worker = false;
-    {
-      MutexLock lock(&scheduler_->mu());
-      batch_per_worker = scheduler_->claims_locked().batch_per_worker();
-    }
     lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
-                    !batch_per_worker;
+                    !RowClaims::BatchPerWorker(options_, batch_sampler_ != nullptr);
     if (lend_workers_) {
       for (int w = 0; w < options_.num_workers; ++w) {
         lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
@@ -555,15 +550,18 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       // the worker claims nothing. A worker the hold-back keeps waiting
       // looks again after a while (RowClaims::HoldBackCheck): the consumer
       // may keep the batch it holds.
-      while (!(WorkersStoppingLocked() || (claims.HasWork(scheduler_->pool(), worker) && !roster.lent(worker)))) {
+      while (!(WorkersStoppingLocked() ||
+               (claims.HasWork(scheduler_->pool(), worker) && !roster.lent(worker)))) {
         roster.SetWaiting(worker, true);
         scheduler_->pool().wakeups().Wait(scheduler_->mu(), worker,
-                                              claims.HoldBackCheck(scheduler_->pool()));
+                                          claims.HoldBackCheck(scheduler_->pool()));
         roster.SetWaiting(worker, false);
       }
       if (WorkersStoppingLocked()) return;
       Task task;
-      if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) continue;
+      if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) {
+        continue;
+      }
       const bool more = claims.WorthWakingAnother(scheduler_->pool(), worker);
       // The task runs without the lock; an exception takes it again on the
       // way out, for the handler below.

@@ -34,7 +34,7 @@ RowClaims::RowClaims(const LoaderOptions& options, bool map_style, bool round_tr
       roster_(roster),
       layout_(layout),
       generation_(generation),
-      batch_per_worker_(options.batch_per_worker && options.num_workers > 0 && map_style),
+      batch_per_worker_(BatchPerWorker(options, map_style)),
       round_trip_claims_(round_trip_claims),
       hold_back_(hold_back) {
   if (batch_per_worker_) {

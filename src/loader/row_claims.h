@@ -15,8 +15,8 @@
 //
 // Thread safety: a part of the Scheduler, guarded by its mutex and reached
 // through Scheduler::claims_locked(); the functions that take the slot pool
-// require its mutex (the same one), and clang checks them. row_ns(),
-// NoteRowCost() and batch_per_worker() are safe without it.
+// require its mutex (the same one), and clang checks them. row_ns() and
+// NoteRowCost() are safe without it.
 #ifndef FEEDLINE_SRC_LOADER_ROW_CLAIMS_H_
 #define FEEDLINE_SRC_LOADER_ROW_CLAIMS_H_
 
@@ -59,6 +59,12 @@ class RowClaims {
             const EpochCursor* cursor, WorkerRoster* roster, const SlotLayout* layout,
             const std::atomic<uint64_t>* generation);
 
+  // LoaderOptions::batch_per_worker in effect: with workers and a plan
+  // (`map_style`), worker w binds and loads batches w, w + n, ... whole.
+  static bool BatchPerWorker(const LoaderOptions& options, bool map_style) {
+    return options.batch_per_worker && options.num_workers > 0 && map_style;
+  }
+
   // An epoch starts at batch `first_batch` (no claim is open).
   void Start(int64_t first_batch);
   // The epoch is abandoned: rows nobody claimed will not be loaded.
@@ -99,7 +105,6 @@ class RowClaims {
   void NoteRowCost(WorkerWakeups& wakeups, double ns_per_row, int64_t rows);
   // The last cost per row a worker measured (0 before any).
   double row_ns() const { return row_ns_.load(std::memory_order_relaxed); }
-  bool batch_per_worker() const { return batch_per_worker_; }
 
   // Lends the id of an active worker that waits for work while there is
   // work to claim; -1 if none.

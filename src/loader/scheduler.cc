@@ -14,21 +14,19 @@ Scheduler::Scheduler(const LoaderOptions& options,
                      const LoadBackend* backend, const SlotLayout* layout,
                      std::shared_ptr<SlotPool> pool, StatsCollector* stats)
     : options_(options),
-      batch_sampler_(std::move(batch_sampler)),
       backend_(backend),
       pool_(std::move(pool)),
       stats_(stats),
-      cursor_(batch_sampler_, dataset),
+      cursor_(batch_sampler, dataset),
       // With batches owned by workers, a released slot must reach its
       // owner: every waiting worker wakes and looks.
       roster_(options.num_workers,
-              batch_sampler_ != nullptr &&
-                  !(options.batch_per_worker && options.num_workers > 0),
+              batch_sampler != nullptr && !RowClaims::BatchPerWorker(options, true),
               &pool_->wakeups()),
-      claims_(options, batch_sampler_ != nullptr, LoadsRowsTogether(*backend, options.timeout),
-              backend->traits().shared_slots && batch_sampler_ != nullptr, &cursor_, &roster_,
+      claims_(options, batch_sampler != nullptr, LoadsRowsTogether(*backend, options.timeout),
+              backend->traits().shared_slots && batch_sampler != nullptr, &cursor_, &roster_,
               layout, &generation_) {
-  if (batch_sampler_ != nullptr) pool_->wakeups().SetWorkerCount(roster_.num_workers());
+  if (batch_sampler != nullptr) pool_->wakeups().SetWorkerCount(roster_.num_workers());
 }
 
 // ---------------------------------------------------------------------------

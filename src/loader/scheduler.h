@@ -131,7 +131,6 @@ class Scheduler {
   void CountOutcomes(const Slot* slot);
 
   const LoaderOptions& options_;
-  const std::shared_ptr<const BatchSampler> batch_sampler_;
   const LoadBackend* const backend_;
   const std::shared_ptr<SlotPool> pool_;
   StatsCollector* const stats_;
