@@ -84,7 +84,8 @@ class PyDataset : public Dataset {
     } catch (py::error_already_set& e) {
       // Never a sample error: an interrupt, or the loader used from its own dataset.
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
-      throw SampleError("exception", "", PythonErrorText(e), index);
+      throw SampleError(FailureKind::kException, "", PythonErrorText(e), index,
+                        PythonErrorOrigin(e));
     }
   }
 
@@ -123,7 +124,8 @@ class PyStream : public SampleStream {
       return true;
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
-      throw SampleError("exception", "", PythonErrorText(e), ctx.index());
+      throw SampleError(FailureKind::kException, "", PythonErrorText(e), ctx.index(),
+                        PythonErrorOrigin(e));
     }
   }
 
@@ -154,7 +156,8 @@ class PyIterableDataset : public IterableDataset {
       if (IsInterrupt(e)) throw PyInterrupt{std::move(e)};
       // A sample error, so that the dataset's own exception type can be
       // raised again (feedline.torch) and the loader counts it.
-      throw SampleError("exception", "", "iter(dataset) raised " + PythonErrorText(e));
+      throw SampleError(FailureKind::kException, "", "iter(dataset) raised " + PythonErrorText(e),
+                        -1, PythonErrorOrigin(e));
     }
   }
 
@@ -276,11 +279,12 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
                      return out.Add(name, dtype, shape);
                    });
       } catch (const SampleError& e) {
-        throw SampleError("collate", "", "collate_fn returned a batch that " + e.message());
+        throw SampleError(FailureKind::kCollate, "", "collate_fn returned a batch that " + e.message());
       }
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};  // never a batch error
-      throw SampleError("collate", "", "collate_fn raised " + PythonErrorText(e));
+      throw SampleError(FailureKind::kCollate, "", "collate_fn raised " + PythonErrorText(e), -1,
+                        PythonErrorOrigin(e));
     }
   };
 }
@@ -490,8 +494,9 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   // and sets how many are active; the Python side sizes its workers the same.
   const int worker_count = num_workers == kAuto ? AutoMaxWorkers() : num_workers;
   const bool processes =
-      UseWorkerProcesses(ParseWorkerMode(worker_mode), py::isinstance<Dataset>(dataset),
-                         worker_count);
+      internal::LoadsInWorkerProcesses(ParseWorkerMode(worker_mode),
+                                       /*holds_global_lock=*/!py::isinstance<Dataset>(dataset),
+                                       worker_count);
   const bool native = py::isinstance<Dataset>(dataset);
   // Python process workers run worker_init_fn themselves; native ones get it here.
   if (!worker_init_fn.is_none() && (!processes || native)) {
@@ -637,6 +642,7 @@ py::dict TunerToPython(const TunerStats& t) {
   return py::dict(py::arg("enabled") = t.enabled, py::arg("workers") = t.workers,
                   py::arg("slots") = t.slots, py::arg("start_workers") = t.start_workers,
                   py::arg("start_slots") = t.start_slots, py::arg("max_workers") = t.max_workers,
+                  py::arg("costly_workers") = t.costly_workers,
                   py::arg("memory_budget_bytes") = t.memory_budget_bytes,
                   py::arg("slot_bytes") = t.slot_bytes, py::arg("decisions") = t.decisions,
                   py::arg("log") = log);
@@ -684,8 +690,8 @@ py::dict GetSample(const Dataset& dataset, int64_t index, int64_t epoch, uint64_
       } catch (const std::exception&) {
       }
     }
-    SampleError named(e.reason(), source, e.message(), index);
-    if (e.reason() == "timeout") throw TimeoutError(named);
+    SampleError named(e.kind(), source, e.message(), index, e.origin());
+    if (e.kind() == FailureKind::kTimeout) throw TimeoutError(named);
     throw named;
   }
   py::dict out;

@@ -29,7 +29,7 @@ void RefuseUnconvertibleTensor(const std::string& name, const py::handle& value)
   IsObjectFieldName(name, &plain);
   const std::string dtype = py::str(value.attr("dtype"));
   throw SampleError(
-      "type", "",
+      FailureKind::kType, "",
       "field '" + plain + "' is a " + std::string(py::str(type.attr("__name__"))) + " of dtype " +
           dtype + " that numpy cannot hold (complex has no numpy dtype and is not supported; "
           "bfloat16 neither, except a CPU torch tensor with feedline.torch.DataLoader; a tensor "

@@ -120,8 +120,8 @@ void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
 void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t index) const {
   // What a worker process's code raised that is not an Exception (or a
   // MemoryError) passes through the loader as it does with thread workers.
-  if (error.reason.rfind(internal::kInterruptReason, 0) == 0) {
-    const std::string type = error.reason.substr(sizeof(internal::kInterruptReason) - 1);
+  if (error.cause == internal::ErrorCause::kInterrupt) {
+    const std::string& type = error.origin.exception_type;
     PyObject* kind = type == "SystemExit"      ? PyExc_SystemExit
                      : type == "GeneratorExit" ? PyExc_GeneratorExit
                      : type == "MemoryError"   ? PyExc_MemoryError
@@ -172,16 +172,12 @@ std::unique_ptr<SampleStream> PyProcessIterableDataset::Open(int worker_id, int 
   try {
     outcome = workers_->Exchange(worker_id, request, nullptr, nullptr, &death);
   } catch (const SampleError& e) {
-    throw SampleError(e.reason(), e.source(), "iter(dataset) raised " + e.message());
+    throw SampleError(e.kind(), e.source(), "iter(dataset) raised " + e.message(), -1, e.origin());
   }
   auto stream = std::make_unique<ProcessStream>(workers_, worker_id);
   if (outcome == ProcessWorkers::Outcome::kDied) stream->Died(death);
   return stream;  // on kClosing its first Next ends the pass
 }
 
-bool UseWorkerProcesses(WorkerMode mode, bool native, int num_workers) {
-  if (mode == WorkerMode::kThread || (mode == WorkerMode::kAuto && native)) return false;
-  return num_workers > 0;
-}
 
 }  // namespace feedline::python

@@ -119,15 +119,6 @@ class PyProcessIterableDataset : public IterableDataset {
   std::shared_ptr<internal::ProcessWorkers> workers_;
 };
 
-// Whether a loader uses worker processes for `mode` (ParseWorkerMode, the
-// library's one check of the name). kAuto picks processes for a Python
-// dataset, map-style or iterable, with num_workers > 0 (its __getitem__ /
-// __next__ holds the GIL) and threads for a native dataset (it runs without
-// the GIL, so processes would only add a round trip per claim); kProcess
-// runs a native dataset in processes too (a crash in its decoder ends one
-// worker). With num_workers = 0 samples load in the calling thread either way.
-bool UseWorkerProcesses(WorkerMode mode, bool native, int num_workers);
-
 }  // namespace feedline::python
 
 #endif  // FEEDLINE_PYTHON_PROCESS_DATASET_H_

@@ -70,7 +70,7 @@ void FillField(const std::string& name, py::array array, const AllocateFn& alloc
     array = py::array::ensure(array, py::array::c_style);
   }
   if (array.ndim() > Shape::kMaxRank) {
-    throw SampleError("type", "",
+    throw SampleError(FailureKind::kType, "",
                       "field '" + name + "' has " + std::to_string(array.ndim()) +
                           " dimensions; at most " + std::to_string(Shape::kMaxRank) +
                           " are supported");
@@ -80,7 +80,7 @@ void FillField(const std::string& name, py::array array, const AllocateFn& alloc
     const auto* values = static_cast<const int64_t*>(array.data());
     for (py::ssize_t i = 0; i < array.size(); ++i) {
       if (values[i] < 0) {
-        throw SampleError("type", "",
+        throw SampleError(FailureKind::kType, "",
                           "field '" + name + "' holds the uint64 value " +
                               std::to_string(static_cast<uint64_t>(values[i])) +
                               ", above the int64 range that feedline stores integers in");
@@ -117,7 +117,7 @@ bool IsNested(const std::string& name) { return name.find(kNestSeparator) != std
 std::string KeyName(const py::handle& key) {
   std::string name = py::str(key);
   if (name.find_first_of("\x1e\x1f") != std::string::npos) {
-    throw SampleError("type", "",
+    throw SampleError(FailureKind::kType, "",
                       "the sample has a dict key " + py::repr(key).cast<std::string>() +
                           " holding a control character (\\x1e or \\x1f), which feedline "
                           "reserves");
@@ -381,7 +381,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   if (!torch_bfloat16_) {
     for (const std::string& name : names) {
       if (IsBFloat16FieldName(name)) {
-        throw SampleError("type", "", BFloat16RefusedMessage(DisplayPath(name)));
+        throw SampleError(FailureKind::kType, "", BFloat16RefusedMessage(DisplayPath(name)));
       }
     }
   }
@@ -405,7 +405,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
     auto describe = [](Kind k, size_t n) {
       return k == kTuple ? "a tuple of " + std::to_string(n) : std::string(KindName(k));
     };
-    throw SampleError("type", "",
+    throw SampleError(FailureKind::kType, "",
                       "the sample is " + describe(kind, elements(names)) +
                           " but the first sample was " + describe(known, elements(names_)));
   }
@@ -415,7 +415,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   if (kind == kTuple && !nested) {
     for (size_t i = 0; i < names.size(); ++i) {
       if (FieldKind(names[i]) != FieldKind(names_[i])) {
-        throw SampleError("type", "",
+        throw SampleError(FailureKind::kType, "",
                           "element " + std::to_string(i) + " of the sample is " + what(names[i]) +
                               " but in the first sample it was " + what(names_[i]));
       }
@@ -433,7 +433,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
                                     ? "element " + plain
                                     : (IsNested(plain) ? "'" + DisplayPath(plain) + "'"
                                                        : "key '" + plain + "'");
-      throw SampleError("type", "",
+      throw SampleError(FailureKind::kType, "",
                         where + " of the sample is " + what(name) +
                             " but in the first sample it was " + what(other));
     }
@@ -460,7 +460,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   };
   for (const std::string& name : names) {
     if (!present(names_, name) && contains_below(names_, name)) {
-      throw SampleError("type", "",
+      throw SampleError(FailureKind::kType, "",
                         "'" + DisplayPath(name) +
                             "' of the sample is not a tuple, list or dict, but in the first "
                             "sample it was one");
@@ -468,7 +468,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   }
   for (const std::string& name : names_) {
     if (!present(names, name) && contains_below(names, name)) {
-      throw SampleError("type", "",
+      throw SampleError(FailureKind::kType, "",
                         "'" + DisplayPath(name) +
                             "' of the sample is a tuple, list or dict, but in the first sample it "
                             "was not");
@@ -476,7 +476,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   }
   for (const std::string& name : names) {
     if (present(first_tops, top_of(name)) && !present(names_, name)) {
-      throw SampleError("type", "",
+      throw SampleError(FailureKind::kType, "",
                         "the sample has '" + DisplayPath(name) +
                             "', which the first sample did not have: nested tuples, lists and "
                             "dicts must have the same elements in every sample");
@@ -484,7 +484,7 @@ void Structure::Observe(Kind kind, const std::vector<std::string>& names) {
   }
   for (const std::string& name : names_) {
     if (present(tops, top_of(name)) && !present(names, name)) {
-      throw SampleError("type", "",
+      throw SampleError(FailureKind::kType, "",
                         "the sample lacks '" + DisplayPath(name) +
                             "', which the first sample had: nested tuples, lists and dicts must "
                             "have the same elements in every sample");
@@ -639,20 +639,40 @@ py::object StructureToPython(const Structure& structure) {
   return py::make_tuple(KindName(kind), names);
 }
 
+namespace {
+
+// "KeyError", "mypkg.errors.Outer.BadRecord"; empty for a type without the
+// usual attributes.
+std::string QualifiedTypeName(py::handle type) {
+  try {
+    const std::string module = py::str(type.attr("__module__"));
+    const std::string qualname = py::str(type.attr("__qualname__"));
+    return module == "builtins" ? qualname : module + "." + qualname;
+  } catch (py::error_already_set&) {
+    return std::string();
+  }
+}
+
+}  // namespace
+
 std::string PythonErrorText(py::error_already_set& e) {
   std::string text = e.what();
   try {
-    const py::handle type = e.type();
-    const std::string name = py::str(type.attr("__name__"));
-    const std::string module = py::str(type.attr("__module__"));
-    const std::string qualname = py::str(type.attr("__qualname__"));
-    if (module != "builtins" && text.compare(0, name.size(), name) == 0) {
-      text = module + "." + qualname + text.substr(name.size());
+    const std::string name = py::str(e.type().attr("__name__"));
+    const std::string qualified = QualifiedTypeName(e.type());
+    if (!qualified.empty() && text.compare(0, name.size(), name) == 0) {
+      text = qualified + text.substr(name.size());
     }
   } catch (py::error_already_set&) {
     // A type without the usual attributes: its text as pybind11 gave it.
   }
   return text;
+}
+
+FailureOrigin PythonErrorOrigin(py::error_already_set& e) {
+  FailureOrigin origin;
+  origin.exception_type = QualifiedTypeName(e.type());
+  return origin;
 }
 
 WorkerInfoScope::WorkerInfoScope(int worker_id, int num_workers, uint64_t seed, int64_t epoch,
@@ -729,6 +749,13 @@ void RegisterExceptions(py::module_& m) {
       error.attr("source") = e.source();
       error.attr("reason") = e.reason();
       error.attr("message") = Readable(e.message());
+      // The facts a front end needs, as data (FailureOrigin): the type of
+      // the dataset's exception; the worker process that died, its signal.
+      const FailureOrigin& origin = e.origin();
+      error.attr("exception_type") =
+          origin.exception_type.empty() ? py::none() : py::cast(origin.exception_type);
+      error.attr("worker_pid") = origin.worker_pid >= 0 ? py::cast(origin.worker_pid) : py::none();
+      error.attr("signal") = origin.signal > 0 ? py::cast(origin.signal) : py::none();
       PyErr_SetObject(type.ptr(), error.ptr());
     };
     try {

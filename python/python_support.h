@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "feedline/batch.h"
+#include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
 
@@ -185,10 +186,13 @@ inline bool IsInterrupt(const py::error_already_set& e) {
 
 // The text of a Python exception as it crosses the engine: pybind11's
 // "<Type>: <value>" and traceback, with the type qualified by its module
-// unless it is a builtin ("KeyError: 'x'", "mypkg.errors.BadRecord: ..."),
-// so that a framework adapter can raise the same type again
-// (feedline.torch re-raises the dataset's own exception, as torch does).
+// unless it is a builtin ("KeyError: 'x'", "mypkg.errors.BadRecord: ...").
 std::string PythonErrorText(py::error_already_set& e);
+// The exception's type as data (FailureOrigin::exception_type, qualified as
+// above), so that a framework adapter can raise the same type again
+// (feedline.torch re-raises the dataset's own exception, as torch does)
+// without reading it back out of the text.
+FailureOrigin PythonErrorOrigin(py::error_already_set& e);
 
 // Runs `f`, turning a Python exception into std::runtime_error("<what> raised
 // <exception>") so that it can cross engine threads; interrupts become

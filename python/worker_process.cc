@@ -63,13 +63,12 @@ void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, Repl
 
 // The error reply for what a sample raised: KeyboardInterrupt, SystemExit
 // and GeneratorExit are never sample errors; the parent raises the same
-// type again (kInterruptReason).
+// type again (ErrorCause::kInterrupt).
 ErrorReply ErrorFor(py::error_already_set& e) {
   if (IsInterrupt(e)) {
-    const std::string type = py::str(e.type().attr("__name__"));
-    return ErrorReply{std::string(internal::kInterruptReason) + type, py::str(e.value()), ""};
+    return internal::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
   }
-  return ErrorReply{"exception", PythonErrorText(e), ""};
+  return internal::ExceptionReply(PythonErrorText(e), PythonErrorOrigin(e).exception_type);
 }
 
 void ReplyDone(int fd, ReplyKind kind) {
@@ -115,9 +114,9 @@ class Worker {
           } catch (py::error_already_set& e) {
             internal::AppendErrorReply(&gather_, ErrorFor(e));
           } catch (const SampleError& e) {
-            internal::AppendErrorReply(&gather_, ErrorReply{e.reason(), e.message(), ""});
+            internal::AppendErrorReply(&gather_, internal::SampleErrorReply(e));
           } catch (const std::exception& e) {
-            internal::AppendErrorReply(&gather_, ErrorReply{"exception", e.what(), ""});
+            internal::AppendErrorReply(&gather_, internal::ExceptionReply(e.what()));
           }
         }
         if (!internal::WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);
@@ -175,10 +174,6 @@ class Worker {
   bool described_ = false;
 };
 
-void ReplyError(int fd, const std::string& reason, const std::string& message) {
-  internal::SendErrorReply(fd, ErrorReply{reason, message, ""});
-}
-
 }  // namespace
 
 void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorkerConfig& config) {
@@ -198,7 +193,8 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
       try {
         config.worker_init_fn->get()(channel.worker_id);
       } catch (py::error_already_set& e) {
-        ReplyError(fd, "worker_init", std::string("worker_init_fn raised ") + e.what());
+        internal::SendErrorReply(
+            fd, internal::WorkerInitReply(std::string("worker_init_fn raised ") + e.what()));
         _exit(1);
       }
     }
@@ -214,9 +210,9 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
       } catch (py::error_already_set& e) {
         internal::SendErrorReply(fd, ErrorFor(e));
       } catch (const SampleError& e) {
-        ReplyError(fd, e.reason(), e.message());
+        internal::SendErrorReply(fd, internal::SampleErrorReply(e));
       } catch (const std::exception& e) {
-        ReplyError(fd, "exception", e.what());
+        internal::SendErrorReply(fd, internal::ExceptionReply(e.what()));
       }
     }
   } catch (...) {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the image decoder fuzzer with clang (libFuzzer, ASan, UBSan) and runs
 # it on a copy of fuzz/corpus for FUZZ_SECONDS seconds (default 60); then the
-# shard index parser's fuzzer on a copy of fuzz/corpus_shard_index for
-# FUZZ_INDEX_SECONDS seconds (default 10: the parser is small).
+# shard index parser's fuzzer on a copy of fuzz/corpus_shard_index, and the
+# worker-process protocol's decoders on a copy of fuzz/corpus_worker_protocol,
+# for FUZZ_INDEX_SECONDS seconds each (default 10: the parsers are small).
 # Exits non-zero if the fuzzer finds a crash; the crashing input is left in
 # the build directory as fuzz-crash-*.
 #
@@ -24,7 +25,7 @@ cmake -S "$root" -B "$build" \
   -DFEEDLINE_BUILD_BENCH=OFF \
   -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++
-cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer
+cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worker_protocol_fuzzer
 
 # The fuzzer adds what it finds to its corpus directory: give it a copy.
 corpus="$build/fuzz-corpus"
@@ -53,3 +54,16 @@ cp "$root"/fuzz/corpus_shard_index/* "$index_corpus"/
   -print_final_stats=1 \
   -artifact_prefix="$build/fuzz-shard-index-" \
   "$index_corpus"
+
+protocol_corpus="$build/fuzz-corpus-worker-protocol"
+rm -rf "$protocol_corpus"
+mkdir -p "$protocol_corpus"
+cp "$root"/fuzz/corpus_worker_protocol/* "$protocol_corpus"/
+"$build/fuzz/worker_protocol_fuzzer" \
+  -max_total_time="$index_seconds" \
+  -timeout=10 \
+  -rss_limit_mb=2048 \
+  -malloc_limit_mb=256 \
+  -print_final_stats=1 \
+  -artifact_prefix="$build/fuzz-worker-protocol-" \
+  "$protocol_corpus"

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "feedline/export.h"
+#include "feedline/failure_kind.h"
 
 namespace feedline {
 
@@ -52,26 +53,43 @@ class FEEDLINE_EXPORT IndexError : public Error {
   explicit IndexError(const std::string& what) : Error(what) {}
 };
 
+// Facts about a failure beyond its kind and message, carried as data so that
+// a front end never parses them back out of the text.
+struct FailureOrigin {
+  // kException and kCollate from Python code: the exception's type, qualified
+  // by its module unless a builtin ("KeyError", "mypkg.errors.BadRecord").
+  std::string exception_type;
+  // kWorkerDied: the worker process, and the signal that ended it (0 if it
+  // exited, or is not known).
+  int64_t worker_pid = -1;
+  int signal = 0;
+};
+
 // Thrown by a dataset when a sample cannot be produced (corrupt file, decoder
-// error). `reason` is a short machine-friendly category ("decode", "io",
-// "timeout", "exception"); the loader counts errors by it.
+// error). `kind` says why (failure_kind.h); the loader counts errors by it
+// and `reason()` is its name ("decode", "io", "timeout", "exception", ...).
 class FEEDLINE_EXPORT SampleError : public Error {
  public:
-  SampleError(std::string reason, std::string source, std::string message, int64_t index = -1);
+  SampleError(FailureKind kind, std::string source, std::string message, int64_t index = -1,
+              FailureOrigin origin = {});
 
-  const std::string& reason() const { return reason_; }
+  FailureKind kind() const { return kind_; }
+  // FailureKindName(kind()).
+  std::string reason() const { return FailureKindName(kind_); }
   const std::string& source() const { return source_; }
   const std::string& message() const { return message_; }
   int64_t index() const { return index_; }
+  const FailureOrigin& origin() const { return origin_; }
 
   // A copy of this error with the dataset index filled in.
   SampleError WithIndex(int64_t index) const;
 
  private:
-  std::string reason_;
+  FailureKind kind_;
   std::string source_;
   std::string message_;
   int64_t index_;
+  FailureOrigin origin_;
 };
 
 // LoaderOptions::worker_init (Python's worker_init_fn) failed in a worker,
@@ -90,13 +108,13 @@ class FEEDLINE_EXPORT WorkerInitError : public Error {
   int worker_;
 };
 
-// A sample that took longer than LoaderOptions::timeout (reason "timeout").
+// A sample that took longer than LoaderOptions::timeout (FailureKind::kTimeout).
 // The error policy handles it like any failed sample; under raise the loader
 // throws it (once, when the consumer reaches its batch).
 class FEEDLINE_EXPORT TimeoutError : public SampleError {
  public:
   TimeoutError(int64_t index, std::string source, double seconds);
-  // The same error as `error`, whose reason is "timeout", as a TimeoutError.
+  // The same error as `error`, whose kind is kTimeout, as a TimeoutError.
   explicit TimeoutError(const SampleError& error) : SampleError(error) {}
 };
 

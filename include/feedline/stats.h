@@ -38,6 +38,9 @@ struct FEEDLINE_EXPORT TunerStats {
   int start_workers = 0;            // where it started
   int start_slots = 0;
   int max_workers = 0;              // the cores it may use (shared among local ranks)
+  // The workers are processes: a change of their count forks or kills one,
+  // so the tuner waits for longer, steadier evidence (docs/tuning.md).
+  bool costly_workers = false;
   int64_t memory_budget_bytes = 0;  // what all slots together may take (0: none)
   int64_t slot_bytes = 0;           // one slot's batch storage (0: not known yet)
   int64_t decisions = 0;            // changes made; the latest are in `log`

@@ -4,23 +4,17 @@ torch raises again what the dataset (or collate_fn) raised, as its own type,
 with the worker's traceback in the message; a worker killed by a signal is a
 RuntimeError "DataLoader worker (pid N) is killed by signal: <name>."; a
 timeout is a RuntimeError "DataLoader timed out after N seconds". feedline's
-errors carry the same facts (feedline.SampleError: the index, the source,
-the reason, the exception's type as the message's first word); this module
-turns them into torch's types and wordings, keeping feedline's error as the
-__cause__ and its details in the message."""
+errors carry the same facts as data (feedline.SampleError: index, source,
+reason; exception_type, the qualified type of what the dataset raised;
+worker_pid and signal for a worker that died); this module turns them into
+torch's types and wordings, keeping feedline's error as the __cause__ and its
+details in the message."""
 
 import builtins
 import importlib
-import re
+import signal as _signal
 
 from feedline import _feedline
-
-# "KeyError: ..." or "... raised mypkg.errors.BadRecord: ..." (the binding
-# qualifies a non-builtin type by its module: python_support.h,
-# PythonErrorText).
-_TYPE_NAME = re.compile(r"(?:^|raised )([A-Za-z_][\w.]*): ")
-_KILLED = re.compile(r"\(pid (\d+)\) was killed by signal (\d+) \(([^)]*)\)")
-_PID = re.compile(r"\(pid (\d+)\)")
 
 
 def _resolve(qualified):
@@ -69,20 +63,19 @@ def as_torch_error(error, timeout):
         return _same_kind(error, f"DataLoader timed out after {_timeout_seconds(timeout)} seconds "
                                  f"({message})")
     if reason == "worker died":
-        killed = _KILLED.search(message)
-        if killed:
-            pid, name = killed.group(1), killed.group(3)
+        pid = getattr(error, "worker_pid", None)
+        signum = getattr(error, "signal", None)
+        if pid is not None and signum is not None:
+            name = _signal.strsignal(signum) or f"signal {signum}"
             text = f"DataLoader worker (pid {pid}) is killed by signal: {name}. {message}"
         else:
-            pid = _PID.search(message)
-            text = (f"DataLoader worker (pid(s) {pid.group(1) if pid else '?'}) exited "
+            text = (f"DataLoader worker (pid(s) {pid if pid is not None else '?'}) exited "
                     f"unexpectedly: {message}")
         return _same_kind(error, text)
     if reason not in ("exception", "collate"):
         return None
-    first_line = message.split("\n", 1)[0]
-    match = _TYPE_NAME.search(first_line)
-    cls = _resolve(match.group(1)) if match else None
+    exception_type = getattr(error, "exception_type", None)
+    cls = _resolve(exception_type) if exception_type else None
     if cls is None:
         return None
     text = f"Caught {cls.__name__} {_where(error)}.\nOriginal {message}"
@@ -96,7 +89,7 @@ def _same_kind(error, text):
     """A copy of feedline's `error` (same type: a SampleError, which is a
     RuntimeError) with `text` as its message and its attributes kept."""
     new = type(error)(text)
-    for name in ("index", "source", "reason"):
+    for name in ("index", "source", "reason", "exception_type", "worker_pid", "signal"):
         if hasattr(error, name):
             setattr(new, name, getattr(error, name))
     new.message = text

@@ -177,3 +177,29 @@ def test_memory_budget_bounds_the_slots(folder):
     tiny.close()
     assert tuner["slots"] == 2
     assert any("fewer than 2 slots" in d["reason"] for d in tuner["log"]), tuner["log"]
+
+
+class PythonSquares(feedline.io.Dataset):
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, index):
+        return np.int64(index * index)
+
+
+@pytest.mark.parametrize("mode, processes", [("process", True), ("auto", True),
+                                             ("thread", False)])
+def test_the_tuner_knows_worker_processes_from_threads(mode, processes):
+    # A Python dataset in worker processes is built by the binding, not by
+    # the C++ factory: the tuner must still wait as it does for processes
+    # (longer windows, three agreeing verdicts), or it forks and kills them
+    # on the evidence meant for threads.
+    loader = feedline.DataLoader(PythonSquares(), batch_size=8, num_workers="auto",
+                                 worker_mode=mode)
+    got = np.concatenate([np.array(b) for b in loader]).tolist()
+    assert got == [i * i for i in range(64)]
+    tuner = loader.stats()["tuner"]
+    assert tuner["enabled"]
+    assert tuner["costly_workers"] is processes
+    assert (loader.worker_mode == "process") is processes
+    loader.close()

@@ -271,6 +271,9 @@ def test_sample_that_always_kills_its_worker_raises_naming_index_and_signal():
     error = info.value
     assert error.index == 21 and error.reason == "worker died"
     assert "signal 9" in str(error) and "3 times" in str(error) and "OOM" in str(error)
+    # The facts as data: the process that died last and its signal.
+    assert error.signal == 9 and error.exception_type is None
+    assert isinstance(error.worker_pid, int) and f"(pid {error.worker_pid})" in str(error)
     assert seen == list(range(16))  # the batches before the failed one were delivered
     loader.close()
 
@@ -292,6 +295,8 @@ def test_exception_in_getitem_reaches_the_user_as_sample_error():
             list(loader)
         assert info.value.index == 7 and info.value.reason == "exception"
         assert "KeyError" in str(info.value) and "no label for item 7" in str(info.value)
+        assert info.value.exception_type == "KeyError"
+        assert info.value.worker_pid is None and info.value.signal is None
         messages.append(str(info.value))
         loader.close()
     assert messages[0] == messages[1]
@@ -562,3 +567,40 @@ def test_a_new_epoch_does_not_wait_for_a_stuck_sample_of_the_abandoned_one(persi
     assert labels == [[0, 1], [2], [4, 5], [6, 7], [8, 9], [10, 11]]
     loader.close()
     assert time.monotonic() - start < 10
+
+
+class BadRecord(Exception):
+    """An exception of the user's own, defined in a module."""
+
+
+class RaisesBadRecord(io.Dataset):
+    def __len__(self):
+        return 12
+
+    def __getitem__(self, index):
+        if index == 9:
+            raise BadRecord(f"record {index} is damaged")
+        return np.int64(index)
+
+
+@pytest.mark.parametrize("mode", ["thread", "process"])
+def test_the_exception_type_of_a_failed_sample_is_data_qualified_by_its_module(mode):
+    loader = feedline.DataLoader(RaisesBadRecord(), batch_size=4, num_workers=2, worker_mode=mode)
+    with pytest.raises(feedline.SampleError) as info:
+        list(loader)
+    assert info.value.index == 9 and info.value.reason == "exception"
+    assert info.value.exception_type == f"{__name__}.BadRecord"
+    loader.close()
+
+
+def test_a_collate_fn_that_raises_names_its_exception_type():
+    def collate(samples):
+        raise BadRecord("cannot collate")
+
+    loader = feedline.DataLoader(RaisesBadRecord(), batch_size=4, num_workers=0,
+                                 collate_fn=collate)
+    with pytest.raises(feedline.SampleError) as info:
+        next(iter(loader))
+    assert info.value.reason == "collate"
+    assert info.value.exception_type == f"{__name__}.BadRecord"
+    loader.close()

@@ -6,7 +6,7 @@
 namespace feedline {
 namespace {
 
-std::string Describe(const std::string& reason, const std::string& source,
+std::string Describe(const char* reason, const std::string& source,
                      const std::string& message, int64_t index) {
   std::ostringstream out;
   out << "sample";
@@ -25,20 +25,21 @@ std::string FormatSeconds(double seconds) {
 
 }  // namespace
 
-SampleError::SampleError(std::string reason, std::string source, std::string message,
-                         int64_t index)
-    : Error(Describe(reason, source, message, index)),
-      reason_(std::move(reason)),
+SampleError::SampleError(FailureKind kind, std::string source, std::string message,
+                         int64_t index, FailureOrigin origin)
+    : Error(Describe(FailureKindName(kind), source, message, index)),
+      kind_(kind),
       source_(std::move(source)),
       message_(std::move(message)),
-      index_(index) {}
+      index_(index),
+      origin_(std::move(origin)) {}
 
 SampleError SampleError::WithIndex(int64_t index) const {
-  return SampleError(reason_, source_, message_, index);
+  return SampleError(kind_, source_, message_, index, origin_);
 }
 
 TimeoutError::TimeoutError(int64_t index, std::string source, double seconds)
-    : SampleError("timeout", std::move(source),
+    : SampleError(FailureKind::kTimeout, std::move(source),
                   "took longer than the loader timeout of " + FormatSeconds(seconds),
                   index) {}
 

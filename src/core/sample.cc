@@ -64,7 +64,7 @@ Sample::Field& Sample::AllocateField(std::string_view name, DType dtype, const S
       return f;
     }
     if (!b.soft) {
-      throw SampleError("schema", "",
+      throw SampleError(FailureKind::kSchema, "",
                         "field '" + std::string(name) + "' was declared " + DTypeName(b.dtype) +
                             " " + b.shape.ToString() + " but the dataset produced " +
                             DTypeName(dtype) + " " + shape.ToString());

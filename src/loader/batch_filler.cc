@@ -39,10 +39,10 @@ SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64
   } catch (...) {
   }
   if (const auto* se = dynamic_cast<const SampleError*>(&e)) {
-    return SampleError(se->reason(), se->source().empty() ? source : se->source(), se->message(),
-                       index);
+    return SampleError(se->kind(), se->source().empty() ? source : se->source(), se->message(),
+                       index, se->origin());
   }
-  return SampleError("exception", source, e.what(), index);
+  return SampleError(FailureKind::kException, source, e.what(), index);
 }
 
 BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
@@ -335,11 +335,12 @@ bool BatchFiller::FinishBatch(Slot* slot, SampleContext& ctx) {
                                     [](const auto& a, const auto& b) { return a.first < b.first; });
       slot->raise = first->second;
     } else {
-      auto collate_failed = [&](const std::string& reason, const std::string& source,
-                                const std::string& message) {
-        slot->raise = SampleError(reason, source,
-                                  message + " (batch " + std::to_string(slot->batch_index) + ")");
-        slot->error_reasons.push_back(reason);
+      auto collate_failed = [&](FailureKind kind, const std::string& source,
+                                const std::string& message, const FailureOrigin& origin) {
+        slot->raise = SampleError(kind, source,
+                                  message + " (batch " + std::to_string(slot->batch_index) + ")",
+                                  -1, origin);
+        slot->error_reasons.push_back(FailureKindName(kind));
       };
       try {
         CollateSlot(slot, ctx);
@@ -348,11 +349,11 @@ bool BatchFiller::FinishBatch(Slot* slot, SampleContext& ctx) {
         switch (caught.kind) {
           case ExceptionKind::kSampleError: {
             const SampleError& e = caught.sample_error();
-            collate_failed(e.reason(), e.source(), e.message());  // its own prefix, once
+            collate_failed(e.kind(), e.source(), e.message(), e.origin());  // its own prefix, once
             break;
           }
           case ExceptionKind::kException:
-            collate_failed("collate", "", caught.exception->what());
+            collate_failed(FailureKind::kCollate, "", caught.exception->what(), {});
             break;
           case ExceptionKind::kOutOfMemory:
           case ExceptionKind::kInterrupt:  // KeyboardInterrupt in a collate_fn

@@ -79,10 +79,10 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
     for (const Sample* s : samples) {
       const Tensor* t = s->Find(name);
       if (t == nullptr) {
-        throw SampleError("collate", "", "field '" + name + "' is missing from some samples");
+        throw SampleError(FailureKind::kCollate, "", "field '" + name + "' is missing from some samples");
       }
       if (t->dtype() != head.dtype() || t->shape().rank() != head.shape().rank()) {
-        throw SampleError("collate", "",
+        throw SampleError(FailureKind::kCollate, "",
                           "field '" + name + "' has " + DTypeName(head.dtype()) + " " +
                               head.shape().ToString() + " in one sample and " +
                               DTypeName(t->dtype()) + " " + t->shape().ToString() + " in another");
@@ -102,7 +102,7 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
       continue;
     }
     if (head.shape().rank() == 0) {
-      throw SampleError("collate", "", "scalar field '" + name + "' cannot be ragged");
+      throw SampleError(FailureKind::kCollate, "", "scalar field '" + name + "' cannot be ragged");
     }
     if (IsRagged(options, name)) {
       // Values concatenated along dimension 0; other dimensions must agree.
@@ -110,7 +110,7 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
       for (const Sample* s : samples) {
         const Shape& sh = s->Find(name)->shape();
         if (sh.DropFront() != head.shape().DropFront()) {
-          throw SampleError("collate", "",
+          throw SampleError(FailureKind::kCollate, "",
                             "ragged field '" + name + "' varies beyond its first dimension: " +
                                 head.shape().ToString() + " vs " + sh.ToString());
         }

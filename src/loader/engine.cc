@@ -43,9 +43,11 @@ void UpdateAverage(double* ns_per_row, int64_t elapsed_ns, int64_t rows) {
 
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
                std::shared_ptr<const LoadBackend> backend)
-    // Worker processes cost a fork or a kill to change: the tuner waits longer.
+    // Worker processes cost a fork or a kill to change: the tuner waits
+    // longer. The backend knows what its workers are, whichever front end
+    // built it (LoaderOptions::worker_mode is a request the factory reads).
     : auto_plan_(PlanAutoTuning(options, DetectTunerResources(),
-                                /*costly_workers=*/options.worker_mode == WorkerMode::kProcess)),
+                                /*costly_workers=*/backend && backend->traits().costly_workers)),
       dataset_(std::move(dataset)),
       backend_(backend ? std::move(backend) : std::make_shared<ThreadLoadBackend>(dataset_.get())),
       options_(ResolvedOptions(std::move(options), auto_plan_)),

@@ -71,7 +71,8 @@ void FailurePolicy::HandleFailure(Slot* slot, int64_t row, SampleError error, in
         message += "; the " + std::to_string(substitutes) + " substitute" +
                    (substitutes == 1 ? "" : "s") + " tried for it failed too (the last, " +
                    error.what() + ")";
-        error = SampleError(first ? first->reason() : error.reason(), source, message, original);
+        error = first ? SampleError(first->kind(), source, message, original, first->origin())
+                      : SampleError(error.kind(), source, message, original, error.origin());
       }
       slot->status[r] = RowStatus::kFailed;
       std::lock_guard<std::mutex> lock(slot->error_mu);

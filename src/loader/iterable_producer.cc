@@ -128,8 +128,9 @@ void IterableProducer::WorkerBody(int worker) {
         // SampleError, so the binding can raise the dataset's exception type.
         const SampleError& e = caught.sample_error();
         scheduler_->consumer_locked().Fail(std::make_exception_ptr(SampleError(
-            e.reason(), e.source(),
-            "opening the stream of worker " + std::to_string(worker) + ": " + e.message())));
+            e.kind(), e.source(),
+            "opening the stream of worker " + std::to_string(worker) + ": " + e.message(), -1,
+            e.origin())));
         break;
       }
       case ExceptionKind::kOutOfMemory:

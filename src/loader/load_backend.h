@@ -46,6 +46,10 @@ struct LoadBackendTraits {
   // Each row costs a round trip (a socket message and two wake-ups): claims
   // hold several rows, loaded together by LoadRows.
   bool round_trip_rows = false;
+  // Workers are processes: starting or stopping one forks or kills a
+  // process, so the tuner changes their count on longer, steadier evidence
+  // (TunerConfig::costly_workers).
+  bool costly_workers = false;
 };
 
 class LoadBackend {

@@ -156,7 +156,7 @@ std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
     SampleError error = *slot->raise;
     pool().PutLocked(slot);
     pool().wakeups().WakeAll();
-    if (error.reason() == "timeout") throw TimeoutError(error);
+    if (error.kind() == FailureKind::kTimeout) throw TimeoutError(error);
     throw error;
   }
   if (slot->rows == 0) {  // every sample skipped

@@ -58,7 +58,7 @@ size_t Slot::storage_bytes() const {
 SlotField& Slot::FieldFor(std::string_view name) {
   for (int i = 0; i < num_fields; ++i) {
     if (fields[static_cast<size_t>(i)].name == name) {
-      throw SampleError("collate", "", "field '" + std::string(name) + "' added twice to a batch");
+      throw SampleError(FailureKind::kCollate, "", "field '" + std::string(name) + "' added twice to a batch");
     }
   }
   // Reuse the field that had this name last time (the common case: same

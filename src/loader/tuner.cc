@@ -415,6 +415,7 @@ TunerStats Tuner::Snapshot() const {
   s.start_workers = start_workers_;
   s.start_slots = start_slots_;
   s.max_workers = config_.max_workers;
+  s.costly_workers = config_.costly_workers;
   s.memory_budget_bytes = config_.memory_budget_bytes;
   s.slot_bytes = slot_bytes_;
   s.decisions = decisions_;

@@ -11,14 +11,18 @@
 namespace feedline::internal {
 namespace {
 
-// kProcess with workers (a fixed count, or kAuto's); other counts are left
-// to the engine to load in the caller's thread or refuse.
+// A C++ dataset holds no global lock: only kProcess puts it in processes.
 bool InProcesses(const LoaderOptions& options) {
-  return options.worker_mode == WorkerMode::kProcess &&
-         (options.num_workers > 0 || options.num_workers == kAuto);
+  return LoadsInWorkerProcesses(options.worker_mode, /*holds_global_lock=*/false,
+                                options.num_workers);
 }
 
 }  // namespace
+
+bool LoadsInWorkerProcesses(WorkerMode mode, bool holds_global_lock, int num_workers) {
+  if (num_workers <= 0 && num_workers != kAuto) return false;
+  return mode == WorkerMode::kProcess || (mode == WorkerMode::kAuto && holds_global_lock);
+}
 
 std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
                                       LoaderOptions options) {

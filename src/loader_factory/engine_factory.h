@@ -24,6 +24,15 @@ namespace feedline::internal {
 class Engine;
 class ProcessDataset;
 
+// The one decision of worker_mode: whether a loader's samples load in worker
+// processes. kThread and num_workers = 0 never do (with no worker, samples
+// load in the calling thread); kProcess with workers (a fixed count, or
+// kAuto) does; kAuto does for a dataset that holds a global lock while it
+// loads (a Python __getitem__ / __next__ holds the GIL), and not for a C++
+// one, which runs without it, so processes would only add a round trip per
+// claim. The factory below and the Python binding both ask it.
+bool LoadsInWorkerProcesses(WorkerMode mode, bool holds_global_lock, int num_workers);
+
 std::unique_ptr<Engine> MakeMapEngine(std::shared_ptr<const Dataset> dataset,
                                       LoaderOptions options);
 // A dataset whose samples load in worker processes already started for it

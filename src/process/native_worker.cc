@@ -14,8 +14,6 @@
 namespace feedline::internal {
 namespace {
 
-constexpr char kBadAlloc[] = "bad_alloc";
-
 // Loads one sample into `staging` and replies (to `gather`, when it is not
 // null: a reply among those to a kSamples request); a failure becomes an
 // error reply, as it would become a failed sample on a worker thread.
@@ -61,13 +59,13 @@ void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, Sam
       _exit(0);  // the parent is gone
     }
   } catch (const SampleError& e) {
-    send_error({e.reason(), e.message(), e.source()});
+    send_error(SampleErrorReply(e));
   } catch (const std::bad_alloc&) {
-    send_error({std::string(kInterruptReason) + kBadAlloc, "out of memory", ""});
+    send_error(InterruptReply(kBadAllocType, "out of memory"));
   } catch (const std::exception& e) {
-    send_error({"exception", e.what(), ""});
+    send_error(ExceptionReply(e.what()));
   } catch (...) {
-    send_error({"exception", "Dataset::Get threw something that is not a std::exception", ""});
+    send_error(ExceptionReply("Dataset::Get threw something that is not a std::exception"));
   }
 }
 
@@ -102,10 +100,10 @@ void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
     try {
       worker_init_(channel.worker_id);
     } catch (const std::exception& e) {
-      SendErrorReply(fd, {"worker_init", std::string("worker_init failed: ") + e.what(), ""});
+      SendErrorReply(fd, WorkerInitReply(std::string("worker_init failed: ") + e.what()));
       _exit(1);
     } catch (...) {
-      SendErrorReply(fd, {"worker_init", "worker_init threw a non-std::exception", ""});
+      SendErrorReply(fd, WorkerInitReply("worker_init threw a non-std::exception"));
       _exit(1);
     }
   }
@@ -123,7 +121,7 @@ void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
       continue;
     }
     if (request.kind != static_cast<uint32_t>(RequestKind::kSample)) {
-      SendErrorReply(fd, {"exception", "a native worker process loads map-style samples only", ""});
+      SendErrorReply(fd, ExceptionReply("a native worker process loads map-style samples only"));
       continue;
     }
     ServeSample(*dataset_, fd, request, ctx, sample, row, staging, reply);
@@ -132,7 +130,9 @@ void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
 }
 
 void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
-  if (error.reason == std::string(kInterruptReason) + kBadAlloc) throw std::bad_alloc();
+  if (error.cause == ErrorCause::kInterrupt && error.origin.exception_type == kBadAllocType) {
+    throw std::bad_alloc();
+  }
   WorkerProgram::RaiseError(error, index);
 }
 

@@ -12,6 +12,7 @@ LoadBackendTraits ProcessLoadBackend::traits() const {
   LoadBackendTraits traits;
   traits.shared_slots = workers_->slot_allocator() != nullptr;
   traits.round_trip_rows = true;
+  traits.costly_workers = true;
   return traits;
 }
 

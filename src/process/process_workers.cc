@@ -63,7 +63,7 @@ bool WaitForReply(int fd, pid_t pid, const std::atomic<int64_t>& abandoned_at_ns
 }  // namespace
 
 void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
-  throw SampleError(error.reason, error.source, error.message, index);
+  throw SampleError(error.kind, error.source, error.message, index, error.origin);
 }
 
 struct ProcessWorkers::Worker {
@@ -223,7 +223,7 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
   }
   if (header.kind == static_cast<uint32_t>(ReplyKind::kReady)) return true;
   worker.body.resize(header.body_bytes);
-  ErrorReply error{"", "the worker process sent an unexpected message at start", ""};
+  ErrorReply error = WorkerInitReply("the worker process sent an unexpected message at start");
   if (ReadAll(ends[0], worker.body.data(), worker.body.size())) {
     DecodeErrorReply(worker.body.data(), worker.body.size(), &error);
   }
@@ -274,7 +274,7 @@ void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) 
   request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
   int deaths = 0;
   while (true) {
-    if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    if (shutdown_.load()) throw SampleError(FailureKind::kCancelled, "", "the loader is closing", index);
     WorkerDeath death;
     bool alive;
     {
@@ -283,7 +283,7 @@ void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) 
     }
     if (!alive) {
       if (worker.died && restarts_.load() >= options_.max_restarts) {
-        throw SampleError("worker died", "", "worker processes were restarted " +
+        throw SampleError(FailureKind::kWorkerDied, "", "worker processes were restarted " +
                                                  std::to_string(restarts_.load()) +
                                                  " times, the limit; not restarting again",
                           index);
@@ -305,24 +305,27 @@ void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) 
       worker.consecutive_deaths = 0;
       return;
     }
-    if (shutdown_.load()) throw SampleError("cancelled", "", "the loader is closing", index);
+    if (shutdown_.load()) throw SampleError(FailureKind::kCancelled, "", "the loader is closing", index);
     if (worker.abandoned_at_ns.load() >= 0) {
-      throw SampleError("cancelled", "", "the loader abandoned the epoch it belonged to", index);
+      throw SampleError(FailureKind::kCancelled, "", "the loader abandoned the epoch it belonged to", index);
     }
     {
       std::lock_guard<std::mutex> lock(worker.mu);
       if (worker.taken_over) {
-        throw SampleError("timeout", "",
+        throw SampleError(FailureKind::kTimeout, "",
                           "its worker process was stopped after the loader's timeout", index);
       }
     }
     worker.died = true;
     ++worker.consecutive_deaths;
     if (++deaths >= options_.max_deaths_per_sample) {
-      throw SampleError("worker died", "",
+      FailureOrigin origin;
+      origin.worker_pid = death.pid;
+      origin.signal = death.signal;
+      throw SampleError(FailureKind::kWorkerDied, "",
                         "the worker process loading it died " + std::to_string(deaths) +
                             " times; last it " + death.Describe(),
-                        index);
+                        index, std::move(origin));
     }
   }
 }
@@ -413,7 +416,7 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   if (shutdown_.load() || abandoned) {
     for (RowLoad& row : rows) {
       row.error = std::make_exception_ptr(
-          SampleError("cancelled", "",
+          SampleError(FailureKind::kCancelled, "",
                       abandoned ? "the loader abandoned the epoch it belonged to"
                                 : "the loader is closing",
                       row.index));
@@ -473,7 +476,7 @@ bool ProcessWorkers::Receive(Worker& worker, int64_t index, Sample* out, SampleC
     case ReplyKind::kError: {
       ErrorReply error;
       if (!DecodeErrorReply(worker.body.data(), worker.body.size(), &error)) {
-        error = {"exception", "the worker process sent a malformed error", ""};
+        error = ExceptionReply("the worker process sent a malformed error");
       }
       program_->RaiseError(error, index);
     }
@@ -572,7 +575,10 @@ WorkerDeath ProcessWorkers::Reap(Worker& worker) const {
   death.how = "ended";
   if (pid > 0) {
     // End of file comes as the process exits; the exit status follows at once.
-    death.how = DescribeEnd(pid, ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace));
+    const ProcessEnd end = ReapBy(pid, std::chrono::steady_clock::now() + kExitGrace);
+    death.how = DescribeEnd(pid, end);
+    death.pid = pid;
+    if (end.known && WIFSIGNALED(end.status)) death.signal = WTERMSIG(end.status);
   }
   oom_kills_.Check(&death);
   return death;

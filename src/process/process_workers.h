@@ -14,7 +14,7 @@
 // (end of file, or waitid while waiting) is reaped, diagnosed (signal, exit
 // status, the cgroup's OOM kill count), replaced and the sample sent again;
 // after max_deaths_per_sample deaths on one sample it fails as
-// SampleError("worker died") for the error policy. Restarts back off and are
+// SampleError(FailureKind::kWorkerDied) for the error policy. Restarts back off and are
 // limited. A stream (Exchange) is never replayed: its caller decides.
 // Several samples go in one request (LoadRows) and come back in one write;
 // if the process dies with them in flight, they are loaded again one by one

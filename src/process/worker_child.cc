@@ -121,7 +121,7 @@ size_t ReplyStaging::Take(size_t bytes) {
       const size_t grown = AlignUp(std::max(needed, arena_.size() * 2), kGrowStep);
       std::string error;
       if (!arena_.Reserve(grown, &error)) {
-        throw SampleError("memory", "",
+        throw SampleError(FailureKind::kMemory, "",
                           "the worker's shared memory cannot grow to " +
                               std::to_string(grown >> 20) + " MB: " + error);
       }

@@ -92,7 +92,7 @@ class ReplyStaging {
   }
   // Room for `bytes` more bytes at the returned offset, which stays valid
   // (the memory may move when it grows: keep offsets, not pointers). Throws
-  // SampleError("memory") if the shared arena cannot grow.
+  // SampleError(FailureKind::kMemory) if the shared arena cannot grow.
   size_t Take(size_t bytes);
   // Takes room for a field and records it in `reply`; returns its memory.
   char* AddField(const std::string& name, DType dtype, const Shape& shape, SampleReply* reply);

@@ -19,6 +19,8 @@ namespace feedline::internal {
 
 struct WorkerDeath {
   std::string how;  // "(pid 12) was killed by signal 9 (Killed)", "... exited with status 1"
+  int64_t pid = -1;  // the process, where one was running
+  int signal = 0;    // the signal that killed it; 0 if it exited or is not known
   bool killed_by_oom = false;
   int64_t oom_before = -1;  // the cgroup's OOM kill count at the previous check, -1 unreadable
   int64_t oom_after = -1;

@@ -163,7 +163,11 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   for (int64_t& ns : reply->stage_ns) {
     if (!r.Get(&ns)) return false;
   }
-  if (!r.Get(&n)) return false;
+  // Each field takes more than a byte: a count beyond the bytes is damage,
+  // refused before the fields are made (a count of 2^32-1 would ask for
+  // hundreds of GB; fuzz/worker_protocol_fuzzer.cc runs with a 256 MB
+  // allocation limit).
+  if (!r.Get(&n) || n > size) return false;
   reply->layout = layout;
   reply->fields.resize(n);
   for (FieldMeta& f : reply->fields) {
@@ -185,18 +189,48 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   return r.done();
 }
 
+ErrorReply SampleErrorReply(const SampleError& error) {
+  return {ErrorCause::kSample, error.kind(), error.message(), error.source(), error.origin()};
+}
+
+ErrorReply ExceptionReply(std::string message, std::string exception_type) {
+  FailureOrigin origin;
+  origin.exception_type = std::move(exception_type);
+  return {ErrorCause::kSample, FailureKind::kException, std::move(message), "",
+          std::move(origin)};
+}
+
+ErrorReply WorkerInitReply(std::string message) {
+  return {ErrorCause::kWorkerInit, FailureKind::kException, std::move(message), "", {}};
+}
+
+ErrorReply InterruptReply(std::string exception_type, std::string message) {
+  FailureOrigin origin;
+  origin.exception_type = std::move(exception_type);
+  return {ErrorCause::kInterrupt, FailureKind::kException, std::move(message), "",
+          std::move(origin)};
+}
+
 std::string EncodeErrorReply(const ErrorReply& reply) {
   Writer w;
-  w.PutString(reply.reason);
+  w.Put<uint8_t>(static_cast<uint8_t>(reply.cause));
+  w.Put<uint8_t>(static_cast<uint8_t>(reply.kind));
   w.PutString(reply.message);
   w.PutString(reply.source);
+  w.PutString(reply.origin.exception_type);
   return w.Take();
 }
 
 bool DecodeErrorReply(const char* data, size_t size, ErrorReply* reply) {
   Reader r(data, size);
-  return r.GetString(&reply->reason) && r.GetString(&reply->message) &&
-         r.GetString(&reply->source) && r.done();
+  uint8_t cause = 0;
+  uint8_t kind = 0;
+  if (!r.Get(&cause) || cause > static_cast<uint8_t>(ErrorCause::kInterrupt)) return false;
+  if (!r.Get(&kind) || kind >= kFailureKindCount) return false;
+  reply->cause = static_cast<ErrorCause>(cause);
+  reply->kind = static_cast<FailureKind>(kind);
+  return r.GetString(&reply->message) && r.GetString(&reply->source) &&
+         r.GetString(&reply->origin.exception_type) && r.done();
 }
 
 namespace {

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "feedline/error.h"
+#include "feedline/failure_kind.h"
 #include "feedline/tensor.h"
 
 namespace feedline::internal {
@@ -61,7 +63,7 @@ struct ReplyHeader {
 // Where one field of the requested row goes: the batch row, at `offset` in
 // the shared slots, if the sample produces `dtype` and `shape` there. `soft`:
 // another dtype or shape is not an error but goes to the arena (a learned
-// layout); otherwise it is a SampleError("schema"), as on a worker thread.
+// layout); otherwise it is a SampleError(FailureKind::kSchema), as on a worker thread.
 struct RowDestination {
   std::string name;
   DType dtype = DType::kU8;
@@ -92,17 +94,27 @@ struct SampleReply {
   std::string detail;
 };
 
-struct ErrorReply {
-  std::string reason;  // SampleError reason: "exception", "type", "memory", ...
-  std::string message;
-  std::string source;  // the SampleError's source, if it named one
+// What an ErrorReply reports.
+enum class ErrorCause : uint8_t {
+  kSample = 0,      // the sample failed: a SampleError of `kind`, with `origin`
+  kWorkerInit = 1,  // worker_init failed (the start handshake's answer)
+  // Something that must not become a sample error (a Python exception that
+  // is not an Exception, out of memory): the parent raises it again as
+  // itself, the type named by origin.exception_type ("KeyboardInterrupt",
+  // "SystemExit", kBadAllocType).
+  kInterrupt = 2,
 };
 
-// The reason of an ErrorReply for something that must not become a sample
-// error, followed by its type name ("interrupt:KeyboardInterrupt" for a
-// Python exception that is not an Exception): the parent raises it again as
-// itself.
-inline constexpr char kInterruptReason[] = "interrupt:";
+// origin.exception_type of a kInterrupt reply for std::bad_alloc.
+inline constexpr char kBadAllocType[] = "std::bad_alloc";
+
+struct ErrorReply {
+  ErrorCause cause = ErrorCause::kSample;
+  FailureKind kind = FailureKind::kException;
+  std::string message;
+  std::string source;    // the SampleError's source, if it named one
+  FailureOrigin origin;  // exception_type crosses; worker_pid and signal are the parent's to know
+};
 
 std::string EncodeSampleReply(const SampleReply& reply);
 // False if `size` bytes at `data` are not a well-formed SampleReply.
@@ -125,6 +137,14 @@ void EncodeRequestedSample(int64_t index, int64_t context_index,
 // False if the body of a kSamples request for `count` samples is malformed.
 bool DecodeRequestedSamples(const char* data, size_t size, uint64_t count,
                             std::vector<RequestedSample>* samples);
+
+// The replies a worker sends: for a SampleError (kind, message, source and
+// origin kept), for anything else a sample's code threw (kException), for a
+// failed worker_init, and for what the parent must raise again as itself.
+ErrorReply SampleErrorReply(const SampleError& error);
+ErrorReply ExceptionReply(std::string message, std::string exception_type = std::string());
+ErrorReply WorkerInitReply(std::string message);
+ErrorReply InterruptReply(std::string exception_type, std::string message);
 
 std::string EncodeErrorReply(const ErrorReply& reply);
 bool DecodeErrorReply(const char* data, size_t size, ErrorReply* reply);

@@ -312,7 +312,7 @@ void HDF5Dataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   try {
     handles = Open();
   } catch (const Error& e) {
-    throw SampleError("io", Source(index), e.what());
+    throw SampleError(FailureKind::kIo, Source(index), e.what());
   }
   for (size_t i = 0; i < fields_.size(); ++i) ReadRow(*handles, i, index, out, ctx);
 }
@@ -322,7 +322,7 @@ void HDF5Dataset::ReadRow(const Handles& handles, size_t f, int64_t row, Sample&
   const Field& field = fields_[f];
   const hid_t dataset = handles.datasets[f];
   auto fail = [&](const std::string& message) {
-    throw SampleError("io", path_ + ":" + field.dataset + "[" + std::to_string(row) + "]",
+    throw SampleError(FailureKind::kIo, path_ + ":" + field.dataset + "[" + std::to_string(row) + "]",
                       "cannot read row " + std::to_string(row) + " of dataset '" + field.dataset +
                           "' in " + path_ + ": " + message);
   };

@@ -208,8 +208,8 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   const uint64_t offset = offsets_[i];
   const uint64_t size = sizes_[i];
   std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
-  auto fail = [&](const char* reason, const std::string& what) {
-    throw SampleError(reason, Source(index),
+  auto fail = [&](FailureKind kind, const std::string& what) {
+    throw SampleError(kind, Source(index),
                       what + " (shard " + tar_paths_[static_cast<size_t>(shard)] + ", key " +
                           key(index) + ", offset " + std::to_string(offset) + ")");
   };
@@ -222,24 +222,24 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     try {
       file = files_->Acquire(static_cast<size_t>(shard));
     } catch (const Error& e) {
-      fail("io", e.what());
+      fail(FailureKind::kIo, e.what());
     }
     size_t done = 0;
     while (done < want) {
       const ssize_t n = ::pread(file.fd(), bytes.data() + done, want - done,
                                 static_cast<off_t>(offset - kTarBlock + done));
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("io", std::string("cannot read: ") + std::strerror(errno));
-      if (n == 0) fail("io", "shard ends early (truncated since it was opened)");
+      if (n < 0) fail(FailureKind::kIo, std::string("cannot read: ") + std::strerror(errno));
+      if (n == 0) fail(FailureKind::kIo, "shard ends early (truncated since it was opened)");
       done += static_cast<size_t>(n);
     }
     const std::string name =
         key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
     const std::string header_problem = CheckTarHeader(bytes.data(), name, size);
-    if (!header_problem.empty()) fail("checksum", header_problem);
+    if (!header_problem.empty()) fail(FailureKind::kChecksum, header_problem);
     const uint32_t crc = Crc32c(bytes.data() + kTarBlock, size);
     if (crc != crcs_[i]) {
-      fail("checksum", "CRC-32C mismatch: the index says " + std::to_string(crcs_[i]) +
+      fail(FailureKind::kChecksum, "CRC-32C mismatch: the index says " + std::to_string(crcs_[i]) +
                            ", the bytes give " + std::to_string(crc));
     }
   }

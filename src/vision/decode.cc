@@ -12,14 +12,14 @@
 namespace feedline::vision {
 namespace internal {
 
-void ThrowImageError(const char* reason, std::string_view source, const std::string& message) {
-  throw SampleError(reason, std::string(source), message);
+void ThrowImageError(FailureKind kind, std::string_view source, const std::string& message) {
+  throw SampleError(kind, std::string(source), message);
 }
 
 void CheckPixelLimit(const ImageInfo& info, std::string_view source, const DecodeOptions& options) {
   const int64_t pixels = static_cast<int64_t>(info.width) * info.height;
   if (pixels > options.max_pixels) {
-    ThrowImageError("too_large", source,
+    ThrowImageError(FailureKind::kTooLarge, source,
                     std::string(ImageFormatName(info.format)) + " image is " +
                         std::to_string(info.width) + "x" + std::to_string(info.height) + " = " +
                         std::to_string(pixels) + " pixels, over the limit of " +
@@ -66,10 +66,10 @@ const char* UnsupportedFormatName(std::span<const uint8_t> data) {
 }
 
 [[noreturn]] void ThrowUnknownFormat(std::span<const uint8_t> data, std::string_view source) {
-  if (data.empty()) internal::ThrowImageError("format", source, "empty file");
+  if (data.empty()) internal::ThrowImageError(FailureKind::kFormat, source, "empty file");
   if (const char* name = UnsupportedFormatName(data)) {
     internal::ThrowImageError(
-        "format", source,
+        FailureKind::kFormat, source,
         std::string("unsupported image format: ") + name + " (supported: JPEG, PNG, WebP)");
   }
   std::string head;
@@ -79,7 +79,7 @@ const char* UnsupportedFormatName(std::span<const uint8_t> data) {
     head += hex;
   }
   head.pop_back();
-  internal::ThrowImageError("format", source,
+  internal::ThrowImageError(FailureKind::kFormat, source,
                             "not a JPEG, PNG or WebP image (first bytes: " + head + ")");
 }
 

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/failure_kind.h"
 #include "feedline/vision/decode.h"
 
 namespace feedline::vision::internal {
@@ -60,11 +61,11 @@ inline void SizeBuffer(std::vector<uint8_t>& buffer, size_t size, bool grow_only
   if (!grow_only || buffer.size() < size) buffer.resize(size);
 }
 
-// Throws SampleError(reason, source, message).
-[[noreturn]] void ThrowImageError(const char* reason, std::string_view source,
+// Throws SampleError(kind, source, message).
+[[noreturn]] void ThrowImageError(FailureKind kind, std::string_view source,
                                   const std::string& message);
 
-// Throws SampleError("too_large") if the image has more than
+// Throws SampleError(FailureKind::kTooLarge) if the image has more than
 // options.max_pixels pixels.
 void CheckPixelLimit(const ImageInfo& info, std::string_view source, const DecodeOptions& options);
 

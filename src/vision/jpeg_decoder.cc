@@ -294,14 +294,14 @@ void Run(JpegJob& job, std::string_view source) {
   const std::string message = job.err.message;
   switch (job.failure) {
     case Failure::kFormat:
-      ThrowImageError("format", source, message);
+      ThrowImageError(FailureKind::kFormat, source, message);
     case Failure::kTooLarge:
-      ThrowImageError("too_large", source, message);
+      ThrowImageError(FailureKind::kTooLarge, source, message);
     case Failure::kDecode:
     case Failure::kNone:
       break;
   }
-  ThrowImageError("decode", source, "corrupt JPEG: " + message);
+  ThrowImageError(FailureKind::kDecode, source, "corrupt JPEG: " + message);
 }
 
 }  // namespace

@@ -466,7 +466,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   // A one-sided Resize of a sliver (1 x 80000 to 256 x 20480000) has an
   // output the constructor could not foresee.
   if (int64_t{ow} * oh > options_.decode.max_pixels) {
-    throw SampleError("too_large", std::string(source),
+    throw SampleError(FailureKind::kTooLarge, std::string(source),
                       "the transforms make a " + std::to_string(ow) + "x" + std::to_string(oh) +
                           " image from a " + std::to_string(image.info.width) + "x" +
                           std::to_string(image.info.height) + " one, over max_pixels " +

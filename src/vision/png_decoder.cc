@@ -22,7 +22,7 @@ struct SpngFree {
 using SpngContext = std::unique_ptr<spng_ctx, SpngFree>;
 
 [[noreturn]] void ThrowSpngError(std::string_view source, int code) {
-  ThrowImageError("decode", source, std::string("corrupt PNG: ") + spng_strerror(code));
+  ThrowImageError(FailureKind::kDecode, source, std::string("corrupt PNG: ") + spng_strerror(code));
 }
 
 // Opens `data` and reads its header into `info`.

@@ -17,15 +17,15 @@ namespace feedline::vision {
 namespace {
 
 [[noreturn]] void Fail(const char* path, const char* what, int error) {
-  throw SampleError("io", path, std::string(what) + ": " + std::strerror(error));
+  throw SampleError(FailureKind::kIo, path, std::string(what) + ": " + std::strerror(error));
 }
 
 [[noreturn]] void FailNotRegular(const char* path, unsigned mode) {
-  throw SampleError("io", path, std::string("is ") + FileTypeName(mode) + ", not a regular file");
+  throw SampleError(FailureKind::kIo, path, std::string("is ") + FileTypeName(mode) + ", not a regular file");
 }
 
 [[noreturn]] void FailTooLarge(const char* path, uint64_t size, int64_t limit) {
-  throw SampleError("too_large", path,
+  throw SampleError(FailureKind::kTooLarge, path,
                     "file is " + std::to_string(size) + " bytes, over the limit of " +
                         std::to_string(limit) + " bytes (max_file_bytes)");
 }

@@ -46,7 +46,7 @@ WebpHeader ReadHeader(std::span<const uint8_t> data, std::string_view source) {
   WebPBitstreamFeatures features;
   const VP8StatusCode status = WebPGetFeatures(data.data(), data.size(), &features);
   if (status != VP8_STATUS_OK) {
-    ThrowImageError("decode", source, std::string("corrupt WebP: ") + StatusName(status));
+    ThrowImageError(FailureKind::kDecode, source, std::string("corrupt WebP: ") + StatusName(status));
   }
   WebpHeader header;
   header.animated = features.has_animation != 0;
@@ -68,23 +68,23 @@ void DecodeFirstFrame(std::span<const uint8_t> data, std::string_view source, co
                       std::vector<uint8_t>& pixels, bool grow_only) {
   WebPAnimDecoderOptions options;
   if (!WebPAnimDecoderOptionsInit(&options)) {
-    ThrowImageError("decode", source, "libwebpdemux version mismatch");
+    ThrowImageError(FailureKind::kDecode, source, "libwebpdemux version mismatch");
   }
   options.color_mode = MODE_RGBA;
   options.use_threads = 0;
   const WebPData webp{data.data(), data.size()};
   std::unique_ptr<WebPAnimDecoder, AnimDecoderDeleter> decoder(WebPAnimDecoderNew(&webp, &options));
   if (decoder == nullptr) {
-    ThrowImageError("decode", source, "corrupt animated WebP: cannot parse its frames");
+    ThrowImageError(FailureKind::kDecode, source, "corrupt animated WebP: cannot parse its frames");
   }
   WebPAnimInfo animation;
   if (!WebPAnimDecoderGetInfo(decoder.get(), &animation) || animation.frame_count == 0) {
-    ThrowImageError("decode", source, "corrupt animated WebP: no frames");
+    ThrowImageError(FailureKind::kDecode, source, "corrupt animated WebP: no frames");
   }
   uint8_t* canvas = nullptr;
   int timestamp = 0;
   if (!WebPAnimDecoderGetNext(decoder.get(), &canvas, &timestamp) || canvas == nullptr) {
-    ThrowImageError("decode", source, "corrupt animated WebP: cannot decode the first frame");
+    ThrowImageError(FailureKind::kDecode, source, "corrupt animated WebP: cannot decode the first frame");
   }
   const size_t canvas_stride = static_cast<size_t>(animation.canvas_width) * 4;
   SizeBuffer(pixels, static_cast<size_t>(region.width) * region.height * 3, grow_only);
@@ -136,7 +136,7 @@ DecodedImage DecodeWebp(std::span<const uint8_t> data, std::string_view source,
 
   WebPDecoderConfig config;
   if (!WebPInitDecoderConfig(&config)) {
-    ThrowImageError("decode", source, "libwebp version mismatch");
+    ThrowImageError(FailureKind::kDecode, source, "libwebp version mismatch");
   }
   if (region.width != image.info.width || region.height != image.info.height) {
     config.options.use_cropping = 1;
@@ -156,7 +156,7 @@ DecodedImage DecodeWebp(std::span<const uint8_t> data, std::string_view source,
   const VP8StatusCode status = WebPDecode(data.data(), data.size(), &config);
   WebPFreeDecBuffer(&config.output);
   if (status != VP8_STATUS_OK) {
-    ThrowImageError("decode", source, std::string("corrupt WebP: ") + StatusName(status));
+    ThrowImageError(FailureKind::kDecode, source, std::string("corrupt WebP: ") + StatusName(status));
   }
   image.width = region.width;
   image.height = region.height;

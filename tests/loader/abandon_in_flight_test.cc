@@ -27,7 +27,7 @@ class StuckUntilAbandoned : public Dataset {
       if (!cv_.wait_for(lock, std::chrono::seconds(30), [&] { return abandoned_; })) return;
       abandoned_ = false;
       released_ = true;
-      throw SampleError("cancelled", "", "abandoned");
+      throw SampleError(FailureKind::kCancelled, "", "abandoned");
     }
     out.SetScalar<int64_t>("index", index);
   }

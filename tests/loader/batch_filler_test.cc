@@ -50,17 +50,17 @@ Slot* LoadFirstBatch(EngineParts& parts) {
   return parts.TakeReady();
 }
 
-// The SampleError that delivering batch 0 throws; one of reason "none" if
+// The SampleError that delivering batch 0 throws; one of kind kCancelled if
 // it is not ready or delivered.
 SampleError RaisedByFirstBatch(EngineParts& parts) {
   Slot* slot = LoadFirstBatch(parts);
-  if (slot == nullptr) return SampleError("none", "", "batch 0 is not ready");
+  if (slot == nullptr) return SampleError(FailureKind::kCancelled, "", "batch 0 is not ready");
   try {
     parts.Deliver(slot);
   } catch (const SampleError& e) {
     return e;
   }
-  return SampleError("none", "", "batch 0 was delivered");
+  return SampleError(FailureKind::kCancelled, "", "batch 0 was delivered");
 }
 
 // Sample i: "index" = i, but sample `bad` runs `fail` instead.
@@ -178,7 +178,7 @@ TEST(BatchFiller, ACollateFailureRaisesForItsBatchWithReasonCollate) {
 
 TEST(BatchFiller, ACollateSampleErrorKeepsItsOwnReasonAndSource) {
   EngineParts parts(std::make_shared<IndexDataset>(8), FailingCollate([] {
-                      throw SampleError("shape", "labels.csv", "rows differ");
+                      throw SampleError(FailureKind::kShape, "labels.csv", "rows differ");
                     }));
   const SampleError e = RaisedByFirstBatch(parts);
   EXPECT_EQ(e.reason(), "shape");

@@ -40,7 +40,7 @@ TEST(SortCurrentException, OutOfMemory) {
 }
 
 TEST(SortCurrentException, ASampleErrorAndATimeoutErrorKeepTheirFields) {
-  SortThrown([] { throw SampleError("decode", "a.jpg", "corrupt", 7); },
+  SortThrown([] { throw SampleError(FailureKind::kDecode, "a.jpg", "corrupt", 7); },
              [](const CaughtException& caught) {
                ASSERT_EQ(caught.kind, ExceptionKind::kSampleError);
                EXPECT_EQ(caught.sample_error().reason(), "decode");

@@ -281,7 +281,7 @@ class InterruptingDataset : public Dataset {
   int64_t size() const override { return 16; }
   void Get(int64_t index, Sample& out, SampleContext&) const override {
     if (index == at_ && armed.load()) throw Interruption{};
-    if (index == at_ + 1 && armed.load()) throw SampleError("decode", "", "also broken");
+    if (index == at_ + 1 && armed.load()) throw SampleError(FailureKind::kDecode, "", "also broken");
     out.SetScalar<int64_t>("index", index);
   }
   mutable std::atomic<bool> armed{true};
@@ -390,7 +390,7 @@ class MostlyBrokenDataset : public Dataset {
   void Get(int64_t index, Sample& out, SampleContext&) const override {
     if (index != 7) {
       failed.fetch_add(1);
-      throw SampleError("decode", "file" + std::to_string(index), "corrupt");
+      throw SampleError(FailureKind::kDecode, "file" + std::to_string(index), "corrupt");
     }
     out.SetScalar<int64_t>("index", index);
   }
@@ -438,7 +438,7 @@ TEST(ErrorAccounting, GivingUpNamesTheSampleAskedFor) {
 TEST(ErrorAccounting, ACollateErrorIsPrefixedOnce) {
   LoaderOptions o = Options(2, ErrorPolicy::kRaise, milliseconds(0));
   o.collate_fn = [](std::span<const Sample* const>, BatchBuilder&) {
-    throw SampleError("collate", "", "bad batch");
+    throw SampleError(FailureKind::kCollate, "", "bad batch");
   };
   DataLoader loader(std::make_shared<IndexDataset>(4), o);
   try {

@@ -24,7 +24,7 @@ class IndexDataset : public synth::IndexDataset {
       : synth::IndexDataset(n, {.fixed = fixed, .noise = true}) {}
 };
 
-// Like IndexDataset, but the listed indices throw SampleError("decode").
+// Like IndexDataset, but the listed indices throw SampleError(FailureKind::kDecode).
 class FaultyDataset : public Dataset {
  public:
   FaultyDataset(int64_t n, std::set<int64_t> bad, bool fixed = false)
@@ -32,7 +32,7 @@ class FaultyDataset : public Dataset {
   int64_t size() const override { return n_; }
   void Get(int64_t index, Sample& out, SampleContext&) const override {
     if (bad_.count(index)) {
-      throw SampleError("decode", Source(index), "corrupt data");
+      throw SampleError(FailureKind::kDecode, Source(index), "corrupt data");
     }
     out.SetScalar<int64_t>("index", index);
   }

@@ -19,7 +19,7 @@ class SomeBroken : public Dataset {
  public:
   int64_t size() const override { return 5; }
   void Get(int64_t index, Sample& out, SampleContext&) const override {
-    if (index == 1) throw SampleError("decode", "one.jpg", "corrupt");
+    if (index == 1) throw SampleError(FailureKind::kDecode, "one.jpg", "corrupt");
     if (index == 3) throw std::runtime_error("boom");
     out.SetScalar<int64_t>("x", index);
   }

@@ -19,7 +19,8 @@ class FlakyDataset : public Dataset {
   int64_t size() const override { return 50; }
   void Get(int64_t index, Sample& out, SampleContext&) const override {
     if (index % 7 == 3) {
-      throw SampleError(index % 2 ? "decode" : "format", Source(index), "bad bytes");
+      throw SampleError(index % 2 ? FailureKind::kDecode : FailureKind::kFormat, Source(index),
+                        "bad bytes");
     }
     if (index == 20) throw std::runtime_error("boom");
     out.SetScalar<int64_t>("x", index);

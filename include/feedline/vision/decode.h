@@ -33,7 +33,7 @@ FEEDLINE_EXPORT const char* ImageFormatName(ImageFormat format);
 // The format announced by the first bytes of `data`, or kUnknown.
 FEEDLINE_EXPORT ImageFormat DetectFormat(std::span<const uint8_t> data);
 
-// Throws SampleError("format", source, ...) unless `head` (the first bytes
+// Throws SampleError(FailureKind::kFormat, source, ...) unless `head` (the first bytes
 // of a file, 12 are enough) begins like a JPEG, PNG or WebP file; the message
 // is DecodeImage's ("empty file", "unsupported image format: GIF ...",
 // "not a JPEG, PNG or WebP image (first bytes: ...)").

@@ -23,12 +23,12 @@ namespace feedline::vision {
 inline constexpr int64_t kDefaultMaxFileBytes = int64_t{1} << 30;
 
 struct FEEDLINE_EXPORT ReadOptions {
-  // A larger file is SampleError("too_large"), found from its size before
+  // A larger file is SampleError(FailureKind::kTooLarge), found from its size before
   // reading. Must be > 0.
   int64_t max_bytes = kDefaultMaxFileBytes;
   // When true the file must start like a JPEG, PNG or WebP file: the first
   // bytes are read and checked before the rest, so a large file that is not
-  // an image fails after a few bytes (SampleError("format"), the message of
+  // an image fails after a few bytes (SampleError(FailureKind::kFormat), the message of
   // DecodeImage).
   bool image = false;
 };
