@@ -17,7 +17,10 @@
 #     --help, refuses a bad SOURCE with exit code 2, `feedline synth` writes
 #     an image folder and `feedline bench` loads it, feedline.DataLoader loads
 #     it and a Python dataset, and the batches' shapes and values are
-#     checked; every RPATH is relative.
+#     checked; every RPATH is relative;
+#  3. scripts/check_repaired_wheel.sh: `auditwheel repair` makes the wheel a
+#     manylinux one that carries its libraries, installed and run in a
+#     minimal Debian 12 root (debootstrap, started here beside the builds).
 #
 # The CMake build directory is the copy's build/, laid out as `make build`'s
 # is in the tree, and the compiles go through ccache with its keys relative
@@ -54,6 +57,11 @@ pip_install=(install "${pip_quiet[@]}" --root-user-action=ignore)
 # stderr without pip's warnings about the machine's package index listing
 # names it holds no files for.
 unlisted_index() { grep -v "^WARNING: Location .* is ignored" || true; }
+
+# The Debian root of step 3, made beside the builds (once: it is kept in
+# WORK_DIR/debian-root).
+bash scripts/check_repaired_wheel.sh --root-only "$work" &
+root_pid=$!
 
 # The clean copy (a tracked file deleted from the working tree stays out), at
 # a fixed path (the build directory remembers its source) and with the files'
@@ -193,7 +201,7 @@ done
 # Nothing but the package and its metadata (no scripts, headers, CMake
 # files), and of the package's files only Python, the type information and
 # the one compiled module.
-members=$(sed -n 's/^\([^ ]*\) .*/\1/p' <<<"$contents" | grep -v '/$' || true)
+members=$(tail -n +2 <<<"$contents" | sed -n 's/^\([^ ]*\) .*/\1/p' | grep -v '/$' || true)
 others=$(grep -v -E '^feedline/.*\.(py|pyi)$|^feedline/py\.typed$|^feedline/_feedline\.cpython-[^/]*\.so$|^feedline-[0-9.]*\.dist-info/' <<<"$members" || true)
 [ -z "$others" ] || fail "the wheel holds more than the package: $(head -5 <<<"$others")"
 entry_points=$("$python" -c 'import sys, zipfile
@@ -327,5 +335,10 @@ assert printed == expected, f"README says it prints `{expected}`; it printed `{p
 print(f"README's example printed {printed}")
 EOF
 pass "wheel: README's first example"
+
+# 3. The wheel repaired, in a Debian root without the build's libraries.
+wait "$root_pid" || fail "the Debian root for the repaired wheel (see $work/debootstrap.log)"
+bash scripts/check_repaired_wheel.sh "$wheel" "$work" || fail "the repaired wheel"
+pass "the repaired wheel in a minimal Debian 12"
 
 echo "wheel check: $passed passed, 0 failed, in $((SECONDS - start)) s"
