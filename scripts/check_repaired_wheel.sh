@@ -103,11 +103,15 @@ for package in libjpeg62-turbo libpng16-16 libspng0 libwebp7 libopencv-core406 \
     fail "the Debian root has $package installed"
 done
 libraries=$(in_root ldconfig -p)
-! grep -q -E "libjpeg|libpng|libwebp|libopencv|libhdf5" <<<"$libraries" ||
-  fail "the Debian root has image or HDF5 libraries: $(grep -E "libjpeg|libpng|libwebp|libopencv|libhdf5" <<<"$libraries")"
+# Nor X11 (scripts/graft_assumed_libraries.py), nor libcurl (HDF5's).
+absent="libjpeg|libpng|libspng|libwebp|libopencv|libhdf5|libcurl|libX11|libGLX|libtbb"
+! grep -q -E "$absent" <<<"$libraries" ||
+  fail "the Debian root has libraries the wheel must carry: $(grep -E "$absent" <<<"$libraries")"
 pass "a Debian 12 root without the build's libraries ($(in_root python3 --version))"
 
-# 3. The wheel and numpy 2 into a venv there, and the example.
+# 3. The wheel and numpy 2 into a venv there, and the example. numpy comes
+# from PyPI through this machine's pip (the root has no index configured):
+# the newest numpy 2 with a manylinux2014 wheel for the root's Python.
 check=$root/check
 rm -rf "$check"
 mkdir -p "$check/wheels"
