@@ -120,8 +120,11 @@ test-install: build
 
 # The Python package as its users install it (pyproject.toml): pip install
 # from a clean copy of the tree into a fresh venv, the wheel into another
-# with the build out of reach, and an example run (scripts/check_wheel.sh).
-# Its CMake build persists in $(BUILD)/wheel-check, so a rerun is quick.
+# with the build out of reach, and an example run (scripts/check_wheel.sh);
+# then the wheel repaired by auditwheel into a manylinux one, installed and
+# run in a minimal Debian 12 root (scripts/check_repaired_wheel.sh).
+# Its CMake build and the Debian root persist in $(BUILD)/wheel-check, so a
+# rerun is quick.
 test-wheel: deps
 	@bash scripts/check_wheel.sh $(BUILD)/wheel-check
 

@@ -898,6 +898,7 @@ void BindCore(py::module_& m) {
 void BindVision(py::module_& m);  // vision_module.cc
 void BindHardExample(py::module_& m);  // training_loop_module.cc
 void BindStorage(py::module_& m);  // storage_module.cc
+void BindCommand(py::module_& m);  // command_module.cc
 
 }  // namespace feedline::python
 
@@ -912,4 +913,5 @@ PYBIND11_MODULE(_feedline, m) {
   feedline::python::BindVision(m);
   feedline::python::BindStorage(m);
   feedline::python::BindHardExample(m);
+  feedline::python::BindCommand(m);
 }

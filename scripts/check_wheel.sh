@@ -6,13 +6,21 @@
 # From a clean copy of the tree (the files git tracks or would track, so no
 # build directory or virtual environment leaks in):
 #  1. `pip install COPY` into a fresh venv, as `pip install .` in a clean
-#     clone: `import feedline`, `feedline --help`; mypy on examples/ and
-#     stubtest of the native module's stubs against the installed module;
-#  2. `pip wheel COPY`, then, with the copy and the CMake build directory
-#     moved out of reach, the wheel installed into another fresh venv with
-#     numpy 2 and an example run end to end: `feedline synth` writes an image
-#     folder, feedline.DataLoader loads it and a Python dataset, and the
-#     batches' shapes and values are checked; every RPATH is relative.
+#     clone: `import feedline`, `feedline --help` and `python -m feedline
+#     --help`; mypy on examples/ and stubtest of the native module's stubs
+#     against the installed module;
+#  2. `pip wheel COPY`: the package and its compiled module, no executable
+#     and no other shared object; then, with the copy and the CMake build
+#     directory moved out of reach, the wheel installed into another fresh
+#     venv with numpy 2 and an example run end to end: the `feedline` entry
+#     point (the C++ command inside the module) says what it does with
+#     --help, refuses a bad SOURCE with exit code 2, `feedline synth` writes
+#     an image folder and `feedline bench` loads it, feedline.DataLoader loads
+#     it and a Python dataset, and the batches' shapes and values are
+#     checked; every RPATH is relative;
+#  3. scripts/check_repaired_wheel.sh: `auditwheel repair` makes the wheel a
+#     manylinux one that carries its libraries, installed and run in a
+#     minimal Debian 12 root (debootstrap, started here beside the builds).
 #
 # The CMake build directory is the copy's build/, laid out as `make build`'s
 # is in the tree, and the compiles go through ccache with its keys relative
@@ -49,6 +57,11 @@ pip_install=(install "${pip_quiet[@]}" --root-user-action=ignore)
 # stderr without pip's warnings about the machine's package index listing
 # names it holds no files for.
 unlisted_index() { grep -v "^WARNING: Location .* is ignored" || true; }
+
+# The Debian root of step 3, made beside the builds (once: it is kept in
+# WORK_DIR/debian-root).
+bash scripts/check_repaired_wheel.sh --root-only "$work" &
+root_pid=$!
 
 # The clean copy (a tracked file deleted from the working tree stays out), at
 # a fixed path (the build directory remembers its source) and with the files'
@@ -98,11 +111,18 @@ echo "wheel check: pip install took $((SECONDS - build_start)) s"
 imported=$(cd /tmp && "$venv/bin/python" -c "import feedline; print(feedline.__version__, feedline.__file__)")
 [[ $imported == *" $venv/"* ]] || fail "import feedline did not import the installed package: $imported"
 pass "pip install: import feedline"
-help=$("$venv/bin/feedline" --help) || fail "feedline --help"
-for command in bench tune verify synth pack; do
-  grep -q "^  $command " <<<"$help" || fail "feedline --help lists no $command: $help"
-done
+# The command: the package's entry point, and the module run as a script.
+check_help() {
+  local help
+  help=$("$@" --help) || fail "$* --help"
+  for command in bench tune verify synth pack; do
+    grep -q "^  $command " <<<"$help" || fail "$* --help lists no $command: $help"
+  done
+}
+check_help "$venv/bin/feedline"
 pass "pip install: feedline --help"
+check_help "$venv/bin/python" -m feedline
+pass "pip install: python -m feedline --help"
 
 # The type information: mypy on the examples (pyproject.toml's [tool.mypy])
 # against the installed package, and the stubs of feedline._feedline
@@ -174,13 +194,26 @@ echo "wheel check: pip wheel took $((SECONDS - build_start)) s"
 wheel=$(ls "$work/dist"/feedline-*.whl)
 echo "wheel check: $(basename "$wheel"), $(du -k "$wheel" | cut -f1) KiB"
 contents=$("$python" -m zipfile -l "$wheel")
-for member in feedline/__init__.py feedline/py.typed feedline/_feedline.pyi \
-  "feedline/_feedline.cpython-" feedline/lib/libfeedline.so "feedline-[0-9.]*.data/scripts/feedline"; do
+for member in feedline/__init__.py feedline/__main__.py feedline/py.typed feedline/_feedline.pyi \
+  "feedline/_feedline.cpython-" "feedline-[0-9.]*.dist-info/entry_points.txt"; do
   grep -q "^$member" <<<"$contents" || fail "the wheel lacks $member"
 done
-! grep -q -E "^(include|lib|bin)/|feedline/include/|feedline/lib/cmake/" <<<"$contents" ||
-  fail "the wheel holds files outside the package: $(grep -E '^(include|lib|bin)/' <<<"$contents" | head -3)"
-pass "wheel contents"
+# Nothing but the package and its metadata (no scripts, headers, CMake
+# files), and of the package's files only Python, the type information and
+# the one compiled module.
+members=$(tail -n +2 <<<"$contents" | sed -n 's/^\([^ ]*\) .*/\1/p' | grep -v '/$' || true)
+others=$(grep -v -E '^feedline/.*\.(py|pyi)$|^feedline/py\.typed$|^feedline/_feedline\.cpython-[^/]*\.so$|^feedline-[0-9.]*\.dist-info/' <<<"$members" || true)
+[ -z "$others" ] || fail "the wheel holds more than the package: $(head -5 <<<"$others")"
+entry_points=$("$python" -c 'import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as wheel:
+    name = next(n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt"))
+    print(wheel.read(name).decode())' "$wheel")
+grep -q -x "feedline = feedline.__main__:main" <<<"$entry_points" ||
+  fail "the wheel declares no feedline entry point: $entry_points"
+pass "wheel contents: the package, one compiled module, the feedline entry point"
+
+# README's first example, run below as a newcomer would run it.
+cp "$src/README.md" "$work/README.md"
 
 aside=$work/out-of-reach
 rm -rf "$aside"
@@ -193,16 +226,30 @@ rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip "${pip_install[@]}" "$wheel" "numpy>=2" 2> >(unlisted_index >&2)
 site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('platlib'))")
-for elf in "$venv/bin/feedline" "$site"/feedline/_feedline.*.so "$site"/feedline/lib/libfeedline.so.*; do
+for elf in "$site"/feedline/_feedline.*.so; do
   [ -f "$elf" ] || fail "not installed: $elf"
   runpath=$(readelf -d "$elf" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
   absolute=$(tr ':' '\n' <<<"$runpath" | grep -v -e '^$' -e '^\$ORIGIN' || true)
   [ -z "$absolute" ] || fail "$elf has an RPATH outside the installation: $runpath"
+  missing=$(ldd "$elf" | grep "not found" || true)
+  [ -z "$missing" ] || fail "$elf needs libraries that are not installed: $missing"
 done
-libraries=$(ldd "$venv/bin/feedline")
-grep -q "libfeedline.so.0 => $venv/bin/../lib/python[0-9.]*/site-packages/feedline/lib/" <<<"$libraries" ||
-  fail "feedline does not find libfeedline in the package: $(grep feedline <<<"$libraries")"
-pass "relative RPATHs; feedline finds the package's libfeedline"
+head -1 "$venv/bin/feedline" | grep -q "^#!$venv/bin/python" ||
+  fail "$venv/bin/feedline is not the package's entry point: $(head -c 200 "$venv/bin/feedline")"
+pass "no RPATH outside the installation; the module finds every library; feedline is a script"
+
+check_help "$venv/bin/feedline"
+check_help "$venv/bin/python" -m feedline
+version=$("$venv/bin/feedline" --version) || fail "feedline --version"
+[ "$version" = "feedline $("$venv/bin/python" -c 'import feedline; print(feedline.__version__)')" ] ||
+  fail "feedline --version says $version"
+set +e
+refused=$("$venv/bin/feedline" bench "$work/no-such-folder" 2>&1)
+code=$?
+set -e
+[ "$code" = 2 ] && grep -q "no-such-folder' does not exist" <<<"$refused" ||
+  fail "feedline bench of a missing folder: exit $code, $refused"
+pass "wheel: feedline --help, python -m feedline --help, --version, a bad SOURCE (exit 2)"
 
 data=$work/example-data
 rm -rf "$data"
@@ -266,5 +313,32 @@ for workers in (0, 2):
 print("example: 24 images and 40 rows loaded with the expected values")
 EOF
 pass "wheel: example with numpy $("$venv/bin/python" -c 'import numpy; print(numpy.__version__)')"
+
+# README's `feedline synth` line and its first Python example (native), whose
+# output must be what README says it prints.
+readme_dir=$work/readme-example
+rm -rf "$readme_dir"
+mkdir -p "$readme_dir"
+(cd "$readme_dir" && "$venv/bin/python" - "$work/README.md" "$venv/bin/feedline") <<'EOF' || fail "README's example on the wheel"
+import re
+import shlex
+import subprocess
+import sys
+
+readme = open(sys.argv[1]).read()
+synth = re.search(r"^feedline synth [^#\n]*", readme, re.M).group(0).strip()
+subprocess.run([sys.argv[2], *shlex.split(synth)[1:]], check=True, stdout=subprocess.DEVNULL)
+code, expected = re.search(r"^```python\n(.*?)^```\n+It prints `([^`]*)`", readme, re.M | re.S).groups()
+printed = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout.strip()
+assert printed == expected, f"README says it prints `{expected}`; it printed `{printed}`"
+print(f"README's example printed {printed}")
+EOF
+pass "wheel: README's first example"
+
+# 3. The wheel repaired, in a Debian root without the build's libraries.
+wait "$root_pid" || fail "the Debian root for the repaired wheel (see $work/debootstrap.log)"
+bash scripts/check_repaired_wheel.sh "$wheel" "$work" || fail "the repaired wheel"
+pass "the repaired wheel in a minimal Debian 12"
 
 echo "wheel check: $passed passed, 0 failed, in $((SECONDS - start)) s"

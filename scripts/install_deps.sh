@@ -13,6 +13,9 @@ PACKAGES=(
   python3-torch python3-torchvision
   openmpi-bin libopenmpi-dev
   libhdf5-dev python3-h5py
+  # make test-wheel: the minimal Debian root that the repaired wheel is
+  # installed into (scripts/check_repaired_wheel.sh).
+  debootstrap
 )
 
 missing=()
