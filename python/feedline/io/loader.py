@@ -21,6 +21,7 @@ from feedline.io.arguments import (
 )
 from feedline.io.datasets import _is_iterable_dataset, _native_dataset
 from feedline.io.samplers import DistributedBatchSampler, HardExampleSampler, _native
+from feedline.io.text import _packed
 
 _live_loaders = weakref.WeakSet()
 
@@ -131,6 +132,12 @@ class DataLoader:
       report              where reports go: a logging.Logger (default: the
                           "feedline" logger, at INFO), or a callable taking the
                           report dict (its "text" is the line).
+      pack                a feedline.io.PackOptions: the dataset's documents
+                          (samples with a token field) are packed into rows of
+                          seq_len tokens, batch_size rows a batch, each batch a
+                          dict of input_ids, labels, position_ids, segment_ids
+                          and cu_seqlens (docs/text.md). The sampler or shuffle
+                          orders the documents before they are packed.
 
     Iterating yields one batch per step: a tuple of numpy arrays when samples
     are tuples (native image datasets give (image, label)), a dict when they
@@ -179,6 +186,7 @@ class DataLoader:
         report_every=None,
         report=None,
         memory_budget=None,
+        pack=None,
     ):
         worker_mode = _worker_mode_argument(worker_mode)
         self.dataset = dataset
@@ -204,6 +212,21 @@ class DataLoader:
                 "must be left unset"
             )
         fields = getattr(dataset, "_fields", None) if native is not None else None
+        self.pack = pack
+        if pack is not None:
+            # The loader then loads packed rows: their plan orders the
+            # documents (sampler or shuffle) and batches the rows.
+            if self._iterable:
+                raise ValueError("DataLoader: pack needs a map-style dataset of documents (with "
+                                 "their lengths); an IterableDataset cannot be packed")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader: pack makes the batches (batch_size packed rows "
+                                 "each); batch_sampler must be left unset")
+            native, batch_sampler, self._pack_schedule = _packed(
+                dataset, pack, _int_argument("batch_size", batch_size, 1, _INT64[1]), shuffle,
+                sampler, drop_last, self.seed)
+            # Now in the batch sampler: the engine takes them as unset.
+            batch_size, shuffle, sampler, drop_last, fields = 1, False, None, False, None
         workers = _auto_or_int_argument("num_workers", num_workers, 0)
         prefetch = _auto_or_int_argument("prefetch_factor", prefetch_factor, 1)
         # The tuner runs with num_workers "auto", or prefetch "auto" and workers.
