@@ -209,7 +209,7 @@ def test_long_documents_split_truncate_or_drop():
 
 
 def test_packed_batch_gives_the_loss_of_its_documents_one_by_one():
-    torch = pytest.importorskip("torch")
+    import torch
     import torch.nn.functional as F
 
     torch.manual_seed(0)
@@ -223,10 +223,18 @@ def test_packed_batch_gives_the_loss_of_its_documents_one_by_one():
     qkv = torch.nn.Linear(dim, 3 * dim)
     head = torch.nn.Linear(dim, vocab)
 
+    def attention(q, k, v, mask):
+        if hasattr(F, "scaled_dot_product_attention"):  # torch 2
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        # torch 1.13 (Debian's, which make test's python3 has): what SDPA
+        # computes with a boolean mask.
+        scores = q @ k.transpose(-2, -1) / q.shape[-1] ** 0.5
+        return scores.masked_fill(~mask, float("-inf")).softmax(-1) @ v
+
     def loss_sum(ids, positions, labels, mask):
         x = embed(ids) + position(positions)
         q, k, v = qkv(x).chunk(3, dim=-1)
-        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        y = attention(q, k, v, mask)
         return F.cross_entropy(head(y).flatten(0, 1), labels.flatten(), ignore_index=-100,
                                reduction="sum")
 
@@ -343,3 +351,22 @@ def test_a_mix_of_token_sources_packs():
         io.MixedDataset(sources, [1, 1], stopping="first")
     with pytest.raises(ValueError, match="needs num_samples"):
         io.MixedDataset(sources, [1, 1], stopping="never")
+
+
+def test_the_torch_swap_packs_too():
+    import torch
+    import feedline.torch
+
+    docs = unique_documents(long_tailed_lengths(200, seed=6))
+    pack = io.PackOptions(128, max_segments=6)
+    expected = rows_of(io.DataLoader(docs, batch_size=4, shuffle=True, seed=3, pack=pack))
+    loader = feedline.torch.DataLoader(docs, batch_size=4, shuffle=True, seed=3, num_workers=2,
+                                       pack=pack)
+    got = []
+    for batch in loader:
+        assert batch["input_ids"].dtype == torch.int64
+        assert batch["cu_seqlens"].dtype == torch.int32
+        for r in range(batch["input_ids"].shape[0]):
+            got.append(tuple(batch[f][r].tolist() for f in
+                             ("input_ids", "labels", "position_ids", "segment_ids", "cu_seqlens")))
+    assert got == expected
