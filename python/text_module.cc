@@ -180,11 +180,15 @@ void BindText(py::module_& m) {
   py::class_<text::PackBatchSampler, BatchSampler, std::shared_ptr<text::PackBatchSampler>>(
       t, "PackBatchSampler")
       .def(py::init([](std::shared_ptr<text::PackSchedule> schedule, int64_t batch_size,
-                       bool drop_last) {
+                       bool drop_last, int64_t num_replicas, int64_t rank) {
              return std::make_shared<text::PackBatchSampler>(std::move(schedule), batch_size,
-                                                             drop_last);
+                                                             drop_last, num_replicas, rank);
            }),
-           py::arg("schedule"), py::arg("batch_size"), py::arg("drop_last"));
+           py::arg("schedule"), py::arg("batch_size"), py::arg("drop_last"),
+           py::arg("num_replicas"), py::arg("rank"))
+      .def("global_position", &text::PackBatchSampler::GlobalPosition, py::arg("epoch"),
+           py::arg("batches"))
+      .def("resume_from", &text::PackBatchSampler::ResumeFrom, py::arg("epoch"), py::arg("rows"));
 
   py::class_<text::MixedDataset, Dataset, std::shared_ptr<text::MixedDataset>>(t, "MixedDataset")
       .def(py::init([](std::vector<std::shared_ptr<Dataset>> sources, std::vector<double> weights,

@@ -400,8 +400,15 @@ class _TextModule:
 
     class PackBatchSampler(_BatchSampler):
         def __init__(
-            self, schedule: _TextModule.PackSchedule, batch_size: SupportsIndex, drop_last: bool
+            self,
+            schedule: _TextModule.PackSchedule,
+            batch_size: SupportsIndex,
+            drop_last: bool,
+            num_replicas: SupportsIndex,
+            rank: SupportsIndex,
         ) -> None: ...
+        def global_position(self, epoch: SupportsIndex, batches: SupportsIndex) -> int: ...
+        def resume_from(self, epoch: SupportsIndex, rows: SupportsIndex) -> None: ...
 
     class MixedDataset(_Dataset):
         def __init__(

@@ -370,3 +370,53 @@ def test_the_torch_swap_packs_too():
             got.append(tuple(batch[f][r].tolist() for f in
                              ("input_ids", "labels", "position_ids", "segment_ids", "cu_seqlens")))
     assert got == expected
+
+
+def test_ranks_take_equal_steps_and_resume_at_another_world_size():
+    docs = unique_documents(long_tailed_lengths(900, seed=8))
+    batch = 3
+
+    def loader(ranks, rank, workers=0):
+        pack = io.PackOptions(256, max_segments=8, num_replicas=ranks, rank=rank)
+        return io.DataLoader(docs, batch_size=batch, shuffle=True, seed=4, num_workers=workers,
+                             pack=pack)
+
+    def batches(dl, limit=None):
+        out = []
+        for i, b in enumerate(dl):
+            out.append([tuple(r) for r in b["input_ids"].tolist()])
+            if limit is not None and i + 1 == limit:
+                break
+        return out
+
+    every = [row for b in batches(loader(1, 0)) for row in b]  # the epoch's rows in order
+    two = [batches(loader(2, r, workers=r)) for r in range(2)]
+    assert len(two[0]) == len(two[1]) == -(-len(every) // (2 * batch))
+    for s in range(len(two[0])):
+        for r in range(2):
+            at = (s * 2 + r) * batch
+            assert two[r][s] == [every[(at + j) % len(every)] for j in range(batch)]
+
+    # A job of 2 ranks takes 5 steps and checkpoints; 3 ranks go on.
+    first = loader(2, 0)
+    batches(first, limit=5)
+    state = first.state_dict()
+    assert state["pack_position"]["rows"] == 5 * 2 * batch
+    rest = []
+    steps = set()
+    for r in range(3):
+        resumed = loader(3, r, workers=1)
+        resumed.load_state_dict(state)
+        taken = batches(resumed)
+        steps.add(len(taken))
+        rest += [row for b in taken for row in b]
+    assert len(steps) == 1
+    assert set(rest) == set(every[5 * 2 * batch:])
+    assert len(rest) - len(set(rest)) < 3 * batch  # only the last step's filling repeats
+
+    # The same job resumes exactly, as without ranks.
+    again = loader(2, 0)
+    again.load_state_dict(state)
+    assert batches(again) == two[0][5:]
+    with pytest.raises(ValueError, match="rank must be below num_replicas"):
+        io.PackOptions(8, num_replicas=2, rank=2)

@@ -109,6 +109,14 @@ class PackOptions:
                        -100 at document starts for models that shift labels
                        themselves (False: Hugging Face's causal LMs).
       mask_boundaries  -100 where the next token belongs to another document.
+      num_replicas,    the ranks that share the rows (every rank with the same
+      rank             seed): step s of rank r is rows (s * num_replicas + r) *
+                       batch_size onwards, so all ranks take the same number of
+                       steps (the last filled with the epoch's first rows, or
+                       dropped with drop_last) and together consume a prefix of
+                       the epoch's rows. state_dict() records that prefix
+                       (pack_position): load_state_dict() in a job of another
+                       world size continues after it.
 
     Each batch is a dict of input_ids, labels, position_ids (int64
     [B, seq_len]), segment_ids (int32 [B, seq_len], 0 in padding) and
@@ -118,7 +126,7 @@ class PackOptions:
 
     def __init__(self, seq_len, strategy="best_fit", max_segments=None, open_rows=64,
                  long_documents="split", tokens_field="input_ids", pad_id=0, shift_labels=True,
-                 mask_boundaries=True):
+                 mask_boundaries=True, num_replicas=1, rank=0):
         self.seq_len = _positive_int("PackOptions", "seq_len", seq_len)
         self.strategy = _choice("PackOptions", "strategy", strategy, _STRATEGIES)
         self.max_segments = (None if max_segments is None else
@@ -132,6 +140,11 @@ class PackOptions:
         self.pad_id = _positive_int("PackOptions", "pad_id", pad_id, low=-(2**63))
         self.shift_labels = bool(shift_labels)
         self.mask_boundaries = bool(mask_boundaries)
+        self.num_replicas = _positive_int("PackOptions", "num_replicas", num_replicas)
+        self.rank = _positive_int("PackOptions", "rank", rank, low=0)
+        if self.rank >= self.num_replicas:
+            raise ValueError(f"PackOptions: rank must be below num_replicas ({self.num_replicas}), "
+                             f"got {self.rank}")
 
     def __repr__(self):
         return (f"PackOptions(seq_len={self.seq_len}, strategy={self.strategy!r}, "
@@ -155,6 +168,35 @@ class PackOptions:
         rows = len(plan["row_offsets"]) - 1
         plan["padding_fraction"] = 1.0 - plan["tokens"] / (rows * self.seq_len) if rows else 0.0
         return plan
+
+
+def _pack_position(pack, batches, state):
+    """Where a loader's state stands in the rows of its epoch, over all ranks."""
+    epoch, done = int(state["epoch"]), int(state["next_batch"])
+    return {"epoch": epoch, "rows": batches.global_position(epoch, done),
+            "epoch_start": batches.global_position(epoch, 0),
+            "num_replicas": pack.num_replicas, "rank": pack.rank}
+
+
+def _pack_state_to_restore(pack, batches, state):
+    """The loader state to restore from a state_dict() with pack_position.
+    The same ranks: the exact (fingerprinted) path, the epoch cut where it
+    was if it was itself resumed. Another world size: the rest of the
+    epoch's rows, split across this job's ranks from batch 0."""
+    state = dict(state)
+    position = state.pop("pack_position")
+    if not isinstance(position, dict) or not {"epoch", "rows", "epoch_start"} <= set(position):
+        raise ValueError(f"load_state_dict: pack_position must be the dict state_dict() wrote, "
+                         f"got {position!r}")
+    epoch = int(position["epoch"])
+    same_job = (position.get("num_replicas"), position.get("rank")) == (pack.num_replicas,
+                                                                        pack.rank)
+    if same_job:
+        if position["epoch_start"] > 0 and epoch == state.get("epoch"):
+            batches.resume_from(epoch, int(position["epoch_start"]))
+        return state
+    batches.resume_from(epoch, int(position["rows"]))
+    return {"epoch": epoch, "next_batch": 0}
 
 
 def _packed(dataset, pack, batch_size, shuffle, sampler, drop_last, seed):
@@ -181,8 +223,9 @@ def _packed(dataset, pack, batch_size, shuffle, sampler, drop_last, seed):
                                            **pack._planning())
     rows = _feedline.text.PackedDataset(documents, schedule, pack.tokens_field, pack.pad_id,
                                         pack.shift_labels, pack.mask_boundaries)
-    batches = _feedline.text.PackBatchSampler(schedule, batch_size, bool(drop_last))
-    return rows, batches, schedule
+    batches = _feedline.text.PackBatchSampler(schedule, batch_size, bool(drop_last),
+                                              pack.num_replicas, pack.rank)
+    return rows, batches
 
 
 class MixedDataset(NativeDataset):
