@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -85,18 +86,28 @@ void BindText(py::module_& m) {
   py::module_ t = m.def_submodule("text", "token documents, packing and mixing");
 
   py::class_<text::TokenDataset, Dataset, std::shared_ptr<text::TokenDataset>>(t, "TokenDataset")
-      .def(py::init([](py::array_t<int64_t, py::array::c_style | py::array::forcecast> tokens,
+      .def(py::init([](const py::array& tokens,
                        py::array_t<int64_t, py::array::c_style | py::array::forcecast> offsets,
                        const std::string& field) {
              std::vector<int32_t> narrow(static_cast<size_t>(tokens.size()));
-             const int64_t* src = tokens.data();
-             for (size_t i = 0; i < narrow.size(); ++i) {
-               if (src[i] < std::numeric_limits<int32_t>::min() ||
-                   src[i] > std::numeric_limits<int32_t>::max()) {
-                 throw Error("TokenDataset: token " + std::to_string(src[i]) + " at " +
-                             std::to_string(i) + " does not fit in 32 bits");
+             if (py::isinstance<py::array_t<int32_t>>(tokens) &&
+                 (tokens.flags() & py::array::c_style)) {
+               // int32 already (Arrow's and Parquet's usual token type): one copy.
+               const auto* src = static_cast<const int32_t*>(tokens.data());
+               std::copy(src, src + narrow.size(), narrow.begin());
+             } else {
+               auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(
+                   tokens);
+               if (!wide) throw Error("TokenDataset: tokens must be an array of integers");
+               const int64_t* src = wide.data();
+               for (size_t i = 0; i < narrow.size(); ++i) {
+                 if (src[i] < std::numeric_limits<int32_t>::min() ||
+                     src[i] > std::numeric_limits<int32_t>::max()) {
+                   throw Error("TokenDataset: token " + std::to_string(src[i]) + " at " +
+                               std::to_string(i) + " does not fit in 32 bits");
+                 }
+                 narrow[i] = static_cast<int32_t>(src[i]);
                }
-               narrow[i] = static_cast<int32_t>(src[i]);
              }
              std::vector<int64_t> starts(offsets.data(), offsets.data() + offsets.size());
              py::gil_scoped_release release;

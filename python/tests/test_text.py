@@ -420,3 +420,18 @@ def test_ranks_take_equal_steps_and_resume_at_another_world_size():
     assert batches(again) == two[0][5:]
     with pytest.raises(ValueError, match="rank must be below num_replicas"):
         io.PackOptions(8, num_replicas=2, rank=2)
+
+
+def test_token_dataset_takes_int32_as_it_is_and_checks_wider_ids():
+    docs = io.TokenDataset(np.array([5, 6, 7], np.int32), [0, 2, 3])
+    assert docs[0]["input_ids"].tolist() == [5, 6] and docs.lengths.tolist() == [2, 1]
+    assert io.TokenDataset(np.array([5, 6, 7], np.int64)[::-1], [0, 3])[0]["input_ids"].tolist() \
+        == [7, 6, 5]
+    with pytest.raises(ValueError, match="does not fit in 32 bits"):
+        io.TokenDataset(np.array([1, 2**40]), [0, 2])
+    with pytest.raises(ValueError, match="offsets must not decrease"):
+        io.TokenDataset(np.array([1, 2]), [0, 2, 1])
+    with pytest.raises(TypeError, match="tokens must be integers"):
+        io.TokenDataset(np.array([1.5]), [0, 1])
+    with pytest.raises(ValueError, match="sample 1 has no field 'input_ids'"):
+        io.TokenDataset.from_dataset([{"input_ids": [1]}, {"text": "x"}])

@@ -4,7 +4,9 @@ blending several sources by weight (MixedDataset). The planning and the
 rows are C++ (src/text/); docs/text.md describes the fields and the
 guarantees."""
 
+import glob
 import operator
+import os
 
 import numpy as np
 
@@ -46,8 +48,9 @@ class TokenDataset(NativeDataset):
         offsets = np.ascontiguousarray(np.asarray(offsets, dtype=np.int64).ravel())
         if tokens.size and not np.issubdtype(tokens.dtype, np.integer):
             raise TypeError(f"TokenDataset: tokens must be integers, got dtype {tokens.dtype}")
-        super().__init__(_feedline.text.TokenDataset(tokens.astype(np.int64, copy=False),
-                                                     offsets, str(field)))
+        if tokens.dtype != np.int32:
+            tokens = tokens.astype(np.int64, copy=False)  # checked to fit in 32 bits in C++
+        super().__init__(_feedline.text.TokenDataset(tokens, offsets, str(field)))
         self.field = str(field)
 
     @classmethod
@@ -81,10 +84,111 @@ class TokenDataset(NativeDataset):
             documents.append(tokens)
         return cls.from_documents(documents, field)
 
+    @classmethod
+    def from_arrow(cls, data, column="input_ids"):
+        """From Arrow data (pyarrow): a Table or RecordBatch (its `column`), or
+        a (Chunked)Array of list<int> / large_list<int>, one list per
+        document. The values and offsets cross as whole buffers: no Python
+        runs per document."""
+        tokens, offsets = _arrow_documents(data, column, "from_arrow")
+        return cls(tokens, offsets, column)
+
+    @classmethod
+    def from_parquet(cls, paths, column="input_ids"):
+        """From Parquet files (a path, a glob such as "corpus/*.parquet", or a
+        list of them; files in sorted order): `column`, a list<int> column,
+        read with Arrow's C++ reader (pyarrow) one row group at a time, each
+        row group's values and offsets appended as whole buffers. The
+        documents are then held in memory."""
+        files = _parquet_files(paths)
+        import pyarrow.parquet as pq
+
+        tokens, lengths = [], []
+        for path in files:
+            try:
+                reader = pq.ParquetFile(path)
+            except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
+                raise ValueError(f"TokenDataset.from_parquet: {path}: not a readable Parquet "
+                                 f"file ({error})") from None
+            names = reader.schema_arrow.names
+            if column not in names:
+                raise ValueError(f"TokenDataset.from_parquet: {path} has no column {column!r} "
+                                 f"(its columns: {', '.join(names)})")
+            for group in range(reader.num_row_groups):
+                table = reader.read_row_group(group, columns=[column])
+                values, offsets = _arrow_documents(table, column,
+                                                   f"from_parquet: {path}, row group {group}")
+                tokens.append(values)
+                lengths.append(np.diff(offsets))
+        lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        offsets = np.zeros(lengths.size + 1, np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        tokens = np.concatenate(tokens) if tokens else np.zeros(0, np.int64)
+        return cls(tokens, offsets, column)
+
     @property
     def lengths(self):
         """Every document's token count (an int64 array)."""
         return _feedline.text.lengths_of(self._native)
+
+
+def _parquet_files(paths):
+    """The files that `paths` (a path, a glob, or a list of them) names."""
+    patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not patterns:
+        raise ValueError("TokenDataset.from_parquet: no paths given")
+    files = []
+    for pattern in patterns:
+        pattern = os.fspath(pattern)
+        matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matched:
+            raise FileNotFoundError(f"TokenDataset.from_parquet: no file matches {pattern!r}")
+        for path in matched:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"TokenDataset.from_parquet: {path}: no such file")
+        files += matched
+    return files
+
+
+def _arrow_documents(data, column, where):
+    """(tokens, offsets) as numpy arrays from Arrow list data."""
+    import pyarrow as pa
+
+    if isinstance(data, (pa.Table, pa.RecordBatch)):
+        if column not in data.schema.names:
+            raise ValueError(f"TokenDataset.{where}: no column {column!r} (the columns: "
+                             f"{', '.join(data.schema.names)})")
+        data = data.column(column)
+    if isinstance(data, pa.Array):
+        chunks = [data]
+    elif isinstance(data, pa.ChunkedArray):
+        chunks = data.chunks
+    else:
+        raise TypeError(f"TokenDataset.{where}: expected a pyarrow Table, RecordBatch, Array or "
+                        f"ChunkedArray, got {type(data).__name__}")
+    values, lengths = [], []
+    for chunk in chunks:
+        kind = chunk.type
+        if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or \
+                not pa.types.is_integer(kind.value_type):
+            raise TypeError(f"TokenDataset.{where}: column {column!r} is {kind}, not a list of "
+                            "integers (one list of token ids per document)")
+        if chunk.null_count:
+            raise ValueError(f"TokenDataset.{where}: column {column!r} has {chunk.null_count} "
+                             "null documents")
+        # flatten() honours a sliced array's offset; the offsets are the
+        # slice's own, so their differences are the documents' lengths.
+        flat = chunk.flatten()
+        if flat.null_count:
+            raise ValueError(f"TokenDataset.{where}: column {column!r} has {flat.null_count} "
+                             "null tokens")
+        values.append(flat.to_numpy(zero_copy_only=False))
+        lengths.append(np.diff(np.asarray(chunk.offsets, dtype=np.int64)))
+    lengths = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+    offsets = np.zeros(lengths.size + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    tokens = np.concatenate(values) if values else np.zeros(0, np.int64)
+    return tokens, offsets
 
 
 class PackOptions:
