@@ -45,14 +45,22 @@ PackSchedule::PackSchedule(std::vector<int64_t> lengths, std::shared_ptr<const S
 PackSchedule::~PackSchedule() = default;
 
 std::shared_ptr<const PackPlan> PackSchedule::Rows(int64_t epoch) const {
-  feedline::internal::MutexLock lock(&cache_->mu);
-  for (const auto& [planned, plan] : cache_->plans) {
-    if (planned == epoch) return plan;
+  {
+    feedline::internal::MutexLock lock(&cache_->mu);
+    for (const auto& [planned, plan] : cache_->plans) {
+      if (planned == epoch) return plan;
+    }
   }
-  // Planned under the lock: the workers asking at the same time want this
-  // plan and would wait for it anyway.
+  // Planned without the lock, so that workers still reading the current
+  // epoch's plan are not held up while the consumer plans the next one.
+  // Two threads asking for the same new epoch may both plan it; the first
+  // to finish is kept and both return it.
   const std::vector<int64_t> order = documents_->Indices(epoch);
   auto plan = std::make_shared<const PackPlan>(PlanPacking(order, lengths_, options_));
+  feedline::internal::MutexLock lock(&cache_->mu);
+  for (const auto& [planned, kept] : cache_->plans) {
+    if (planned == epoch) return kept;
+  }
   cache_->plans.emplace_back(epoch, plan);
   if (cache_->plans.size() > Cache::kEpochsKept) cache_->plans.pop_front();
   return plan;

@@ -9,7 +9,7 @@
 //
 // Thread safety: Rows may be called from any thread. The last few epochs'
 // plans are kept, so that the loader's workers, which ask for every row,
-// find the plan its sampler already made.
+// find the plan its sampler already made; a plan is made without the lock.
 //
 // Example:
 //   auto schedule = std::make_shared<PackSchedule>(
