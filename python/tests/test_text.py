@@ -435,3 +435,30 @@ def test_token_dataset_takes_int32_as_it_is_and_checks_wider_ids():
         io.TokenDataset(np.array([1.5]), [0, 1])
     with pytest.raises(ValueError, match="sample 1 has no field 'input_ids'"):
         io.TokenDataset.from_dataset([{"input_ids": [1]}, {"text": "x"}])
+
+
+def test_a_mix_split_across_ranks_resumes_at_another_world_size():
+    sources = token_sources([300, 200, 100])
+    mix = io.MixedDataset(sources, [0.5, 0.3, 0.2], shuffle=True, seed=4)
+
+    def loader(ranks, rank):
+        sampler = io.DistributedBatchSampler(mix, 4, num_replicas=ranks, rank=rank, pad=False)
+        return io.DataLoader(mix, batch_sampler=sampler, num_workers=1, seed=0)
+
+    def take(dl, steps, seen):
+        for step, batch in enumerate(dl):
+            seen += batch["input_ids"][:, 0].tolist()
+            if steps is not None and step + 1 == steps:
+                break
+        return dl.state_dict()
+
+    seen = []
+    states = [take(loader(2, r), 5, seen) for r in range(2)]
+    # Together the ranks took the mix's first 40 positions: its blend.
+    assert sorted(seen) == sorted(mix[i]["input_ids"][0] for i in range(40))
+    rest = []
+    for r in range(3):
+        resumed = loader(3, r)
+        resumed.load_state_dict(states[r % 2])
+        take(resumed, None, rest)
+    assert sorted(seen + rest) == sorted(mix[i]["input_ids"][0] for i in range(len(mix)))
