@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "feedline/batch_sampler.h"
 #include "feedline/error.h"
 #include "feedline/sampler.h"
 #include "feedline/text/mixed_dataset.h"
@@ -130,6 +131,19 @@ void BindText(py::module_& m) {
         return ToArray(lengths);
       },
       py::arg("documents"));
+
+  // Token-budget batches over a native dataset's own lengths (a
+  // TokenDataset's, from Parquet or Arrow), read in C++: no Python list.
+  t.def(
+      "dynamic_batch_sampler",
+      [](const Dataset& documents, int64_t max_tokens, int64_t max_batch_size,
+         int64_t bucket_size, bool shuffle, uint64_t seed) {
+        DynamicBatchSampler::Options o{max_tokens, max_batch_size, bucket_size, shuffle, seed};
+        py::gil_scoped_release release;
+        return std::make_shared<DynamicBatchSampler>(documents, o);
+      },
+      py::arg("documents"), py::arg("max_tokens"), py::arg("max_batch_size"),
+      py::arg("bucket_size"), py::arg("shuffle"), py::arg("seed"));
 
   t.def(
       "plan_packing",

@@ -428,6 +428,15 @@ class _TextModule:
         def length(self, index: SupportsIndex) -> int: ...
 
     @staticmethod
+    def dynamic_batch_sampler(
+        documents: _Dataset,
+        max_tokens: SupportsIndex,
+        max_batch_size: SupportsIndex,
+        bucket_size: SupportsIndex,
+        shuffle: bool,
+        seed: SupportsIndex,
+    ) -> _DynamicBatchSampler: ...
+    @staticmethod
     def lengths_of(documents: _Dataset) -> Any: ...
     @staticmethod
     def plan_packing(

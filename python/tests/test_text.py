@@ -462,3 +462,22 @@ def test_a_mix_split_across_ranks_resumes_at_another_world_size():
         resumed.load_state_dict(states[r % 2])
         take(resumed, None, rest)
     assert sorted(seen + rest) == sorted(mix[i]["input_ids"][0] for i in range(len(mix)))
+
+
+def test_token_budget_batches_read_a_token_datasets_lengths_natively():
+    lengths = long_tailed_lengths(500, seed=9, scale=4.0)
+    docs = unique_documents(lengths)
+    native = io.DynamicBatchSampler(docs, max_tokens=1024, seed=2)
+    from_list = io.DynamicBatchSampler(lengths.tolist(), max_tokens=1024, seed=2)
+    assert native.lengths is None
+    for epoch in (0, 1):
+        a, b = native._native.plan(epoch), from_list._native.plan(epoch)
+        assert a[0].tolist() == b[0].tolist() and a[1].tolist() == b[1].tolist()
+    seen = []
+    for batch in io.DataLoader(docs, batch_sampler=native):
+        ids = batch["input_ids"]
+        # Lengths come with a batch whose documents needed padding.
+        n = batch.get("input_ids_lengths", np.full(ids.shape[0], ids.shape[1]))
+        assert ids.shape[0] * ids.shape[1] <= 1024 or ids.shape[0] == 1
+        seen += [ids[r, 0] for r in range(ids.shape[0]) if n[r]]
+    assert len(seen) == int((lengths > 0).sum())
