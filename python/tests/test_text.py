@@ -162,6 +162,21 @@ def test_every_token_once_and_the_same_rows_for_0_1_3_workers():
     assert epochs(3) == zero
 
 
+def test_worker_processes_pack_the_same_rows_as_threads():
+    docs = unique_documents(long_tailed_lengths(600, seed=12))
+    pack = io.PackOptions(256, max_segments=8)
+
+    def epochs(**kwargs):
+        loader = io.DataLoader(docs, batch_size=4, shuffle=True, seed=1, num_workers=2,
+                               pack=pack, **kwargs)
+        try:
+            return [rows_of(loader) for _ in range(2)]
+        finally:
+            loader.close()
+
+    assert epochs(worker_mode="process", persistent_workers=True) == epochs()
+
+
 def test_a_python_dataset_of_documents_packs_the_same():
     lengths = long_tailed_lengths(300, seed=3)
     docs = unique_documents(lengths)

@@ -1,7 +1,6 @@
 #include "feedline/text/pack_plan.h"
 
 #include <algorithm>
-#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
