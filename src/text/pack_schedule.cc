@@ -1,5 +1,6 @@
 #include "feedline/text/pack_schedule.h"
 
+#include <algorithm>
 #include <deque>
 #include <string>
 #include <utility>
@@ -34,11 +35,22 @@ PackSchedule::PackSchedule(std::vector<int64_t> lengths, std::shared_ptr<const S
       cache_(std::make_unique<Cache>()) {
   options_.Check();
   if (documents_ == nullptr) throw Error("PackSchedule: the document sampler must not be null");
+  const int64_t seq_len = options_.seq_len;
   for (size_t i = 0; i < lengths_.size(); ++i) {
-    if (lengths_[i] < 0) {
+    const int64_t length = lengths_[i];
+    if (length < 0) {
       throw Error("PackSchedule: document " + std::to_string(i) + " has a negative length (" +
-                  std::to_string(lengths_[i]) + ")");
+                  std::to_string(length) + ")");
     }
+    if (length == 0) continue;
+    if (length > seq_len && options_.long_documents == LongDocuments::kDrop) continue;
+    const int64_t kept =
+        options_.long_documents == LongDocuments::kTruncate ? std::min(length, seq_len) : length;
+    // Its pieces: full rows and a remainder (fit strategies); under
+    // concat_split a document starting anywhere in a row spans at most one
+    // row more than its own length fills.
+    const int64_t rows_filled = (kept + seq_len - 1) / seq_len;
+    max_rows_ += options_.strategy == PackStrategy::kConcatSplit ? rows_filled + 1 : rows_filled;
   }
 }
 

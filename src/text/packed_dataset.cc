@@ -85,7 +85,7 @@ PackedDataset::PackedDataset(std::shared_ptr<const Dataset> documents,
                 " documents");
   }
   if (tokens_ != nullptr && tokens_->field() != options_.tokens_field) tokens_ = nullptr;
-  size_ = schedule_->Rows(0)->num_rows();
+  size_ = schedule_->max_rows();
 }
 
 std::vector<FieldSpec> PackedDataset::FixedFields() const {
@@ -102,12 +102,14 @@ std::string PackedDataset::Source(int64_t index) const {
 }
 
 void PackedDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  CheckIndex(index, size_);
   const std::shared_ptr<const PackPlan> plan = schedule_->Rows(ctx.epoch());
-  if (index < 0 || index >= plan->num_rows()) {
-    throw IndexError("PackedDataset: row " + std::to_string(index) + " of epoch " +
-                     std::to_string(ctx.epoch()) + ", which packs into " +
-                     std::to_string(plan->num_rows()) + " rows");
+  if (plan->num_rows() == 0) {
+    throw IndexError("PackedDataset: epoch " + std::to_string(ctx.epoch()) +
+                     " packs into no rows (no tokens to pack)");
   }
+  // Past the epoch's rows (a substitute the error policy drew): a real row.
+  index %= plan->num_rows();
   const int64_t seq_len = schedule_->options().seq_len;
   const int64_t cap = schedule_->options().segment_cap();
   int64_t* input_ids = out.Allocate("input_ids", DType::kI64, Shape{seq_len}).data<int64_t>();

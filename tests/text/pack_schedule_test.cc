@@ -59,6 +59,19 @@ TEST(PackScheduleTest, ThreadsAskingTogetherGetTheSamePlan) {
   EXPECT_TRUE(SameRows(*schedule.Rows(0), *first));
 }
 
+TEST(PackScheduleTest, MaxRowsBoundsEveryEpoch) {
+  for (PackStrategy strategy :
+       {PackStrategy::kBestFit, PackStrategy::kFirstFit, PackStrategy::kConcatSplit}) {
+    PackOptions options;
+    options.seq_len = 64;
+    options.strategy = strategy;
+    options.max_segments = 2;
+    options.open_rows = 1;
+    PackSchedule schedule(Lengths(300), std::make_shared<RandomSampler>(300, 2), options);
+    for (int64_t e = 0; e < 10; ++e) EXPECT_LE(schedule.Rows(e)->num_rows(), schedule.max_rows());
+  }
+}
+
 TEST(PackScheduleTest, LengthsOfReadsTheDataset) {
   TokenDataset docs({1, 2, 3, 4}, {0, 1, 4});
   EXPECT_EQ(LengthsOf(docs), (std::vector<int64_t>{1, 3}));

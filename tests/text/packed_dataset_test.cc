@@ -86,9 +86,12 @@ TEST(PackedDatasetTest, WritesTheFieldsOfARow) {
   options.seq_len = 8;
   options.max_segments = 3;
   const std::vector<int64_t> lengths = {3, 4};
-  PackedDataset data(Documents(lengths), Schedule(lengths, options));
-  ASSERT_EQ(data.size(), 1);
+  auto schedule = Schedule(lengths, options);
+  PackedDataset data(Documents(lengths), schedule);
+  ASSERT_EQ(schedule->Rows(0)->num_rows(), 1);
+  EXPECT_EQ(data.size(), 2);  // each document could have had a row of its own
   const Row row = GetRow(data, 0);
+  EXPECT_EQ(GetRow(data, 1).input_ids, row.input_ids);  // past the plan: wraps
   EXPECT_EQ(row.input_ids, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 0}));
   EXPECT_EQ(row.labels, (std::vector<int64_t>{1, 2, -100, 4, 5, 6, -100, -100}));
   EXPECT_EQ(row.position_ids, (std::vector<int64_t>{0, 1, 2, 0, 1, 2, 3, 0}));
@@ -119,8 +122,9 @@ TEST(PackedDatasetTest, APieceCutFromItsDocumentIsLabelledWithTheNextToken) {
   options.seq_len = 4;
   options.strategy = PackStrategy::kConcatSplit;
   const std::vector<int64_t> lengths = {6};
-  PackedDataset data(Documents(lengths), Schedule(lengths, options));
-  ASSERT_EQ(data.size(), 2);
+  auto schedule = Schedule(lengths, options);
+  PackedDataset data(Documents(lengths), schedule);
+  ASSERT_EQ(schedule->Rows(0)->num_rows(), 2);
   EXPECT_EQ(GetRow(data, 0).labels, (std::vector<int64_t>{1, 2, 3, 4}));
   EXPECT_EQ(GetRow(data, 1).labels, (std::vector<int64_t>{5, -100, -100, -100}));
   EXPECT_EQ(GetRow(data, 1).position_ids, (std::vector<int64_t>{0, 1, 0, 0}));
@@ -136,7 +140,7 @@ TEST(PackedDatasetTest, AnyIntegerFieldThroughGetGivesTheSameRows) {
   PackedRowOptions row_options;
   row_options.tokens_field = "tokens";
   PackedDataset through_get(std::make_shared<Int32Documents>(docs), schedule, row_options);
-  for (int64_t r = 0; r < direct.size(); ++r) {
+  for (int64_t r = 0; r < schedule->Rows(1)->num_rows(); ++r) {
     const Row a = GetRow(direct, r, 1), b = GetRow(through_get, r, 1);
     ASSERT_EQ(a.input_ids, b.input_ids) << r;
     ASSERT_EQ(a.labels, b.labels) << r;

@@ -51,6 +51,10 @@ class FEEDLINE_EXPORT PackSchedule {
 
   const PackOptions& options() const { return options_; }
   int64_t num_documents() const { return static_cast<int64_t>(lengths_.size()); }
+  // At least as many rows as any epoch packs into, whatever its order: a
+  // row holds at least one piece, and this counts the most pieces the
+  // documents can be cut into.
+  int64_t max_rows() const { return max_rows_; }
 
  private:
   struct Cache;
@@ -58,6 +62,7 @@ class FEEDLINE_EXPORT PackSchedule {
   std::vector<int64_t> lengths_;
   std::shared_ptr<const Sampler> documents_;
   PackOptions options_;
+  int64_t max_rows_ = 0;
   std::unique_ptr<Cache> cache_;
 };
 

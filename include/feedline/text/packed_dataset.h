@@ -25,9 +25,11 @@
 // whose length is the source's Length(i); documents of a TokenDataset are
 // read in place, others through Get.
 //
-// size() is the number of rows of epoch 0 (another epoch may pack into a few
-// rows more or fewer; its plan says how many). A row past its epoch's plan
-// is an IndexError.
+// The number of rows differs a little between epochs, and a dataset's size
+// must bound its indices in every epoch (worker processes check it), so
+// size() is the schedule's max_rows(): a row past the epoch's plan (only a
+// substitute the error policy draws asks for one) is row index % rows. The
+// loader's batches, from the PackBatchSampler, ask for the epoch's rows only.
 //
 // Thread safety: immutable after construction (the schedule is safe to
 // share); Get may run on any number of threads.
