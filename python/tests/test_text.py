@@ -72,8 +72,10 @@ def reference_plan(lengths, seq_len, strategy, max_segments=None, open_rows=64):
             continue
         fits = [a for a, (_, used) in open_.items() if seq_len - used >= rest]
         if fits:
-            key = (lambda a: (seq_len - open_[a][1], a)) if strategy == "best_fit" else (lambda a: a)
-            target = min(fits, key=key)
+            if strategy == "best_fit":
+                target = min(fits, key=lambda a: (seq_len - open_[a][1], a))
+            else:
+                target = min(fits)
         else:
             if len(open_) >= open_rows:
                 close(min(open_, key=lambda a: (seq_len - open_[a][1], a)))

@@ -27,8 +27,9 @@ PackStrategy ParsePackStrategy(const std::string& text) {
                          PackStrategy::kConcatSplit}) {
     if (text == PackStrategyName(s)) return s;
   }
-  throw Error("PackOptions: strategy must be \"best_fit\", \"first_fit\" or \"concat_split\", got \"" +
-              text + "\"");
+  throw Error(
+      "PackOptions: strategy must be \"best_fit\", \"first_fit\" or \"concat_split\", got \"" +
+      text + "\"");
 }
 
 const char* LongDocumentsName(LongDocuments policy) {

@@ -14,7 +14,9 @@ namespace feedline::text {
 
 std::vector<int64_t> LengthsOf(const Dataset& documents) {
   std::vector<int64_t> lengths(static_cast<size_t>(documents.size()));
-  for (int64_t i = 0; i < documents.size(); ++i) lengths[static_cast<size_t>(i)] = documents.Length(i);
+  for (int64_t i = 0; i < documents.size(); ++i) {
+    lengths[static_cast<size_t>(i)] = documents.Length(i);
+  }
   return lengths;
 }
 

@@ -239,7 +239,8 @@ class PackOptions:
         self.long_documents = _choice("PackOptions", "long_documents", long_documents,
                                       _LONG_DOCUMENTS)
         if not isinstance(tokens_field, str) or not tokens_field:
-            raise ValueError(f"PackOptions: tokens_field must be a field name, got {tokens_field!r}")
+            raise ValueError(
+                f"PackOptions: tokens_field must be a field name, got {tokens_field!r}")
         self.tokens_field = tokens_field
         self.pad_id = _positive_int("PackOptions", "pad_id", pad_id, low=-(2**63))
         self.shift_labels = bool(shift_labels)
