@@ -135,7 +135,8 @@ test-wheel: deps
 # feedline.torch's DataLoader, then what did not pass with feedline runs with
 # torch's; every test passing with torch must pass with feedline
 # (tests/peers/run_torch_suite.py). Then Paddle's
-# DataLoader behaviours, with paddle.io and feedline.paddle side by side.
+# DataLoader behaviours, with paddle.io and feedline.paddle side by side, and
+# token documents read from Arrow and Parquet with the venv's pyarrow.
 PEERS := $(BUILD)/peer-tests
 VENV := .venv
 venv:
@@ -150,7 +151,8 @@ test-peers: build venv
 	  --suite $(PEERS)/suites/torch-2.6/test_dataloader.py --out $(PEERS)/torch-2 \
 	  --pythonpath $(CURDIR)/$(BUILD)/python
 	@PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
-	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract
+	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract \
+	  python/tests/arrow_contract
 
 # torchvision's reference training script (references/classification/train.py
 # of torchvision 0.14.1, from Debian's source package at test time) with one

@@ -899,6 +899,7 @@ void BindVision(py::module_& m);  // vision_module.cc
 void BindHardExample(py::module_& m);  // training_loop_module.cc
 void BindStorage(py::module_& m);  // storage_module.cc
 void BindCommand(py::module_& m);  // command_module.cc
+void BindText(py::module_& m);  // text_module.cc
 
 }  // namespace feedline::python
 
@@ -912,6 +913,7 @@ PYBIND11_MODULE(_feedline, m) {
   feedline::python::BindCore(m);
   feedline::python::BindVision(m);
   feedline::python::BindStorage(m);
+  feedline::python::BindText(m);
   feedline::python::BindHardExample(m);
   feedline::python::BindCommand(m);
 }

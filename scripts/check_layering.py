@@ -14,6 +14,7 @@ can be understood with only the layers beneath it. The order (lowest first):
                         knows both src/loader and src/process
     src/vision          decoders, transforms, image datasets
     src/storage         shards and HDF5, which read images through src/vision
+    src/text            token documents, packing and mixing (needs src/data)
     src/synth           synthetic data for tests, benchmarks and the command:
                         not installed, so no part of the library includes it
     python, tools       the Python module and the `feedline` command
@@ -43,6 +44,7 @@ LAYERS = (
     ("src/loader_factory",),
     ("src/vision",),
     ("src/storage",),
+    ("src/text",),
     ("src/synth",),
     ("python", "tools"),
 )
@@ -59,7 +61,7 @@ PUBLIC_HEADERS_WITHOUT_SOURCE = {
 }
 
 # The public headers' subdirectories and the layer each belongs to.
-PUBLIC_SUBDIRECTORIES = {"vision": "src/vision", "storage": "src/storage"}
+PUBLIC_SUBDIRECTORIES = {"vision": "src/vision", "storage": "src/storage", "text": "src/text"}
 
 RANK = {directory: rank for rank, layer in enumerate(LAYERS) for directory in layer}
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<]((?:src|feedline)/[^">]+)[">]')

@@ -143,7 +143,7 @@ ALLOW
   feedline._feedline) || fail "stubtest feedline._feedline"
 # stubtest skips the submodules, which the stub types as check-only classes:
 # their names, and their classes' names, are compared here.
-(cd /tmp && "$venv/bin/python" - "$src/python/feedline/_feedline.pyi") <<'PY' || fail "the stubs of vision and storage"
+(cd /tmp && "$venv/bin/python" - "$src/python/feedline/_feedline.pyi") <<'PY' || fail "the stubs of vision, storage and text"
 import ast
 import inspect
 import sys
@@ -179,7 +179,8 @@ def compare(path, body, runtime):
             compare(f"{path}.{node.name}", node.body, getattr(runtime, node.name))
 
 
-for module, stub_class in (("vision", "_VisionModule"), ("storage", "_StorageModule")):
+for module, stub_class in (("vision", "_VisionModule"), ("storage", "_StorageModule"),
+                           ("text", "_TextModule")):
     compare(f"feedline._feedline.{module}", classes[stub_class].body, getattr(native, module))
 if problems:
     sys.exit("\n".join(problems))

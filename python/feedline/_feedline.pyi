@@ -1,8 +1,8 @@
 # Types of feedline._feedline, the compiled binding (python/*.cc). The
 # Python package (feedline/*.py) wraps it; users import from there.
 #
-# The binding's two submodules, vision and storage, are typed as the
-# check-only classes _VisionModule and _StorageModule (one stub file, no
+# The binding's submodules, vision, storage and text, are typed as the
+# check-only classes _VisionModule, _StorageModule and _TextModule (one stub file, no
 # stub package beside the compiled module): `from feedline._feedline import
 # vision` gives an object whose attributes are the submodule's.
 #
@@ -365,5 +365,93 @@ class _StorageModule:
         threads: SupportsIndex,
     ) -> dict[str, Any]: ...
 
+@type_check_only
+class _TextModule:
+    """feedline._feedline.text: token documents, packing and mixing."""
+
+    class TokenDataset(_Dataset):
+        def __init__(self, tokens: Any, offsets: Any, field: str) -> None: ...
+        @property
+        def field(self) -> str: ...
+        @property
+        def num_tokens(self) -> int: ...
+        def length(self, index: SupportsIndex) -> int: ...
+
+    class PackSchedule:
+        def __init__(
+            self,
+            lengths: Sequence[SupportsIndex],
+            sampler: _Sampler,
+            seq_len: SupportsIndex,
+            strategy: str,
+            max_segments: SupportsIndex,
+            open_rows: SupportsIndex,
+            long_documents: str,
+        ) -> None: ...
+        def rows(self, epoch: SupportsIndex) -> dict[str, Any]: ...
+
+    class PackedDataset(_Dataset):
+        def __init__(
+            self,
+            documents: _Dataset,
+            schedule: _TextModule.PackSchedule,
+            tokens_field: str,
+            pad_id: SupportsIndex,
+            shift_labels: bool,
+            mask_boundaries: bool,
+        ) -> None: ...
+
+    class PackBatchSampler(_BatchSampler):
+        def __init__(
+            self,
+            schedule: _TextModule.PackSchedule,
+            batch_size: SupportsIndex,
+            drop_last: bool,
+            num_replicas: SupportsIndex,
+            rank: SupportsIndex,
+        ) -> None: ...
+        def global_position(self, epoch: SupportsIndex, batches: SupportsIndex) -> int: ...
+        def resume_from(self, epoch: SupportsIndex, rows: SupportsIndex) -> None: ...
+
+    class MixedDataset(_Dataset):
+        def __init__(
+            self,
+            sources: Sequence[_Dataset],
+            weights: Sequence[float],
+            stopping: str,
+            num_samples: SupportsIndex,
+            shuffle: Sequence[bool],
+            seed: SupportsIndex,
+            start: Sequence[SupportsIndex],
+            source_field: str,
+        ) -> None: ...
+        def source_of(self, index: SupportsIndex) -> int: ...
+        def row_of(self, index: SupportsIndex) -> int: ...
+        def draws_before(self, position: SupportsIndex) -> list[int]: ...
+        def length(self, index: SupportsIndex) -> int: ...
+
+    @staticmethod
+    def dynamic_batch_sampler(
+        documents: _Dataset,
+        max_tokens: SupportsIndex,
+        max_batch_size: SupportsIndex,
+        bucket_size: SupportsIndex,
+        shuffle: bool,
+        seed: SupportsIndex,
+    ) -> _DynamicBatchSampler: ...
+    @staticmethod
+    def lengths_of(documents: _Dataset) -> Any: ...
+    @staticmethod
+    def plan_packing(
+        order: Sequence[SupportsIndex],
+        lengths: Sequence[SupportsIndex],
+        seq_len: SupportsIndex,
+        strategy: str,
+        max_segments: SupportsIndex,
+        open_rows: SupportsIndex,
+        long_documents: str,
+    ) -> dict[str, Any]: ...
+
 vision: _VisionModule
 storage: _StorageModule
+text: _TextModule

@@ -6,7 +6,8 @@ object with __getitem__/__len__, or __iter__/__len__) work too and are called
 under the GIL.
 
 The parts: arguments.py checks the arguments, datasets.py and samplers.py
-hold what their names say, loader.py the DataLoader.
+hold what their names say, text.py token documents, packing and mixing,
+loader.py the DataLoader.
 """
 
 # The private names other feedline modules use: feedline.vision.datasets
@@ -41,6 +42,7 @@ from feedline.io.samplers import (
     WeightedRandomSampler,
     resolve_launch,
 )
+from feedline.io.text import MixedDataset, PackOptions, TokenDataset
 
 __all__ = [
     "BatchSampler",
@@ -52,6 +54,8 @@ __all__ = [
     "DynamicBatchSampler",
     "HardExampleSampler",
     "IterableDataset",
+    "MixedDataset",
+    "PackOptions",
     "RandomSampler",
     "Sampler",
     "SequenceSampler",
@@ -59,6 +63,7 @@ __all__ = [
     "Subset",
     "SubsetRandomSampler",
     "TensorDataset",
+    "TokenDataset",
     "WeightedRandomSampler",
     "get_worker_info",
     "random_split",

@@ -21,6 +21,7 @@ from feedline.io.arguments import (
 )
 from feedline.io.datasets import _is_iterable_dataset, _native_dataset
 from feedline.io.samplers import DistributedBatchSampler, HardExampleSampler, _native
+from feedline.io.text import _pack_position, _pack_state_to_restore, _packed
 
 _live_loaders = weakref.WeakSet()
 
@@ -131,6 +132,12 @@ class DataLoader:
       report              where reports go: a logging.Logger (default: the
                           "feedline" logger, at INFO), or a callable taking the
                           report dict (its "text" is the line).
+      pack                a feedline.io.PackOptions: the dataset's documents
+                          (samples with a token field) are packed into rows of
+                          seq_len tokens, batch_size rows a batch, each batch a
+                          dict of input_ids, labels, position_ids, segment_ids
+                          and cu_seqlens (docs/text.md). The sampler or shuffle
+                          orders the documents before they are packed.
 
     Iterating yields one batch per step: a tuple of numpy arrays when samples
     are tuples (native image datasets give (image, label)), a dict when they
@@ -179,6 +186,7 @@ class DataLoader:
         report_every=None,
         report=None,
         memory_budget=None,
+        pack=None,
     ):
         worker_mode = _worker_mode_argument(worker_mode)
         self.dataset = dataset
@@ -204,6 +212,22 @@ class DataLoader:
                 "must be left unset"
             )
         fields = getattr(dataset, "_fields", None) if native is not None else None
+        self.pack = pack
+        if pack is not None:
+            # The loader then loads packed rows: their plan orders the
+            # documents (sampler or shuffle) and batches the rows.
+            if self._iterable:
+                raise ValueError("DataLoader: pack needs a map-style dataset of documents (with "
+                                 "their lengths); an IterableDataset cannot be packed")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader: pack makes the batches (batch_size packed rows "
+                                 "each); batch_sampler must be left unset")
+            native, self._pack_batches = _packed(
+                dataset, pack, _int_argument("batch_size", batch_size, 1, _INT64[1]), shuffle,
+                sampler, drop_last, self.seed)
+            batch_sampler = self._pack_batches
+            # Now in the batch sampler: the engine takes them as unset.
+            batch_size, shuffle, sampler, drop_last, fields = 1, False, None, False, None
         workers = _auto_or_int_argument("num_workers", num_workers, 0)
         prefetch = _auto_or_int_argument("prefetch_factor", prefetch_factor, 1)
         # The tuner runs with num_workers "auto", or prefetch "auto" and workers.
@@ -284,10 +308,14 @@ class DataLoader:
         batch size, drop_last, ranks, the epoch's batch count and a digest of
         its batches), so that load_state_dict can refuse a mismatch. With a
         DistributedBatchSampler it also holds `global_position`, what all ranks
-        consumed, from which a job of another world size resumes."""
+        consumed, from which a job of another world size resumes; with pack,
+        `pack_position`, the same for packed rows."""
         state = self._loader.state()
         if isinstance(self.batch_sampler, DistributedBatchSampler):
             state["global_position"] = self.batch_sampler.global_position(state)
+        if self.pack is not None:
+            # The rows all ranks consumed, for a job of another world size.
+            state["pack_position"] = _pack_position(self.pack, self._pack_batches, state)
         if isinstance(self._sampler_with_state(), HardExampleSampler):
             # The sampler's draws depend on the losses reported so far.
             state["sampler_state"] = self._sampler_with_state().state_dict()
@@ -309,6 +337,11 @@ class DataLoader:
             raise TypeError(f"load_state_dict takes a dict from state_dict(), got {type(state).__name__}")
         if isinstance(self.batch_sampler, DistributedBatchSampler):
             state = self.batch_sampler._position_to_restore(state)
+        if "pack_position" in state:
+            if self.pack is None:
+                raise ValueError("load_state_dict: the state is of a packing loader (it has a "
+                                 "pack_position), this DataLoader packs nothing")
+            state = _pack_state_to_restore(self.pack, self._pack_batches, state)
         if "sampler_state" in state:
             sampler = self._sampler_with_state()
             if not isinstance(sampler, HardExampleSampler):

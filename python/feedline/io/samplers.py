@@ -227,15 +227,25 @@ class DynamicBatchSampler(BatchSampler):
     samples whose longest has length L costs k * L, at most max_tokens.
     Samples are sorted by length within buckets of bucket_size (0: the whole
     epoch), cut into batches, and the batches shuffled, from (seed, epoch).
-    lengths[i] is the length of sample i."""
+    lengths[i] is the length of sample i; or give a native dataset that knows
+    its lengths (feedline.io.TokenDataset, from Parquet or Arrow too): they
+    are read in C++, with no Python list of them."""
 
     def __init__(self, lengths, max_tokens, max_batch_size=0, bucket_size=0, shuffle=True,
                  seed=None):
-        self.lengths = np.asarray(lengths, dtype=np.int64).ravel().tolist()
-        self._native = _feedline._DynamicBatchSampler(
-            self.lengths, int(max_tokens), int(max_batch_size), int(bucket_size), bool(shuffle),
-            _seed_from(None, seed)
-        )
+        seed = _seed_from(None, seed)
+        native = getattr(lengths, "_native", None)
+        if isinstance(native, _feedline._Dataset):
+            self.lengths = None
+            self._native = _feedline.text.dynamic_batch_sampler(
+                native, int(max_tokens), int(max_batch_size), int(bucket_size), bool(shuffle),
+                seed)
+        else:
+            self.lengths = np.asarray(lengths, dtype=np.int64).ravel().tolist()
+            self._native = _feedline._DynamicBatchSampler(
+                self.lengths, int(max_tokens), int(max_batch_size), int(bucket_size),
+                bool(shuffle), seed
+            )
         self._epoch = 0
 
 

@@ -1,0 +1,243 @@
+// feedline._feedline.text: token documents, packing and mixing
+// (feedline.io.TokenDataset, PackOptions, MixedDataset; docs/text.md). The
+// Python files check and name the arguments; this file converts them.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "feedline/batch_sampler.h"
+#include "feedline/error.h"
+#include "feedline/sampler.h"
+#include "feedline/text/mixed_dataset.h"
+#include "feedline/text/pack_batch_sampler.h"
+#include "feedline/text/pack_plan.h"
+#include "feedline/text/pack_schedule.h"
+#include "feedline/text/packed_dataset.h"
+#include "feedline/text/token_dataset.h"
+
+namespace py = pybind11;
+
+namespace feedline::python {
+
+namespace {
+
+using text::PackOptions;
+
+PackOptions ToPackOptions(int64_t seq_len, const std::string& strategy, int64_t max_segments,
+                          int64_t open_rows, const std::string& long_documents) {
+  PackOptions options;
+  options.seq_len = seq_len;
+  options.strategy = text::ParsePackStrategy(strategy);
+  options.max_segments = max_segments;
+  options.open_rows = open_rows;
+  options.long_documents = text::ParseLongDocuments(long_documents);
+  options.Check();
+  return options;
+}
+
+template <typename T>
+py::array_t<T> ToArray(const std::vector<T>& values) {
+  py::array_t<T> out(static_cast<py::ssize_t>(values.size()));
+  std::copy(values.begin(), values.end(), out.mutable_data());
+  return out;
+}
+
+// A plan as numpy arrays: document, offset and length of every piece, and
+// the offsets of the rows into them.
+py::dict PlanToPython(const text::PackPlan& plan) {
+  std::vector<int64_t> documents, offsets, lengths;
+  documents.reserve(plan.pieces.size());
+  offsets.reserve(plan.pieces.size());
+  lengths.reserve(plan.pieces.size());
+  for (const text::PackPiece& p : plan.pieces) {
+    documents.push_back(p.document);
+    offsets.push_back(p.offset);
+    lengths.push_back(p.length);
+  }
+  py::dict out;
+  out["document"] = ToArray(documents);
+  out["offset"] = ToArray(offsets);
+  out["length"] = ToArray(lengths);
+  out["row_offsets"] = ToArray(plan.row_offsets);
+  out["tokens"] = plan.tokens;
+  out["dropped_documents"] = plan.dropped_documents;
+  out["dropped_tokens"] = plan.dropped_tokens;
+  return out;
+}
+
+std::shared_ptr<const Sampler> DocumentSampler(const py::object& sampler) {
+  if (!py::isinstance<Sampler>(sampler)) {
+    throw py::type_error("packing: the documents' sampler must be a native feedline sampler, got " +
+                         py::repr(sampler).cast<std::string>());
+  }
+  return sampler.cast<std::shared_ptr<Sampler>>();
+}
+
+}  // namespace
+
+void BindText(py::module_& m) {
+  py::module_ t = m.def_submodule("text", "token documents, packing and mixing");
+
+  py::class_<text::TokenDataset, Dataset, std::shared_ptr<text::TokenDataset>>(t, "TokenDataset")
+      .def(py::init([](const py::array& tokens,
+                       py::array_t<int64_t, py::array::c_style | py::array::forcecast> offsets,
+                       const std::string& field) {
+             std::vector<int32_t> narrow(static_cast<size_t>(tokens.size()));
+             if (py::isinstance<py::array_t<int32_t>>(tokens) &&
+                 (tokens.flags() & py::array::c_style)) {
+               // int32 already (Arrow's and Parquet's usual token type): one copy.
+               const auto* src = static_cast<const int32_t*>(tokens.data());
+               std::copy(src, src + narrow.size(), narrow.begin());
+             } else {
+               auto wide = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(
+                   tokens);
+               if (!wide) throw Error("TokenDataset: tokens must be an array of integers");
+               const int64_t* src = wide.data();
+               for (size_t i = 0; i < narrow.size(); ++i) {
+                 if (src[i] < std::numeric_limits<int32_t>::min() ||
+                     src[i] > std::numeric_limits<int32_t>::max()) {
+                   throw Error("TokenDataset: token " + std::to_string(src[i]) + " at " +
+                               std::to_string(i) + " does not fit in 32 bits");
+                 }
+                 narrow[i] = static_cast<int32_t>(src[i]);
+               }
+             }
+             std::vector<int64_t> starts(offsets.data(), offsets.data() + offsets.size());
+             py::gil_scoped_release release;
+             return std::make_shared<text::TokenDataset>(std::move(narrow), std::move(starts),
+                                                         field);
+           }),
+           py::arg("tokens"), py::arg("offsets"), py::arg("field"))
+      .def_property_readonly("field", &text::TokenDataset::field)
+      .def_property_readonly("num_tokens", &text::TokenDataset::num_tokens)
+      .def("length", &text::TokenDataset::Length, py::arg("index"));
+
+  t.def(
+      "lengths_of",
+      [](const Dataset& documents) {
+        std::vector<int64_t> lengths;
+        {
+          py::gil_scoped_release release;
+          lengths = text::LengthsOf(documents);
+        }
+        return ToArray(lengths);
+      },
+      py::arg("documents"));
+
+  // Token-budget batches over a native dataset's own lengths (a
+  // TokenDataset's, from Parquet or Arrow), read in C++: no Python list.
+  t.def(
+      "dynamic_batch_sampler",
+      [](const Dataset& documents, int64_t max_tokens, int64_t max_batch_size,
+         int64_t bucket_size, bool shuffle, uint64_t seed) {
+        DynamicBatchSampler::Options o{max_tokens, max_batch_size, bucket_size, shuffle, seed};
+        py::gil_scoped_release release;
+        return std::make_shared<DynamicBatchSampler>(documents, o);
+      },
+      py::arg("documents"), py::arg("max_tokens"), py::arg("max_batch_size"),
+      py::arg("bucket_size"), py::arg("shuffle"), py::arg("seed"));
+
+  t.def(
+      "plan_packing",
+      [](std::vector<int64_t> order, std::vector<int64_t> lengths, int64_t seq_len,
+         const std::string& strategy, int64_t max_segments, int64_t open_rows,
+         const std::string& long_documents) {
+        const PackOptions options =
+            ToPackOptions(seq_len, strategy, max_segments, open_rows, long_documents);
+        text::PackPlan plan;
+        {
+          py::gil_scoped_release release;
+          plan = text::PlanPacking(order, lengths, options);
+        }
+        return PlanToPython(plan);
+      },
+      py::arg("order"), py::arg("lengths"), py::arg("seq_len"), py::arg("strategy"),
+      py::arg("max_segments"), py::arg("open_rows"), py::arg("long_documents"));
+
+  py::class_<text::PackSchedule, std::shared_ptr<text::PackSchedule>>(t, "PackSchedule")
+      .def(py::init([](std::vector<int64_t> lengths, const py::object& sampler, int64_t seq_len,
+                       const std::string& strategy, int64_t max_segments, int64_t open_rows,
+                       const std::string& long_documents) {
+             return std::make_shared<text::PackSchedule>(
+                 std::move(lengths), DocumentSampler(sampler),
+                 ToPackOptions(seq_len, strategy, max_segments, open_rows, long_documents));
+           }),
+           py::arg("lengths"), py::arg("sampler"), py::arg("seq_len"), py::arg("strategy"),
+           py::arg("max_segments"), py::arg("open_rows"), py::arg("long_documents"))
+      .def(
+          "rows",
+          [](const text::PackSchedule& s, int64_t epoch) {
+            std::shared_ptr<const text::PackPlan> plan;
+            {
+              py::gil_scoped_release release;
+              plan = s.Rows(epoch);
+            }
+            return PlanToPython(*plan);
+          },
+          py::arg("epoch"));
+
+  py::class_<text::PackedDataset, Dataset, std::shared_ptr<text::PackedDataset>>(t,
+                                                                                 "PackedDataset")
+      .def(py::init([](std::shared_ptr<Dataset> documents,
+                       std::shared_ptr<text::PackSchedule> schedule,
+                       const std::string& tokens_field, int64_t pad_id, bool shift_labels,
+                       bool mask_boundaries) {
+             text::PackedRowOptions options;
+             options.tokens_field = tokens_field;
+             options.pad_id = pad_id;
+             options.shift_labels = shift_labels;
+             options.mask_boundaries = mask_boundaries;
+             py::gil_scoped_release release;
+             return std::make_shared<text::PackedDataset>(std::move(documents),
+                                                          std::move(schedule), options);
+           }),
+           py::arg("documents"), py::arg("schedule"), py::arg("tokens_field"), py::arg("pad_id"),
+           py::arg("shift_labels"), py::arg("mask_boundaries"));
+
+  py::class_<text::PackBatchSampler, BatchSampler, std::shared_ptr<text::PackBatchSampler>>(
+      t, "PackBatchSampler")
+      .def(py::init([](std::shared_ptr<text::PackSchedule> schedule, int64_t batch_size,
+                       bool drop_last, int64_t num_replicas, int64_t rank) {
+             return std::make_shared<text::PackBatchSampler>(std::move(schedule), batch_size,
+                                                             drop_last, num_replicas, rank);
+           }),
+           py::arg("schedule"), py::arg("batch_size"), py::arg("drop_last"),
+           py::arg("num_replicas"), py::arg("rank"))
+      .def("global_position", &text::PackBatchSampler::GlobalPosition, py::arg("epoch"),
+           py::arg("batches"))
+      .def("resume_from", &text::PackBatchSampler::ResumeFrom, py::arg("epoch"), py::arg("rows"));
+
+  py::class_<text::MixedDataset, Dataset, std::shared_ptr<text::MixedDataset>>(t, "MixedDataset")
+      .def(py::init([](std::vector<std::shared_ptr<Dataset>> sources, std::vector<double> weights,
+                       const std::string& stopping, int64_t num_samples,
+                       std::vector<bool> shuffle, uint64_t seed, std::vector<int64_t> start,
+                       const std::string& source_field) {
+             text::MixOptions options;
+             options.weights = std::move(weights);
+             options.stopping = text::ParseMixStopping(stopping);
+             options.num_samples = num_samples;
+             options.shuffle = std::move(shuffle);
+             options.seed = seed;
+             options.start = std::move(start);
+             options.source_field = source_field;
+             std::vector<std::shared_ptr<const Dataset>> parts(sources.begin(), sources.end());
+             py::gil_scoped_release release;
+             return std::make_shared<text::MixedDataset>(std::move(parts), std::move(options));
+           }),
+           py::arg("sources"), py::arg("weights"), py::arg("stopping"), py::arg("num_samples"),
+           py::arg("shuffle"), py::arg("seed"), py::arg("start"), py::arg("source_field"))
+      .def("source_of", &text::MixedDataset::source_of, py::arg("index"))
+      .def("row_of", &text::MixedDataset::row_of, py::arg("index"))
+      .def("draws_before", &text::MixedDataset::DrawsBefore, py::arg("position"))
+      .def("length", &text::MixedDataset::Length, py::arg("index"));
+}
+
+}  // namespace feedline::python
