@@ -13,6 +13,7 @@ PACKAGES=(
   python3-torch python3-torchvision
   openmpi-bin libopenmpi-dev
   libhdf5-dev python3-h5py
+  libcurl4-openssl-dev nginx-light
 )
 
 missing=()
