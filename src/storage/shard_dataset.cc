@@ -109,13 +109,13 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob,
 ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
                            std::vector<std::string> classes, size_t max_open_shards,
                            RemoteOptions remote)
-    : pipeline_(std::move(pipeline)), classes_(std::move(classes)) {
+    : pipeline_(std::move(pipeline)), classes_(std::move(classes)), remote_(remote) {
   if (index_files.empty()) throw Error("shard dataset: no shard index given");
   static_assert(kSourceSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
   for (const std::string& index_path : index_files) tar_paths_.push_back(TarPathOf(index_path));
   // Every file below is read through the store: local or remote, the same
   // checks.
-  store_ = OpenPackStore(tar_paths_, max_open_shards, remote);
+  store_ = OpenPackStore(tar_paths_, max_open_shards, remote_);
   const std::string folder = FolderOf(index_files.front());
   const std::string manifest = store_->ReadText(folder + "/pack.txt").value_or("");
   if (!manifest.empty() && ManifestValue(manifest, "records").empty()) {

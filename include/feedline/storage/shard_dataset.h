@@ -89,6 +89,8 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   int64_t shard_of(int64_t index) const;
   const std::vector<int64_t>& shard_starts() const { return shard_starts_; }
   const vision::Pipeline& pipeline() const { return pipeline_; }
+  // The retries and timeouts of a remote pack's requests (unused for a local one).
+  const RemoteOptions& remote_options() const { return remote_; }
   // The bound on open tar files, and how many are open now. A remote pack:
   // 0, and the connections opened (one per thread that has read at once).
   size_t max_open_shards() const;
@@ -97,6 +99,7 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
  private:
   vision::Pipeline pipeline_;
   std::vector<std::string> classes_;
+  RemoteOptions remote_;
   std::vector<std::string> tar_paths_;
   std::unique_ptr<PackStore> store_;
   std::vector<int64_t> shard_starts_;  // first record of each shard
