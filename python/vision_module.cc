@@ -354,11 +354,13 @@ void BindVision(py::module_& m) {
       .def_readwrite("connect_timeout_s", &storage::RemoteOptions::connect_timeout_s)
       .def_readwrite("stall_timeout_s", &storage::RemoteOptions::stall_timeout_s)
       .def_readwrite("backoff_s", &storage::RemoteOptions::backoff_s)
+      .def_readwrite("cache_dir", &storage::RemoteOptions::cache_dir)
+      .def_readwrite("cache_limit", &storage::RemoteOptions::cache_limit)
       .def("check", &storage::CheckRemoteOptions)
       .def(py::pickle(
           [](const storage::RemoteOptions& o) {
             return py::make_tuple(o.max_attempts, o.retry_budget_s, o.connect_timeout_s,
-                                  o.stall_timeout_s, o.backoff_s);
+                                  o.stall_timeout_s, o.backoff_s, o.cache_dir, o.cache_limit);
           },
           [](const py::tuple& t) {
             storage::RemoteOptions o;
@@ -367,6 +369,8 @@ void BindVision(py::module_& m) {
             o.connect_timeout_s = t[2].cast<double>();
             o.stall_timeout_s = t[3].cast<double>();
             o.backoff_s = t[4].cast<double>();
+            o.cache_dir = t[5].cast<std::string>();
+            o.cache_limit = t[6].cast<uint64_t>();
             return o;
           }));
   py::class_<storage::ShardDataset, Dataset, std::shared_ptr<storage::ShardDataset>>(

@@ -278,6 +278,8 @@ class _VisionModule:
         connect_timeout_s: float
         stall_timeout_s: float
         backoff_s: float
+        cache_dir: str
+        cache_limit: int
         def __init__(self) -> None: ...
         def check(self) -> None: ...
 

@@ -138,6 +138,8 @@ def test_a_served_pack_gives_the_local_packs_batches(packed, server):
     ({"retries": 3}, TypeError, "unknown option 'retries'"),
     ({"backoff_s": "fast"}, TypeError, "backoff_s must be a number"),
     ([3], TypeError, "remote must be a dict"),
+    ({"cache_limit": "lots"}, ValueError, "remote: cache_limit"),
+    ({"cache_limit": -1}, ValueError, "cache_limit must be between 0"),
 ])
 def test_bad_remote_options_are_refused_naming_them(server, remote, error, message):
     with pytest.raises(error, match=message):
@@ -187,3 +189,24 @@ def test_requests_do_not_hold_the_gil(server):
     # The counting thread ran while the request waited (about one tick per
     # millisecond; a held GIL would have stopped it).
     assert ticks[0] > 100 * waited
+
+
+def test_a_cache_dir_downloads_each_shard_once_for_every_reader(packed, server, tmp_path):
+    cache = str(tmp_path / "cache")
+    remote = {"cache_dir": cache, "cache_limit": "1GiB"}
+    local = datasets.ShardDataset(os.path.join(packed, "train"), transform=train_transform())
+    want = copied(feedline.DataLoader(local, batch_size=4, shuffle=True, seed=9))
+    for workers, mode in ((2, "process"), (2, "thread"), (0, "thread")):
+        served = datasets.ShardDataset(server.url("train/"), transform=train_transform(),
+                                       remote=remote)
+        got = copied(feedline.DataLoader(served, batch_size=4, shuffle=True, seed=9,
+                                         num_workers=workers, worker_mode=mode))
+        for (ia, la), (ib, lb) in zip(got, want):
+            np.testing.assert_array_equal(ia, ib)
+            np.testing.assert_array_equal(la, lb)
+    tar_gets = [line for line in open(os.path.join(server.scratch, "access.log"))
+                if "GET /train/shard-" in line and ".tar " in line]
+    assert len(tar_gets) == len(local.shards)
+    cached = sorted(name for _, _, names in os.walk(cache) for name in names
+                    if name.endswith(".tar"))
+    assert cached == sorted(os.path.basename(shard) for shard in local.shards)

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <set>
@@ -64,15 +66,21 @@ struct HttpClient::Request {
   bool head = false;
   // A ranged GET into `dst` (exactly `size` bytes), else the whole body
   // into `body` (at most `max_bytes`).
+  // The bytes of a range received so far, over all attempts: a retry asks
+  // for the rest only.
   bool ranged = false;
   uint64_t offset = 0;
   uint64_t size = 0;
   uint8_t* dst = nullptr;
+  // Instead of `dst`: each piece of the range as it arrives.
+  const std::function<void(const uint8_t*, size_t)>* sink = nullptr;
+  std::exception_ptr sink_error;
   std::vector<uint8_t>* body = nullptr;
   uint64_t max_bytes = 0;
   // Of the attempt under way.
   void* handle = nullptr;
   uint64_t received = 0;
+  uint64_t attempt_start = 0;  // where this attempt's range starts
   bool too_long = false;
   bool ignored_range = false;
   uint64_t content_length = 0;
@@ -101,7 +109,7 @@ size_t HttpClient::WriteBody(char* data, size_t one, size_t count, void* user) {
   if (request->ranged) {
     // A 200 is the whole file: only right when the range starts at 0 (and,
     // checked below, is the whole file).
-    if (status == 200 && request->offset != 0) {
+    if (status == 200 && request->attempt_start != 0) {
       request->ignored_range = true;
       return 0;
     }
@@ -109,7 +117,18 @@ size_t HttpClient::WriteBody(char* data, size_t one, size_t count, void* user) {
       request->too_long = true;
       return 0;
     }
-    std::memcpy(request->dst + request->received, data, bytes);
+    if (request->sink != nullptr) {
+      // An exception must not unwind through libcurl: kept, and rethrown
+      // once the transfer is aborted.
+      try {
+        (*request->sink)(reinterpret_cast<const uint8_t*>(data), bytes);
+      } catch (...) {
+        request->sink_error = std::current_exception();
+        return 0;
+      }
+    } else {
+      std::memcpy(request->dst + request->received, data, bytes);
+    }
   } else {
     if (request->received + bytes > request->max_bytes) {
       request->too_long = true;
@@ -198,7 +217,8 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   // Reset keeps the handle's live connection (and DNS cache) for reuse.
   curl_easy_reset(handle);
   request.handle = handle;
-  request.received = 0;
+  if (!request.ranged) request.received = 0;
+  request.attempt_start = request.offset + request.received;
   request.too_long = false;
   request.ignored_range = false;
   if (request.body != nullptr) request.body->clear();
@@ -227,13 +247,15 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   }
   std::string range;
   if (request.ranged) {
-    range = std::to_string(request.offset) + "-" + std::to_string(request.offset + request.size - 1);
+    range = std::to_string(request.attempt_start) + "-" +
+            std::to_string(request.offset + request.size - 1);
     curl_easy_setopt(handle, CURLOPT_RANGE, range.c_str());
   }
   const CURLcode code = curl_easy_perform(handle);
   Outcome outcome;
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &outcome.status);
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+  if (request.sink_error) std::rethrow_exception(request.sink_error);
   if (request.ignored_range) {
     outcome.problem = "the server ignored the Range header (HTTP 200 with the whole file)";
     return outcome;
@@ -325,6 +347,18 @@ void HttpClient::ReadRange(const std::string& url, uint64_t offset, size_t size,
   request.offset = offset;
   request.size = size;
   request.dst = dst;
+  const long status = Run(request);
+  if (NotFound(status)) throw Error(request.What() + ": HTTP " + std::to_string(status) + " (not found)");
+}
+
+void HttpClient::StreamRange(const std::string& url, uint64_t offset, uint64_t size,
+                             const std::function<void(const uint8_t*, size_t)>& sink) const {
+  Request request;
+  request.url = url;
+  request.ranged = true;
+  request.offset = offset;
+  request.size = size;
+  request.sink = &sink;
   const long status = Run(request);
   if (NotFound(status)) throw Error(request.What() + ": HTTP " + std::to_string(status) + " (not found)");
 }

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +43,14 @@ class HttpClient {
   // Reads bytes [offset, offset + size) of `url` into `dst` with one ranged
   // GET (retried as a whole). The server must answer 206 with exactly `size`
   // bytes (or 200 with the whole file when it is that range). REQUIRES: size > 0.
+  // A retry asks for the bytes not yet received only.
   void ReadRange(const std::string& url, uint64_t offset, size_t size, uint8_t* dst) const;
+
+  // As ReadRange, handing each piece to `sink` as it arrives, in order,
+  // each byte once (a retry continues where the last attempt stopped). An
+  // exception from `sink` aborts the request and propagates.
+  void StreamRange(const std::string& url, uint64_t offset, uint64_t size,
+                   const std::function<void(const uint8_t*, size_t)>& sink) const;
 
   // The whole body of `url` (at most `max_bytes`, else an Error), or nullopt
   // if the server answers 404 or 410.

@@ -34,6 +34,8 @@ class HttpPackStore : public PackStore {
   void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
   size_t max_open() const override { return 0; }
   size_t open_count() const override { return client_.handles_made(); }
+  const HttpClient& client() const { return client_; }
+  const std::vector<std::string>& tar_urls() const { return tar_urls_; }
 
  private:
   const std::vector<std::string> tar_urls_;

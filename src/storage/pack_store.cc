@@ -1,6 +1,7 @@
 #include "src/storage/pack_store.h"
 
 #include "feedline/error.h"
+#include "src/storage/cached_pack_store.h"
 #include "src/storage/http_pack_store.h"
 #include "src/storage/local_pack_store.h"
 
@@ -14,6 +15,9 @@ std::unique_ptr<PackStore> OpenPackStore(std::vector<std::string> tars, size_t m
   if (remote_count != tars.size()) {
     throw Error("shard dataset: the shards are partly local files and partly URLs (" +
                 tars.front() + ", ...); give one pack's shards, all local or all remote");
+  }
+  if (!remote.cache_dir.empty()) {
+    return std::make_unique<CachedPackStore>(std::move(tars), max_open, remote);
   }
   return std::make_unique<HttpPackStore>(std::move(tars), remote);
 }

@@ -1,7 +1,8 @@
 // PackStore: where the files of a pack (pack.h) are read from, the seam under
 // ShardDataset: the local file system (LocalPackStore: positioned reads of
-// open descriptors) or an HTTP(S) server (HttpPackStore: ranged GETs, no
-// disk). ShardDataset reads its manifest, classes, indexes and records
+// open descriptors), an HTTP(S) server (HttpPackStore: ranged GETs, no
+// disk), or a server through the node's shard cache (CachedPackStore, when
+// RemoteOptions::cache_dir is set). ShardDataset reads its manifest, classes, indexes and records
 // through it alone, so every check it makes (sizes, CRC-32C, tar headers)
 // holds for either.
 //

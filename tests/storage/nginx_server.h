@@ -81,13 +81,18 @@ class NginxServer {
     pid_ = -1;
   }
 
+  // Directives added to the server block from the next Start on (e.g.
+  // "limit_rate 100k;" for a slow server).
+  void set_server_config(std::string directives) { server_config_ = std::move(directives); }
+
   int port() const { return port_; }
   // "http://127.0.0.1:PORT/" + path.
   std::string Url(const std::string& path = "") const {
     return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
   }
 
-  // The requests served, one "CONNECTION METHOD URI STATUS" line each.
+  // The requests served, one "CONNECTION METHOD URI STATUS RANGE" line each
+  // (RANGE: the Range header, "-" if none).
   // nginx writes a request's line after its answer has gone out: read until
   // two reads 30 ms apart agree.
   std::vector<std::string> AccessLog() const {
@@ -155,7 +160,7 @@ class NginxServer {
          << "events { worker_connections 256; }\n"
          << "http {\n"
          << "  default_type application/octet-stream;\n"
-         << "  log_format counted '$connection $request_method $request_uri $status';\n"
+         << "  log_format counted '$connection $request_method $request_uri $status $http_range';\n"
          << "  access_log " << (dir_ / "access.log") << " counted;\n"
          << "  keepalive_requests 100000;\n"
          << "  keepalive_timeout 60s;\n"
@@ -167,6 +172,7 @@ class NginxServer {
          << "  server {\n"
          << "    listen 127.0.0.1:" << port_ << ";\n"
          << "    root " << root_ << ";\n"
+         << "    " << server_config_ << "\n"
          // Fixed answers for the tests of failures.
          << "    location = /status/403 { return 403; }\n"
          << "    location = /status/429 { return 429; }\n"
@@ -195,6 +201,7 @@ class NginxServer {
   }
 
   const std::string root_;
+  std::string server_config_;
   TempDir dir_;
   int port_ = 0;
   pid_t pid_ = -1;

@@ -1,6 +1,7 @@
 // RemoteOptions: how a dataset reads a pack that an HTTP(S) server serves
 // (ShardDataset over "http://host/path/"): the retries and timeouts of each
-// request, so that a failing or silent server ends in an error, never a hang.
+// request, so that a failing or silent server ends in an error, never a hang,
+// and the node's shard cache (docs/storage.md, "One cache per node").
 //
 // What is retried (with exponential backoff and jitter, within
 // `max_attempts` and `retry_budget_s`): a connection refused, reset or timed
@@ -39,6 +40,18 @@ struct FEEDLINE_EXPORT RemoteOptions {
   // The wait before the first retry, in seconds; doubled for each further
   // one, each wait drawn between half and one and a half of it. >= 0.
   double backoff_s = 0.1;
+
+  // A local folder that keeps whole shards, shared by every process and
+  // thread on the node that names it (file locks): each shard is downloaded
+  // once per node, written under a temporary name, checked against its
+  // index's CRC-32C and only then renamed into place, so that a download
+  // killed midway is never taken as a whole shard (the next one resumes
+  // it). Created if missing. Empty: no cache; each record is a ranged GET.
+  std::string cache_dir;
+  // The most bytes of whole shards kept in cache_dir (the least recently
+  // opened are deleted first to make room), besides the shards being
+  // downloaded. 0: no limit.
+  uint64_t cache_limit = 0;
 };
 
 // Throws Error naming the first field out of range and its value.

@@ -231,9 +231,13 @@ class ShardDataset(_LabeledImages):
     that a web server serves (or of one shard's .tar or .idx): records are
     read by ranged GETs, checked the same way, with no disk
     (docs/storage.md, "Packs served over HTTP(S)"). `remote` sets the
-    retries and timeouts of its requests: a dict of max_attempts (5),
-    retry_budget_s (60), connect_timeout_s (10), stall_timeout_s (15) and
-    backoff_s (0.1); a failed request is a SampleError naming the URL."""
+    retries and timeouts of its requests and the node's shard cache: a dict
+    of max_attempts (5), retry_budget_s (60), connect_timeout_s (10),
+    stall_timeout_s (15), backoff_s (0.1), cache_dir (a local folder shared
+    by every process on the node: each shard downloaded once, whole and
+    checked; default none, records read by ranged GETs) and cache_limit (its
+    byte budget: an int or a size such as "20GiB"; 0, the default: none).
+    A failed request is a SampleError naming the URL."""
 
     def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil",
                  remote=None):
@@ -266,7 +270,14 @@ def _remote_options(remote):
     for name, value in remote.items():
         if name.startswith("_") or not hasattr(options, name):
             raise TypeError(f"remote: unknown option {name!r}; expected max_attempts, "
-                            "retry_budget_s, connect_timeout_s, stall_timeout_s or backoff_s")
+                            "retry_budget_s, connect_timeout_s, stall_timeout_s, backoff_s, "
+                            "cache_dir or cache_limit")
+        if name == "cache_dir":
+            options.cache_dir = os.fspath(value)
+            continue
+        if name == "cache_limit":
+            options.cache_limit = _size_in("remote: cache_limit", value, 0, (1 << 63) - 1)
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"remote: {name} must be a number, got {type(value).__name__}")
         setattr(options, name, int(value) if name == "max_attempts" else float(value))
