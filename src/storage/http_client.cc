@@ -59,6 +59,18 @@ bool RetryableCurlError(CURLcode code) {
 
 bool NotFound(long status) { return status == 404 || status == 410; }
 
+// The <Code> of an S3 error answer ("SignatureDoesNotMatch"), or "".
+std::string S3ErrorCode(const std::string& body) {
+  const size_t begin = body.find("<Code>");
+  const size_t end = body.find("</Code>");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return {};
+  return body.substr(begin + 6, end - begin - 6);
+}
+
+// SigV4 hashes the body: a GET's or HEAD's is empty.
+constexpr char kEmptyPayloadHash[] =
+    "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
 }  // namespace
 
 struct HttpClient::Request {
@@ -84,6 +96,7 @@ struct HttpClient::Request {
   bool too_long = false;
   bool ignored_range = false;
   uint64_t content_length = 0;
+  std::string error_body;  // the start of an error answer's body
 
   // "URL" or "URL: bytes A-B", the start of every message.
   std::string What() const {
@@ -105,7 +118,11 @@ size_t HttpClient::WriteBody(char* data, size_t one, size_t count, void* user) {
   const size_t bytes = one * count;
   long status = 0;
   curl_easy_getinfo(static_cast<CURL*>(request->handle), CURLINFO_RESPONSE_CODE, &status);
-  if (status < 200 || status >= 300) return bytes;
+  if (status < 200 || status >= 300) {
+    const size_t keep = std::min(bytes, size_t{2048} - std::min<size_t>(2048, request->error_body.size()));
+    request->error_body.append(data, keep);
+    return bytes;
+  }
   if (request->ranged) {
     // A 200 is the whole file: only right when the range starts at 0 (and,
     // checked below, is the whole file).
@@ -221,9 +238,37 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   request.attempt_start = request.offset + request.received;
   request.too_long = false;
   request.ignored_range = false;
+  request.error_body.clear();
   if (request.body != nullptr) request.body->clear();
   char error[CURL_ERROR_SIZE] = "";
-  curl_easy_setopt(handle, CURLOPT_URL, request.url.c_str());
+  Outcome outcome;
+  std::string url = request.url;
+  std::string sigv4;
+  std::string token;
+  struct Headers {
+    curl_slist* list = nullptr;
+    ~Headers() { curl_slist_free_all(list); }
+  } headers;
+  if (url.rfind("s3://", 0) == 0) {
+    const S3Config s3 = S3();
+    if (s3.access_key.empty() || s3.secret_key.empty()) {
+      outcome.problem =
+          "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE "
+          "(now '" + s3.profile + "') with its keys in ~/.aws/credentials";
+      return outcome;
+    }
+    url = S3HttpUrl(s3, url);
+    sigv4 = "aws:amz:" + s3.region + ":s3";
+    curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
+    curl_easy_setopt(handle, CURLOPT_USERNAME, s3.access_key.c_str());
+    curl_easy_setopt(handle, CURLOPT_PASSWORD, s3.secret_key.c_str());
+    headers.list = curl_slist_append(headers.list, kEmptyPayloadHash);
+    if (!s3.session_token.empty()) {
+      token = "x-amz-security-token: " + s3.session_token;
+      headers.list = curl_slist_append(headers.list, token.c_str());
+    }
+  }
+  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error);
   // Many threads: no signals for timeouts (libcurl's threaded resolver).
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
@@ -233,6 +278,7 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(handle, CURLOPT_USERAGENT, "feedline");
+  if (headers.list != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));
   // A stall: under 1 byte/s for stall_timeout_s.
@@ -252,7 +298,6 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
     curl_easy_setopt(handle, CURLOPT_RANGE, range.c_str());
   }
   const CURLcode code = curl_easy_perform(handle);
-  Outcome outcome;
   curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &outcome.status);
   curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
   if (request.sink_error) std::rethrow_exception(request.sink_error);
@@ -294,6 +339,8 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
     return outcome;
   }
   outcome.problem = "HTTP " + std::to_string(status);
+  const std::string s3_code = S3ErrorCode(request.error_body);
+  if (!s3_code.empty()) outcome.problem += " " + s3_code;
   if (NotFound(status)) {
     outcome.done = true;
     outcome.problem += " (not found)";
@@ -306,6 +353,17 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
     outcome.problem += status == 429 ? " (too many requests)" : " (server error)";
   }
   return outcome;
+}
+
+S3Config HttpClient::S3() const {
+  {
+    internal::MutexLock lock(&mu_);
+    if (s3_) return *s3_;
+  }
+  S3Config config = LoadS3Config();
+  internal::MutexLock lock(&mu_);
+  if (!s3_) s3_ = config;
+  return *s3_;
 }
 
 long HttpClient::Run(Request& request) const {

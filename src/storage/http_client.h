@@ -14,6 +14,11 @@
 // own, and leaves the inherited ones untouched. A pthread_atfork handler holds
 // every client's lock across fork so that a child never inherits it held.
 //
+// s3://BUCKET/KEY URLs are requested from the endpoint that the AWS
+// configuration names (S3Config, read when the first one is requested),
+// signed with SigV4 (libcurl's CURLOPT_AWS_SIGV4); an S3 error's code (e.g.
+// SignatureDoesNotMatch) is part of the message.
+//
 // Thread safety: every method may be called from many threads at once.
 #ifndef FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_
 #define FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_
@@ -29,6 +34,7 @@
 
 #include "feedline/storage/remote_options.h"
 #include "src/core/mutex.h"
+#include "src/storage/s3_config.h"
 
 namespace feedline::storage {
 
@@ -74,6 +80,8 @@ class HttpClient {
   Outcome Attempt(void* handle, Request& request) const;
   // Runs `request` with retries; returns the final HTTP status.
   long Run(Request& request) const;
+  // The AWS configuration, read on first use.
+  S3Config S3() const;
 
   // libcurl's write callback: a 2xx body into the request.
   static size_t WriteBody(char* data, size_t one, size_t count, void* request);
@@ -89,6 +97,7 @@ class HttpClient {
   // Set in a forked child by the fork handler: the idle handles are the
   // parent's.
   mutable bool forked_ GUARDED_BY(mu_) = false;
+  mutable std::optional<S3Config> s3_ GUARDED_BY(mu_);
 };
 
 }  // namespace feedline::storage

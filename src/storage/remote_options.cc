@@ -18,7 +18,8 @@ void CheckRemoteOptions(const RemoteOptions& options) {
 }
 
 bool IsRemoteLocation(const std::string& location) {
-  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0;
+  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0 ||
+         location.rfind("s3://", 0) == 0;
 }
 
 }  // namespace feedline::storage

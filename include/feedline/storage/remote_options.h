@@ -58,7 +58,7 @@ struct FEEDLINE_EXPORT RemoteOptions {
 FEEDLINE_EXPORT void CheckRemoteOptions(const RemoteOptions& options);
 
 // True if `location` is a URL that a remote pack store reads (http://,
-// https://) rather than a local path.
+// https://, s3://) rather than a local path.
 FEEDLINE_EXPORT bool IsRemoteLocation(const std::string& location);
 
 }  // namespace feedline::storage
