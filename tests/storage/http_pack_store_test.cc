@@ -6,7 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <memory>
 #include <string>
 #include <vector>
@@ -288,6 +290,56 @@ TEST_F(HttpPackStoreTest, AServerThatIsGoneFailsSamplesAfterBoundedRetries) {
   server_.Start();
   EXPECT_EQ(ImageOf(*served, 0), first);
   EXPECT_EQ(BatchesOf(served, 2).size(), 5u);
+}
+
+// The server stopped mid-epoch and back within the retry budget: the epoch
+// completes with every sample once, bit-identical to the local pack's.
+TEST_F(HttpPackStoreTest, AServerBackWithinTheRetryBudgetLeavesTheEpochWhole) {
+  RemoteOptions patient = Quick();
+  patient.max_attempts = 30;
+  patient.backoff_s = 0.05;
+  const vision::Pipeline pipeline = vision::TrainPipeline(40, DType::kU8);
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), pipeline);
+  const auto served = std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/")),
+                                                     pipeline, std::vector<std::string>{}, 0,
+                                                     patient);
+  LoaderOptions options;
+  options.batch_size = 1;
+  options.shuffle = true;
+  options.seed = 3;
+  options.num_workers = 1;
+  options.prefetch_factor = 1;
+  size_t at_stop = 0;
+  auto rows = [&](std::shared_ptr<const Dataset> data, bool interrupt) {
+    DataLoader loader(std::move(data), options);
+    std::vector<std::vector<uint8_t>> out;
+    std::thread restart;
+    while (std::optional<Batch> batch = loader.Next()) {
+      const Tensor& image = batch->field(0);
+      const uint8_t* p = static_cast<const uint8_t*>(image.raw());
+      out.emplace_back(p, p + image.bytes());
+      out.back().push_back(static_cast<uint8_t>(batch->indices()[0]));
+      if (interrupt && out.size() == 2) {
+        at_stop = server_.AccessLog().size();
+        server_.Stop();
+        restart = std::thread([&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(400));
+          server_.Start();
+        });
+      }
+    }
+    if (restart.joinable()) restart.join();
+    return out;
+  };
+  const std::vector<std::vector<uint8_t>> want = rows(local, false);
+  ASSERT_EQ(want.size(), static_cast<size_t>(kImages));
+  // Under the raise policy: a read that failed for good would end the epoch
+  // with its error.
+  EXPECT_EQ(rows(served, true), want);
+  // Most records came from the restarted server: the reads during the 400
+  // ms without one were retried until it was back.
+  ASSERT_GT(at_stop, 0u);
+  EXPECT_GE(server_.AccessLog().size(), at_stop + kImages / 2);
 }
 
 }  // namespace
