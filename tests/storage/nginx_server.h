@@ -92,19 +92,47 @@ class NginxServer {
   }
 
   // The requests served, one "CONNECTION METHOD URI STATUS RANGE" line each
-  // (RANGE: the Range header, "-" if none).
-  // nginx writes a request's line after its answer has gone out: read until
-  // two reads 30 ms apart agree.
-  std::vector<std::string> AccessLog() const {
+  // (RANGE: the Range header, "-" if none). nginx writes a request's line
+  // after its answer has gone out, so a busy machine may show it late: this
+  // waits (up to 10 s) for at least `at_least` lines, then until two reads
+  // 100 ms apart agree.
+  std::vector<std::string> AccessLog(size_t at_least = 0) const {
     std::vector<std::string> lines = ReadAccessLog();
+    for (int i = 0; i < 1000 && lines.size() < at_least; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      lines = ReadAccessLog();
+    }
     for (int i = 0; i < 100; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
       std::vector<std::string> again = ReadAccessLog();
       if (again == lines) break;
       lines = std::move(again);
     }
     return lines;
   }
+
+  // The requests whose line holds " " + uri + " ", waiting as AccessLog does
+  // for at least `at_least` of them.
+  size_t Requests(const std::string& uri, size_t at_least = 0) const {
+    auto count = [&] {
+      size_t n = 0;
+      for (const std::string& line : ReadAccessLog()) n += line.find(" " + uri + " ") != std::string::npos;
+      return n;
+    };
+    size_t n = count();
+    for (int i = 0; i < 1000 && n < at_least; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      n = count();
+    }
+    for (int i = 0; i < 100; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const size_t again = count();
+      if (again == n) break;
+      n = again;
+    }
+    return n;
+  }
+
   // The distinct connections the requests came over.
   size_t Connections() const {
     std::set<std::string> connections;
