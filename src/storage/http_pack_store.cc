@@ -33,9 +33,10 @@ HttpPackStore::HttpPackStore(std::vector<std::string> tar_urls, const RemoteOpti
 
 std::vector<std::string> HttpPackStore::FindIndexes(const std::string& url,
                                                     const RemoteOptions& options) {
-  if (url.find_first_of("*[{") != std::string::npos) {
-    throw Error(url + ": patterns (globs, brace lists) are not read over HTTP; give the pack's "
-                      "folder URL or one shard's .tar or .idx URL");
+  if (url.find_first_of("*[") != std::string::npos) {
+    throw Error(url + ": glob patterns are not read over HTTP (it lists no folders); give the "
+                      "pack's folder URL, one shard's .tar or .idx URL, or a brace list "
+                      "(shard-{000000..000009}.tar)");
   }
   if (EndsWith(url, ".idx")) return {url};
   if (EndsWith(url, ".tar")) return {url.substr(0, url.size() - 4) + ".idx"};

@@ -24,7 +24,8 @@ class HttpPackStore : public PackStore {
   // The index URLs of the pack at `url`: a folder URL (its pack.txt's shard
   // count names shard-000000.idx ...), or one shard's .tar or .idx URL.
   // Throws Error naming the URL if pack.txt is missing or unfinished, or for
-  // a pattern (globs and brace lists are not read over HTTP).
+  // a glob (HTTP lists no folders; ShardDataset::Find expands brace lists
+  // before this).
   static std::vector<std::string> FindIndexes(const std::string& url,
                                               const RemoteOptions& options);
 

@@ -11,6 +11,7 @@
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
+#include "src/storage/brace_list.h"
 #include "src/storage/http_pack_store.h"
 #include "src/storage/pack_store.h"
 #include "src/storage/tar_header.h"
@@ -67,6 +68,18 @@ std::vector<std::string> ClassesOf(const std::string& text) {
 
 std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob,
                                            const RemoteOptions& remote) {
+  // A brace list names its shards (local or remote), in its order.
+  if (HasBraceList(path_or_glob)) {
+    std::vector<std::string> found;
+    for (const std::string& name : ExpandBraceList(path_or_glob)) {
+      if (!EndsWith(name, ".tar") && !EndsWith(name, ".idx")) {
+        throw Error(path_or_glob + ": a brace list names shards, ending in .tar or .idx, not '" +
+                    name + "'");
+      }
+      found.push_back(IndexPathOf(name));
+    }
+    return found;
+  }
   if (IsRemoteLocation(path_or_glob)) return HttpPackStore::FindIndexes(path_or_glob, remote);
   std::vector<std::string> found;
   std::error_code ec;

@@ -137,6 +137,19 @@ TEST_F(HttpPackStoreTest, AServedPackGivesTheLocalPacksSamples) {
   EXPECT_EQ(served.Source(3), server_.Url("train/shard-000000.tar:") + local.key(3));
   for (int64_t i = 0; i < kImages; ++i) EXPECT_EQ(ImageOf(served, i), ImageOf(local, i)) << i;
 
+  // A brace list, remote or local: those shards, in its order.
+  const std::vector<std::string> listed =
+      ShardDataset::Find(server_.Url("train/shard-{000001..000002}.tar"));
+  EXPECT_EQ(listed, (std::vector<std::string>{indexes[1], indexes[2]}));
+  const ShardDataset two(listed, pipeline);
+  const std::vector<int64_t>& starts = local.shard_starts();
+  EXPECT_EQ(two.size(), (starts.size() > 3 ? starts[3] : local.size()) - starts[1]);
+  EXPECT_EQ(ShardDataset::Find(LocalPack() + "/shard-{000000,000002}.idx"),
+            (std::vector<std::string>{LocalPack() + "/shard-000000.idx",
+                                      LocalPack() + "/shard-000002.idx"}));
+  EXPECT_THAT([&] { ShardDataset::Find(server_.Url("train/shard-{0..1}")); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("a brace list names shards")));
+
   // One shard's URL, .tar or .idx, is that shard (the val pipeline: no
   // augmentation drawn from the index, which differs here).
   const vision::Pipeline val = vision::ValPipeline(40, 32, DType::kU8);
@@ -192,7 +205,14 @@ TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
               ::testing::ThrowsMessage<Error>(HasSubstr(
                   server_.Url("absent/pack.txt") + ": HTTP 404 (not found): a pack over HTTP")));
   EXPECT_THAT([&] { ShardDataset::Find(server_.Url("train/shard-*.tar"), Quick()); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("patterns (globs, brace lists)")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("glob patterns are not read over HTTP")));
+  // A brace list past the last shard: the first missing one is named.
+  EXPECT_THAT(
+      [&] {
+        ShardDataset(ShardDataset::Find(server_.Url("train/shard-{000000..000099}.tar")),
+                     vision::TrainPipeline(32), {}, 0, Quick());
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr(".idx: cannot read shard index: HTTP 404")));
   const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), Quick());
   fs::remove(Served("shard-000001.tar"));
   EXPECT_THAT(

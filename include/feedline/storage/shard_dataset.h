@@ -70,8 +70,10 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   // The index files of `path_or_glob`: a folder (its shard-*.idx), a glob
   // pattern (each match, .tar or .idx, taken as its shard), or one .tar or
   // .idx file; sorted. Throws Error if nothing matches. A URL (http://,
-  // https://): a pack's folder, whose pack.txt gives the shard count, or one
-  // shard's .tar or .idx; patterns are refused.
+  // https://, s3://): a pack's folder, whose pack.txt gives the shard count,
+  // or one shard's .tar or .idx; globs are refused. A brace list, local or
+  // remote ("http://h/train/shard-{000000..000099}.tar"), names its shards
+  // in its order (their files are checked when the dataset is built).
   static std::vector<std::string> Find(const std::string& path_or_glob,
                                        const RemoteOptions& remote = {});
 
