@@ -1,6 +1,7 @@
 #include "src/storage/shard_cache.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,7 +10,9 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
@@ -112,7 +115,41 @@ std::optional<std::string> FirstDamagedRecord(int fd, const ShardIndex& index,
   return std::nullopt;
 }
 
+// Every live ShardCache, for the fork handlers; leaked on purpose (the
+// handlers may run during exit).
+std::mutex& RegistryMutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::set<ShardCache*>& Registry() {
+  static auto* registry = new std::set<ShardCache*>;
+  return *registry;
+}
+
 }  // namespace
+
+void ShardCache::PrepareFork() {
+  RegistryMutex().lock();
+  for (ShardCache* cache : Registry()) cache->mu_.Lock();
+}
+
+void ShardCache::ParentAfterFork() {
+  for (ShardCache* cache : Registry()) cache->mu_.Unlock();
+  RegistryMutex().unlock();
+}
+
+void ShardCache::ChildAfterFork() {
+  for (ShardCache* cache : Registry()) {
+    cache->downloading_.clear();
+    cache->mu_.Unlock();
+  }
+  RegistryMutex().unlock();
+}
+
+ShardCache::~ShardCache() {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry().erase(this);
+}
 
 ShardCache::ShardCache(std::string cache_dir, uint64_t cache_limit,
                        std::vector<std::string> tar_urls, std::vector<std::string> index_urls,
@@ -134,6 +171,13 @@ ShardCache::ShardCache(std::string cache_dir, uint64_t cache_limit,
       throw Error(root_ + ": cannot create the shard cache folder " +
                   fs::path(path).parent_path().string() + ": " + ec.message());
     }
+  }
+  // Registered last: a constructor that throws leaves nothing behind.
+  static std::once_flag handlers;
+  std::call_once(handlers, [] { ::pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork); });
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().insert(this);
   }
 }
 

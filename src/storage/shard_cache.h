@@ -23,6 +23,11 @@
 // unlinked file stays readable), and a shard deleted before it was opened
 // is downloaded again.
 //
+// After fork, a child forgets the downloads its parent's threads had under
+// way (they are not in the child; the parent's record lock keeps the child
+// waiting until the parent's download is done): a pthread_atfork handler
+// holds every cache's mutex across fork and clears the child's list.
+//
 // Thread safety: Ensure and Touch may be called from many threads and
 // processes at once.
 #ifndef FEEDLINE_SRC_STORAGE_SHARD_CACHE_H_
@@ -46,6 +51,9 @@ class ShardCache {
   // created.
   ShardCache(std::string cache_dir, uint64_t cache_limit, std::vector<std::string> tar_urls,
              std::vector<std::string> index_urls, const HttpClient* client);
+  ~ShardCache();
+  ShardCache(const ShardCache&) = delete;
+  ShardCache& operator=(const ShardCache&) = delete;
 
   // Where shard `shard` is kept (whether or not it is there now).
   const std::string& path(size_t shard) const { return paths_[shard]; }
@@ -63,6 +71,9 @@ class ShardCache {
   int64_t downloads() const;
 
  private:
+  static void PrepareFork() NO_THREAD_SAFETY_ANALYSIS;
+  static void ParentAfterFork() NO_THREAD_SAFETY_ANALYSIS;
+  static void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS;
   void Download(size_t shard) const;
   void MakeRoom(uint64_t bytes, size_t keep) const;
 
