@@ -93,6 +93,7 @@ struct HttpClient::Request {
   void* handle = nullptr;
   uint64_t received = 0;
   uint64_t attempt_start = 0;  // where this attempt's range starts
+  Clock::time_point deadline;  // of the whole request (retry_budget_s)
   bool too_long = false;
   bool ignored_range = false;
   uint64_t content_length = 0;
@@ -281,6 +282,14 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   if (headers.list != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));
+  // The budget's end bounds an attempt too, but for a download streamed
+  // into the cache (a whole shard: it may rightly take longer, and its
+  // retries continue where it stopped), which the stall timeout bounds.
+  if (request.sink == nullptr) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(request.deadline -
+                                                                            Clock::now());
+    curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, std::max<long>(1, static_cast<long>(left.count())));
+  }
   // A stall: under 1 byte/s for stall_timeout_s.
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
@@ -372,6 +381,7 @@ long HttpClient::Run(Request& request) const {
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(
                   std::chrono::duration<double>(options_.retry_budget_s));
+  request.deadline = deadline;
   void* handle = AcquireHandle();
   struct GiveBack {
     const HttpClient* client;

@@ -145,6 +145,23 @@ TEST_F(HttpClientTest, TheRetryBudgetBoundsTheAttempts) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+// A transfer that goes on too slowly ends with the budget, not when it is
+// done.
+TEST_F(HttpClientTest, TheRetryBudgetBoundsASlowTransfer) {
+  server_.Stop();
+  server_.set_server_config("limit_rate 10k;");  // 100 KB: 10 s
+  server_.Start();
+  RemoteOptions options = Quick(3);
+  options.retry_budget_s = 0.5;
+  const HttpClient client(options);
+  std::vector<uint8_t> got(bytes_.size());
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message =
+      MessageOf([&] { client.ReadRange(server_.Url("blob.bin"), 0, got.size(), got.data()); });
+  EXPECT_THAT(message, HasSubstr("Timeout was reached (curl error 28"));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
 TEST_F(HttpClientTest, AServerThatIsGoneIsAnErrorAfterTheRetries) {
   const HttpClient client(Quick(3));
   std::vector<uint8_t> got(10);
