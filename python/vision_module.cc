@@ -347,28 +347,59 @@ void BindVision(py::module_& m) {
            py::call_guard<py::gil_scoped_release>());
 
   // Packed shards (feedline/storage): the dataset and the packer.
+  py::class_<storage::RemoteOptions>(v, "RemoteOptions")
+      .def(py::init<>())
+      .def_readwrite("max_attempts", &storage::RemoteOptions::max_attempts)
+      .def_readwrite("retry_budget_s", &storage::RemoteOptions::retry_budget_s)
+      .def_readwrite("connect_timeout_s", &storage::RemoteOptions::connect_timeout_s)
+      .def_readwrite("stall_timeout_s", &storage::RemoteOptions::stall_timeout_s)
+      .def_readwrite("backoff_s", &storage::RemoteOptions::backoff_s)
+      .def_readwrite("cache_dir", &storage::RemoteOptions::cache_dir)
+      .def_readwrite("cache_limit", &storage::RemoteOptions::cache_limit)
+      .def("check", &storage::CheckRemoteOptions)
+      .def(py::pickle(
+          [](const storage::RemoteOptions& o) {
+            return py::make_tuple(o.max_attempts, o.retry_budget_s, o.connect_timeout_s,
+                                  o.stall_timeout_s, o.backoff_s, o.cache_dir, o.cache_limit);
+          },
+          [](const py::tuple& t) {
+            storage::RemoteOptions o;
+            o.max_attempts = t[0].cast<int>();
+            o.retry_budget_s = t[1].cast<double>();
+            o.connect_timeout_s = t[2].cast<double>();
+            o.stall_timeout_s = t[3].cast<double>();
+            o.backoff_s = t[4].cast<double>();
+            o.cache_dir = t[5].cast<std::string>();
+            o.cache_limit = t[6].cast<uint64_t>();
+            return o;
+          }));
   py::class_<storage::ShardDataset, Dataset, std::shared_ptr<storage::ShardDataset>>(
       v, "ShardDataset")
-      .def(py::init([](const std::string& path_or_glob, Pipeline pipeline) {
+      // The GIL is released while the shards are found and opened: a remote
+      // pack's requests (and their retries) run without it.
+      .def(py::init([](const std::string& path_or_glob, Pipeline pipeline,
+                       const storage::RemoteOptions& remote) {
              return std::make_shared<storage::ShardDataset>(
-                 storage::ShardDataset::Find(path_or_glob), std::move(pipeline));
+                 storage::ShardDataset::Find(path_or_glob, remote), std::move(pipeline),
+                 std::vector<std::string>{}, 0, remote);
            }),
-           py::arg("path_or_glob"), py::arg("pipeline"), py::call_guard<py::gil_scoped_release>())
+           py::arg("path_or_glob"), py::arg("pipeline"),
+           py::arg("remote") = storage::RemoteOptions{}, py::call_guard<py::gil_scoped_release>())
       // What __reduce__ rebuilds one from: its shards (each .tar beside its
-      // .idx), pipeline and classes.
+      // .idx), pipeline, classes and remote options.
       .def(py::init([](const std::vector<std::string>& shards, Pipeline pipeline,
-                       std::vector<std::string> classes) {
+                       std::vector<std::string> classes, const storage::RemoteOptions& remote) {
              std::vector<std::string> index_files;
              for (const std::string& shard : shards) {
-               for (std::string& index : storage::ShardDataset::Find(shard)) {
+               for (std::string& index : storage::ShardDataset::Find(shard, remote)) {
                  index_files.push_back(std::move(index));
                }
              }
              return std::make_shared<storage::ShardDataset>(
-                 std::move(index_files), std::move(pipeline), std::move(classes));
+                 std::move(index_files), std::move(pipeline), std::move(classes), 0, remote);
            }),
            py::arg("shards"), py::arg("pipeline"), py::arg("classes"),
-           py::call_guard<py::gil_scoped_release>())
+           py::arg("remote") = storage::RemoteOptions{}, py::call_guard<py::gil_scoped_release>())
       .def_property_readonly(
           "max_pixels",
           [](const storage::ShardDataset& d) { return d.pipeline().options().decode.max_pixels; })
@@ -383,7 +414,8 @@ void BindVision(py::module_& m) {
       .def_property_readonly("pipeline", &storage::ShardDataset::pipeline)
       .def("__reduce__", [](const storage::ShardDataset& d) {
         return py::make_tuple(py::type::of<storage::ShardDataset>(),
-                              py::make_tuple(d.shards(), d.pipeline(), d.classes()));
+                              py::make_tuple(d.shards(), d.pipeline(), d.classes(),
+                                             d.remote_options()));
       });
   py::class_<storage::ShardOrderSampler, Sampler, std::shared_ptr<storage::ShardOrderSampler>>(
       v, "ShardOrderSampler")

@@ -16,6 +16,8 @@ PACKAGES=(
   # make test-wheel: the minimal Debian root that the repaired wheel is
   # installed into (scripts/check_repaired_wheel.sh).
   debootstrap
+  # Remote packs: libcurl for the reader, nginx for the tests' HTTP server.
+  libcurl4-openssl-dev nginx-light
 )
 
 missing=()

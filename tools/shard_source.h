@@ -1,5 +1,6 @@
 // Packed shards as a SOURCE: a folder written by `feedline pack`, a glob
-// pattern of shards, or one .tar / .idx file.
+// pattern of shards, or one .tar / .idx file; or the http(s):// URL of a
+// served pack folder or shard (ShardDataset::Find).
 //
 // Thread safety: pure functions; the datasets are immutable.
 #ifndef FEEDLINE_TOOLS_SHARD_SOURCE_H_

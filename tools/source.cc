@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "feedline/storage/remote_options.h"
 #include "tools/command_line.h"
 #include "tools/image_source.h"
 #include "tools/shard_source.h"
@@ -45,8 +46,8 @@ CLI::Option* AddSourceOptions(CLI::App* app, SourceArgs& args) {
   CLI::Option* source =
       app->add_option("SOURCE", args.source,
                       "Image folder (one subfolder per class), file list ('path label' lines), "
-                      "packed shards (their folder, a glob, a .tar or .idx) or an HDF5 file "
-                      "(FILE.h5:DATASET)")
+                      "packed shards (their folder, a glob, a .tar or .idx, or the http(s):// "
+                      "URL of a served pack folder or shard) or an HDF5 file (FILE.h5:DATASET)")
           ->type_name("PATH");
   app->add_option("--fields", args.fields,
                   "HDF5 only: datasets read into each sample besides SOURCE's, as DATASET or "
@@ -66,6 +67,16 @@ ParsedSource ParseSource(const SourceArgs& args) {
   if (text.empty()) throw UsageError("SOURCE is required: " + std::string(kEverySource));
   ParsedSource parsed;
   parsed.path = text;
+  // A URL names a pack that a server serves (docs/storage.md, "Packs served
+  // over HTTP(S)"): opening it says what is wrong with it.
+  if (storage::IsRemoteLocation(text)) {
+    if (!args.fields.empty()) {
+      throw UsageError("--fields names datasets of an HDF5 file, but SOURCE '" + text +
+                       "' is a URL of packed shards");
+    }
+    parsed.kind = SourceKind::kShards;
+    return parsed;
+  }
   std::error_code ec;
   const fs::file_status status = fs::status(text, ec);
   const bool exists = !ec && fs::exists(status);

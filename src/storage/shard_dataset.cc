@@ -1,21 +1,19 @@
 #include "feedline/storage/shard_dataset.h"
 
-#include <fcntl.h>
 #include <glob.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
-#include "src/storage/shard_files.h"
+#include "src/storage/brace_list.h"
+#include "src/storage/http_pack_store.h"
+#include "src/storage/pack_store.h"
 #include "src/storage/tar_header.h"
 
 namespace feedline::storage {
@@ -43,6 +41,7 @@ std::string TarPathOf(const std::string& index_path) {
 }
 
 std::string FolderOf(const std::string& path) {
+  if (IsRemoteLocation(path)) return path.substr(0, path.rfind('/'));
   const std::string dir = fs::path(path).parent_path().string();
   return dir.empty() ? "." : dir;
 }
@@ -57,8 +56,8 @@ std::string ManifestValue(const std::string& text, const std::string& name) {
   return {};
 }
 
-std::vector<std::string> ReadClasses(const std::string& path) {
-  std::ifstream in(path);
+std::vector<std::string> ClassesOf(const std::string& text) {
+  std::istringstream in(text);
   std::vector<std::string> classes;
   std::string line;
   while (std::getline(in, line)) classes.push_back(line);
@@ -67,7 +66,21 @@ std::vector<std::string> ReadClasses(const std::string& path) {
 
 }  // namespace
 
-std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
+std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob,
+                                           const RemoteOptions& remote) {
+  // A brace list names its shards (local or remote), in its order.
+  if (HasBraceList(path_or_glob)) {
+    std::vector<std::string> found;
+    for (const std::string& name : ExpandBraceList(path_or_glob)) {
+      if (!EndsWith(name, ".tar") && !EndsWith(name, ".idx")) {
+        throw Error(path_or_glob + ": a brace list names shards, ending in .tar or .idx, not '" +
+                    name + "'");
+      }
+      found.push_back(IndexPathOf(name));
+    }
+    return found;
+  }
+  if (IsRemoteLocation(path_or_glob)) return HttpPackStore::FindIndexes(path_or_glob, remote);
   std::vector<std::string> found;
   std::error_code ec;
   if (fs::is_directory(path_or_glob, ec)) {
@@ -107,83 +120,66 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob) {
 }
 
 ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
-                           std::vector<std::string> classes, size_t max_open_shards)
-    : pipeline_(std::move(pipeline)), classes_(std::move(classes)) {
+                           std::vector<std::string> classes, size_t max_open_shards,
+                           RemoteOptions remote)
+    : pipeline_(std::move(pipeline)), classes_(std::move(classes)), remote_(remote) {
   if (index_files.empty()) throw Error("shard dataset: no shard index given");
   static_assert(kSourceSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+  for (const std::string& index_path : index_files) tar_paths_.push_back(TarPathOf(index_path));
+  // Every file below is read through the store: local or remote, the same
+  // checks.
+  store_ = OpenPackStore(tar_paths_, max_open_shards, remote_);
   const std::string folder = FolderOf(index_files.front());
-  const std::string manifest_path = folder + "/pack.txt";
-  std::error_code ec;
-  std::string manifest;
-  if (fs::exists(manifest_path, ec)) {
-    std::ifstream in(manifest_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    manifest = text.str();
-    if (ManifestValue(manifest, "records").empty()) {
-      throw Error(folder +
-                  ": the pack is unfinished (pack.txt has no record count); run "
-                  "'feedline pack' with the same SOURCE and OUT again to finish it");
+  const std::string manifest = store_->ReadText(folder + "/pack.txt").value_or("");
+  if (!manifest.empty() && ManifestValue(manifest, "records").empty()) {
+    throw Error(folder +
+                ": the pack is unfinished (pack.txt has no record count); run "
+                "'feedline pack' with the same SOURCE and OUT again to finish it");
+  }
+  for (size_t shard = 0; shard < index_files.size(); ++shard) {
+    const ShardIndex index = store_->ReadIndex(index_files[shard]);
+    store_->CheckTar(shard, index.tar_size);
+    shard_starts_.push_back(size());
+    for (const ShardRecord& r : index.records) {
+      offsets_.push_back(r.offset);
+      sizes_.push_back(r.size);
+      labels_.push_back(r.label);
+      crcs_.push_back(r.crc32c);
+      formats_.push_back(static_cast<uint8_t>(r.format));
+      keys_ += r.key;
+      key_ends_.push_back(keys_.size());
+      restarts_.insert(restarts_.end(), r.jpeg_restarts.begin(), r.jpeg_restarts.end());
+      restart_ends_.push_back(restarts_.size());
     }
   }
-  {
-    for (const std::string& index_path : index_files) {
-      const ShardIndex index = ReadShardIndex(index_path);
-      const std::string tar_path = TarPathOf(index_path);
-      tar_paths_.push_back(tar_path);
-      // Checked here without keeping it open: with thousands of shards only
-      // the ones being read hold a descriptor.
-      struct stat st;
-      if (::stat(tar_path.c_str(), &st) != 0) {
-        const int error = errno;
-        throw OsError(error, tar_path, tar_path + ": cannot open shard: " + std::strerror(error));
-      }
-      if (!S_ISREG(st.st_mode)) throw Error(tar_path + ": not a regular file");
-      if (static_cast<uint64_t>(st.st_size) < index.tar_size) {
-        throw Error(tar_path + ": truncated shard: " + std::to_string(st.st_size) +
-                    " bytes, its index expects " + std::to_string(index.tar_size));
-      }
-      shard_starts_.push_back(size());
-      for (const ShardRecord& r : index.records) {
-        offsets_.push_back(r.offset);
-        sizes_.push_back(r.size);
-        labels_.push_back(r.label);
-        crcs_.push_back(r.crc32c);
-        formats_.push_back(static_cast<uint8_t>(r.format));
-        keys_ += r.key;
-        key_ends_.push_back(keys_.size());
-        restarts_.insert(restarts_.end(), r.jpeg_restarts.begin(), r.jpeg_restarts.end());
-        restart_ends_.push_back(restarts_.size());
-      }
-    }
-    if (classes_.empty() && fs::exists(folder + "/classes.txt", ec)) {
-      classes_ = ReadClasses(folder + "/classes.txt");
-    }
-    if (classes_.empty()) {
-      int64_t count = 0;
-      for (int64_t label : labels_) count = std::max(count, label + 1);
-      for (int64_t c = 0; c < count; ++c) classes_.push_back(std::to_string(c));
-    }
-    const std::string shards_line = ManifestValue(manifest, "shards");
-    if (!manifest.empty() && shards_line == std::to_string(index_files.size()) &&
-        ManifestValue(manifest, "records") != std::to_string(size())) {
-      throw Error(folder + ": the shards hold " + std::to_string(size()) +
-                  " records, pack.txt says " + ManifestValue(manifest, "records"));
-    }
-    for (int64_t i = 0; i < size(); ++i) {
-      if (labels_[i] >= static_cast<int64_t>(classes_.size())) {
-        throw Error(Source(i) + ": label " + std::to_string(labels_[i]) + " is outside [0, " +
-                    std::to_string(classes_.size()) + ") (classes.txt)");
-      }
+  if (classes_.empty()) {
+    if (std::optional<std::string> text = store_->ReadText(folder + "/classes.txt")) {
+      classes_ = ClassesOf(*text);
     }
   }
-  files_ = std::make_unique<ShardFiles>(tar_paths_, max_open_shards);
+  if (classes_.empty()) {
+    int64_t count = 0;
+    for (int64_t label : labels_) count = std::max(count, label + 1);
+    for (int64_t c = 0; c < count; ++c) classes_.push_back(std::to_string(c));
+  }
+  const std::string shards_line = ManifestValue(manifest, "shards");
+  if (!manifest.empty() && shards_line == std::to_string(index_files.size()) &&
+      ManifestValue(manifest, "records") != std::to_string(size())) {
+    throw Error(folder + ": the shards hold " + std::to_string(size()) +
+                " records, pack.txt says " + ManifestValue(manifest, "records"));
+  }
+  for (int64_t i = 0; i < size(); ++i) {
+    if (labels_[i] >= static_cast<int64_t>(classes_.size())) {
+      throw Error(Source(i) + ": label " + std::to_string(labels_[i]) + " is outside [0, " +
+                  std::to_string(classes_.size()) + ") (classes.txt)");
+    }
+  }
 }
 
 ShardDataset::~ShardDataset() = default;
 
-size_t ShardDataset::max_open_shards() const { return files_->max_open(); }
-size_t ShardDataset::open_shards() const { return files_->open_count(); }
+size_t ShardDataset::max_open_shards() const { return store_->max_open(); }
+size_t ShardDataset::open_shards() const { return store_->open_count(); }
 
 int64_t ShardDataset::shard_of(int64_t index) const {
   CheckIndex(index, size());
@@ -215,23 +211,14 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   };
   {
     auto timer = ctx.Time(Stage::kRead);
-    // The member's header and its bytes in one positioned read.
+    // The member's header and its bytes in one positioned read (one ranged
+    // GET for a remote pack).
     const size_t want = static_cast<size_t>(kTarBlock + size);
     bytes.resize(want);
-    ShardFiles::Handle file;
     try {
-      file = files_->Acquire(static_cast<size_t>(shard));
+      store_->ReadRange(static_cast<size_t>(shard), offset - kTarBlock, want, bytes.data());
     } catch (const Error& e) {
       fail(FailureKind::kIo, e.what());
-    }
-    size_t done = 0;
-    while (done < want) {
-      const ssize_t n = ::pread(file.fd(), bytes.data() + done, want - done,
-                                static_cast<off_t>(offset - kTarBlock + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail(FailureKind::kIo, std::string("cannot read: ") + std::strerror(errno));
-      if (n == 0) fail(FailureKind::kIo, "shard ends early (truncated since it was opened)");
-      done += static_cast<size_t>(n);
     }
     const std::string name =
         key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));

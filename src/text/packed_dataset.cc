@@ -143,11 +143,11 @@ void PackedDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       const std::string where = "document " + std::to_string(piece.document) + " (" +
                                 documents_->Source(piece.document) + ")";
       if (field == nullptr) {
-        throw SampleError("schema", where,
+        throw SampleError(FailureKind::kSchema, where,
                           "has no field \"" + options_.tokens_field + "\" to pack", index);
       }
       if (field->shape().rank() != 1) {
-        throw SampleError("schema", where,
+        throw SampleError(FailureKind::kSchema, where,
                           "field \"" + options_.tokens_field + "\" has shape " +
                               field->shape().ToString() + ", not one dimension",
                           index);
@@ -155,14 +155,14 @@ void PackedDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       try {
         ReadTokens(*field, widened);
       } catch (const Error& e) {
-        throw SampleError("schema", where,
+        throw SampleError(FailureKind::kSchema, where,
                           "field \"" + options_.tokens_field + "\" " + e.what(), index);
       }
       wide = widened;
       doc_len = static_cast<int64_t>(widened.size());
     }
     if (piece.offset + piece.length > doc_len) {
-      throw SampleError("schema", documents_->Source(piece.document),
+      throw SampleError(FailureKind::kSchema, documents_->Source(piece.document),
                         "document " + std::to_string(piece.document) + " has " +
                             std::to_string(doc_len) + " tokens, but its length said at least " +
                             std::to_string(piece.offset + piece.length),

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "feedline/storage/shard_index.h"
+#include "tests/storage/nginx_server.h"
 #include "tests/tools/hdf5_test_file.h"
 #include "tests/tools/run_feedline.h"
 
@@ -209,6 +210,43 @@ TEST(EverySource, VerifyOnShardsByGlob) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.Json()["files"], 24);
   EXPECT_EQ(r.Json()["source_kind"], "shards");
+}
+
+// A pack that nginx serves on loopback: bench and verify read it by URL,
+// with the local pack's counts; a damaged record and a missing pack are
+// named by URL.
+TEST(EverySource, BenchAndVerifyOnAServedPack) {
+  ScratchDir dir;
+  MakeShards(dir);
+  storage::testing::NginxServer server(dir.path().string());
+  server.Start();
+  const RunResult bench = Bench({server.Url("shards/")});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_EQ(bench.Json()["source_kind"], "shards");
+  EXPECT_EQ(bench.Json()["images"], 24);
+  EXPECT_EQ(bench.Json()["errors_total"], 0);
+  const RunResult verified = RunFeedline({"verify", server.Url("shards/"), "--json"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_EQ(verified.Json()["files"], 24);
+  EXPECT_EQ(verified.Json()["broken"].size(), 0u);
+
+  const storage::ShardIndex index = storage::ReadShardIndex(dir / "shards/shard-000001.idx");
+  {
+    std::fstream tar(dir / "shards/shard-000001.tar", std::ios::in | std::ios::out |
+                                                          std::ios::binary);
+    tar.seekp(static_cast<std::streamoff>(index.records[0].offset + 100));
+    tar.put('\x5a');
+  }
+  const RunResult damaged = RunFeedline({"verify", server.Url("shards")});
+  EXPECT_EQ(damaged.exit_code, 1);
+  EXPECT_THAT(damaged.out, HasSubstr("broken: " + server.Url("shards/shard-000001.tar") + ":" +
+                                     index.records[0].key + ": checksum: CRC-32C mismatch"));
+
+  const RunResult missing = Bench({server.Url("absent/")});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr(server.Url("absent/pack.txt") + ": HTTP 404 (not found)"));
+  EXPECT_THAT(RunFeedline({"verify", server.Url("shards/"), "--fields", "x"}).err,
+              HasSubstr("is a URL of packed shards"));
 }
 
 // What SOURCE and --fields name wrongly is a usage error (exit code 2) that

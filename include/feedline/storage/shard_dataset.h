@@ -15,11 +15,21 @@
 // pipeline with its restart offsets from the index, so that a crop decodes
 // only from its rows on (same pixels).
 //
+// A pack that an HTTP(S) server serves is read the same way, with no disk:
+// Find("http://host/train/") lists its shards from its pack.txt, the
+// indexes are fetched when the dataset is built, and a sample is one ranged
+// GET (libcurl; each reading thread keeps its connection alive), checked as
+// above. A request that fails is retried within RemoteOptions; what is left
+// is a SampleError "io" naming the URL, the HTTP status or libcurl's error
+// and the attempts, for the loader's error policy (remote_options.h).
+//
 // Thread safety: immutable after construction; Get may be called from many
 // threads at once.
 //
 // Example:
 //   ShardDataset train(ShardDataset::Find("/data/imagenet-shards"), TrainPipeline(224));
+//   ShardDataset served(ShardDataset::Find("http://10.0.0.5/imagenet/train/"),
+//                       TrainPipeline(224));
 #ifndef FEEDLINE_STORAGE_SHARD_DATASET_H_
 #define FEEDLINE_STORAGE_SHARD_DATASET_H_
 
@@ -30,11 +40,12 @@
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
+#include "feedline/storage/remote_options.h"
 #include "feedline/vision/pipeline.h"
 
 namespace feedline::storage {
 
-class ShardFiles;
+class PackStore;
 
 class FEEDLINE_EXPORT ShardDataset : public Dataset {
  public:
@@ -45,17 +56,26 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   // says, a label is outside the classes, or the folder's pack.txt says the
   // pack is unfinished or holds another number of records.
   // `max_open_shards`: the most tar files open at once; 0: 256, or a quarter
-  // of the process's descriptor limit if lower.
+  // of the process's descriptor limit if lower. Index files that are URLs
+  // (IsRemoteLocation; all or none) are read over HTTP(S) with `remote`'s
+  // retries and timeouts; a missing one is an Error naming the URL and the
+  // HTTP status.
   ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
-               std::vector<std::string> classes = {}, size_t max_open_shards = 0);
+               std::vector<std::string> classes = {}, size_t max_open_shards = 0,
+               RemoteOptions remote = {});
   ~ShardDataset() override;
   ShardDataset(const ShardDataset&) = delete;
   ShardDataset& operator=(const ShardDataset&) = delete;
 
   // The index files of `path_or_glob`: a folder (its shard-*.idx), a glob
   // pattern (each match, .tar or .idx, taken as its shard), or one .tar or
-  // .idx file; sorted. Throws Error if nothing matches.
-  static std::vector<std::string> Find(const std::string& path_or_glob);
+  // .idx file; sorted. Throws Error if nothing matches. A URL (http://,
+  // https://, s3://): a pack's folder, whose pack.txt gives the shard count,
+  // or one shard's .tar or .idx; globs are refused. A brace list, local or
+  // remote ("http://h/train/shard-{000000..000099}.tar"), names its shards
+  // in its order (their files are checked when the dataset is built).
+  static std::vector<std::string> Find(const std::string& path_or_glob,
+                                       const RemoteOptions& remote = {});
 
   int64_t size() const override { return static_cast<int64_t>(offsets_.size()); }
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
@@ -71,15 +91,19 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   int64_t shard_of(int64_t index) const;
   const std::vector<int64_t>& shard_starts() const { return shard_starts_; }
   const vision::Pipeline& pipeline() const { return pipeline_; }
-  // The bound on open tar files, and how many are open now.
+  // The retries and timeouts of a remote pack's requests (unused for a local one).
+  const RemoteOptions& remote_options() const { return remote_; }
+  // The bound on open tar files, and how many are open now. A remote pack:
+  // 0, and the connections opened (one per thread that has read at once).
   size_t max_open_shards() const;
   size_t open_shards() const;
 
  private:
   vision::Pipeline pipeline_;
   std::vector<std::string> classes_;
+  RemoteOptions remote_;
   std::vector<std::string> tar_paths_;
-  std::unique_ptr<ShardFiles> files_;
+  std::unique_ptr<PackStore> store_;
   std::vector<int64_t> shard_starts_;  // first record of each shard
   // Per record, in columns (a million records cost 40 MB).
   std::vector<uint64_t> offsets_;

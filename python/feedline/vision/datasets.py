@@ -225,12 +225,25 @@ class ShardDataset(_LabeledImages):
     index's CRC-32C: a damaged record is a failed sample
     (feedline.SampleError naming the shard, key and offset) handled by the
     loader's error policy. A damaged or truncated index or shard is refused
-    here, with a ValueError naming the file."""
+    here, with a ValueError naming the file.
 
-    def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil"):
+    `path_or_glob` may also be the http:// or https:// URL of a pack folder
+    that a web server serves (or of one shard's .tar or .idx): records are
+    read by ranged GETs, checked the same way, with no disk
+    (docs/storage.md, "Packs served over HTTP(S)"). `remote` sets the
+    retries and timeouts of its requests and the node's shard cache: a dict
+    of max_attempts (5), retry_budget_s (60), connect_timeout_s (10),
+    stall_timeout_s (15), backoff_s (0.1), cache_dir (a local folder shared
+    by every process on the node: each shard downloaded once, whole and
+    checked; default none, records read by ranged GETs) and cache_limit (its
+    byte budget: an int or a size such as "20GiB"; 0, the default: none).
+    A failed request is a SampleError naming the URL."""
+
+    def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil",
+                 remote=None):
         max_pixels = _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS)
         pipeline, python_transform = _split_transform(transform, max_pixels, transform_input)
-        native = _vision.ShardDataset(os.fspath(path_or_glob), pipeline)
+        native = _vision.ShardDataset(os.fspath(path_or_glob), pipeline, _remote_options(remote))
         super().__init__(native, ("image", "label"))
         self.transform = transform
         self._python_transform, self._image_type = python_transform, transform_input
@@ -243,6 +256,33 @@ class ShardDataset(_LabeledImages):
     def key(self, index):
         """The record's key: its position in the packed source listing."""
         return self._native.key(int(index))
+
+
+def _remote_options(remote):
+    """A dict of RemoteOptions fields as _vision.RemoteOptions, each name and
+    value checked."""
+    options = _vision.RemoteOptions()
+    if remote is None:
+        return options
+    if not isinstance(remote, dict):
+        raise TypeError(f"remote must be a dict of retry and timeout options, got "
+                        f"{type(remote).__name__}")
+    for name, value in remote.items():
+        if name.startswith("_") or not hasattr(options, name):
+            raise TypeError(f"remote: unknown option {name!r}; expected max_attempts, "
+                            "retry_budget_s, connect_timeout_s, stall_timeout_s, backoff_s, "
+                            "cache_dir or cache_limit")
+        if name == "cache_dir":
+            options.cache_dir = os.fspath(value)
+            continue
+        if name == "cache_limit":
+            options.cache_limit = _size_in("remote: cache_limit", value, 0, (1 << 63) - 1)
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"remote: {name} must be a number, got {type(value).__name__}")
+        setattr(options, name, int(value) if name == "max_attempts" else float(value))
+    options.check()
+    return options
 
 
 class ShardOrderSampler(_io.Sampler):

@@ -1,0 +1,69 @@
+// RemoteOptions: how a dataset reads a pack that an HTTP(S) server serves
+// (ShardDataset over "http://host/path/"): the retries and timeouts of each
+// request, so that a failing or silent server ends in an error, never a hang,
+// and the node's shard cache (docs/storage.md, "One cache per node").
+//
+// What is retried (with exponential backoff and jitter, within
+// `max_attempts` and `retry_budget_s`): a connection refused, reset or timed
+// out, a stalled or short body, HTTP 5xx, 408 and 429. What fails at once:
+// 404 / 410 (no such file), 401 / 403 (access refused) and every other 4xx.
+// The error names the URL, the byte range, the HTTP status or libcurl's
+// error, and the attempts made.
+//
+// Thread safety: a value type.
+//
+// Example:
+//   RemoteOptions remote;
+//   remote.max_attempts = 3;
+//   ShardDataset train(ShardDataset::Find("http://10.0.0.5/train/", remote),
+//                      TrainPipeline(224), {}, 0, remote);
+#ifndef FEEDLINE_STORAGE_REMOTE_OPTIONS_H_
+#define FEEDLINE_STORAGE_REMOTE_OPTIONS_H_
+
+#include <string>
+
+#include "feedline/export.h"
+
+namespace feedline::storage {
+
+struct FEEDLINE_EXPORT RemoteOptions {
+  // Attempts per request, the first one included (1: no retry). >= 1.
+  int max_attempts = 5;
+  // The most time one request may take over all its attempts and the waits
+  // between them, in seconds (no attempt starts, and none goes on, past
+  // it). > 0. A whole shard downloaded into the cache (cache_dir) may take
+  // longer while bytes keep coming: its attempts are bounded by
+  // stall_timeout_s, and no retry starts past the budget.
+  double retry_budget_s = 60;
+  // The most time a connection may take to open, in seconds. > 0.
+  double connect_timeout_s = 10;
+  // A transfer that receives nothing for this long is abandoned (and
+  // retried), in seconds. > 0.
+  double stall_timeout_s = 15;
+  // The wait before the first retry, in seconds; doubled for each further
+  // one, each wait drawn between half and one and a half of it. >= 0.
+  double backoff_s = 0.1;
+
+  // A local folder that keeps whole shards, shared by every process and
+  // thread on the node that names it (file locks): each shard is downloaded
+  // once per node, written under a temporary name, checked against its
+  // index's CRC-32C and only then renamed into place, so that a download
+  // killed midway is never taken as a whole shard (the next one resumes
+  // it). Created if missing. Empty: no cache; each record is a ranged GET.
+  std::string cache_dir;
+  // The most bytes of whole shards kept in cache_dir (the least recently
+  // opened are deleted first to make room), besides the shards being
+  // downloaded. 0: no limit.
+  uint64_t cache_limit = 0;
+};
+
+// Throws Error naming the first field out of range and its value.
+FEEDLINE_EXPORT void CheckRemoteOptions(const RemoteOptions& options);
+
+// True if `location` is a URL that a remote pack store reads (http://,
+// https://, s3://) rather than a local path.
+FEEDLINE_EXPORT bool IsRemoteLocation(const std::string& location);
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_STORAGE_REMOTE_OPTIONS_H_

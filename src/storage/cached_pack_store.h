@@ -1,0 +1,54 @@
+// CachedPackStore: a remote pack read through the node's shard cache
+// (RemoteOptions::cache_dir, ShardCache): the manifest, classes and indexes
+// come from the server as for HttpPackStore; a record is read from its
+// shard's whole, checked copy in the cache, which the first read of the
+// shard on the node downloads (the others wait for it, in this process or
+// another). Reads are positioned reads of descriptors kept open
+// (ShardFiles).
+//
+// Thread safety: as PackStore.
+#ifndef FEEDLINE_SRC_STORAGE_CACHED_PACK_STORE_H_
+#define FEEDLINE_SRC_STORAGE_CACHED_PACK_STORE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "src/storage/http_pack_store.h"
+#include "src/storage/pack_store.h"
+#include "src/storage/shard_cache.h"
+#include "src/storage/shard_files.h"
+
+namespace feedline::storage {
+
+class CachedPackStore : public PackStore {
+ public:
+  // Throws Error naming options.cache_dir if it cannot be created.
+  CachedPackStore(std::vector<std::string> tar_urls, size_t max_open,
+                  const RemoteOptions& options);
+
+  std::optional<std::string> ReadText(const std::string& location) const override {
+    return remote_.ReadText(location);
+  }
+  ShardIndex ReadIndex(const std::string& location) const override {
+    return remote_.ReadIndex(location);
+  }
+  void CheckTar(size_t shard, uint64_t bytes) const override { remote_.CheckTar(shard, bytes); }
+  void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
+  size_t max_open() const override { return files_.max_open(); }
+  size_t open_count() const override { return files_.open_count(); }
+  const ShardCache& cache() const { return cache_; }
+
+ private:
+  HttpPackStore remote_;
+  ShardCache cache_;
+  mutable ShardFiles files_;
+  // Per shard: read by this process yet (its first read marks it used, for
+  // the cache's eviction order).
+  std::unique_ptr<std::atomic<bool>[]> used_;
+};
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_SRC_STORAGE_CACHED_PACK_STORE_H_

@@ -1,0 +1,453 @@
+#include "src/storage/http_client.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "feedline/error.h"
+
+namespace feedline::storage {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Every live HttpClient, for the fork handlers. Leaked on purpose: the
+// handlers may run during exit.
+std::mutex& RegistryMutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::set<HttpClient*>& Registry() {
+  static auto* registry = new std::set<HttpClient*>;
+  return *registry;
+}
+
+std::string Seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", s);
+  return text;
+}
+
+// libcurl's failures worth another attempt: the network or the server's
+// connection, not the request.
+bool RetryableCurlError(CURLcode code) {
+  switch (code) {
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool NotFound(long status) { return status == 404 || status == 410; }
+
+// The <Code> of an S3 error answer ("SignatureDoesNotMatch"), or "".
+std::string S3ErrorCode(const std::string& body) {
+  const size_t begin = body.find("<Code>");
+  const size_t end = body.find("</Code>");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return {};
+  return body.substr(begin + 6, end - begin - 6);
+}
+
+// SigV4 hashes the body: a GET's or HEAD's is empty.
+constexpr char kEmptyPayloadHash[] =
+    "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+}  // namespace
+
+struct HttpClient::Request {
+  std::string url;
+  bool head = false;
+  // A ranged GET into `dst` (exactly `size` bytes), else the whole body
+  // into `body` (at most `max_bytes`).
+  // The bytes of a range received so far, over all attempts: a retry asks
+  // for the rest only.
+  bool ranged = false;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+  uint8_t* dst = nullptr;
+  // Instead of `dst`: each piece of the range as it arrives.
+  const std::function<void(const uint8_t*, size_t)>* sink = nullptr;
+  std::exception_ptr sink_error;
+  std::vector<uint8_t>* body = nullptr;
+  uint64_t max_bytes = 0;
+  // Of the attempt under way.
+  void* handle = nullptr;
+  uint64_t received = 0;
+  uint64_t attempt_start = 0;  // where this attempt's range starts
+  Clock::time_point deadline;  // of the whole request (retry_budget_s)
+  bool too_long = false;
+  bool ignored_range = false;
+  uint64_t content_length = 0;
+  std::string error_body;  // the start of an error answer's body
+
+  // "URL" or "URL: bytes A-B", the start of every message.
+  std::string What() const {
+    if (!ranged) return url;
+    return url + ": bytes " + std::to_string(offset) + "-" + std::to_string(offset + size - 1);
+  }
+};
+
+struct HttpClient::Outcome {
+  bool done = false;  // `status` is the answer (2xx, or a 404 the caller handles)
+  bool retry = false;
+  long status = 0;
+  std::string problem;
+};
+
+// The body of a 2xx answer goes to the request; an error page is dropped.
+size_t HttpClient::WriteBody(char* data, size_t one, size_t count, void* user) {
+  auto* request = static_cast<Request*>(user);
+  const size_t bytes = one * count;
+  long status = 0;
+  curl_easy_getinfo(static_cast<CURL*>(request->handle), CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status >= 300) {
+    const size_t keep = std::min(bytes, size_t{2048} - std::min<size_t>(2048, request->error_body.size()));
+    request->error_body.append(data, keep);
+    return bytes;
+  }
+  if (request->ranged) {
+    // A 200 is the whole file: only right when the range starts at 0 (and,
+    // checked below, is the whole file).
+    if (status == 200 && request->attempt_start != 0) {
+      request->ignored_range = true;
+      return 0;
+    }
+    if (request->received + bytes > request->size) {
+      request->too_long = true;
+      return 0;
+    }
+    if (request->sink != nullptr) {
+      // An exception must not unwind through libcurl: kept, and rethrown
+      // once the transfer is aborted.
+      try {
+        (*request->sink)(reinterpret_cast<const uint8_t*>(data), bytes);
+      } catch (...) {
+        request->sink_error = std::current_exception();
+        return 0;
+      }
+    } else {
+      std::memcpy(request->dst + request->received, data, bytes);
+    }
+  } else {
+    if (request->received + bytes > request->max_bytes) {
+      request->too_long = true;
+      return 0;
+    }
+    request->body->insert(request->body->end(), data, data + bytes);
+  }
+  request->received += bytes;
+  return bytes;
+}
+
+void HttpClient::PrepareFork() {
+  RegistryMutex().lock();
+  for (HttpClient* client : Registry()) client->mu_.Lock();
+}
+
+void HttpClient::ParentAfterFork() {
+  for (HttpClient* client : Registry()) client->mu_.Unlock();
+  RegistryMutex().unlock();
+}
+
+void HttpClient::ChildAfterFork() {
+  for (HttpClient* client : Registry()) {
+    client->forked_ = true;
+    client->mu_.Unlock();
+  }
+  RegistryMutex().unlock();
+}
+
+HttpClient::HttpClient(RemoteOptions options) : options_(options) {
+  CheckRemoteOptions(options_);
+  static std::once_flag once;
+  std::call_once(once, [] {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    ::pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork);
+  });
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry().insert(this);
+}
+
+HttpClient::~HttpClient() {
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().erase(this);
+  }
+  internal::MutexLock lock(&mu_);
+  // A child leaves the parent's handles (and their sockets) alone.
+  if (forked_) return;
+  for (void* handle : idle_) curl_easy_cleanup(static_cast<CURL*>(handle));
+}
+
+size_t HttpClient::handles_made() const {
+  internal::MutexLock lock(&mu_);
+  return made_;
+}
+
+void* HttpClient::AcquireHandle() const {
+  {
+    internal::MutexLock lock(&mu_);
+    if (forked_) {
+      // The parent's handles: leaked, not cleaned up (that would close the
+      // parent's TLS sessions).
+      idle_.clear();
+      made_ = 0;
+      forked_ = false;
+    }
+    if (!idle_.empty()) {
+      void* handle = idle_.back();
+      idle_.pop_back();
+      return handle;
+    }
+    ++made_;
+  }
+  CURL* handle = curl_easy_init();
+  if (handle == nullptr) throw Error("libcurl: cannot create a transfer handle (out of memory?)");
+  return handle;
+}
+
+void HttpClient::ReleaseHandle(void* handle) const {
+  internal::MutexLock lock(&mu_);
+  idle_.push_back(handle);
+}
+
+HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
+  CURL* handle = static_cast<CURL*>(raw);
+  // Reset keeps the handle's live connection (and DNS cache) for reuse.
+  curl_easy_reset(handle);
+  request.handle = handle;
+  if (!request.ranged) request.received = 0;
+  request.attempt_start = request.offset + request.received;
+  request.too_long = false;
+  request.ignored_range = false;
+  request.error_body.clear();
+  if (request.body != nullptr) request.body->clear();
+  char error[CURL_ERROR_SIZE] = "";
+  Outcome outcome;
+  std::string url = request.url;
+  std::string sigv4;
+  std::string token;
+  struct Headers {
+    curl_slist* list = nullptr;
+    ~Headers() { curl_slist_free_all(list); }
+  } headers;
+  if (url.rfind("s3://", 0) == 0) {
+    const S3Config s3 = S3();
+    if (s3.access_key.empty() || s3.secret_key.empty()) {
+      outcome.problem =
+          "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE "
+          "(now '" + s3.profile + "') with its keys in ~/.aws/credentials";
+      return outcome;
+    }
+    url = S3HttpUrl(s3, url);
+    sigv4 = "aws:amz:" + s3.region + ":s3";
+    curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
+    curl_easy_setopt(handle, CURLOPT_USERNAME, s3.access_key.c_str());
+    curl_easy_setopt(handle, CURLOPT_PASSWORD, s3.secret_key.c_str());
+    headers.list = curl_slist_append(headers.list, kEmptyPayloadHash);
+    if (!s3.session_token.empty()) {
+      token = "x-amz-security-token: " + s3.session_token;
+      headers.list = curl_slist_append(headers.list, token.c_str());
+    }
+  }
+  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error);
+  // Many threads: no signals for timeouts (libcurl's threaded resolver).
+  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(handle, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(handle, CURLOPT_USERAGENT, "feedline");
+  if (headers.list != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.list);
+  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));
+  // The budget's end bounds an attempt too, but for a download streamed
+  // into the cache (a whole shard: it may rightly take longer, and its
+  // retries continue where it stopped), which the stall timeout bounds.
+  if (request.sink == nullptr) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(request.deadline -
+                                                                            Clock::now());
+    curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, std::max<long>(1, static_cast<long>(left.count())));
+  }
+  // A stall: under 1 byte/s for stall_timeout_s.
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
+                   std::max(1L, static_cast<long>(std::ceil(options_.stall_timeout_s))));
+  if (request.head) {
+    curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
+  } else {
+    curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, WriteBody);
+    curl_easy_setopt(handle, CURLOPT_WRITEDATA, &request);
+  }
+  std::string range;
+  if (request.ranged) {
+    range = std::to_string(request.attempt_start) + "-" +
+            std::to_string(request.offset + request.size - 1);
+    curl_easy_setopt(handle, CURLOPT_RANGE, range.c_str());
+  }
+  const CURLcode code = curl_easy_perform(handle);
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &outcome.status);
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+  if (request.sink_error) std::rethrow_exception(request.sink_error);
+  if (request.ignored_range) {
+    outcome.problem = "the server ignored the Range header (HTTP 200 with the whole file)";
+    return outcome;
+  }
+  if (request.too_long) {
+    outcome.problem = request.ranged ? "the server sent more than the " +
+                                           std::to_string(request.size) + " bytes asked for"
+                                     : "larger than the limit of " +
+                                           std::to_string(request.max_bytes) + " bytes";
+    return outcome;
+  }
+  if (code != CURLE_OK) {
+    outcome.retry = RetryableCurlError(code);
+    outcome.problem = std::string(curl_easy_strerror(code)) + " (curl error " +
+                      std::to_string(static_cast<int>(code)) + (error[0] ? ": " : "") + error + ")";
+    return outcome;
+  }
+  const long status = outcome.status;
+  if (status >= 200 && status < 300) {
+    if (request.head) {
+      curl_off_t length = -1;
+      curl_easy_getinfo(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+      if (length < 0) {
+        outcome.problem = "HTTP " + std::to_string(status) + " without a Content-Length";
+        return outcome;
+      }
+      request.content_length = static_cast<uint64_t>(length);
+    } else if (request.ranged && request.received != request.size) {
+      outcome.retry = true;
+      outcome.problem = "short body: " + std::to_string(request.received) + " of " +
+                        std::to_string(request.size) + " bytes (HTTP " + std::to_string(status) +
+                        ")";
+      return outcome;
+    }
+    outcome.done = true;
+    return outcome;
+  }
+  outcome.problem = "HTTP " + std::to_string(status);
+  const std::string s3_code = S3ErrorCode(request.error_body);
+  if (!s3_code.empty()) outcome.problem += " " + s3_code;
+  if (NotFound(status)) {
+    outcome.done = true;
+    outcome.problem += " (not found)";
+  } else if (status == 401 || status == 403) {
+    outcome.problem += " (access refused: check the credentials and permissions)";
+  } else if (status == 416) {
+    outcome.problem += " (range not satisfiable: the file is shorter than its index says)";
+  } else if (status == 408 || status == 429 || status >= 500) {
+    outcome.retry = true;
+    outcome.problem += status == 429 ? " (too many requests)" : " (server error)";
+  }
+  return outcome;
+}
+
+S3Config HttpClient::S3() const {
+  {
+    internal::MutexLock lock(&mu_);
+    if (s3_) return *s3_;
+  }
+  S3Config config = LoadS3Config();
+  internal::MutexLock lock(&mu_);
+  if (!s3_) s3_ = config;
+  return *s3_;
+}
+
+long HttpClient::Run(Request& request) const {
+  thread_local std::mt19937_64 jitter{std::random_device{}()};
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(options_.retry_budget_s));
+  request.deadline = deadline;
+  void* handle = AcquireHandle();
+  struct GiveBack {
+    const HttpClient* client;
+    void* handle;
+    ~GiveBack() { client->ReleaseHandle(handle); }
+  } give_back{this, handle};
+  double wait = options_.backoff_s;
+  for (int attempt = 1;; ++attempt) {
+    const Outcome outcome = Attempt(handle, request);
+    if (outcome.done) return outcome.status;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    const double pause = wait * std::uniform_real_distribution<double>(0.5, 1.5)(jitter);
+    const bool budget_left =
+        Clock::now() + std::chrono::duration<double>(pause) < deadline;
+    if (!outcome.retry || attempt >= options_.max_attempts || !budget_left) {
+      std::string tries = std::to_string(attempt) + (attempt == 1 ? " attempt" : " attempts");
+      if (outcome.retry && attempt < options_.max_attempts) tries += ", the retry budget spent";
+      throw Error(request.What() + ": " + outcome.problem + " (" + tries + " in " +
+                  Seconds(elapsed) + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+    wait *= 2;
+  }
+}
+
+void HttpClient::ReadRange(const std::string& url, uint64_t offset, size_t size,
+                           uint8_t* dst) const {
+  Request request;
+  request.url = url;
+  request.ranged = true;
+  request.offset = offset;
+  request.size = size;
+  request.dst = dst;
+  const long status = Run(request);
+  if (NotFound(status)) throw Error(request.What() + ": HTTP " + std::to_string(status) + " (not found)");
+}
+
+void HttpClient::StreamRange(const std::string& url, uint64_t offset, uint64_t size,
+                             const std::function<void(const uint8_t*, size_t)>& sink) const {
+  Request request;
+  request.url = url;
+  request.ranged = true;
+  request.offset = offset;
+  request.size = size;
+  request.sink = &sink;
+  const long status = Run(request);
+  if (NotFound(status)) throw Error(request.What() + ": HTTP " + std::to_string(status) + " (not found)");
+}
+
+std::optional<std::vector<uint8_t>> HttpClient::ReadAll(const std::string& url,
+                                                        uint64_t max_bytes) const {
+  std::vector<uint8_t> body;
+  Request request;
+  request.url = url;
+  request.body = &body;
+  request.max_bytes = max_bytes;
+  if (NotFound(Run(request))) return std::nullopt;
+  return body;
+}
+
+std::optional<uint64_t> HttpClient::Size(const std::string& url) const {
+  Request request;
+  request.url = url;
+  request.head = true;
+  if (NotFound(Run(request))) return std::nullopt;
+  return request.content_length;
+}
+
+}  // namespace feedline::storage

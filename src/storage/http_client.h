@@ -1,0 +1,105 @@
+// HttpClient: GET and HEAD requests over HTTP(S) with libcurl, for reading a
+// pack that a web server or object store serves. Each request is bounded
+// (RemoteOptions: attempts, a time budget, connect and stall timeouts) and
+// retried as remote_options.h says; a failure throws an Error whose message
+// names the URL, the byte range, the HTTP status or libcurl's error, and the
+// attempts.
+//
+// Connections are reused: the client keeps a pool of libcurl easy handles,
+// one per thread reading at the same time (a worker takes one for a request
+// and gives it back), and each handle keeps its connection alive between
+// requests (HTTP/1.1 keep-alive), so a worker's ranged GETs go over one
+// connection. After fork, a child never uses a handle it inherited (its
+// socket, and any TLS state, belong to the parent's connection): it opens its
+// own, and leaves the inherited ones untouched. A pthread_atfork handler holds
+// every client's lock across fork so that a child never inherits it held.
+//
+// s3://BUCKET/KEY URLs are requested from the endpoint that the AWS
+// configuration names (S3Config, read when the first one is requested),
+// signed with SigV4 (libcurl's CURLOPT_AWS_SIGV4); an S3 error's code (e.g.
+// SignatureDoesNotMatch) is part of the message.
+//
+// Thread safety: every method may be called from many threads at once.
+#ifndef FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_
+#define FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "feedline/storage/remote_options.h"
+#include "src/core/mutex.h"
+#include "src/storage/s3_config.h"
+
+namespace feedline::storage {
+
+class HttpClient {
+ public:
+  // Throws Error if `options` are out of range (CheckRemoteOptions).
+  explicit HttpClient(RemoteOptions options = {});
+  ~HttpClient();
+  HttpClient(const HttpClient&) = delete;
+  HttpClient& operator=(const HttpClient&) = delete;
+
+  // Reads bytes [offset, offset + size) of `url` into `dst` with one ranged
+  // GET (retried as a whole). The server must answer 206 with exactly `size`
+  // bytes (or 200 with the whole file when it is that range). REQUIRES: size > 0.
+  // A retry asks for the bytes not yet received only.
+  void ReadRange(const std::string& url, uint64_t offset, size_t size, uint8_t* dst) const;
+
+  // As ReadRange, handing each piece to `sink` as it arrives, in order,
+  // each byte once (a retry continues where the last attempt stopped). An
+  // exception from `sink` aborts the request and propagates.
+  void StreamRange(const std::string& url, uint64_t offset, uint64_t size,
+                   const std::function<void(const uint8_t*, size_t)>& sink) const;
+
+  // The whole body of `url` (at most `max_bytes`, else an Error), or nullopt
+  // if the server answers 404 or 410.
+  std::optional<std::vector<uint8_t>> ReadAll(const std::string& url, uint64_t max_bytes) const;
+
+  // The length of `url` from a HEAD request, or nullopt if the server
+  // answers 404 or 410. Throws Error if the answer has no length.
+  std::optional<uint64_t> Size(const std::string& url) const;
+
+  const RemoteOptions& options() const { return options_; }
+  // The easy handles this process has made: the most threads that have
+  // requested at the same time (each one keeps its connection).
+  size_t handles_made() const;
+
+ private:
+  struct Request;
+  struct Outcome;
+  void* AcquireHandle() const;
+  void ReleaseHandle(void* handle) const;
+  // One attempt of `request`.
+  Outcome Attempt(void* handle, Request& request) const;
+  // Runs `request` with retries; returns the final HTTP status.
+  long Run(Request& request) const;
+  // The AWS configuration, read on first use.
+  S3Config S3() const;
+
+  // libcurl's write callback: a 2xx body into the request.
+  static size_t WriteBody(char* data, size_t one, size_t count, void* request);
+  // They lock and unlock every client's mutex across fork.
+  static void PrepareFork() NO_THREAD_SAFETY_ANALYSIS;
+  static void ParentAfterFork() NO_THREAD_SAFETY_ANALYSIS;
+  static void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS;
+
+  const RemoteOptions options_;
+  mutable internal::Mutex mu_;
+  mutable std::vector<void*> idle_ GUARDED_BY(mu_);
+  mutable size_t made_ GUARDED_BY(mu_) = 0;
+  // Set in a forked child by the fork handler: the idle handles are the
+  // parent's.
+  mutable bool forked_ GUARDED_BY(mu_) = false;
+  mutable std::optional<S3Config> s3_ GUARDED_BY(mu_);
+};
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_

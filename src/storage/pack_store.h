@@ -1,0 +1,62 @@
+// PackStore: where the files of a pack (pack.h) are read from, the seam under
+// ShardDataset: the local file system (LocalPackStore: positioned reads of
+// open descriptors), an HTTP(S) server (HttpPackStore: ranged GETs, no
+// disk), or a server through the node's shard cache (CachedPackStore, when
+// RemoteOptions::cache_dir is set). ShardDataset reads its manifest, classes, indexes and records
+// through it alone, so every check it makes (sizes, CRC-32C, tar headers)
+// holds for either.
+//
+// Locations are what ShardDataset::Find returns: paths, or URLs for a remote
+// store; the tars are numbered in the order given to OpenPackStore.
+//
+// Thread safety: every method may be called from many threads at once.
+#ifndef FEEDLINE_SRC_STORAGE_PACK_STORE_H_
+#define FEEDLINE_SRC_STORAGE_PACK_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "feedline/storage/remote_options.h"
+#include "feedline/storage/shard_index.h"
+
+namespace feedline::storage {
+
+class PackStore {
+ public:
+  virtual ~PackStore() = default;
+
+  // The text of a small file of the pack (pack.txt, classes.txt), or nullopt
+  // if it does not exist. Throws Error naming it if it exists but cannot be
+  // read.
+  virtual std::optional<std::string> ReadText(const std::string& location) const = 0;
+
+  // The parsed shard index at `location`. Throws Error naming it if it is
+  // missing, unreadable or damaged.
+  virtual ShardIndex ReadIndex(const std::string& location) const = 0;
+
+  // Throws Error (OsError for a local file) naming tar `shard` if it is
+  // missing or shorter than `bytes`.
+  virtual void CheckTar(size_t shard, uint64_t bytes) const = 0;
+
+  // Reads bytes [offset, offset + size) of tar `shard` into `dst`. Throws
+  // Error saying what failed (the caller adds the record). REQUIRES: size > 0.
+  virtual void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const = 0;
+
+  // Local: the bound on open tar files and how many are open. Remote: 0 and
+  // the connections made (one per thread reading at the same time).
+  virtual size_t max_open() const = 0;
+  virtual size_t open_count() const = 0;
+};
+
+// The store of `tars` (paths, or URLs if IsRemoteLocation; all of one kind,
+// else Error). `max_open`: the bound on open local files (0: the default).
+std::unique_ptr<PackStore> OpenPackStore(std::vector<std::string> tars, size_t max_open,
+                                         const RemoteOptions& remote);
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_SRC_STORAGE_PACK_STORE_H_

@@ -1,0 +1,25 @@
+#include "feedline/storage/remote_options.h"
+
+#include "feedline/error.h"
+
+namespace feedline::storage {
+
+void CheckRemoteOptions(const RemoteOptions& options) {
+  auto refuse = [](const std::string& field, const std::string& rule, double value) {
+    throw Error("remote options: " + field + " must be " + rule + ", got " + std::to_string(value));
+  };
+  if (options.max_attempts < 1) refuse("max_attempts", ">= 1", options.max_attempts);
+  if (!(options.retry_budget_s > 0)) refuse("retry_budget_s", "> 0", options.retry_budget_s);
+  if (!(options.connect_timeout_s > 0)) {
+    refuse("connect_timeout_s", "> 0", options.connect_timeout_s);
+  }
+  if (!(options.stall_timeout_s > 0)) refuse("stall_timeout_s", "> 0", options.stall_timeout_s);
+  if (!(options.backoff_s >= 0)) refuse("backoff_s", ">= 0", options.backoff_s);
+}
+
+bool IsRemoteLocation(const std::string& location) {
+  return location.rfind("http://", 0) == 0 || location.rfind("https://", 0) == 0 ||
+         location.rfind("s3://", 0) == 0;
+}
+
+}  // namespace feedline::storage

@@ -1,0 +1,295 @@
+#include "src/storage/shard_cache.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+
+#include "feedline/error.h"
+#include "feedline/storage/crc32c.h"
+#include "feedline/storage/shard_index.h"
+
+namespace feedline::storage {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
+
+std::string Hex64(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+// FNV-1a: a stable name for a pack's folder URL.
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+std::string Errno(const std::string& what, const std::string& path) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+// A POSIX record lock on the whole of `path`, held until destruction (it
+// belongs to this process: a forked child does not hold it).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(Errno("cannot open lock file", path));
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    while (::fcntl(fd_, F_SETLKW, &lock) != 0) {
+      if (errno == EINTR) continue;
+      const std::string message = Errno("cannot lock", path);
+      ::close(fd_);
+      throw Error(message);
+    }
+  }
+  ~FileLock() { ::close(fd_); }  // closing releases the lock
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+void WriteAll(int fd, const uint8_t* data, size_t size, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(Errno("cannot write", path));
+    done += static_cast<size_t>(n);
+  }
+}
+
+void ReadAll(int fd, uint8_t* data, size_t size, uint64_t offset, const std::string& path) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd, data + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw Error(Errno("cannot read", path));
+    if (n == 0) throw Error(path + ": ends early");
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The key of the first record whose bytes in `fd` do not match the index,
+// or nullopt if all do.
+std::optional<std::string> FirstDamagedRecord(int fd, const ShardIndex& index,
+                                              const std::string& path) {
+  std::vector<uint8_t> bytes;
+  for (const ShardRecord& record : index.records) {
+    bytes.resize(static_cast<size_t>(record.size));
+    ReadAll(fd, bytes.data(), bytes.size(), record.offset, path);
+    if (Crc32c(bytes.data(), bytes.size()) != record.crc32c) return record.key;
+  }
+  return std::nullopt;
+}
+
+// Every live ShardCache, for the fork handlers; leaked on purpose (the
+// handlers may run during exit).
+std::mutex& RegistryMutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::set<ShardCache*>& Registry() {
+  static auto* registry = new std::set<ShardCache*>;
+  return *registry;
+}
+
+}  // namespace
+
+void ShardCache::PrepareFork() {
+  RegistryMutex().lock();
+  for (ShardCache* cache : Registry()) cache->mu_.Lock();
+}
+
+void ShardCache::ParentAfterFork() {
+  for (ShardCache* cache : Registry()) cache->mu_.Unlock();
+  RegistryMutex().unlock();
+}
+
+void ShardCache::ChildAfterFork() {
+  for (ShardCache* cache : Registry()) {
+    cache->downloading_.clear();
+    cache->mu_.Unlock();
+  }
+  RegistryMutex().unlock();
+}
+
+ShardCache::~ShardCache() {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry().erase(this);
+}
+
+ShardCache::ShardCache(std::string cache_dir, uint64_t cache_limit,
+                       std::vector<std::string> tar_urls, std::vector<std::string> index_urls,
+                       const HttpClient* client)
+    : root_(std::move(cache_dir)),
+      limit_(cache_limit),
+      tar_urls_(std::move(tar_urls)),
+      index_urls_(std::move(index_urls)),
+      client_(client) {
+  for (const std::string& url : tar_urls_) {
+    const size_t slash = url.rfind('/');
+    const std::string folder = Hex64(Fnv1a(url.substr(0, slash)));
+    paths_.push_back(root_ + "/" + folder + "/" + url.substr(slash + 1));
+  }
+  std::error_code ec;
+  for (const std::string& path : paths_) {
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    if (ec) {
+      throw Error(root_ + ": cannot create the shard cache folder " +
+                  fs::path(path).parent_path().string() + ": " + ec.message());
+    }
+  }
+  // Registered last: a constructor that throws leaves nothing behind.
+  static std::once_flag handlers;
+  std::call_once(handlers, [] { ::pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork); });
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().insert(this);
+  }
+}
+
+int64_t ShardCache::downloads() const {
+  internal::MutexLock lock(&mu_);
+  return downloads_;
+}
+
+void ShardCache::Touch(size_t shard) const {
+  ::utimensat(AT_FDCWD, paths_[shard].c_str(), nullptr, 0);
+}
+
+void ShardCache::Ensure(size_t shard) const {
+  {
+    internal::MutexLock lock(&mu_);
+    while (downloading_.count(shard) != 0) done_.Wait(&mu_);
+    if (::access(paths_[shard].c_str(), F_OK) == 0) return;
+    downloading_.insert(shard);
+  }
+  struct Finish {
+    const ShardCache* cache;
+    size_t shard;
+    ~Finish() {
+      internal::MutexLock lock(&cache->mu_);
+      cache->downloading_.erase(shard);
+      cache->done_.NotifyAll();
+    }
+  } finish{this, shard};
+  const FileLock lock(paths_[shard] + ".lock");
+  // Another process may have put it in place while this one waited.
+  if (::access(paths_[shard].c_str(), F_OK) == 0) return;
+  Download(shard);
+}
+
+void ShardCache::Download(size_t shard) const {
+  const std::string& url = tar_urls_[shard];
+  const std::string& path = paths_[shard];
+  const std::string part = path + ".part";
+  std::optional<std::vector<uint8_t>> index_bytes =
+      client_->ReadAll(index_urls_[shard], kMaxIndexBytes);
+  if (!index_bytes) throw Error(index_urls_[shard] + ": cannot read shard index: HTTP 404 (not found)");
+  const ShardIndex index = ParseShardIndex(*index_bytes, index_urls_[shard]);
+  MakeRoom(index.tar_size, shard);
+
+  const Fd fd(::open(part.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (fd.get() < 0) throw Error(Errno("cannot open", part));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) throw Error(Errno("cannot stat", part));
+  uint64_t have = static_cast<uint64_t>(st.st_size);
+  for (int pass = 0;; ++pass) {
+    if (have > index.tar_size && ::ftruncate(fd.get(), 0) != 0) {
+      throw Error(Errno("cannot truncate", part));
+    }
+    if (have > index.tar_size) have = 0;
+    const bool resumed = have > 0;
+    // Written as it arrives: a process killed midway leaves what it had
+    // received for the next download to continue from.
+    if (have < index.tar_size) {
+      client_->StreamRange(url, have, index.tar_size - have,
+                           [&](const uint8_t* data, size_t size) {
+                             WriteAll(fd.get(), data, size, have, part);
+                             have += size;
+                           });
+    }
+    const std::optional<std::string> damaged = FirstDamagedRecord(fd.get(), index, part);
+    if (!damaged) break;
+    if (!resumed || pass > 0) {
+      throw Error(url + ": the downloaded shard's record " + *damaged +
+                  " does not match its index's CRC-32C (the file on the server changed, or "
+                  "the transfer was corrupted)");
+    }
+    // What a previous download left was damaged: start again.
+    if (::ftruncate(fd.get(), 0) != 0) throw Error(Errno("cannot truncate", part));
+    have = 0;
+  }
+  if (::fsync(fd.get()) != 0) throw Error(Errno("cannot fsync", part));
+  if (::rename(part.c_str(), path.c_str()) != 0) throw Error(Errno("cannot rename into place", part));
+  {
+    internal::MutexLock lock(&mu_);
+    ++downloads_;
+  }
+}
+
+void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
+  if (limit_ == 0) return;
+  const FileLock lock(root_ + "/.feedline-cache.lock");
+  struct Kept {
+    fs::path path;
+    uint64_t size;
+    fs::file_time_type used;
+  };
+  std::vector<Kept> kept;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const fs::directory_entry& folder : fs::directory_iterator(root_, ec)) {
+    if (!folder.is_directory(ec)) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(folder.path(), ec)) {
+      if (entry.path().extension() != ".tar" || !entry.is_regular_file(ec)) continue;
+      const uint64_t size = entry.file_size(ec);
+      if (ec) continue;
+      total += size;
+      if (entry.path() != fs::path(paths_[keep])) {
+        kept.push_back({entry.path(), size, entry.last_write_time(ec)});
+      }
+    }
+  }
+  std::sort(kept.begin(), kept.end(),
+            [](const Kept& a, const Kept& b) { return a.used < b.used; });
+  for (const Kept& old : kept) {
+    if (total + bytes <= limit_) break;
+    if (fs::remove(old.path, ec)) total -= old.size;
+  }
+}
+
+}  // namespace feedline::storage

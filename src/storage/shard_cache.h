@@ -1,0 +1,94 @@
+// ShardCache: whole shards of a remote pack kept in a local folder that every
+// process on the node shares (RemoteOptions::cache_dir), so that each shard
+// is downloaded once per node whatever the number of ranks and workers.
+//
+// Layout: CACHE/<16 hex digits naming the pack's URL>/shard-NNNNNN.tar, and
+// beside each, while one is downloaded, shard-NNNNNN.tar.part and an empty
+// shard-NNNNNN.tar.lock.
+//
+// Ensure(shard) makes the whole shard present:
+//  1. Threads of this process wait for one another (one download per shard
+//     per process), then processes: a POSIX record lock (fcntl) on the
+//     shard's .lock file, held by the downloading process only (a forked
+//     child never inherits it, unlike flock's).
+//  2. A shard already in place is complete (step 4 is the only way in).
+//  3. The bytes go to .part, appended from its current length: a download
+//     that a killed process left is resumed, not restarted.
+//  4. Every record's CRC-32C is checked against the index (a resumed .part
+//     that fails is downloaded again from the start, once), then the file is
+//     fsynced and renamed into place.
+// Before a download, the least recently opened whole shards are deleted
+// until the cache holds at most `cache_limit` bytes with the new one (under
+// a cache-wide lock); readers that hold one open keep reading it (an
+// unlinked file stays readable), and a shard deleted before it was opened
+// is downloaded again.
+//
+// After fork, a child forgets the downloads its parent's threads had under
+// way (they are not in the child; the parent's record lock keeps the child
+// waiting until the parent's download is done): a pthread_atfork handler
+// holds every cache's mutex across fork and clears the child's list.
+//
+// Thread safety: Ensure and Touch may be called from many threads and
+// processes at once.
+#ifndef FEEDLINE_SRC_STORAGE_SHARD_CACHE_H_
+#define FEEDLINE_SRC_STORAGE_SHARD_CACHE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "src/core/mutex.h"
+#include "src/storage/http_client.h"
+
+namespace feedline::storage {
+
+class ShardCache {
+ public:
+  // `tar_urls` and `index_urls`: the pack's shards, in order; `client`
+  // outlives the cache. Throws Error naming `cache_dir` if it cannot be
+  // created.
+  ShardCache(std::string cache_dir, uint64_t cache_limit, std::vector<std::string> tar_urls,
+             std::vector<std::string> index_urls, const HttpClient* client);
+  ~ShardCache();
+  ShardCache(const ShardCache&) = delete;
+  ShardCache& operator=(const ShardCache&) = delete;
+
+  // Where shard `shard` is kept (whether or not it is there now).
+  const std::string& path(size_t shard) const { return paths_[shard]; }
+  const std::vector<std::string>& paths() const { return paths_; }
+
+  // Makes shard `shard` present in the cache as a whole, checked file (the
+  // steps above). Throws Error naming the URL (a failed download) or the
+  // file (a local failure).
+  void Ensure(size_t shard) const;
+
+  // Marks shard `shard` used now (its file's mtime), for eviction order.
+  void Touch(size_t shard) const;
+
+  // The downloads this process made (one per shard not found in place).
+  int64_t downloads() const;
+
+ private:
+  static void PrepareFork() NO_THREAD_SAFETY_ANALYSIS;
+  static void ParentAfterFork() NO_THREAD_SAFETY_ANALYSIS;
+  static void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS;
+  void Download(size_t shard) const;
+  void MakeRoom(uint64_t bytes, size_t keep) const;
+
+  const std::string root_;  // cache_dir
+  const uint64_t limit_;
+  const std::vector<std::string> tar_urls_;
+  const std::vector<std::string> index_urls_;
+  const HttpClient* const client_;
+  std::vector<std::string> paths_;
+  mutable internal::Mutex mu_;
+  mutable internal::CondVar done_;
+  mutable std::set<size_t> downloading_ GUARDED_BY(mu_);
+  mutable int64_t downloads_ GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace feedline::storage
+
+#endif  // FEEDLINE_SRC_STORAGE_SHARD_CACHE_H_

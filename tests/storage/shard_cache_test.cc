@@ -1,0 +1,308 @@
+// The node's shard cache (RemoteOptions::cache_dir) under a pack that a real
+// nginx serves on loopback, through the API users call: each shard fetched
+// once per node whatever the datasets, threads and processes reading it, the
+// byte budget kept, and a download killed midway never taken as whole.
+#include "src/storage/shard_cache.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "feedline/data_loader.h"
+#include "feedline/error.h"
+#include "feedline/sample.h"
+#include "feedline/sample_context.h"
+#include "feedline/storage/pack.h"
+#include "feedline/storage/shard_dataset.h"
+#include "src/synth/synth.h"
+#include "tests/storage/nginx_server.h"
+#include "tests/storage/storage_testing.h"
+
+namespace feedline::storage {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using testing::NginxServer;
+using testing::ReadBytes;
+using testing::TempDir;
+using testing::WriteBytes;
+
+constexpr int64_t kImages = 24;
+
+std::vector<std::vector<uint8_t>> BatchesOf(std::shared_ptr<const Dataset> data, int workers,
+                                            WorkerMode mode = WorkerMode::kThread) {
+  LoaderOptions options;
+  options.batch_size = 5;
+  options.shuffle = true;
+  options.seed = 11;
+  options.num_workers = workers;
+  options.worker_mode = mode;
+  DataLoader loader(std::move(data), options);
+  std::vector<std::vector<uint8_t>> batches;
+  while (std::optional<Batch> batch = loader.Next()) {
+    std::vector<uint8_t> bytes;
+    for (int64_t index : batch->indices()) bytes.push_back(static_cast<uint8_t>(index));
+    for (int f = 0; f < batch->num_fields(); ++f) {
+      const Tensor& field = batch->field(f);
+      const uint8_t* p = static_cast<const uint8_t*>(field.raw());
+      bytes.insert(bytes.end(), p, p + field.bytes());
+    }
+    batches.push_back(std::move(bytes));
+  }
+  return batches;
+}
+
+void Read(const Dataset& data, int64_t index) {
+  SampleContext ctx(/*seed=*/7, /*epoch=*/0, index);
+  Sample sample;
+  data.Get(index, sample, ctx);
+}
+
+// The files under the cache folder by name (shard-NNNNNN.tar, .part, ...).
+std::map<std::string, uint64_t> CacheFiles(const std::string& cache) {
+  std::map<std::string, uint64_t> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(cache, ec), end; !ec && it != end; it.increment(ec)) {
+    const uint64_t size = it->is_regular_file(ec) ? it->file_size(ec) : 0;
+    if (!ec && it->is_regular_file(ec)) files[it->path().filename().string()] = size;
+  }
+  return files;
+}
+
+uint64_t CachedTarBytes(const std::string& cache) {
+  uint64_t total = 0;
+  for (const auto& [name, size] : CacheFiles(cache)) {
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tar") == 0) total += size;
+  }
+  return total;
+}
+
+class ShardCacheTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    folder_ = new TempDir();
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
+                                      /*broken=*/0);
+    PackOptions options;
+    options.shard_bytes = 200 << 10;
+    ASSERT_GT(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 2);
+  }
+  static void TearDownTestSuite() {
+    delete folder_;
+    folder_ = nullptr;
+  }
+
+  void SetUp() override {
+    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
+    server_.Start();
+  }
+
+  RemoteOptions Cached(uint64_t limit = 0) const {
+    RemoteOptions options;
+    options.max_attempts = 3;
+    options.backoff_s = 0.01;
+    options.cache_dir = cache_ / "cache";
+    options.cache_limit = limit;
+    return options;
+  }
+  std::shared_ptr<ShardDataset> Served(const RemoteOptions& options,
+                                       size_t max_open_shards = 0) const {
+    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
+                                          vision::TrainPipeline(40, DType::kU8),
+                                          std::vector<std::string>{}, max_open_shards, options);
+  }
+  // GET requests of each tar, by shard file name.
+  std::map<std::string, int> TarGets() const {
+    std::map<std::string, int> gets;
+    for (const std::string& line : server_.AccessLog()) {
+      const size_t at = line.find(" GET /train/shard-");
+      if (at == std::string::npos || line.find(".tar ") == std::string::npos) continue;
+      const size_t name = line.find("shard-", at);
+      ++gets[line.substr(name, line.find(' ', name) - name)];
+    }
+    return gets;
+  }
+
+  static std::string LocalPack() { return *folder_ / "pack"; }
+
+  static TempDir* folder_;
+  TempDir root_;
+  TempDir cache_;
+  NginxServer server_{root_.path().string()};
+};
+
+TempDir* ShardCacheTest::folder_ = nullptr;
+
+TEST_F(ShardCacheTest, EachShardIsDownloadedOncePerNodeAndTheBatchesAreTheLocalOnes) {
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(40, DType::kU8));
+  const std::vector<std::vector<uint8_t>> want = BatchesOf(local, 0);
+  // Two datasets over one cache, as two ranks of a node; threads and
+  // processes.
+  const std::shared_ptr<ShardDataset> rank0 = Served(Cached());
+  const std::shared_ptr<ShardDataset> rank1 = Served(Cached());
+  EXPECT_EQ(BatchesOf(rank0, 3), want);
+  if (testing::kWorkerProcesses) EXPECT_EQ(BatchesOf(rank1, 2, WorkerMode::kProcess), want);
+  EXPECT_EQ(BatchesOf(rank1, 2), want);
+  EXPECT_EQ(BatchesOf(rank0, 0), want);
+
+  const std::map<std::string, int> gets = TarGets();
+  ASSERT_EQ(gets.size(), local->shards().size());
+  for (const auto& [shard, count] : gets) EXPECT_EQ(count, 1) << shard;
+  // The cache holds each shard whole, the server's bytes, and nothing half
+  // done.
+  const std::map<std::string, uint64_t> files = CacheFiles(cache_ / "cache");
+  for (const std::string& tar : local->shards()) {
+    const std::string name = fs::path(tar).filename().string();
+    ASSERT_EQ(files.count(name), 1u) << name;
+    EXPECT_EQ(files.at(name), fs::file_size(tar));
+    EXPECT_EQ(files.count(name + ".part"), 0u);
+  }
+  // A new dataset over the full cache fetches no tar.
+  const size_t requests = server_.AccessLog().size();
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), want);
+  EXPECT_EQ(TarGets(), gets);
+  EXPECT_GT(server_.AccessLog().size(), requests);  // its indexes, pack.txt, ...
+}
+
+TEST_F(ShardCacheTest, TheCacheStaysUnderItsLimitEvictingTheLeastRecentlyUsed) {
+  std::vector<uint64_t> sizes;
+  for (const std::string& tar : ShardDataset::Find(LocalPack())) {
+    sizes.push_back(fs::file_size(tar.substr(0, tar.size() - 4) + ".tar"));
+  }
+  ASSERT_GE(sizes.size(), 3u);
+  const uint64_t limit = *std::max_element(sizes.begin(), sizes.end()) * 2;
+  // One descriptor open at a time: an evicted shard's file is gone once the
+  // reader lets it go (an open one stays readable, and takes its space,
+  // until then).
+  const std::shared_ptr<ShardDataset> bounded = Served(Cached(limit), /*max_open_shards=*/1);
+  // Shard by shard, twice: every shard is downloaded anew on the second pass
+  // (the two after it evicted it), and the cache never holds more than the
+  // limit once a download is done.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t i = 0; i < bounded->size(); ++i) {
+      Read(*bounded, i);
+      EXPECT_LE(CachedTarBytes(cache_ / "cache"), limit) << i;
+    }
+  }
+  EXPECT_GT(CachedTarBytes(cache_ / "cache"), 0u);
+  const std::map<std::string, int> gets = TarGets();
+  EXPECT_EQ(gets.size(), sizes.size());
+  for (const auto& [shard, count] : gets) EXPECT_EQ(count, 2) << shard;
+}
+
+// A process killed mid-download leaves a .part, never a shard in place; the
+// next reader resumes it from where it stopped (a ranged GET from its
+// length) and gets the local batches. A .part of wrong bytes is refused by
+// the CRC check and downloaded again.
+TEST_F(ShardCacheTest, AKilledDownloadIsResumedAndNeverTakenAsWhole) {
+  server_.Stop();
+  server_.set_server_config("limit_rate 20k;");
+  server_.Start();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      Read(*Served(Cached()), 0);
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  // Wait for the child's download to be under way, then kill it.
+  std::string part;
+  for (int i = 0; i < 1000 && part.empty(); ++i) {
+    for (const auto& [name, size] : CacheFiles(cache_ / "cache")) {
+      if (name == "shard-000000.tar.part" && size > 0) part = name;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_FALSE(part.empty()) << "the download did not start";
+  std::map<std::string, uint64_t> files = CacheFiles(cache_ / "cache");
+  EXPECT_EQ(files.count("shard-000000.tar"), 0u);
+  const uint64_t left = files.at("shard-000000.tar.part");
+  const uint64_t whole = fs::file_size(LocalPack() + "/shard-000000.tar");
+  ASSERT_LT(left, whole);
+
+  server_.Stop();
+  const size_t before = server_.AccessLog().size();  // the child's requests
+  server_.set_server_config("");
+  server_.Start();
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(40, DType::kU8));
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), BatchesOf(local, 0));
+  files = CacheFiles(cache_ / "cache");
+  EXPECT_EQ(files.at("shard-000000.tar"), whole);
+  EXPECT_EQ(files.count("shard-000000.tar.part"), 0u);
+  // The second server's log: shard 0 fetched from the length left.
+  bool resumed = false;
+  const std::vector<std::string> log = server_.AccessLog();
+  for (size_t i = before; i < log.size(); ++i) {
+    const std::string& line = log[i];
+    if (line.find("/train/shard-000000.tar 206") == std::string::npos) continue;
+    EXPECT_THAT(line, HasSubstr("bytes=" + std::to_string(left) + "-"));
+    resumed = true;
+  }
+  EXPECT_TRUE(resumed);
+
+  // A .part of the whole length but wrong bytes: checked, refused, fetched
+  // again from the start.
+  const std::string cached = [&] {
+    for (const fs::directory_entry& e : fs::recursive_directory_iterator(cache_ / "cache")) {
+      if (e.path().filename() == "shard-000001.tar") return e.path().string();
+    }
+    return std::string();
+  }();
+  ASSERT_FALSE(cached.empty());
+  std::vector<uint8_t> garbage = ReadBytes(cached);
+  for (size_t i = 0; i < garbage.size(); i += 97) garbage[i] ^= 0x5a;
+  fs::remove(cached);
+  WriteBytes(cached + ".part", garbage);
+  const std::shared_ptr<ShardDataset> again = Served(Cached());
+  Read(*again, again->shard_starts()[1]);
+  EXPECT_EQ(ReadBytes(cached), ReadBytes(LocalPack() + "/shard-000001.tar"));
+}
+
+// A shard whose bytes on the server no longer match its index: the download
+// is refused (nothing put in place) and its records fail with an error
+// naming the URL.
+TEST_F(ShardCacheTest, ADownloadThatFailsItsChecksumsIsNeverPutInPlace) {
+  const std::shared_ptr<ShardDataset> served = Served(Cached());
+  std::vector<uint8_t> tar = ReadBytes(root_ / "train/shard-000002.tar");
+  tar[1000] ^= 0x01;  // inside the first record's bytes
+  WriteBytes(root_ / "train/shard-000002.tar", tar);
+  const int64_t first = served->shard_starts()[2];
+  try {
+    Read(*served, first);
+    FAIL() << "a damaged download was read";
+  } catch (const SampleError& e) {
+    EXPECT_EQ(e.reason(), "io");
+    EXPECT_THAT(e.message(), HasSubstr(server_.Url("train/shard-000002.tar") +
+                                       ": the downloaded shard's record"));
+  }
+  EXPECT_EQ(CacheFiles(cache_ / "cache").count("shard-000002.tar"), 0u);
+  EXPECT_NO_THROW(Read(*served, 0));
+}
+
+TEST_F(ShardCacheTest, ACacheFolderThatCannotBeMadeIsAnErrorNamingIt) {
+  WriteBytes(cache_ / "file", {1});
+  RemoteOptions options = Cached();
+  options.cache_dir = cache_ / "file";
+  EXPECT_THAT([&] { Served(options); },
+              ::testing::ThrowsMessage<Error>(HasSubstr(cache_ / "file")));
+}
+
+}  // namespace
+}  // namespace feedline::storage
