@@ -5,7 +5,7 @@
 # worker-process protocol's decoders on a copy of fuzz/corpus_worker_protocol,
 # for FUZZ_INDEX_SECONDS seconds each (default 10: the parsers are small).
 # Exits non-zero if the fuzzer finds a crash; the crashing input is left in
-# the build directory as fuzz-crash-*.
+# the build directory as fuzz-<fuzzer>-crash-*.
 #
 # Usage: scripts/run_fuzz.sh [build_dir]     (default: build-fuzz)
 set -euo pipefail
@@ -27,43 +27,22 @@ cmake -S "$root" -B "$build" \
   -DCMAKE_CXX_COMPILER=clang++
 cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worker_protocol_fuzzer
 
-# The fuzzer adds what it finds to its corpus directory: give it a copy.
-corpus="$build/fuzz-corpus"
-rm -rf "$corpus"
-mkdir -p "$corpus"
-cp "$root"/fuzz/corpus/* "$corpus"/
+# fuzz NAME CORPUS SECONDS [libFuzzer flags...]: runs fuzz/NAME on a copy of
+# fuzz/CORPUS (the fuzzer adds what it finds to its corpus directory); a
+# crashing input is left as $build/fuzz-NAME-crash-*. Under UBSan a report
+# is fatal (-fno-sanitize-recover), so libFuzzer sees it as a crash.
+fuzz() {
+  local name="$1" corpus="$build/fuzz-corpus-$2" seconds_for="$3"
+  shift 3
+  rm -rf "$corpus"
+  mkdir -p "$corpus"
+  cp "$root/fuzz/$2"/* "$corpus"/
+  "$build/fuzz/$name" -max_total_time="$seconds_for" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$build/fuzz-$name-" "$@" "$corpus"
+}
 
-# Under UBSan a report is fatal (-fno-sanitize-recover), so libFuzzer sees
-# it as a crash.
-"$build/fuzz/decode_fuzzer" \
-  -max_total_time="$seconds" \
-  -timeout=10 \
-  -rss_limit_mb=2048 \
-  -print_final_stats=1 \
-  -artifact_prefix="$build/fuzz-" \
-  "$corpus"
-
-index_corpus="$build/fuzz-corpus-shard-index"
-rm -rf "$index_corpus"
-mkdir -p "$index_corpus"
-cp "$root"/fuzz/corpus_shard_index/* "$index_corpus"/
-"$build/fuzz/shard_index_fuzzer" \
-  -max_total_time="$index_seconds" \
-  -timeout=10 \
-  -rss_limit_mb=2048 \
-  -print_final_stats=1 \
-  -artifact_prefix="$build/fuzz-shard-index-" \
-  "$index_corpus"
-
-protocol_corpus="$build/fuzz-corpus-worker-protocol"
-rm -rf "$protocol_corpus"
-mkdir -p "$protocol_corpus"
-cp "$root"/fuzz/corpus_worker_protocol/* "$protocol_corpus"/
-"$build/fuzz/worker_protocol_fuzzer" \
-  -max_total_time="$index_seconds" \
-  -timeout=10 \
-  -rss_limit_mb=2048 \
-  -malloc_limit_mb=256 \
-  -print_final_stats=1 \
-  -artifact_prefix="$build/fuzz-worker-protocol-" \
-  "$protocol_corpus"
+fuzz decode_fuzzer corpus "$seconds"
+fuzz shard_index_fuzzer corpus_shard_index "$index_seconds"
+# Its decoders size vectors from counts in the bytes: a count that the bytes
+# cannot hold must be refused before anything is allocated for it.
+fuzz worker_protocol_fuzzer corpus_worker_protocol "$index_seconds" -malloc_limit_mb=256
