@@ -32,11 +32,11 @@ cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worke
 # crashing input is left as $build/fuzz-NAME-crash-*. Under UBSan a report
 # is fatal (-fno-sanitize-recover), so libFuzzer sees it as a crash.
 fuzz() {
-  local name="$1" corpus="$build/fuzz-corpus-$2" seconds_for="$3"
+  local name="$1" seeds="$root/fuzz/$2" corpus="$build/fuzz-corpus-$2" seconds_for="$3"
   shift 3
   rm -rf "$corpus"
   mkdir -p "$corpus"
-  cp "$root/fuzz/$2"/* "$corpus"/
+  cp "$seeds"/* "$corpus"/
   "$build/fuzz/$name" -max_total_time="$seconds_for" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$build/fuzz-$name-" "$@" "$corpus"
 }
