@@ -348,3 +348,36 @@ def test_the_executor_checks_each_fields_dtype(loader_class, static_graph):
     message = "" if in_pir_mode() else "The data type of fed Variable 'image' must be 'float32'"
     with pytest.raises(ValueError, match=message):
         exe.run(main, feed=feed, fetch_list=[loss])
+
+
+@pytest.fixture(scope="module")
+def photos(tmp_path_factory):
+    from feedline.vision import synth
+    root = str(tmp_path_factory.mktemp("static_graph_photos"))
+    assert synth.write_image_folder(root, 8, classes=2, seed=5) == []
+    return root
+
+
+def test_a_paddle_vision_folder_loads_natively_into_the_feeds(loader_class, static_graph,
+                                                               photos):
+    """The engine underneath is the same: a DatasetFolder whose transforms
+    feedline has natively runs without Python (stats() says so) and feeds
+    the program the pixels paddle.io feeds it."""
+    from paddle.vision import transforms as T
+    from paddle.vision.datasets import DatasetFolder
+    dataset = DatasetFolder(photos, transform=T.Compose([T.CenterCrop(224), T.Transpose()]))
+    image = paddle.static.data(name="image", shape=[None, 3, 224, 224], dtype="uint8")
+    label = paddle.static.data(name="label", shape=[None], dtype="int64")
+    loader = loader_class(dataset, feed_list=[image, label], batch_size=4, return_list=False,
+                          num_workers=2)
+    feeds_ = list(loader)
+    if loader_class is LOADERS["feedline"]:
+        assert loader.stats()["native_transforms"]["native"]
+    reference = list(LOADERS["paddle.io"](dataset, feed_list=[image, label], batch_size=4,
+                                          return_list=False))
+    assert len(feeds_) == len(reference) == 2
+    for (ours,), (theirs,) in zip(feeds_, reference):
+        assert set(ours) == {"image", "label"}
+        assert ours["image"].shape() == [4, 3, 224, 224]
+        np.testing.assert_array_equal(np.array(ours["image"]), np.array(theirs["image"]))
+        np.testing.assert_array_equal(np.array(ours["label"]), np.array(theirs["label"]))
