@@ -10,7 +10,9 @@ feed=batch)`:
   and strings are not fields) and matched to feed_list by position;
 - return_list=True: per place, the batch's own structure (lists, dicts,
   strings) with DenseTensors for its arrays; with one place the batch
-  itself, not a list of one.
+  itself, not a list of one;
+- each DenseTensor holds a copy of its array on its place, as paddle.io's
+  reader makes one (_DenseTensorMaker says why not a shared one).
 
 The loading is feedline.DataLoader's: this module only re-dresses the
 batches the engine delivered (their structure already paddle.io's, arrays
@@ -137,16 +139,18 @@ def _map_fields(value, to_dense):
 
 
 class _DenseTensorMaker:
-    """A batch's array as a DenseTensor on a place, as Paddle's reader puts
-    it there: on the CPU it shares the array's memory (DLPack; paddle's
-    from_dlpack gives a DenseTensor outside dynamic mode), elsewhere it is
-    copied to the device."""
+    """A batch's array as a DenseTensor on a place, copied into memory
+    Paddle owns, as paddle.io's reader copies it (DenseTensor.set).
+
+    Not shared through DLPack: the Executor frees its feeds in its own
+    threads, and a DLPack tensor's deleter (numpy's) needs the GIL, which the
+    thread waiting on the Executor (exe.run, Executor.__del__) holds, so
+    the two would wait on each other (seen with the legacy IR)."""
 
     def __init__(self):
         paddle = importlib.import_module("paddle")
         self._core = paddle.base.core
         self._tensor_class = paddle.Tensor
-        self._from_dlpack = importlib.import_module("paddle.utils.dlpack").from_dlpack
 
     def __call__(self, value, place):
         core = self._core
@@ -157,16 +161,8 @@ class _DenseTensorMaker:
             if value._place()._equals(target):
                 return value
             value = np.array(value)
-        array = np.ascontiguousarray(value)
-        if isinstance(target, core.CPUPlace):
-            try:
-                tensor = self._from_dlpack(array.__dlpack__())
-            except BufferError:  # a read-only or bool array (numpy < 1.25): copied
-                tensor = None
-            if isinstance(tensor, core.DenseTensor):
-                return tensor
         tensor = core.DenseTensor()
-        tensor.set(array, target)
+        tensor.set(np.ascontiguousarray(value), target)
         return tensor
 
 

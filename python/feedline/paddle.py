@@ -7,10 +7,11 @@ An adapter over feedline.DataLoader with no loading logic of its own: it
 checks paddle.io's arguments with Paddle's messages, sets up the worker
 processes as Paddle's own are set up (dynamic graph on the CPU, seeds,
 paddle.io.get_worker_info()), and turns each batch's numpy arrays into
-paddle Tensors through DLPack, sharing their memory. Without paddle, batches
-stay numpy arrays. docs/paddle.md maps every argument and lists what
-differs on purpose; python/tests/paddle_contract runs the same assertions
-against paddle.io.DataLoader and this one.
+paddle Tensors through DLPack, sharing their memory (in a static-graph
+program, into the DenseTensors an Executor is fed: feedline/_paddle_static.py).
+Without paddle, batches stay numpy arrays. docs/paddle.md maps every argument
+and lists what differs on purpose; python/tests/paddle_contract runs the same
+assertions against paddle.io.DataLoader and this one.
 """
 
 import collections.abc
@@ -328,7 +329,7 @@ class DataLoader(io.DataLoader):
       feed_list           static-graph feeds (paddle.static.data variables):
                           outside dynamic mode, return_list=False batches are
                           keyed by their names (feedline/_paddle_static.py);
-                          ignored in dynamic mode, as by paddle.io.
+                          unused in dynamic mode.
       places              checked and kept as Paddle keeps them (loader.places);
                           in dynamic mode batches are on the host (CPU), as
                           paddle.io gives them on a CPU device: move them with

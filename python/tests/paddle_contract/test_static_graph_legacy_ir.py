@@ -33,11 +33,20 @@ def test_the_flag_selects_the_legacy_ir():
 
 
 def test_the_static_graph_tests_pass_in_the_legacy_ir():
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         os.path.join(HERE, "test_static_graph.py")],
-        cwd=HERE, env=legacy_ir_environment(), capture_output=True, text=True, timeout=900)
+    # Within the 120 s every test has (python/tests/conftest.py); a hung test
+    # in the child dumps its stacks first (faulthandler_timeout, -s), and
+    # they are the failure's message.
+    command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
+               "-o", "faulthandler_timeout=60", os.path.join(HERE, "test_static_graph.py")]
+    try:
+        result = subprocess.run(command, cwd=HERE, env=legacy_ir_environment(),
+                                capture_output=True, text=True, timeout=100)
+    except subprocess.TimeoutExpired as e:
+        output = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(
+            errors="replace")
+        raise AssertionError("test_static_graph.py under the legacy IR ran past 100 s:\n"
+                             + output[-6000:]) from None
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
     summary = re.search(r"(\d+) passed", output)
-    assert summary and int(summary.group(1)) >= 30 and "failed" not in output, output[-2000:]
+    assert summary and int(summary.group(1)) >= 30, output[-2000:]
