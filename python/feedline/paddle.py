@@ -7,10 +7,11 @@ An adapter over feedline.DataLoader with no loading logic of its own: it
 checks paddle.io's arguments with Paddle's messages, sets up the worker
 processes as Paddle's own are set up (dynamic graph on the CPU, seeds,
 paddle.io.get_worker_info()), and turns each batch's numpy arrays into
-paddle Tensors through DLPack, sharing their memory. Without paddle, batches
-stay numpy arrays. docs/paddle.md maps every argument and lists what
-differs on purpose; python/tests/paddle_contract runs the same assertions
-against paddle.io.DataLoader and this one.
+paddle Tensors through DLPack, sharing their memory (in a static-graph
+program, into the DenseTensors an Executor is fed: feedline/_paddle_static.py).
+Without paddle, batches stay numpy arrays. docs/paddle.md maps every argument
+and lists what differs on purpose; python/tests/paddle_contract runs the same
+assertions against paddle.io.DataLoader and this one.
 """
 
 import collections.abc
@@ -22,7 +23,7 @@ import weakref
 
 import numpy as np
 
-from feedline import _lowering, io
+from feedline import _lowering, _paddle_static, io
 from feedline._framework import ConvertingIterator, map_batch
 
 __all__ = ["DataLoader"]
@@ -86,6 +87,34 @@ def _paddle_places(places):
         places = current()
     places = to_places(places) if isinstance(places, (list, tuple)) else to_place(places)
     return list(places) if isinstance(places, (list, tuple)) else [places]
+
+
+def _is_paddle_stream(dataset):
+    """paddle.io's rule for a stream: an IterableDataset (Paddle's,
+    feedline's, torch's); any other dataset is indexed, a BatchSampler given
+    as the dataset too (its len() is its number of batches). An object with
+    __iter__ and neither __getitem__ nor __len__, which paddle.io cannot
+    index, stays a stream, as feedline.DataLoader takes it."""
+    if not io._is_iterable_dataset(dataset):
+        return False
+    duck_typed = (not hasattr(dataset, "__getitem__")
+                  and not isinstance(dataset, io.IterableDataset))
+    return not (duck_typed and hasattr(dataset, "__len__"))
+
+
+class _NotSubscriptable:
+    """A dataset paddle.io indexes though it has no __getitem__ (a
+    BatchSampler given as the dataset): its len() counts, and reading a
+    sample fails with the TypeError paddle.io's fetcher meets."""
+
+    def __init__(self, dataset):
+        self.dataset = dataset
+
+    def __len__(self):
+        return len(self.dataset)
+
+    def __getitem__(self, index):
+        raise TypeError(f"'{type(self.dataset).__name__}' object is not subscriptable")
 
 
 class _StreamHasNoLength(ValueError, TypeError):
@@ -297,14 +326,19 @@ class DataLoader(io.DataLoader):
 
       dataset             a paddle.io.Dataset or IterableDataset (or any
                           dataset feedline.DataLoader takes).
-      feed_list           static-graph feeds: must be None (dynamic graph only).
+      feed_list           static-graph feeds (paddle.static.data variables):
+                          outside dynamic mode, return_list=False batches are
+                          keyed by their names (feedline/_paddle_static.py);
+                          unused in dynamic mode.
       places              checked and kept as Paddle keeps them (loader.places);
-                          batches are on the host (CPU), as paddle.io gives them
-                          on a CPU device: move them with .cuda() or
-                          paddle.to_tensor(..., place=).
-      return_list         True; False is accepted in dynamic-graph mode, where
-                          paddle.io gives the same lists, and refused otherwise
-                          (it serves static graphs).
+                          in dynamic mode batches are on the host (CPU), as
+                          paddle.io gives them on a CPU device: move them with
+                          .cuda() or paddle.to_tensor(..., place=). In static
+                          mode each step has a batch per place, on that place.
+      return_list         as in paddle.io: in static mode False gives a dict of
+                          DenseTensors per place (feed_list required), True the
+                          batch's structure per place; in dynamic mode the
+                          same lists either way.
       batch_sampler, batch_size, shuffle, drop_last
                           as in paddle.io; batch_size=None loads one sample per
                           step with no batch dimension (Python numbers stay
@@ -342,6 +376,8 @@ class DataLoader(io.DataLoader):
     # their batches (a dataset that reads get_worker_info() per batch sees
     # what it would see under Paddle).
     _assigns_batches_to_workers = True
+    # A BatchSampler given as the dataset is indexed, as in paddle.io.
+    _is_stream = staticmethod(_is_paddle_stream)
 
     def __init__(
         self,
@@ -367,21 +403,17 @@ class DataLoader(io.DataLoader):
         native_transforms=True,
         **feedline_options,
     ):
-        if feed_list is not None:
-            raise ValueError("feed_list is for static graphs; feedline.paddle.DataLoader serves "
-                             "dynamic-graph training: leave feed_list=None")
-        if not return_list and not _in_dynamic_mode():
-            raise ValueError("return_list=False is for static graphs; feedline.paddle.DataLoader "
-                             "returns lists (paddle's dynamic-graph default)")
         # Paddle's checks, with Paddle's messages, in Paddle's order. "auto"
         # (docs/tuning.md) is feedline's, and feedline.DataLoader checks it.
+        if not return_list and _in_dynamic_mode() is False:
+            assert feed_list is not None, "feed_list should be set when return_list=False"
         self.places = _paddle_places(places)
         if not isinstance(num_workers, str):
             assert num_workers >= 0, "num_workers should be a non-negative value"
         if not isinstance(prefetch_factor, str):
             assert prefetch_factor > 0, "prefetch_factor should be a positive value"
         assert timeout >= 0, "timeout should be a non-negative value"
-        iterable = io._is_iterable_dataset(dataset)  # paddle.io's IterableDataset too
+        iterable = _is_paddle_stream(dataset)
         if iterable:
             if shuffle:
                 raise ValueError(f"IterableDataset not support shuffle, but got shuffle={shuffle}")
@@ -402,6 +434,8 @@ class DataLoader(io.DataLoader):
                     f"drop_last should be a boolean value, but got {type(drop_last)}")
 
         unbatched = batch_size is None and batch_sampler is None
+        if not iterable and not hasattr(dataset, "__getitem__"):
+            dataset = _NotSubscriptable(dataset)
         # A paddle.vision DatasetFolder whose transforms feedline has natively
         # loads through the native pipeline (feedline/_lowering.py).
         dataset, self._lowering = _lowering.lower(dataset, "paddle", native_transforms,
@@ -435,6 +469,8 @@ class DataLoader(io.DataLoader):
             **feedline_options,
         )
         # The attributes paddle.io.DataLoader has, for scripts that read them.
+        if isinstance(self.dataset, _NotSubscriptable):
+            self.dataset = self.dataset.dataset
         self.feed_list = feed_list
         self.return_list = return_list
         self.collate_fn = collate_fn
@@ -464,6 +500,13 @@ class DataLoader(io.DataLoader):
         # Native transforms (feedline/_lowering.py): what runs natively, said once.
         if self._lowering is not None:
             self._lowering.log_once()
+        if _in_dynamic_mode() is False:
+            # Paddle's static graph, as paddle.io decides it: each time
+            # batches are read. Same epoch, re-dressed for an Executor.
+            names = _paddle_static.feed_names(self.feed_list)
+            return _paddle_static.StaticGraphBatches(
+                super().__iter__(), self._host_batch, self.places, names, self.return_list,
+                self.__len__)
         return ConvertingIterator(self, super().__iter__())
 
     def stats(self):
@@ -484,7 +527,14 @@ class DataLoader(io.DataLoader):
         return super().__len__()
 
     def _convert(self, batch):
-        to_tensor = self._to_tensor
+        return self._paddle_batch(batch, self._to_tensor)
+
+    def _host_batch(self, batch):
+        return self._paddle_batch(batch, None)
+
+    def _paddle_batch(self, batch, to_tensor):
+        """feedline's batch in paddle.io's structure, its arrays made
+        tensors by `to_tensor` (None: left numpy arrays)."""
         if self._keeps_collate_result:
             return _as_paddle_returns(batch, to_tensor)
         if self._skeleton is None:

@@ -186,15 +186,26 @@ def fake_paddle(monkeypatch):
         monkeypatch.setitem(sys.modules, name, module)
 
 
-def test_paddle_arguments_are_accepted_and_static_graph_ones_refused():
+def test_paddle_arguments_are_accepted():
     loader = feedline.paddle.DataLoader(Pairs(), places=["cpu"], return_list=True,
                                         use_buffer_reader=False, use_shared_memory=True,
                                         batch_size=5, drop_last=True, num_workers=2)
     assert len(loader) == 4
-    with pytest.raises(ValueError, match="feed_list is for static graphs"):
-        feedline.paddle.DataLoader(Pairs(), feed_list=["x"])
-    with pytest.raises(ValueError, match="return_list=False is for static graphs"):
-        feedline.paddle.DataLoader(Pairs(), return_list=False)
+    # Without paddle there is no static graph: feed_list is kept, unused,
+    # and return_list=False gives the same lists, as in dynamic mode.
+    loader = feedline.paddle.DataLoader(Pairs(), feed_list=["x"], return_list=False,
+                                        batch_size=5)
+    assert loader.feed_list == ["x"] and len(list(loader)) == len(loader) == 5
+
+
+def test_paddle_indexes_a_batch_sampler_given_as_the_dataset():
+    # paddle.io's rule (not an IterableDataset: indexed); reading it fails
+    # with an error naming the sample, as the sampler cannot be indexed.
+    batch_sampler = feedline.io.BatchSampler(list(range(10)), batch_size=3)
+    loader = feedline.paddle.DataLoader(batch_sampler)
+    assert len(loader) == 4
+    with pytest.raises(feedline.SampleError, match="not subscriptable"):
+        next(iter(loader))
 
 
 def test_paddle_refuses_batch_size_next_to_a_batch_sampler_as_paddle_does():

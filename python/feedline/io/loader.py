@@ -163,6 +163,9 @@ class DataLoader:
     # A Python dataset's batch loads whole in worker b % num_workers, as
     # torch assigns them (LoaderOptions::batch_per_worker): feedline.torch.
     _assigns_batches_to_workers = False
+    # Which datasets are streams (no indices, no len()): feedline's rule;
+    # feedline.paddle follows paddle.io's (a BatchSampler is indexed there).
+    _is_stream = staticmethod(_is_iterable_dataset)
 
     def __init__(
         self,
@@ -205,7 +208,7 @@ class DataLoader:
         self.error_policy = error_policy
 
         native = _native_dataset(dataset)
-        self._iterable = native is None and _is_iterable_dataset(dataset)
+        self._iterable = native is None and self._is_stream(dataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
             raise ValueError(
                 "an IterableDataset has no indices: shuffle, sampler and batch_sampler "

@@ -242,3 +242,14 @@ def test_distributed_batch_sampler_splits_the_epoch_between_ranks(loader_class, 
         assert [len(loader) for loader in loaders] == [3, 3]
         orders.append(ranks)
     assert orders[0] != orders[1]  # set_epoch reshuffles
+
+
+@pytest.mark.parametrize("batch_size", [1, 2, None])
+def test_a_batch_sampler_given_as_the_dataset_is_indexed(loader_class, batch_size):
+    """paddle.io takes any dataset that is not an IterableDataset as indexed,
+    a BatchSampler too: the loader's len() counts its batches (iterating it
+    fails, as the sampler cannot be indexed)."""
+    batch_sampler = BatchSampler(dataset=Indexed(10), batch_size=3)
+    loader = loader_class(batch_sampler, batch_size=batch_size)
+    steps = len(batch_sampler) if batch_size in (1, None) else 2
+    assert len(loader) == steps == (4 if batch_size != 2 else 2)
