@@ -29,7 +29,9 @@ class Broken : public feedline::Dataset {
  public:
   int64_t size() const override { return 10; }
   void Get(int64_t i, feedline::Sample& out, feedline::SampleContext&) const override {
-    if (i == 5) throw feedline::SampleError(FailureKind::kIo, "five.bin", "unreadable");
+    if (i == 5) {
+      throw feedline::SampleError(feedline::FailureKind::kIo, "five.bin", "unreadable");
+    }
     out.SetScalar<int64_t>("label", i);
   }
 };
