@@ -15,7 +15,7 @@ if ! cmp -s scripts/venv-requirements.txt "$stamp"; then
   echo "feedline: installing the peer tests' Python packages into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check \
     -r scripts/venv-requirements.txt 2>&1 | grep -v "^WARNING: Location" || true
-  "$venv/bin/python" -c "import torch, paddle, numpy, pytest, pyarrow" \
+  "$venv/bin/python" -c "import torch, paddle, numpy, pytest, pyarrow, psutil" \
     || { echo "feedline: the virtual environment $venv is incomplete" >&2; exit 1; }
   cp scripts/venv-requirements.txt "$stamp"
 fi

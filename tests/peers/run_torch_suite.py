@@ -94,6 +94,12 @@ def run_pytest(python, test_file, junit, env, extra, node_ids=None):
             raise SystemExit(f"run_torch_suite: the suite ran past {SUITE_SECONDS} s; see {log}")
     if not os.path.exists(junit):
         raise SystemExit(f"run_torch_suite: pytest wrote no results (exit {rc}); see {log}")
+    # 0: all passed, 1: some failed, which the comparison below judges. Any
+    # other exit is a suite that did not run (2: collection interrupted, e.g.
+    # a module it imports is missing; 3: internal error; 4: usage; 5: no
+    # test): never a pass.
+    if rc not in (0, 1):
+        raise SystemExit(f"run_torch_suite: pytest exit {rc}: the suite did not run; see {log}")
     print(f"  {os.path.basename(os.path.dirname(test_file))}: pytest exit {rc} "
           f"in {time.monotonic() - start:.0f} s (log: {log})", flush=True)
     return outcomes(junit)
