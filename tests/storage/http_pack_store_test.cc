@@ -22,11 +22,14 @@
 #include "feedline/storage/shard_index.h"
 #include "feedline/vision/image_folder.h"
 #include "src/synth/synth.h"
+#include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
 namespace {
+
+using testing::BatchesOf;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -45,34 +48,6 @@ RemoteOptions Quick() {
   options.stall_timeout_s = 2;
   options.retry_budget_s = 10;
   return options;
-}
-
-// The bytes of every field and the rows' indices, batch by batch.
-std::vector<std::vector<uint8_t>> BatchesOf(std::shared_ptr<const Dataset> data, int workers,
-                                            WorkerMode mode = WorkerMode::kThread,
-                                            ErrorPolicy policy = ErrorPolicy::kRaise,
-                                            StatsSnapshot* stats = nullptr) {
-  LoaderOptions options;
-  options.batch_size = 5;
-  options.shuffle = true;
-  options.seed = 11;
-  options.num_workers = workers;
-  options.worker_mode = mode;
-  options.error_policy = policy;
-  DataLoader loader(std::move(data), options);
-  std::vector<std::vector<uint8_t>> batches;
-  while (std::optional<Batch> batch = loader.Next()) {
-    std::vector<uint8_t> bytes;
-    for (int64_t index : batch->indices()) bytes.push_back(static_cast<uint8_t>(index));
-    for (int f = 0; f < batch->num_fields(); ++f) {
-      const Tensor& field = batch->field(f);
-      const uint8_t* p = static_cast<const uint8_t*>(field.raw());
-      bytes.insert(bytes.end(), p, p + field.bytes());
-    }
-    batches.push_back(std::move(bytes));
-  }
-  if (stats != nullptr) *stats = loader.stats();
-  return batches;
 }
 
 std::vector<uint8_t> ImageOf(const Dataset& data, int64_t index) {

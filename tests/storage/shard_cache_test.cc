@@ -26,11 +26,14 @@
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_dataset.h"
 #include "src/synth/synth.h"
+#include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
 namespace {
+
+using testing::BatchesOf;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -40,29 +43,6 @@ using testing::TempDir;
 using testing::WriteBytes;
 
 constexpr int64_t kImages = 24;
-
-std::vector<std::vector<uint8_t>> BatchesOf(std::shared_ptr<const Dataset> data, int workers,
-                                            WorkerMode mode = WorkerMode::kThread) {
-  LoaderOptions options;
-  options.batch_size = 5;
-  options.shuffle = true;
-  options.seed = 11;
-  options.num_workers = workers;
-  options.worker_mode = mode;
-  DataLoader loader(std::move(data), options);
-  std::vector<std::vector<uint8_t>> batches;
-  while (std::optional<Batch> batch = loader.Next()) {
-    std::vector<uint8_t> bytes;
-    for (int64_t index : batch->indices()) bytes.push_back(static_cast<uint8_t>(index));
-    for (int f = 0; f < batch->num_fields(); ++f) {
-      const Tensor& field = batch->field(f);
-      const uint8_t* p = static_cast<const uint8_t*>(field.raw());
-      bytes.insert(bytes.end(), p, p + field.bytes());
-    }
-    batches.push_back(std::move(bytes));
-  }
-  return batches;
-}
 
 void Read(const Dataset& data, int64_t index) {
   SampleContext ctx(/*seed=*/7, /*epoch=*/0, index);
