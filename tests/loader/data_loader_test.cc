@@ -340,6 +340,33 @@ int CountThreads() {
   return n;
 }
 
+// A joined thread can stay listed in /proc/self/task for a moment: the kernel
+// wakes pthread_join when the thread clears its tid, before the task is
+// reaped. So a count is read until it reaches `expected` (or 2 s pass) and
+// the caller checks the count it ends at.
+int ThreadCountOnceSettledAt(int expected) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int n = CountThreads();
+  while (n != expected && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    n = CountThreads();
+  }
+  return n;
+}
+
+// The count before a test: read until it stays the same for 50 ms, so that
+// threads of an earlier loader that are still leaving are not counted.
+int SteadyThreadCount() {
+  int n = CountThreads();
+  for (int same = 0, tries = 0; same < 10 && tries < 400; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    const int now = CountThreads();
+    same = now == n ? same + 1 : 0;
+    n = now;
+  }
+  return n;
+}
+
 TEST(DataLoader, DestroyMidEpochIsPromptAndLeavesNoThreads) {
   {
     // A first loader with workers lets runtimes that start helper threads
@@ -350,7 +377,7 @@ TEST(DataLoader, DestroyMidEpochIsPromptAndLeavesNoThreads) {
     while (warm_up.Next()) {
     }
   }
-  const int before = CountThreads();
+  const int before = SteadyThreadCount();
   std::chrono::steady_clock::duration took;
   {
     LoaderOptions o;
@@ -359,15 +386,14 @@ TEST(DataLoader, DestroyMidEpochIsPromptAndLeavesNoThreads) {
     o.prefetch_factor = 2;
     DataLoader loader(std::make_shared<IndexDataset>(100000), o);
     ASSERT_TRUE(loader.Next());
-    // Let the workers fill every slot and block on the full pool.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_EQ(CountThreads(), before + 4);
+    // The workers fill every slot and block on the full pool.
+    EXPECT_EQ(ThreadCountOnceSettledAt(before + 4), before + 4);
     const auto start = std::chrono::steady_clock::now();
     loader.~DataLoader();
     took = std::chrono::steady_clock::now() - start;
     new (&loader) DataLoader(std::make_shared<IndexDataset>(1), LoaderOptions{});
   }
-  EXPECT_EQ(CountThreads(), before);
+  EXPECT_EQ(ThreadCountOnceSettledAt(before), before);
   // The contract is 100 ms; sanitizers slow everything down several times.
   EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(took).count(), 500);
 }
