@@ -4,13 +4,12 @@ blending several sources by weight (MixedDataset). The planning and the
 rows are C++ (src/text/); docs/text.md describes the fields and the
 guarantees."""
 
-import glob
 import operator
-import os
 
 import numpy as np
 
 from feedline import _feedline
+from feedline.io.columnar import parquet_files
 from feedline.io.datasets import NativeDataset, _native_dataset
 
 _STRATEGIES = ("best_fit", "first_fit", "concat_split")
@@ -134,20 +133,7 @@ class TokenDataset(NativeDataset):
 
 def _parquet_files(paths):
     """The files that `paths` (a path, a glob, or a list of them) names."""
-    patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if not patterns:
-        raise ValueError("TokenDataset.from_parquet: no paths given")
-    files = []
-    for pattern in patterns:
-        pattern = os.fspath(pattern)
-        matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matched:
-            raise FileNotFoundError(f"TokenDataset.from_parquet: no file matches {pattern!r}")
-        for path in matched:
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"TokenDataset.from_parquet: {path}: no such file")
-        files += matched
-    return files
+    return parquet_files(paths, "TokenDataset.from_parquet")
 
 
 def _arrow_documents(data, column, where):
