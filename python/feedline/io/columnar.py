@@ -350,26 +350,21 @@ class _ParquetRowGroups:
 
 
 class ArrowRowGroups:
-    """read(g): the buffers of rows [starts[g], starts[g + 1]) of an
-    in-memory Arrow table (zero-copy slices: only the C++ side copies)."""
+    """read(g): the buffers of record batch g of an in-memory (or memory
+    mapped) Arrow table. Zero-copy: the C++ side views Arrow's buffers, so
+    every batch can be held at once at the cost of its offsets only."""
 
-    def __init__(self, table, columns, group_rows, what):
-        self.table, self.columns, self.what = table, columns, what
-        n = table.num_rows
-        self.starts = list(range(0, n, group_rows)) + [n]
-        if n == 0:
-            self.starts = [0, 0]
+    def __init__(self, table, columns, what):
+        self.batches = table.to_batches()
+        self.columns, self.what = columns, what
+        starts = np.cumsum([0] + [b.num_rows for b in self.batches])
+        self.names = [f"{what}, rows {a}:{b}" for a, b in zip(starts, starts[1:])]
 
     @property
     def rows(self):
-        return [b - a for a, b in zip(self.starts, self.starts[1:])]
-
-    @property
-    def names(self):
-        return [f"{self.what}, rows {a}:{b}" for a, b in zip(self.starts, self.starts[1:])]
+        return [b.num_rows for b in self.batches]
 
     def __call__(self, g):
-        a, b = self.starts[g], self.starts[g + 1]
-        where = f"{self.what}, rows {a}:{b}"
-        part = self.table.slice(a, b - a)
-        return [column_buffers(part.column(c.name), c, where) for c in self.columns]
+        batch = self.batches[g]
+        return [column_buffers(batch.column(batch.schema.get_field_index(c.name)), c,
+                               self.names[g]) for c in self.columns]
