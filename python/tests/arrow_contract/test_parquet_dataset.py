@@ -83,6 +83,15 @@ def test_row_groups_are_read_lazily_once_each_in_a_sequential_epoch(tmp_path):
     assert ds.stats()["row_group_reads"] == 20
 
 
+def test_worker_processes_read_the_same_rows(tmp_path):
+    data = rows(60, seed=10)
+    write(str(tmp_path), data, files=2)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["id", "text"])
+    loader = io.DataLoader(ds, batch_size=7, num_workers=2, worker_mode="process")
+    got = [(i, t) for batch in loader for i, t in zip(batch["id"].tolist(), batch["text"])]
+    assert got == list(zip(range(60), data["text"]))
+
+
 def test_batches_hold_strings_as_lists_of_str(tmp_path):
     data = rows(30, seed=3)
     write(str(tmp_path), data, files=1)
