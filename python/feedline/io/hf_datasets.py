@@ -65,6 +65,10 @@ def _native_form(dataset):
     if fmt.get("columns") is not None and not fmt.get("output_all_columns"):
         columns = [c for c in fmt["columns"]]
     table = dataset.data.table
+    for name in columns:
+        nulls = table.column(name).null_count
+        if nulls:
+            raise _StaysInPython(f"column {name!r} has {nulls} nulls (None in Python)")
     row_map = None
     if dataset._indices is not None:
         row_map = np.asarray(dataset._indices.column(0).to_numpy(), dtype=np.int64)
@@ -78,6 +82,18 @@ def _native_form(dataset):
 
 class _StaysInPython(Exception):
     pass
+
+
+def native_documents(dataset):
+    """The native dataset of a datasets.Dataset's rows, or None when it is
+    not one or cannot be read natively (for pack=, which otherwise reads a
+    Python dataset's documents once through __getitem__)."""
+    if not is_hf_dataset(dataset):
+        return None
+    try:
+        return _native_form(dataset)[0]
+    except _StaysInPython:
+        return None
 
 
 def lower(dataset, framework, collate_fn=None, enabled=True):

@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from feedline import _feedline
+from feedline.io import hf_datasets
 from feedline.io.columnar import parquet_files
 from feedline.io.datasets import NativeDataset, _native_dataset
 
@@ -297,6 +298,10 @@ def _packed(dataset, pack, batch_size, shuffle, sampler, drop_last, seed):
         raise TypeError(f"DataLoader: pack must be a feedline.io.PackOptions, got "
                         f"{type(pack).__name__}")
     documents = _native_dataset(dataset)
+    if documents is None:
+        # A Hugging Face datasets.Dataset: its Arrow table, read natively.
+        arrow = hf_datasets.native_documents(dataset)
+        documents = None if arrow is None else arrow._native
     if documents is None:
         # A Python dataset: its documents are read once, here, into memory.
         documents = TokenDataset.from_dataset(dataset, pack.tokens_field)._native

@@ -76,6 +76,17 @@ def test_it_packs_every_token_once():
     assert sorted(tokens) == sorted(t for row in ds["input_ids"] for t in row)
 
 
+def test_feedline_dataloader_packs_it_from_its_arrow_table(monkeypatch):
+    ds = corpus(120, seed=2).select_columns(["input_ids"]).shuffle(seed=1)
+    monkeypatch.setattr(type(ds), "__getitem__", None)  # not read through Python
+    loader = io.DataLoader(ds, batch_size=4, num_workers=2, pack=io.PackOptions(48))
+    tokens = []
+    for batch in loader:
+        tokens += batch["input_ids"][batch["segment_ids"] != 0].tolist()
+    assert sorted(tokens) == sorted(t for row in ds.data.table.column(0).to_pylist()
+                                    for t in row)
+
+
 def test_what_it_cannot_read_natively_runs_in_python_as_before(caplog):
     ds = corpus(20).with_transform(lambda batch: {"n": [len(x) for x in batch["input_ids"]]})
     with caplog.at_level(logging.INFO, logger="feedline"):
@@ -92,3 +103,6 @@ def test_what_it_cannot_read_natively_runs_in_python_as_before(caplog):
     assert "column 'x' is list<item: list<item: int64>>" in \
         loader.stats()["native_transforms"]["reason"]
     assert next(iter(loader))["x"] is not None
+    holes = datasets.Dataset.from_dict({"x": [1, None, 3]})
+    reason = ft.DataLoader(holes, batch_size=1).stats()["native_transforms"]["reason"]
+    assert reason == "column 'x' has 1 nulls (None in Python)"
