@@ -6,6 +6,8 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstring>
+#include <tuple>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -16,12 +18,15 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/error.h"
 #include "feedline/sampler.h"
+#include "feedline/text/columnar_dataset.h"
 #include "feedline/text/mixed_dataset.h"
 #include "feedline/text/pack_batch_sampler.h"
 #include "feedline/text/pack_plan.h"
 #include "feedline/text/pack_schedule.h"
 #include "feedline/text/packed_dataset.h"
+#include "feedline/text/row_group_source.h"
 #include "feedline/text/token_dataset.h"
+#include "python/object_fields.h"
 
 namespace py = pybind11;
 
@@ -79,6 +84,117 @@ std::shared_ptr<const Sampler> DocumentSampler(const py::object& sampler) {
                          py::repr(sampler).cast<std::string>());
   }
   return sampler.cast<std::shared_ptr<Sampler>>();
+}
+
+// Keeps a Python object (an array whose buffer a DecodedColumn views) alive
+// until the last holder lets go, on whichever thread that is.
+std::shared_ptr<const void> HoldWithGil(py::object object) {
+  auto* held = new py::object(std::move(object));
+  return std::shared_ptr<const void>(held->ptr(), [held](const void*) {
+    py::gil_scoped_acquire gil;
+    delete held;
+  });
+}
+
+// Row groups read by a Python callable (feedline/io/columnar.py, with
+// pyarrow): read(group) returns one (values, offsets) pair of numpy arrays
+// per column, offsets None for scalars. Python runs once per row group, never
+// per row; the values are the arrays' own buffers (pyarrow's), not copied.
+class PyRowGroupSource : public text::RowGroupSource {
+ public:
+  PyRowGroupSource(py::object read, std::vector<int64_t> rows, std::vector<std::string> names)
+      : read_(std::move(read)), rows_(std::move(rows)), names_(std::move(names)) {
+    if (names_.size() != rows_.size()) throw Error("ColumnarDataset: one name per row group");
+  }
+  ~PyRowGroupSource() override {
+    py::gil_scoped_acquire gil;
+    read_ = py::object();
+  }
+
+  std::vector<int64_t> RowsPerGroup() const override { return rows_; }
+  std::string Describe(int64_t group) const override {
+    return names_.at(static_cast<size_t>(group));
+  }
+
+  text::DecodedRowGroup Read(int64_t group) const override {
+    text::DecodedRowGroup out;
+    out.rows = rows_.at(static_cast<size_t>(group));
+    py::gil_scoped_acquire gil;
+    try {
+      py::list columns = read_(group);
+      out.columns.resize(columns.size());
+      for (size_t c = 0; c < columns.size(); ++c) {
+        py::tuple pair = columns[c].cast<py::tuple>();
+        text::DecodedColumn& column = out.columns[c];
+        py::array values = py::array::ensure(pair[0], py::array::c_style);
+        if (!values) throw Error(names_[static_cast<size_t>(group)] + ": column values unreadable");
+        column.values = std::span<const std::byte>(static_cast<const std::byte*>(values.data()),
+                                                   static_cast<size_t>(values.nbytes()));
+        column.owner = HoldWithGil(std::move(values));
+        if (!pair[1].is_none()) {
+          auto offsets = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(
+              pair[1]);
+          if (!offsets) throw Error(names_[static_cast<size_t>(group)] + ": offsets unreadable");
+          column.offsets.assign(offsets.data(), offsets.data() + offsets.size());
+        }
+      }
+    } catch (py::error_already_set& e) {
+      // The reader's message names the file, row group and column.
+      throw Error(py::str(e.value()).cast<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  py::object read_;
+  std::vector<int64_t> rows_;
+  std::vector<std::string> names_;
+};
+
+DType ColumnDType(const std::string& name) {
+  static const std::pair<const char*, DType> kNames[] = {
+      {"u8", DType::kU8},   {"i8", DType::kI8},   {"i16", DType::kI16}, {"u16", DType::kU16},
+      {"i32", DType::kI32}, {"i64", DType::kI64}, {"f16", DType::kF16}, {"f32", DType::kF32},
+      {"f64", DType::kF64}, {"bool", DType::kBool}};
+  for (const auto& [spelled, dtype] : kNames) {
+    if (name == spelled) return dtype;
+  }
+  throw Error("ColumnarDataset: unknown dtype '" + name + "'");
+}
+
+// (column, field, kind, dtype, prefix) tuples from feedline/io/columnar.py.
+// A bytes column whose prefix is "s" or "b" is an object field: strings and
+// bytes come back as str / bytes objects, one per row (object_fields.h).
+std::vector<text::ColumnSpec> ToColumnSpecs(
+    const std::vector<std::tuple<std::string, std::string, std::string, std::string,
+                                 std::string>>& columns) {
+  std::vector<text::ColumnSpec> specs;
+  for (const auto& [column, field, kind, dtype, prefix] : columns) {
+    text::ColumnSpec spec;
+    spec.column = column;
+    spec.field = field;
+    if (kind == "list") {
+      spec.kind = text::ColumnKind::kList;
+    } else if (kind == "scalar") {
+      spec.kind = text::ColumnKind::kScalar;
+    } else if (kind == "bytes") {
+      spec.kind = text::ColumnKind::kBytes;
+      spec.field = ObjectFieldName(field);
+    } else {
+      throw Error("ColumnarDataset: unknown column kind '" + kind + "'");
+    }
+    spec.dtype = ColumnDType(dtype);
+    spec.prefix = prefix;
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::vector<int64_t> ToVector(const py::object& values) {
+  if (values.is_none()) return {};
+  auto array = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(values);
+  if (!array) throw Error("ColumnarDataset: expected an array of integers");
+  return std::vector<int64_t>(array.data(), array.data() + array.size());
 }
 
 }  // namespace
@@ -238,6 +354,34 @@ void BindText(py::module_& m) {
       .def("row_of", &text::MixedDataset::row_of, py::arg("index"))
       .def("draws_before", &text::MixedDataset::DrawsBefore, py::arg("position"))
       .def("length", &text::MixedDataset::Length, py::arg("index"));
+
+  py::class_<text::ColumnarDataset, Dataset, std::shared_ptr<text::ColumnarDataset>>(
+      t, "ColumnarDataset")
+      .def(py::init([](py::object read, std::vector<int64_t> rows, std::vector<std::string> names,
+                       const std::vector<std::tuple<std::string, std::string, std::string,
+                                                    std::string, std::string>>& columns,
+                       int64_t max_row_groups, int64_t readahead, const py::object& row_map,
+                       const py::object& lengths) {
+             text::ColumnarOptions options;
+             options.max_row_groups = max_row_groups;
+             options.readahead = readahead;
+             options.row_map = ToVector(row_map);
+             options.lengths = ToVector(lengths);
+             auto source = std::make_shared<PyRowGroupSource>(std::move(read), std::move(rows),
+                                                              std::move(names));
+             auto specs = ToColumnSpecs(columns);
+             py::gil_scoped_release release;
+             return std::make_shared<text::ColumnarDataset>(std::move(source), std::move(specs),
+                                                            std::move(options));
+           }),
+           py::arg("read"), py::arg("rows"), py::arg("names"), py::arg("columns"),
+           py::arg("max_row_groups"), py::arg("readahead"), py::arg("row_map"),
+           py::arg("lengths"))
+      .def_property_readonly("num_row_groups", &text::ColumnarDataset::num_row_groups)
+      .def_property_readonly("row_group_reads", &text::ColumnarDataset::row_group_reads)
+      .def_property_readonly("row_groups_held", &text::ColumnarDataset::row_groups_held)
+      .def_property_readonly("has_lengths", &text::ColumnarDataset::has_lengths)
+      .def("length", &text::ColumnarDataset::Length, py::arg("index"));
 }
 
 }  // namespace feedline::python

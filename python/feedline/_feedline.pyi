@@ -449,6 +449,28 @@ class _TextModule:
         def draws_before(self, position: SupportsIndex) -> list[int]: ...
         def length(self, index: SupportsIndex) -> int: ...
 
+    class ColumnarDataset(_Dataset):
+        def __init__(
+            self,
+            read: Callable[[int], list[tuple[Any, Any]]],
+            rows: Sequence[SupportsIndex],
+            names: Sequence[str],
+            columns: Sequence[tuple[str, str, str, str, str]],
+            max_row_groups: SupportsIndex,
+            readahead: SupportsIndex,
+            row_map: Any,
+            lengths: Any,
+        ) -> None: ...
+        @property
+        def num_row_groups(self) -> int: ...
+        @property
+        def row_group_reads(self) -> int: ...
+        @property
+        def row_groups_held(self) -> int: ...
+        @property
+        def has_lengths(self) -> bool: ...
+        def length(self, index: SupportsIndex) -> int: ...
+
     @staticmethod
     def dynamic_batch_sampler(
         documents: _Dataset,

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from feedline import _feedline, _lowering, _torch_batches, _torch_errors, _torch_seeding, io
+from feedline.io import hf_datasets as _hf_datasets
 from feedline._framework import ConvertingIterator, map_batch
 from feedline.batch_transforms import ConvertImageDtype, CutMix, MixUp, Normalize, RandomChoice
 
@@ -327,6 +328,9 @@ class DataLoader(io.DataLoader):
         # loads through the native pipeline (feedline/_lowering.py).
         dataset, self._lowering = _lowering.lower(dataset, "torch", native_transforms,
                                                   collate_fn=collate_fn)
+        if self._lowering is None:  # a Hugging Face datasets.Dataset: its Arrow table natively
+            dataset, self._lowering = _hf_datasets.lower(dataset, "torch", collate_fn,
+                                                          native_transforms)
         seed = feedline_options.pop("seed", None)
         if seed is None:
             seed = _seed_from_torch(generator)

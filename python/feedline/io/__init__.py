@@ -7,6 +7,7 @@ under the GIL.
 
 The parts: arguments.py checks the arguments, datasets.py and samplers.py
 hold what their names say, text.py token documents, packing and mixing,
+columnar.py Parquet files and Arrow tables read row group by row group,
 loader.py the DataLoader.
 """
 
@@ -42,6 +43,7 @@ from feedline.io.samplers import (
     WeightedRandomSampler,
     resolve_launch,
 )
+from feedline.io.columnar import ParquetDataset
 from feedline.io.text import MixedDataset, PackOptions, TokenDataset
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "IterableDataset",
     "MixedDataset",
     "PackOptions",
+    "ParquetDataset",
     "RandomSampler",
     "Sampler",
     "SequenceSampler",

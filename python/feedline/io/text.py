@@ -4,13 +4,13 @@ blending several sources by weight (MixedDataset). The planning and the
 rows are C++ (src/text/); docs/text.md describes the fields and the
 guarantees."""
 
-import glob
 import operator
-import os
 
 import numpy as np
 
 from feedline import _feedline
+from feedline.io import hf_datasets
+from feedline.io.columnar import parquet_files
 from feedline.io.datasets import NativeDataset, _native_dataset
 
 _STRATEGIES = ("best_fit", "first_fit", "concat_split")
@@ -134,20 +134,7 @@ class TokenDataset(NativeDataset):
 
 def _parquet_files(paths):
     """The files that `paths` (a path, a glob, or a list of them) names."""
-    patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if not patterns:
-        raise ValueError("TokenDataset.from_parquet: no paths given")
-    files = []
-    for pattern in patterns:
-        pattern = os.fspath(pattern)
-        matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-        if not matched:
-            raise FileNotFoundError(f"TokenDataset.from_parquet: no file matches {pattern!r}")
-        for path in matched:
-            if not os.path.isfile(path):
-                raise FileNotFoundError(f"TokenDataset.from_parquet: {path}: no such file")
-        files += matched
-    return files
+    return parquet_files(paths, "TokenDataset.from_parquet")
 
 
 def _arrow_documents(data, column, where):
@@ -311,6 +298,10 @@ def _packed(dataset, pack, batch_size, shuffle, sampler, drop_last, seed):
         raise TypeError(f"DataLoader: pack must be a feedline.io.PackOptions, got "
                         f"{type(pack).__name__}")
     documents = _native_dataset(dataset)
+    if documents is None:
+        # A Hugging Face datasets.Dataset: its Arrow table, read natively.
+        arrow = hf_datasets.native_documents(dataset)
+        documents = None if arrow is None else arrow._native
     if documents is None:
         # A Python dataset: its documents are read once, here, into memory.
         documents = TokenDataset.from_dataset(dataset, pack.tokens_field)._native

@@ -1,0 +1,92 @@
+// ColumnarDataset: the rows of columnar data (Parquet files, an Arrow table)
+// as samples, read from a RowGroupSource one row group at a time, lazily,
+// with at most `max_row_groups` decoded groups held. Each column fills one
+// field (ColumnSpec): a list of integers becomes a 1-D int64 tensor (token
+// ids), a number a scalar of its dtype, bytes or a string a 1-D uint8
+// tensor.
+//
+// The row a sample reads: row `index`, or row_map[index] when a row map is
+// given (a selection or reordering of the rows, as a Hugging Face dataset's
+// indices mapping). Length(i) is lengths[i] (token counts, known without
+// reading a row group) when given, so the dataset can be packed and batched
+// by a token budget.
+//
+// Read-ahead: after serving a row of group g, a Get whose visit looks
+// sequential (g - 1 still held) reads the next of the `readahead` groups
+// after g that is neither held nor being read, so that the rows of the
+// sampler's next group are decoded by the time they are asked for.
+// A random order over the whole dataset reads a group for most rows unless
+// max_row_groups holds them all.
+//
+// Thread safety: Get, Length and Source may run on any number of threads;
+// the cache is locked inside.
+#ifndef FEEDLINE_TEXT_COLUMNAR_DATASET_H_
+#define FEEDLINE_TEXT_COLUMNAR_DATASET_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset.h"
+#include "feedline/export.h"
+#include "feedline/text/row_group_source.h"
+
+namespace feedline::text {
+
+namespace internal {
+class RowGroupCache;
+}
+
+struct FEEDLINE_EXPORT ColumnarOptions {
+  int64_t max_row_groups = 4;  // decoded row groups held at most
+  int64_t readahead = 1;       // groups read ahead of a sequential visit
+  std::vector<int64_t> row_map;  // the row of each sample; empty: 0, 1, ...
+  std::vector<int64_t> lengths;  // each sample's Length; empty: none
+};
+
+class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
+ public:
+  // Throws Error for a null source, no columns, an empty or repeated field
+  // name, a list column whose dtype is not kI32 / kI64, a row map entry out
+  // of the source's rows, lengths not one per sample or negative, or bad
+  // cache options.
+  ColumnarDataset(std::shared_ptr<const RowGroupSource> source, std::vector<ColumnSpec> columns,
+                  ColumnarOptions options = {});
+  ~ColumnarDataset() override;
+  ColumnarDataset(const ColumnarDataset&) = delete;
+  ColumnarDataset& operator=(const ColumnarDataset&) = delete;
+
+  int64_t size() const override { return size_; }
+  // Throws SampleError (kIo, naming the row group) when its group cannot be
+  // read.
+  void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
+  std::string Source(int64_t index) const override;
+  // Throws Error when no lengths were given.
+  int64_t Length(int64_t index) const override;
+  // The scalar columns: their shape is the same in every row.
+  std::vector<FieldSpec> FixedFields() const override;
+
+  const std::vector<ColumnSpec>& columns() const { return columns_; }
+  int64_t num_row_groups() const { return static_cast<int64_t>(group_starts_.size()) - 1; }
+  bool has_lengths() const { return !lengths_.empty() || size_ == 0; }
+  // The source's row and its group for sample `index`.
+  int64_t row_of(int64_t index) const;
+  int64_t group_of_row(int64_t row) const;
+  // Row group reads so far, and groups held now (for tests and stats).
+  int64_t row_group_reads() const;
+  int64_t row_groups_held() const;
+
+ private:
+  std::shared_ptr<const RowGroupSource> source_;
+  std::vector<ColumnSpec> columns_;
+  std::vector<int64_t> group_starts_;  // first row of each group, then the rows
+  std::vector<int64_t> row_map_;
+  std::vector<int64_t> lengths_;
+  int64_t size_ = 0;
+  std::unique_ptr<internal::RowGroupCache> cache_;
+};
+
+}  // namespace feedline::text
+
+#endif  // FEEDLINE_TEXT_COLUMNAR_DATASET_H_

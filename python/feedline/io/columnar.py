@@ -1,0 +1,370 @@
+"""Columnar data as a map-style dataset: Parquet files (ParquetDataset) and
+Arrow tables (a Hugging Face datasets.Dataset among them), read one row group
+at a time with pyarrow and served row by row in C++ (ColumnarDataset,
+src/text/columnar_dataset.cc). docs/text.md describes the fields.
+
+Python runs once per row group (pyarrow decodes it, releasing the GIL; its
+buffers cross to C++ whole), never per row.
+"""
+
+import glob
+import os
+
+import numpy as np
+
+from feedline import _feedline
+from feedline.io.datasets import NativeDataset
+
+# Arrow integer and float types and the dtype their values keep.
+_SCALAR_DTYPES = {
+    "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "i64", "uint64": "i64",
+    "halffloat": "f16", "float": "f32", "double": "f64", "bool": "bool",
+}
+# numpy dtypes of the codes above.
+_NUMPY = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+          "u16": np.uint16, "f16": np.float16, "f32": np.float32, "f64": np.float64,
+          "bool": np.bool_}
+
+
+def parquet_files(paths, owner):
+    """The files that `paths` (a path, a glob, or a list of them) names, each
+    pattern's matches in sorted order."""
+    patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not patterns:
+        raise ValueError(f"{owner}: no paths given")
+    files = []
+    for pattern in patterns:
+        pattern = os.fspath(pattern)
+        matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matched:
+            raise FileNotFoundError(f"{owner}: no file matches {pattern!r}")
+        for path in matched:
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"{owner}: {path}: no such file")
+        files += matched
+    return files
+
+
+class _Column:
+    """How one Arrow column becomes a sample's field: kind "list" (token
+    ids: int64 [n]), "scalar" (a number of `dtype`) or "bytes" (a str or
+    bytes object, `prefix` "s" or "b")."""
+
+    def __init__(self, name, kind, dtype, prefix=""):
+        self.name, self.kind, self.dtype, self.prefix = name, kind, dtype, prefix
+
+    def spec(self):
+        return (self.name, self.name, self.kind, self.dtype, self.prefix)
+
+    def __eq__(self, other):
+        return self.spec() == other.spec()
+
+
+def column_of(name, arrow_type, where):
+    """The _Column for an Arrow field, or TypeError naming `where`, the column
+    and its type."""
+    import pyarrow as pa
+
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        value = arrow_type.value_type
+        if pa.types.is_integer(value):
+            wide = value.bit_width > 32 or (value.bit_width == 32 and pa.types.is_unsigned_integer(value))
+            return _Column(name, "list", "i64" if wide else "i32")
+        raise TypeError(f"{where}: column {name!r} is {arrow_type}: a list column must hold "
+                        "integers (token ids)")
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return _Column(name, "bytes", "u8", "s")
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return _Column(name, "bytes", "u8", "b")
+    dtype = _SCALAR_DTYPES.get(str(arrow_type))
+    if dtype is not None:
+        return _Column(name, "scalar", dtype)
+    raise TypeError(f"{where}: column {name!r} is {arrow_type}, which is not read natively "
+                    "(supported: lists of integers, integers, floats, bool, strings, binary)")
+
+
+def _whole(array):
+    """One Array from a ChunkedArray or Array."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        return array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    return array
+
+
+def column_buffers(array, column, where):
+    """(values, offsets) numpy arrays of one column of a row group: the
+    values end to end and, for lists and bytes, rows + 1 offsets from 0.
+    Nulls are refused (ValueError naming `where` and the column)."""
+    import pyarrow as pa
+
+    array = _whole(array)
+    if array.null_count:
+        raise ValueError(f"{where}: column {column.name!r} has {array.null_count} null rows")
+    if column.kind == "scalar":
+        if pa.types.is_boolean(array.type):
+            return array.to_numpy(zero_copy_only=False).astype(np.bool_), None
+        return np.ascontiguousarray(array.to_numpy(zero_copy_only=False),
+                                    dtype=_NUMPY[column.dtype]), None
+    if column.kind == "list":
+        offsets = np.asarray(array.offsets, dtype=np.int64)
+        # flatten() honours a sliced array's offset, as the offsets do.
+        flat = array.flatten()
+        if flat.null_count:
+            raise ValueError(f"{where}: column {column.name!r} has {flat.null_count} null "
+                             "tokens")
+        values = np.ascontiguousarray(flat.to_numpy(zero_copy_only=False),
+                                      dtype=_NUMPY[column.dtype])
+        return values, offsets - offsets[0]
+    # String and binary arrays: (validity, offsets, data) buffers, the
+    # offsets of a sliced array starting at its offset.
+    _, offset_buffer, data = array.buffers()
+    wide = pa.types.is_large_string(array.type) or pa.types.is_large_binary(array.type)
+    offsets = np.frombuffer(offset_buffer, dtype=np.int64 if wide else np.int32)
+    offsets = offsets[array.offset:array.offset + len(array) + 1].astype(np.int64)
+    values = (np.frombuffer(data, dtype=np.uint8) if data is not None
+              else np.zeros(0, np.uint8))[offsets[0]:offsets[-1]]
+    return values, offsets - offsets[0]
+
+
+def list_lengths(array):
+    """Every row's list length (an int64 numpy array) of a list column,
+    from its offsets alone."""
+    import pyarrow.compute as pc
+
+    lengths = pc.list_value_length(_whole(array)).fill_null(0)
+    return lengths.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+
+
+def scalar_lengths(array, column, where):
+    """A length column's values as int64, checked >= 0."""
+    values = _whole(array)
+    if values.null_count:
+        raise ValueError(f"{where}: length column {column!r} has {values.null_count} nulls")
+    values = values.to_numpy(zero_copy_only=False).astype(np.int64)
+    if values.size and values.min() < 0:
+        raise ValueError(f"{where}: length column {column!r} holds a negative length")
+    return values
+
+
+# The suffix of the field names that carry str / bytes objects through the
+# loader (python/object_fields.h): batches turn them back into objects; a
+# sample read directly, dataset[i], is turned back here.
+_OBJECT_MARKER = "\x1fobject"
+
+
+def decode_objects(sample):
+    """A native sample with its string and bytes fields as str / bytes."""
+    out = {}
+    for name, value in sample.items():
+        if name.endswith(_OBJECT_MARKER):
+            raw = value.tobytes()
+            name = name[:-len(_OBJECT_MARKER)]
+            value = raw[1:].decode("utf-8") if raw[:1] == b"s" else raw[1:]
+        out[name] = value
+    return out
+
+
+class ColumnarSamples(NativeDataset):
+    """A NativeDataset over a ColumnarDataset: dataset[i] gives str / bytes
+    for string and binary columns, as batches do."""
+
+    def __getitem__(self, index):
+        return decode_objects(super().__getitem__(index))
+
+
+class ParquetDataset(ColumnarSamples):
+    """The rows of Parquet files as samples, read in C++ from decoded row
+    groups (docs/text.md, "Parquet files row group by row group").
+
+      paths           a path, a glob ("corpus/*.parquet"), or a list of them;
+                      each pattern's files in sorted order, rows file by file.
+      columns         the columns that become the sample's fields (default
+                      all): list<int> / large_list<int> columns int64 arrays
+                      (token ids), integer / float / bool columns scalars of
+                      their dtype (uint32 and uint64 as int64), string and
+                      binary columns str / bytes objects (in batches, a list
+                      of one per row).
+      length_column   an integer column holding each row's length (tokens);
+                      read, with nothing else, at construction. Default: the
+                      lengths of `lengths_from`.
+      lengths_from    the list column whose list lengths are the rows'
+                      lengths (default: the first list column of `columns`);
+                      read once at construction to count them. None of
+                      either: no lengths (then no pack= and no
+                      DynamicBatchSampler).
+      max_row_groups  decoded row groups held at most (the least recently
+                      used let go first); memory is about
+                      (max_row_groups + num_workers) decoded row groups.
+      readahead       row groups read ahead of a sequential visit.
+
+    Row groups are the unit of I/O: the first row a sample needs from a
+    group reads (decodes) the whole group's columns, and later rows of it
+    are served from memory. Samples are dicts of the columns' fields.
+    A file that is not Parquet, a missing column (the message lists the
+    file's columns), a column of another type in another file or of a type
+    not read natively, are errors at construction naming the file and
+    column; a row group that cannot be read, or holds nulls, is a
+    feedline.SampleError naming the file, row group and column, handled by
+    the loader's error policy.
+    """
+
+    def __init__(self, paths, columns=None, *, length_column=None, lengths_from=None,
+                 max_row_groups=4, readahead=1):
+        import pyarrow.parquet as pq
+
+        owner = "ParquetDataset"
+        files = parquet_files(paths, owner)
+        self.paths = files
+        metadata, groups, names = [], [], []
+        schema_columns = None
+        for path in files:
+            try:
+                reader = pq.ParquetFile(path)
+            except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
+                raise ValueError(f"{owner}: {path}: not a readable Parquet file ({error})") \
+                    from None
+            schema = reader.schema_arrow
+            wanted = list(schema.names) if columns is None else [str(c) for c in columns]
+            missing = [c for c in wanted if c not in schema.names]
+            if missing:
+                raise ValueError(f"{owner}: {path} has no column {missing[0]!r} (its columns: "
+                                 f"{', '.join(schema.names)})")
+            found = [column_of(c, schema.field(c).type, f"{owner}: {path}") for c in wanted]
+            if schema_columns is None:
+                schema_columns = found
+            elif found != schema_columns:
+                differs = next(a.name for a, b in zip(found, schema_columns) if a != b)
+                raise TypeError(f"{owner}: {path}: column {differs!r} is "
+                                f"{schema.field(differs).type}, unlike in {files[0]}")
+            metadata.append(reader.metadata)
+            for group in range(reader.num_row_groups):
+                groups.append((len(metadata) - 1, group))
+                names.append(f"{path}, row group {group}")
+        if not schema_columns:
+            raise ValueError(f"{owner}: no columns to read")
+        self.columns = [c.name for c in schema_columns]
+        self._kinds = {c.name: c for c in schema_columns}
+        rows = [metadata[f].row_group(g).num_rows for f, g in groups]
+        lengths = self._lengths(files, metadata, groups, length_column, lengths_from,
+                                schema_columns)
+        read = _ParquetRowGroups(files, metadata, groups, names, schema_columns)
+        native = _feedline.text.ColumnarDataset(
+            read, rows, names, [c.spec() for c in schema_columns], int(max_row_groups),
+            int(readahead), None, lengths)
+        super().__init__(native)
+        self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
+                           readahead)
+
+    @staticmethod
+    def _lengths(files, metadata, groups, length_column, lengths_from, columns):
+        import pyarrow.parquet as pq
+
+        owner = "ParquetDataset"
+        if length_column is not None and lengths_from is not None:
+            raise ValueError(f"{owner}: give length_column or lengths_from, not both")
+        if length_column is None and lengths_from is None:
+            lists = [c.name for c in columns if c.kind == "list"]
+            if not lists:
+                return None
+            lengths_from = lists[0]
+        elif lengths_from is not None and not any(
+                c.name == lengths_from and c.kind == "list" for c in columns):
+            raise ValueError(f"{owner}: lengths_from={lengths_from!r} is not a list column of "
+                             f"columns ({', '.join(c.name for c in columns)})")
+        name = length_column if length_column is not None else lengths_from
+        parts = []
+        for index, path in enumerate(files):
+            reader = pq.ParquetFile(path, metadata=metadata[index])
+            if name not in reader.schema_arrow.names:
+                raise ValueError(f"{owner}: {path} has no column {name!r} (its columns: "
+                                 f"{', '.join(reader.schema_arrow.names)})")
+            kind = reader.schema_arrow.field(name).type
+            for f, group in groups:
+                if f != index:
+                    continue
+                where = f"{owner}: {path}, row group {group}"
+                array = reader.read_row_group(group, columns=[name]).column(0)
+                if length_column is not None:
+                    import pyarrow as pa
+
+                    if not pa.types.is_integer(kind):
+                        raise TypeError(f"{owner}: {path}: length column {name!r} is {kind}, "
+                                        "not integers")
+                    parts.append(scalar_lengths(array, name, where))
+                else:
+                    parts.append(list_lengths(array))
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    @property
+    def lengths(self):
+        """Every row's length (an int64 array), when the dataset has them."""
+        return _feedline.text.lengths_of(self._native)
+
+    @property
+    def num_row_groups(self):
+        return self._native.num_row_groups
+
+    def stats(self):
+        """Row groups read so far and held now."""
+        return {"row_group_reads": self._native.row_group_reads,
+                "row_groups_held": self._native.row_groups_held}
+
+    def __reduce__(self):
+        files, columns, length_column, lengths_from, max_row_groups, readahead = self._arguments
+        return (_rebuild_parquet, (files, columns, length_column, lengths_from, max_row_groups,
+                                   readahead))
+
+    def __repr__(self):
+        return (f"ParquetDataset({len(self.paths)} files, {len(self)} rows, "
+                f"{self.num_row_groups} row groups, columns={self.columns})")
+
+
+def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups, readahead):
+    return ParquetDataset(files, columns, length_column=length_column,
+                          lengths_from=lengths_from, max_row_groups=max_row_groups,
+                          readahead=readahead)
+
+
+class _ParquetRowGroups:
+    """read(g): the buffers of row group g's columns. Each read opens its
+    file anew with the metadata already parsed, so that reads of several
+    groups (pyarrow releases the GIL while it decodes) share no reader."""
+
+    def __init__(self, files, metadata, groups, names, columns):
+        self.files, self.metadata, self.groups = files, metadata, groups
+        self.names, self.columns = names, columns
+
+    def __call__(self, g):
+        import pyarrow.parquet as pq
+
+        f, group = self.groups[g]
+        where = f"ParquetDataset: {self.names[g]}"
+        try:
+            reader = pq.ParquetFile(self.files[f], metadata=self.metadata[f])
+            table = reader.read_row_group(group, columns=[c.name for c in self.columns])
+        except Exception as error:
+            raise ValueError(f"{where}: unreadable ({type(error).__name__}: {error})") from None
+        return [column_buffers(table.column(c.name), c, where) for c in self.columns]
+
+
+class ArrowRowGroups:
+    """read(g): the buffers of record batch g of an in-memory (or memory
+    mapped) Arrow table. Zero-copy: the C++ side views Arrow's buffers, so
+    every batch can be held at once at the cost of its offsets only."""
+
+    def __init__(self, table, columns, what):
+        self.batches = table.to_batches()
+        self.columns, self.what = columns, what
+        starts = np.cumsum([0] + [b.num_rows for b in self.batches])
+        self.names = [f"{what}, rows {a}:{b}" for a, b in zip(starts, starts[1:])]
+
+    @property
+    def rows(self):
+        return [b.num_rows for b in self.batches]
+
+    def __call__(self, g):
+        batch = self.batches[g]
+        return [column_buffers(batch.column(batch.schema.get_field_index(c.name)), c,
+                               self.names[g]) for c in self.columns]

@@ -1,0 +1,108 @@
+"""The one-line swap over a Hugging Face datasets.Dataset (the real package,
+the venv's): feedline.torch.DataLoader reads its Arrow table natively,
+honoring its selected columns and indices mapping, says so in its log, and
+loads what it cannot read so in Python as before."""
+
+import logging
+
+import datasets
+import numpy as np
+import pytest
+import torch
+
+import feedline.torch as ft
+from feedline import io
+
+
+def corpus(n, seed=0):
+    rng = np.random.default_rng(seed)
+    docs = [rng.integers(0, 1000, int(k)).tolist() for k in rng.integers(1, 30, n)]
+    return datasets.Dataset.from_dict({
+        "input_ids": docs,
+        "label": [i % 3 for i in range(n)],
+        "text": [f"row {i}" for i in range(n)],
+    })
+
+
+def rows_of(loader):
+    out = []
+    for batch in loader:
+        for r in range(len(batch["label"])):
+            # The lengths come when a batch's documents differ in length.
+            k = (int(batch["input_ids_lengths"][r]) if "input_ids_lengths" in batch
+                 else batch["input_ids"].shape[1])
+            out.append((batch["input_ids"][r, :k].tolist(), int(batch["label"][r]),
+                        batch["text"][r]))
+    return out
+
+
+def expected(ds):
+    return [(row["input_ids"], row["label"], row["text"]) for row in ds]
+
+
+def test_a_datasets_dataset_loads_natively_and_says_so(caplog):
+    ds = corpus(50)
+    with caplog.at_level(logging.INFO, logger="feedline"):
+        loader = ft.DataLoader(ds, batch_size=8, num_workers=2)
+        got = rows_of(loader)
+    assert got == expected(ds)
+    native = loader.stats()["native_transforms"]
+    assert native["native"] is True and native["reason"] is None
+    assert any("datasets.Dataset (50 rows, columns input_ids, label, text) loads natively "
+               "from its Arrow table" in r.getMessage() for r in caplog.records)
+    batch = next(iter(loader))
+    assert isinstance(batch["input_ids"], torch.Tensor) and batch["input_ids"].dtype == torch.int64
+
+
+def test_its_indices_mapping_and_selected_columns_are_honored():
+    ds = corpus(80).shuffle(seed=3).select(range(30)).filter(lambda row: row["label"] != 1)
+    assert ds._indices is not None
+    assert rows_of(ft.DataLoader(ds, batch_size=4)) == expected(ds)
+    ds.set_format("torch", columns=["input_ids"])
+    batch = next(iter(ft.DataLoader(ds, batch_size=2)))
+    assert set(batch) - {"input_ids_lengths"} == {"input_ids"}
+    assert batch["input_ids"][0, :len(ds[0]["input_ids"])].tolist() == \
+        ds[0]["input_ids"].tolist()
+
+
+def test_it_packs_every_token_once():
+    ds = corpus(200, seed=1).select_columns(["input_ids"])
+    loader = ft.DataLoader(ds, batch_size=4, shuffle=True, num_workers=2,
+                           pack=io.PackOptions(64, max_segments=8))
+    assert loader.stats()["native_transforms"]["native"] is True
+    tokens = []
+    for batch in loader:
+        tokens += batch["input_ids"][batch["segment_ids"] != 0].tolist()
+    assert sorted(tokens) == sorted(t for row in ds["input_ids"] for t in row)
+
+
+def test_feedline_dataloader_packs_it_from_its_arrow_table(monkeypatch):
+    ds = corpus(120, seed=2).select_columns(["input_ids"]).shuffle(seed=1)
+    monkeypatch.setattr(type(ds), "__getitem__", None)  # not read through Python
+    loader = io.DataLoader(ds, batch_size=4, num_workers=2, pack=io.PackOptions(48))
+    tokens = []
+    for batch in loader:
+        tokens += batch["input_ids"][batch["segment_ids"] != 0].tolist()
+    assert sorted(tokens) == sorted(t for row in ds.data.table.column(0).to_pylist()
+                                    for t in row)
+
+
+def test_what_it_cannot_read_natively_runs_in_python_as_before(caplog):
+    ds = corpus(20).with_transform(lambda batch: {"n": [len(x) for x in batch["input_ids"]]})
+    with caplog.at_level(logging.INFO, logger="feedline"):
+        loader = ft.DataLoader(ds, batch_size=5)
+        batch = next(iter(loader))
+    assert batch["n"].tolist() == [len(x) for x in corpus(20)["input_ids"][:5]]
+    native = loader.stats()["native_transforms"]
+    assert native["native"] is False and "transform" in native["reason"]
+    assert any("datasets.Dataset runs in Python: it has a transform" in r.getMessage()
+               for r in caplog.records)
+    nested = datasets.Dataset.from_dict({"x": [[[1, 2]], [[3]]]})
+    loader = ft.DataLoader(nested, batch_size=1)
+    assert loader.stats()["native_transforms"]["native"] is False
+    assert "column 'x' is list<item: list<item: int64>>" in \
+        loader.stats()["native_transforms"]["reason"]
+    assert next(iter(loader))["x"] is not None
+    holes = datasets.Dataset.from_dict({"x": [1, None, 3]})
+    reason = ft.DataLoader(holes, batch_size=1).stats()["native_transforms"]["reason"]
+    assert reason == "column 'x' has 1 nulls (None in Python)"

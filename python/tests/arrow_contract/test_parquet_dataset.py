@@ -1,0 +1,198 @@
+"""feedline.io.ParquetDataset: Parquet files read lazily row group by row
+group (pyarrow, the venv's: make test-peers runs this folder), their columns
+as the samples' fields."""
+
+import os
+import pickle
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import feedline
+from feedline import io
+
+
+def rows(n, seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(0, 40, n)
+    return {
+        "input_ids": [rng.integers(0, 50000, k, dtype=np.int32) for k in lengths],
+        "id": np.arange(n, dtype=np.int64),
+        "score": rng.random(n).astype(np.float32),
+        "keep": rng.random(n) < 0.5,
+        "text": [f"document {i} é" for i in range(n)],
+        "raw": [bytes([i % 256]) * (i % 3) for i in range(n)],
+        "num_tokens": lengths.astype(np.int32),
+    }
+
+
+def write(folder, data, files=3, row_group_size=16):
+    n = len(data["id"])
+    paths = []
+    for f, part in enumerate(np.array_split(np.arange(n), files)):
+        table = pa.table({
+            "input_ids": pa.array([data["input_ids"][i] for i in part], pa.list_(pa.int32())),
+            "id": pa.array(data["id"][part]),
+            "score": pa.array(data["score"][part]),
+            "keep": pa.array(data["keep"][part]),
+            "text": pa.array([data["text"][i] for i in part], pa.string()),
+            "raw": pa.array([data["raw"][i] for i in part], pa.binary()),
+            "num_tokens": pa.array(data["num_tokens"][part]),
+        })
+        path = os.path.join(folder, f"part-{f}.parquet")
+        pq.write_table(table, path, row_group_size=row_group_size)
+        paths.append(path)
+    return paths
+
+
+def test_every_column_becomes_a_field_of_its_type(tmp_path):
+    data = rows(100, seed=1)
+    write(str(tmp_path), data)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"))
+    assert len(ds) == 100
+    assert ds.num_row_groups == 9  # 34, 33, 33 rows in groups of 16
+    for i in (0, 17, 33, 34, 99):
+        sample = ds[i]
+        assert sample["input_ids"].dtype == np.int64
+        assert sample["input_ids"].tolist() == data["input_ids"][i].tolist()
+        assert sample["id"] == i and sample["id"].dtype == np.int64
+        assert sample["score"] == data["score"][i] and sample["score"].dtype == np.float32
+        assert bool(sample["keep"]) == bool(data["keep"][i])
+        assert sample["text"] == data["text"][i]
+        assert sample["raw"] == data["raw"][i] and isinstance(sample["raw"], bytes)
+    assert ds.lengths.tolist() == [len(d) for d in data["input_ids"]]
+
+
+def test_row_groups_are_read_lazily_once_each_in_a_sequential_epoch(tmp_path):
+    data = rows(200, seed=2)
+    write(str(tmp_path), data, files=2, row_group_size=10)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids", "id"],
+                           max_row_groups=3)
+    assert ds.stats() == {"row_group_reads": 0, "row_groups_held": 0}
+    loader = io.DataLoader(ds, batch_size=5, num_workers=2)
+    ids = []
+    for batch in loader:
+        ids += batch["id"].tolist()
+        assert ds.stats()["row_groups_held"] <= 3
+        lengths = batch["input_ids_lengths"]
+        for row, k in zip(batch["input_ids"], lengths):
+            assert row[k:].tolist() == [0] * (len(row) - k)
+    assert ids == list(range(200))
+    assert ds.stats()["row_group_reads"] == 20
+
+
+def test_worker_processes_read_the_same_rows(tmp_path):
+    data = rows(60, seed=10)
+    write(str(tmp_path), data, files=2)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["id", "text"])
+    loader = io.DataLoader(ds, batch_size=7, num_workers=2, worker_mode="process")
+    got = [(i, t) for batch in loader for i, t in zip(batch["id"].tolist(), batch["text"])]
+    assert got == list(zip(range(60), data["text"]))
+
+
+def test_batches_hold_strings_as_lists_of_str(tmp_path):
+    data = rows(30, seed=3)
+    write(str(tmp_path), data, files=1)
+    ds = io.ParquetDataset(str(tmp_path / "part-0.parquet"), columns=["text", "id"])
+    batch = next(iter(io.DataLoader(ds, batch_size=4, num_workers=1)))
+    assert batch["text"] == data["text"][:4]
+    assert batch["id"].tolist() == [0, 1, 2, 3]
+
+
+def test_a_parquet_dataset_packs_every_token_once_for_any_worker_count(tmp_path):
+    data = rows(300, seed=4)
+    write(str(tmp_path), data)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids"],
+                           max_row_groups=2)
+    epochs = []
+    for workers in (0, 2):
+        loader = io.DataLoader(ds, batch_size=4, shuffle=True, num_workers=workers, seed=5,
+                               pack=io.PackOptions(128, max_segments=8))
+        tokens = []
+        for batch in loader:
+            tokens += batch["input_ids"][batch["segment_ids"] != 0].tolist()
+        epochs.append(tokens)
+    assert epochs[0] == epochs[1]
+    assert sorted(epochs[0]) == sorted(np.concatenate(data["input_ids"]).tolist())
+
+
+def test_token_budget_batches_over_a_length_column(tmp_path):
+    data = rows(120, seed=6)
+    write(str(tmp_path), data)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids", "id"],
+                           length_column="num_tokens")
+    sampler = io.DynamicBatchSampler(ds, max_tokens=100, shuffle=False)
+    assert sampler.lengths is None  # read in C++, no Python list
+    seen = []
+    for batch in io.DataLoader(ds, batch_sampler=sampler, num_workers=2):
+        lengths = [len(data["input_ids"][i]) for i in batch["id"].tolist()]
+        assert max(lengths) * len(lengths) <= 100 or len(lengths) == 1
+        seen += batch["id"].tolist()
+    assert sorted(seen) == list(range(120))
+
+
+def test_feedline_torch_gives_tensors(tmp_path):
+    torch = pytest.importorskip("torch")
+    import feedline.torch as ft
+
+    data = rows(20, seed=7)
+    write(str(tmp_path), data, files=1)
+    ds = io.ParquetDataset(str(tmp_path / "part-0.parquet"), columns=["input_ids", "score"])
+    batch = next(iter(ft.DataLoader(ds, batch_size=4, num_workers=2)))
+    assert isinstance(batch["input_ids"], torch.Tensor)
+    assert batch["score"].dtype == torch.float32
+
+
+def test_pickled_it_reads_the_same_files(tmp_path):
+    data = rows(40, seed=8)
+    write(str(tmp_path), data, files=2)
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids", "text"])
+    again = pickle.loads(pickle.dumps(ds))
+    assert len(again) == 40 and again[39]["text"] == data["text"][39]
+    assert again[5]["input_ids"].tolist() == data["input_ids"][5].tolist()
+
+
+def test_errors_name_the_file_the_column_and_the_reason(tmp_path):
+    data = rows(20, seed=9)
+    (path,) = write(str(tmp_path), data, files=1)
+    with pytest.raises(ValueError, match=r"part-0\.parquet has no column 'tokens' \(its "
+                                         r"columns: input_ids, id"):
+        io.ParquetDataset(path, columns=["tokens"])
+    floats = str(tmp_path / "floats.parquet")
+    pq.write_table(pa.table({"x": pa.array([[1.0], [2.0]], pa.list_(pa.float32()))}), floats)
+    with pytest.raises(TypeError, match=r"floats\.parquet: column 'x' is list<.*float>: a list "
+                                          "column must hold integers"):
+        io.ParquetDataset(floats)
+    nested = str(tmp_path / "nested.parquet")
+    pq.write_table(pa.table({"s": pa.array([{"a": 1}])}), nested)
+    with pytest.raises(TypeError, match=r"nested\.parquet: column 's' is struct.* not read "
+                                        "natively"):
+        io.ParquetDataset(nested)
+    junk = tmp_path / "junk.parquet"
+    junk.write_bytes(b"not parquet at all")
+    with pytest.raises(ValueError, match=r"junk\.parquet: not a readable Parquet file"):
+        io.ParquetDataset(str(junk))
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        io.ParquetDataset(str(tmp_path / "none-*.parquet"))
+    other = tmp_path / "other"
+    other.mkdir()
+    pq.write_table(pa.table({"input_ids": pa.array([[1]], pa.list_(pa.int64()))}),
+                   str(other / "a.parquet"))
+    pq.write_table(pa.table({"input_ids": pa.array([1], pa.int64())}), str(other / "b.parquet"))
+    with pytest.raises(TypeError, match=r"b\.parquet: column 'input_ids' is int64, unlike in "
+                                        r".*a\.parquet"):
+        io.ParquetDataset(str(other / "*.parquet"))
+
+
+def test_a_row_group_with_nulls_is_a_sample_error_naming_it(tmp_path):
+    path = str(tmp_path / "nulls.parquet")
+    pq.write_table(pa.table({"input_ids": pa.array([[1, 2], [3], None, [4]],
+                                                   pa.list_(pa.int32()))}), path,
+                   row_group_size=2)
+    ds = io.ParquetDataset(path, lengths_from=None, length_column=None)
+    assert ds[0]["input_ids"].tolist() == [1, 2]
+    with pytest.raises(feedline.SampleError,
+                       match=r"nulls\.parquet, row group 1: column 'input_ids' has 1 null rows"):
+        ds[3]

@@ -1,0 +1,88 @@
+#include "src/text/row_group_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "feedline/error.h"
+#include "text/memory_row_groups.h"
+
+namespace feedline::text::internal {
+namespace {
+
+using testing::MemoryRowGroups;
+
+std::shared_ptr<MemoryRowGroups> Groups(std::vector<int64_t> rows) {
+  return std::make_shared<MemoryRowGroups>(std::move(rows));
+}
+
+TEST(RowGroupCacheTest, HoldsAtMostTheLimitLeastRecentlyUsedFirst) {
+  auto source = Groups({2, 2, 2, 2});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 2, 0);
+  cache.Acquire(0);
+  cache.Acquire(1);
+  cache.Acquire(0);  // 0 used last: 1 goes when 2 comes
+  cache.Acquire(2);
+  EXPECT_EQ(cache.held(), 2);
+  EXPECT_EQ(cache.reads(), 3);
+  cache.Acquire(0);
+  EXPECT_EQ(cache.reads(), 3);
+  cache.Acquire(1);
+  EXPECT_EQ(cache.reads(), 4);
+}
+
+TEST(RowGroupCacheTest, ThreadsWantingOneGroupReadItOnce) {
+  auto source = Groups({1000, 1000});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 1, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 50; ++i) EXPECT_EQ(cache.Acquire(1)->rows, 1000);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(source->reads, 1);
+}
+
+TEST(RowGroupCacheTest, ReadsAheadOnlyASequentialVisit) {
+  auto source = Groups({2, 2, 2, 2, 2});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 4, 2);
+  cache.Acquire(0);
+  cache.ReadAhead(0);  // group 0: the start of a visit, reads group 1
+  EXPECT_EQ(cache.reads(), 2);
+  cache.ReadAhead(0);  // then group 2, the second within reach
+  EXPECT_EQ(cache.reads(), 3);
+  cache.ReadAhead(0);  // both held: nothing
+  EXPECT_EQ(cache.reads(), 3);
+  cache.Acquire(1);
+  EXPECT_EQ(cache.reads(), 3);  // read ahead
+  RowGroupCache random(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 4, 2);
+  random.Acquire(3);
+  random.ReadAhead(3);  // group 2 not held: no sequential visit, no read
+  EXPECT_EQ(random.reads(), 1);
+}
+
+TEST(RowGroupCacheTest, AFailedReadIsEveryCallersErrorAndNotKept) {
+  auto source = Groups({2, 2});
+  source->failing = 1;
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 2, 1);
+  cache.Acquire(0);
+  cache.ReadAhead(0);  // fails quietly
+  EXPECT_THROW(cache.Acquire(1), Error);
+  EXPECT_THROW(cache.Acquire(1), Error);
+  source->failing = -1;
+  EXPECT_EQ(cache.Acquire(1)->rows, 2);
+  EXPECT_EQ(cache.held(), 2);
+}
+
+TEST(RowGroupCacheTest, BadOptionsAreRefused) {
+  auto source = Groups({2});
+  EXPECT_THROW(RowGroupCache(source, {2}, MemoryRowGroups::Columns(), 0, 1), Error);
+  EXPECT_THROW(RowGroupCache(source, {2}, MemoryRowGroups::Columns(), 1, -1), Error);
+  EXPECT_THROW(RowGroupCache(nullptr, {2}, MemoryRowGroups::Columns(), 1, 1), Error);
+}
+
+}  // namespace
+}  // namespace feedline::text::internal
