@@ -22,6 +22,9 @@ PUBLIC_HEADERS_WITHOUT_SOURCE names. Every `#include "src/..."`,
 `"feedline/..."`, `"tools/..."` and `"python/..."` of src/, include/,
 python/ and tools/ is checked.
 
+docs/architecture.md shows the declaration under "Layers"; the check fails
+when that copy differs from cmake/layers.cmake.
+
 The declaration itself has no cycle: a layer may use only layers declared
 before it (the build refuses one that does not, and so does this check).
 
@@ -35,6 +38,9 @@ import re
 import sys
 
 DECLARATION = "cmake/layers.cmake"
+# The doc shows the declaration, call for call, in the first code block of
+# this section; the check fails when the two differ.
+DOC, DOC_SECTION = "docs/architecture.md", "## Layers"
 
 # Public headers that no .cc of the same name implements.
 PUBLIC_HEADERS_WITHOUT_SOURCE = {
@@ -78,13 +84,33 @@ class Layer:
         self.may_use = set()  # itself, what it uses and what those may use
 
 
+def calls_in(text):
+    """(function, arguments) of each layer declaration in `text`, comments removed."""
+    text = "\n".join(line.split("#", 1)[0] for line in text.splitlines())
+    return [(call, " ".join(arguments.split())) for call, arguments in CALL.findall(text)]
+
+
+def doc_problems(root):
+    """Where the doc's copy of the declaration differs from it."""
+    with open(os.path.join(root, DECLARATION), encoding="utf-8") as f:
+        declared = calls_in(f.read())
+    with open(os.path.join(root, DOC), encoding="utf-8") as f:
+        doc = f.read()
+    start = doc.find(DOC_SECTION)
+    block = doc[start:].split("```")[1] if start >= 0 and doc[start:].count("```") >= 2 else ""
+    shown = calls_in(block)
+    if shown == declared:
+        return []
+    return [f"{DOC}: the declaration shown under \"{DOC_SECTION}\" differs from {DECLARATION}; "
+            "show its calls as written there:"] + [f"  {c}({a})" for c, a in declared]
+
+
 def read_declaration(root):
     """The layers of cmake/layers.cmake, in declaration order, by name."""
-    path = os.path.join(root, DECLARATION)
-    with open(path, encoding="utf-8") as f:
-        text = "\n".join(line.split("#", 1)[0] for line in f)
+    with open(os.path.join(root, DECLARATION), encoding="utf-8") as f:
+        declared = calls_in(f.read())
     layers = {}
-    for call, arguments in CALL.findall(text):
+    for call, arguments in declared:
         words = arguments.split()
         if not words:
             raise LayeringError(f"{DECLARATION}: {call}() names no layer")
@@ -237,11 +263,12 @@ def main(argv):
             if os.path.isdir(os.path.join(root, "src", entry)) and entry not in layers:
                 raise LayeringError(f"src/{entry} is in no layer (declare it in {DECLARATION})")
         problems, between = problems_of(root, layers)
+        problems += doc_problems(root)
     except LayeringError as e:
         print(f"layering check: {e}", file=sys.stderr)
         return 1
     if problems:
-        print(f"layering check: the includes break the layers declared in {DECLARATION}:",
+        print(f"layering check: the tree breaks the layers declared in {DECLARATION}:",
               file=sys.stderr)
         for problem in problems:
             print(problem, file=sys.stderr)
