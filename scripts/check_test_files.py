@@ -38,14 +38,12 @@ EXCEPTIONS = {
     "src/loader/slot_layout.cc": "tested through tests/loader/learned_layout_test.cc "
                                  "and tests/loader/slot_test.cc",
     "src/loader/slot_hold_back.cc": "tested through tests/process/slot_hold_back_patterns_test.cc",
-    "src/loader/stats_collector.cc": "tested through tests/loader/tuner_driver_test.cc",
     "src/process/shared_slot_allocator.cc": "tested through tests/process/shared_slots_test.cc",
     "src/storage/pack.cc": "tested through tests/storage/shard_dataset_test.cc",
     "src/storage/shard_writer.cc": "tested through tests/storage/shard_dataset_test.cc",
     "src/storage/pack_folder_guard.cc": "tested through tests/storage/shard_dataset_test.cc",
-    "src/storage/pack_store.cc": "tested through tests/storage/shard_dataset_test.cc "
-                                 "and tests/storage/http_pack_store_test.cc",
-    "src/storage/local_pack_store.cc": "tested through tests/storage/shard_dataset_test.cc",
+    "src/storage/local_pack_store.cc": "tested through tests/storage/pack_store_test.cc "
+                                       "and tests/storage/shard_dataset_test.cc",
     "src/storage/cached_pack_store.cc": "tested through tests/storage/shard_cache_test.cc",
     "src/vision/auto_augment.cc": "tested through tests/vision/augment_test.cc",
     "src/vision/color_jitter.cc": "tested through tests/vision/augment_test.cc",
