@@ -41,7 +41,6 @@ EXCEPTIONS = {
     "src/process/shared_slot_allocator.cc": "tested through tests/process/shared_slots_test.cc",
     "src/storage/pack.cc": "tested through tests/storage/shard_dataset_test.cc",
     "src/storage/shard_writer.cc": "tested through tests/storage/shard_dataset_test.cc",
-    "src/storage/pack_folder_guard.cc": "tested through tests/storage/shard_dataset_test.cc",
     "src/storage/local_pack_store.cc": "tested through tests/storage/pack_store_test.cc "
                                        "and tests/storage/shard_dataset_test.cc",
     "src/storage/cached_pack_store.cc": "tested through tests/storage/shard_cache_test.cc",
