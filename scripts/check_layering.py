@@ -154,11 +154,7 @@ def source_files(root, layers):
     """The files whose includes are checked, as paths relative to `root`."""
     folders = ["include"] + sorted(folder_of(root, name) for name in layers)
     for top in folders:
-        if top == "python":  # the module's sources; python/feedline, tests are Python
-            names = sorted(os.listdir(os.path.join(root, top)))
-            yield from (f"python/{n}" for n in names if n.endswith((".h", ".cc")))
-            continue
-        for folder, _, names in os.walk(os.path.join(root, top)):
+        for folder, _, names in sorted(os.walk(os.path.join(root, top))):
             for name in sorted(names):
                 if name.endswith((".h", ".cc")):
                     yield os.path.relpath(os.path.join(folder, name), root)
