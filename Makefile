@@ -53,12 +53,14 @@ test: deps
 	$(MAKE) --no-print-directory test-peers
 	@echo "make test: all suites passed"
 
-# The include graph follows the layers (core < data < loader < process <
-# loader_factory < vision < storage < synth < python, tools): no cycle between
-# the directories of src/, no include of a layer above (docs/architecture.md).
-# And no class in src/ has more than 20 public functions.
+# The include graph follows the layers that cmake/layers.cmake declares: no
+# include of a layer a file's layer may not use, no src/ header in the
+# programs built on the public headers (docs/architecture.md, "Layers").
+# Every src/<area>/<name>.cc with logic has tests/<area>/<name>_test.cc. And
+# no class in src/ has more than 20 public functions.
 test-layering:
 	@python3 scripts/check_layering.py
+	@python3 scripts/check_test_files.py
 	@python3 scripts/check_class_size.py
 
 test-unit:

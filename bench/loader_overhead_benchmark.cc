@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "feedline/feedline.h"
-#include "src/synth/index_dataset.h"
+#include "feedline/synth/index_dataset.h"
 
 namespace {
 

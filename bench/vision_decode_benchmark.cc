@@ -21,10 +21,10 @@
 #include "feedline/rng.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/pipeline.h"
 #include "src/core/sample_context_access.h"
-#include "src/synth/synth.h"
 
 namespace feedline::vision {
 namespace {

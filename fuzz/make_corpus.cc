@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 
 using namespace feedline::vision;
 

@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "feedline/byte_size.h"
 #include "feedline/feedline.h"
 #include "python/fork_safe_point.h"
 #include "python/process_dataset.h"
@@ -34,7 +35,6 @@
 #include "python/python_support.h"
 #include "src/loader_factory/engine_factory.h"
 #include "src/process/worker_death.h"
-#include "src/core/byte_size.h"
 
 namespace py = pybind11;
 
@@ -886,10 +886,10 @@ void BindCore(py::module_& m) {
     std::optional<int> code = internal::ExitCodeOf(static_cast<pid_t>(pid));
     return code ? py::object(py::int_(*code)) : py::object(py::none());
   });
-  // The one rule for sizes in bytes (src/core/byte_size.h), for the Python
+  // The one rule for sizes in bytes (feedline/byte_size.h), for the Python
   // arguments that take one: the bytes, or ValueError saying why not.
   m.def("_parse_byte_size", [](const std::string& text) {
-    const internal::ByteSizeParse size = internal::ParseByteSize(text);
+    const ByteSizeParse size = ParseByteSize(text);
     if (!size.error.empty()) throw py::value_error(size.error);
     return size.bytes;
   });

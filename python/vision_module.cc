@@ -17,6 +17,8 @@
 #include "feedline/sample_context.h"
 #include "feedline/storage/shard_dataset.h"
 #include "feedline/storage/shard_order_sampler.h"
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/file_list.h"
@@ -27,8 +29,6 @@
 #include "feedline/vision/read_file.h"
 #include "feedline/vision/transforms.h"
 #include "python/python_support.h"
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
 
 namespace py = pybind11;
 

@@ -2,7 +2,7 @@
 # Checks what a built libfeedline exports: the public API (declarations
 # marked FEEDLINE_EXPORT in include/feedline/) and nothing else. Fails if a
 # dynamic symbol names namespace internal or a part of the source tree that is
-# not installed (src/synth: the encoders and synthetic images), or if a piece
+# not installed (feedline_synth: the encoders and synthetic images), or if a piece
 # of the API that programs need across the library boundary is missing.
 # Usage: scripts/check_exports.sh path/to/libfeedline.so
 set -euo pipefail

@@ -9,7 +9,7 @@
 
 #include "feedline/error.h"
 #include "feedline/loader_options.h"
-#include "src/synth/index_dataset.h"
+#include "feedline/synth/index_dataset.h"
 #include "tools/bench_run.h"
 #include "tools/diagnosis.h"
 #include "tools/failure_recorder.h"

@@ -2,13 +2,9 @@
 
 #include <limits>
 
-#include "src/core/byte_size.h"
+#include "feedline/byte_size.h"
 
 namespace feedline::cli {
-
-using internal::FormatByteSize;
-using internal::kByteSizeRule;
-using internal::ParseByteSize;
 
 namespace {
 
@@ -24,7 +20,7 @@ std::string Bound(int64_t bytes) {
 CLI::Validator ByteSizeValue(int64_t min, int64_t max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
-        const internal::ByteSizeParse size = ParseByteSize(text);
+        const ByteSizeParse size = ParseByteSize(text);
         if (!size.error.empty()) return size.error;
         if (size.bytes < min || size.bytes > max) {
           // The parser's own bound (8 EiB) needs no repeating.

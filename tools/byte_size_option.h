@@ -1,5 +1,5 @@
 // Command-line options that take a size in bytes: every one reads the same
-// spellings by the same rule (src/core/byte_size.h), "256M", "2GiB", "1.5GB"
+// spellings by the same rule (feedline/byte_size.h), "256M", "2GiB", "1.5GB"
 // or a plain integer, and its help text says the rule.
 //
 // Thread safety: configures a CLI::App; call before parsing, from one thread.

@@ -7,17 +7,12 @@
 
 #include "feedline/loader_options.h"
 #include "tools/diagnosis.h"
+#include "tools/printf.h"
 
 namespace feedline::cli {
 namespace {
 
 constexpr double kNsPerSecond = 1e9;
-
-std::string Printf(const char* format, auto... args) {
-  char buffer[512];
-  std::snprintf(buffer, sizeof(buffer), format, args...);
-  return buffer;
-}
 
 std::string Plural(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 
 namespace feedline::cli {
 namespace {

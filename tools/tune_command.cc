@@ -13,9 +13,11 @@
 
 #include "feedline/error.h"
 #include "feedline/loader_options.h"
-#include "src/loader/tuner.h"
+#include "feedline/stats.h"
+#include "feedline/tuning.h"
 #include "tools/bench_run.h"
 #include "tools/load_shape.h"
+#include "tools/printf.h"
 #include "tools/report.h"
 #include "tools/rss.h"
 #include "tools/source.h"
@@ -47,12 +49,6 @@ struct OnlineRun {
   double peak_rss_mib = 0;
   std::vector<TunerDecision> path;
 };
-
-std::string Printf(const char* format, auto... args) {
-  char buffer[256];
-  std::snprintf(buffer, sizeof(buffer), format, args...);
-  return buffer;
-}
 
 std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
                         const std::vector<TuneRow>& rows, int recommended,
@@ -315,8 +311,7 @@ double SteadyImagesPerSecond(const std::vector<double>& delivered_s, double imag
 }
 
 int PickRecommended(const std::vector<TuneRow>& rows) {
-  using internal::Tuner;
-  // Per worker count: the smallest prefetch no larger one beats by kMinGain
+  // Per worker count: the smallest prefetch no larger one beats by kTunerMinGain
   // (the tuner keeps a slot only when it helps), least memory on ties.
   std::map<int, int> pick_by_workers;  // workers -> row
   std::map<int, double> best_by_workers;
@@ -325,7 +320,7 @@ int PickRecommended(const std::vector<TuneRow>& rows) {
   }
   for (size_t i = 0; i < rows.size(); ++i) {
     const TuneRow& r = rows[i];
-    if (r.images_per_s * (1 + Tuner::kMinGain) < best_by_workers[r.workers]) continue;
+    if (r.images_per_s * (1 + kTunerMinGain) < best_by_workers[r.workers]) continue;
     auto it = pick_by_workers.find(r.workers);
     if (it == pick_by_workers.end()) {
       pick_by_workers[r.workers] = static_cast<int>(i);
@@ -337,11 +332,11 @@ int PickRecommended(const std::vector<TuneRow>& rows) {
     }
   }
   // Then workers, as the tuner adds them: while a step up raises throughput
-  // by kMinGain.
+  // by kTunerMinGain.
   int pick = -1;
   for (const auto& [workers, index] : pick_by_workers) {
     if (pick >= 0 && rows[static_cast<size_t>(index)].images_per_s <
-                         rows[static_cast<size_t>(pick)].images_per_s * (1 + Tuner::kMinGain)) {
+                         rows[static_cast<size_t>(pick)].images_per_s * (1 + kTunerMinGain)) {
       break;
     }
     pick = index;

@@ -2,8 +2,8 @@
 // its steady state (the warm-up, while the pipeline creates and first fills
 // its slots, is reported apart), then runs the loader's own online tuner
 // ("auto") on the same data. Prints the table with the recommended setting
-// marked, chosen by the tuner's rules (src/loader/tuner.h), and optionally
-// plots images/s against workers as SVG with the tuner's path.
+// marked, chosen by the tuner's rule (kTunerMinGain, feedline/tuning.h), and
+// optionally plots images/s against workers as SVG with the tuner's path.
 #ifndef FEEDLINE_TOOLS_TUNE_COMMAND_H_
 #define FEEDLINE_TOOLS_TUNE_COMMAND_H_
 

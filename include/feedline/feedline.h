@@ -4,6 +4,7 @@
 
 #include "feedline/batch.h"
 #include "feedline/batch_sampler.h"
+#include "feedline/byte_size.h"
 #include "feedline/collate.h"
 #include "feedline/concat.h"
 #include "feedline/data_loader.h"
@@ -21,5 +22,6 @@
 #include "feedline/stats.h"
 #include "feedline/subset.h"
 #include "feedline/tensor.h"
+#include "feedline/tuning.h"
 
 #endif  // FEEDLINE_FEEDLINE_H_

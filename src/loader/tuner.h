@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "feedline/stats.h"
+#include "feedline/tuning.h"
 
 namespace feedline::internal {
 
@@ -86,7 +87,7 @@ class Tuner {
   // batches and a quarter of the window's time, not the whole window.
   static constexpr double kUrgentWait = 0.25;
   static constexpr double kLowWait = 0.005;   // below: the loader is ahead
-  static constexpr double kMinGain = 0.03;    // a change must raise throughput this much
+  static constexpr double kMinGain = kTunerMinGain;  // a change must raise throughput this much
   static constexpr double kIdleWorkers = 0.85;  // utilization below: workers lacked slots
   // Fewer workers only while the rest would still load a batch in this
   // share of a step.

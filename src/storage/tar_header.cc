@@ -57,6 +57,12 @@ TarHeader MakeTarHeader(std::string_view name, uint64_t size) {
   if (name.empty() || name.size() >= kNameLen) {
     throw Error("tar member name '" + std::string(name) + "' must be 1 to 99 bytes");
   }
+  // The size field holds 11 octal digits: a larger size would be cut short.
+  constexpr uint64_t kMaxSize = (uint64_t{1} << 33) - 1;
+  if (size > kMaxSize) {
+    throw Error("tar member '" + std::string(name) + "' of " + std::to_string(size) +
+                " bytes is larger than a ustar member can be (8 GiB - 1)");
+  }
   TarHeader h{};
   std::memcpy(h.data() + kName, name.data(), name.size());
   PutOctal(h, kMode, 8, 0644);

@@ -14,7 +14,8 @@ namespace feedline::storage {
 
 using TarHeader = std::array<uint8_t, 512>;
 
-// The header of a regular file `name` (under 100 bytes) of `size` bytes.
+// The header of a regular file `name` (under 100 bytes) of `size` bytes (under
+// 8 GiB, what the ustar size field holds). Throws Error otherwise.
 TarHeader MakeTarHeader(std::string_view name, uint64_t size);
 
 // Empty if `header` is a valid ustar header of regular file `name` holding

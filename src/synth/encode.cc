@@ -1,4 +1,4 @@
-#include "src/synth/encode.h"
+#include "feedline/synth/encode.h"
 
 #include <png.h>
 #include <webp/encode.h>

@@ -1,6 +1,6 @@
-// The one rule for sizes in bytes (src/core/byte_size.h): K, M, G, ... and
+// The one rule for sizes in bytes (feedline/byte_size.h): K, M, G, ... and
 // KiB, MiB, ... 1024-based, KB, MB, GB, ... 1000-based.
-#include "src/core/byte_size.h"
+#include "feedline/byte_size.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace feedline::internal {
+namespace feedline {
 namespace {
 
 using ::testing::HasSubstr;
@@ -141,4 +141,4 @@ TEST(FormatByteSize, UsesTheLargestWholeBinaryUnitAndReadsBack) {
 }
 
 }  // namespace
-}  // namespace feedline::internal
+}  // namespace feedline

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "feedline/feedline.h"
-#include "src/synth/index_dataset.h"
+#include "feedline/synth/index_dataset.h"
 
 namespace feedline::testing {
 

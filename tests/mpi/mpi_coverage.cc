@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "feedline/feedline.h"
-#include "src/synth/index_dataset.h"
+#include "feedline/synth/index_dataset.h"
 
 namespace {
 

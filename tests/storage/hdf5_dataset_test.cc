@@ -12,8 +12,8 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/pipeline.h"
-#include "src/synth/synth.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {

@@ -25,7 +25,7 @@
 #include "feedline/sample_context.h"
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_dataset.h"
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/storage_testing.h"

@@ -12,8 +12,8 @@
 #include "feedline/sample_context.h"
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_index.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/image_folder.h"
-#include "src/synth/synth.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {

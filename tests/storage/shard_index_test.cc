@@ -7,31 +7,11 @@
 #include <iterator>
 
 #include "feedline/error.h"
-#include "feedline/storage/crc32c.h"
 
 namespace feedline::storage {
 namespace {
 
 using ::testing::HasSubstr;
-
-TEST(Crc32c, KnownValues) {
-  // The check value of CRC-32C (RFC 3720, appendix B.4).
-  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
-  EXPECT_EQ(Crc32c("", 0), 0u);
-  // 32 zero bytes, RFC 3720 B.4.
-  const std::vector<uint8_t> zeros(32, 0);
-  EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
-}
-
-TEST(Crc32c, ContinuesAcrossPieces) {
-  std::vector<uint8_t> data(1000);
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7 + 3);
-  for (size_t cut : {0, 1, 7, 8, 9, 500, 999, 1000}) {
-    const uint32_t first = Crc32c(data.data(), cut);
-    EXPECT_EQ(Crc32c(data.data() + cut, data.size() - cut, first), Crc32c(data.data(), data.size()))
-        << cut;
-  }
-}
 
 ShardIndex SampleIndex() {
   ShardIndex index;

@@ -1,12 +1,12 @@
-#include "src/synth/encode.h"
+#include "feedline/synth/encode.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "feedline/error.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/decode.h"
-#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

@@ -1,4 +1,4 @@
-#include "src/synth/index_dataset.h"
+#include "feedline/synth/index_dataset.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 
 #include <gtest/gtest.h>
 

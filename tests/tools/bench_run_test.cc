@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "feedline/error.h"
-#include "src/synth/index_dataset.h"
+#include "feedline/synth/index_dataset.h"
 
 namespace feedline::cli {
 namespace {

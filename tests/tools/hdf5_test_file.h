@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 
 namespace feedline::cli::testing {
 

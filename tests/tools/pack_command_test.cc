@@ -117,7 +117,7 @@ TEST(PackCommand, BadArgumentsAreUsageErrors) {
   EXPECT_THAT(missing.err, HasSubstr("does not exist"));
 }
 
-// The size rule (src/core/byte_size.h): MB is 1000-based, MiB and M 1024-based.
+// The size rule (feedline/byte_size.h): MB is 1000-based, MiB and M 1024-based.
 TEST(PackCommand, ShardSizeReadsMBAsMillionAndMiBAsPowerOfTwo) {
   ScratchDir dir;
   MakeImageFolder(dir / "images", 48);  // about 2.4 MB of JPEGs, up to 200 kB each

@@ -22,7 +22,7 @@
 #include <thread>
 #include <vector>
 
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 
 extern char** environ;
 

@@ -18,13 +18,13 @@
 #include "feedline/rng.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/color_jitter.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/random_erasing.h"
 #include "feedline/vision/transforms.h"
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
 
 namespace feedline::vision {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "feedline/error.h"
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "feedline/synth/synth.h"
 #include "src/core/sample_context_access.h"
-#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

@@ -7,9 +7,9 @@
 
 #include "feedline/error.h"
 #include "feedline/rng.h"
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/decode.h"
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

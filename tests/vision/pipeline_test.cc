@@ -10,10 +10,10 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/decode.h"
 #include "src/core/sample_binder.h"
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

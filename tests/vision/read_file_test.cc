@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "feedline/error.h"
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 #include "tests/vision/resample_reference.h"
 #include "tests/vision/vision_testing.h"
 

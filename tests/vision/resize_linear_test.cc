@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "feedline/rng.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/transforms.h"
-#include "src/synth/synth.h"
 #include "src/vision/resample.h"
 #include "tests/vision/resample_reference.h"
 #include "tests/vision/vision_testing.h"

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "feedline/synth/encode.h"
+#include "feedline/synth/synth.h"
 #include "feedline/vision/decode.h"
-#include "src/synth/encode.h"
-#include "src/synth/synth.h"
 #include "tests/vision/vision_testing.h"
 
 namespace feedline::vision {

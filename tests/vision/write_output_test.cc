@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
+#include "feedline/synth/synth.h"
 #include "feedline/vision/transforms.h"
-#include "src/synth/synth.h"
 
 namespace feedline::vision::internal {
 namespace {

@@ -79,7 +79,7 @@ def _auto_or_int_argument(name, value, low):
 
 def _byte_size_argument(name, value):
     """`value` as a number of bytes: an int as it is, a string read by the one
-    rule for sizes (src/core/byte_size.h) that the command line's options
+    rule for sizes (feedline/byte_size.h) that the command line's options
     follow too: "256M", "2GiB", "512 MiB" (K, M, G, T, KiB, ...: 1024-based),
     "1.5GB", "512MB" (KB, MB, GB, TB: 1000-based). `name` begins the
     messages ("DataLoader: memory_budget"); bounds are the caller's."""

@@ -1,47 +1,16 @@
-// Sizes in bytes as users type them, read by one rule everywhere: the
-// `feedline` command's options (--shard-size, --max-file-bytes) and the Python
-// arguments (DataLoader's memory_budget, pack_shards' shard_bytes, the image
-// datasets' max_file_bytes) all parse with ParseByteSize.
-//
-// The rule (K, KB and KiB as GNU dd and head -c read them; B is a byte here):
-//   K M G T P E, Ki Mi ..., KiB MiB ...  1024-based ("256M" = 256 * 2^20)
-//   KB MB GB TB PB EB                    1000-based ("1.5GB" = 1,500,000,000)
-//   B or no unit                         bytes
-// Units are case-insensitive; a decimal fraction is allowed and the result
-// rounds down to whole bytes; spaces around the number and unit are ignored.
-//
-// Header-only, like string_printf.h: the command links the shared library,
-// which exports no internals. Thread safety: pure functions.
-#ifndef FEEDLINE_SRC_CORE_BYTE_SIZE_H_
-#define FEEDLINE_SRC_CORE_BYTE_SIZE_H_
+#include "feedline/byte_size.h"
 
-#include <cstdint>
 #include <limits>
-#include <string>
-#include <string_view>
 
-namespace feedline::internal {
+namespace feedline {
+namespace {
 
-// The rule in one line, for help texts and error messages.
-inline constexpr const char kByteSizeRule[] =
-    "a number of bytes with an optional unit: K, M, G, T, KiB, MiB, GiB, TiB are "
-    "1024-based; KB, MB, GB, TB are 1000-based (\"256M\", \"2GiB\", \"1.5GB\")";
-
-// What ParseByteSize read: `bytes` when `error` is empty, else why the text
-// is no size (a phrase to put after the name of the option or argument).
-struct ByteSizeParse {
-  int64_t bytes = 0;
-  std::string error;
-};
-
-namespace byte_size_detail {
-
-inline bool IsSpace(char c) { return c == ' ' || c == '\t'; }
-inline bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-inline char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+char Lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 // The factor of a lower-case unit, or 0 if it is none.
-inline uint64_t UnitFactor(const std::string& unit) {
+uint64_t UnitFactor(const std::string& unit) {
   if (unit.empty() || unit == "b") return 1;
   static constexpr std::string_view kPrefixes = "kmgtpe";
   const size_t power = kPrefixes.find(unit[0]);
@@ -57,20 +26,16 @@ inline uint64_t UnitFactor(const std::string& unit) {
 
 // `reason` follows "is"; a text that is no size at all also gets the rule.
 // (Appended piece by piece: GCC 12 warns falsely, -Wrestrict, on a + chain.)
-inline ByteSizeParse Fail(std::string_view text, std::string_view reason, bool with_rule = true) {
+ByteSizeParse Fail(std::string_view text, std::string_view reason, bool with_rule = true) {
   ByteSizeParse failed;
   failed.error.append("\"").append(text).append("\" is ").append(reason);
   if (with_rule) failed.error.append("; a size is ").append(kByteSizeRule);
   return failed;
 }
 
-}  // namespace byte_size_detail
+}  // namespace
 
-// The bytes `text` spells under the rule above, from 0 to 2^63 - 1 (8 EiB);
-// bounds narrower than that are the caller's to check.
-// Example: ParseByteSize("1.5GB").bytes == 1500000000.
-inline ByteSizeParse ParseByteSize(std::string_view text) {
-  using namespace byte_size_detail;
+ByteSizeParse ParseByteSize(std::string_view text) {
   size_t i = 0;
   const size_t n = text.size();
   while (i < n && IsSpace(text[i])) ++i;
@@ -119,9 +84,7 @@ inline ByteSizeParse ParseByteSize(std::string_view text) {
   return {static_cast<int64_t>(bytes), std::string()};
 }
 
-// `bytes` in the largest binary unit that holds it whole ("256MiB", "1KiB"),
-// else as a plain number ("1000000"); ParseByteSize reads it back exactly.
-inline std::string FormatByteSize(int64_t bytes) {
+std::string FormatByteSize(int64_t bytes) {
   static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   if (bytes <= 0 || bytes % 1024 != 0) return std::to_string(bytes);
   int unit = -1;
@@ -132,6 +95,4 @@ inline std::string FormatByteSize(int64_t bytes) {
   return std::to_string(bytes) + kUnits[unit];
 }
 
-}  // namespace feedline::internal
-
-#endif  // FEEDLINE_SRC_CORE_BYTE_SIZE_H_
+}  // namespace feedline

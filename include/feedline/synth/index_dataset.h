@@ -4,9 +4,13 @@
 // overhead; the loader tests use it, with `noise`, to see which sample each
 // row holds and that its random draws are the sample's own.
 //
+// Part of feedline_synth (include/feedline/synth/, src/synth/): synthetic
+// data built on the public API only, for the tests, benchmarks, `feedline
+// synth` and the Python module. Not installed with the library.
+//
 // Thread safety: immutable; Get() may be called from many threads.
-#ifndef FEEDLINE_SRC_SYNTH_INDEX_DATASET_H_
-#define FEEDLINE_SRC_SYNTH_INDEX_DATASET_H_
+#ifndef FEEDLINE_SYNTH_INDEX_DATASET_H_
+#define FEEDLINE_SYNTH_INDEX_DATASET_H_
 
 #include <cstdint>
 #include <string>
@@ -43,4 +47,4 @@ class IndexDataset : public Dataset {
 
 }  // namespace feedline::synth
 
-#endif  // FEEDLINE_SRC_SYNTH_INDEX_DATASET_H_
+#endif  // FEEDLINE_SYNTH_INDEX_DATASET_H_

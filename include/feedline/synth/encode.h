@@ -1,12 +1,16 @@
 // Image encoding (JPEG, PNG, WebP) from 8-bit pixels, for writing synthetic
 // datasets and test images.
 //
+// Part of feedline_synth (include/feedline/synth/, src/synth/): synthetic
+// data built on the public API only, for the tests, benchmarks, `feedline
+// synth` and the Python module. Not installed with the library.
+//
 // Thread safety: every function here is reentrant and keeps no shared state.
 //
 // Example:
 //   std::vector<uint8_t> jpeg = EncodeJpeg(rgb, width, height, {.quality = 90});
-#ifndef FEEDLINE_SRC_SYNTH_ENCODE_H_
-#define FEEDLINE_SRC_SYNTH_ENCODE_H_
+#ifndef FEEDLINE_SYNTH_ENCODE_H_
+#define FEEDLINE_SYNTH_ENCODE_H_
 
 #include <cstdint>
 #include <span>
@@ -57,4 +61,4 @@ std::vector<uint8_t> EncodeWebp(std::span<const uint8_t> rgb, int width, int hei
 
 }  // namespace feedline::vision
 
-#endif  // FEEDLINE_SRC_SYNTH_ENCODE_H_
+#endif  // FEEDLINE_SYNTH_ENCODE_H_

@@ -1,6 +1,10 @@
 // Synthetic images and ImageNet-style folders, for tests, benchmarks and
 // `feedline` demos without a real dataset.
 //
+// Part of feedline_synth (include/feedline/synth/, src/synth/): synthetic
+// data built on the public API only, for the tests, benchmarks, `feedline
+// synth` and the Python module. Not installed with the library.
+//
 // The images look like photographs to a codec, not like flat test cards:
 // gradients, sinusoid textures over a range of frequencies, hard-edged shapes
 // and sensor-like noise, so that their JPEGs decode at the speed of natural
@@ -12,14 +16,14 @@
 //   std::vector<std::string> broken =
 //       WriteSyntheticImageFolder("/tmp/imgs", /*images=*/2000, /*classes=*/10,
 //                                 /*seed=*/1, /*broken=*/5);
-#ifndef FEEDLINE_SRC_SYNTH_SYNTH_H_
-#define FEEDLINE_SRC_SYNTH_SYNTH_H_
+#ifndef FEEDLINE_SYNTH_SYNTH_H_
+#define FEEDLINE_SYNTH_SYNTH_H_
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "src/synth/encode.h"
+#include "feedline/synth/encode.h"
 
 namespace feedline::vision {
 
@@ -45,4 +49,4 @@ std::vector<std::string> WriteSyntheticImageFolder(const std::string& dir, int64
 
 }  // namespace feedline::vision
 
-#endif  // FEEDLINE_SRC_SYNTH_SYNTH_H_
+#endif  // FEEDLINE_SYNTH_SYNTH_H_

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "feedline/synth/encode.h"
 #include "feedline/vision/decode.h"
-#include "src/synth/encode.h"
 
 namespace feedline::vision {
 namespace {

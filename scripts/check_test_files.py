@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Checks that every unit of the library has a test file where one looks for it.
+
+Each src/<area>/<name>.cc that holds logic has tests/<area>/<name>_test.cc,
+which drives the unit through its interface (scenarios that several test
+files share live in tests/<area>/scenarios/). EXCEPTIONS names the few that
+have none, each with its reason; a reason that says "tested through" names
+the test files that do test the unit, and each must exist.
+
+Fails (exit status 1), naming each file, on a unit without a test file and
+not excepted, on an exception whose unit is gone or now has its test file
+(so the list only shrinks), and on a "tested through" file that is missing.
+Run from anywhere: `python3 scripts/check_test_files.py [repository root]`.
+"""
+
+import os
+import re
+import sys
+
+# Why a unit has no test file of its own.
+BEING_RESTRUCTURED = ("being restructured (one load path, a Scheduler that owns its lock): "
+                      "its test file comes with its new interface")
+EXCEPTIONS = {
+    "src/process/process_dataset.cc": BEING_RESTRUCTURED,
+    "src/process/process_load_backend.cc": BEING_RESTRUCTURED,
+    "src/loader/thread_worker_pool.cc": BEING_RESTRUCTURED,
+    "src/loader/slot_pool.cc": BEING_RESTRUCTURED,
+    "src/loader/worker_wakeups.cc": BEING_RESTRUCTURED,
+    "src/loader/iterable_producer.cc": BEING_RESTRUCTURED,
+    "src/loader/error_policy.cc": BEING_RESTRUCTURED,
+    "src/loader_factory/engine_factory.cc": BEING_RESTRUCTURED,
+    "src/process/native_worker.cc": BEING_RESTRUCTURED,
+    "src/process/worker_child.cc": BEING_RESTRUCTURED,
+    "src/process/process_spawner.cc": BEING_RESTRUCTURED,
+    # Tested through the public class whose behaviour they are.
+    "src/loader_factory/data_loader.cc": "tested through tests/loader/data_loader_test.cc",
+    "src/loader/slot_allocator.cc": "tested through tests/loader/slot_test.cc",
+    "src/loader/slot_layout.cc": "tested through tests/loader/learned_layout_test.cc "
+                                 "and tests/loader/slot_test.cc",
+    "src/loader/slot_hold_back.cc": "tested through tests/process/slot_hold_back_patterns_test.cc",
+    "src/process/shared_slot_allocator.cc": "tested through tests/process/shared_slots_test.cc",
+    "src/storage/pack.cc": "tested through tests/storage/shard_dataset_test.cc",
+    "src/storage/shard_writer.cc": "tested through tests/storage/shard_dataset_test.cc",
+    "src/storage/local_pack_store.cc": "tested through tests/storage/pack_store_test.cc "
+                                       "and tests/storage/shard_dataset_test.cc",
+    "src/storage/cached_pack_store.cc": "tested through tests/storage/shard_cache_test.cc",
+    "src/vision/auto_augment.cc": "tested through tests/vision/augment_test.cc",
+    "src/vision/color_jitter.cc": "tested through tests/vision/augment_test.cc",
+    "src/vision/random_erasing.cc": "tested through tests/vision/augment_test.cc",
+}
+
+TEST_FILE = re.compile(r"tests/[\w/]+_test\.cc")
+
+
+def units(root):
+    """Every src/<area>/<name>.cc, relative to `root`."""
+    src = os.path.join(root, "src")
+    for area in sorted(os.listdir(src)):
+        folder = os.path.join(src, area)
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".cc"):
+                yield f"src/{area}/{name}"
+
+
+def test_file_of(unit):
+    _, area, name = unit.split("/")
+    return f"tests/{area}/{name[: -len('.cc')]}_test.cc"
+
+
+def problems_of(root):
+    problems = []
+    present = set(units(root))
+    for unit in sorted(present):
+        test = test_file_of(unit)
+        has_test = os.path.isfile(os.path.join(root, test))
+        if unit in EXCEPTIONS:
+            if has_test:
+                problems.append(f"{unit}: has {test} now: remove its entry from EXCEPTIONS")
+            for named in TEST_FILE.findall(EXCEPTIONS[unit]):
+                if not os.path.isfile(os.path.join(root, named)):
+                    problems.append(f"{unit}: EXCEPTIONS says it is tested through {named}, "
+                                    "which does not exist")
+        elif not has_test:
+            problems.append(f"{unit}: no {test} (add one that tests the unit through its "
+                            "interface, or an entry with its reason to EXCEPTIONS)")
+    for unit in sorted(set(EXCEPTIONS) - present):
+        problems.append(f"{unit}: listed in EXCEPTIONS but no longer exists: remove its entry")
+    return problems, len(present)
+
+
+def main(argv):
+    root = argv[1] if len(argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    problems, count = problems_of(root)
+    if problems:
+        print("test file check (scripts/check_test_files.py):", file=sys.stderr)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1
+    print(f"test file check: {count - len(EXCEPTIONS)} of {count} units in src/ have "
+          f"tests/<area>/<name>_test.cc; {len(EXCEPTIONS)} excepted with a reason")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
