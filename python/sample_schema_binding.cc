@@ -88,7 +88,8 @@ void BindSampleSchema(py::module_& m) {
       .def_property_readonly("fields", &SampleSchema::FieldNames,
                              "The leaves' field names, in the sample's order.")
       .def("__len__", &SampleSchema::size)
-      .def("__eq__", [](const SampleSchema& a, const SampleSchema& b) { return a == b; })
+      .def("__eq__", [](const SampleSchema& a, const SampleSchema& b) { return a == b; },
+           py::is_operator())
       .def("__repr__", [](const std::shared_ptr<SampleSchema>& s) {
         std::string out = "SampleSchema(";
         for (size_t i = 0; i < s->size(); ++i) {

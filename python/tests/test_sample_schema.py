@@ -70,6 +70,7 @@ def test_a_worker_process_sends_the_schema_a_thread_records():
                              worker_mode="process") as loader:
         there = schema_of(loader)
     assert here == there
+    assert here != "a schema"
 
 
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
