@@ -5,8 +5,8 @@
 // damaged native code.
 //
 // The first byte picks the decoder (sample reply, error reply, row
-// destinations, a kSamples request of the count in the second byte); the
-// rest is its input. A decoder must answer false or decode; anything else (a
+// destinations, a kSamples request of the count in the second byte, a
+// sample's schema); the rest is its input. A decoder must answer false or decode; anything else (a
 // crash, a sanitizer report, an exception, a huge allocation) is a bug. What
 // decodes must encode to bytes that decode to the same encoding again, so a
 // message the parent accepted means one thing.
@@ -67,16 +67,34 @@ void CheckRequestedSamples(const char* data, size_t size, uint64_t count) {
   if (!DecodeRequestedSamples(once.data(), once.size(), count, &again)) std::abort();
 }
 
+void CheckSchema(const char* data, size_t size) {
+  feedline::SampleSchema schema;
+  if (!DecodeSampleSchema(data, size, &schema)) return;
+  // A decoded schema is one tree: every subtree inside its parent's.
+  for (size_t i = 0; i < schema.size(); ++i) {
+    if (schema.End(i) > schema.size() || (schema.node(i).is_leaf() && schema.End(i) != i + 1)) {
+      std::abort();
+    }
+  }
+  if (!schema.empty() && schema.End(0) != schema.size()) std::abort();
+  std::string once;
+  EncodeSampleSchema(schema, &once);
+  feedline::SampleSchema again;
+  if (!DecodeSampleSchema(once.data(), once.size(), &again)) std::abort();
+  if (!(again == schema)) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* bytes, size_t size) {
   if (size < 2) return 0;
   const char* data = reinterpret_cast<const char*>(bytes);
-  switch (bytes[0] % 4) {
+  switch (bytes[0] % 5) {
     case 0: CheckSampleReply(data + 1, size - 1); break;
     case 1: CheckErrorReply(data + 1, size - 1); break;
     case 2: CheckDestinations(data + 1, size - 1); break;
-    default: CheckRequestedSamples(data + 2, size - 2, bytes[1]); break;
+    case 3: CheckRequestedSamples(data + 2, size - 2, bytes[1]); break;
+    default: CheckSchema(data + 1, size - 1); break;
   }
   return 0;
 }

@@ -2,17 +2,6 @@
 
 namespace feedline::python {
 
-std::string BFloat16FieldName(const std::string& name) {
-  return name + std::string(kBFloat16Marker);
-}
-
-bool IsBFloat16FieldName(const std::string& name, std::string* plain) {
-  const size_t n = kBFloat16Marker.size();
-  if (name.size() < n || name.compare(name.size() - n, n, kBFloat16Marker) != 0) return false;
-  if (plain != nullptr) *plain = name.substr(0, name.size() - n);
-  return true;
-}
-
 bool TorchBFloat16Bits(const py::handle& value, py::object* bits) {
   // The module first: this runs for every value numpy could not take (a
   // dataclass, a set), and must not import torch for them.

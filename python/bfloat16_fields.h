@@ -3,13 +3,13 @@
 // tensors and can. Such a field travels as its raw 2-byte values in a float16
 // field (bits copied, never converted: nothing on the way does arithmetic on
 // a Python dataset's fields; padding writes zeros, which are bfloat16 zeros
-// too) under a name carrying a marker, and comes back as a torch tensor that
+// too), and comes back as a torch tensor that
 // views those bytes as bfloat16 (Tensor.view(torch.bfloat16), no copy).
 //
-// The marker makes the field's kind part of the sample's layout, as an object
-// field's is (object_fields.h), so threads, worker processes and collate
-// carry it as any 2-byte field. A loader that delivers numpy arrays refuses
-// it, naming the field (Structure::Observe).
+// The sample's schema says the field is bfloat16 (SchemaKind::kBFloat16), as
+// it says a field holds objects (object_fields.h); threads, worker processes
+// and collate carry it as any 2-byte field. A loader that delivers numpy
+// arrays refuses it, naming the field (Structure::Observe).
 //
 // Thread safety: every function REQUIRES the GIL.
 #ifndef FEEDLINE_PYTHON_BFLOAT16_FIELDS_H_
@@ -19,19 +19,10 @@
 #include <pybind11/pybind11.h>
 
 #include <string>
-#include <string_view>
 
 namespace feedline::python {
 
 namespace py = pybind11;
-
-// The marker, as it appears in stored names and in engine messages.
-inline constexpr std::string_view kBFloat16Marker = "\x1f" "bfloat16";
-
-// The field name a bfloat16 field is stored under, and back: false if `name`
-// is not a bfloat16 field's.
-std::string BFloat16FieldName(const std::string& name);
-bool IsBFloat16FieldName(const std::string& name, std::string* plain = nullptr);
 
 // True if `value` is a torch.bfloat16 tensor that can be carried (strided,
 // on the CPU, not needing grad); `*bits` is then its values as a contiguous

@@ -361,8 +361,9 @@ class PyLoader {
     key_ = samples.get();
     samples_ = std::move(samples);
   }
-  // The first sample's pickled skeleton (Structure::skeleton), b"" if none yet.
-  py::bytes SampleSkeleton() const { return py::bytes(samples_->skeleton()); }
+  // The first sample's schema (feedline._feedline.SampleSchema), or None
+  // before it or for a native dataset's declared fields.
+  py::object SampleSchemaObject() const { return SchemaToPython(*samples_); }
   // Whether Next() must give the caller its `random` / `numpy.random` state
   // back (a Python dataset with num_workers = 0).
   void set_seeds_caller_generators(bool value) { seeds_caller_generators_ = value; }
@@ -850,7 +851,7 @@ void BindCore(py::module_& m) {
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)
       .def("structure", &PyLoader::Layout)
-      .def("sample_skeleton", &PyLoader::SampleSkeleton)
+      .def("sample_schema", &PyLoader::SampleSchemaObject)
       .def("__len__", [](PyLoader& l) { return l.Call([](DataLoader& d) { return d.size(); }); })
       .def("reset", [](PyLoader& l) { l.Call([](DataLoader& d) { d.Reset(); }); })
       .def("set_epoch",
@@ -910,6 +911,7 @@ PYBIND11_MODULE(_feedline, m) {
   m.attr("_pybind11_version") = py::make_tuple(PYBIND11_VERSION_MAJOR, PYBIND11_VERSION_MINOR);
   feedline::python::GilRelease::SetMainThread();
   feedline::python::RegisterExceptions(m);
+  feedline::python::BindSampleSchema(m);
   feedline::python::BindCore(m);
   feedline::python::BindVision(m);
   feedline::python::BindStorage(m);

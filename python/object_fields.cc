@@ -3,15 +3,11 @@
 #include <pybind11/numpy.h>
 
 #include <cstring>
-#include <string_view>
 
 #include "feedline/error.h"
 
 namespace feedline::python {
 namespace {
-
-// A control character: no field name a user writes contains it.
-constexpr std::string_view kMarker = "\x1fobject";
 
 py::object Pickle() { return py::module_::import("pickle"); }
 
@@ -25,8 +21,7 @@ void RefuseUnconvertibleTensor(const std::string& name, const py::handle& value)
   if (!py::hasattr(type, "__module__") || !py::hasattr(value, "dtype")) return;
   const std::string module = py::str(type.attr("__module__"));
   if (module.rfind("torch", 0) != 0 && module.rfind("paddle", 0) != 0) return;
-  std::string plain = name;
-  IsObjectFieldName(name, &plain);
+  const std::string& plain = name;
   const std::string dtype = py::str(value.attr("dtype"));
   throw SampleError(
       FailureKind::kType, "",
@@ -67,17 +62,6 @@ bool IsObjectValue(const py::handle& value, py::object* numeric) {
   if (kind != 'b' && kind != 'i' && kind != 'u' && kind != 'f') return true;
   *numeric = std::move(array);
   return false;
-}
-
-std::string ObjectFieldName(const std::string& name) { return name + std::string(kMarker); }
-
-bool IsObjectFieldName(const std::string& name, std::string* plain) {
-  if (name.size() < kMarker.size() ||
-      name.compare(name.size() - kMarker.size(), kMarker.size(), kMarker) != 0) {
-    return false;
-  }
-  if (plain != nullptr) *plain = name.substr(0, name.size() - kMarker.size());
-  return true;
 }
 
 void FillObjectField(const std::string& name, const py::handle& value,

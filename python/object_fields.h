@@ -3,10 +3,10 @@
 // the loader as bytes in a uint8 field and come back as the objects, one per
 // sample, in a list: what torch's default_collate does with them.
 //
-// The field's name carries a marker, so every part of the loader (threads,
-// worker processes, collate, the batch's layout) sees an object field as an
-// ordinary variable-length uint8 field, and a sample whose field changes from
-// an object to an array (or back) changes the sample's layout, which is
+// Every part of the loader (threads, worker processes, collate) sees an
+// object field as an ordinary variable-length uint8 field; the sample's
+// schema (SchemaKind::kObject, sample_structure.h) says it holds an object,
+// so a sample whose field changes from an object to an array (or back) is
 // refused. A field's bytes are a one-byte tag ('s' UTF-8 text, 'b' bytes,
 // 'p' a pickle) and the payload; the default collate pads them and adds
 // `<name>_lengths`, which turns them back into one object per row.
@@ -31,11 +31,6 @@ namespace py = pybind11;
 // otherwise `*numeric` is `value` as a numpy array, converted once here
 // (a py::object: a default py::array is not empty but a new array).
 bool IsObjectValue(const py::handle& value, py::object* numeric);
-
-// The field name an object field is stored under, and back: false if `name`
-// is not an object field's.
-std::string ObjectFieldName(const std::string& name);
-bool IsObjectFieldName(const std::string& name, std::string* plain = nullptr);
 
 // Writes `value`'s tagged bytes as a uint8 [n] field through `allocate`.
 void FillObjectField(const std::string& name, const py::handle& value,

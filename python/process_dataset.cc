@@ -110,11 +110,7 @@ void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
 }
 
 void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
-  std::vector<std::string> names;
-  names.reserve(reply.fields.size());
-  for (const internal::FieldMeta& f : reply.fields) names.push_back(f.name);
-  structure_->Observe(static_cast<Structure::Kind>(reply.layout), names);
-  if (!reply.detail.empty()) structure_->SetSkeleton(reply.detail);
+  structure_->Observe(reply.schema);
 }
 
 void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t index) const {

@@ -4,7 +4,7 @@
 //
 // PythonWorkerProgram forks with the GIL held, between PyOS_BeforeFork and
 // PyOS_AfterFork_Child/Parent (what os.fork does), runs the Python worker
-// loop in the child (worker_process.h), checks each reply's layout against
+// loop in the child (worker_process.h), checks each reply's schema against
 // the loader's Structure, and raises a child's KeyboardInterrupt, SystemExit,
 // GeneratorExit or MemoryError again as itself.
 //

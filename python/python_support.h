@@ -1,7 +1,7 @@
 // Conversions between feedline's C++ types and Python objects, shared by the
-// binding files: samples and batches to and from numpy arrays, the layout of
-// a sample (one array, a tuple, a dict), GIL-safe object references, worker
-// info for Python datasets, and the exception mapping.
+// binding files: tensors to numpy arrays, GIL-safe object references, worker
+// info for Python datasets, and the exception mapping. Samples and batches
+// by their schema: sample_structure.h.
 //
 // Thread safety: functions taking py:: objects REQUIRE the GIL. Structure is
 // safe to use from several threads at once.
@@ -24,6 +24,7 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
+#include "python/sample_structure.h"
 
 namespace feedline::python {
 
@@ -65,86 +66,12 @@ class GilRelease {
   PyThreadState* state_;
 };
 
-// How a sample or batch is laid out in Python. A tuple or list becomes fields
-// "0", "1", ...; a dict, fields named by its keys; anything else, field "0".
-// Tuples, lists and dicts nested inside are collated level by level, as
-// torch's default_collate does: each leaf is a field named by its path
-// (python_support.cc, "Nested samples"), and the batch rebuilds the tree.
-// Python datasets reveal it with their first sample; native datasets declare
-// it. Once known it never changes.
-class Structure {
- public:
-  enum Kind : int { kUnknown, kSingle, kTuple, kDict };
-
-  // Sets the layout up front (a native dataset's fields).
-  void Declare(Kind kind, std::vector<std::string> names);
-  // Records the layout of a sample the first time; afterwards throws
-  // SampleError if `kind` (or a tuple's length) differs from the first.
-  void Observe(Kind kind, const std::vector<std::string>& names);
-  // Lets torch.bfloat16 fields (bfloat16_fields.h) through; without it
-  // Observe refuses them. For a loader that delivers torch tensors; call
-  // before the first sample.
-  void DeliverTorchBFloat16() { torch_bfloat16_ = true; }
-
-  Kind kind() const { return kind_.load(std::memory_order_acquire); }
-
-  // The first sample's skeleton: its containers' types and its leaves'
-  // kinds, as feedline/_skeleton.py describes and pickles them, so that a
-  // framework adapter can give batches the types its own collate would
-  // (a namedtuple stays one, a Python int of an unbatched sample stays an
-  // int). The first one recorded wins; empty until then, or if the sample's
-  // types cannot be pickled (a class defined inside a function).
-  bool has_skeleton() const { return has_skeleton_.load(std::memory_order_acquire); }
-  void SetSkeleton(const std::string& pickled);
-  std::string skeleton() const;
-  // REQUIRES: kind() != kUnknown.
-  const std::vector<std::string>& names() const { return names_; }
-
- private:
-  std::mutex mu_;  // serializes the first Observe
-  std::atomic<Kind> kind_{kUnknown};
-  std::vector<std::string> names_;  // written once, before kind_ is published
-  bool nested_ = false;             // likewise: the first sample had nested containers
-  bool torch_bfloat16_ = false;     // set before the first Observe
-  mutable std::mutex skeleton_mu_;
-  std::string skeleton_;  // guarded by skeleton_mu_
-  std::atomic<bool> has_skeleton_{false};
-};
-
-// The pickled skeleton of `item` (Structure::skeleton), or "" if it cannot
-// be pickled. REQUIRES: the GIL. One Python call: made once per loader or
-// worker process, not per sample.
-std::string DescribeSample(const py::handle& item);
-
-// Writes the arrays and scalars of `item` (a tuple, list, dict, array or
-// scalar, with tuples, lists and dicts nested to any depth) as fields through
-// `allocate`, converting dtypes numpy has and feedline lacks (float64 -> f32,
-// bool -> u8, other integers -> i32 / i64); torch.bfloat16 tensors become
-// bfloat16 fields (bfloat16_fields.h); strings and other objects become
-// object fields (object_fields.h). Throws SampleError when the layout differs
-// from the first sample's.
-using AllocateFn = std::function<Tensor(const std::string& name, DType, const Shape&)>;
-void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate);
-
 // The numpy dtype of a feedline dtype.
 py::dtype NumpyDType(DType dtype);
 // A new array holding a copy of `tensor`.
 py::array CopyToArray(const Tensor& tensor);
 // A 1-D int64 array holding a copy of `values`.
 py::array ToArray(const std::vector<int64_t>& values);
-
-// A sample as its dataset returned it (copies), for a Python collate_fn.
-py::object SampleToPython(const Sample& sample, const Structure& structure);
-
-// The batch laid out as `structure`: a tuple of the named fields followed by
-// any others (lengths, offsets, the "replaced" mask), a dict of all fields
-// for a dict layout or an unknown one, or a single array; nested tuples and
-// dicts as the samples had them. Arrays view the batch slot without copying
-// and keep it out of the pool while they live.
-py::object ShapeBatch(const Batch& batch, const Structure& structure);
-
-// ("tuple" | "dict" | "single" | "unknown", [names]).
-py::object StructureToPython(const Structure& structure);
 
 // Sets what feedline.io.get_worker_info() reports on this thread while a
 // Python dataset runs; worker_id -1 (or num_workers 0) reports None.

@@ -36,14 +36,12 @@ bool ReadRequest(int fd, RequestedRow& row, WorkRequest* request) {
 
 // Writes `item`'s arrays, as a worker thread would, into the batch row the
 // request named (a field of the row's dtype and shape) or else the staging,
-// and replies with their metadata.
-// Writes `item`'s arrays as ReplyWithItem does, without replying.
+// with the sample's schema: the parent checks it against the first sample's
+// (and refuses a bfloat16 field if its loader does).
 void StageItem(const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
                SampleReply& reply) {
   reply.fields.clear();
-  Structure layout;  // each sample's own; the parent checks it against the first
-  layout.DeliverTorchBFloat16();  // and refuses a bfloat16 field if its loader does
-  FillFields(item, layout, [&](const std::string& name, DType dtype, const Shape& shape) {
+  reply.schema = FillSample(item, [&](const std::string& name, DType dtype, const Shape& shape) {
     if (std::byte* to = row.Find(name, dtype, shape)) {
       ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row.OffsetOf(to)),
                                &reply);
@@ -51,7 +49,6 @@ void StageItem(const py::handle& item, const RequestedRow& row, ReplyStaging& st
     }
     return Tensor(dtype, shape, staging.AddField(name, dtype, shape, &reply));
   });
-  reply.layout = static_cast<int>(layout.kind());
 }
 
 void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
@@ -91,7 +88,6 @@ class Worker {
         if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
         Seed(request, request.index);
         py::object item = getitem_(request.index);
-        Describe(item);
         ReplyWithItem(fd_, item, row_, staging_, reply_);
         return;
       }
@@ -108,8 +104,7 @@ class Worker {
           try {
             Seed(request, index);
             py::object item = getitem_(index);
-            Describe(item);
-            StageItem(item, row_, staging_, reply_);
+                StageItem(item, row_, staging_, reply_);
             staging_.Append(&gather_, &reply_);
           } catch (py::error_already_set& e) {
             internal::AppendErrorReply(&gather_, ErrorFor(e));
@@ -139,7 +134,6 @@ class Worker {
           ReplyDone(fd_, ReplyKind::kEnd);
           return;
         }
-        Describe(item);
         ReplyWithItem(fd_, item, row_, staging_, reply_);
         return;
       }
@@ -153,15 +147,6 @@ class Worker {
     if (seed_samples_) SeedPythonGenerators(request.seed, request.epoch, index);
   }
 
-  // The worker's first sample carries its skeleton to the parent
-  // (Structure::SetSkeleton); later replies carry none.
-  void Describe(const py::handle& item) {
-    reply_.detail.clear();
-    if (described_) return;
-    described_ = true;
-    reply_.detail = DescribeSample(item);
-  }
-
   int fd_;
   RequestedRow row_;
   ReplyStaging staging_;
@@ -171,7 +156,6 @@ class Worker {
   py::object getitem_;
   py::object iterator_;
   bool seed_samples_;
-  bool described_ = false;
 };
 
 }  // namespace

@@ -17,7 +17,6 @@ assertions against paddle.io.DataLoader and this one.
 import collections.abc
 import importlib
 import os
-import pickle
 import sys
 import weakref
 
@@ -25,6 +24,7 @@ import numpy as np
 
 from feedline import _lowering, _paddle_static, io
 from feedline._framework import ConvertingIterator, map_batch
+from feedline.frontends import _shaping
 
 __all__ = ["DataLoader"]
 
@@ -177,66 +177,50 @@ class _PaddleWorkerInit:
 # Batches
 
 
-def _load_skeleton(loader):
-    # The first sample's structure (feedline/_skeleton.py); False when the
-    # engine recorded none (a native dataset, a type that does not pickle).
-    get = getattr(loader._loader, "sample_skeleton", None)
-    pickled = get() if get is not None else b""
-    if not pickled:
-        return False
-    try:
-        return pickle.loads(pickled)
-    except Exception:  # noqa: BLE001 (a class gone since: feedline's own shapes)
-        return False
+class _PaddleShaping(_shaping.Shaping):
+    """paddle.io's structure: default_collate_fn gives lists for sequences
+    (namedtuples too) and plain dicts for mappings; unbatched
+    (default_convert_fn) a Python number stays a Python number and a numpy
+    scalar stays one. `to_tensor` None leaves arrays numpy arrays."""
+
+    def leaf(self, value, kind, unbatched, to_tensor):
+        if isinstance(value, list):  # an object field: one object per sample
+            return value[0] if unbatched and len(value) == 1 else value
+        if not isinstance(value, np.ndarray):
+            return value
+        if unbatched:
+            value = value[0]
+            if kind in ("int", "float", "bool", "numpy-scalar"):
+                return _shaping.restore_number(value, kind)
+            value = np.asarray(value)
+        return to_tensor(value) if to_tensor is not None else value
+
+    def restore_leaf(self, value, kind, to_tensor):
+        """A sample's value as its dataset returned it, from the numpy copy the
+        engine hands a collate_fn."""
+        if not isinstance(value, (np.ndarray, np.generic)):
+            return value
+        if kind == "paddle-tensor" and to_tensor is not None:
+            # A paddle Tensor the dataset returned (the engine carries its values).
+            return to_tensor(np.array(value, copy=True))
+        if kind == "numpy" and isinstance(value, np.generic):
+            return np.asarray(value)  # a 0-d array
+        return _shaping.restore_number(value, kind)
 
 
-def _restore_leaf(value, kind, to_tensor):
-    """A sample's value as its dataset returned it, from the numpy copy the
-    engine hands a collate_fn."""
-    if not isinstance(value, (np.ndarray, np.generic)):
-        return value
-    if kind in ("int", "float", "bool"):
-        return value.item()
-    if kind == "numpy-scalar":
-        return value[()] if isinstance(value, np.ndarray) else value
-    if kind == "paddle-tensor" and to_tensor is not None:
-        # A paddle Tensor the dataset returned (the engine carries its values).
-        return to_tensor(np.array(value, copy=True))
-    if kind == "numpy" and isinstance(value, np.generic):
-        return np.asarray(value)  # a 0-d array
-    return value
+_POLICY = _PaddleShaping()
 
 
-def _restore_sample(sample, skeleton, to_tensor):
-    kind = skeleton[0]
-    if kind == "leaf":
-        return _restore_leaf(sample, skeleton[1], to_tensor)
-    if kind in ("tuple", "list"):
-        cls, children = skeleton[1], skeleton[2]
-        values = list(sample) if isinstance(sample, (tuple, list)) else [sample]
-        parts = [_restore_sample(v, c, to_tensor) for v, c in zip(values, children)]
-        if cls is list:
-            return parts
-        if cls is tuple:
-            return tuple(parts)
-        return cls(*parts)  # a namedtuple
-    if kind == "dict":
-        cls, children = skeleton[1], skeleton[2]
-        out = {k: _restore_sample(v, children[k], to_tensor) if k in children else v
-               for k, v in sample.items()}
-        if cls is dict:
-            return out
-        try:
-            return cls(out)
-        except TypeError:
-            return out
-    return sample
+def _load_tree(loader):
+    # The first sample's schema, its classes resolved; False when there is
+    # none (a native dataset) or a class cannot be found.
+    return _shaping.load_tree(loader._loader) or False
 
 
 class _SamplesAsReturned:
     """Calls the user's collate_fn with the samples as the dataset returned
     them (tuples, Python numbers, numpy scalars restored from the sample's
-    skeleton), as paddle.io's collate_fn receives them. `per_sample`
+    schema), as paddle.io's collate_fn receives them. `per_sample`
     (batch_size=None): collate_fn gets each sample alone, as in Paddle."""
 
     def __init__(self, loader, collate_fn, per_sample):
@@ -246,15 +230,15 @@ class _SamplesAsReturned:
         self.loader = weakref.ref(loader)
         self.collate_fn = collate_fn
         self.per_sample = per_sample
-        self.skeleton = None
+        self.tree = None
 
     def __call__(self, samples):
         loader = self.loader()
-        if self.skeleton is None and loader is not None:
-            self.skeleton = _load_skeleton(loader)
-        if self.skeleton and loader is not None:
+        if self.tree is None and loader is not None:
+            self.tree = _load_tree(loader)
+        if self.tree and loader is not None:
             to_tensor = loader._to_tensor
-            samples = [_restore_sample(s, self.skeleton, to_tensor) for s in samples]
+            samples = [_shaping.restore_sample(s, self.tree, to_tensor, _POLICY) for s in samples]
         if self.per_sample:
             return self.collate_fn(samples[0])
         return self.collate_fn(samples)
@@ -273,44 +257,6 @@ def _as_paddle_returns(value, to_tensor):
     if isinstance(value, collections.abc.Sequence):
         return [_as_paddle_returns(v, to_tensor) for v in value]
     return value
-
-
-def _shape(batch, skeleton, unbatched, to_tensor):
-    """feedline's batch (tuples, dicts, arrays, lists of objects) in Paddle's
-    structure: default_collate_fn gives lists for sequences (namedtuples
-    too) and plain dicts for mappings; unbatched (default_convert_fn) a
-    Python number stays a Python number and a numpy scalar stays one."""
-    kind = skeleton[0]
-    if kind == "leaf":
-        return _leaf(batch, skeleton[1], unbatched, to_tensor)
-    if kind in ("tuple", "list"):
-        children = skeleton[2]
-        values = list(batch) if isinstance(batch, (tuple, list)) else [batch]
-        parts = [_shape(v, c, unbatched, to_tensor) for v, c in zip(values, children)]
-        # Arrays the loader adds after the sample's elements ("<i>_lengths",
-        # the "replaced" mask) follow, converted.
-        return parts + [_leaf(v, "numpy", False, to_tensor) for v in values[len(children):]]
-    if kind == "dict":
-        children = skeleton[2]
-        return {key: (_shape(value, children[key], unbatched, to_tensor) if key in children
-                      else _leaf(value, "numpy", False, to_tensor))
-                for key, value in batch.items()}
-    return map_batch(batch, lambda v: _leaf(v, "numpy", unbatched, to_tensor))
-
-
-def _leaf(value, kind, unbatched, to_tensor):
-    if isinstance(value, list):  # an object field: one object per sample
-        return value[0] if unbatched and len(value) == 1 else value
-    if not isinstance(value, np.ndarray):
-        return value
-    if unbatched:
-        value = value[0]
-        if kind in ("int", "float", "bool"):
-            return value.item()  # default_convert_fn leaves Python numbers as they are
-        if kind == "numpy-scalar":
-            return value[()] if isinstance(value, np.ndarray) else value
-        value = np.asarray(value)
-    return to_tensor(value) if to_tensor is not None else value
 
 
 # ---------------------------------------------------------------------------
@@ -444,7 +390,7 @@ class DataLoader(io.DataLoader):
         # A collate_fn's return value is the batch (Paddle's contract): the
         # engine hands it on as it is, and _convert makes its arrays Tensors.
         # With batch_size=None, collate_fn gets one sample (default_convert_fn
-        # otherwise, which _shape follows).
+        # otherwise, which _PaddleShaping follows).
         self._keeps_collate_result = collate_fn is not None
         wrapped_collate = (None if collate_fn is None
                            else _SamplesAsReturned(self, collate_fn, per_sample=unbatched))
@@ -490,7 +436,7 @@ class DataLoader(io.DataLoader):
             self.batch_sampler = io.BatchSampler(sampler=sampler, batch_size=batch_size,
                                                  drop_last=drop_last)
         self._unbatched = unbatched
-        self._skeleton = None
+        self._schema_tree = None
 
     def __iter__(self):
         if self._worker_init is not None:
@@ -537,11 +483,11 @@ class DataLoader(io.DataLoader):
         tensors by `to_tensor` (None: left numpy arrays)."""
         if self._keeps_collate_result:
             return _as_paddle_returns(batch, to_tensor)
-        if self._skeleton is None:
-            self._skeleton = _load_skeleton(self)
-        if self._skeleton:
-            return _shape(batch, self._skeleton, self._unbatched, to_tensor)
-        # A native dataset's batch, or a sample whose types were not recorded:
+        if self._schema_tree is None:
+            self._schema_tree = _load_tree(self)
+        if self._schema_tree:
+            return _shaping.shape(batch, self._schema_tree, self._unbatched, to_tensor, _POLICY)
+        # A native dataset's batch, or a sample whose classes cannot be found:
         # tuples become lists, dicts stay dicts.
         unbatched = self._unbatched
-        return map_batch(batch, lambda value: _leaf(value, "numpy", unbatched, to_tensor))
+        return map_batch(batch, lambda value: _POLICY.leaf(value, "numpy", unbatched, to_tensor))

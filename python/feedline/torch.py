@@ -178,7 +178,7 @@ class _TorchIterator(ConvertingIterator):
 class _SamplesAsReturned:
     """Calls the user's collate_fn with the samples as the dataset returned
     them (their namedtuples, Python numbers and tensors restored from the
-    sample's skeleton), as torch's collate_fn receives them."""
+    sample's schema), as torch's collate_fn receives them."""
 
     def __init__(self, loader, collate_fn):
         # Weakly: the native loader holds this function, and a strong
@@ -187,15 +187,15 @@ class _SamplesAsReturned:
         # would never be freed).
         self.loader = weakref.ref(loader)
         self.collate_fn = collate_fn
-        self.skeleton = None
+        self.tree = None
 
     def __call__(self, samples):
-        if self.skeleton is None:
+        if self.tree is None:
             loader = self.loader()
-            pickled = loader._loader.sample_skeleton() if loader is not None else b""
-            self.skeleton = _torch_batches.load_skeleton(pickled) or False
-        if self.skeleton:
-            samples = [_torch_batches.restore_sample(s, self.skeleton) for s in samples]
+            tree = _torch_batches.load_tree(loader._loader) if loader is not None else None
+            self.tree = tree or False
+        if self.tree:
+            samples = [_torch_batches.restore_sample(s, self.tree) for s in samples]
         return self.collate_fn(samples)
 
 
@@ -377,7 +377,7 @@ class DataLoader(io.DataLoader):
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
         self._unbatched = unbatched
-        self._skeleton = None
+        self._schema_tree = None
         self._length_reported = None
         self._pin = self.pin_memory and torch.cuda.is_available()
         global _pin_warning_given
@@ -465,13 +465,13 @@ class DataLoader(io.DataLoader):
     def _convert(self, batch):
         if self._keeps_collate_result:
             return batch  # what collate_fn returned, as it returned it
-        if self._skeleton is None:
-            self._skeleton = _torch_batches.load_skeleton(self._loader.sample_skeleton()) or False
-        if self._skeleton:
-            return _torch_batches.shape(batch, self._skeleton, self._unbatched, self._to_tensor)
-        return self._convert_without_skeleton(batch)
+        if self._schema_tree is None:
+            self._schema_tree = _torch_batches.load_tree(self._loader) or False
+        if self._schema_tree:
+            return _torch_batches.shape(batch, self._schema_tree, self._unbatched, self._to_tensor)
+        return self._convert_without_schema(batch)
 
-    def _convert_without_skeleton(self, batch):
+    def _convert_without_schema(self, batch):
         # A native dataset's batch, or a sample whose types could not be
         # recorded: tuples and lists become lists, dicts stay dicts.
         unbatched, pin = self._unbatched, self._pin

@@ -164,16 +164,31 @@ def test_collate_fn_receives_nested_samples_as_the_dataset_returned_them():
     loader.close()
 
 
-def test_a_dict_key_with_a_reserved_control_character_is_refused():
+def test_a_dict_key_with_control_characters_is_an_ordinary_key():
+    # The sample's nesting is its schema, not a code in its fields' names:
+    # no character of a key is reserved.
     class Odd:
         def __len__(self):
             return 2
 
         def __getitem__(self, i):
-            return {"a": {"b\x1ec": 1}}
+            return {"a": {"b\x1ec": i, "d\x1fobject": "x"}}
 
-    with pytest.raises(feedline.SampleError, match="control character"):
-        list(feedline.DataLoader(Odd(), batch_size=2))
+    batch = next(iter(feedline.DataLoader(Odd(), batch_size=2)))
+    np.testing.assert_array_equal(batch["a"]["b\x1ec"], [0, 1])
+    assert batch["a"]["d\x1fobject"] == ["x", "x"]
+
+
+def test_a_dict_key_that_reads_as_another_leafs_path_is_refused_naming_it():
+    class Clash:
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, i):
+            return {"a": [np.zeros(2), np.ones(2)], "a[0]": np.ones(2)}
+
+    with pytest.raises(feedline.SampleError, match=r"two values at 'a\[0\]'"):
+        list(feedline.DataLoader(Clash(), batch_size=2))
 
 
 def test_a_container_that_becomes_an_object_is_refused_naming_it():

@@ -49,6 +49,7 @@ class Reader {
     return true;
   }
   bool done() const { return p_ == end_; }
+  size_t left() const { return static_cast<size_t>(end_ - p_); }
 
  private:
   const char* p_;
@@ -59,7 +60,6 @@ class Reader {
 
 std::string EncodeSampleReply(const SampleReply& reply) {
   Writer w;
-  w.Put<int32_t>(reply.layout);
   w.Put<uint64_t>(reply.arena_bytes);
   for (int64_t ns : reply.stage_ns) w.Put<int64_t>(ns);
   w.Put<uint32_t>(static_cast<uint32_t>(reply.fields.size()));
@@ -72,8 +72,82 @@ std::string EncodeSampleReply(const SampleReply& reply) {
     w.Put<uint64_t>(f.bytes);
     w.Put<uint8_t>(f.in_place ? 1 : 0);
   }
-  w.PutString(reply.detail);
+  std::string schema;
+  EncodeSampleSchema(reply.schema, &schema);
+  w.PutString(schema);
   return w.Take();
+}
+
+void EncodeSampleSchema(const SampleSchema& schema, std::string* out) {
+  Writer w(std::move(*out));
+  w.Put<uint32_t>(static_cast<uint32_t>(schema.size()));
+  for (size_t i = 0; i < schema.size(); ++i) {
+    const SchemaNode& node = schema.node(i);
+    w.Put<uint8_t>(static_cast<uint8_t>(node.kind));
+    w.Put<uint8_t>(static_cast<uint8_t>(node.leaf_type));
+    w.Put<uint8_t>(static_cast<uint8_t>(node.dtype));
+    w.PutString(node.key);
+    if (node.is_leaf()) continue;
+    w.Put<uint32_t>(static_cast<uint32_t>(schema.Children(i).size()));
+    w.PutString(node.type.module);
+    w.PutString(node.type.qualname);
+    w.Put<uint8_t>(node.type.locatable ? 1 : 0);
+  }
+  *out = w.Take();
+}
+
+bool DecodeSampleSchema(const char* data, size_t size, SampleSchema* schema) {
+  Reader r(data, size);
+  *schema = SampleSchema();
+  uint32_t count;
+  // Each node takes at least 7 bytes: a count beyond that is damage.
+  if (!r.Get(&count) || count > r.left() / 7) return false;
+  // The open containers, innermost last, and how many children each still has.
+  struct Open {
+    size_t index;
+    uint32_t children_left;
+  };
+  std::vector<Open> open;
+  for (uint32_t n = 0; n < count; ++n) {
+    while (!open.empty() && open.back().children_left == 0) {
+      schema->CloseContainer(open.back().index);
+      open.pop_back();
+    }
+    // One root: a node after the root's subtree is damage.
+    if (n > 0 && open.empty()) return false;
+    const size_t parent = open.empty() ? SampleSchema::kNoParent : open.back().index;
+    uint8_t kind, leaf_type, dtype;
+    std::string key;
+    if (!r.Get(&kind) || !r.Get(&leaf_type) || !r.Get(&dtype) || !r.GetString(&key)) return false;
+    if (kind > static_cast<uint8_t>(kLastSchemaKind) ||
+        leaf_type > static_cast<uint8_t>(kLastLeafType) ||
+        dtype > static_cast<uint8_t>(kLastDType)) {
+      return false;
+    }
+    if (!open.empty()) --open.back().children_left;
+    const auto schema_kind = static_cast<SchemaKind>(kind);
+    if (schema_kind < SchemaKind::kTuple) {
+      schema->AddLeaf(parent, schema_kind, static_cast<LeafType>(leaf_type),
+                      static_cast<DType>(dtype), std::move(key));
+      continue;
+    }
+    uint32_t children;
+    SchemaType type;
+    uint8_t locatable;
+    if (!r.Get(&children) || !r.GetString(&type.module) || !r.GetString(&type.qualname) ||
+        !r.Get(&locatable) || children > count - n - 1) {
+      return false;
+    }
+    type.locatable = locatable != 0;
+    open.push_back({schema->OpenContainer(parent, schema_kind, std::move(key), std::move(type)),
+                    children});
+  }
+  // Every container got the children it announced.
+  for (; !open.empty(); open.pop_back()) {
+    if (open.back().children_left != 0) return false;
+    schema->CloseContainer(open.back().index);
+  }
+  return r.done();
 }
 
 namespace {
@@ -157,9 +231,8 @@ bool DecodeRequestedSamples(const char* data, size_t size, uint64_t count,
 
 bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   Reader r(data, size);
-  int32_t layout;
   uint32_t n;
-  if (!r.Get(&layout) || !r.Get(&reply->arena_bytes)) return false;
+  if (!r.Get(&reply->arena_bytes)) return false;
   for (int64_t& ns : reply->stage_ns) {
     if (!r.Get(&ns)) return false;
   }
@@ -168,7 +241,6 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   // hundreds of GB; fuzz/worker_protocol_fuzzer.cc runs with a 256 MB
   // allocation limit).
   if (!r.Get(&n) || n > size) return false;
-  reply->layout = layout;
   reply->fields.resize(n);
   for (FieldMeta& f : reply->fields) {
     uint8_t dtype, rank;
@@ -185,7 +257,10 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
     if (!r.Get(&f.offset) || !r.Get(&f.bytes) || !r.Get(&in_place)) return false;
     f.in_place = in_place != 0;
   }
-  if (!r.GetString(&reply->detail)) return false;
+  std::string schema;
+  if (!r.GetString(&schema) || !DecodeSampleSchema(schema.data(), schema.size(), &reply->schema)) {
+    return false;
+  }
   return r.done();
 }
 

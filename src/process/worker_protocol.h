@@ -21,6 +21,7 @@
 
 #include "feedline/error.h"
 #include "feedline/failure_kind.h"
+#include "feedline/sample_schema.h"
 #include "feedline/tensor.h"
 
 namespace feedline::internal {
@@ -84,14 +85,13 @@ struct FieldMeta {
 };
 
 struct SampleReply {
-  int layout = 0;            // the Python binding's Structure::Kind; 0 for native samples
   uint64_t arena_bytes = 0;  // the arena's size after this sample (it may have grown)
   int64_t stage_ns[4] = {};  // the child's SampleContext stage times (read, decode, ...)
   std::vector<FieldMeta> fields;
-  // Opaque to the engine: what the program running the worker says of the
-  // sample beyond its fields (the Python binding's skeleton of a worker's
-  // first sample, Structure::SetSkeleton); usually empty.
-  std::string detail;
+  // How the fields nest, as the sample's tree (a Python dataset's sample:
+  // the parent checks it against the first sample's and shapes batches by
+  // it); empty for native samples, whose fields the dataset declared.
+  SampleSchema schema;
 };
 
 // What an ErrorReply reports.
@@ -120,6 +120,12 @@ std::string EncodeSampleReply(const SampleReply& reply);
 // False if `size` bytes at `data` are not a well-formed SampleReply.
 bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply);
 
+// A schema's nodes in preorder: their kind, leaf type, dtype and key, and a
+// container's child count and class; paths are rebuilt on decoding. Appends
+// to `*out`.
+void EncodeSampleSchema(const SampleSchema& schema, std::string* out);
+// False if the bytes are not one well-formed schema (an empty one included).
+bool DecodeSampleSchema(const char* data, size_t size, SampleSchema* schema);
 // Appends the encoded `destinations` to `*out`.
 void EncodeDestinations(const std::vector<RowDestination>& destinations, std::string* out);
 bool DecodeDestinations(const char* data, size_t size, std::vector<RowDestination>* destinations);

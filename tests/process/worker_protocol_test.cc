@@ -59,8 +59,8 @@ TEST(WorkerProtocol, ASampleReplyCountingMoreFieldsThanItsBytesIsRefused) {
   SampleReply reply;
   reply.arena_bytes = 64;
   std::string bytes = EncodeSampleReply(reply);
-  // The field count follows the layout, the arena size and four stage times.
-  const size_t count_at = sizeof(int32_t) + sizeof(uint64_t) + 4 * sizeof(int64_t);
+  // The field count follows the arena size and four stage times.
+  const size_t count_at = sizeof(uint64_t) + 4 * sizeof(int64_t);
   const uint32_t huge = 0xffffffffu;
   std::memcpy(bytes.data() + count_at, &huge, sizeof(huge));
   SampleReply out;
@@ -68,9 +68,22 @@ TEST(WorkerProtocol, ASampleReplyCountingMoreFieldsThanItsBytesIsRefused) {
   EXPECT_TRUE(out.fields.empty());
 }
 
+// A namedtuple sample (image, meta) whose meta is {"box": array, "id": str}.
+SampleSchema NestedSchema() {
+  SampleSchema schema;
+  const size_t root = schema.OpenContainer(SampleSchema::kNoParent, SchemaKind::kNamedTuple, "",
+                                           SchemaType{"data.records", "Record", true});
+  schema.AddLeaf(root, SchemaKind::kTensor, LeafType::kNumpyArray, DType::kU8, "image");
+  const size_t meta = schema.OpenContainer(root, SchemaKind::kDict, "meta");
+  schema.AddLeaf(meta, SchemaKind::kTensor, LeafType::kNumpyArray, DType::kF32, "box");
+  schema.AddLeaf(meta, SchemaKind::kObject, LeafType::kOther, DType::kU8, "id");
+  schema.CloseContainer(meta);
+  schema.CloseContainer(root);
+  return schema;
+}
+
 TEST(WorkerProtocol, ASampleReplyRoundTrips) {
   SampleReply reply;
-  reply.layout = 2;
   reply.arena_bytes = 4096;
   reply.stage_ns[1] = 77;
   FieldMeta field;
@@ -79,16 +92,64 @@ TEST(WorkerProtocol, ASampleReplyRoundTrips) {
   field.shape = Shape{8, 8, 3};
   field.bytes = 192;
   reply.fields.push_back(field);
-  reply.detail = "skeleton";
+  reply.schema = NestedSchema();
   const std::string bytes = EncodeSampleReply(reply);
   SampleReply out;
   ASSERT_TRUE(DecodeSampleReply(bytes.data(), bytes.size(), &out));
-  EXPECT_EQ(out.layout, 2);
   EXPECT_EQ(out.stage_ns[1], 77);
   ASSERT_EQ(out.fields.size(), 1u);
   EXPECT_EQ(out.fields[0].name, "image");
   EXPECT_EQ(out.fields[0].shape, (Shape{8, 8, 3}));
-  EXPECT_EQ(out.detail, "skeleton");
+  EXPECT_EQ(out.schema, reply.schema);
+}
+
+TEST(WorkerProtocol, ASchemaCrossesAsTypedNodesWithItsPathsRebuilt) {
+  std::string bytes;
+  EncodeSampleSchema(NestedSchema(), &bytes);
+  SampleSchema out;
+  ASSERT_TRUE(DecodeSampleSchema(bytes.data(), bytes.size(), &out));
+  EXPECT_EQ(out.FieldNames(),
+            (std::vector<std::string>{"0", "1[\"box\"]", "1[\"id\"]"}));
+  EXPECT_EQ(out.root().type.module, "data.records");
+  EXPECT_EQ(out.node(3).key, "box");
+  EXPECT_EQ(out.node(4).kind, SchemaKind::kObject);
+}
+
+TEST(WorkerProtocol, ANativeSampleHasAnEmptySchema) {
+  std::string bytes;
+  EncodeSampleSchema(SampleSchema(), &bytes);
+  SampleSchema out = NestedSchema();
+  ASSERT_TRUE(DecodeSampleSchema(bytes.data(), bytes.size(), &out));
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(WorkerProtocol, ADamagedSchemaIsRefused) {
+  std::string bytes;
+  EncodeSampleSchema(NestedSchema(), &bytes);
+  SampleSchema out;
+  // Cut anywhere: a container lacks children it announced, or a node its bytes.
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    EXPECT_FALSE(DecodeSampleSchema(bytes.data(), cut, &out)) << "cut at " << cut;
+  }
+  // A kind past the last.
+  std::string bad = bytes;
+  bad[4] = static_cast<char>(static_cast<uint8_t>(kLastSchemaKind) + 1);
+  EXPECT_FALSE(DecodeSampleSchema(bad.data(), bad.size(), &out));
+  // A second root after the first one's subtree.
+  std::string two;
+  SampleSchema leaf;
+  leaf.AddLeaf(SampleSchema::kNoParent, SchemaKind::kTensor, LeafType::kNumpyArray, DType::kU8,
+               "");
+  EncodeSampleSchema(leaf, &two);
+  const uint32_t count = 2;
+  std::memcpy(two.data(), &count, sizeof(count));
+  two.append(two.substr(sizeof(count)));
+  EXPECT_FALSE(DecodeSampleSchema(two.data(), two.size(), &out));
+  // A node count beyond the bytes.
+  std::string huge = bytes;
+  const uint32_t many = 0xffffffffu;
+  std::memcpy(huge.data(), &many, sizeof(many));
+  EXPECT_FALSE(DecodeSampleSchema(huge.data(), huge.size(), &out));
 }
 
 }  // namespace
