@@ -513,6 +513,9 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   auto samples = std::make_shared<Structure>();
   if (!fields.is_none())
     samples->Declare(Structure::kTuple, fields.cast<std::vector<std::string>>());
+  // A native dataset's str / bytes fields (a ColumnarDataset's string columns).
+  if (py::isinstance<Dataset>(dataset) && py::hasattr(dataset, "object_fields"))
+    samples->DeclareObjectFields(dataset.attr("object_fields").cast<std::vector<std::string>>());
   // feedline.torch's batches are torch tensors, so they can hold bfloat16.
   if (torch_bfloat16) samples->DeliverTorchBFloat16();
   auto batches = samples;

@@ -509,6 +509,26 @@ void Structure::Declare(Kind kind, std::vector<std::string> names) {
   kind_.store(kind, std::memory_order_release);
 }
 
+void Structure::DeclareObjectFields(std::vector<std::string> names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  object_fields_ = std::move(names);
+  if (!declared_) return;
+  // The declared tuple again, its object fields as object leaves.
+  SampleSchema schema;
+  const size_t root = schema.OpenContainer(SampleSchema::kNoParent, SchemaKind::kTuple, "");
+  for (const std::string& field : names_) {
+    const bool object = IsDeclaredObjectField(field);
+    schema.AddLeaf(root, object ? SchemaKind::kObject : SchemaKind::kTensor, LeafType::kDeclared,
+                   DType::kU8, field);
+  }
+  schema.CloseContainer(root);
+  schema_ = std::move(schema);
+}
+
+bool Structure::IsDeclaredObjectField(std::string_view name) const {
+  return std::find(object_fields_.begin(), object_fields_.end(), name) != object_fields_.end();
+}
+
 void Structure::Observe(const SampleSchema& schema) {
   if (!torch_bfloat16_) {
     for (const SchemaNode& node : schema.nodes()) {
@@ -587,6 +607,25 @@ void FillFields(const py::handle& item, Structure& structure, const AllocateFn& 
   Write(walk, allocate);
 }
 
+namespace {
+
+// The field of `batch` named `name`, or null.
+const Tensor* FindField(const Batch& batch, const std::string& name) {
+  for (int f = 0; f < batch.num_fields(); ++f) {
+    if (batch.field_name(f) == name) return &batch.field(f);
+  }
+  return nullptr;
+}
+
+// `name` is the "_lengths" field of one of a native dataset's object fields.
+bool IsLengthsOfDeclaredObject(std::string_view name, const Structure& structure) {
+  constexpr std::string_view kSuffix = "_lengths";
+  return name.size() > kSuffix.size() && name.ends_with(kSuffix) &&
+         structure.IsDeclaredObjectField(name.substr(0, name.size() - kSuffix.size()));
+}
+
+}  // namespace
+
 py::object SampleToPython(const Sample& sample, const Structure& structure) {
   std::vector<std::string_view> names;
   for (int i = 0; i < sample.num_fields(); ++i) names.emplace_back(sample.field_name(i));
@@ -603,7 +642,12 @@ py::object SampleToPython(const Sample& sample, const Structure& structure) {
   };
   if (structure.kind() == Structure::kUnknown) {
     py::dict out;
-    for (int i = 0; i < sample.num_fields(); ++i) out[py::str(sample.field_name(i))] = value(i, nullptr);
+    for (int i = 0; i < sample.num_fields(); ++i) {
+      const std::string name(sample.field_name(i));
+      out[py::str(name)] = structure.IsDeclaredObjectField(name)
+                               ? DecodeObject(sample.field(i))
+                               : value(i, nullptr);
+    }
     return out;
   }
   return TreeBuilder(structure.schema(), fields, value, /*extras=*/false).Root();
@@ -629,19 +673,22 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure) {
     const Tensor& tensor = batch.field(static_cast<int>(i));
     const SchemaKind kind = leaf != nullptr ? leaf->kind : SchemaKind::kTensor;
     if (kind == SchemaKind::kObject) {
-      const std::string lengths_name = leaf->path + "_lengths";
-      const Tensor* lengths = nullptr;
-      for (int f = 0; f < n; ++f) {
-        if (batch.field_name(f) == lengths_name) lengths = &batch.field(f);
-      }
-      return DecodeObjectField(tensor, lengths);
+      return DecodeObjectField(tensor, FindField(batch, leaf->path + "_lengths"));
     }
     py::array array = ViewArray(tensor, owner);
     return kind == SchemaKind::kBFloat16 ? TorchBFloat16FromBits(array) : py::object(array);
   };
   if (!known) {
     py::dict out;
-    for (int i = 0; i < n; ++i) out[py::str(batch.field_name(i))] = value(i, nullptr);
+    for (int i = 0; i < n; ++i) {
+      const std::string_view name = batch.field_name(i);
+      if (structure.IsDeclaredObjectField(name)) {
+        out[py::str(std::string(name))] =
+            DecodeObjectField(batch.field(i), FindField(batch, std::string(name) + "_lengths"));
+      } else if (!IsLengthsOfDeclaredObject(name, structure)) {
+        out[py::str(std::string(name))] = value(i, nullptr);
+      }
+    }
     return out;
   }
   return TreeBuilder(structure.schema(), fields, value, /*extras=*/true).Root();

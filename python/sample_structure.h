@@ -42,6 +42,13 @@ class Structure {
 
   // Sets the layout up front (a native dataset's fields).
   void Declare(Kind kind, std::vector<std::string> names);
+  // The fields of a native dataset that hold tagged str / bytes objects
+  // (object_fields.h): batches give them as objects, one per row, without
+  // their "_lengths" field. Call before the first sample, after Declare if
+  // the dataset declares its fields.
+  void DeclareObjectFields(std::vector<std::string> names);
+  // Whether `name` is one of DeclareObjectFields' fields.
+  bool IsDeclaredObjectField(std::string_view name) const;
   // Records `schema` the first time; afterwards throws SampleError if the
   // sample does not fit the first one: another top-level kind or tuple
   // length, a leaf that is an object in one and an array in the other, a
@@ -67,6 +74,7 @@ class Structure {
   SampleSchema schema_;             // written once, before kind_ is published
   std::vector<std::string> names_;  // likewise: the schema's field names
   bool declared_ = false;           // likewise
+  std::vector<std::string> object_fields_;  // set before the first sample
   bool torch_bfloat16_ = false;     // set before the first Observe
 };
 

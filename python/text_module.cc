@@ -164,7 +164,8 @@ DType ColumnDType(const std::string& name) {
 
 // (column, field, kind, dtype, prefix) tuples from feedline/io/columnar.py.
 // A bytes column whose prefix is "s" or "b" is an object field: strings and
-// bytes come back as str / bytes objects, one per row (object_fields.h).
+// bytes come back as str / bytes objects, one per row (object_fields.h); the
+// dataset's object_fields names them for the loader.
 std::vector<text::ColumnSpec> ToColumnSpecs(
     const std::vector<std::tuple<std::string, std::string, std::string, std::string,
                                  std::string>>& columns) {
@@ -179,7 +180,6 @@ std::vector<text::ColumnSpec> ToColumnSpecs(
       spec.kind = text::ColumnKind::kScalar;
     } else if (kind == "bytes") {
       spec.kind = text::ColumnKind::kBytes;
-      spec.field = ObjectFieldName(field);
     } else {
       throw Error("ColumnarDataset: unknown column kind '" + kind + "'");
     }
@@ -381,7 +381,16 @@ void BindText(py::module_& m) {
       .def_property_readonly("row_group_reads", &text::ColumnarDataset::row_group_reads)
       .def_property_readonly("row_groups_held", &text::ColumnarDataset::row_groups_held)
       .def_property_readonly("has_lengths", &text::ColumnarDataset::has_lengths)
-      .def("length", &text::ColumnarDataset::Length, py::arg("index"));
+      .def("length", &text::ColumnarDataset::Length, py::arg("index"))
+      // The fields that hold str / bytes objects (string and binary
+      // columns): the loader's batches give them as objects (MakeLoader).
+      .def_property_readonly("object_fields", [](const text::ColumnarDataset& d) {
+        std::vector<std::string> names;
+        for (const text::ColumnSpec& c : d.columns()) {
+          if (c.kind == text::ColumnKind::kBytes) names.push_back(c.field);
+        }
+        return names;
+      });
 }
 
 }  // namespace feedline::python

@@ -148,19 +148,14 @@ def scalar_lengths(array, column, where):
     return values
 
 
-# The suffix of the field names that carry str / bytes objects through the
-# loader (python/object_fields.h): batches turn them back into objects; a
-# sample read directly, dataset[i], is turned back here.
-_OBJECT_MARKER = "\x1fobject"
-
-
-def decode_objects(sample):
-    """A native sample with its string and bytes fields as str / bytes."""
+def decode_objects(sample, object_fields):
+    """A native sample with its string and bytes fields (`object_fields`,
+    tagged bytes: python/object_fields.h) as str / bytes, as batches give
+    them."""
     out = {}
     for name, value in sample.items():
-        if name.endswith(_OBJECT_MARKER):
+        if name in object_fields:
             raw = value.tobytes()
-            name = name[:-len(_OBJECT_MARKER)]
             value = raw[1:].decode("utf-8") if raw[:1] == b"s" else raw[1:]
         out[name] = value
     return out
@@ -171,7 +166,7 @@ class ColumnarSamples(NativeDataset):
     for string and binary columns, as batches do."""
 
     def __getitem__(self, index):
-        return decode_objects(super().__getitem__(index))
+        return decode_objects(super().__getitem__(index), self._native.object_fields)
 
 
 class ParquetDataset(ColumnarSamples):
