@@ -120,11 +120,9 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
 void Engine::Assemble(std::vector<FieldSpec> fixed) {
   layout_ = SlotLayout(std::move(fixed));
   // Worker processes write their rows into slots they can map.
-  auto pool = std::make_shared<SlotPool>(std::max(2, options_.num_workers * options_.prefetch_factor),
-                                         backend_->slot_allocator());
-  SlotPool* pool_ptr = pool.get();
-  scheduler_ = std::make_unique<Scheduler>(options_, batch_sampler_, dataset_.get(), backend_.get(),
-                                           &layout_, std::move(pool), &stats_);
+  scheduler_ = std::make_unique<Scheduler>(
+      options_, batch_sampler_, dataset_.get(), backend_.get(), &layout_,
+      std::max(2, options_.num_workers * options_.prefetch_factor), &stats_);
   filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), backend_.get(), &layout_,
                                           &failure_policy_, scheduler_.get());
   if (iterable_) {
@@ -133,7 +131,7 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
   }
   if (options_.num_workers > 0) {
     workers_ = std::make_unique<ThreadWorkerPool>(
-        &pool_ptr->mu(), &pool_ptr->wakeups(), options_.num_workers,
+        &scheduler_->mu(), &scheduler_->wakeups(), options_.num_workers,
         [this](int worker, WorkerLane& lane) { WorkerBody(worker, lane); });
     if (producer_) producer_->set_workers(workers_.get());
     // A consumer that would wait may load as a waiting worker (map-style
@@ -393,7 +391,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       if (batch) return batch;
       continue;
     }
-    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot(scheduler_->pool());
+    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot();
     if (wait_start < 0) wait_start = NowNs();
     if (!workers_) {
       // Load the next batch in this thread; with a deadline, in chunks, so
@@ -406,7 +404,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
       const int64_t chunk =
           deadline ? ChunkFor(caller_ns_per_row_, kCallerChunkTargetNs) : kMaxChunk * 1024;
       Task task;
-      if (!scheduler_->claims_locked().Claim(scheduler_->pool(), chunk, &task)) continue;
+      if (!scheduler_->claims_locked().Claim(chunk, &task)) continue;
       const int64_t rows = task.end - task.begin;
       int64_t elapsed = 0;
       {
@@ -438,17 +436,17 @@ bool Engine::LoadWhileWaitingLocked() {
   RowClaims& claims = scheduler_->claims_locked();
   const double ns_per_row = claims.row_ns();
   if (ns_per_row <= 0 || ns_per_row > kLendMaxNsPerRow) return false;
-  const int worker = claims.LendWaitingWorker(scheduler_->pool());
+  const int worker = claims.LendWaitingWorker();
   if (worker < 0) return false;
   Task task;
   try {
-    if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
-      claims.ReturnWorker(scheduler_->pool(), worker);
+    if (!claims.Claim(ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
+      claims.ReturnWorker(worker);
       return false;
     }
   } catch (...) {
     // std::bad_alloc sizing a slot: the epoch ends, as when a worker meets it.
-    claims.ReturnWorker(scheduler_->pool(), worker);
+    claims.ReturnWorker(worker);
     scheduler_->InterruptLocked(std::current_exception());
     return true;
   }
@@ -463,12 +461,12 @@ bool Engine::LoadWhileWaitingLocked() {
     // The id goes back whatever ended the task (it must not stay lent), a
     // thread cancellation too; what would end a worker's task
     // (std::bad_alloc) ends the epoch, as there.
-    claims.ReturnWorker(scheduler_->pool(), worker);
+    claims.ReturnWorker(worker);
     RethrowIfCancellation();
     scheduler_->InterruptLocked(std::current_exception());
     return true;
   }
-  claims.ReturnWorker(scheduler_->pool(), worker);
+  claims.ReturnWorker(worker);
   return true;
 }
 
@@ -553,18 +551,18 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       // looks again after a while (RowClaims::HoldBackCheck): the consumer
       // may keep the batch it holds.
       while (!(WorkersStoppingLocked() ||
-               (claims.HasWork(scheduler_->pool(), worker) && !roster.lent(worker)))) {
+               (claims.HasWork(worker) && !roster.lent(worker)))) {
         roster.SetWaiting(worker, true);
-        scheduler_->pool().wakeups().Wait(scheduler_->mu(), worker,
-                                          claims.HoldBackCheck(scheduler_->pool()));
+        scheduler_->wakeups().Wait(scheduler_->mu(), worker,
+                                          claims.HoldBackCheck());
         roster.SetWaiting(worker, false);
       }
       if (WorkersStoppingLocked()) return;
       Task task;
-      if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) {
+      if (!claims.Claim(ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) {
         continue;
       }
-      const bool more = claims.WorthWakingAnother(scheduler_->pool(), worker);
+      const bool more = claims.WorthWakingAnother(worker);
       // The task runs without the lock; an exception takes it again on the
       // way out, for the handler below.
       MutexUnlock unlock(&scheduler_->mu());
@@ -576,7 +574,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       const int64_t elapsed = NowNs() - t0;
       const int64_t rows = task.end - task.begin;
       UpdateAverage(&ns_per_row, elapsed, rows);
-      claims.NoteRowCost(scheduler_->pool().wakeups(), ns_per_row, batch_rows);
+      claims.NoteRowCost(ns_per_row, batch_rows);
       stats_.AddWorker(worker, elapsed, rows);
       stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
       // Retired after a timeout: a replacement already took this worker's place.
@@ -623,17 +621,17 @@ void Engine::SetSlotLimit(int n) {
     producer_->mu().AssertHeld();
     producer_->SetSlotLimitLocked(n);
   }
-  scheduler_->pool().SetLimitLocked(n);
+  scheduler_->SetSlotLimitLocked(n);
 }
 
 int Engine::slot_limit() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->pool().limit_locked();
+  return scheduler_->slot_limit_locked();
 }
 
 SlotUsage Engine::slot_usage() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->pool().UsageLocked();
+  return scheduler_->SlotUsageLocked();
 }
 
 }  // namespace feedline::internal

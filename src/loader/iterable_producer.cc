@@ -34,8 +34,8 @@ bool IterableProducer::StoppingLocked() const {
 }
 
 bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
-  if (scheduler_->pool().HasFreeLocked()) return false;
-  for (const auto& slot : scheduler_->pool().slots_locked()) {
+  if (scheduler_->pool_locked().HasFreeLocked()) return false;
+  for (const auto& slot : scheduler_->pool_locked().slots_locked()) {
     if (slot->state == SlotState::kFilling && slot->producer == worker &&
         slot->generation == scheduler_->generation()) {
       return false;
@@ -46,7 +46,7 @@ bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
 
 void IterableProducer::SetSlotLimitLocked(int slots) {
   quota_ = std::max(1, slots / streams_);
-  scheduler_->pool().wakeups().WakeAll();
+  scheduler_->wakeups().WakeAll();
 }
 
 void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
@@ -151,8 +151,8 @@ void IterableProducer::WorkerBody(int worker) {
     // Each worker keeps at most quota_ undelivered batches, so a slow
     // worker's turn in the round-robin always finds a slot.
     while (!(StoppingLocked() || scheduler_->generation() != generation ||
-             (scheduler_->pool().HasFreeLocked() && produced_[w] - consumed_[w] < quota_))) {
-      scheduler_->pool().wakeups().Wait(scheduler_->mu());
+             (scheduler_->pool_locked().HasFreeLocked() && produced_[w] - consumed_[w] < quota_))) {
+      scheduler_->wakeups().Wait(scheduler_->mu());
     }
     if (StoppingLocked() || scheduler_->generation() != generation) return;
     Slot* slot = nullptr;
@@ -171,11 +171,11 @@ void IterableProducer::WorkerBody(int worker) {
 }
 
 Slot* IterableProducer::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
-  Slot* slot = scheduler_->pool().TakeFreeLocked();
+  Slot* slot = scheduler_->pool_locked().TakeFreeLocked();
   try {
     layout_->EnsureRows(slot, options_.batch_size);
   } catch (...) {
-    scheduler_->pool().PutLocked(slot);
+    scheduler_->pool_locked().PutLocked(slot);
     throw;
   }
   const size_t p = static_cast<size_t>(producer);
@@ -209,7 +209,7 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
   }
   // A new epoch may have reset the counts meanwhile: this batch is not its.
   if (ready && scheduler_->generation() == generation) ++produced_[producer];
-  if (!published) scheduler_->pool().PutLocked(slot);
+  if (!published) scheduler_->pool_locked().PutLocked(slot);
   stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
   return exhausted;
 }
@@ -253,7 +253,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     }
     const size_t w = static_cast<size_t>(rr_next_);
     Slot* ready = nullptr;
-    for (const auto& slot : scheduler_->pool().slots_locked()) {
+    for (const auto& slot : scheduler_->pool_locked().slots_locked()) {
       Slot* s = slot.get();
       if (s->state == SlotState::kReady && s->generation == scheduler_->generation() &&
           s->producer == rr_next_ && s->batch_index == consumed_[w]) {
@@ -266,18 +266,18 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
       wait_start = -1;
       ++consumed_[w];
       rr_next_ = (rr_next_ + 1) % streams_;
-      scheduler_->pool().wakeups().WakeAll();
+      scheduler_->wakeups().WakeAll();
       std::optional<Batch> batch = scheduler_->DeliverLocked(ready);
       if (batch) return batch;
       continue;
     }
-    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot(scheduler_->pool());
+    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot();
     // The awaited worker's batch comes first in the round-robin: if the
     // slots are all taken by kept batches and by other workers' batches
     // waiting behind it, it gets one more (list(loader) over a stream).
     if (workers_ != nullptr && AwaitedWorkerStarvedLocked(rr_next_)) {
-      scheduler_->pool().GrowLocked();
-      scheduler_->pool().wakeups().WakeAll();
+      scheduler_->pool_locked().GrowLocked();
+      scheduler_->wakeups().WakeAll();
     }
     if (wait_start < 0) wait_start = NowNs();
     if (workers_ == nullptr) {

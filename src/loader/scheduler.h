@@ -8,7 +8,7 @@
 //   - WorkerRoster (worker_roster.h): active, waiting and lent workers;
 //   - ConsumerSignal (consumer_signal.h): what the consumer waits for, and
 //     the failures and interrupts that end iteration;
-//   - the SlotPool (slot_pool.h), whose WorkerWakeups the workers wait on.
+//   - the SlotPool (slot_pool.h): the batch slots.
 // The scheduler itself does what involves several parts: starting and
 // abandoning an epoch (a generation counter, bumped by every start and
 // abandon, marks the work of an abandoned epoch so that it is dropped),
@@ -16,13 +16,12 @@
 // Who runs the loading (worker threads or processes) is the WorkerPool's
 // business; how a row is loaded and collated is the BatchFiller's.
 //
-// Thread safety: the mutex is the slot pool's, mu() (a released slot is new
-// work, and workers wait on the pool for either). The parts are
-// GUARDED_BY it and reached through *_locked() accessors that REQUIRE it;
-// *Locked functions REQUIRE it; clang checks both (make
-// test-thread-safety). Functions of the pool and the parts that take the
-// pool name its mutex, pool().mu(), the same capability as mu().
-// generation() is an atomic, read by workers between rows without the lock.
+// Thread safety: the scheduler owns its lock, mu() (SchedulerLock, shared
+// with the slot pool only so that a Batch outliving the loader can give its
+// slot back under it). The parts are members GUARDED_BY it, so clang checks
+// every call made to them (make test-thread-safety); they take no lock and
+// name none themselves. *Locked functions REQUIRE it. generation() is an
+// atomic, read by workers between rows without the lock.
 #ifndef FEEDLINE_SRC_LOADER_SCHEDULER_H_
 #define FEEDLINE_SRC_LOADER_SCHEDULER_H_
 
@@ -43,6 +42,7 @@
 #include "src/loader/epoch_cursor.h"
 #include "src/loader/load_backend.h"
 #include "src/loader/row_claims.h"
+#include "src/loader/scheduler_lock.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/slot_pool.h"
@@ -58,19 +58,30 @@ class Scheduler {
 
   // `batch_sampler` is null for an IterableDataset; `dataset` (null then
   // too), `backend`, `layout` and `stats` must outlive the scheduler. The
-  // backend's traits switch on round-trip claims and the slot hold-back.
+  // backend's traits switch on round-trip claims and the slot hold-back,
+  // and its allocator provides the slots' storage; `slot_limit`: the most
+  // slots in use at once, to begin with.
   Scheduler(const LoaderOptions& options, std::shared_ptr<const BatchSampler> batch_sampler,
             const Dataset* dataset, const LoadBackend* backend, const SlotLayout* layout,
-            std::shared_ptr<SlotPool> pool, StatsCollector* stats);
+            int slot_limit, StatsCollector* stats);
 
-  SlotPool& pool() const { return *pool_; }
-  Mutex& mu() const RETURN_CAPABILITY(pool().mu()) { return pool().mu(); }
+  Mutex& mu() const RETURN_CAPABILITY(lock_->mu) { return lock_->mu; }
+  // Where the workers wait, under mu() (for a WorkerPool to wake them).
+  WorkerWakeups& wakeups() const { return lock_->wakeups; }
 
   // --- The parts ------------------------------------------------------------
   EpochCursor& cursor_locked() REQUIRES(mu()) { return cursor_; }
   RowClaims& claims_locked() REQUIRES(mu()) { return claims_; }
   WorkerRoster& roster_locked() REQUIRES(mu()) { return roster_; }
   ConsumerSignal& consumer_locked() REQUIRES(mu()) { return consumer_; }
+
+  // --- Slots --------------------------------------------------------------
+  // The most slots in use at once (SlotPool::SetLimitLocked).
+  void SetSlotLimitLocked(int n) REQUIRES(mu()) { pool_->SetLimitLocked(n); }
+  int slot_limit_locked() const REQUIRES(mu()) { return pool_->limit_locked(); }
+  SlotUsage SlotUsageLocked() const REQUIRES(mu()) { return pool_->UsageLocked(); }
+  // The slot pool, for the stream's producer, which binds its own batches.
+  SlotPool& pool_locked() REQUIRES(mu()) { return *pool_; }
 
   // Which epoch run the loader is in; bumped by every start and abandon.
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
@@ -132,8 +143,12 @@ class Scheduler {
 
   const LoaderOptions& options_;
   const LoadBackend* const backend_;
-  const std::shared_ptr<SlotPool> pool_;
   StatsCollector* const stats_;
+  const std::shared_ptr<SchedulerLock> lock_;
+  // Shared with the Batch handles delivered (BatchAccess::Make);
+  // everything else reaches the pool through pool_, which is guarded.
+  const std::shared_ptr<SlotPool> pool_owner_;
+  SlotPool* const pool_ PT_GUARDED_BY(mu());
   std::atomic<uint64_t> generation_{0};
   EpochCursor cursor_ GUARDED_BY(mu());
   WorkerRoster roster_ GUARDED_BY(mu());
