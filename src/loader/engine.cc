@@ -8,38 +8,13 @@
 
 #include "feedline/error.h"
 #include "src/core/sample_context_access.h"
+#include "src/loader/claim_policy.h"
 #include "src/loader/exception_kind.h"
 #include "src/loader/fingerprint.h"
 #include "src/loader/slot_allocator.h"
 #include "src/loader/thread_load_backend.h"
 
 namespace feedline::internal {
-namespace {
-
-// A chunk of rows should take about this long: long enough that claiming it
-// under the lock is negligible, short enough to balance the load.
-constexpr double kChunkTargetNs = 20000.0;
-constexpr int64_t kMaxChunk = 4096;
-// With num_workers = 0 and a deadline (TryNext), the caller's thread loads
-// chunks of about this long, so it returns to its caller (the Python binding,
-// which checks for Ctrl-C) within the deadline plus one chunk.
-constexpr double kCallerChunkTargetNs = 1e6;
-// The consumer loads rows itself while it waits only when a row costs at most
-// this (LoadWhileWaitingLocked).
-constexpr double kLendMaxNsPerRow = 1000.0;
-
-int64_t ChunkFor(double ns_per_row, double target_ns) {
-  if (ns_per_row <= 0) return 1;
-  return std::clamp<int64_t>(static_cast<int64_t>(target_ns / ns_per_row), 1, kMaxChunk);
-}
-
-void UpdateAverage(double* ns_per_row, int64_t elapsed_ns, int64_t rows) {
-  if (rows <= 0) return;
-  const double per_row = static_cast<double>(elapsed_ns) / static_cast<double>(rows);
-  *ns_per_row = *ns_per_row <= 0 ? per_row : 0.7 * *ns_per_row + 0.3 * per_row;
-}
-
-}  // namespace
 
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
                std::shared_ptr<const LoadBackend> backend)
@@ -140,7 +115,7 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
     // (what it set up may belong to the worker's thread).
     // Batches owned by workers (batch_per_worker) are loaded by their owner only.
     lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
-                    !RowClaims::BatchPerWorker(options_, batch_sampler_ != nullptr);
+                    !claim_policy::BatchPerWorker(options_, batch_sampler_ != nullptr);
     if (lend_workers_) {
       for (int w = 0; w < options_.num_workers; ++w) {
         lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
@@ -401,8 +376,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
         *pending = true;
         return std::nullopt;
       }
-      const int64_t chunk =
-          deadline ? ChunkFor(caller_ns_per_row_, kCallerChunkTargetNs) : kMaxChunk * 1024;
+      const int64_t chunk = claim_policy::CallerChunk(caller_ns_per_row_, deadline.has_value());
       Task task;
       if (!scheduler_->claims_locked().Claim(chunk, &task)) continue;
       const int64_t rows = task.end - task.begin;
@@ -415,7 +389,7 @@ std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadlin
         stats_.AddWorker(0, elapsed, rows);
         stats_.AddStages(SampleContextAccess::DrainStageTimes(caller_ctx_));
       }
-      UpdateAverage(&caller_ns_per_row_, elapsed, rows);
+      caller_ns_per_row_ = claim_policy::UpdatedAverage(caller_ns_per_row_, elapsed, rows);
       continue;
     }
     if (LoadWhileWaitingLocked()) continue;
@@ -435,12 +409,12 @@ bool Engine::LoadWhileWaitingLocked() {
   // are left to the workers, whatever the wait.
   RowClaims& claims = scheduler_->claims_locked();
   const double ns_per_row = claims.row_ns();
-  if (ns_per_row <= 0 || ns_per_row > kLendMaxNsPerRow) return false;
+  if (!claim_policy::ConsumerLoadsWhileWaiting(ns_per_row)) return false;
   const int worker = claims.LendWaitingWorker();
   if (worker < 0) return false;
   Task task;
   try {
-    if (!claims.Claim(ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
+    if (!claims.Claim(claim_policy::WorkerChunk(ns_per_row), &task)) {
       claims.ReturnWorker(worker);
       return false;
     }
@@ -559,7 +533,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       }
       if (WorkersStoppingLocked()) return;
       Task task;
-      if (!claims.Claim(ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) {
+      if (!claims.Claim(claim_policy::WorkerChunk(ns_per_row), &task, worker)) {
         continue;
       }
       const bool more = claims.WorthWakingAnother(worker);
@@ -573,7 +547,7 @@ void Engine::LoadTasks(int worker, WorkerLane& lane) {
       filler_->RunTask(task, ctx, &lane);
       const int64_t elapsed = NowNs() - t0;
       const int64_t rows = task.end - task.begin;
-      UpdateAverage(&ns_per_row, elapsed, rows);
+      ns_per_row = claim_policy::UpdatedAverage(ns_per_row, elapsed, rows);
       claims.NoteRowCost(ns_per_row, batch_rows);
       stats_.AddWorker(worker, elapsed, rows);
       stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));

@@ -3,27 +3,9 @@
 #include <algorithm>
 #include <span>
 
+#include "src/loader/claim_policy.h"
+
 namespace feedline::internal {
-namespace {
-
-// A batch that loads in less than this is cheaper to load than the wake-up
-// and context switch of a worker per batch: released slots are then handed
-// to the workers a few at a time (WorkerWakeups::set_batch_release_wakes).
-constexpr double kCheapBatchNs = 50000.0;
-// Claims of rows that each cost a round trip (round_trip_claims_): about
-// this much loading per claim, so that a round trip of ~20 us is under a
-// tenth of it, and no more rows than kMaxRoundTripRows, so that the last
-// claims of a batch stay short.
-constexpr double kRoundTripClaimNs = 250000.0;
-constexpr int64_t kMaxRoundTripRows = 8;
-
-int64_t RoundTripChunk(double ns_per_row) {
-  if (ns_per_row <= 0) return 1;
-  return std::clamp<int64_t>(static_cast<int64_t>(kRoundTripClaimNs / ns_per_row), 1,
-                             kMaxRoundTripRows);
-}
-
-}  // namespace
 
 RowClaims::RowClaims(const LoaderOptions& options, bool map_style, bool round_trip_claims,
                      bool hold_back, SlotPool* pool, WorkerWakeups* wakeups,
@@ -38,7 +20,7 @@ RowClaims::RowClaims(const LoaderOptions& options, bool map_style, bool round_tr
       roster_(roster),
       layout_(layout),
       generation_(generation),
-      batch_per_worker_(BatchPerWorker(options, map_style)),
+      batch_per_worker_(claim_policy::BatchPerWorker(options, map_style)),
       round_trip_claims_(round_trip_claims),
       hold_back_(hold_back, pool) {
   if (batch_per_worker_) {
@@ -125,7 +107,7 @@ bool RowClaims::WorthWakingAnother(int worker) const {
 void RowClaims::NoteRowCost(double ns_per_row, int64_t rows) {
   if (!map_style_) return;  // a stream's worker waits for its own turn
   row_ns_.store(ns_per_row, std::memory_order_relaxed);
-  const bool cheap = ns_per_row * static_cast<double>(rows) < kCheapBatchNs;
+  const bool cheap = claim_policy::CheapBatch(ns_per_row, rows);
   if (cheap != wakeups_->batch_release_wakes()) wakeups_->set_batch_release_wakes(cheap);
 }
 
@@ -232,7 +214,7 @@ bool RowClaims::Claim(int64_t chunk, Task* task, int worker) {
     slot = open_;
   }
   if (round_trip_claims_) {
-    chunk = std::max(chunk, RoundTripChunk(row_ns()));
+    chunk = std::max(chunk, claim_policy::RoundTripChunk(row_ns()));
   }
   const int64_t unclaimed = slot->planned_rows - slot->claimed;
   // No share is left for other workers: a chunk is sized to take ~20 us, so

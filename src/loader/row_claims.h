@@ -60,12 +60,6 @@ class RowClaims {
             WorkerRoster* roster,
             const SlotLayout* layout, const std::atomic<uint64_t>* generation);
 
-  // LoaderOptions::batch_per_worker in effect: with workers and a plan
-  // (`map_style`), worker w binds and loads batches w, w + n, ... whole.
-  static bool BatchPerWorker(const LoaderOptions& options, bool map_style) {
-    return options.batch_per_worker && options.num_workers > 0 && map_style;
-  }
-
   // An epoch starts at batch `first_batch` (no claim is open).
   void Start(int64_t first_batch);
   // The epoch is abandoned: rows nobody claimed will not be loaded.
@@ -160,9 +154,8 @@ class RowClaims {
   std::vector<Slot*> own_open_;
   std::vector<int> own_undelivered_;
   // Each row costs a round trip unless several go together
-  // (LoadsRowsTogether): claims then hold enough rows for ~250 us of
-  // loading, at most 8 (RoundTripChunk), so that the round trip is a small
-  // share of a claim while a batch's tail stays balanced.
+  // (LoadsRowsTogether): claims then hold at least
+  // claim_policy::RoundTripChunk rows.
   const bool round_trip_claims_;
   std::atomic<double> row_ns_{0};
   SlotHoldBack hold_back_;

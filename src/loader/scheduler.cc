@@ -6,6 +6,7 @@
 
 #include "feedline/error.h"
 #include "src/loader/batch_access.h"
+#include "src/loader/claim_policy.h"
 
 namespace feedline::internal {
 
@@ -23,7 +24,7 @@ Scheduler::Scheduler(const LoaderOptions& options,
       // With batches owned by workers, a released slot must reach its
       // owner: every waiting worker wakes and looks.
       roster_(options.num_workers,
-              batch_sampler != nullptr && !RowClaims::BatchPerWorker(options, true),
+              batch_sampler != nullptr && !claim_policy::BatchPerWorker(options, true),
               &lock_->wakeups),
       claims_(options, batch_sampler != nullptr, LoadsRowsTogether(*backend, options.timeout),
               backend->traits().shared_slots && batch_sampler != nullptr, pool_,

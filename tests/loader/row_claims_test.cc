@@ -21,6 +21,7 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/loader_options.h"
 #include "src/core/mutex.h"
+#include "src/loader/claim_policy.h"
 #include "src/loader/epoch_cursor.h"
 #include "src/loader/scheduler_lock.h"
 #include "src/loader/slot.h"
@@ -79,7 +80,7 @@ class Claims {
       : options_(std::move(options)),
         cursor_(std::make_shared<ListedBatches>(std::move(batches)), nullptr),
         pool_(slot_limit, std::make_shared<HeapSlotAllocator>(), lock_),
-        roster_(options_.num_workers, !RowClaims::BatchPerWorker(options_, true),
+        roster_(options_.num_workers, !claim_policy::BatchPerWorker(options_, true),
                 &lock_->wakeups),
         claims_(options_, /*map_style=*/true, round_trip_claims, /*hold_back=*/false, &pool_,
                 &lock_->wakeups, &cursor_, &roster_, &layout_, &generation_) {
