@@ -27,8 +27,7 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
       backend_(backend ? std::move(backend) : std::make_shared<ThreadLoadBackend>(dataset_.get())),
       options_(ResolvedOptions(std::move(options), auto_plan_)),
       failure_policy_(options_, dataset_.get()),
-      stats_(options_.num_workers),
-      caller_ctx_(options_.seed, 0, 0, -1) {
+      stats_(options_.num_workers) {
   if (!dataset_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
   if (options_.batch_sampler) {
@@ -82,8 +81,7 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
       backend_(std::make_shared<ThreadLoadBackend>(nullptr)),
       options_(ResolveAutoStatically(std::move(options), DetectTunerResources())),
       failure_policy_(options_, nullptr),
-      stats_(options_.num_workers),
-      caller_ctx_(options_.seed, 0, 0, -1) {
+      stats_(options_.num_workers) {
   if (!iterable_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
   if (options_.sampler || options_.batch_sampler || options_.shuffle) {
@@ -100,27 +98,29 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
       std::max(2, options_.num_workers * options_.prefetch_factor), &stats_);
   filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), backend_.get(), &layout_,
                                           &failure_policy_, scheduler_.get());
+  worker_init_ = std::make_unique<WorkerInit>(options_, scheduler_.get());
   if (iterable_) {
     producer_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
-                                                   filler_.get(), &stats_, &caller_ctx_);
-  }
-  if (options_.num_workers > 0) {
-    workers_ = std::make_unique<ThreadWorkerPool>(
-        &scheduler_->mu(), &scheduler_->wakeups(), options_.num_workers,
-        [this](int worker, WorkerLane& lane) { WorkerBody(worker, lane); });
-    if (producer_) producer_->set_workers(workers_.get());
+                                                   filler_.get(), &stats_);
+  } else {
     // A consumer that would wait may load as a waiting worker (map-style
     // thread workers only). Not with a timeout (nobody would watch the
     // consumer's own loads, and it cannot be replaced) nor a worker_init
     // (what it set up may belong to the worker's thread).
     // Batches owned by workers (batch_per_worker) are loaded by their owner only.
-    lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
-                    !claim_policy::BatchPerWorker(options_, batch_sampler_ != nullptr);
-    if (lend_workers_) {
-      for (int w = 0; w < options_.num_workers; ++w) {
-        lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
-      }
-    }
+    const bool lend_workers = options_.num_workers > 0 && options_.timeout.count() == 0 &&
+                              !options_.worker_init &&
+                              !claim_policy::BatchPerWorker(options_, batch_sampler_ != nullptr);
+    map_consumer_ = std::make_unique<MapConsumerLoop>(options_, scheduler_.get(), filler_.get(),
+                                                      &stats_, lend_workers);
+    map_worker_ =
+        std::make_unique<MapWorkerLoop>(options_, scheduler_.get(), filler_.get(), &stats_);
+  }
+  if (options_.num_workers > 0) {
+    workers_ = std::make_unique<ThreadWorkerPool>(
+        &scheduler_->mu(), &scheduler_->wakeups(), options_.num_workers,
+        [this](int worker, WorkerLane& lane) { WorkerBody(worker, lane); });
+    scheduler_->AttachWorkers(workers_.get());
   }
 }
 
@@ -128,14 +128,10 @@ Engine::~Engine() {
   {
     MutexLock lock(&scheduler_->mu());
     scheduler_->ShutdownLocked();
-    if (workers_) {
-      workers_->mu().AssertHeld();
-      workers_->ShutdownLocked();
-    }
   }
   // Workers retired after a timeout are still inside their sample, which
   // uses the parts of this engine: wait for them before those go.
-  if (workers_) workers_->JoinRetired();
+  scheduler_->JoinRetiredWorkers();
 }
 
 void Engine::ValidateOptions() {
@@ -246,7 +242,7 @@ void Engine::Restore(const LoaderState& state) {
   scheduler_->AbandonEpochLocked();
   cursor.set_resume_pending(false);
   const int64_t next_epoch_before = cursor.next_epoch();
-  StartEpochLocked(state.epoch, state.next_batch);
+  scheduler_->StartEpochLocked(state.epoch, state.next_batch);
   // The plan is known now: check that it is the one the state was taken on.
   LoaderFingerprint planned;
   planned.num_batches = cursor.plan().num_batches();
@@ -280,30 +276,7 @@ void Engine::Reset() {
     producer_->mu().AssertHeld();  // the scheduler's, by the producer's name
     producer_->ResetLocked();
   }
-  if (!options_.persistent_workers || iterable_) StopWorkersLocked();
-}
-
-void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
-  scheduler_->StartEpochLocked(epoch, first_batch);
-  if (workers_) {
-    workers_->mu().AssertHeld();
-    if (!workers_->started_locked()) {
-      init_pending_.assign(static_cast<size_t>(options_.num_workers),
-                           options_.worker_init ? 1 : 0);
-      workers_->StartLocked();
-    }
-  }
-}
-
-void Engine::StopWorkersLocked() {
-  if (!workers_) return;
-  workers_->mu().AssertHeld();
-  workers_->StopLocked();
-}
-
-bool Engine::WorkersStoppingLocked() const {
-  workers_->mu().AssertHeld();
-  return workers_->stopping_locked();
+  if (!options_.persistent_workers || iterable_) scheduler_->StopWorkersLocked();
 }
 
 // ---------------------------------------------------------------------------
@@ -313,7 +286,8 @@ std::optional<Batch> Engine::Next() {
   stats_.MarkStart();
   bool pending = false;
   std::optional<Batch> batch =
-      producer_ ? producer_->Next(std::nullopt, &pending) : NextMapped(std::nullopt, &pending);
+      producer_ ? producer_->Next(std::nullopt, &pending)
+                : map_consumer_->Next(std::nullopt, &pending);
   if (batch && tuner_) tuner_->AfterBatch(stats_, NowNs());
   return batch;
 }
@@ -323,7 +297,7 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
   const auto deadline = std::chrono::steady_clock::now() + max_wait;
   bool pending = false;
   std::optional<Batch> batch =
-      producer_ ? producer_->Next(deadline, &pending) : NextMapped(deadline, &pending);
+      producer_ ? producer_->Next(deadline, &pending) : map_consumer_->Next(deadline, &pending);
   if (pending) return NextStatus::kPending;
   if (!batch) return NextStatus::kEnd;
   if (tuner_) tuner_->AfterBatch(stats_, NowNs());
@@ -331,234 +305,15 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
   return NextStatus::kBatch;
 }
 
-std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
-  MutexLock lock(&scheduler_->mu());
-  EpochCursor& cursor = scheduler_->cursor_locked();
-  // A restored epoch, once consumed, is an ordinary one.
-  cursor.set_resume_pending(false);
-  ConsumerSignal& consumer = scheduler_->consumer_locked();
-  consumer.ThrowInterrupt();
-  if (!cursor.running()) StartEpochLocked(cursor.next_epoch(), 0);
-  int64_t wait_start = -1;
-  while (true) {
-    consumer.ThrowPending();
-    if (cursor.all_delivered() &&
-        std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end()) {
-      // Every batch is out, but a worker_init still runs and may fail.
-      if (wait_start < 0) wait_start = NowNs();
-      if (!WaitForBatchLocked(deadline)) {
-        stats_.AddWait(NowNs() - wait_start);
-        *pending = true;
-        return std::nullopt;
-      }
-      continue;
-    }
-    if (cursor.all_delivered()) {
-      cursor.End();
-      if (!options_.persistent_workers) StopWorkersLocked();
-      if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
-      return std::nullopt;
-    }
-    if (Slot* slot = scheduler_->TakeReadyLocked()) {
-      if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
-      wait_start = -1;
-      std::optional<Batch> batch = scheduler_->DeliverLocked(slot);
-      if (batch) return batch;
-      continue;
-    }
-    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot();
-    if (wait_start < 0) wait_start = NowNs();
-    if (!workers_) {
-      // Load the next batch in this thread; with a deadline, in chunks, so
-      // that TryNext returns in time.
-      if (deadline && Clock::now() >= *deadline) {
-        stats_.AddWait(NowNs() - wait_start);
-        *pending = true;
-        return std::nullopt;
-      }
-      const int64_t chunk = claim_policy::CallerChunk(caller_ns_per_row_, deadline.has_value());
-      Task task;
-      if (!scheduler_->claims_locked().Claim(chunk, &task)) continue;
-      const int64_t rows = task.end - task.begin;
-      int64_t elapsed = 0;
-      {
-        MutexUnlock unlock(&scheduler_->mu());
-        const int64_t t0 = NowNs();
-        filler_->RunTask(task, caller_ctx_, &caller_lane_);
-        elapsed = NowNs() - t0;
-        stats_.AddWorker(0, elapsed, rows);
-        stats_.AddStages(SampleContextAccess::DrainStageTimes(caller_ctx_));
-      }
-      caller_ns_per_row_ = claim_policy::UpdatedAverage(caller_ns_per_row_, elapsed, rows);
-      continue;
-    }
-    if (LoadWhileWaitingLocked()) continue;
-    if (!WaitForBatchLocked(deadline)) {
-      stats_.AddWait(NowNs() - wait_start);
-      *pending = true;
-      return std::nullopt;
-    }
-  }
-}
-
-bool Engine::LoadWhileWaitingLocked() {
-  if (!lend_workers_) return false;
-  // Only rows that load in about a microsecond: the consumer then returns to
-  // its batch within one chunk (~20 us), and loading them costs less than
-  // the sleep, wake-up and context switches it saves. Slow rows (an image)
-  // are left to the workers, whatever the wait.
-  RowClaims& claims = scheduler_->claims_locked();
-  const double ns_per_row = claims.row_ns();
-  if (!claim_policy::ConsumerLoadsWhileWaiting(ns_per_row)) return false;
-  const int worker = claims.LendWaitingWorker();
-  if (worker < 0) return false;
-  Task task;
-  try {
-    if (!claims.Claim(claim_policy::WorkerChunk(ns_per_row), &task)) {
-      claims.ReturnWorker(worker);
-      return false;
-    }
-  } catch (...) {
-    // std::bad_alloc sizing a slot: the epoch ends, as when a worker meets it.
-    claims.ReturnWorker(worker);
-    scheduler_->InterruptLocked(std::current_exception());
-    return true;
-  }
-  SampleContext& ctx = *lent_contexts_[static_cast<size_t>(worker)];
-  try {
-    MutexUnlock unlock(&scheduler_->mu());
-    const int64_t t0 = NowNs();
-    filler_->RunTask(task, ctx, &caller_lane_);
-    stats_.AddWorker(worker, NowNs() - t0, task.end - task.begin);
-    stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
-  } catch (...) {
-    // The id goes back whatever ended the task (it must not stay lent), a
-    // thread cancellation too; what would end a worker's task
-    // (std::bad_alloc) ends the epoch, as there.
-    claims.ReturnWorker(worker);
-    RethrowIfCancellation();
-    scheduler_->InterruptLocked(std::current_exception());
-    return true;
-  }
-  claims.ReturnWorker(worker);
-  return true;
-}
-
-bool Engine::WaitForBatchLocked(std::optional<Clock::time_point> deadline) {
-  if (options_.timeout.count() == 0) return scheduler_->WaitForProgressLocked(deadline, std::nullopt);
-  // Wake up regularly to look for a sample past the timeout.
-  const bool waited = scheduler_->WaitForProgressLocked(
-      deadline,
-      std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::milliseconds(50)));
-  if (waited) CheckTimeoutsLocked();
-  return waited;
-}
-
-void Engine::CheckTimeoutsLocked() {
-  const int64_t limit =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
-  workers_->mu().AssertHeld();
-  workers_->AbandonLateLoadsLocked(NowNs(), limit, scheduler_->generation(),
-                                   [this](const LateLoad& late) {
-                                     scheduler_->mu().AssertHeld();  // called under it
-                                     scheduler_->RebindLocked(late);
-                                   });
-}
-
 // ---------------------------------------------------------------------------
 // Workers
 
-bool Engine::InitWorker(int worker) {
-  if (!options_.worker_init) return true;
-  try {
-    options_.worker_init(worker);
-    MutexLock lock(&scheduler_->mu());
-    InitDoneLocked(worker);
-    return true;
-  } catch (...) {
-    const CaughtException caught = SortCurrentException();
-    MutexLock lock(&scheduler_->mu());
-    switch (caught.kind) {
-      case ExceptionKind::kOutOfMemory:
-      case ExceptionKind::kSampleError:
-      case ExceptionKind::kException:
-        scheduler_->consumer_locked().Fail(
-            std::make_exception_ptr(WorkerInitError(worker, caught.exception->what())));
-        break;
-      case ExceptionKind::kInterrupt:  // KeyboardInterrupt in worker_init_fn: passed on as it is
-        scheduler_->consumer_locked().Fail(std::current_exception());
-        break;
-    }
-    InitDoneLocked(worker);
-    return false;
-  }
-}
-
-void Engine::InitDoneLocked(int worker) {
-  const size_t w = static_cast<size_t>(worker);
-  if (w >= init_pending_.size() || init_pending_[w] == 0) return;
-  init_pending_[w] = 0;
-  scheduler_->consumer_locked().Notify();  // a consumer may wait for it to end the epoch
-}
-
 void Engine::WorkerBody(int worker, WorkerLane& lane) {
-  if (!InitWorker(worker)) return;
+  if (!worker_init_->Run(worker)) return;
   if (producer_) {
     producer_->WorkerBody(worker);
   } else {
-    LoadTasks(worker, lane);
-  }
-}
-
-void Engine::LoadTasks(int worker, WorkerLane& lane) {
-  SampleContext ctx(options_.seed, 0, 0, worker);
-  double ns_per_row = 0;  // moving average of this worker's cost per row
-  MutexLock lock(&scheduler_->mu());
-  // Both parts live as long as the scheduler; what is used of them below
-  // without the lock (WakeAnother, NoteRowCost) is safe without it.
-  RowClaims& claims = scheduler_->claims_locked();
-  WorkerRoster& roster = scheduler_->roster_locked();
-  while (true) {
-    try {
-      // While the consumer borrows this worker's id (LoadWhileWaitingLocked)
-      // the worker claims nothing. A worker the hold-back keeps waiting
-      // looks again after a while (RowClaims::HoldBackCheck): the consumer
-      // may keep the batch it holds.
-      while (!(WorkersStoppingLocked() ||
-               (claims.HasWork(worker) && !roster.lent(worker)))) {
-        roster.SetWaiting(worker, true);
-        scheduler_->wakeups().Wait(scheduler_->mu(), worker,
-                                          claims.HoldBackCheck());
-        roster.SetWaiting(worker, false);
-      }
-      if (WorkersStoppingLocked()) return;
-      Task task;
-      if (!claims.Claim(claim_policy::WorkerChunk(ns_per_row), &task, worker)) {
-        continue;
-      }
-      const bool more = claims.WorthWakingAnother(worker);
-      // The task runs without the lock; an exception takes it again on the
-      // way out, for the handler below.
-      MutexUnlock unlock(&scheduler_->mu());
-      if (more) roster.WakeAnother();
-      // Read before the rows are done: the slot may be recycled from then on.
-      const int64_t batch_rows = task.slot->planned_rows;
-      const int64_t t0 = NowNs();
-      filler_->RunTask(task, ctx, &lane);
-      const int64_t elapsed = NowNs() - t0;
-      const int64_t rows = task.end - task.begin;
-      ns_per_row = claim_policy::UpdatedAverage(ns_per_row, elapsed, rows);
-      claims.NoteRowCost(ns_per_row, batch_rows);
-      stats_.AddWorker(worker, elapsed, rows);
-      stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
-      // Retired after a timeout: a replacement already took this worker's place.
-      if (lane.retired.load()) return;
-    } catch (...) {
-      RethrowIfCancellation();
-      // std::bad_alloc sizing a slot: the epoch ends and the consumer gets
-      // it; this thread stays, for the next epoch.
-      scheduler_->InterruptLocked(std::current_exception());
-    }
+    map_worker_->Run(worker, lane);
   }
 }
 
@@ -574,13 +329,13 @@ void Engine::SetActiveWorkers(int n) {
   // A stream's batches come round-robin from every worker: none may park.
   if (producer_) return;
   MutexLock lock(&scheduler_->mu());
-  scheduler_->roster_locked().SetActive(n);
+  scheduler_->SetActiveWorkersLocked(n);
 }
 
 int Engine::active_workers() const {
   if (producer_) return std::max(1, options_.num_workers);
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->roster_locked().active();
+  return scheduler_->active_workers_locked();
 }
 
 void Engine::SetSlotLimit(int n) {

@@ -15,23 +15,16 @@ namespace feedline::internal {
 IterableProducer::IterableProducer(const LoaderOptions& options,
                                    std::shared_ptr<const IterableDataset> dataset,
                                    const SlotLayout* layout, Scheduler* scheduler,
-                                   BatchFiller* filler, StatsCollector* stats,
-                                   SampleContext* caller_ctx)
+                                   BatchFiller* filler, StatsCollector* stats)
     : options_(options),
       dataset_(std::move(dataset)),
       layout_(layout),
       scheduler_(scheduler),
       filler_(filler),
       stats_(stats),
-      caller_ctx_(caller_ctx),
+      caller_ctx_(options.seed, 0, 0, -1),
       streams_(std::max(1, options.num_workers)),
       quota_(options.prefetch_factor) {}
-
-bool IterableProducer::StoppingLocked() const {
-  if (workers_ == nullptr) return false;
-  workers_->mu().AssertHeld();  // the scheduler's mutex, by the pool's name
-  return workers_->stopping_locked();
-}
 
 bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
   if (scheduler_->pool_locked().HasFreeLocked()) return false;
@@ -57,7 +50,7 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
   int64_t rows = 0;
   while (rows < want) {
     if (scheduler_->generation() != slot->generation ||
-        (workers_ != nullptr && workers_->shutting_down())) {
+        scheduler_->WorkersShuttingDown()) {
       break;
     }
     Sample& sample = slot->samples[static_cast<size_t>(rows)];
@@ -150,11 +143,11 @@ void IterableProducer::WorkerBody(int worker) {
   while (true) {
     // Each worker keeps at most quota_ undelivered batches, so a slow
     // worker's turn in the round-robin always finds a slot.
-    while (!(StoppingLocked() || scheduler_->generation() != generation ||
+    while (!(scheduler_->WorkersStoppingLocked() || scheduler_->generation() != generation ||
              (scheduler_->pool_locked().HasFreeLocked() && produced_[w] - consumed_[w] < quota_))) {
       scheduler_->wakeups().Wait(scheduler_->mu());
     }
-    if (StoppingLocked() || scheduler_->generation() != generation) return;
+    if (scheduler_->WorkersStoppingLocked() || scheduler_->generation() != generation) return;
     Slot* slot = nullptr;
     try {
       slot = TakeStreamSlotLocked(worker, epoch, generation);
@@ -224,11 +217,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     consumed_.assign(static_cast<size_t>(streams_), 0);
     exhausted_.assign(static_cast<size_t>(streams_), false);
     rr_next_ = 0;
-    if (workers_ != nullptr) {
-      workers_->mu().AssertHeld();
-      workers_->StopLocked();  // the previous epoch's threads, if any
-      workers_->StartLocked();
-    }
+    scheduler_->RestartWorkersLocked();
   }
   int64_t wait_start = -1;
   while (true) {
@@ -245,10 +234,7 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     if (!any_left) {
       scheduler_->cursor_locked().End();
       if (wait_start >= 0) stats_->AddWait(NowNs() - wait_start);
-      if (workers_ != nullptr) {
-        workers_->mu().AssertHeld();
-        workers_->StopLocked();
-      }
+      scheduler_->StopWorkersLocked();
       return std::nullopt;
     }
     const size_t w = static_cast<size_t>(rr_next_);
@@ -275,16 +261,16 @@ std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time
     // The awaited worker's batch comes first in the round-robin: if the
     // slots are all taken by kept batches and by other workers' batches
     // waiting behind it, it gets one more (list(loader) over a stream).
-    if (workers_ != nullptr && AwaitedWorkerStarvedLocked(rr_next_)) {
+    if (scheduler_->has_workers() && AwaitedWorkerStarvedLocked(rr_next_)) {
       scheduler_->pool_locked().GrowLocked();
       scheduler_->wakeups().WakeAll();
     }
     if (wait_start < 0) wait_start = NowNs();
-    if (workers_ == nullptr) {
+    if (!scheduler_->has_workers()) {
       if (!main_stream_) main_stream_ = dataset_->Open(0, 1, scheduler_->cursor_locked().epoch());
       Slot* slot =
           TakeStreamSlotLocked(0, scheduler_->cursor_locked().epoch(), scheduler_->generation());
-      if (ProduceFromStream(*main_stream_, slot, *caller_ctx_, 0)) {
+      if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0)) {
         exhausted_[0] = true;
         main_stream_.reset();
       }

@@ -33,12 +33,10 @@ namespace feedline::internal {
 
 class IterableProducer {
  public:
-  // Everything passed must outlive the producer; `workers` is null with
-  // num_workers = 0.
+  // Everything passed must outlive the producer.
   IterableProducer(const LoaderOptions& options, std::shared_ptr<const IterableDataset> dataset,
                    const SlotLayout* layout, Scheduler* scheduler, BatchFiller* filler,
-                   StatsCollector* stats, SampleContext* caller_ctx);
-  void set_workers(WorkerPool* workers) { workers_ = workers; }
+                   StatsCollector* stats);
   // The scheduler's mutex, which guards the producer's state.
   Mutex& mu() const RETURN_CAPABILITY(scheduler_->mu()) { return scheduler_->mu(); }
 
@@ -66,7 +64,6 @@ class IterableProducer {
   // empty) and returns whether the stream ended. Enters and leaves locked.
   bool ProduceFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx, int worker)
       REQUIRES(scheduler_->mu());
-  bool StoppingLocked() const REQUIRES(scheduler_->mu());
   // True if the consumer, waiting for `worker`'s next batch, would wait
   // forever: no slot is free and none is being filled by `worker`, so every
   // slot is held by the caller (a kept batch) or by another worker's batch
@@ -79,8 +76,8 @@ class IterableProducer {
   Scheduler* const scheduler_;
   BatchFiller* const filler_;
   StatsCollector* const stats_;
-  SampleContext* const caller_ctx_;
-  WorkerPool* workers_ = nullptr;
+  // num_workers = 0: the caller's thread reads the stream with this context.
+  SampleContext caller_ctx_;
   const int streams_;  // max(1, num_workers)
 
   // Per worker: batches produced and delivered, and whether its stream ended.

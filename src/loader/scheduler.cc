@@ -41,6 +41,22 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   claims_.Start(first_batch);
   generation_.fetch_add(1);
   lock_->wakeups.WakeAll();
+  if (workers_ == nullptr) return;
+  workers_->mu().AssertHeld();  // mu(), by the pool's name
+  if (workers_->started_locked()) return;
+  init_pending_.assign(static_cast<size_t>(options_.num_workers), options_.worker_init ? 1 : 0);
+  workers_->StartLocked();
+}
+
+void Scheduler::BeginTakeLocked() {
+  cursor_.set_resume_pending(false);
+  consumer_.ThrowInterrupt();
+  if (!cursor_.running()) StartEpochLocked(cursor_.next_epoch(), 0);
+}
+
+void Scheduler::FinishEpochLocked() {
+  cursor_.End();
+  if (!options_.persistent_workers) StopWorkersLocked();
 }
 
 int64_t Scheduler::StartStreamEpochLocked() {
@@ -72,6 +88,83 @@ void Scheduler::ShutdownLocked() {
   generation_.fetch_add(1);
   cursor_.End();
   backend_->AbandonInFlight();
+  if (workers_ == nullptr) return;
+  workers_->mu().AssertHeld();
+  workers_->ShutdownLocked();
+}
+
+void Scheduler::JoinRetiredWorkers() {
+  if (workers_ != nullptr) workers_->JoinRetired();
+}
+
+// ---------------------------------------------------------------------------
+// Workers
+
+void Scheduler::StopWorkersLocked() {
+  if (workers_ == nullptr) return;
+  workers_->mu().AssertHeld();
+  workers_->StopLocked();
+}
+
+void Scheduler::RestartWorkersLocked() {
+  if (workers_ == nullptr) return;
+  workers_->mu().AssertHeld();
+  workers_->StopLocked();  // the previous epoch's threads, if any
+  workers_->StartLocked();
+}
+
+bool Scheduler::WorkersStoppingLocked() const {
+  if (workers_ == nullptr) return false;
+  workers_->mu().AssertHeld();
+  return workers_->stopping_locked();
+}
+
+bool Scheduler::WorkersShuttingDown() const {
+  return workers_ != nullptr && workers_->shutting_down();
+}
+
+void Scheduler::WorkerInitDoneLocked(int worker) {
+  const size_t w = static_cast<size_t>(worker);
+  if (w >= init_pending_.size() || init_pending_[w] == 0) return;
+  init_pending_[w] = 0;
+  consumer_.Notify();  // a consumer may wait for it to end the epoch
+}
+
+bool Scheduler::WorkerInitPendingLocked() const {
+  return std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end();
+}
+
+void Scheduler::FailLocked(std::exception_ptr error) { consumer_.Fail(std::move(error)); }
+
+// ---------------------------------------------------------------------------
+// Claims
+
+bool Scheduler::NextTaskLocked(int worker, int64_t chunk, Task* task, bool* wake_another) {
+  while (true) {
+    // While the consumer borrows this worker's id (it loads rows while it
+    // waits) the worker claims nothing. A worker the hold-back keeps waiting
+    // looks again after a while (RowClaims::HoldBackCheck): the consumer may
+    // keep the batch it holds.
+    while (!(WorkersStoppingLocked() || (claims_.HasWork(worker) && !roster_.lent(worker)))) {
+      roster_.SetWaiting(worker, true);
+      lock_->wakeups.Wait(mu(), worker, claims_.HoldBackCheck());
+      roster_.SetWaiting(worker, false);
+    }
+    if (WorkersStoppingLocked()) return false;
+    if (claims_.Claim(chunk, task, worker)) {
+      *wake_another = claims_.WorthWakingAnother(worker);
+      return true;
+    }
+  }
+}
+
+// Without the lock: WorkerRoster::WakeAnother reads only what is safe
+// without it (an atomic and the wake-ups), as RowClaims::NoteRowCost writes
+// only atomics; the analysis cannot see that through the guarded member.
+void Scheduler::WakeAnotherWorker() const { roster_.WakeAnother(); }
+
+void Scheduler::NoteRowCost(double ns_per_row, int64_t batch_rows) {
+  claims_.NoteRowCost(ns_per_row, batch_rows);
 }
 
 void Scheduler::RebindLocked(const LateLoad& late) {
@@ -199,6 +292,27 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
   }
   consumer_.Wait(mu(), deadline, wake_after);
   return true;
+}
+
+bool Scheduler::WaitForBatchLocked(std::optional<Clock::time_point> deadline) {
+  if (options_.timeout.count() == 0) return WaitForProgressLocked(deadline, std::nullopt);
+  // Wake up regularly to look for a sample past the timeout.
+  const bool waited = WaitForProgressLocked(
+      deadline,
+      std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::milliseconds(50)));
+  if (waited) AbandonLateLoadsLocked();
+  return waited;
+}
+
+void Scheduler::AbandonLateLoadsLocked() {
+  if (workers_ == nullptr) return;
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
+  workers_->mu().AssertHeld();
+  workers_->AbandonLateLoadsLocked(NowNs(), limit, generation(), [this](const LateLoad& late) {
+    mu().AssertHeld();  // called under it
+    RebindLocked(late);
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -14,7 +14,11 @@
 // abandon, marks the work of an abandoned epoch so that it is dropped),
 // completing a batch, handing batches to the consumer, interrupts.
 // Who runs the loading (worker threads or processes) is the WorkerPool's
-// business; how a row is loaded and collated is the BatchFiller's.
+// business (the scheduler starts and stops it, AttachWorkers); how a row is
+// loaded and collated is the BatchFiller's. The loops that drive the
+// loading and the delivery (map_worker_loop.h, map_consumer_loop.h,
+// iterable_producer.h) call the verbs below, each a short step under the
+// lock.
 //
 // Thread safety: the scheduler owns its lock, mu() (SchedulerLock, shared
 // with the slot pool only so that a Batch outliving the loader can give its
@@ -31,6 +35,7 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "feedline/batch.h"
 #include "feedline/batch_sampler.h"
@@ -75,6 +80,56 @@ class Scheduler {
   WorkerRoster& roster_locked() REQUIRES(mu()) { return roster_; }
   ConsumerSignal& consumer_locked() REQUIRES(mu()) { return consumer_; }
 
+  // --- Workers ------------------------------------------------------------
+  // The pool that runs the workers, attached once before any epoch starts;
+  // none with num_workers = 0. Its state is guarded by mu() too.
+  void AttachWorkers(WorkerPool* workers) { workers_ = workers; }
+  bool has_workers() const { return workers_ != nullptr; }
+  void StopWorkersLocked() REQUIRES(mu());
+  // Stops the workers, if they run, and starts them again (a stream's
+  // workers open their streams anew each epoch).
+  void RestartWorkersLocked() REQUIRES(mu());
+  // True while the workers must leave their loop (stopped or shut down).
+  bool WorkersStoppingLocked() const REQUIRES(mu());
+  // Read by workers between samples, without the lock.
+  bool WorkersShuttingDown() const;
+  // Lets only workers 0 .. n-1 claim rows (WorkerRoster::SetActive).
+  void SetActiveWorkersLocked(int n) REQUIRES(mu()) { roster_.SetActive(n); }
+  int active_workers_locked() const REQUIRES(mu()) { return roster_.active(); }
+
+  // --- worker_init ----------------------------------------------------------
+  // Worker `worker`'s worker_init returned (or threw): an epoch whose
+  // batches are all out ends only once none runs, so that a worker_init
+  // that fails after the others loaded every batch is still raised.
+  void WorkerInitDoneLocked(int worker) REQUIRES(mu());
+  bool WorkerInitPendingLocked() const REQUIRES(mu());
+  // A worker cannot start: every Next() rethrows `error`.
+  void FailLocked(std::exception_ptr error) REQUIRES(mu());
+
+  // --- Claims (map-style) --------------------------------------------------
+  // As worker `worker`: waits until it may claim rows and claims up to
+  // `chunk` (RowClaims::Claim), or returns false once the workers stop.
+  // Releases the mutex while it waits. Throws std::bad_alloc sizing a
+  // slot. *wake_another: the work left is worth waking another worker for
+  // (WakeAnotherWorker, once the mutex is released).
+  bool NextTaskLocked(int worker, int64_t chunk, Task* task, bool* wake_another) REQUIRES(mu());
+  void WakeAnotherWorker() const NO_THREAD_SAFETY_ANALYSIS;
+  // A worker measured `ns_per_row` loading a batch of `batch_rows`
+  // (RowClaims::NoteRowCost); without the lock.
+  void NoteRowCost(double ns_per_row, int64_t batch_rows) NO_THREAD_SAFETY_ANALYSIS;
+  // As the consumer's thread: claims up to `chunk` rows (of any batch).
+  bool ClaimLocked(int64_t chunk, Task* task) REQUIRES(mu()) {
+    return claims_.Claim(chunk, task);
+  }
+  // The last cost per row a worker measured (0 before any).
+  double row_ns_locked() const REQUIRES(mu()) { return claims_.row_ns(); }
+  // Lending a waiting worker's id to the consumer (RowClaims).
+  int LendWaitingWorkerLocked() REQUIRES(mu()) { return claims_.LendWaitingWorker(); }
+  void ReturnWorkerLocked(int worker) REQUIRES(mu()) { claims_.ReturnWorker(worker); }
+  void GrowIfCallerHoldsEverySlotLocked() REQUIRES(mu()) {
+    claims_.GrowIfCallerHoldsEverySlot();
+  }
+
   // --- Slots --------------------------------------------------------------
   // The most slots in use at once (SlotPool::SetLimitLocked).
   void SetSlotLimitLocked(int n) REQUIRES(mu()) { pool_->SetLimitLocked(n); }
@@ -88,8 +143,8 @@ class Scheduler {
 
   // --- Epochs -------------------------------------------------------------
   // Map-style: plans `epoch` (or the pinned one) and binds from batch
-  // `first_batch`. Throws Error for a plan too large or a first_batch past
-  // the end.
+  // `first_batch`, and starts the workers if they are not running. Throws
+  // Error for a plan too large or a first_batch past the end.
   void StartEpochLocked(int64_t epoch, int64_t first_batch) REQUIRES(mu());
   // IterableDataset: starts the next epoch (no plan); returns its number.
   int64_t StartStreamEpochLocked() REQUIRES(mu());
@@ -98,8 +153,20 @@ class Scheduler {
   // backend is told, LoadBackend::AbandonInFlight).
   void AbandonEpochLocked() REQUIRES(mu());
   // The loader is going away: work in flight is dropped (the generation
-  // moves) and the backend is told to stop what it can (AbandonInFlight).
+  // moves), the backend is told to stop what it can (AbandonInFlight) and
+  // the workers are stopped for good.
   void ShutdownLocked() REQUIRES(mu());
+  // After ShutdownLocked: waits for workers given up on after a timeout,
+  // which may still be inside a sample (WorkerPool::JoinRetired).
+  void JoinRetiredWorkers() EXCLUDES(mu());
+  // The consumer asks for a batch (map-style): a restored epoch, once
+  // consumed, is an ordinary one; a pending interrupt is rethrown; an epoch
+  // starts (the next one, at batch 0) if none runs.
+  void BeginTakeLocked() REQUIRES(mu());
+  // Every batch of the running epoch was delivered.
+  bool AllDeliveredLocked() const REQUIRES(mu()) { return cursor_.all_delivered(); }
+  // The epoch ended; the workers stop unless they persist.
+  void FinishEpochLocked() REQUIRES(mu());
   // A load ran past the timeout (RowClaims::Rebind); without memory to bind
   // its batch again, the epoch is interrupted.
   void RebindLocked(const LateLoad& late) REQUIRES(mu());
@@ -127,6 +194,11 @@ class Scheduler {
   // while it waits.
   bool WaitForProgressLocked(std::optional<Clock::time_point> deadline,
                              std::optional<std::chrono::milliseconds> wake_after) REQUIRES(mu());
+  // Map-style: waits as WaitForProgressLocked does; with a timeout, wakes
+  // regularly to give up on loads past it (AbandonLateLoadsLocked).
+  bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(mu());
+  // Rethrows a worker failure (every time), or (once) an interrupt.
+  void ThrowPendingLocked() REQUIRES(mu()) { consumer_.ThrowPending(); }
 
   // --- Interrupts ----------------------------------------------------------
   // Something that is not a failed sample escaped a dataset, a collate
@@ -138,6 +210,10 @@ class Scheduler {
   void InterruptLocked(std::exception_ptr error) REQUIRES(mu());
 
  private:
+  // Gives up on loads past the timeout: their batches are bound again to
+  // fresh slots, with those rows failed ("timeout"), and their workers
+  // replaced.
+  void AbandonLateLoadsLocked() REQUIRES(mu());
   // Adds the batch's errors, skipped and replaced rows to the statistics.
   void CountOutcomes(const Slot* slot);
 
@@ -154,6 +230,10 @@ class Scheduler {
   WorkerRoster roster_ GUARDED_BY(mu());
   RowClaims claims_ GUARDED_BY(mu());
   ConsumerSignal consumer_ GUARDED_BY(mu());
+  WorkerPool* workers_ = nullptr;  // its state is guarded by mu() too
+  // Per map-style worker, 1 while its worker_init runs (set when the
+  // workers start).
+  std::vector<uint8_t> init_pending_ GUARDED_BY(mu());
 };
 
 }  // namespace feedline::internal
