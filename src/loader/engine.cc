@@ -8,7 +8,6 @@
 
 #include "feedline/error.h"
 #include "src/core/sample_context_access.h"
-#include "src/loader/claim_policy.h"
 #include "src/loader/exception_kind.h"
 #include "src/loader/fingerprint.h"
 #include "src/loader/slot_allocator.h"
@@ -100,21 +99,10 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
                                           &failure_policy_, scheduler_.get());
   worker_init_ = std::make_unique<WorkerInit>(options_, scheduler_.get());
   if (iterable_) {
-    producer_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
-                                                   filler_.get(), &stats_);
+    mode_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
+                                               filler_.get(), &stats_);
   } else {
-    // A consumer that would wait may load as a waiting worker (map-style
-    // thread workers only). Not with a timeout (nobody would watch the
-    // consumer's own loads, and it cannot be replaced) nor a worker_init
-    // (what it set up may belong to the worker's thread).
-    // Batches owned by workers (batch_per_worker) are loaded by their owner only.
-    const bool lend_workers = options_.num_workers > 0 && options_.timeout.count() == 0 &&
-                              !options_.worker_init &&
-                              !claim_policy::BatchPerWorker(options_, batch_sampler_ != nullptr);
-    map_consumer_ = std::make_unique<MapConsumerLoop>(options_, scheduler_.get(), filler_.get(),
-                                                      &stats_, lend_workers);
-    map_worker_ =
-        std::make_unique<MapWorkerLoop>(options_, scheduler_.get(), filler_.get(), &stats_);
+    mode_ = std::make_unique<MapScheduling>(options_, scheduler_.get(), filler_.get(), &stats_);
   }
   if (options_.num_workers > 0) {
     workers_ = std::make_unique<ThreadWorkerPool>(
@@ -267,17 +255,7 @@ void Engine::BeginIteration() {
   Reset();
 }
 
-void Engine::Reset() {
-  MutexLock lock(&scheduler_->mu());
-  scheduler_->cursor_locked().set_resume_pending(false);
-  scheduler_->consumer_locked().ClearInterrupt();  // it belonged to the epoch abandoned here
-  scheduler_->AbandonEpochLocked();
-  if (producer_) {
-    producer_->mu().AssertHeld();  // the scheduler's, by the producer's name
-    producer_->ResetLocked();
-  }
-  if (!options_.persistent_workers || iterable_) scheduler_->StopWorkersLocked();
-}
+void Engine::Reset() { mode_->Reset(); }
 
 // ---------------------------------------------------------------------------
 // The consumer's side
@@ -285,9 +263,7 @@ void Engine::Reset() {
 std::optional<Batch> Engine::Next() {
   stats_.MarkStart();
   bool pending = false;
-  std::optional<Batch> batch =
-      producer_ ? producer_->Next(std::nullopt, &pending)
-                : map_consumer_->Next(std::nullopt, &pending);
+  std::optional<Batch> batch = mode_->Next(std::nullopt, &pending);
   if (batch && tuner_) tuner_->AfterBatch(stats_, NowNs());
   return batch;
 }
@@ -296,8 +272,7 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
   stats_.MarkStart();
   const auto deadline = std::chrono::steady_clock::now() + max_wait;
   bool pending = false;
-  std::optional<Batch> batch =
-      producer_ ? producer_->Next(deadline, &pending) : map_consumer_->Next(deadline, &pending);
+  std::optional<Batch> batch = mode_->Next(deadline, &pending);
   if (pending) return NextStatus::kPending;
   if (!batch) return NextStatus::kEnd;
   if (tuner_) tuner_->AfterBatch(stats_, NowNs());
@@ -309,12 +284,7 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
 // Workers
 
 void Engine::WorkerBody(int worker, WorkerLane& lane) {
-  if (!worker_init_->Run(worker)) return;
-  if (producer_) {
-    producer_->WorkerBody(worker);
-  } else {
-    map_worker_->Run(worker, lane);
-  }
+  if (worker_init_->Run(worker)) mode_->RunWorker(worker, lane);
 }
 
 // ---------------------------------------------------------------------------
@@ -326,31 +296,17 @@ void Engine::SetActiveWorkers(int n) {
     throw Error("SetActiveWorkers: n must be 1.." + std::to_string(most) +
                 " (num_workers), got " + std::to_string(n));
   }
-  // A stream's batches come round-robin from every worker: none may park.
-  if (producer_) return;
-  MutexLock lock(&scheduler_->mu());
-  scheduler_->SetActiveWorkersLocked(n);
+  mode_->SetActiveWorkers(n);
 }
 
-int Engine::active_workers() const {
-  if (producer_) return std::max(1, options_.num_workers);
-  MutexLock lock(&scheduler_->mu());
-  return scheduler_->active_workers_locked();
-}
+int Engine::active_workers() const { return mode_->active_workers(); }
 
 void Engine::SetSlotLimit(int n) {
   if (n < 1 || n > kMaxSlots) {
     throw Error("SetSlotLimit: n must be 1.." + std::to_string(kMaxSlots) + ", got " +
                 std::to_string(n));
   }
-  MutexLock lock(&scheduler_->mu());
-  if (producer_) {
-    // Each worker's turn in the round-robin needs a slot of its own.
-    n = std::max(n, std::max(1, options_.num_workers));
-    producer_->mu().AssertHeld();
-    producer_->SetSlotLimitLocked(n);
-  }
-  scheduler_->SetSlotLimitLocked(n);
+  mode_->SetSlotLimit(n);
 }
 
 int Engine::slot_limit() const {

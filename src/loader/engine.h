@@ -2,28 +2,30 @@
 // concept (docs/architecture.md, "The engine"):
 //   - Scheduler (scheduler.h): the epoch plan, binding batches to slots,
 //     claiming rows in chunks, retrying rebound batches, in-order delivery,
-//     and the runtime controls; it owns the scheduling state;
+//     and the runtime controls; it owns the scheduling state and its lock;
+//   - a SchedulingMode (scheduling_mode.h): the loops that drive the
+//     Scheduler for map-style loading (MapScheduling: MapWorkerLoop and
+//     MapConsumerLoop) or for an IterableDataset's streams
+//     (IterableProducer);
 //   - a WorkerPool (worker_pool.h; ThreadWorkerPool today): who runs the
 //     loading, with start, stop, and replacement after a timeout;
 //   - BatchFiller (batch_filler.h): loads rows into a slot and collates it,
 //     with FailurePolicy (error_policy.h) deciding what a failed sample
 //     becomes;
-//   - IterableProducer (iterable_producer.h): the IterableDataset side;
 //   - SlotPool and its SlotAllocator (slot_pool.h, slot_allocator.h): the batch
 //     slots and where their storage comes from;
 //   - a LoadBackend (load_backend.h): where samples load, on the engine's
 //     threads (ThreadLoadBackend) or in worker processes
 //     (src/process/process_load_backend.h), given at construction.
-// The Engine wires them, validates options, runs the consumer's side of
-// Next() (and the loading itself with num_workers = 0), and keeps the
-// loader's state for checkpoints.
+// The Engine wires them, validates options, forwards Next() and the
+// controls to the mode, and keeps the loader's state for checkpoints.
 //
 // Thread safety: Next(), TryNext(), Reset(), Restore() and set_epoch() are
 // called by one consumer thread; stats(), the runtime controls
 // (SetActiveWorkers, SetSlotLimit) and their accessors from any thread.
-// All scheduling state is guarded by the scheduler's mutex (the slot
-// pool's), shared by the parts; clang checks the annotations
-// (-Wthread-safety; see thread_annotations.h).
+// All scheduling state is guarded by the scheduler's mutex, which the
+// Scheduler owns; clang checks the annotations (-Wthread-safety; see
+// thread_annotations.h).
 #ifndef FEEDLINE_SRC_LOADER_ENGINE_H_
 #define FEEDLINE_SRC_LOADER_ENGINE_H_
 
@@ -45,9 +47,9 @@
 #include "src/loader/error_policy.h"
 #include "src/loader/iterable_producer.h"
 #include "src/loader/load_backend.h"
-#include "src/loader/map_consumer_loop.h"
-#include "src/loader/map_worker_loop.h"
+#include "src/loader/map_scheduling.h"
 #include "src/loader/scheduler.h"
+#include "src/loader/scheduling_mode.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_pool.h"
 #include "src/loader/slot_layout.h"
@@ -139,9 +141,8 @@ class Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<BatchFiller> filler_;
   std::unique_ptr<WorkerInit> worker_init_;
-  std::unique_ptr<IterableProducer> producer_;       // IterableDataset only
-  std::unique_ptr<MapConsumerLoop> map_consumer_;    // map-style only
-  std::unique_ptr<MapWorkerLoop> map_worker_;        // map-style only
+  // Map-style (MapScheduling) or a stream (IterableProducer).
+  std::unique_ptr<SchedulingMode> mode_;
   // Declared last: its threads use the parts above, so it goes first.
   std::unique_ptr<WorkerPool> workers_;  // null with num_workers = 0
 };

@@ -56,7 +56,7 @@ std::optional<Batch> MapConsumerLoop::Next(std::optional<Clock::time_point> dead
       // Every batch is out; a worker_init that still runs may fail, and is
       // waited for.
       if (!scheduler_->WorkerInitPendingLocked()) {
-        scheduler_->FinishEpochLocked();
+        scheduler_->FinishEpochLocked(/*stop_workers=*/!options_.persistent_workers);
         wait.End();
         return std::nullopt;
       }

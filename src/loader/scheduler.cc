@@ -54,9 +54,21 @@ void Scheduler::BeginTakeLocked() {
   if (!cursor_.running()) StartEpochLocked(cursor_.next_epoch(), 0);
 }
 
-void Scheduler::FinishEpochLocked() {
+void Scheduler::ResetLocked(bool stop_workers) {
+  cursor_.set_resume_pending(false);
+  consumer_.ClearInterrupt();  // it belonged to the epoch abandoned here
+  AbandonEpochLocked();
+  if (stop_workers) StopWorkersLocked();
+}
+
+void Scheduler::GrowSlotsLocked() {
+  pool_->GrowLocked();
+  lock_->wakeups.WakeAll();
+}
+
+void Scheduler::FinishEpochLocked(bool stop_workers) {
   cursor_.End();
-  if (!options_.persistent_workers) StopWorkersLocked();
+  if (stop_workers) StopWorkersLocked();
 }
 
 int64_t Scheduler::StartStreamEpochLocked() {

@@ -74,11 +74,9 @@ class Scheduler {
   // Where the workers wait, under mu() (for a WorkerPool to wake them).
   WorkerWakeups& wakeups() const { return lock_->wakeups; }
 
-  // --- The parts ------------------------------------------------------------
+  // The epoch, its plan and how far delivery got, for the loader's state
+  // (checkpoints, set_epoch).
   EpochCursor& cursor_locked() REQUIRES(mu()) { return cursor_; }
-  RowClaims& claims_locked() REQUIRES(mu()) { return claims_; }
-  WorkerRoster& roster_locked() REQUIRES(mu()) { return roster_; }
-  ConsumerSignal& consumer_locked() REQUIRES(mu()) { return consumer_; }
 
   // --- Workers ------------------------------------------------------------
   // The pool that runs the workers, attached once before any epoch starts;
@@ -114,12 +112,17 @@ class Scheduler {
   // (WakeAnotherWorker, once the mutex is released).
   bool NextTaskLocked(int worker, int64_t chunk, Task* task, bool* wake_another) REQUIRES(mu());
   void WakeAnotherWorker() const NO_THREAD_SAFETY_ANALYSIS;
+  // Stream workers: wait (releasing the mutex) on their shared wake-up
+  // until something changes; wake all of them (without the lock).
+  void WaitAsStreamWorkerLocked() REQUIRES(mu()) { lock_->wakeups.Wait(mu()); }
+  void WakeWorkers() const { lock_->wakeups.WakeAll(); }
   // A worker measured `ns_per_row` loading a batch of `batch_rows`
   // (RowClaims::NoteRowCost); without the lock.
   void NoteRowCost(double ns_per_row, int64_t batch_rows) NO_THREAD_SAFETY_ANALYSIS;
-  // As the consumer's thread: claims up to `chunk` rows (of any batch).
-  bool ClaimLocked(int64_t chunk, Task* task) REQUIRES(mu()) {
-    return claims_.Claim(chunk, task);
+  // As the consumer's thread (or, with an id, as that worker): claims up to
+  // `chunk` rows.
+  bool ClaimLocked(int64_t chunk, Task* task, int worker = -1) REQUIRES(mu()) {
+    return claims_.Claim(chunk, task, worker);
   }
   // The last cost per row a worker measured (0 before any).
   double row_ns_locked() const REQUIRES(mu()) { return claims_.row_ns(); }
@@ -135,8 +138,24 @@ class Scheduler {
   void SetSlotLimitLocked(int n) REQUIRES(mu()) { pool_->SetLimitLocked(n); }
   int slot_limit_locked() const REQUIRES(mu()) { return pool_->limit_locked(); }
   SlotUsage SlotUsageLocked() const REQUIRES(mu()) { return pool_->UsageLocked(); }
-  // The slot pool, for the stream's producer, which binds its own batches.
-  SlotPool& pool_locked() REQUIRES(mu()) { return *pool_; }
+  // For a stream's producer, which binds its own batches: a slot can be
+  // taken now; a free slot (never null: call after HasFreeSlotLocked, or
+  // after GrowSlotsLocked); a slot given back unused.
+  bool HasFreeSlotLocked() const REQUIRES(mu()) { return pool_->HasFreeLocked(); }
+  Slot* TakeFreeSlotLocked() REQUIRES(mu()) { return pool_->TakeFreeLocked(); }
+  void PutSlotLocked(Slot* slot) REQUIRES(mu()) { pool_->PutLocked(slot); }
+  // One slot more than the limit, and the workers woken for it.
+  void GrowSlotsLocked() REQUIRES(mu());
+  // The first slot of the running epoch (its generation) that `match`
+  // accepts, or nullptr.
+  template <typename Match>
+  Slot* FindSlotLocked(const Match& match) const REQUIRES(mu()) {
+    const uint64_t generation = generation_.load();
+    for (const auto& slot : pool_->slots_locked()) {
+      if (slot->generation == generation && match(*slot)) return slot.get();
+    }
+    return nullptr;
+  }
 
   // Which epoch run the loader is in; bumped by every start and abandon.
   uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
@@ -148,6 +167,12 @@ class Scheduler {
   void StartEpochLocked(int64_t epoch, int64_t first_batch) REQUIRES(mu());
   // IterableDataset: starts the next epoch (no plan); returns its number.
   int64_t StartStreamEpochLocked() REQUIRES(mu());
+  bool EpochRunningLocked() const REQUIRES(mu()) { return cursor_.running(); }
+  int64_t epoch_locked() const REQUIRES(mu()) { return cursor_.epoch(); }
+  // Reset(): a restored position and an interrupt of the epoch abandoned
+  // here are dropped, the epoch is abandoned, and the workers stop if
+  // `stop_workers`.
+  void ResetLocked(bool stop_workers) REQUIRES(mu());
   // Abandons the running epoch: unclaimed rows are dropped, ready batches go
   // back to the pool, in-flight samples are cancelled between rows (and the
   // backend is told, LoadBackend::AbandonInFlight).
@@ -163,10 +188,10 @@ class Scheduler {
   // consumed, is an ordinary one; a pending interrupt is rethrown; an epoch
   // starts (the next one, at batch 0) if none runs.
   void BeginTakeLocked() REQUIRES(mu());
-  // Every batch of the running epoch was delivered.
+  // Every batch of the running epoch was delivered (map-style).
   bool AllDeliveredLocked() const REQUIRES(mu()) { return cursor_.all_delivered(); }
-  // The epoch ended; the workers stop unless they persist.
-  void FinishEpochLocked() REQUIRES(mu());
+  // The epoch ended; the workers stop if `stop_workers`.
+  void FinishEpochLocked(bool stop_workers) REQUIRES(mu());
   // A load ran past the timeout (RowClaims::Rebind); without memory to bind
   // its batch again, the epoch is interrupted.
   void RebindLocked(const LateLoad& late) REQUIRES(mu());
@@ -199,6 +224,10 @@ class Scheduler {
   bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(mu());
   // Rethrows a worker failure (every time), or (once) an interrupt.
   void ThrowPendingLocked() REQUIRES(mu()) { consumer_.ThrowPending(); }
+  // Rethrows (once) an interrupt.
+  void ThrowInterruptLocked() REQUIRES(mu()) { consumer_.ThrowInterrupt(); }
+  // Wakes a consumer waiting for progress (a stream ended).
+  void NotifyConsumerLocked() REQUIRES(mu()) { consumer_.Notify(); }
 
   // --- Interrupts ----------------------------------------------------------
   // Something that is not a failed sample escaped a dataset, a collate

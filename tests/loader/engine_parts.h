@@ -23,8 +23,6 @@
 #include "src/loader/error_policy.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
-#include "src/loader/slot_pool.h"
-#include "src/loader/slot_allocator.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
 #include "src/loader/thread_load_backend.h"
@@ -71,7 +69,7 @@ class EngineParts {
   std::optional<internal::Task> Claim(int64_t chunk, int worker = -1) {
     internal::MutexLock lock(&scheduler_.mu());
     internal::Task task;
-    if (!scheduler_.claims_locked().Claim(chunk, &task, worker)) {
+    if (!scheduler_.ClaimLocked(chunk, &task, worker)) {
       return std::nullopt;
     }
     return task;
@@ -95,15 +93,15 @@ class EngineParts {
   // As the consumer: rethrows what ended the epoch (an interrupt), if anything.
   void ThrowPending() {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.consumer_locked().ThrowPending();
+    scheduler_.ThrowPendingLocked();
   }
   void GrowIfCallerHoldsEverySlot() {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.claims_locked().GrowIfCallerHoldsEverySlot();
+    scheduler_.GrowIfCallerHoldsEverySlotLocked();
   }
   bool HasFreeSlot() {
     internal::MutexLock lock(&scheduler_.mu());
-    return scheduler_.pool_locked().HasFreeLocked();
+    return scheduler_.HasFreeSlotLocked();
   }
 
  private:
