@@ -6,32 +6,8 @@
 
 #include "feedline/error.h"
 #include "src/loader/batch_access.h"
-#include "src/loader/claim_policy.h"
 
 namespace feedline::internal {
-
-Scheduler::Scheduler(const LoaderOptions& options,
-                     std::shared_ptr<const BatchSampler> batch_sampler, const Dataset* dataset,
-                     const LoadBackend* backend, const SlotLayout* layout, int slot_limit,
-                     StatsCollector* stats)
-    : options_(options),
-      backend_(backend),
-      stats_(stats),
-      lock_(std::make_shared<SchedulerLock>()),
-      pool_owner_(std::make_shared<SlotPool>(slot_limit, backend->slot_allocator(), lock_)),
-      pool_(pool_owner_.get()),
-      cursor_(batch_sampler, dataset),
-      // With batches owned by workers, a released slot must reach its
-      // owner: every waiting worker wakes and looks.
-      roster_(options.num_workers,
-              batch_sampler != nullptr && !claim_policy::BatchPerWorker(options, true),
-              &lock_->wakeups),
-      claims_(options, batch_sampler != nullptr, LoadsRowsTogether(*backend, options.timeout),
-              backend->traits().shared_slots && batch_sampler != nullptr, pool_,
-              &lock_->wakeups, &cursor_, &roster_,
-              layout, &generation_) {
-  if (batch_sampler != nullptr) lock_->wakeups.SetWorkerCount(roster_.num_workers());
-}
 
 // ---------------------------------------------------------------------------
 // Epochs
@@ -41,11 +17,7 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   claims_.Start(first_batch);
   generation_.fetch_add(1);
   lock_->wakeups.WakeAll();
-  if (workers_ == nullptr) return;
-  workers_->mu().AssertHeld();  // mu(), by the pool's name
-  if (workers_->started_locked()) return;
-  init_pending_.assign(static_cast<size_t>(options_.num_workers), options_.worker_init ? 1 : 0);
-  workers_->StartLocked();
+  StartWorkersLocked();
 }
 
 void Scheduler::BeginTakeLocked() {
@@ -59,11 +31,6 @@ void Scheduler::ResetLocked(bool stop_workers) {
   consumer_.ClearInterrupt();  // it belonged to the epoch abandoned here
   AbandonEpochLocked();
   if (stop_workers) StopWorkersLocked();
-}
-
-void Scheduler::GrowSlotsLocked() {
-  pool_->GrowLocked();
-  lock_->wakeups.WakeAll();
 }
 
 void Scheduler::FinishEpochLocked(bool stop_workers) {
@@ -103,80 +70,6 @@ void Scheduler::ShutdownLocked() {
   if (workers_ == nullptr) return;
   workers_->mu().AssertHeld();
   workers_->ShutdownLocked();
-}
-
-void Scheduler::JoinRetiredWorkers() {
-  if (workers_ != nullptr) workers_->JoinRetired();
-}
-
-// ---------------------------------------------------------------------------
-// Workers
-
-void Scheduler::StopWorkersLocked() {
-  if (workers_ == nullptr) return;
-  workers_->mu().AssertHeld();
-  workers_->StopLocked();
-}
-
-void Scheduler::RestartWorkersLocked() {
-  if (workers_ == nullptr) return;
-  workers_->mu().AssertHeld();
-  workers_->StopLocked();  // the previous epoch's threads, if any
-  workers_->StartLocked();
-}
-
-bool Scheduler::WorkersStoppingLocked() const {
-  if (workers_ == nullptr) return false;
-  workers_->mu().AssertHeld();
-  return workers_->stopping_locked();
-}
-
-bool Scheduler::WorkersShuttingDown() const {
-  return workers_ != nullptr && workers_->shutting_down();
-}
-
-void Scheduler::WorkerInitDoneLocked(int worker) {
-  const size_t w = static_cast<size_t>(worker);
-  if (w >= init_pending_.size() || init_pending_[w] == 0) return;
-  init_pending_[w] = 0;
-  consumer_.Notify();  // a consumer may wait for it to end the epoch
-}
-
-bool Scheduler::WorkerInitPendingLocked() const {
-  return std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end();
-}
-
-void Scheduler::FailLocked(std::exception_ptr error) { consumer_.Fail(std::move(error)); }
-
-// ---------------------------------------------------------------------------
-// Claims
-
-bool Scheduler::NextTaskLocked(int worker, int64_t chunk, Task* task, bool* wake_another) {
-  while (true) {
-    // While the consumer borrows this worker's id (it loads rows while it
-    // waits) the worker claims nothing. A worker the hold-back keeps waiting
-    // looks again after a while (RowClaims::HoldBackCheck): the consumer may
-    // keep the batch it holds.
-    while (!(WorkersStoppingLocked() || (claims_.HasWork(worker) && !roster_.lent(worker)))) {
-      roster_.SetWaiting(worker, true);
-      lock_->wakeups.Wait(mu(), worker, claims_.HoldBackCheck());
-      roster_.SetWaiting(worker, false);
-    }
-    if (WorkersStoppingLocked()) return false;
-    if (claims_.Claim(chunk, task, worker)) {
-      *wake_another = claims_.WorthWakingAnother(worker);
-      return true;
-    }
-  }
-}
-
-// Without the lock: WorkerRoster::WakeAnother reads only what is safe
-// without it (an atomic and the wake-ups), as RowClaims::NoteRowCost writes
-// only atomics; the analysis cannot see that through the guarded member.
-void Scheduler::WakeAnotherWorker() const { roster_.WakeAnother(); }
-
-void Scheduler::NoteRowCost(double ns_per_row, int64_t batch_rows) {
-  claims_.NoteRowCost(ns_per_row, batch_rows);
 }
 
 void Scheduler::RebindLocked(const LateLoad& late) {
