@@ -56,10 +56,12 @@ test: deps
 # The include graph follows the layers (core < data < loader < process <
 # loader_factory < vision < storage < synth < python, tools): no cycle between
 # the directories of src/, no include of a layer above (docs/architecture.md).
-# And no class in src/ has more than 20 public functions.
+# And no class in src/ has more than 20 public functions, and no function of
+# src/loader that runs under the scheduler's lock is longer than 60 lines.
 test-layering:
 	@python3 scripts/check_layering.py
 	@python3 scripts/check_class_size.py
+	@python3 scripts/check_lock_function_length.py
 
 test-unit:
 	@ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)
