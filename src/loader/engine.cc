@@ -2,13 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "feedline/error.h"
-#include "src/core/sample_context_access.h"
-#include "src/loader/exception_kind.h"
 #include "src/loader/fingerprint.h"
 #include "src/loader/slot_allocator.h"
 #include "src/loader/thread_load_backend.h"
