@@ -56,12 +56,14 @@ test: deps
 # The include graph follows the layers that cmake/layers.cmake declares: no
 # include of a layer a file's layer may not use, no src/ header in the
 # programs built on the public headers (docs/architecture.md, "Layers").
-# Every src/<area>/<name>.cc with logic has tests/<area>/<name>_test.cc. And
-# no class in src/ has more than 20 public functions.
+# Every src/<area>/<name>.cc with logic has tests/<area>/<name>_test.cc. No
+# class in src/ has more than 20 public functions, and no function of
+# src/loader that runs under the scheduler's lock is longer than 60 lines.
 test-layering:
 	@python3 scripts/check_layering.py
 	@python3 scripts/check_test_files.py
 	@python3 scripts/check_class_size.py
+	@python3 scripts/check_lock_function_length.py
 
 test-unit:
 	@ctest --test-dir $(BUILD) --output-on-failure --no-tests=error -j$(JOBS)

@@ -2,44 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
 #include "feedline/error.h"
-#include "src/core/sample_context_access.h"
-#include "src/loader/exception_kind.h"
 #include "src/loader/fingerprint.h"
 #include "src/loader/slot_allocator.h"
 #include "src/loader/thread_load_backend.h"
 
 namespace feedline::internal {
-namespace {
-
-// A chunk of rows should take about this long: long enough that claiming it
-// under the lock is negligible, short enough to balance the load.
-constexpr double kChunkTargetNs = 20000.0;
-constexpr int64_t kMaxChunk = 4096;
-// With num_workers = 0 and a deadline (TryNext), the caller's thread loads
-// chunks of about this long, so it returns to its caller (the Python binding,
-// which checks for Ctrl-C) within the deadline plus one chunk.
-constexpr double kCallerChunkTargetNs = 1e6;
-// The consumer loads rows itself while it waits only when a row costs at most
-// this (LoadWhileWaitingLocked).
-constexpr double kLendMaxNsPerRow = 1000.0;
-
-int64_t ChunkFor(double ns_per_row, double target_ns) {
-  if (ns_per_row <= 0) return 1;
-  return std::clamp<int64_t>(static_cast<int64_t>(target_ns / ns_per_row), 1, kMaxChunk);
-}
-
-void UpdateAverage(double* ns_per_row, int64_t elapsed_ns, int64_t rows) {
-  if (rows <= 0) return;
-  const double per_row = static_cast<double>(elapsed_ns) / static_cast<double>(rows);
-  *ns_per_row = *ns_per_row <= 0 ? per_row : 0.7 * *ns_per_row + 0.3 * per_row;
-}
-
-}  // namespace
 
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
                std::shared_ptr<const LoadBackend> backend)
@@ -52,8 +23,7 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
       backend_(backend ? std::move(backend) : std::make_shared<ThreadLoadBackend>(dataset_.get())),
       options_(ResolvedOptions(std::move(options), auto_plan_)),
       failure_policy_(options_, dataset_.get()),
-      stats_(options_.num_workers),
-      caller_ctx_(options_.seed, 0, 0, -1) {
+      stats_(options_.num_workers) {
   if (!dataset_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
   if (options_.batch_sampler) {
@@ -107,8 +77,7 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
       backend_(std::make_shared<ThreadLoadBackend>(nullptr)),
       options_(ResolveAutoStatically(std::move(options), DetectTunerResources())),
       failure_policy_(options_, nullptr),
-      stats_(options_.num_workers),
-      caller_ctx_(options_.seed, 0, 0, -1) {
+      stats_(options_.num_workers) {
   if (!iterable_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
   if (options_.sampler || options_.batch_sampler || options_.shuffle) {
@@ -120,34 +89,23 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
 void Engine::Assemble(std::vector<FieldSpec> fixed) {
   layout_ = SlotLayout(std::move(fixed));
   // Worker processes write their rows into slots they can map.
-  auto pool = std::make_shared<SlotPool>(std::max(2, options_.num_workers * options_.prefetch_factor),
-                                         backend_->slot_allocator());
-  SlotPool* pool_ptr = pool.get();
-  scheduler_ = std::make_unique<Scheduler>(options_, batch_sampler_, dataset_.get(), backend_.get(),
-                                           &layout_, std::move(pool), &stats_);
+  scheduler_ = std::make_unique<Scheduler>(
+      options_, batch_sampler_, dataset_.get(), backend_.get(), &layout_,
+      std::max(2, options_.num_workers * options_.prefetch_factor), &stats_);
   filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), backend_.get(), &layout_,
                                           &failure_policy_, scheduler_.get());
+  worker_init_ = std::make_unique<WorkerInit>(options_, scheduler_.get());
   if (iterable_) {
-    producer_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
-                                                   filler_.get(), &stats_, &caller_ctx_);
+    mode_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
+                                               filler_.get(), &stats_);
+  } else {
+    mode_ = std::make_unique<MapScheduling>(options_, scheduler_.get(), filler_.get(), &stats_);
   }
   if (options_.num_workers > 0) {
     workers_ = std::make_unique<ThreadWorkerPool>(
-        &pool_ptr->mu(), &pool_ptr->wakeups(), options_.num_workers,
+        &scheduler_->mu(), &scheduler_->wakeups(), options_.num_workers,
         [this](int worker, WorkerLane& lane) { WorkerBody(worker, lane); });
-    if (producer_) producer_->set_workers(workers_.get());
-    // A consumer that would wait may load as a waiting worker (map-style
-    // thread workers only). Not with a timeout (nobody would watch the
-    // consumer's own loads, and it cannot be replaced) nor a worker_init
-    // (what it set up may belong to the worker's thread).
-    // Batches owned by workers (batch_per_worker) are loaded by their owner only.
-    lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
-                    !RowClaims::BatchPerWorker(options_, batch_sampler_ != nullptr);
-    if (lend_workers_) {
-      for (int w = 0; w < options_.num_workers; ++w) {
-        lent_contexts_.push_back(std::make_unique<SampleContext>(options_.seed, 0, 0, w));
-      }
-    }
+    scheduler_->AttachWorkers(workers_.get());
   }
 }
 
@@ -155,14 +113,10 @@ Engine::~Engine() {
   {
     MutexLock lock(&scheduler_->mu());
     scheduler_->ShutdownLocked();
-    if (workers_) {
-      workers_->mu().AssertHeld();
-      workers_->ShutdownLocked();
-    }
   }
   // Workers retired after a timeout are still inside their sample, which
   // uses the parts of this engine: wait for them before those go.
-  if (workers_) workers_->JoinRetired();
+  scheduler_->JoinRetiredWorkers();
 }
 
 void Engine::ValidateOptions() {
@@ -273,7 +227,7 @@ void Engine::Restore(const LoaderState& state) {
   scheduler_->AbandonEpochLocked();
   cursor.set_resume_pending(false);
   const int64_t next_epoch_before = cursor.next_epoch();
-  StartEpochLocked(state.epoch, state.next_batch);
+  scheduler_->StartEpochLocked(state.epoch, state.next_batch);
   // The plan is known now: check that it is the one the state was taken on.
   LoaderFingerprint planned;
   planned.num_batches = cursor.plan().num_batches();
@@ -298,40 +252,7 @@ void Engine::BeginIteration() {
   Reset();
 }
 
-void Engine::Reset() {
-  MutexLock lock(&scheduler_->mu());
-  scheduler_->cursor_locked().set_resume_pending(false);
-  scheduler_->consumer_locked().ClearInterrupt();  // it belonged to the epoch abandoned here
-  scheduler_->AbandonEpochLocked();
-  if (producer_) {
-    producer_->mu().AssertHeld();  // the scheduler's, by the producer's name
-    producer_->ResetLocked();
-  }
-  if (!options_.persistent_workers || iterable_) StopWorkersLocked();
-}
-
-void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
-  scheduler_->StartEpochLocked(epoch, first_batch);
-  if (workers_) {
-    workers_->mu().AssertHeld();
-    if (!workers_->started_locked()) {
-      init_pending_.assign(static_cast<size_t>(options_.num_workers),
-                           options_.worker_init ? 1 : 0);
-      workers_->StartLocked();
-    }
-  }
-}
-
-void Engine::StopWorkersLocked() {
-  if (!workers_) return;
-  workers_->mu().AssertHeld();
-  workers_->StopLocked();
-}
-
-bool Engine::WorkersStoppingLocked() const {
-  workers_->mu().AssertHeld();
-  return workers_->stopping_locked();
-}
+void Engine::Reset() { mode_->Reset(); }
 
 // ---------------------------------------------------------------------------
 // The consumer's side
@@ -339,8 +260,7 @@ bool Engine::WorkersStoppingLocked() const {
 std::optional<Batch> Engine::Next() {
   stats_.MarkStart();
   bool pending = false;
-  std::optional<Batch> batch =
-      producer_ ? producer_->Next(std::nullopt, &pending) : NextMapped(std::nullopt, &pending);
+  std::optional<Batch> batch = mode_->Next(std::nullopt, &pending);
   if (batch && tuner_) tuner_->AfterBatch(stats_, NowNs());
   return batch;
 }
@@ -349,8 +269,7 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
   stats_.MarkStart();
   const auto deadline = std::chrono::steady_clock::now() + max_wait;
   bool pending = false;
-  std::optional<Batch> batch =
-      producer_ ? producer_->Next(deadline, &pending) : NextMapped(deadline, &pending);
+  std::optional<Batch> batch = mode_->Next(deadline, &pending);
   if (pending) return NextStatus::kPending;
   if (!batch) return NextStatus::kEnd;
   if (tuner_) tuner_->AfterBatch(stats_, NowNs());
@@ -358,236 +277,11 @@ NextStatus Engine::TryNext(std::chrono::milliseconds max_wait, Batch* out) {
   return NextStatus::kBatch;
 }
 
-std::optional<Batch> Engine::NextMapped(std::optional<Clock::time_point> deadline, bool* pending) {
-  MutexLock lock(&scheduler_->mu());
-  EpochCursor& cursor = scheduler_->cursor_locked();
-  // A restored epoch, once consumed, is an ordinary one.
-  cursor.set_resume_pending(false);
-  ConsumerSignal& consumer = scheduler_->consumer_locked();
-  consumer.ThrowInterrupt();
-  if (!cursor.running()) StartEpochLocked(cursor.next_epoch(), 0);
-  int64_t wait_start = -1;
-  while (true) {
-    consumer.ThrowPending();
-    if (cursor.all_delivered() &&
-        std::find(init_pending_.begin(), init_pending_.end(), 1) != init_pending_.end()) {
-      // Every batch is out, but a worker_init still runs and may fail.
-      if (wait_start < 0) wait_start = NowNs();
-      if (!WaitForBatchLocked(deadline)) {
-        stats_.AddWait(NowNs() - wait_start);
-        *pending = true;
-        return std::nullopt;
-      }
-      continue;
-    }
-    if (cursor.all_delivered()) {
-      cursor.End();
-      if (!options_.persistent_workers) StopWorkersLocked();
-      if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
-      return std::nullopt;
-    }
-    if (Slot* slot = scheduler_->TakeReadyLocked()) {
-      if (wait_start >= 0) stats_.AddWait(NowNs() - wait_start);
-      wait_start = -1;
-      std::optional<Batch> batch = scheduler_->DeliverLocked(slot);
-      if (batch) return batch;
-      continue;
-    }
-    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot(scheduler_->pool());
-    if (wait_start < 0) wait_start = NowNs();
-    if (!workers_) {
-      // Load the next batch in this thread; with a deadline, in chunks, so
-      // that TryNext returns in time.
-      if (deadline && Clock::now() >= *deadline) {
-        stats_.AddWait(NowNs() - wait_start);
-        *pending = true;
-        return std::nullopt;
-      }
-      const int64_t chunk =
-          deadline ? ChunkFor(caller_ns_per_row_, kCallerChunkTargetNs) : kMaxChunk * 1024;
-      Task task;
-      if (!scheduler_->claims_locked().Claim(scheduler_->pool(), chunk, &task)) continue;
-      const int64_t rows = task.end - task.begin;
-      int64_t elapsed = 0;
-      {
-        MutexUnlock unlock(&scheduler_->mu());
-        const int64_t t0 = NowNs();
-        filler_->RunTask(task, caller_ctx_, &caller_lane_);
-        elapsed = NowNs() - t0;
-        stats_.AddWorker(0, elapsed, rows);
-        stats_.AddStages(SampleContextAccess::DrainStageTimes(caller_ctx_));
-      }
-      UpdateAverage(&caller_ns_per_row_, elapsed, rows);
-      continue;
-    }
-    if (LoadWhileWaitingLocked()) continue;
-    if (!WaitForBatchLocked(deadline)) {
-      stats_.AddWait(NowNs() - wait_start);
-      *pending = true;
-      return std::nullopt;
-    }
-  }
-}
-
-bool Engine::LoadWhileWaitingLocked() {
-  if (!lend_workers_) return false;
-  // Only rows that load in about a microsecond: the consumer then returns to
-  // its batch within one chunk (~20 us), and loading them costs less than
-  // the sleep, wake-up and context switches it saves. Slow rows (an image)
-  // are left to the workers, whatever the wait.
-  RowClaims& claims = scheduler_->claims_locked();
-  const double ns_per_row = claims.row_ns();
-  if (ns_per_row <= 0 || ns_per_row > kLendMaxNsPerRow) return false;
-  const int worker = claims.LendWaitingWorker(scheduler_->pool());
-  if (worker < 0) return false;
-  Task task;
-  try {
-    if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task)) {
-      claims.ReturnWorker(scheduler_->pool(), worker);
-      return false;
-    }
-  } catch (...) {
-    // std::bad_alloc sizing a slot: the epoch ends, as when a worker meets it.
-    claims.ReturnWorker(scheduler_->pool(), worker);
-    scheduler_->InterruptLocked(std::current_exception());
-    return true;
-  }
-  SampleContext& ctx = *lent_contexts_[static_cast<size_t>(worker)];
-  try {
-    MutexUnlock unlock(&scheduler_->mu());
-    const int64_t t0 = NowNs();
-    filler_->RunTask(task, ctx, &caller_lane_);
-    stats_.AddWorker(worker, NowNs() - t0, task.end - task.begin);
-    stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
-  } catch (...) {
-    // The id goes back whatever ended the task (it must not stay lent), a
-    // thread cancellation too; what would end a worker's task
-    // (std::bad_alloc) ends the epoch, as there.
-    claims.ReturnWorker(scheduler_->pool(), worker);
-    RethrowIfCancellation();
-    scheduler_->InterruptLocked(std::current_exception());
-    return true;
-  }
-  claims.ReturnWorker(scheduler_->pool(), worker);
-  return true;
-}
-
-bool Engine::WaitForBatchLocked(std::optional<Clock::time_point> deadline) {
-  if (options_.timeout.count() == 0) return scheduler_->WaitForProgressLocked(deadline, std::nullopt);
-  // Wake up regularly to look for a sample past the timeout.
-  const bool waited = scheduler_->WaitForProgressLocked(
-      deadline,
-      std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::milliseconds(50)));
-  if (waited) CheckTimeoutsLocked();
-  return waited;
-}
-
-void Engine::CheckTimeoutsLocked() {
-  const int64_t limit =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
-  workers_->mu().AssertHeld();
-  workers_->AbandonLateLoadsLocked(NowNs(), limit, scheduler_->generation(),
-                                   [this](const LateLoad& late) {
-                                     scheduler_->mu().AssertHeld();  // called under it
-                                     scheduler_->RebindLocked(late);
-                                   });
-}
-
 // ---------------------------------------------------------------------------
 // Workers
 
-bool Engine::InitWorker(int worker) {
-  if (!options_.worker_init) return true;
-  try {
-    options_.worker_init(worker);
-    MutexLock lock(&scheduler_->mu());
-    InitDoneLocked(worker);
-    return true;
-  } catch (...) {
-    const CaughtException caught = SortCurrentException();
-    MutexLock lock(&scheduler_->mu());
-    switch (caught.kind) {
-      case ExceptionKind::kOutOfMemory:
-      case ExceptionKind::kSampleError:
-      case ExceptionKind::kException:
-        scheduler_->consumer_locked().Fail(
-            std::make_exception_ptr(WorkerInitError(worker, caught.exception->what())));
-        break;
-      case ExceptionKind::kInterrupt:  // KeyboardInterrupt in worker_init_fn: passed on as it is
-        scheduler_->consumer_locked().Fail(std::current_exception());
-        break;
-    }
-    InitDoneLocked(worker);
-    return false;
-  }
-}
-
-void Engine::InitDoneLocked(int worker) {
-  const size_t w = static_cast<size_t>(worker);
-  if (w >= init_pending_.size() || init_pending_[w] == 0) return;
-  init_pending_[w] = 0;
-  scheduler_->consumer_locked().Notify();  // a consumer may wait for it to end the epoch
-}
-
 void Engine::WorkerBody(int worker, WorkerLane& lane) {
-  if (!InitWorker(worker)) return;
-  if (producer_) {
-    producer_->WorkerBody(worker);
-  } else {
-    LoadTasks(worker, lane);
-  }
-}
-
-void Engine::LoadTasks(int worker, WorkerLane& lane) {
-  SampleContext ctx(options_.seed, 0, 0, worker);
-  double ns_per_row = 0;  // moving average of this worker's cost per row
-  MutexLock lock(&scheduler_->mu());
-  // Both parts live as long as the scheduler; what is used of them below
-  // without the lock (WakeAnother, NoteRowCost) is safe without it.
-  RowClaims& claims = scheduler_->claims_locked();
-  WorkerRoster& roster = scheduler_->roster_locked();
-  while (true) {
-    try {
-      // While the consumer borrows this worker's id (LoadWhileWaitingLocked)
-      // the worker claims nothing. A worker the hold-back keeps waiting
-      // looks again after a while (RowClaims::HoldBackCheck): the consumer
-      // may keep the batch it holds.
-      while (!(WorkersStoppingLocked() ||
-               (claims.HasWork(scheduler_->pool(), worker) && !roster.lent(worker)))) {
-        roster.SetWaiting(worker, true);
-        scheduler_->pool().wakeups().Wait(scheduler_->mu(), worker,
-                                          claims.HoldBackCheck(scheduler_->pool()));
-        roster.SetWaiting(worker, false);
-      }
-      if (WorkersStoppingLocked()) return;
-      Task task;
-      if (!claims.Claim(scheduler_->pool(), ChunkFor(ns_per_row, kChunkTargetNs), &task, worker)) {
-        continue;
-      }
-      const bool more = claims.WorthWakingAnother(scheduler_->pool(), worker);
-      // The task runs without the lock; an exception takes it again on the
-      // way out, for the handler below.
-      MutexUnlock unlock(&scheduler_->mu());
-      if (more) roster.WakeAnother();
-      // Read before the rows are done: the slot may be recycled from then on.
-      const int64_t batch_rows = task.slot->planned_rows;
-      const int64_t t0 = NowNs();
-      filler_->RunTask(task, ctx, &lane);
-      const int64_t elapsed = NowNs() - t0;
-      const int64_t rows = task.end - task.begin;
-      UpdateAverage(&ns_per_row, elapsed, rows);
-      claims.NoteRowCost(scheduler_->pool().wakeups(), ns_per_row, batch_rows);
-      stats_.AddWorker(worker, elapsed, rows);
-      stats_.AddStages(SampleContextAccess::DrainStageTimes(ctx));
-      // Retired after a timeout: a replacement already took this worker's place.
-      if (lane.retired.load()) return;
-    } catch (...) {
-      RethrowIfCancellation();
-      // std::bad_alloc sizing a slot: the epoch ends and the consumer gets
-      // it; this thread stays, for the next epoch.
-      scheduler_->InterruptLocked(std::current_exception());
-    }
-  }
+  if (worker_init_->Run(worker)) mode_->RunWorker(worker, lane);
 }
 
 // ---------------------------------------------------------------------------
@@ -599,41 +293,27 @@ void Engine::SetActiveWorkers(int n) {
     throw Error("SetActiveWorkers: n must be 1.." + std::to_string(most) +
                 " (num_workers), got " + std::to_string(n));
   }
-  // A stream's batches come round-robin from every worker: none may park.
-  if (producer_) return;
-  MutexLock lock(&scheduler_->mu());
-  scheduler_->roster_locked().SetActive(n);
+  mode_->SetActiveWorkers(n);
 }
 
-int Engine::active_workers() const {
-  if (producer_) return std::max(1, options_.num_workers);
-  MutexLock lock(&scheduler_->mu());
-  return scheduler_->roster_locked().active();
-}
+int Engine::active_workers() const { return mode_->active_workers(); }
 
 void Engine::SetSlotLimit(int n) {
   if (n < 1 || n > kMaxSlots) {
     throw Error("SetSlotLimit: n must be 1.." + std::to_string(kMaxSlots) + ", got " +
                 std::to_string(n));
   }
-  MutexLock lock(&scheduler_->mu());
-  if (producer_) {
-    // Each worker's turn in the round-robin needs a slot of its own.
-    n = std::max(n, std::max(1, options_.num_workers));
-    producer_->mu().AssertHeld();
-    producer_->SetSlotLimitLocked(n);
-  }
-  scheduler_->pool().SetLimitLocked(n);
+  mode_->SetSlotLimit(n);
 }
 
 int Engine::slot_limit() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->pool().limit_locked();
+  return scheduler_->slot_limit_locked();
 }
 
 SlotUsage Engine::slot_usage() const {
   MutexLock lock(&scheduler_->mu());
-  return scheduler_->pool().UsageLocked();
+  return scheduler_->SlotUsageLocked();
 }
 
 }  // namespace feedline::internal

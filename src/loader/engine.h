@@ -2,28 +2,30 @@
 // concept (docs/architecture.md, "The engine"):
 //   - Scheduler (scheduler.h): the epoch plan, binding batches to slots,
 //     claiming rows in chunks, retrying rebound batches, in-order delivery,
-//     and the runtime controls; it owns the scheduling state;
+//     and the runtime controls; it owns the scheduling state and its lock;
+//   - a SchedulingMode (scheduling_mode.h): the loops that drive the
+//     Scheduler for map-style loading (MapScheduling: MapWorkerLoop and
+//     MapConsumerLoop) or for an IterableDataset's streams
+//     (IterableProducer);
 //   - a WorkerPool (worker_pool.h; ThreadWorkerPool today): who runs the
 //     loading, with start, stop, and replacement after a timeout;
 //   - BatchFiller (batch_filler.h): loads rows into a slot and collates it,
 //     with FailurePolicy (error_policy.h) deciding what a failed sample
 //     becomes;
-//   - IterableProducer (iterable_producer.h): the IterableDataset side;
 //   - SlotPool and its SlotAllocator (slot_pool.h, slot_allocator.h): the batch
 //     slots and where their storage comes from;
 //   - a LoadBackend (load_backend.h): where samples load, on the engine's
 //     threads (ThreadLoadBackend) or in worker processes
 //     (src/process/process_load_backend.h), given at construction.
-// The Engine wires them, validates options, runs the consumer's side of
-// Next() (and the loading itself with num_workers = 0), and keeps the
-// loader's state for checkpoints.
+// The Engine wires them, validates options, forwards Next() and the
+// controls to the mode, and keeps the loader's state for checkpoints.
 //
 // Thread safety: Next(), TryNext(), Reset(), Restore() and set_epoch() are
 // called by one consumer thread; stats(), the runtime controls
 // (SetActiveWorkers, SetSlotLimit) and their accessors from any thread.
-// All scheduling state is guarded by the scheduler's mutex (the slot
-// pool's), shared by the parts; clang checks the annotations
-// (-Wthread-safety; see thread_annotations.h).
+// All scheduling state is guarded by the scheduler's mutex, which the
+// Scheduler owns; clang checks the annotations (-Wthread-safety; see
+// thread_annotations.h).
 #ifndef FEEDLINE_SRC_LOADER_ENGINE_H_
 #define FEEDLINE_SRC_LOADER_ENGINE_H_
 
@@ -45,7 +47,9 @@
 #include "src/loader/error_policy.h"
 #include "src/loader/iterable_producer.h"
 #include "src/loader/load_backend.h"
+#include "src/loader/map_scheduling.h"
 #include "src/loader/scheduler.h"
+#include "src/loader/scheduling_mode.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_pool.h"
 #include "src/loader/slot_layout.h"
@@ -53,6 +57,7 @@
 #include "src/loader/thread_worker_pool.h"
 #include "src/loader/tuner_driver.h"
 #include "src/loader/tuner_setup.h"
+#include "src/loader/worker_init.h"
 
 namespace feedline::internal {
 
@@ -114,32 +119,9 @@ class Engine {
   // sampler are known.
   void Assemble(std::vector<FieldSpec> fixed);
 
-  // Starts (map-style) epoch `epoch` at batch `first_batch`, and the workers.
-  void StartEpochLocked(int64_t epoch, int64_t first_batch) REQUIRES(scheduler_->mu());
-  void StopWorkersLocked() REQUIRES(scheduler_->mu());
-  using Clock = Scheduler::Clock;
-  std::optional<Batch> NextMapped(std::optional<Clock::time_point> deadline, bool* pending);
-  // Waits for progress (see Scheduler::WaitForProgressLocked); with a
-  // timeout, wakes regularly to give up on loads past it.
-  bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(scheduler_->mu());
-  // Instead of waiting: loads a chunk of rows in the consumer's thread under
-  // the id of a worker that waits for work (RowClaims::LendWaitingWorker),
-  // when rows are cheap and there is work to claim. True if it did.
-  bool LoadWhileWaitingLocked() REQUIRES(scheduler_->mu());
-  // Gives up on loads past the timeout: their batches are bound again to
-  // fresh slots, with those rows failed ("timeout"), and their workers
-  // replaced.
-  void CheckTimeoutsLocked() REQUIRES(scheduler_->mu());
-
   // What a worker runs: worker_init, then loading (map-style) or producing
   // from its stream (IterableDataset).
-  void WorkerBody(int worker, WorkerLane& lane) EXCLUDES(scheduler_->mu());
-  void LoadTasks(int worker, WorkerLane& lane) EXCLUDES(scheduler_->mu());
-  bool WorkersStoppingLocked() const REQUIRES(scheduler_->mu());
-  // Runs worker_init; on failure records it for the consumer and returns false.
-  bool InitWorker(int worker) EXCLUDES(scheduler_->mu());
-  // Worker `worker`'s worker_init returned (or threw): the epoch may end.
-  void InitDoneLocked(int worker) REQUIRES(scheduler_->mu());
+  void WorkerBody(int worker, WorkerLane& lane);
 
   // num_workers / prefetch_factor "auto" (tuner_setup.h): planned from the
   // options as given, before options_ resolves them, hence declared first.
@@ -156,25 +138,13 @@ class Engine {
   // Decides what a failed sample becomes (error_policy.h).
   FailurePolicy failure_policy_;
   StatsCollector stats_;
-  // The caller's thread (num_workers = 0): its context keeps its scratch
-  // buffers from batch to batch, and its lane is nobody's to watch.
-  SampleContext caller_ctx_;
-  WorkerLane caller_lane_;
-
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<BatchFiller> filler_;
-  std::unique_ptr<IterableProducer> producer_;  // IterableDataset only
-  std::unique_ptr<WorkerPool> workers_;         // null with num_workers = 0
-  // The consumer may load rows under a waiting worker's id, with that id's
-  // context (one per worker; used by the consumer's thread only).
-  bool lend_workers_ = false;
-  std::vector<std::unique_ptr<SampleContext>> lent_contexts_;
-  // Per map-style worker, 1 while its worker_init runs: the epoch ends only
-  // once none does, so a worker_init that fails after the other workers
-  // loaded every batch is still raised (as torch raises it).
-  std::vector<uint8_t> init_pending_ GUARDED_BY(scheduler_->mu());
-  // num_workers = 0: moving average of the caller's cost per row.
-  double caller_ns_per_row_ GUARDED_BY(scheduler_->mu()) = 0;
+  std::unique_ptr<WorkerInit> worker_init_;
+  // Map-style (MapScheduling) or a stream (IterableProducer).
+  std::unique_ptr<SchedulingMode> mode_;
+  // Declared last: its threads use the parts above, so it goes first.
+  std::unique_ptr<WorkerPool> workers_;  // null with num_workers = 0
 };
 
 }  // namespace feedline::internal

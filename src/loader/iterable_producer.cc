@@ -15,38 +15,39 @@ namespace feedline::internal {
 IterableProducer::IterableProducer(const LoaderOptions& options,
                                    std::shared_ptr<const IterableDataset> dataset,
                                    const SlotLayout* layout, Scheduler* scheduler,
-                                   BatchFiller* filler, StatsCollector* stats,
-                                   SampleContext* caller_ctx)
+                                   BatchFiller* filler, StatsCollector* stats)
     : options_(options),
       dataset_(std::move(dataset)),
       layout_(layout),
       scheduler_(scheduler),
       filler_(filler),
       stats_(stats),
-      caller_ctx_(caller_ctx),
+      caller_ctx_(options.seed, 0, 0, -1),
       streams_(std::max(1, options.num_workers)),
       quota_(options.prefetch_factor) {}
 
-bool IterableProducer::StoppingLocked() const {
-  if (workers_ == nullptr) return false;
-  workers_->mu().AssertHeld();  // the scheduler's mutex, by the pool's name
-  return workers_->stopping_locked();
-}
-
 bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
-  if (scheduler_->pool().HasFreeLocked()) return false;
-  for (const auto& slot : scheduler_->pool().slots_locked()) {
-    if (slot->state == SlotState::kFilling && slot->producer == worker &&
-        slot->generation == scheduler_->generation()) {
-      return false;
-    }
-  }
-  return true;
+  if (scheduler_->HasFreeSlotLocked()) return false;
+  return scheduler_->FindSlotLocked([worker](const Slot& slot) {
+           return slot.state == SlotState::kFilling && slot.producer == worker;
+         }) == nullptr;
 }
 
-void IterableProducer::SetSlotLimitLocked(int slots) {
-  quota_ = std::max(1, slots / streams_);
-  scheduler_->pool().wakeups().WakeAll();
+void IterableProducer::Reset() {
+  MutexLock lock(&scheduler_->mu());
+  // A stream's workers open their streams at the start of an epoch: they
+  // always stop.
+  scheduler_->ResetLocked(/*stop_workers=*/true);
+  main_stream_.reset();
+}
+
+void IterableProducer::SetSlotLimit(int n) {
+  MutexLock lock(&scheduler_->mu());
+  // Each worker's turn in the round-robin needs a slot of its own.
+  n = std::max(n, streams_);
+  quota_ = std::max(1, n / streams_);
+  scheduler_->WakeWorkers();
+  scheduler_->SetSlotLimitLocked(n);
 }
 
 void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleContext& ctx,
@@ -57,7 +58,7 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
   int64_t rows = 0;
   while (rows < want) {
     if (scheduler_->generation() != slot->generation ||
-        (workers_ != nullptr && workers_->shutting_down())) {
+        scheduler_->WorkersShuttingDown()) {
       break;
     }
     Sample& sample = slot->samples[static_cast<size_t>(rows)];
@@ -107,18 +108,9 @@ void IterableProducer::FillFromStream(SampleStream& stream, Slot* slot, SampleCo
   if (*exhausted && options_.drop_last && rows < want) slot->planned_rows = 0;
 }
 
-void IterableProducer::WorkerBody(int worker) {
-  SampleContext ctx(options_.seed, 0, 0, worker);
-  std::unique_ptr<SampleStream> stream;
-  uint64_t generation = 0;
-  int64_t epoch = 0;
-  {
-    MutexLock lock(&scheduler_->mu());
-    generation = scheduler_->generation();
-    epoch = scheduler_->cursor_locked().epoch();
-  }
+std::unique_ptr<SampleStream> IterableProducer::OpenStream(int worker, int64_t epoch) {
   try {
-    stream = dataset_->Open(worker, options_.num_workers, epoch);
+    return dataset_->Open(worker, options_.num_workers, epoch);
   } catch (...) {
     const CaughtException caught = SortCurrentException();
     MutexLock lock(&scheduler_->mu());
@@ -127,7 +119,7 @@ void IterableProducer::WorkerBody(int worker) {
         // The dataset's own failure (a Python __iter__ that raised): kept a
         // SampleError, so the binding can raise the dataset's exception type.
         const SampleError& e = caught.sample_error();
-        scheduler_->consumer_locked().Fail(std::make_exception_ptr(SampleError(
+        scheduler_->FailLocked(std::make_exception_ptr(SampleError(
             e.kind(), e.source(),
             "opening the stream of worker " + std::to_string(worker) + ": " + e.message(), -1,
             e.origin())));
@@ -135,7 +127,7 @@ void IterableProducer::WorkerBody(int worker) {
       }
       case ExceptionKind::kOutOfMemory:
       case ExceptionKind::kException:
-        scheduler_->consumer_locked().Fail(std::make_exception_ptr(
+        scheduler_->FailLocked(std::make_exception_ptr(
             std::runtime_error("opening the stream of worker " + std::to_string(worker) +
                                " failed: " + caught.exception->what())));
         break;
@@ -143,18 +135,31 @@ void IterableProducer::WorkerBody(int worker) {
         scheduler_->InterruptLocked(std::current_exception());
         break;
     }
-    return;
+    return nullptr;
   }
+}
+
+void IterableProducer::RunWorker(int worker, WorkerLane&) {
+  SampleContext ctx(options_.seed, 0, 0, worker);
+  uint64_t generation = 0;
+  int64_t epoch = 0;
+  {
+    MutexLock lock(&scheduler_->mu());
+    generation = scheduler_->generation();
+    epoch = scheduler_->epoch_locked();
+  }
+  const std::unique_ptr<SampleStream> stream = OpenStream(worker, epoch);
+  if (!stream) return;
   MutexLock lock(&scheduler_->mu());
   const size_t w = static_cast<size_t>(worker);
   while (true) {
     // Each worker keeps at most quota_ undelivered batches, so a slow
     // worker's turn in the round-robin always finds a slot.
-    while (!(StoppingLocked() || scheduler_->generation() != generation ||
-             (scheduler_->pool().HasFreeLocked() && produced_[w] - consumed_[w] < quota_))) {
-      scheduler_->pool().wakeups().Wait(scheduler_->mu());
+    while (!(scheduler_->WorkersStoppingLocked() || scheduler_->generation() != generation ||
+             (scheduler_->HasFreeSlotLocked() && produced_[w] - consumed_[w] < quota_))) {
+      scheduler_->WaitAsStreamWorkerLocked();
     }
-    if (StoppingLocked() || scheduler_->generation() != generation) return;
+    if (scheduler_->WorkersStoppingLocked() || scheduler_->generation() != generation) return;
     Slot* slot = nullptr;
     try {
       slot = TakeStreamSlotLocked(worker, epoch, generation);
@@ -164,18 +169,18 @@ void IterableProducer::WorkerBody(int worker) {
     }
     if (ProduceFromStream(*stream, slot, ctx, worker)) {
       exhausted_[w] = true;
-      scheduler_->consumer_locked().Notify();
+      scheduler_->NotifyConsumerLocked();
       return;
     }
   }
 }
 
 Slot* IterableProducer::TakeStreamSlotLocked(int producer, int64_t epoch, uint64_t generation) {
-  Slot* slot = scheduler_->pool().TakeFreeLocked();
+  Slot* slot = scheduler_->TakeFreeSlotLocked();
   try {
     layout_->EnsureRows(slot, options_.batch_size);
   } catch (...) {
-    scheduler_->pool().PutLocked(slot);
+    scheduler_->PutSlotLocked(slot);
     throw;
   }
   const size_t p = static_cast<size_t>(producer);
@@ -209,95 +214,102 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
   }
   // A new epoch may have reset the counts meanwhile: this batch is not its.
   if (ready && scheduler_->generation() == generation) ++produced_[producer];
-  if (!published) scheduler_->pool().PutLocked(slot);
+  if (!published) scheduler_->PutSlotLocked(slot);
   stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
   return exhausted;
 }
 
-std::optional<Batch> IterableProducer::Next(std::optional<Scheduler::Clock::time_point> deadline,
+void IterableProducer::BeginTakeLocked() {
+  scheduler_->ThrowInterruptLocked();
+  if (scheduler_->EpochRunningLocked()) return;
+  scheduler_->StartStreamEpochLocked();
+  produced_.assign(static_cast<size_t>(streams_), 0);
+  consumed_.assign(static_cast<size_t>(streams_), 0);
+  exhausted_.assign(static_cast<size_t>(streams_), false);
+  rr_next_ = 0;
+  scheduler_->RestartWorkersLocked();
+}
+
+bool IterableProducer::FindTurnLocked() {
+  for (int k = 0; k < streams_; ++k) {
+    const size_t w = static_cast<size_t>((rr_next_ + k) % streams_);
+    if (exhausted_[w] && consumed_[w] == produced_[w]) continue;
+    rr_next_ = static_cast<int>(w);
+    return true;
+  }
+  return false;
+}
+
+Slot* IterableProducer::TakeTurnLocked() {
+  const size_t w = static_cast<size_t>(rr_next_);
+  const int producer = rr_next_;
+  const int64_t batch = consumed_[w];
+  Slot* ready = scheduler_->FindSlotLocked([producer, batch](const Slot& slot) {
+    return slot.state == SlotState::kReady && slot.producer == producer &&
+           slot.batch_index == batch;
+  });
+  if (ready == nullptr) return nullptr;
+  ++consumed_[w];
+  rr_next_ = (rr_next_ + 1) % streams_;
+  scheduler_->WakeWorkers();
+  return ready;
+}
+
+void IterableProducer::MakeRoomLocked() {
+  scheduler_->GrowIfCallerHoldsEverySlotLocked();
+  // The awaited worker's batch comes first in the round-robin: if the
+  // slots are all taken by kept batches and by other workers' batches
+  // waiting behind it, it gets one more (list(loader) over a stream).
+  if (scheduler_->has_workers() && AwaitedWorkerStarvedLocked(rr_next_)) {
+    scheduler_->GrowSlotsLocked();
+  }
+}
+
+void IterableProducer::ProduceInCallerLocked() {
+  const int64_t epoch = scheduler_->epoch_locked();
+  if (!main_stream_) main_stream_ = dataset_->Open(0, 1, epoch);
+  Slot* slot = TakeStreamSlotLocked(0, epoch, scheduler_->generation());
+  if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0)) {
+    exhausted_[0] = true;
+    main_stream_.reset();
+  }
+}
+
+bool IterableProducer::WaitForTurnLocked(std::optional<Clock::time_point> deadline) {
+  // With a timeout the consumer wakes regularly, as in map-style loading
+  // (a stream's late items are discarded by the worker when they return).
+  std::optional<std::chrono::milliseconds> wake_after;
+  if (options_.timeout.count() > 0) {
+    wake_after =
+        std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::milliseconds(50));
+  }
+  return scheduler_->WaitForProgressLocked(deadline, wake_after);
+}
+
+std::optional<Batch> IterableProducer::Next(std::optional<Clock::time_point> deadline,
                                             bool* pending) {
   MutexLock lock(&scheduler_->mu());
-  scheduler_->consumer_locked().ThrowInterrupt();
-  if (!scheduler_->cursor_locked().running()) {
-    scheduler_->StartStreamEpochLocked();
-    produced_.assign(static_cast<size_t>(streams_), 0);
-    consumed_.assign(static_cast<size_t>(streams_), 0);
-    exhausted_.assign(static_cast<size_t>(streams_), false);
-    rr_next_ = 0;
-    if (workers_ != nullptr) {
-      workers_->mu().AssertHeld();
-      workers_->StopLocked();  // the previous epoch's threads, if any
-      workers_->StartLocked();
-    }
-  }
+  BeginTakeLocked();
   int64_t wait_start = -1;
   while (true) {
-    scheduler_->consumer_locked().ThrowPending();
-    // Find the next worker in round-robin order that can still deliver.
-    bool any_left = false;
-    for (int k = 0; k < streams_; ++k) {
-      const size_t w = static_cast<size_t>((rr_next_ + k) % streams_);
-      if (exhausted_[w] && consumed_[w] == produced_[w]) continue;
-      any_left = true;
-      rr_next_ = static_cast<int>(w);
-      break;
-    }
-    if (!any_left) {
-      scheduler_->cursor_locked().End();
+    scheduler_->ThrowPendingLocked();
+    if (!FindTurnLocked()) {  // every stream ended and was delivered
       if (wait_start >= 0) stats_->AddWait(NowNs() - wait_start);
-      if (workers_ != nullptr) {
-        workers_->mu().AssertHeld();
-        workers_->StopLocked();
-      }
+      scheduler_->FinishEpochLocked(/*stop_workers=*/true);
       return std::nullopt;
     }
-    const size_t w = static_cast<size_t>(rr_next_);
-    Slot* ready = nullptr;
-    for (const auto& slot : scheduler_->pool().slots_locked()) {
-      Slot* s = slot.get();
-      if (s->state == SlotState::kReady && s->generation == scheduler_->generation() &&
-          s->producer == rr_next_ && s->batch_index == consumed_[w]) {
-        ready = s;
-        break;
-      }
-    }
-    if (ready != nullptr) {
+    if (Slot* ready = TakeTurnLocked()) {
       if (wait_start >= 0) stats_->AddWait(NowNs() - wait_start);
       wait_start = -1;
-      ++consumed_[w];
-      rr_next_ = (rr_next_ + 1) % streams_;
-      scheduler_->pool().wakeups().WakeAll();
       std::optional<Batch> batch = scheduler_->DeliverLocked(ready);
       if (batch) return batch;
       continue;
     }
-    scheduler_->claims_locked().GrowIfCallerHoldsEverySlot(scheduler_->pool());
-    // The awaited worker's batch comes first in the round-robin: if the
-    // slots are all taken by kept batches and by other workers' batches
-    // waiting behind it, it gets one more (list(loader) over a stream).
-    if (workers_ != nullptr && AwaitedWorkerStarvedLocked(rr_next_)) {
-      scheduler_->pool().GrowLocked();
-      scheduler_->pool().wakeups().WakeAll();
-    }
+    MakeRoomLocked();
     if (wait_start < 0) wait_start = NowNs();
-    if (workers_ == nullptr) {
-      if (!main_stream_) main_stream_ = dataset_->Open(0, 1, scheduler_->cursor_locked().epoch());
-      Slot* slot =
-          TakeStreamSlotLocked(0, scheduler_->cursor_locked().epoch(), scheduler_->generation());
-      if (ProduceFromStream(*main_stream_, slot, *caller_ctx_, 0)) {
-        exhausted_[0] = true;
-        main_stream_.reset();
-      }
-      continue;
-    }
-    // With a timeout the consumer wakes regularly, as in map-style loading
-    // (a stream's late items are discarded by the worker when they return).
-    std::optional<std::chrono::milliseconds> wake_after;
-    if (options_.timeout.count() > 0) {
-      wake_after = std::min<std::chrono::milliseconds>(options_.timeout,
-                                                       std::chrono::milliseconds(50));
-    }
-    if (!scheduler_->WaitForProgressLocked(deadline, wake_after)) {
+    if (!scheduler_->has_workers()) {
+      ProduceInCallerLocked();
+    } else if (!WaitForTurnLocked(deadline)) {
       stats_->AddWait(NowNs() - wait_start);
       *pending = true;
       return std::nullopt;

@@ -3,40 +3,26 @@
 #include <algorithm>
 #include <span>
 
+#include "src/loader/claim_policy.h"
+
 namespace feedline::internal {
-namespace {
-
-// A batch that loads in less than this is cheaper to load than the wake-up
-// and context switch of a worker per batch: released slots are then handed
-// to the workers a few at a time (WorkerWakeups::set_batch_release_wakes).
-constexpr double kCheapBatchNs = 50000.0;
-// Claims of rows that each cost a round trip (round_trip_claims_): about
-// this much loading per claim, so that a round trip of ~20 us is under a
-// tenth of it, and no more rows than kMaxRoundTripRows, so that the last
-// claims of a batch stay short.
-constexpr double kRoundTripClaimNs = 250000.0;
-constexpr int64_t kMaxRoundTripRows = 8;
-
-int64_t RoundTripChunk(double ns_per_row) {
-  if (ns_per_row <= 0) return 1;
-  return std::clamp<int64_t>(static_cast<int64_t>(kRoundTripClaimNs / ns_per_row), 1,
-                             kMaxRoundTripRows);
-}
-
-}  // namespace
 
 RowClaims::RowClaims(const LoaderOptions& options, bool map_style, bool round_trip_claims,
-                     bool hold_back, const EpochCursor* cursor, WorkerRoster* roster,
-                     const SlotLayout* layout, const std::atomic<uint64_t>* generation)
+                     bool hold_back, SlotPool* pool, WorkerWakeups* wakeups,
+                     const EpochCursor* cursor,
+                     WorkerRoster* roster, const SlotLayout* layout,
+                     const std::atomic<uint64_t>* generation)
     : options_(options),
       map_style_(map_style),
+      pool_(pool),
+      wakeups_(wakeups),
       cursor_(cursor),
       roster_(roster),
       layout_(layout),
       generation_(generation),
-      batch_per_worker_(BatchPerWorker(options, map_style)),
+      batch_per_worker_(claim_policy::BatchPerWorker(options, map_style)),
       round_trip_claims_(round_trip_claims),
-      hold_back_(hold_back) {
+      hold_back_(hold_back, pool) {
   if (batch_per_worker_) {
     const size_t n = static_cast<size_t>(roster_->num_workers());
     own_next_.assign(n, 0);
@@ -60,25 +46,25 @@ void RowClaims::Start(int64_t first_batch) {
   hold_back_.NoteEpochStart();
 }
 
-void RowClaims::DropUnclaimed(SlotPool& pool) {
-  if (open_ != nullptr) DropUnclaimedOf(pool, open_);
+void RowClaims::DropUnclaimed() {
+  if (open_ != nullptr) DropUnclaimedOf(open_);
   open_ = nullptr;
   for (Slot*& slot : own_open_) {
-    if (slot != nullptr && slot->claimed < slot->planned_rows) DropUnclaimedOf(pool, slot);
+    if (slot != nullptr && slot->claimed < slot->planned_rows) DropUnclaimedOf(slot);
     slot = nullptr;
   }
-  for (Slot* slot : retry_) DropUnclaimedOf(pool, slot);
+  for (Slot* slot : retry_) DropUnclaimedOf(slot);
   retry_.clear();
 }
 
-void RowClaims::DropUnclaimedOf(SlotPool& pool, Slot* slot) {
+void RowClaims::DropUnclaimedOf(Slot* slot) {
   const int64_t n = slot->planned_rows - slot->claimed;
   if (n <= 0) return;
   slot->claimed = slot->planned_rows;
   if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == slot->planned_rows) {
     // Nothing was loading: nobody else will finish it.
     ReleaseOrphan(slot);
-    pool.PutLocked(slot);
+    pool_->PutLocked(slot);
   }
 }
 
@@ -86,48 +72,48 @@ void RowClaims::ReleaseOrphan(Slot* slot) {
   if (slot->orphaned.exchange(false)) --orphaned_slots_;
 }
 
-bool RowClaims::HasWork(SlotPool& pool, int worker) const {
+bool RowClaims::HasWork(int worker) const {
   if (!cursor_->running() || worker >= roster_->active()) return false;
   for (const Slot* slot : retry_) {
     if (slot->claimed < slot->planned_rows) return true;
   }
-  if (batch_per_worker_ && worker >= 0) return HasOwnWork(pool, worker);
+  if (batch_per_worker_ && worker >= 0) return HasOwnWork(worker);
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
-  return next_bind_ < cursor_->plan().num_batches() && pool.HasFreeLocked() &&
-         !HoldsBackNewSlot(pool);
+  return next_bind_ < cursor_->plan().num_batches() && pool_->HasFreeLocked() &&
+         !HoldsBackNewSlot();
 }
 
-bool RowClaims::HoldsBackNewSlot(SlotPool& pool) const {
+bool RowClaims::HoldsBackNewSlot() const {
   if (!hold_back_.on()) return false;
   const EpochPlan& plan = cursor_->plan();
   if (!cursor_->running() || next_bind_ >= plan.num_batches() || !retry_.empty()) return false;
-  return hold_back_.HoldsBack(pool, plan.batch(next_bind_).size(), roster_->active(),
+  return hold_back_.HoldsBack(plan.batch(next_bind_).size(), roster_->active(),
                              generation_->load());
 }
 
-std::optional<RowClaims::Clock::time_point> RowClaims::HoldBackCheck(SlotPool& pool) const {
-  if (!HoldsBackNewSlot(pool)) return std::nullopt;
+std::optional<RowClaims::Clock::time_point> RowClaims::HoldBackCheck() const {
+  if (!HoldsBackNewSlot()) return std::nullopt;
   return SlotHoldBack::RecheckAt(Clock::now());
 }
 
-bool RowClaims::WorthWakingAnother(SlotPool& pool, int worker) const {
+bool RowClaims::WorthWakingAnother(int worker) const {
   if (batch_per_worker_) return false;  // each worker has its own batches: none is another's
-  if (!HasWork(pool, worker)) return false;
-  if (!pool.wakeups().batch_release_wakes() || !retry_.empty()) return true;
+  if (!HasWork(worker)) return false;
+  if (!wakeups_->batch_release_wakes() || !retry_.empty()) return true;
   if (open_ != nullptr && open_->claimed < open_->planned_rows) return true;
-  return pool.FreeCountLocked() >= 2 && cursor_->plan().num_batches() - next_bind_ >= 2;
+  return pool_->FreeCountLocked() >= 2 && cursor_->plan().num_batches() - next_bind_ >= 2;
 }
 
-void RowClaims::NoteRowCost(WorkerWakeups& wakeups, double ns_per_row, int64_t rows) {
+void RowClaims::NoteRowCost(double ns_per_row, int64_t rows) {
   if (!map_style_) return;  // a stream's worker waits for its own turn
   row_ns_.store(ns_per_row, std::memory_order_relaxed);
-  const bool cheap = ns_per_row * static_cast<double>(rows) < kCheapBatchNs;
-  if (cheap != wakeups.batch_release_wakes()) wakeups.set_batch_release_wakes(cheap);
+  const bool cheap = claim_policy::CheapBatch(ns_per_row, rows);
+  if (cheap != wakeups_->batch_release_wakes()) wakeups_->set_batch_release_wakes(cheap);
 }
 
-int RowClaims::LendWaitingWorker(SlotPool& pool) {
+int RowClaims::LendWaitingWorker() {
   for (int w = 0; w < roster_->active(); ++w) {
-    if (roster_->waiting(w) && !roster_->lent(w) && HasWork(pool, w)) {
+    if (roster_->waiting(w) && !roster_->lent(w) && HasWork(w)) {
       roster_->Lend(w);
       return w;
     }
@@ -135,12 +121,12 @@ int RowClaims::LendWaitingWorker(SlotPool& pool) {
   return -1;
 }
 
-void RowClaims::ReturnWorker(SlotPool& pool, int worker) {
+void RowClaims::ReturnWorker(int worker) {
   // Only a wake the worker slept through while lent is made good: waking a
   // worker after every chunk the consumer loaded would cost the context
   // switches lending saves.
   if (!roster_->Return(worker)) return;
-  if (!pool.wakeups().AnyWaiting(pool.mu()) || !HasWork(pool, worker)) return;
+  if (!wakeups_->AnyWaiting() || !HasWork(worker)) return;
   roster_->WakeAnother();
 }
 
@@ -164,16 +150,16 @@ void RowClaims::Bind(Slot* slot, int64_t batch_index) {
   std::fill_n(slot->timed_out.begin(), rows.size(), 0);
 }
 
-bool RowClaims::HasOwnWork(SlotPool& pool, int worker) const {
+bool RowClaims::HasOwnWork(int worker) const {
   const size_t w = static_cast<size_t>(worker);
   if (w >= own_next_.size()) return false;
   const Slot* open = own_open_[w];
   if (open != nullptr && open->claimed < open->planned_rows) return true;
   return own_next_[w] < cursor_->plan().num_batches() &&
-         own_undelivered_[w] < options_.prefetch_factor && pool.HasFreeLocked();
+         own_undelivered_[w] < options_.prefetch_factor && pool_->HasFreeLocked();
 }
 
-Slot* RowClaims::OwnBatch(SlotPool& pool, int worker) {
+Slot* RowClaims::OwnBatch(int worker) {
   const size_t w = static_cast<size_t>(worker);
   if (w >= own_next_.size()) return nullptr;
   Slot* open = own_open_[w];
@@ -183,12 +169,12 @@ Slot* RowClaims::OwnBatch(SlotPool& pool, int worker) {
       own_undelivered_[w] >= options_.prefetch_factor) {
     return nullptr;
   }
-  Slot* fresh = pool.TakeFreeLocked();
+  Slot* fresh = pool_->TakeFreeLocked();
   if (fresh == nullptr) return nullptr;
   try {
     Bind(fresh, own_next_[w]);
   } catch (...) {
-    pool.PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
+    pool_->PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
     throw;
   }
   fresh->producer = worker;  // its delivery gives the worker its quota back
@@ -198,7 +184,7 @@ Slot* RowClaims::OwnBatch(SlotPool& pool, int worker) {
   return fresh;
 }
 
-bool RowClaims::Claim(SlotPool& pool, int64_t chunk, Task* task, int worker) {
+bool RowClaims::Claim(int64_t chunk, Task* task, int worker) {
   // Batches bound again after a timeout go first: the consumer waits for them.
   while (!retry_.empty() && retry_.front()->claimed >= retry_.front()->planned_rows) {
     retry_.erase(retry_.begin());
@@ -207,19 +193,19 @@ bool RowClaims::Claim(SlotPool& pool, int64_t chunk, Task* task, int worker) {
   if (!retry_.empty()) {
     slot = retry_.front();
   } else if (batch_per_worker_ && worker >= 0) {
-    slot = OwnBatch(pool, worker);
+    slot = OwnBatch(worker);
     if (slot == nullptr) return false;
     chunk = slot->planned_rows - slot->claimed;  // the whole batch, in one claim
   } else {
     if (open_ == nullptr || open_->claimed >= open_->planned_rows) {
       open_ = nullptr;
-      if (next_bind_ >= cursor_->plan().num_batches() || HoldsBackNewSlot(pool)) return false;
-      Slot* fresh = pool.TakeFreeLocked();
+      if (next_bind_ >= cursor_->plan().num_batches() || HoldsBackNewSlot()) return false;
+      Slot* fresh = pool_->TakeFreeLocked();
       if (fresh == nullptr) return false;
       try {
         Bind(fresh, next_bind_);
       } catch (...) {
-        pool.PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
+        pool_->PutLocked(fresh);  // std::bad_alloc sizing it: the slot stays usable
         throw;
       }
       ++next_bind_;
@@ -228,7 +214,7 @@ bool RowClaims::Claim(SlotPool& pool, int64_t chunk, Task* task, int worker) {
     slot = open_;
   }
   if (round_trip_claims_) {
-    chunk = std::max(chunk, RoundTripChunk(row_ns()));
+    chunk = std::max(chunk, claim_policy::RoundTripChunk(row_ns()));
   }
   const int64_t unclaimed = slot->planned_rows - slot->claimed;
   // No share is left for other workers: a chunk is sized to take ~20 us, so
@@ -256,68 +242,68 @@ bool RowClaims::Claim(SlotPool& pool, int64_t chunk, Task* task, int worker) {
   return true;
 }
 
-void RowClaims::Rebind(SlotPool& pool, const LateLoad& late) {
+void RowClaims::Rebind(const LateLoad& late) {
   Slot* old_slot = late.slot;
   ++orphaned_slots_;
   // Rows of the old slot nobody claimed yet are loaded in the new one.
   if (open_ == old_slot) open_ = nullptr;
   retry_.erase(std::remove(retry_.begin(), retry_.end(), old_slot), retry_.end());
-  DropUnclaimedOf(pool, old_slot);  // cannot complete it: the late row is pending
+  DropUnclaimedOf(old_slot);  // cannot complete it: the late row is pending
   Slot* fresh = nullptr;
   try {
     std::vector<int> timed_out(old_slot->timed_out.begin(),
                                old_slot->timed_out.begin() + old_slot->planned_rows);
     timed_out[static_cast<size_t>(late.row)] = late.attempt + 1;
-    fresh = pool.TakeFreeLocked();
+    fresh = pool_->TakeFreeLocked();
     if (fresh == nullptr) {
-      pool.GrowLocked();  // the old slot is out of use until the late load returns
-      fresh = pool.TakeFreeLocked();
+      pool_->GrowLocked();  // the old slot is out of use until the late load returns
+      fresh = pool_->TakeFreeLocked();
     }
     Bind(fresh, old_slot->batch_index);
     std::copy(timed_out.begin(), timed_out.end(), fresh->timed_out.begin());
     retry_.push_back(fresh);
   } catch (...) {
-    if (fresh != nullptr) pool.PutLocked(fresh);
+    if (fresh != nullptr) pool_->PutLocked(fresh);
     throw;  // without memory the batch cannot be loaded
   }
-  pool.wakeups().WakeAll();
+  wakeups_->WakeAll();
 }
 
-void RowClaims::NoteDelivered(SlotPool& pool, Slot* slot) {
+void RowClaims::NoteDelivered(Slot* slot) {
   if (!batch_per_worker_ || slot->producer < 0 ||
       static_cast<size_t>(slot->producer) >= own_undelivered_.size()) {
     return;
   }
   --own_undelivered_[static_cast<size_t>(slot->producer)];
   slot->producer = -1;
-  pool.wakeups().WakeAll();  // its owner may be waiting for its quota
+  wakeups_->WakeAll();  // its owner may be waiting for its quota
 }
 
-void RowClaims::GrowIfCallerHoldsEverySlot(SlotPool& pool) {
+void RowClaims::GrowIfCallerHoldsEverySlot() {
   // Slots waiting for a late load (timeouts) are as unusable as held ones.
   // A loop, not one step: after the slot limit was lowered the caller may
   // hold more slots than the limit allows.
   bool grown = false;
-  while (!pool.HasFreeLocked() && pool.delivered_count_locked() + orphaned_slots_ >=
-                                      pool.limit_locked() + pool.grown_locked()) {
-    pool.GrowLocked();  // nothing can be loaded otherwise: make one more slot
+  while (!pool_->HasFreeLocked() && pool_->delivered_count_locked() + orphaned_slots_ >=
+                                      pool_->limit_locked() + pool_->grown_locked()) {
+    pool_->GrowLocked();  // nothing can be loaded otherwise: make one more slot
     grown = true;
   }
   // With batches owned by workers, another worker may have taken the slots
   // out of turn (its later batches) while the caller keeps what it got: the
   // awaited batch's owner then gets one more, or nothing would be loaded.
-  if (batch_per_worker_ && options_.in_order && cursor_->running() && !pool.HasFreeLocked() &&
+  if (batch_per_worker_ && options_.in_order && cursor_->running() && !pool_->HasFreeLocked() &&
       cursor_->next_to_deliver() < cursor_->plan().num_batches() &&
-      !Bound(pool, cursor_->next_to_deliver())) {
-    pool.GrowLocked();
+      !Bound(cursor_->next_to_deliver())) {
+    pool_->GrowLocked();
     grown = true;
   }
-  if (grown) pool.wakeups().WakeAll();
+  if (grown) wakeups_->WakeAll();
 }
 
-bool RowClaims::Bound(SlotPool& pool, int64_t batch_index) const {
+bool RowClaims::Bound(int64_t batch_index) const {
   const uint64_t generation = generation_->load();
-  for (const auto& slot : pool.slots_locked()) {
+  for (const auto& slot : pool_->slots_locked()) {
     if (slot->generation == generation && slot->batch_index == batch_index &&
         (slot->state == SlotState::kFilling || slot->state == SlotState::kReady)) {
       return true;

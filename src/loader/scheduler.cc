@@ -9,26 +9,6 @@
 
 namespace feedline::internal {
 
-Scheduler::Scheduler(const LoaderOptions& options,
-                     std::shared_ptr<const BatchSampler> batch_sampler, const Dataset* dataset,
-                     const LoadBackend* backend, const SlotLayout* layout,
-                     std::shared_ptr<SlotPool> pool, StatsCollector* stats)
-    : options_(options),
-      backend_(backend),
-      pool_(std::move(pool)),
-      stats_(stats),
-      cursor_(batch_sampler, dataset),
-      // With batches owned by workers, a released slot must reach its
-      // owner: every waiting worker wakes and looks.
-      roster_(options.num_workers,
-              batch_sampler != nullptr && !RowClaims::BatchPerWorker(options, true),
-              &pool_->wakeups()),
-      claims_(options, batch_sampler != nullptr, LoadsRowsTogether(*backend, options.timeout),
-              backend->traits().shared_slots && batch_sampler != nullptr, &cursor_, &roster_,
-              layout, &generation_) {
-  if (batch_sampler != nullptr) pool_->wakeups().SetWorkerCount(roster_.num_workers());
-}
-
 // ---------------------------------------------------------------------------
 // Epochs
 
@@ -36,7 +16,26 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   cursor_.Start(epoch, first_batch);
   claims_.Start(first_batch);
   generation_.fetch_add(1);
-  pool().wakeups().WakeAll();
+  lock_->wakeups.WakeAll();
+  StartWorkersLocked();
+}
+
+void Scheduler::BeginTakeLocked() {
+  cursor_.set_resume_pending(false);
+  consumer_.ThrowInterrupt();
+  if (!cursor_.running()) StartEpochLocked(cursor_.next_epoch(), 0);
+}
+
+void Scheduler::ResetLocked(bool stop_workers) {
+  cursor_.set_resume_pending(false);
+  consumer_.ClearInterrupt();  // it belonged to the epoch abandoned here
+  AbandonEpochLocked();
+  if (stop_workers) StopWorkersLocked();
+}
+
+void Scheduler::FinishEpochLocked(bool stop_workers) {
+  cursor_.End();
+  if (stop_workers) StopWorkersLocked();
 }
 
 int64_t Scheduler::StartStreamEpochLocked() {
@@ -50,7 +49,7 @@ void Scheduler::AbandonEpochLocked() {
   cursor_.End();
   // Rows nobody claimed will not be loaded: count them as finished, or their
   // slots would never come back.
-  claims_.DropUnclaimed(pool());
+  claims_.DropUnclaimed();
   generation_.fetch_add(1);
   // Samples in flight belong to the abandoned epoch: a backend that can stop
   // them (worker processes) does, so that joining the workers does not wait
@@ -58,21 +57,24 @@ void Scheduler::AbandonEpochLocked() {
   backend_->AbandonInFlight();
   // Ready batches of the abandoned epoch go straight back; slots still being
   // filled are returned by the worker that finishes them.
-  for (const auto& slot : pool().slots_locked()) {
-    if (slot->state == SlotState::kReady) pool().PutLocked(slot.get());
+  for (const auto& slot : pool_->slots_locked()) {
+    if (slot->state == SlotState::kReady) pool_->PutLocked(slot.get());
   }
-  pool().wakeups().WakeAll();
+  lock_->wakeups.WakeAll();
 }
 
 void Scheduler::ShutdownLocked() {
   generation_.fetch_add(1);
   cursor_.End();
   backend_->AbandonInFlight();
+  if (workers_ == nullptr) return;
+  workers_->mu().AssertHeld();
+  workers_->ShutdownLocked();
 }
 
 void Scheduler::RebindLocked(const LateLoad& late) {
   try {
-    claims_.Rebind(pool(), late);
+    claims_.Rebind(late);
   } catch (...) {
     InterruptLocked(std::current_exception());  // without memory the batch cannot be loaded
   }
@@ -106,9 +108,9 @@ bool Scheduler::Complete(Slot* slot, bool stale) {
     MutexLock lock(&mu());
     if (stale || slot->generation != generation_.load() || slot->orphaned.load()) {
       claims_.ReleaseOrphan(slot);
-      pool().PutLocked(slot);  // a free slot is new work
-      pool().ShrinkLocked();
-      wake_workers = pool().wakeups().AnyWaiting(pool().mu());
+      pool_->PutLocked(slot);  // a free slot is new work
+      pool_->ShrinkLocked();
+      wake_workers = lock_->wakeups.AnyWaiting();
     } else {
       CountOutcomes(slot);
       claims_.hold_back().NoteCompletion(*slot);
@@ -119,7 +121,7 @@ bool Scheduler::Complete(Slot* slot, bool stale) {
   }
   // Both without the lock: a thread woken under it would only wait for it.
   if (wake_consumer != nullptr) wake_consumer->NotifyOne();
-  if (wake_workers) pool().wakeups().WakeAll();
+  if (wake_workers) lock_->wakeups.WakeAll();
   return ready;
 }
 
@@ -129,7 +131,7 @@ bool Scheduler::Complete(Slot* slot, bool stale) {
 Slot* Scheduler::TakeReadyLocked() {
   const uint64_t generation = generation_.load();
   Slot* best = nullptr;
-  for (const auto& slot : pool().slots_locked()) {
+  for (const auto& slot : pool_->slots_locked()) {
     Slot* s = slot.get();
     if (s->state != SlotState::kReady || s->generation != generation) continue;
     if (options_.in_order) {
@@ -143,7 +145,7 @@ Slot* Scheduler::TakeReadyLocked() {
     }
   }
   if (best != nullptr) {
-    claims_.hold_back().NoteConsumerTook(pool(), static_cast<size_t>(best->planned_rows),
+    claims_.hold_back().NoteConsumerTook(static_cast<size_t>(best->planned_rows),
                                          roster_.active());
   }
   return best;
@@ -151,23 +153,23 @@ Slot* Scheduler::TakeReadyLocked() {
 
 std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
   cursor_.CountDelivered();
-  claims_.NoteDelivered(pool(), slot);
+  claims_.NoteDelivered(slot);
   if (slot->raise) {
     SampleError error = *slot->raise;
-    pool().PutLocked(slot);
-    pool().wakeups().WakeAll();
+    pool_->PutLocked(slot);
+    lock_->wakeups.WakeAll();
     if (error.kind() == FailureKind::kTimeout) throw TimeoutError(error);
     throw error;
   }
   if (slot->rows == 0) {  // every sample skipped
-    pool().PutLocked(slot);
-    pool().wakeups().WakeAll();
+    pool_->PutLocked(slot);
+    lock_->wakeups.WakeAll();
     return std::nullopt;
   }
-  pool().MarkDeliveredLocked(slot);
+  pool_->MarkDeliveredLocked(slot);
   stats_->AddBatch();
   stats_->MarkFirstBatch();
-  return BatchAccess::Make(pool_, slot);
+  return BatchAccess::Make(pool_owner_, slot);
 }
 
 bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
@@ -177,8 +179,8 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
   // Released slots may have been left for later (batched wake-ups,
   // WorkerWakeups::set_batch_release_wakes): with the consumer about to
   // wait, the workers need them now.
-  WorkerWakeups& wakeups = pool().wakeups();
-  if (wakeups.AnyWaiting(pool().mu()) && pool().HasFreeLocked()) {
+  WorkerWakeups& wakeups = lock_->wakeups;
+  if (wakeups.AnyWaiting() && pool_->HasFreeLocked()) {
     // With batches owned by workers only the owner of the next one can use
     // the slot, and any may be it: all look.
     if (roster_.parked() || !roster_.interchangeable()) {
@@ -195,6 +197,27 @@ bool Scheduler::WaitForProgressLocked(std::optional<Clock::time_point> deadline,
   }
   consumer_.Wait(mu(), deadline, wake_after);
   return true;
+}
+
+bool Scheduler::WaitForBatchLocked(std::optional<Clock::time_point> deadline) {
+  if (options_.timeout.count() == 0) return WaitForProgressLocked(deadline, std::nullopt);
+  // Wake up regularly to look for a sample past the timeout.
+  const bool waited = WaitForProgressLocked(
+      deadline,
+      std::min<std::chrono::milliseconds>(options_.timeout, std::chrono::milliseconds(50)));
+  if (waited) AbandonLateLoadsLocked();
+  return waited;
+}
+
+void Scheduler::AbandonLateLoadsLocked() {
+  if (workers_ == nullptr) return;
+  const int64_t limit =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.timeout).count();
+  workers_->mu().AssertHeld();
+  workers_->AbandonLateLoadsLocked(NowNs(), limit, generation(), [this](const LateLoad& late) {
+    mu().AssertHeld();  // called under it
+    RebindLocked(late);
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -1,94 +1,65 @@
 // Scheduler: what gets loaded, into which slot, and what the consumer gets
-// next. A facade over parts with one job each, all guarded by one mutex:
-//   - EpochCursor (epoch_cursor.h): the epoch, its plan, delivery and a
-//     pending resume;
-//   - RowClaims (row_claims.h): binding batches to slots and the rows each
-//     worker claims (with the hold-back, SlotHoldBack, and the rebinding of
-//     a batch after a timeout);
-//   - WorkerRoster (worker_roster.h): active, waiting and lent workers;
-//   - ConsumerSignal (consumer_signal.h): what the consumer waits for, and
-//     the failures and interrupts that end iteration;
-//   - the SlotPool (slot_pool.h), whose WorkerWakeups the workers wait on.
-// The scheduler itself does what involves several parts: starting and
-// abandoning an epoch (a generation counter, bumped by every start and
+// next. The top layer of the scheduling verbs (scheduler_state.h says what
+// the layers are and what they own): what involves several parts, starting
+// and abandoning an epoch (a generation counter, bumped by every start and
 // abandon, marks the work of an abandoned epoch so that it is dropped),
-// completing a batch, handing batches to the consumer, interrupts.
+// completing a batch, handing batches to the consumer, interrupts. The
+// layers below hold the verbs about the workers (WorkerControl), the slots
+// (SlotControl) and the claims (ClaimControl).
 // Who runs the loading (worker threads or processes) is the WorkerPool's
-// business; how a row is loaded and collated is the BatchFiller's.
+// business (the scheduler starts and stops it, AttachWorkers); how a row is
+// loaded and collated is the BatchFiller's. The loops that drive the
+// loading and the delivery (map_worker_loop.h, map_consumer_loop.h,
+// iterable_producer.h) call the verbs, each a short step under the lock.
 //
-// Thread safety: the mutex is the slot pool's, mu() (a released slot is new
-// work, and workers wait on the pool for either). The parts are
-// GUARDED_BY it and reached through *_locked() accessors that REQUIRE it;
-// *Locked functions REQUIRE it; clang checks both (make
-// test-thread-safety). Functions of the pool and the parts that take the
-// pool name its mutex, pool().mu(), the same capability as mu().
-// generation() is an atomic, read by workers between rows without the lock.
+// Thread safety: the scheduler owns its lock, mu() (SchedulerState); the
+// parts are GUARDED_BY it and *Locked functions REQUIRE it; clang checks
+// both (make test-thread-safety).
 #ifndef FEEDLINE_SRC_LOADER_SCHEDULER_H_
 #define FEEDLINE_SRC_LOADER_SCHEDULER_H_
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
-#include <memory>
 #include <optional>
 
 #include "feedline/batch.h"
-#include "feedline/batch_sampler.h"
-#include "feedline/dataset.h"
-#include "feedline/loader_options.h"
-#include "src/core/mutex.h"
 #include "src/core/thread_annotations.h"
-#include "src/loader/consumer_signal.h"
-#include "src/loader/epoch_cursor.h"
-#include "src/loader/load_backend.h"
-#include "src/loader/row_claims.h"
+#include "src/loader/claim_control.h"
 #include "src/loader/slot.h"
-#include "src/loader/slot_layout.h"
-#include "src/loader/slot_pool.h"
-#include "src/loader/stats_collector.h"
 #include "src/loader/worker_pool.h"
-#include "src/loader/worker_roster.h"
 
 namespace feedline::internal {
 
-class Scheduler {
+class Scheduler : public ClaimControl {
  public:
-  using Clock = std::chrono::steady_clock;
-
-  // `batch_sampler` is null for an IterableDataset; `dataset` (null then
-  // too), `backend`, `layout` and `stats` must outlive the scheduler. The
-  // backend's traits switch on round-trip claims and the slot hold-back.
-  Scheduler(const LoaderOptions& options, std::shared_ptr<const BatchSampler> batch_sampler,
-            const Dataset* dataset, const LoadBackend* backend, const SlotLayout* layout,
-            std::shared_ptr<SlotPool> pool, StatsCollector* stats);
-
-  SlotPool& pool() const { return *pool_; }
-  Mutex& mu() const RETURN_CAPABILITY(pool().mu()) { return pool().mu(); }
-
-  // --- The parts ------------------------------------------------------------
-  EpochCursor& cursor_locked() REQUIRES(mu()) { return cursor_; }
-  RowClaims& claims_locked() REQUIRES(mu()) { return claims_; }
-  WorkerRoster& roster_locked() REQUIRES(mu()) { return roster_; }
-  ConsumerSignal& consumer_locked() REQUIRES(mu()) { return consumer_; }
-
-  // Which epoch run the loader is in; bumped by every start and abandon.
-  uint64_t generation() const { return generation_.load(std::memory_order_relaxed); }
+  using ClaimControl::ClaimControl;
 
   // --- Epochs -------------------------------------------------------------
   // Map-style: plans `epoch` (or the pinned one) and binds from batch
-  // `first_batch`. Throws Error for a plan too large or a first_batch past
-  // the end.
+  // `first_batch`, and starts the workers if they are not running. Throws
+  // Error for a plan too large or a first_batch past the end.
   void StartEpochLocked(int64_t epoch, int64_t first_batch) REQUIRES(mu());
   // IterableDataset: starts the next epoch (no plan); returns its number.
   int64_t StartStreamEpochLocked() REQUIRES(mu());
+  // Reset(): a restored position and an interrupt of the epoch abandoned
+  // here are dropped, the epoch is abandoned, and the workers stop if
+  // `stop_workers`.
+  void ResetLocked(bool stop_workers) REQUIRES(mu());
   // Abandons the running epoch: unclaimed rows are dropped, ready batches go
   // back to the pool, in-flight samples are cancelled between rows (and the
   // backend is told, LoadBackend::AbandonInFlight).
   void AbandonEpochLocked() REQUIRES(mu());
   // The loader is going away: work in flight is dropped (the generation
-  // moves) and the backend is told to stop what it can (AbandonInFlight).
+  // moves), the backend is told to stop what it can (AbandonInFlight) and
+  // the workers are stopped for good.
   void ShutdownLocked() REQUIRES(mu());
+  // The consumer asks for a batch (map-style): a restored epoch, once
+  // consumed, is an ordinary one; a pending interrupt is rethrown; an epoch
+  // starts (the next one, at batch 0) if none runs.
+  void BeginTakeLocked() REQUIRES(mu());
+  // The epoch ended; the workers stop if `stop_workers`.
+  void FinishEpochLocked(bool stop_workers) REQUIRES(mu());
   // A load ran past the timeout (RowClaims::Rebind); without memory to bind
   // its batch again, the epoch is interrupted.
   void RebindLocked(const LateLoad& late) REQUIRES(mu());
@@ -116,6 +87,15 @@ class Scheduler {
   // while it waits.
   bool WaitForProgressLocked(std::optional<Clock::time_point> deadline,
                              std::optional<std::chrono::milliseconds> wake_after) REQUIRES(mu());
+  // Map-style: waits as WaitForProgressLocked does; with a timeout, wakes
+  // regularly to give up on loads past it (AbandonLateLoadsLocked).
+  bool WaitForBatchLocked(std::optional<Clock::time_point> deadline) REQUIRES(mu());
+  // Rethrows a worker failure (every time), or (once) an interrupt.
+  void ThrowPendingLocked() REQUIRES(mu()) { consumer_.ThrowPending(); }
+  // Rethrows (once) an interrupt.
+  void ThrowInterruptLocked() REQUIRES(mu()) { consumer_.ThrowInterrupt(); }
+  // Wakes a consumer waiting for progress (a stream ended).
+  void NotifyConsumerLocked() REQUIRES(mu()) { consumer_.Notify(); }
 
   // --- Interrupts ----------------------------------------------------------
   // Something that is not a failed sample escaped a dataset, a collate
@@ -127,18 +107,12 @@ class Scheduler {
   void InterruptLocked(std::exception_ptr error) REQUIRES(mu());
 
  private:
+  // Gives up on loads past the timeout: their batches are bound again to
+  // fresh slots, with those rows failed ("timeout"), and their workers
+  // replaced.
+  void AbandonLateLoadsLocked() REQUIRES(mu());
   // Adds the batch's errors, skipped and replaced rows to the statistics.
   void CountOutcomes(const Slot* slot);
-
-  const LoaderOptions& options_;
-  const LoadBackend* const backend_;
-  const std::shared_ptr<SlotPool> pool_;
-  StatsCollector* const stats_;
-  std::atomic<uint64_t> generation_{0};
-  EpochCursor cursor_ GUARDED_BY(mu());
-  WorkerRoster roster_ GUARDED_BY(mu());
-  RowClaims claims_ GUARDED_BY(mu());
-  ConsumerSignal consumer_ GUARDED_BY(mu());
 };
 
 }  // namespace feedline::internal

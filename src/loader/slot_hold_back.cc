@@ -33,18 +33,17 @@ constexpr int kWaitsBeforeGivingBack = 8;
 
 }  // namespace
 
-bool SlotHoldBack::HoldsBack(SlotPool& pool, size_t batch_rows, int active_workers,
-                             uint64_t generation) const {
+bool SlotHoldBack::HoldsBack(size_t batch_rows, int active_workers, uint64_t generation) const {
   if (!on_) return false;
   // A free slot is taken: the hold-back is only about making one.
-  if (pool.in_use_locked() < pool.size_locked()) return false;
-  if (pool.size_locked() < kSlotsBeforeHoldingBack) return false;
+  if (pool_->in_use_locked() < pool_->size_locked()) return false;
+  if (pool_->size_locked() < kSlotsBeforeHoldingBack) return false;
   if (!consumer_waited_for_last_ && !ConsumerWaiting()) return false;
   if (!TailIsCheap(batch_rows, active_workers)) return false;
   // Only while a batch is being loaded, or is ready for a consumer that
   // waits (the worker that completed it asks for more before the consumer
   // has woken up): what ends the hold is on its way.
-  for (const auto& slot : pool.slots_locked()) {
+  for (const auto& slot : pool_->slots_locked()) {
     if (slot->generation != generation) continue;
     if (slot->state == SlotState::kFilling) return true;
     if (slot->state == SlotState::kReady && ConsumerWaiting()) return true;
@@ -93,13 +92,13 @@ void SlotHoldBack::NoteConsumerWaits() {
 
 void SlotHoldBack::NoteConsumerAway(Clock::time_point now) { consumer_away_since_ = now; }
 
-void SlotHoldBack::NoteConsumerTook(SlotPool& pool, size_t batch_rows, int active_workers) {
+void SlotHoldBack::NoteConsumerTook(size_t batch_rows, int active_workers) {
   const bool waited = ConsumerWaiting();
   consumer_waited_for_last_ = waited;
   consecutive_waits_ = waited ? consecutive_waits_ + 1 : 0;
   const bool give_back = on_ && consecutive_waits_ >= kWaitsBeforeGivingBack &&
                          TailIsCheap(batch_rows, active_workers);
-  pool.set_keep_on_release_locked(give_back ? kSlotsBeforeHoldingBack : 0);
+  pool_->set_keep_on_release_locked(give_back ? kSlotsBeforeHoldingBack : 0);
   consumer_waited_since_take_ = false;
   consumer_away_since_.reset();
 }

@@ -21,8 +21,8 @@
 // it waiting now) and the batches' timing (tails and intervals), which it
 // records whether switched on or not.
 //
-// Thread safety: none of its own; the Scheduler guards it with its mutex
-// (the slot pool's), which the calls that read the pool require.
+// Thread safety: none of its own; a part of RowClaims, which the Scheduler
+// guards with its mutex (the pool it reads is guarded by the same one).
 #ifndef FEEDLINE_SRC_LOADER_SLOT_HOLD_BACK_H_
 #define FEEDLINE_SRC_LOADER_SLOT_HOLD_BACK_H_
 
@@ -41,14 +41,14 @@ class SlotHoldBack {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit SlotHoldBack(bool on) : on_(on) {}
+  // `pool`, whose slots it counts, must outlive the hold-back.
+  SlotHoldBack(bool on, SlotPool* pool) : on_(on), pool_(pool) {}
   bool on() const { return on_; }
 
   // True if the next batch, of `batch_rows` rows, should wait for a released
   // slot. REQUIRES: an epoch runs with a batch left to bind and no batch
   // bound again after a timeout waiting (the caller checks).
-  bool HoldsBack(SlotPool& pool, size_t batch_rows, int active_workers,
-                 uint64_t generation) const REQUIRES(pool.mu());
+  bool HoldsBack(size_t batch_rows, int active_workers, uint64_t generation) const;
   // When a worker held back looks again (the hold ends without a wake-up
   // when the awaited batch completes and the consumer keeps the batch it
   // held): `now` plus a short while.
@@ -69,8 +69,7 @@ class SlotHoldBack {
   void NoteConsumerAway(Clock::time_point now);
   // The consumer took a batch of `batch_rows` rows, after waiting for it or
   // not: decides whether slots past two are given back as released.
-  void NoteConsumerTook(SlotPool& pool, size_t batch_rows, int active_workers)
-      REQUIRES(pool.mu());
+  void NoteConsumerTook(size_t batch_rows, int active_workers);
 
  private:
   // The consumer found no batch ready and is waiting for one: in a wait, or
@@ -82,6 +81,7 @@ class SlotHoldBack {
   bool TailIsCheap(size_t batch_rows, int active_workers) const;
 
   const bool on_;
+  SlotPool* const pool_;
   int64_t last_claim_rows_ = 1;
   std::optional<Clock::time_point> last_completion_;
   int completions_seen_ = 0;  // this epoch

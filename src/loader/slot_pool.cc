@@ -5,8 +5,9 @@
 
 namespace feedline::internal {
 
-SlotPool::SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator)
-    : allocator_(std::move(allocator)), limit_(std::max(1, limit)) {
+SlotPool::SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator,
+                   std::shared_ptr<SchedulerLock> lock)
+    : lock_(std::move(lock)), allocator_(std::move(allocator)), limit_(std::max(1, limit)) {
   slots_.reserve(static_cast<size_t>(limit_));
   free_.reserve(static_cast<size_t>(limit_));
 }
@@ -14,7 +15,7 @@ SlotPool::SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator)
 void SlotPool::SetLimitLocked(int limit) {
   limit_ = std::max(1, limit);
   ShrinkLocked();
-  wakeups_.WakeAll();
+  lock_->wakeups.WakeAll();
 }
 
 Slot* SlotPool::TakeFreeLocked() {
@@ -81,7 +82,7 @@ void SlotPool::Release(Slot* slot) {
   bool wake = false;
   std::unique_ptr<Slot> given_back;  // destroyed after the lock is dropped
   {
-    MutexLock lock(&mu_);
+    MutexLock lock(&lock_->mu);
     PutLocked(slot);
     // Never below what the consumer still holds plus one to fill: a loop
     // that keeps its previous batch must not destroy and make a slot per batch.
@@ -95,14 +96,14 @@ void SlotPool::Release(Slot* slot) {
       grown_ = std::max(0, grown_ - 1);
     }
     ShrinkLocked();
-    wake = wakeups_.AnyWaiting(mu_) &&
-           (!wakeups_.batch_release_wakes() || FreeCountLocked() >= std::max(1, limit_ / 2));
+    wake = lock_->wakeups.AnyWaiting() &&
+           (!lock_->wakeups.batch_release_wakes() || FreeCountLocked() >= std::max(1, limit_ / 2));
   }
   if (!wake) return;
-  if (wakeups_.wake_one_on_release()) {
-    wakeups_.WakeOne();
+  if (lock_->wakeups.wake_one_on_release()) {
+    lock_->wakeups.WakeOne();
   } else {
-    wakeups_.WakeAll();
+    lock_->wakeups.WakeAll();
   }
 }
 

@@ -6,11 +6,15 @@
 // Batch handles; when the last one dies the slot comes back (Release).
 //
 // The pool is shared (std::shared_ptr) between the engine and the Batch
-// handles, so a batch may outlive its loader. Its mutex, mu(), is also the
-// scheduler's lock (the Scheduler's state is GUARDED_BY(mu())): a released
-// slot and new work must be seen under one lock by the workers that wait for
-// either, so the workers wait on the pool's WorkerWakeups and Release wakes
-// them.
+// handles, so a batch may outlive its loader.
+//
+// Thread safety: the pool is a part of the Scheduler, guarded by the
+// scheduler's lock (SchedulerLock): the Scheduler holds it PT_GUARDED_BY its
+// mutex, so clang checks every call it and its parts make; the *Locked
+// functions are called under that lock. Release(), called by the last Batch
+// handle of a slot, takes the lock itself (the pool keeps it, since the
+// handle may outlive the Scheduler) and wakes the workers waiting on its
+// wake-ups for a free slot.
 #ifndef FEEDLINE_SRC_LOADER_SLOT_POOL_H_
 #define FEEDLINE_SRC_LOADER_SLOT_POOL_H_
 
@@ -21,8 +25,8 @@
 #include "src/core/mutex.h"
 #include "src/core/thread_annotations.h"
 #include "src/loader/slot.h"
+#include "src/loader/scheduler_lock.h"
 #include "src/loader/slot_allocator.h"
-#include "src/loader/worker_wakeups.h"
 
 namespace feedline::internal {
 
@@ -38,46 +42,43 @@ struct SlotUsage {
 class SlotPool {
  public:
   // `limit`: the most slots in use at once (the prefetch depth); `allocator`
-  // provides the batch storage and is kept as long as any slot lives.
-  SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator);
-
-  // Guards the pool, and the scheduler's state with it.
-  Mutex& mu() RETURN_CAPABILITY(mu_) { return mu_; }
-  // Where the workers wait for work or a free slot, under mu().
-  WorkerWakeups& wakeups() { return wakeups_; }
+  // provides the batch storage and is kept as long as any slot lives;
+  // `lock`: the scheduler's, taken by Release.
+  SlotPool(int limit, std::shared_ptr<SlotAllocator> allocator,
+           std::shared_ptr<SchedulerLock> lock);
 
   // The most slots in use (filling, ready or held by the consumer) at once;
   // starts at max(2, num_workers * prefetch_factor) and may be changed
   // while loading (SetLimitLocked).
-  int limit_locked() const REQUIRES(mu_) { return limit_; }
+  int limit_locked() const { return limit_; }
   // Changes the limit (at least 1) and wakes the workers (a raised limit is
   // new work). Slots in use beyond a lowered limit stay until they come
   // back; free ones beyond it are destroyed.
-  void SetLimitLocked(int limit) REQUIRES(mu_);
+  void SetLimitLocked(int limit);
   // Adds room for one more slot, for a caller that holds every slot and
   // asks for more (as list(loader) does): what the caller keeps is beyond
   // the prefetch bound, and refusing would only deadlock.
-  void GrowLocked() REQUIRES(mu_) { ++grown_; }
-  int grown_locked() const REQUIRES(mu_) { return grown_; }
+  void GrowLocked() { ++grown_; }
+  int grown_locked() const { return grown_; }
 
   // A slot to bind a batch to, or nullptr if limit + grown slots are in
   // use. A free slot is reused before another is created.
-  Slot* TakeFreeLocked() REQUIRES(mu_);
+  Slot* TakeFreeLocked();
   // True if a slot can be taken now.
-  bool HasFreeLocked() const REQUIRES(mu_);
+  bool HasFreeLocked() const;
   // How many slots can be taken now.
-  int FreeCountLocked() const REQUIRES(mu_) { return limit_ + grown_ - in_use_locked(); }
+  int FreeCountLocked() const { return limit_ + grown_ - in_use_locked(); }
   // Returns a slot to the free list.
-  void PutLocked(Slot* slot) REQUIRES(mu_);
+  void PutLocked(Slot* slot);
   // Called by the last Batch handle of a delivered slot; wakes waiting workers.
-  void Release(Slot* slot) EXCLUDES(mu_);
+  void Release(Slot* slot) EXCLUDES(lock_->mu);
   // With n > 0, a released slot is destroyed (its memory given back) while
   // more than n slots exist, and more than the batches the consumer still
   // holds plus one; 0: released slots are kept for reuse.
-  void set_keep_on_release_locked(int n) REQUIRES(mu_) { keep_on_release_ = n; }
+  void set_keep_on_release_locked(int n) { keep_on_release_ = n; }
   // Slots that exist now, and those of them in use (not free).
-  int size_locked() const REQUIRES(mu_) { return static_cast<int>(slots_.size()); }
-  int in_use_locked() const REQUIRES(mu_) {
+  int size_locked() const { return static_cast<int>(slots_.size()); }
+  int in_use_locked() const {
     return static_cast<int>(slots_.size() - free_.size());
   }
   // Destroys free slots beyond both the limit and the batches held plus
@@ -85,29 +86,28 @@ class SlotPool {
   // once they are released, while a caller that keeps a few batches does
   // not make the pool allocate a slot per batch. REQUIRES: no one iterating
   // slots_locked().
-  void ShrinkLocked() REQUIRES(mu_);
+  void ShrinkLocked();
   // Slots currently held by the consumer.
-  int delivered_count_locked() const REQUIRES(mu_) { return delivered_; }
-  void MarkDeliveredLocked(Slot* slot) REQUIRES(mu_);
+  int delivered_count_locked() const { return delivered_; }
+  void MarkDeliveredLocked(Slot* slot);
   // All slots created so far.
-  const std::vector<std::unique_ptr<Slot>>& slots_locked() const REQUIRES(mu_) { return slots_; }
-  SlotUsage UsageLocked() const REQUIRES(mu_);
+  const std::vector<std::unique_ptr<Slot>>& slots_locked() const { return slots_; }
+  SlotUsage UsageLocked() const;
 
  private:
   // The batch storage of the largest slot: what one more slot would cost.
-  int64_t LargestSlotBytesLocked() const REQUIRES(mu_);
+  int64_t LargestSlotBytesLocked() const;
 
-  Mutex mu_;
-  WorkerWakeups wakeups_;
+  const std::shared_ptr<SchedulerLock> lock_;
   // Declared before slots_: destroyed after them, since their storage
   // returns to it.
   const std::shared_ptr<SlotAllocator> allocator_;
-  int limit_ GUARDED_BY(mu_);
-  int grown_ GUARDED_BY(mu_) = 0;
-  std::vector<std::unique_ptr<Slot>> slots_ GUARDED_BY(mu_);
-  std::vector<Slot*> free_ GUARDED_BY(mu_);
-  int delivered_ GUARDED_BY(mu_) = 0;
-  int keep_on_release_ GUARDED_BY(mu_) = 0;
+  int limit_;
+  int grown_ = 0;
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<Slot*> free_;
+  int delivered_ = 0;
+  int keep_on_release_ = 0;
 };
 
 }  // namespace feedline::internal

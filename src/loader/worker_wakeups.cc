@@ -28,8 +28,6 @@ void WorkerWakeups::Wait(Mutex& mu, int worker,
   --waiting_;
 }
 
-bool WorkerWakeups::AnyWaiting(const Mutex&) const { return waiting_ > 0; }
-
 void WorkerWakeups::WakeAll() {
   shared_cv_.NotifyAll();
   for (const auto& cv : worker_cvs_) cv->NotifyAll();

@@ -14,9 +14,9 @@
 // calls off the per-batch path.
 //
 // Thread safety: the waits and the count of waiters are under the mutex the
-// caller passes (the slot pool's, which guards the scheduler too: a released
-// slot and new work must be seen under one lock); the wake-ups and the two
-// policies are safe without it.
+// caller passes (the scheduler's, SchedulerLock: a released slot and new
+// work must be seen under one lock); the wake-ups and the two policies are
+// safe without it.
 #ifndef FEEDLINE_SRC_LOADER_WORKER_WAKEUPS_H_
 #define FEEDLINE_SRC_LOADER_WORKER_WAKEUPS_H_
 
@@ -42,7 +42,8 @@ class WorkerWakeups {
   // Worker `worker`'s own condition variable; with `until`, at most until then.
   void Wait(Mutex& mu, int worker,
             std::optional<std::chrono::steady_clock::time_point> until) REQUIRES(mu);
-  bool AnyWaiting(const Mutex& mu) const REQUIRES(mu);
+  // Under the mutex the waits release (the scheduler's).
+  bool AnyWaiting() const { return waiting_ > 0; }
 
   void WakeAll();
   // Wakes the lowest-numbered waiting worker (or one waiter of the shared

@@ -153,12 +153,13 @@ TEST(Batch, ReplacedMaskIsABoolPerRow) {
 
 // A pool of one slot, holding one delivered batch with a field "x" of 4 i32.
 struct OneSlotPool {
-  std::shared_ptr<internal::SlotPool> pool =
-      std::make_shared<internal::SlotPool>(1, std::make_shared<internal::HeapSlotAllocator>());
+  std::shared_ptr<internal::SchedulerLock> lock = std::make_shared<internal::SchedulerLock>();
+  std::shared_ptr<internal::SlotPool> pool = std::make_shared<internal::SlotPool>(
+      1, std::make_shared<internal::HeapSlotAllocator>(), lock);
   internal::Slot* slot = nullptr;
 
   Batch Deliver() {
-    internal::MutexLock lock(&pool->mu());
+    internal::MutexLock held(&lock->mu);
     slot = pool->TakeFreeLocked();
     if (slot == nullptr) throw std::logic_error("no free slot");
     slot->ResetFields();
@@ -172,7 +173,7 @@ struct OneSlotPool {
     return internal::BatchAccess::Make(pool, slot);
   }
   bool SlotIsFree() {
-    internal::MutexLock lock(&pool->mu());
+    internal::MutexLock held(&lock->mu);
     return pool->HasFreeLocked() && pool->delivered_count_locked() == 0;
   }
 };

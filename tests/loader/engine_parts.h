@@ -23,8 +23,6 @@
 #include "src/loader/error_policy.h"
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
-#include "src/loader/slot_pool.h"
-#include "src/loader/slot_allocator.h"
 #include "src/loader/slot_layout.h"
 #include "src/loader/stats_collector.h"
 #include "src/loader/thread_load_backend.h"
@@ -47,10 +45,7 @@ class EngineParts {
                        std::make_shared<SequentialSampler>(dataset_->size()),
                        options_.batch_size, options_.drop_last),
                    dataset_.get(), &backend_, &layout_,
-                   std::make_shared<internal::SlotPool>(
-                       std::max(2, options_.num_workers * options_.prefetch_factor),
-                       std::make_shared<internal::HeapSlotAllocator>()),
-                   &stats_),
+                   std::max(2, options_.num_workers * options_.prefetch_factor), &stats_),
         filler_(options_, dataset_.get(), &backend_, &layout_, &failure_policy_, &scheduler_) {}
 
   const internal::FailurePolicy& failure_policy() const { return failure_policy_; }
@@ -66,7 +61,7 @@ class EngineParts {
   }
   void SetSlotLimit(int n) {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.pool().SetLimitLocked(n);
+    scheduler_.SetSlotLimitLocked(n);
   }
 
   // As a worker: up to `chunk` rows (with batch_per_worker, `worker`'s own
@@ -74,7 +69,7 @@ class EngineParts {
   std::optional<internal::Task> Claim(int64_t chunk, int worker = -1) {
     internal::MutexLock lock(&scheduler_.mu());
     internal::Task task;
-    if (!scheduler_.claims_locked().Claim(scheduler_.pool(), chunk, &task, worker)) {
+    if (!scheduler_.ClaimLocked(chunk, &task, worker)) {
       return std::nullopt;
     }
     return task;
@@ -98,15 +93,15 @@ class EngineParts {
   // As the consumer: rethrows what ended the epoch (an interrupt), if anything.
   void ThrowPending() {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.consumer_locked().ThrowPending();
+    scheduler_.ThrowPendingLocked();
   }
   void GrowIfCallerHoldsEverySlot() {
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.claims_locked().GrowIfCallerHoldsEverySlot(scheduler_.pool());
+    scheduler_.GrowIfCallerHoldsEverySlotLocked();
   }
   bool HasFreeSlot() {
     internal::MutexLock lock(&scheduler_.mu());
-    return scheduler_.pool().HasFreeLocked();
+    return scheduler_.HasFreeSlotLocked();
   }
 
  private:

@@ -3,7 +3,7 @@
 // from their parts as the Scheduler wires them (an EpochCursor with a plan, a
 // WorkerRoster, a SlotPool of heap slots, the generation counter); the test
 // plays the workers, the consumer and the Scheduler one step at a time,
-// holding the pool's mutex for each call as the claims REQUIRE.
+// holding the scheduler's lock for each call, as the Scheduler does.
 #include "src/loader/row_claims.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +21,9 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/loader_options.h"
 #include "src/core/mutex.h"
+#include "src/loader/claim_policy.h"
 #include "src/loader/epoch_cursor.h"
+#include "src/loader/scheduler_lock.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_allocator.h"
 #include "src/loader/slot_layout.h"
@@ -70,42 +72,42 @@ using Rows = std::tuple<int64_t, int64_t, int64_t>;
 Rows RowsOf(const Task& task) { return {task.slot->batch_index, task.begin, task.end}; }
 
 // RowClaims and the parts it reads, wired as the Scheduler wires them. Each
-// call holds the pool's mutex, the scheduler's lock.
+// call holds the scheduler's lock, as the Scheduler does.
 class Claims {
  public:
   Claims(LoaderOptions options, std::vector<std::vector<int64_t>> batches, int slot_limit,
          bool round_trip_claims = false)
       : options_(std::move(options)),
         cursor_(std::make_shared<ListedBatches>(std::move(batches)), nullptr),
-        pool_(slot_limit, std::make_shared<HeapSlotAllocator>()),
-        roster_(options_.num_workers, !RowClaims::BatchPerWorker(options_, true),
-                &pool_.wakeups()),
-        claims_(options_, /*map_style=*/true, round_trip_claims, /*hold_back=*/false, &cursor_,
-                &roster_, &layout_, &generation_) {
-    pool_.wakeups().SetWorkerCount(roster_.num_workers());
+        pool_(slot_limit, std::make_shared<HeapSlotAllocator>(), lock_),
+        roster_(options_.num_workers, !claim_policy::BatchPerWorker(options_, true),
+                &lock_->wakeups),
+        claims_(options_, /*map_style=*/true, round_trip_claims, /*hold_back=*/false, &pool_,
+                &lock_->wakeups, &cursor_, &roster_, &layout_, &generation_) {
+    lock_->wakeups.SetWorkerCount(roster_.num_workers());
   }
 
   // As Scheduler::StartEpochLocked: plans `epoch` and binds from `first_batch`.
   void StartEpoch(int64_t epoch, int64_t first_batch = 0) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     cursor_.Start(epoch, first_batch);
     claims_.Start(first_batch);
     generation_.fetch_add(1);
   }
   // As Scheduler::AbandonEpochLocked does to the claims.
   void AbandonEpoch() {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     cursor_.End();
-    claims_.DropUnclaimed(pool_);
+    claims_.DropUnclaimed();
     generation_.fetch_add(1);
   }
 
   // As a worker (`worker`, or -1: the consumer): up to `chunk` rows, or
   // nothing if there is nothing to claim.
   std::optional<Task> Claim(int64_t chunk, int worker = -1) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     Task task;
-    if (!claims_.Claim(pool_, chunk, &task, worker)) return std::nullopt;
+    if (!claims_.Claim(chunk, &task, worker)) return std::nullopt;
     return task;
   }
   // The claims of up to `chunk` rows until there is nothing to claim.
@@ -115,15 +117,15 @@ class Claims {
     return claimed;
   }
   bool HasWork(int worker = -1) {
-    MutexLock lock(&pool_.mu());
-    return claims_.HasWork(pool_, worker);
+    MutexLock lock(&lock_->mu);
+    return claims_.HasWork(worker);
   }
   bool WorthWakingAnother(int worker = -1) {
-    MutexLock lock(&pool_.mu());
-    return claims_.WorthWakingAnother(pool_, worker);
+    MutexLock lock(&lock_->mu);
+    return claims_.WorthWakingAnother(worker);
   }
   void NoteRowCost(double ns_per_row, int64_t rows) {
-    claims_.NoteRowCost(pool_.wakeups(), ns_per_row, rows);
+    claims_.NoteRowCost(ns_per_row, rows);
   }
   double row_ns() const { return claims_.row_ns(); }
 
@@ -132,63 +134,63 @@ class Claims {
   // A slot goes back to the pool: its batch was dropped, or delivered and
   // released by the last Batch handle.
   void PutBack(Slot* slot) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     pool_.PutLocked(slot);
   }
   // As the consumer, via Scheduler::DeliverLocked: `slot` is handed out and
   // held.
   void Deliver(Slot* slot) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     pool_.MarkDeliveredLocked(slot);
-    claims_.NoteDelivered(pool_, slot);
+    claims_.NoteDelivered(slot);
   }
   void GrowIfCallerHoldsEverySlot() {
-    MutexLock lock(&pool_.mu());
-    claims_.GrowIfCallerHoldsEverySlot(pool_);
+    MutexLock lock(&lock_->mu);
+    claims_.GrowIfCallerHoldsEverySlot();
   }
   // As the worker pool after a load ran past the timeout: the old slot is
   // marked orphaned, then its batch bound again.
   void Rebind(Slot* slot, int64_t row, int attempt = 0) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     slot->orphaned.store(true);
-    claims_.Rebind(pool_, LateLoad{slot, row, attempt});
+    claims_.Rebind(LateLoad{slot, row, attempt});
   }
   // As Scheduler::Complete for an orphaned slot whose late load returned.
   void ReturnOrphan(Slot* slot) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     claims_.ReleaseOrphan(slot);
     pool_.PutLocked(slot);
   }
 
   int LendWaitingWorker() {
-    MutexLock lock(&pool_.mu());
-    return claims_.LendWaitingWorker(pool_);
+    MutexLock lock(&lock_->mu);
+    return claims_.LendWaitingWorker();
   }
   void ReturnWorker(int worker) {
-    MutexLock lock(&pool_.mu());
-    claims_.ReturnWorker(pool_, worker);
+    MutexLock lock(&lock_->mu);
+    claims_.ReturnWorker(worker);
   }
   void SetWaiting(int worker, bool waiting) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     roster_.SetWaiting(worker, waiting);
   }
   bool lent(int worker) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     return roster_.lent(worker);
   }
   void SetActiveWorkers(int n) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     roster_.SetActive(n);
   }
   // As worker `worker` waiting for work: counts itself waiting, waits on
   // its condition variable until `*go` is set (or `until`), and returns the
   // seconds it waited.
   double WaitAsWorker(int worker, const bool* go, std::chrono::steady_clock::time_point until) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     const auto start = std::chrono::steady_clock::now();
     roster_.SetWaiting(worker, true);
     while (!*go && std::chrono::steady_clock::now() < until) {
-      pool_.wakeups().Wait(pool_.mu(), worker, until);
+      lock_->wakeups.Wait(lock_->mu, worker, until);
     }
     roster_.SetWaiting(worker, false);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -197,36 +199,36 @@ class Claims {
   // `*go` and gives back the id of `lent_worker` in the same critical
   // section.
   void ReturnWorkerOnceOneWaits(int lent_worker, bool* go) {
-    MutexLock lock(&pool_.mu());
-    while (!pool_.wakeups().AnyWaiting(pool_.mu())) {
-      MutexUnlock unlock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
+    while (!lock_->wakeups.AnyWaiting()) {
+      MutexUnlock unlock(&lock_->mu);
       std::this_thread::yield();
     }
     *go = true;
-    claims_.ReturnWorker(pool_, lent_worker);
+    claims_.ReturnWorker(lent_worker);
   }
 
   void SetSlotLimit(int n) {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     pool_.SetLimitLocked(n);
   }
   int SlotsCreated() {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     return pool_.size_locked();
   }
   int SlotsInUse() {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     return pool_.in_use_locked();
   }
   int Grown() {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     return pool_.grown_locked();
   }
   bool HasFreeSlot() {
-    MutexLock lock(&pool_.mu());
+    MutexLock lock(&lock_->mu);
     return pool_.HasFreeLocked();
   }
-  bool batch_release_wakes() { return pool_.wakeups().batch_release_wakes(); }
+  bool batch_release_wakes() { return lock_->wakeups.batch_release_wakes(); }
   uint64_t generation() const { return generation_.load(); }
 
  private:
@@ -234,8 +236,9 @@ class Claims {
   EpochCursor cursor_;
   SlotLayout layout_;
   std::atomic<uint64_t> generation_{0};
+  const std::shared_ptr<SchedulerLock> lock_ = std::make_shared<SchedulerLock>();
   SlotPool pool_;
-  WorkerRoster roster_;  // waits on the pool's wake-ups
+  WorkerRoster roster_;  // waits on the lock's wake-ups
   RowClaims claims_;
 };
 

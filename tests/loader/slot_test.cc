@@ -233,8 +233,9 @@ TEST(SlotLayout, WithNothingDeclaredRowsAreNotBound) {
 
 TEST(SlotPool, ReusesAFreeSlotBeforeCreatingOneUpToTheLimit) {
   auto allocator = std::make_shared<HeapSlotAllocator>();
-  SlotPool pool(2, allocator);
-  MutexLock lock(&pool.mu());
+  auto lock_held = std::make_shared<SchedulerLock>();
+  SlotPool pool(2, allocator, lock_held);
+  MutexLock lock(&lock_held->mu);
   EXPECT_EQ(pool.size_locked(), 0);  // slots are made only when needed
   Slot* a = pool.TakeFreeLocked();
   ASSERT_NE(a, nullptr);
@@ -255,8 +256,9 @@ TEST(SlotPool, ReusesAFreeSlotBeforeCreatingOneUpToTheLimit) {
 }
 
 TEST(SlotPool, UsageCountsSlotsAndTheirStorage) {
-  SlotPool pool(3, std::make_shared<HeapSlotAllocator>());
-  MutexLock lock(&pool.mu());
+  auto lock_held = std::make_shared<SchedulerLock>();
+  SlotPool pool(3, std::make_shared<HeapSlotAllocator>(), lock_held);
+  MutexLock lock(&lock_held->mu);
   Slot* a = pool.TakeFreeLocked();
   Slot* b = pool.TakeFreeLocked();
   SlotBatchBuilder(a).Add("x", DType::kU8, Shape{1000});
@@ -273,8 +275,9 @@ TEST(SlotPool, UsageCountsSlotsAndTheirStorage) {
 
 TEST(SlotPool, ALoweredLimitDestroysFreeSlotsBeyondIt) {
   auto heap = std::make_shared<HeapSlotAllocator>();
-  SlotPool pool(3, heap);
-  MutexLock lock(&pool.mu());
+  auto lock_held = std::make_shared<SchedulerLock>();
+  SlotPool pool(3, heap, lock_held);
+  MutexLock lock(&lock_held->mu);
   std::vector<Slot*> taken;
   for (int i = 0; i < 3; ++i) {
     taken.push_back(pool.TakeFreeLocked());

@@ -76,7 +76,7 @@ TEST(WorkerWakeups, WakeOneReachesTheWorkerThatWaitsWhicheverItIs) {
   {
     MutexLock lock(&mu);
     // Counted under the lock, which it drops only inside the wait.
-    while (!wakeups.AnyWaiting(mu)) {
+    while (!wakeups.AnyWaiting()) {
       MutexUnlock unlock(&mu);
       std::this_thread::yield();
     }
