@@ -1,6 +1,7 @@
 #include "src/loader/scheduler.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -14,6 +15,7 @@ Scheduler::Scheduler(const LoaderOptions& options,
                      const LoadBackend* backend, const SlotLayout* layout,
                      std::shared_ptr<SlotPool> pool, StatsCollector* stats)
     : options_(options),
+      dataset_(batch_sampler != nullptr ? dataset : nullptr),
       backend_(backend),
       pool_(std::move(pool)),
       stats_(stats),
@@ -36,6 +38,12 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   cursor_.Start(epoch, first_batch);
   claims_.Start(first_batch);
   generation_.fetch_add(1);
+  if (dataset_ != nullptr) {
+    const EpochPlan& plan = cursor_.plan();
+    order_start_ = plan.offsets[static_cast<size_t>(first_batch)];
+    dataset_->EpochOrder(
+        std::span<const int64_t>(plan.indices).subspan(static_cast<size_t>(order_start_)));
+  }
   pool().wakeups().WakeAll();
 }
 
@@ -48,6 +56,7 @@ int64_t Scheduler::StartStreamEpochLocked() {
 void Scheduler::AbandonEpochLocked() {
   if (!cursor_.running()) return;
   cursor_.End();
+  if (dataset_ != nullptr) dataset_->EpochOrder({});
   // Rows nobody claimed will not be loaded: count them as finished, or their
   // slots would never come back.
   claims_.DropUnclaimed(pool());
@@ -66,6 +75,7 @@ void Scheduler::AbandonEpochLocked() {
 
 void Scheduler::ShutdownLocked() {
   generation_.fetch_add(1);
+  if (dataset_ != nullptr && cursor_.running()) dataset_->EpochOrder({});
   cursor_.End();
   backend_->AbandonInFlight();
 }
@@ -151,6 +161,10 @@ Slot* Scheduler::TakeReadyLocked() {
 
 std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
   cursor_.CountDelivered();
+  if (dataset_ != nullptr) {
+    const int64_t delivered = cursor_.plan().offsets[static_cast<size_t>(cursor_.delivered())];
+    dataset_->EpochProgress(delivered - order_start_);
+  }
   claims_.NoteDelivered(pool(), slot);
   if (slot->raise) {
     SampleError error = *slot->raise;

@@ -131,11 +131,16 @@ class Scheduler {
   void CountOutcomes(const Slot* slot);
 
   const LoaderOptions& options_;
+  // Told the epoch's order and progress (Dataset::EpochOrder); null for an
+  // IterableDataset.
+  const Dataset* const dataset_;
   const LoadBackend* const backend_;
   const std::shared_ptr<SlotPool> pool_;
   StatsCollector* const stats_;
   std::atomic<uint64_t> generation_{0};
   EpochCursor cursor_ GUARDED_BY(mu());
+  // Where the order told to dataset_ starts in the running plan.
+  int64_t order_start_ GUARDED_BY(mu()) = 0;
   WorkerRoster roster_ GUARDED_BY(mu());
   RowClaims claims_ GUARDED_BY(mu());
   ConsumerSignal consumer_ GUARDED_BY(mu());
