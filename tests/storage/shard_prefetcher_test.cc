@@ -61,6 +61,7 @@ class FixedOrder : public Sampler {
 struct TarGet {
   size_t shard;
   double start;
+  double end;
 };
 
 // One epoch of batch size 1 with one worker; the consumer takes `pause_s`
@@ -125,14 +126,15 @@ class ShardPrefetcherTest : public ::testing::Test {
   static vision::Pipeline Pipeline() { return vision::TrainPipeline(32, DType::kU8); }
   uint64_t LargestShard() const { return *std::max_element(tar_bytes_.begin(), tar_bytes_.end()); }
 
-  RemoteOptions Cached(uint64_t prefetch_bytes, uint64_t cache_limit = 0) const {
+  RemoteOptions Cached(uint64_t prefetch_bytes, uint64_t cache_limit = 0,
+                       int prefetch_requests = 2) const {
     RemoteOptions options;
     options.max_attempts = 3;
     options.backoff_s = 0.01;
     options.cache_dir = cache_ / "cache";
     options.cache_limit = cache_limit;
     options.prefetch_bytes = prefetch_bytes;
-    options.prefetch_requests = 2;
+    options.prefetch_requests = prefetch_requests;
     return options;
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options) const {
@@ -152,7 +154,7 @@ class ShardPrefetcherTest : public ::testing::Test {
         continue;
       }
       const size_t digits = uri.rfind('-') + 1;
-      gets.push_back({static_cast<size_t>(std::stoul(uri.substr(digits, 6))), end - seconds});
+      gets.push_back({static_cast<size_t>(std::stoul(uri.substr(digits, 6))), end - seconds, end});
     }
     std::stable_sort(gets.begin(), gets.end(),
                      [](const TarGet& a, const TarGet& b) { return a.start < b.start; });
@@ -196,9 +198,10 @@ TEST_F(ShardPrefetcherTest, ShardsAreFetchedInPlanOrderAheadOfUseWithinTheByteBo
       << "the test needs a plan whose order is not the shards' own";
 
   const Epoch want = RunEpoch(local_, sampler, 0);
-  // Two of the largest shards ahead at most.
+  // Two of the largest shards ahead at most, one request at a time (so
+  // that the server sees them in the order they were started).
   const uint64_t bound = 2 * LargestShard();
-  const Epoch served = RunEpoch(Served(Cached(bound)), sampler, 0.04);
+  const Epoch served = RunEpoch(Served(Cached(bound, 0, /*prefetch_requests=*/1)), sampler, 0.04);
   EXPECT_EQ(served.batches, want.batches);
 
   const std::vector<TarGet> gets = TarGets();
@@ -207,6 +210,11 @@ TEST_F(ShardPrefetcherTest, ShardsAreFetchedInPlanOrderAheadOfUseWithinTheByteBo
   // Each shard once, in the plan's order.
   EXPECT_EQ(fetched, plan_shards);
   ASSERT_EQ(gets.size(), plan.size());
+  // One request at a time, though the byte bound allowed two: none began
+  // before the one before it had ended (to nginx's millisecond).
+  for (size_t p = 1; p < gets.size(); ++p) {
+    EXPECT_GE(gets[p].start + 0.002, gets[p - 1].end) << "shard " << gets[p].shard;
+  }
 
   size_t checked_ahead = 0;
   for (size_t p = 0; p < plan.size(); ++p) {
