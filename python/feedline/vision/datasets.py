@@ -235,8 +235,13 @@ class ShardDataset(_LabeledImages):
     of max_attempts (5), retry_budget_s (60), connect_timeout_s (10),
     stall_timeout_s (15), backoff_s (0.1), cache_dir (a local folder shared
     by every process on the node: each shard downloaded once, whole and
-    checked; default none, records read by ranged GETs) and cache_limit (its
-    byte budget: an int or a size such as "20GiB"; 0, the default: none).
+    checked; default none, records read by ranged GETs), cache_limit (its
+    byte budget: an int or a size such as "20GiB"; 0, the default: none),
+    prefetch_bytes and prefetch_requests (with a cache, shards are fetched
+    ahead in the order the loader's epoch needs them: at most this many
+    bytes ahead of the delivered batches, "2GiB" by default, 0: none; and
+    this many downloads at once, 4) and ca_file (HTTPS: a PEM file of the
+    authorities to trust; default $SSL_CERT_FILE, else the system's).
     A failed request is a SampleError naming the URL."""
 
     def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil",
