@@ -18,6 +18,8 @@ PACKAGES=(
   debootstrap
   # Remote packs: libcurl for the reader, nginx for the tests' HTTP server.
   libcurl4-openssl-dev nginx-light
+  # Network-fault tests: ip netns / ip link / tc / ss; HTTPS tests: openssl.
+  iproute2 openssl
 )
 
 missing=()

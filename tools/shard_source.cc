@@ -34,7 +34,8 @@ bool IsShardSource(const std::string& source) {
 
 std::shared_ptr<const Dataset> OpenShardSource(const std::string& source,
                                                const std::string& pipeline, int image_size,
-                                               const SourceLimits& limits) {
+                                               const SourceLimits& limits,
+                                               const storage::RemoteOptions& remote) {
   if (pipeline == "read") {
     // ShardDataset hands every record to its pipeline: there is no reading
     // without decoding to time apart.
@@ -43,8 +44,9 @@ std::shared_ptr<const Dataset> OpenShardSource(const std::string& source,
   }
   // Built first: a bad --size is refused before any index is read.
   vision::Pipeline recipe = ImagePipeline(pipeline, image_size, limits.max_pixels);
-  auto shards =
-      std::make_shared<storage::ShardDataset>(storage::ShardDataset::Find(source), recipe);
+  auto shards = std::make_shared<storage::ShardDataset>(storage::ShardDataset::Find(source, remote),
+                                                        recipe, std::vector<std::string>{}, 0,
+                                                        remote);
   if (pipeline == "decode") return std::make_shared<ShapesOnlyDataset>(std::move(shards));
   return shards;
 }

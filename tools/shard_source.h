@@ -10,6 +10,7 @@
 #include <string>
 
 #include "feedline/dataset.h"
+#include "feedline/storage/remote_options.h"
 #include "tools/source_limits.h"
 
 namespace feedline::cli {
@@ -23,10 +24,12 @@ bool IsShardSource(const std::string& source);
 // at `image_size`, or decode (each image whole, the loader given its shape
 // only: ShapesOnlyDataset). Throws UsageError for read (a record is read and
 // decoded in one step) or a --size over limits.max_pixels, and Error naming
-// the file if an index or shard is missing or damaged.
+// the file if an index or shard is missing or damaged. `remote`: how a
+// URL is read (its cache).
 std::shared_ptr<const Dataset> OpenShardSource(const std::string& source,
                                                const std::string& pipeline, int image_size,
-                                               const SourceLimits& limits);
+                                               const SourceLimits& limits,
+                                               const storage::RemoteOptions& remote = {});
 
 }  // namespace feedline::cli
 

@@ -1,9 +1,11 @@
 #include "tools/source.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 
 #include "feedline/storage/remote_options.h"
+#include "tools/byte_size_option.h"
 #include "tools/command_line.h"
 #include "tools/image_source.h"
 #include "tools/shard_source.h"
@@ -59,6 +61,16 @@ CLI::Option* AddSourceOptions(CLI::App* app, SourceArgs& args) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->type_name("DATASET,...");
   AddLimitOptions(app, args.limits);
+  app->add_option("--cache-dir", args.cache_dir,
+                  "A URL SOURCE only: a local folder that keeps whole shards, shared by every "
+                  "process on the node (each shard downloaded once, checked, fetched ahead in "
+                  "the epoch's order); default none: each record is a ranged GET")
+      ->type_name("DIR");
+  AddByteSizeOption(app, "--cache-limit", args.cache_limit,
+                    "A URL SOURCE with --cache-dir: the most bytes of shards the cache keeps "
+                    "(the ones the epoch has passed go first, then the least recently used); "
+                    "0: no limit",
+                    0, INT64_MAX);
   return source;
 }
 
@@ -75,7 +87,17 @@ ParsedSource ParseSource(const SourceArgs& args) {
                        "' is a URL of packed shards");
     }
     parsed.kind = SourceKind::kShards;
+    parsed.remote.cache_dir = args.cache_dir;
+    parsed.remote.cache_limit = static_cast<uint64_t>(args.cache_limit);
+    if (args.cache_limit != 0 && args.cache_dir.empty()) {
+      throw UsageError("--cache-limit bounds the cache that --cache-dir names; give --cache-dir");
+    }
     return parsed;
+  }
+  if (!args.cache_dir.empty() || args.cache_limit != 0) {
+    throw UsageError(std::string(args.cache_dir.empty() ? "--cache-limit" : "--cache-dir") +
+                     " keeps the shards of a pack read over the network, but SOURCE '" + text +
+                     "' is local");
   }
   std::error_code ec;
   const fs::file_status status = fs::status(text, ec);
@@ -127,7 +149,7 @@ std::shared_ptr<const Dataset> OpenSource(const ParsedSource& source, const std:
       return OpenImageSource(source.path, ImageSourceKind::kFileList, pipeline, image_size,
                              limits);
     case SourceKind::kShards:
-      return OpenShardSource(source.path, pipeline, image_size, limits);
+      return OpenShardSource(source.path, pipeline, image_size, limits, source.remote);
     case SourceKind::kHDF5:
       return OpenHDF5Source(source.hdf5, pipeline, image_size, limits);
   }

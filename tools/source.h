@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "feedline/dataset.h"
+#include "feedline/storage/remote_options.h"
 #include "tools/hdf5_source.h"
 #include "tools/source_limits.h"
 
@@ -31,22 +32,28 @@ struct SourceArgs {
   std::string source;
   std::vector<std::string> fields;  // --fields, for an HDF5 file
   SourceLimits limits;
+  // --cache-dir, --cache-limit: the node's shard cache, for a remote SOURCE
+  // (RemoteOptions::cache_dir, cache_limit).
+  std::string cache_dir;
+  int64_t cache_limit = 0;
 };
 
-// Adds the positional SOURCE, --fields, --max-file-bytes and --max-pixels,
-// bound to `args`. Returns SOURCE.
+// Adds the positional SOURCE, --fields, --max-file-bytes, --max-pixels,
+// --cache-dir and --cache-limit, bound to `args`. Returns SOURCE.
 CLI::Option* AddSourceOptions(CLI::App* app, SourceArgs& args);
 
 struct ParsedSource {
   SourceKind kind = SourceKind::kFolder;
   std::string path;  // SOURCE as given; for an HDF5 file, the file
   HDF5Source hdf5;   // kHDF5: the file and its fields
+  storage::RemoteOptions remote;  // a URL: how it is read (--cache-dir, --cache-limit)
 };
 
 // What SOURCE is. Throws UsageError naming SOURCE when it is empty, does not
 // exist, is an empty folder or file, or is none of the sources above (an
 // image, a binary file, a FIFO), and naming --fields when it is given for
-// another source than an HDF5 file or is malformed.
+// another source than an HDF5 file or is malformed, and naming --cache-dir
+// or --cache-limit when given for a local SOURCE.
 ParsedSource ParseSource(const SourceArgs& args);
 
 // The dataset over `source` whose images go through `pipeline` (one of

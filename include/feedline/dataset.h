@@ -17,6 +17,7 @@
 #define FEEDLINE_DATASET_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,19 @@ class FEEDLINE_EXPORT Dataset {
   // thread, with the loader's lock held: it must not block or call back into
   // the loader. Default: nothing (a running Get completes).
   virtual void AbandonInFlight() const {}
+
+  // The epoch's plan, for a dataset that fetches ahead (a remote
+  // ShardDataset with a shard cache): when an epoch starts, before its first
+  // Get, the loader passes the indices it will ask for, in its order (from
+  // the batch it resumes at); an empty order when the epoch is abandoned or
+  // the loader shuts down (nothing more will be asked for). Then, as batches
+  // are handed out, EpochProgress(n): the first n indices of that order are
+  // delivered (in order; with in_order = false, n counts the delivered
+  // batches' indices, which may not be a prefix). The order is valid during
+  // the call only. Called with the loader's lock held: must not block or
+  // call back into the loader. Default: nothing.
+  virtual void EpochOrder(std::span<const int64_t> order) const { (void)order; }
+  virtual void EpochProgress(int64_t delivered) const { (void)delivered; }
 };
 
 // Throws IndexError unless 0 <= index < size; used by datasets to check args.

@@ -313,6 +313,9 @@ class _VisionModule:
         backoff_s: float
         cache_dir: str
         cache_limit: int
+        prefetch_bytes: int
+        prefetch_requests: int
+        ca_file: str
         def __init__(self) -> None: ...
         def check(self) -> None: ...
 

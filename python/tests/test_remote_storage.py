@@ -4,6 +4,7 @@ with its own configuration and folders, stopped at the end); its batches
 equal the local pack's, failures are errors naming the URL, and no request
 holds the GIL."""
 
+import bisect
 import os
 import pickle
 import shutil
@@ -140,6 +141,11 @@ def test_a_served_pack_gives_the_local_packs_batches(packed, server):
     ([3], TypeError, "remote must be a dict"),
     ({"cache_limit": "lots"}, ValueError, "remote: cache_limit"),
     ({"cache_limit": -1}, ValueError, "cache_limit must be between 0"),
+    ({"prefetch_requests": 0}, ValueError, "prefetch_requests must be >= 1, got 0"),
+    ({"prefetch_requests": 1.5}, ValueError, "prefetch_requests must be a whole number"),
+    ({"prefetch_bytes": "lots"}, ValueError, "remote: prefetch_bytes"),
+    ({"ca_file": "/nonexistent/ca.pem"}, ValueError,
+     "ca_file /nonexistent/ca.pem: cannot read the CA certificates"),
 ])
 def test_bad_remote_options_are_refused_naming_them(server, remote, error, message):
     with pytest.raises(error, match=message):
@@ -210,6 +216,55 @@ def test_a_cache_dir_downloads_each_shard_once_for_every_reader(packed, server, 
     cached = sorted(name for _, _, names in os.walk(cache) for name in names
                     if name.endswith(".tar"))
     assert cached == sorted(os.path.basename(shard) for shard in local.shards)
+
+
+def test_a_cache_fetches_shards_ahead_in_the_epochs_order(packed, server, tmp_path):
+    # Shards in a shuffled order, each read through: the tars are requested
+    # in the order the epoch first needs them (fetched ahead by the plan the
+    # loader passes to the dataset), each once, and the batches are the
+    # local pack's.
+    # One request at a time: nginx logs a request when it ends, so the log's
+    # order is the order they began.
+    remote = {"cache_dir": str(tmp_path / "cache"), "prefetch_bytes": "1MiB",
+              "prefetch_requests": 1}
+    local = datasets.ShardDataset(os.path.join(packed, "train"), transform=train_transform())
+    served = datasets.ShardDataset(server.url("train/"), transform=train_transform(),
+                                   remote=remote)
+    order = list(datasets.ShardOrderSampler(local, window=1, seed=4))
+    starts = local._native.shard_starts.tolist()
+    plan = list(dict.fromkeys(bisect.bisect_right(starts, i) - 1 for i in order))
+    assert plan != sorted(plan), "the test needs an order that is not the shards' own"
+
+    def loader(data):
+        return feedline.DataLoader(data, batch_size=2, seed=9, num_workers=1,
+                                   sampler=datasets.ShardOrderSampler(data, window=1, seed=4))
+
+    def tar_gets():
+        return [line.split('"')[1].split()[1] for line in
+                open(os.path.join(server.scratch, "access.log"))
+                if "GET /train/shard-" in line and ".tar " in line]
+
+    want = copied(loader(local))
+    batches = iter(loader(served))
+    first = next(batches)
+    # While the first batch is held (the loader's reads have reached at
+    # most its second batch, four records of at most two shards), every
+    # shard is fetched: the byte bound holds them all.
+    assert len(plan) > 2
+    deadline = time.monotonic() + 10
+    while len(tar_gets()) < len(plan) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert tar_gets() == [f"/train/shard-{shard:06d}.tar" for shard in plan]
+    got = copied([first])
+    del first
+    got += copied(batches)
+    assert len(got) == len(want)
+    for (ia, la), (ib, lb) in zip(got, want):
+        np.testing.assert_array_equal(ia, ib)
+        np.testing.assert_array_equal(la, lb)
+    # Pickled (worker processes): the options kept.
+    again = pickle.loads(pickle.dumps(served))
+    assert again.shards == served.shards
 
 
 def _weed_binary():

@@ -1,6 +1,7 @@
 #include "src/loader/scheduler.h"
 
 #include <algorithm>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -16,6 +17,12 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
   cursor_.Start(epoch, first_batch);
   claims_.Start(first_batch);
   generation_.fetch_add(1);
+  if (plan_listener_ != nullptr) {
+    const EpochPlan& plan = cursor_.plan();
+    order_start_ = plan.offsets[static_cast<size_t>(first_batch)];
+    plan_listener_->EpochOrder(
+        std::span<const int64_t>(plan.indices).subspan(static_cast<size_t>(order_start_)));
+  }
   lock_->wakeups.WakeAll();
   StartWorkersLocked();
 }
@@ -47,6 +54,7 @@ int64_t Scheduler::StartStreamEpochLocked() {
 void Scheduler::AbandonEpochLocked() {
   if (!cursor_.running()) return;
   cursor_.End();
+  if (plan_listener_ != nullptr) plan_listener_->EpochOrder({});
   // Rows nobody claimed will not be loaded: count them as finished, or their
   // slots would never come back.
   claims_.DropUnclaimed();
@@ -65,6 +73,7 @@ void Scheduler::AbandonEpochLocked() {
 
 void Scheduler::ShutdownLocked() {
   generation_.fetch_add(1);
+  if (plan_listener_ != nullptr && cursor_.running()) plan_listener_->EpochOrder({});
   cursor_.End();
   backend_->AbandonInFlight();
   if (workers_ == nullptr) return;
@@ -153,6 +162,10 @@ Slot* Scheduler::TakeReadyLocked() {
 
 std::optional<Batch> Scheduler::DeliverLocked(Slot* slot) {
   cursor_.CountDelivered();
+  if (plan_listener_ != nullptr) {
+    const int64_t delivered = cursor_.plan().offsets[static_cast<size_t>(cursor_.delivered())];
+    plan_listener_->EpochProgress(delivered - order_start_);
+  }
   claims_.NoteDelivered(slot);
   if (slot->raise) {
     SampleError error = *slot->raise;

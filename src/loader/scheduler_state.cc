@@ -11,6 +11,7 @@ SchedulerState::SchedulerState(const LoaderOptions& options,
                                const Dataset* dataset, const LoadBackend* backend,
                                const SlotLayout* layout, int slot_limit, StatsCollector* stats)
     : options_(options),
+      plan_listener_(batch_sampler != nullptr ? dataset : nullptr),
       backend_(backend),
       stats_(stats),
       lock_(std::make_shared<SchedulerLock>()),

@@ -93,6 +93,9 @@ class SchedulerState {
   ~SchedulerState() = default;
 
   const LoaderOptions& options_;
+  // Told the epoch's order and progress (Dataset::EpochOrder, EpochProgress),
+  // under mu(); null for an IterableDataset.
+  const Dataset* const plan_listener_;
   const LoadBackend* const backend_;
   StatsCollector* const stats_;
   const std::shared_ptr<SchedulerLock> lock_;
@@ -102,6 +105,8 @@ class SchedulerState {
   SlotPool* const pool_ PT_GUARDED_BY(mu());
   std::atomic<uint64_t> generation_{0};
   EpochCursor cursor_ GUARDED_BY(mu());
+  // Where the order told to plan_listener_ starts in the running plan.
+  int64_t order_start_ GUARDED_BY(mu()) = 0;
   WorkerRoster roster_ GUARDED_BY(mu());
   RowClaims claims_ GUARDED_BY(mu());
   ConsumerSignal consumer_ GUARDED_BY(mu());

@@ -23,4 +23,12 @@ std::vector<FieldSpec> ProcessDataset::FixedFields() const {
   return described_by_ ? described_by_->FixedFields() : std::vector<FieldSpec>{};
 }
 
+void ProcessDataset::EpochOrder(std::span<const int64_t> order) const {
+  if (described_by_) described_by_->EpochOrder(order);
+}
+
+void ProcessDataset::EpochProgress(int64_t delivered) const {
+  if (described_by_) described_by_->EpochProgress(delivered);
+}
+
 }  // namespace feedline::internal

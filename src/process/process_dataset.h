@@ -35,6 +35,10 @@ class ProcessDataset : public Dataset {
   std::string Source(int64_t index) const override;
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
+  // To the parent's copy: it fetches ahead for the workers (into a cache
+  // they share).
+  void EpochOrder(std::span<const int64_t> order) const override;
+  void EpochProgress(int64_t delivered) const override;
 
   const std::shared_ptr<ProcessWorkers>& workers() const { return workers_; }
 

@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "feedline/error.h"
 
@@ -24,7 +26,38 @@ CachedPackStore::CachedPackStore(std::vector<std::string> tar_urls, size_t max_o
       cache_(options.cache_dir, options.cache_limit, tar_urls, IndexUrlsOf(tar_urls),
              &remote_.client()),
       files_(cache_.paths(), max_open),
-      used_(new std::atomic<bool>[cache_.paths().size()]()) {}
+      used_(new std::atomic<bool>[cache_.paths().size()]()),
+      prefetch_bytes_(options.cache_limit == 0
+                          ? options.prefetch_bytes
+                          : std::min(options.prefetch_bytes, options.cache_limit)),
+      prefetch_requests_(options.prefetch_requests),
+      tar_bytes_(cache_.paths().size(), 0) {}
+
+void CachedPackStore::CheckTar(size_t shard, uint64_t bytes) const {
+  remote_.CheckTar(shard, bytes);
+  tar_bytes_[shard] = bytes;
+}
+
+void CachedPackStore::PlanShards(std::vector<PlannedShard> plan) const {
+  if (prefetch_bytes_ == 0) return;
+  std::lock_guard<std::mutex> lock(prefetch_mu_);
+  if (prefetcher_ == nullptr) {
+    if (plan.empty()) return;
+    prefetcher_ = std::make_unique<ShardPrefetcher>(&cache_, tar_bytes_, prefetch_bytes_,
+                                                    prefetch_requests_);
+  }
+  prefetcher_->Plan(std::move(plan));
+}
+
+void CachedPackStore::PlanProgress(int64_t delivered) const {
+  std::lock_guard<std::mutex> lock(prefetch_mu_);
+  if (prefetcher_ != nullptr) prefetcher_->Progress(delivered);
+}
+
+const ShardPrefetcher* CachedPackStore::prefetcher() const {
+  std::lock_guard<std::mutex> lock(prefetch_mu_);
+  return prefetcher_.get();
+}
 
 void CachedPackStore::ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const {
   ShardFiles::Handle file;

@@ -4,7 +4,9 @@
 // shard's whole, checked copy in the cache, which the first read of the
 // shard on the node downloads (the others wait for it, in this process or
 // another). Reads are positioned reads of descriptors kept open
-// (ShardFiles).
+// (ShardFiles). Told the epoch's plan (PlanShards), it fetches shards
+// ahead of the reads (ShardPrefetcher, RemoteOptions::prefetch_bytes and
+// prefetch_requests).
 //
 // Thread safety: as PackStore.
 #ifndef FEEDLINE_SRC_STORAGE_CACHED_PACK_STORE_H_
@@ -12,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "src/storage/pack_store.h"
 #include "src/storage/shard_cache.h"
 #include "src/storage/shard_files.h"
+#include "src/storage/shard_prefetcher.h"
 
 namespace feedline::storage {
 
@@ -34,11 +38,17 @@ class CachedPackStore : public PackStore {
   ShardIndex ReadIndex(const std::string& location) const override {
     return remote_.ReadIndex(location);
   }
-  void CheckTar(size_t shard, uint64_t bytes) const override { remote_.CheckTar(shard, bytes); }
+  // Also learns the tar's size, for the bytes fetched ahead.
+  void CheckTar(size_t shard, uint64_t bytes) const override;
   void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
   size_t max_open() const override { return files_.max_open(); }
   size_t open_count() const override { return files_.open_count(); }
+  void PlanShards(std::vector<PlannedShard> plan) const override;
+  void PlanProgress(int64_t delivered) const override;
   const ShardCache& cache() const { return cache_; }
+  // The prefetcher, once a plan has started it (null before, and without
+  // prefetch_bytes).
+  const ShardPrefetcher* prefetcher() const;
 
  private:
   HttpPackStore remote_;
@@ -47,6 +57,14 @@ class CachedPackStore : public PackStore {
   // Per shard: read by this process yet (its first read marks it used, for
   // the cache's eviction order).
   std::unique_ptr<std::atomic<bool>[]> used_;
+  const uint64_t prefetch_bytes_;  // the bound, cache_limit included; 0: none
+  const int prefetch_requests_;
+  // Each tar's size (CheckTar, while the dataset is built).
+  mutable std::vector<uint64_t> tar_bytes_;
+  mutable std::mutex prefetch_mu_;
+  // Made by the first plan; last, so that its threads stop (and their
+  // downloads end) before the cache and the client they use go.
+  mutable std::unique_ptr<ShardPrefetcher> prefetcher_;
 };
 
 }  // namespace feedline::storage

@@ -2,9 +2,12 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -176,7 +179,29 @@ void HttpClient::ChildAfterFork() {
   RegistryMutex().unlock();
 }
 
-HttpClient::HttpClient(RemoteOptions options) : options_(options) {
+namespace {
+
+// The authorities HTTPS trusts: RemoteOptions::ca_file, else $SSL_CERT_FILE,
+// else "" (libcurl's own store). Throws Error naming a file that cannot be
+// read: libcurl would only say so at the first request.
+std::string CaFileOf(const RemoteOptions& options) {
+  std::string file = options.ca_file;
+  std::string named = "remote options: ca_file";
+  if (file.empty()) {
+    const char* env = std::getenv("SSL_CERT_FILE");
+    if (env == nullptr || *env == '\0') return {};
+    file = env;
+    named = "SSL_CERT_FILE";
+  }
+  if (::access(file.c_str(), R_OK) != 0) {
+    throw Error(named + " " + file + ": cannot read the CA certificates: " + std::strerror(errno));
+  }
+  return file;
+}
+
+}  // namespace
+
+HttpClient::HttpClient(RemoteOptions options) : options_(options), ca_file_(CaFileOf(options_)) {
   CheckRemoteOptions(options_);
   static std::once_flag once;
   std::call_once(once, [] {
@@ -279,6 +304,7 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   curl_easy_setopt(handle, CURLOPT_MAXREDIRS, 5L);
   curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(handle, CURLOPT_USERAGENT, "feedline");
+  if (!ca_file_.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, ca_file_.c_str());
   if (headers.list != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));

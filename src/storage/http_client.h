@@ -19,6 +19,10 @@
 // signed with SigV4 (libcurl's CURLOPT_AWS_SIGV4); an S3 error's code (e.g.
 // SignatureDoesNotMatch) is part of the message.
 //
+// HTTPS verifies the server's certificate and name against
+// RemoteOptions::ca_file, else the file $SSL_CERT_FILE names, else the
+// system's store; a failed verification is not retried.
+//
 // Thread safety: every method may be called from many threads at once.
 #ifndef FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_
 #define FEEDLINE_SRC_STORAGE_HTTP_CLIENT_H_
@@ -40,7 +44,8 @@ namespace feedline::storage {
 
 class HttpClient {
  public:
-  // Throws Error if `options` are out of range (CheckRemoteOptions).
+  // Throws Error if `options` are out of range (CheckRemoteOptions), or
+  // naming the CA file (ca_file, SSL_CERT_FILE) if it cannot be read.
   explicit HttpClient(RemoteOptions options = {});
   ~HttpClient();
   HttpClient(const HttpClient&) = delete;
@@ -91,6 +96,7 @@ class HttpClient {
   static void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS;
 
   const RemoteOptions options_;
+  const std::string ca_file_;  // the CA certificates HTTPS trusts; "": libcurl's store
   mutable internal::Mutex mu_;
   mutable std::vector<void*> idle_ GUARDED_BY(mu_);
   mutable size_t made_ GUARDED_BY(mu_) = 0;

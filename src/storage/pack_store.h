@@ -25,6 +25,13 @@
 
 namespace feedline::storage {
 
+// A shard of an epoch's plan (ShardDataset::EpochOrder) and the position,
+// in samples of the epoch's order, of its last use.
+struct PlannedShard {
+  size_t shard = 0;
+  int64_t last_use = 0;
+};
+
 class PackStore {
  public:
   virtual ~PackStore() = default;
@@ -50,6 +57,13 @@ class PackStore {
   // the connections made (one per thread reading at the same time).
   virtual size_t max_open() const = 0;
   virtual size_t open_count() const = 0;
+
+  // The epoch's shards in the order it first needs them (empty: no more
+  // reads planned), then how many samples of its order are delivered: a
+  // store that fetches ahead (CachedPackStore) follows them. Must not block
+  // (called under the loader's lock). Default: nothing.
+  virtual void PlanShards(std::vector<PlannedShard> plan) const { (void)plan; }
+  virtual void PlanProgress(int64_t delivered) const { (void)delivered; }
 };
 
 // The store of `tars` (paths, or URLs if IsRemoteLocation; all of one kind,

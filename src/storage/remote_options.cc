@@ -15,6 +15,9 @@ void CheckRemoteOptions(const RemoteOptions& options) {
   }
   if (!(options.stall_timeout_s > 0)) refuse("stall_timeout_s", "> 0", options.stall_timeout_s);
   if (!(options.backoff_s >= 0)) refuse("backoff_s", ">= 0", options.backoff_s);
+  if (options.prefetch_requests < 1) {
+    refuse("prefetch_requests", ">= 1", options.prefetch_requests);
+  }
 }
 
 bool IsRemoteLocation(const std::string& location) {

@@ -190,6 +190,12 @@ void ShardCache::Touch(size_t shard) const {
   ::utimensat(AT_FDCWD, paths_[shard].c_str(), nullptr, 0);
 }
 
+void ShardCache::Release(size_t shard) const {
+  // The oldest time there is (1 s after the epoch: 0 may read as unset).
+  const struct timespec times[2] = {{0, UTIME_OMIT}, {1, 0}};
+  ::utimensat(AT_FDCWD, paths_[shard].c_str(), times, 0);
+}
+
 void ShardCache::Ensure(size_t shard) const {
   {
     internal::MutexLock lock(&mu_);

@@ -17,7 +17,8 @@
 //  4. Every record's CRC-32C is checked against the index (a resumed .part
 //     that fails is downloaded again from the start, once), then the file is
 //     fsynced and renamed into place.
-// Before a download, the least recently opened whole shards are deleted
+// Before a download, released shards (Release: the epoch's plan has
+// passed them) and then the least recently used whole shards are deleted
 // until the cache holds at most `cache_limit` bytes with the new one (under
 // a cache-wide lock); readers that hold one open keep reading it (an
 // unlinked file stays readable), and a shard deleted before it was opened
@@ -66,6 +67,9 @@ class ShardCache {
 
   // Marks shard `shard` used now (its file's mtime), for eviction order.
   void Touch(size_t shard) const;
+  // Marks shard `shard` no longer needed by the plan (the oldest mtime): it
+  // is the first to go when room is made, before the least recently used.
+  void Release(size_t shard) const;
 
   // The downloads this process made (one per shard not found in place).
   int64_t downloads() const;

@@ -247,6 +247,27 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   out.SetScalar<int64_t>("label", labels_[i]);
 }
 
+void ShardDataset::EpochOrder(std::span<const int64_t> order) const {
+  // Each shard once, where the order first needs it, with its last use.
+  std::vector<PlannedShard> plan;
+  std::vector<int64_t> entry_of(shard_starts_.size(), -1);
+  for (size_t at = 0; at < order.size(); ++at) {
+    const int64_t index = order[at];
+    if (index < 0 || index >= size()) continue;  // Get reports it
+    const size_t shard = static_cast<size_t>(
+        std::upper_bound(shard_starts_.begin(), shard_starts_.end(), index) -
+        shard_starts_.begin() - 1);
+    if (entry_of[shard] < 0) {
+      entry_of[shard] = static_cast<int64_t>(plan.size());
+      plan.push_back(PlannedShard{shard, 0});
+    }
+    plan[static_cast<size_t>(entry_of[shard])].last_use = static_cast<int64_t>(at);
+  }
+  store_->PlanShards(std::move(plan));
+}
+
+void ShardDataset::EpochProgress(int64_t delivered) const { store_->PlanProgress(delivered); }
+
 std::vector<FieldSpec> ShardDataset::FixedFields() const {
   std::optional<Shape> shape = pipeline_.FixedShape();
   if (!shape) return {FieldSpec{"label", DType::kI64, Shape{}}};

@@ -1,5 +1,6 @@
 // NginxServer: a real nginx (Debian's nginx-light) that a test starts on
-// 127.0.0.1 to serve a folder over HTTP: a free port, its own configuration,
+// 127.0.0.1 (or inside a network namespace, or with TLS) to serve a folder
+// over HTTP(S): a free port, its own configuration,
 // logs and temporary folders in a scratch folder, run in the foreground as
 // the test's child and stopped (SIGTERM, then SIGKILL) on Stop or
 // destruction. The access log records each request's connection number, so
@@ -11,6 +12,8 @@
 #define FEEDLINE_TESTS_STORAGE_NGINX_SERVER_H_
 
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -51,6 +54,10 @@ class NginxServer {
       WriteConfig();
       pid_ = ::fork();
       if (pid_ == 0) {
+        if (!netns_path_.empty()) {
+          const int netns = ::open(netns_path_.c_str(), O_RDONLY | O_CLOEXEC);
+          if (netns < 0 || ::setns(netns, CLONE_NEWNET) != 0) _exit(126);
+        }
         const std::string prefix = dir_.path().string() + "/";
         const std::string conf = dir_ / "nginx.conf";
         const std::string error_log = dir_ / "error.log";
@@ -85,14 +92,30 @@ class NginxServer {
   // "limit_rate 100k;" for a slow server).
   void set_server_config(std::string directives) { server_config_ = std::move(directives); }
 
-  int port() const { return port_; }
-  // "http://127.0.0.1:PORT/" + path.
-  std::string Url(const std::string& path = "") const {
-    return "http://127.0.0.1:" + std::to_string(port_) + "/" + path;
+  // From the next Start on: nginx runs inside the network namespace at
+  // `netns_path` (/var/run/netns/NAME) and listens on `address`, one of the
+  // namespace's (tests/storage/net_namespace.h).
+  void set_network_namespace(std::string netns_path, std::string address) {
+    netns_path_ = std::move(netns_path);
+    address_ = std::move(address);
+  }
+  // From the next Start on: HTTPS with this certificate and key (PEM files).
+  void set_tls(std::string certificate, std::string key) {
+    certificate_ = std::move(certificate);
+    key_ = std::move(key);
   }
 
-  // The requests served, one "CONNECTION METHOD URI STATUS RANGE" line each
-  // (RANGE: the Range header, "-" if none). nginx writes a request's line
+  int port() const { return port_; }
+  // "http://ADDRESS:PORT/" + path ("https://" with set_tls).
+  std::string Url(const std::string& path = "") const {
+    return std::string(certificate_.empty() ? "http" : "https") + "://" + address_ + ":" +
+           std::to_string(port_) + "/" + path;
+  }
+
+  // The requests served, one "CONNECTION METHOD URI STATUS RANGE END
+  // SECONDS" line each (RANGE: the Range header, "-" if none; END: when the
+  // answer went out, in seconds since the epoch, to the millisecond;
+  // SECONDS: how long the request took, so it began at END - SECONDS). nginx writes a request's line
   // after its answer has gone out, so a busy machine may show it late: this
   // waits (up to 10 s) for at least `at_least` lines, then until two reads
   // 100 ms apart agree.
@@ -188,7 +211,8 @@ class NginxServer {
          << "events { worker_connections 256; }\n"
          << "http {\n"
          << "  default_type application/octet-stream;\n"
-         << "  log_format counted '$connection $request_method $request_uri $status $http_range';\n"
+         << "  log_format counted '$connection $request_method $request_uri $status $http_range "
+            "$msec $request_time';\n"
          << "  access_log " << (dir_ / "access.log") << " counted;\n"
          << "  keepalive_requests 100000;\n"
          << "  keepalive_timeout 60s;\n"
@@ -198,7 +222,13 @@ class NginxServer {
          << "  uwsgi_temp_path " << (dir_ / "temp/uwsgi") << ";\n"
          << "  scgi_temp_path " << (dir_ / "temp/scgi") << ";\n"
          << "  server {\n"
-         << "    listen 127.0.0.1:" << port_ << ";\n"
+         << "    listen " << address_ << ":" << port_ << (certificate_.empty() ? "" : " ssl")
+         << ";\n";
+    if (!certificate_.empty()) {
+      conf << "    ssl_certificate " << certificate_ << ";\n"
+           << "    ssl_certificate_key " << key_ << ";\n";
+    }
+    conf
          << "    root " << root_ << ";\n"
          << "    " << server_config_ << "\n"
          // Fixed answers for the tests of failures.
@@ -219,7 +249,7 @@ class NginxServer {
       sockaddr_in address{};
       address.sin_family = AF_INET;
       address.sin_port = htons(static_cast<uint16_t>(port_));
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ::inet_pton(AF_INET, address_.c_str(), &address.sin_addr);
       const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
       ::close(fd);
       if (up) return true;
@@ -230,6 +260,10 @@ class NginxServer {
 
   const std::string root_;
   std::string server_config_;
+  std::string netns_path_;
+  std::string address_ = "127.0.0.1";
+  std::string certificate_;
+  std::string key_;
   TempDir dir_;
   int port_ = 0;
   pid_t pid_ = -1;

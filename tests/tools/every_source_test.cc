@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -247,6 +248,59 @@ TEST(EverySource, BenchAndVerifyOnAServedPack) {
   EXPECT_THAT(missing.err, HasSubstr(server.Url("absent/pack.txt") + ": HTTP 404 (not found)"));
   EXPECT_THAT(RunFeedline({"verify", server.Url("shards/"), "--fields", "x"}).err,
               HasSubstr("is a URL of packed shards"));
+}
+
+// --cache-dir and --cache-limit: bench, tune and verify read a served pack
+// through the node's shard cache (each tar fetched once, whole, and kept);
+// given for a local SOURCE, or a limit without a folder, they are usage
+// errors naming the option.
+TEST(EverySource, BenchTuneAndVerifyKeepAServedPackInTheCache) {
+  ScratchDir dir;
+  MakeShards(dir);
+  storage::testing::NginxServer server(dir.path().string());
+  server.Start();
+  const std::string cache = dir / "cache";
+  const RunResult bench = Bench({server.Url("shards/"), "--cache-dir", cache, "--cache-limit",
+                                 "1GiB"});
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  EXPECT_EQ(bench.Json()["images"], 24);
+  const RunResult verified =
+      RunFeedline({"verify", server.Url("shards/"), "--cache-dir", cache, "--json"});
+  EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
+  EXPECT_EQ(verified.Json()["files"], 24);
+  const RunResult tuned = RunFeedline({"tune", server.Url("shards/"), "--cache-dir", cache,
+                                       "--batch", "4", "--size", "32", "--max-workers", "1",
+                                       "--prefetch", "1", "--max-batches", "3", "--no-online",
+                                       "--quiet", "--json"},
+                                      120);
+  EXPECT_EQ(tuned.exit_code, 0) << tuned.out << tuned.err;
+  // Every tar whole in the cache, each fetched once over the three runs.
+  size_t tars = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(cache)) {
+    tars += entry.path().extension() == ".tar";
+  }
+  size_t shards = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "shards")) {
+    shards += entry.path().extension() == ".tar";
+  }
+  EXPECT_EQ(tars, shards);
+  size_t tar_gets = 0;
+  for (const std::string& line : server.AccessLog()) {
+    tar_gets += line.find(" GET ") != std::string::npos && line.find(".tar ") != std::string::npos;
+  }
+  EXPECT_EQ(tar_gets, shards);
+
+  const RunResult local = RunFeedline({"verify", dir / "shards", "--cache-dir", cache});
+  EXPECT_EQ(local.exit_code, 2);
+  EXPECT_THAT(local.err, HasSubstr("--cache-dir keeps the shards of a pack read over the "
+                                   "network, but SOURCE '" + dir / "shards" + "' is local"));
+  const RunResult no_dir = Bench({server.Url("shards/"), "--cache-limit", "1G"});
+  EXPECT_EQ(no_dir.exit_code, 2);
+  EXPECT_THAT(no_dir.err, HasSubstr("--cache-limit bounds the cache that --cache-dir names"));
+  const RunResult bad_limit = Bench({server.Url("shards/"), "--cache-dir", cache,
+                                     "--cache-limit", "lots"});
+  EXPECT_EQ(bad_limit.exit_code, 2);
+  EXPECT_THAT(bad_limit.err, HasSubstr("--cache-limit"));
 }
 
 // What SOURCE and --fields name wrongly is a usage error (exit code 2) that

@@ -55,6 +55,23 @@ struct FEEDLINE_EXPORT RemoteOptions {
   // opened are deleted first to make room), besides the shards being
   // downloaded. 0: no limit.
   uint64_t cache_limit = 0;
+
+  // Fetching ahead, with cache_dir set and the dataset read by a DataLoader
+  // (which tells it the epoch's order, Dataset::EpochOrder): whole shards
+  // are downloaded into the cache in the order the epoch first needs them,
+  // before its reads ask for them. At most `prefetch_bytes` of shards
+  // fetched ahead that the delivered batches have not yet passed (the
+  // smaller of it and cache_limit, when that is set; one shard at a time if
+  // a shard is larger); 0: no fetching ahead, a shard is downloaded by its
+  // first read.
+  uint64_t prefetch_bytes = uint64_t{2} << 30;
+  // The most downloads fetching ahead runs at once (each one request). >= 1.
+  int prefetch_requests = 4;
+
+  // HTTPS: a file of PEM certificates of the authorities to trust instead
+  // of the system's (a private CA, a self-signed server). Empty: the
+  // environment's SSL_CERT_FILE if set, else the system's store.
+  std::string ca_file;
 };
 
 // Throws Error naming the first field out of range and its value.

@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,11 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   // "SHARD.tar:KEY".
   std::string Source(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
+  // The loader's order of the epoch: a remote pack with a cache (cache_dir)
+  // downloads its shards ahead of the reads, in the order the epoch first
+  // needs them (RemoteOptions::prefetch_bytes). Otherwise nothing.
+  void EpochOrder(std::span<const int64_t> order) const override;
+  void EpochProgress(int64_t delivered) const override;
 
   const std::vector<std::string>& classes() const { return classes_; }
   const std::vector<int64_t>& labels() const { return labels_; }

@@ -235,8 +235,13 @@ class ShardDataset(_LabeledImages):
     of max_attempts (5), retry_budget_s (60), connect_timeout_s (10),
     stall_timeout_s (15), backoff_s (0.1), cache_dir (a local folder shared
     by every process on the node: each shard downloaded once, whole and
-    checked; default none, records read by ranged GETs) and cache_limit (its
-    byte budget: an int or a size such as "20GiB"; 0, the default: none).
+    checked; default none, records read by ranged GETs), cache_limit (its
+    byte budget: an int or a size such as "20GiB"; 0, the default: none),
+    prefetch_bytes and prefetch_requests (with a cache, shards are fetched
+    ahead in the order the loader's epoch needs them: at most this many
+    bytes ahead of the delivered batches, "2GiB" by default, 0: none; and
+    this many downloads at once, 4) and ca_file (HTTPS: a PEM file of the
+    authorities to trust; default $SSL_CERT_FILE, else the system's).
     A failed request is a SampleError naming the URL."""
 
     def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil",
@@ -271,16 +276,23 @@ def _remote_options(remote):
         if name.startswith("_") or not hasattr(options, name):
             raise TypeError(f"remote: unknown option {name!r}; expected max_attempts, "
                             "retry_budget_s, connect_timeout_s, stall_timeout_s, backoff_s, "
-                            "cache_dir or cache_limit")
-        if name == "cache_dir":
-            options.cache_dir = os.fspath(value)
+                            "cache_dir, cache_limit, prefetch_bytes, prefetch_requests or "
+                            "ca_file")
+        if name in ("cache_dir", "ca_file"):
+            setattr(options, name, os.fspath(value))
             continue
-        if name == "cache_limit":
-            options.cache_limit = _size_in("remote: cache_limit", value, 0, (1 << 63) - 1)
+        if name in ("cache_limit", "prefetch_bytes"):
+            setattr(options, name, _size_in(f"remote: {name}", value, 0, (1 << 63) - 1))
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"remote: {name} must be a number, got {type(value).__name__}")
-        setattr(options, name, int(value) if name == "max_attempts" else float(value))
+        if name in ("max_attempts", "prefetch_requests"):
+            if value != int(value):
+                raise ValueError(f"remote: {name} must be a whole number, got {value!r}")
+            value = int(value)
+            if not -(1 << 31) <= value < (1 << 31):
+                raise ValueError(f"remote: {name} must be >= 1, got {value}")
+        setattr(options, name, value if isinstance(value, int) else float(value))
     options.check()
     return options
 
