@@ -16,7 +16,7 @@
 #include "feedline/error.h"
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_dataset.h"
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/net_namespace.h"
 #include "tests/storage/nginx_server.h"

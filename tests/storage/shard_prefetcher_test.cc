@@ -28,7 +28,7 @@
 #include "feedline/storage/remote_options.h"
 #include "feedline/storage/shard_dataset.h"
 #include "feedline/storage/shard_order_sampler.h"
-#include "src/synth/synth.h"
+#include "feedline/synth/synth.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/storage_testing.h"
 
