@@ -49,7 +49,8 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
     : auto_plan_(PlanAutoTuning(options, DetectTunerResources(),
                                 /*costly_workers=*/backend && backend->traits().costly_workers)),
       dataset_(std::move(dataset)),
-      backend_(backend ? std::move(backend) : std::make_shared<ThreadLoadBackend>(dataset_.get())),
+      backend_(backend ? std::move(backend)
+                       : std::make_shared<ThreadLoadBackend>(dataset_.get(), options.worker_init)),
       options_(ResolvedOptions(std::move(options), auto_plan_)),
       failure_policy_(options_, dataset_.get()),
       stats_(options_.num_workers),
@@ -100,11 +101,13 @@ StatsSnapshot Engine::stats() const {
   return s;
 }
 
-Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
+Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options,
+               std::shared_ptr<const LoadBackend> backend)
     // A stream per worker: the batches depend on the worker count, so "auto"
     // is decided once, here, and nothing is tuned while loading.
     : iterable_(std::move(dataset)),
-      backend_(std::make_shared<ThreadLoadBackend>(nullptr)),
+      backend_(backend ? std::move(backend)
+                       : std::make_shared<ThreadLoadBackend>(nullptr, options.worker_init)),
       options_(ResolveAutoStatically(std::move(options), DetectTunerResources())),
       failure_policy_(options_, nullptr),
       stats_(options_.num_workers),
@@ -141,7 +144,8 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
     // consumer's own loads, and it cannot be replaced) nor a worker_init
     // (what it set up may belong to the worker's thread).
     // Batches owned by workers (batch_per_worker) are loaded by their owner only.
-    lend_workers_ = !producer_ && options_.timeout.count() == 0 && !options_.worker_init &&
+    lend_workers_ = !producer_ && options_.timeout.count() == 0 &&
+                    !backend_->traits().starts_workers &&
                     !RowClaims::BatchPerWorker(options_, batch_sampler_ != nullptr);
     if (lend_workers_) {
       for (int w = 0; w < options_.num_workers; ++w) {
@@ -316,7 +320,7 @@ void Engine::StartEpochLocked(int64_t epoch, int64_t first_batch) {
     workers_->mu().AssertHeld();
     if (!workers_->started_locked()) {
       init_pending_.assign(static_cast<size_t>(options_.num_workers),
-                           options_.worker_init ? 1 : 0);
+                           backend_->traits().starts_workers ? 1 : 0);
       workers_->StartLocked();
     }
   }
@@ -497,26 +501,18 @@ void Engine::CheckTimeoutsLocked() {
 // Workers
 
 bool Engine::InitWorker(int worker) {
-  if (!options_.worker_init) return true;
+  if (!backend_->traits().starts_workers) return true;
   try {
-    options_.worker_init(worker);
+    // The backend says what failed (a worker_init, a worker process that
+    // could not start), or passes an interrupt on as it is.
+    backend_->StartWorker(worker);
     MutexLock lock(&scheduler_->mu());
     InitDoneLocked(worker);
     return true;
   } catch (...) {
-    const CaughtException caught = SortCurrentException();
+    RethrowIfCancellation();
     MutexLock lock(&scheduler_->mu());
-    switch (caught.kind) {
-      case ExceptionKind::kOutOfMemory:
-      case ExceptionKind::kSampleError:
-      case ExceptionKind::kException:
-        scheduler_->consumer_locked().Fail(
-            std::make_exception_ptr(WorkerInitError(worker, caught.exception->what())));
-        break;
-      case ExceptionKind::kInterrupt:  // KeyboardInterrupt in worker_init_fn: passed on as it is
-        scheduler_->consumer_locked().Fail(std::current_exception());
-        break;
-    }
+    scheduler_->consumer_locked().Fail(std::current_exception());
     InitDoneLocked(worker);
     return false;
   }

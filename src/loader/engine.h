@@ -67,7 +67,10 @@ class Engine {
   // (ThreadLoadBackend).
   Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
          std::shared_ptr<const LoadBackend> backend = nullptr);
-  Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options);
+  // `backend` null: the streams are opened on the engine's threads; else its
+  // StartWorker starts each worker before its stream is opened.
+  Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options,
+         std::shared_ptr<const LoadBackend> backend = nullptr);
   ~Engine();
 
   int64_t size() const;
@@ -131,12 +134,14 @@ class Engine {
   // replaced.
   void CheckTimeoutsLocked() REQUIRES(scheduler_->mu());
 
-  // What a worker runs: worker_init, then loading (map-style) or producing
-  // from its stream (IterableDataset).
+  // What a worker runs: the backend's StartWorker (worker_init, or its
+  // process), then loading (map-style) or producing from its stream
+  // (IterableDataset).
   void WorkerBody(int worker, WorkerLane& lane) EXCLUDES(scheduler_->mu());
   void LoadTasks(int worker, WorkerLane& lane) EXCLUDES(scheduler_->mu());
   bool WorkersStoppingLocked() const REQUIRES(scheduler_->mu());
-  // Runs worker_init; on failure records it for the consumer and returns false.
+  // Starts the worker (LoadBackend::StartWorker); on failure records it for
+  // the consumer and returns false.
   bool InitWorker(int worker) EXCLUDES(scheduler_->mu());
   // Worker `worker`'s worker_init returned (or threw): the epoch may end.
   void InitDoneLocked(int worker) REQUIRES(scheduler_->mu());

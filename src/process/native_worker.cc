@@ -136,24 +136,4 @@ void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) con
   WorkerProgram::RaiseError(error, index);
 }
 
-std::shared_ptr<ProcessDataset> InWorkerProcesses(std::shared_ptr<const Dataset> dataset,
-                                                  LoaderOptions* options,
-                                                  std::shared_ptr<NativeWorkerProgram> program) {
-  if (!dataset) throw Error("DataLoader: dataset must not be null");
-  ProcessWorkerOptions process_options;
-  // num_workers kAuto: the engine runs up to AutoMaxWorkers() workers and
-  // sets how many are active; each gets its process when it starts.
-  process_options.num_workers =
-      options->num_workers == kAuto ? AutoMaxWorkers() : options->num_workers;
-  process_options.persistent_workers = options->persistent_workers;
-  process_options.seed = options->seed;
-  if (!program) {
-    program = std::make_shared<NativeWorkerProgram>(dataset, std::move(options->worker_init));
-  }
-  auto workers = std::make_shared<ProcessWorkers>(std::move(program), process_options);
-  options->worker_init = [workers](int worker) { workers->StartWorker(worker); };
-  const int64_t size = dataset->size();
-  return std::make_shared<ProcessDataset>(std::move(workers), size, std::move(dataset));
-}
-
 }  // namespace feedline::internal

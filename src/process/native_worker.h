@@ -3,8 +3,10 @@
 // arena; a crash in Get (a decoder's segfault or abort) ends one worker
 // process, not the program, and the sample is loaded again by a fresh one.
 //
-// Thread safety: InWorkerProcesses is called while a loader is built; the
-// program's RunChild runs only in a forked child.
+// src/loader_factory makes the program and its ProcessWorkers when a C++
+// Dataset loads in worker processes.
+//
+// Thread safety: RunChild runs only in a forked child.
 #ifndef FEEDLINE_SRC_PROCESS_NATIVE_WORKER_H_
 #define FEEDLINE_SRC_PROCESS_NATIVE_WORKER_H_
 
@@ -12,8 +14,6 @@
 #include <memory>
 
 #include "feedline/dataset.h"
-#include "feedline/loader_options.h"
-#include "src/process/process_dataset.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::internal {
@@ -33,14 +33,6 @@ class NativeWorkerProgram : public WorkerProgram {
   std::shared_ptr<const Dataset> dataset_;
   std::function<void(int)> worker_init_;
 };
-
-// `dataset` wrapped to load in worker processes run by `program` (by
-// default a NativeWorkerProgram given the user's worker_init, which then
-// runs in the children); sets options->worker_init to start the processes.
-// REQUIRES: options->num_workers > 0 or kAuto.
-std::shared_ptr<ProcessDataset> InWorkerProcesses(
-    std::shared_ptr<const Dataset> dataset, LoaderOptions* options,
-    std::shared_ptr<NativeWorkerProgram> program = nullptr);
 
 }  // namespace feedline::internal
 
