@@ -90,7 +90,10 @@ void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t 
 }
 
 void PythonWorkerProgram::RaiseStreamDeath(int worker, const internal::WorkerDeath& death) const {
-  ThrowPython(PyExc_RuntimeError, internal::StreamDeathMessage(worker, death));
+  ThrowPython(PyExc_RuntimeError,
+              internal::StreamDeathMessage(worker, death) +
+                  ", so this epoch ends here (the batches already delivered stand; the next "
+                  "epoch starts a fresh worker)");
 }
 
 }  // namespace feedline::python

@@ -61,6 +61,7 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   [[noreturn]] void RaiseError(const internal::ErrorReply& error, int64_t index) const override;
   [[noreturn]] void RaiseStreamDeath(int worker,
                                      const internal::WorkerDeath& death) const override;
+  std::string OpenFailurePrefix() const override { return "iter(dataset) raised "; }
 
  private:
   std::shared_ptr<PyRef> dataset_;

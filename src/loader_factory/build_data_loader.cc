@@ -45,14 +45,13 @@ BuiltEngine BuildEngine(LoaderSpec spec) {
     return {std::make_unique<Engine>(std::move(spec.dataset), std::move(options))};
   }
   std::shared_ptr<WorkerProgram> program = std::move(spec.worker_program);
-  if (!program && spec.stream) {
-    throw Error(
-        "DataLoader: worker_mode process is for a map-style Dataset; a C++ IterableDataset "
-        "loads on worker threads (use worker_mode thread or auto)");
-  }
   // The user's worker_init runs in the processes (the program's), not on
   // the engine's threads.
-  if (!program) program = std::make_shared<NativeWorkerProgram>(spec.dataset, options.worker_init);
+  if (!program && spec.stream) {
+    program = std::make_shared<NativeWorkerProgram>(spec.stream, options.worker_init);
+  } else if (!program) {
+    program = std::make_shared<NativeWorkerProgram>(spec.dataset, options.worker_init);
+  }
   options.worker_init = nullptr;
   auto workers = std::make_shared<ProcessWorkers>(program, ProcessOptionsFor(spec));
   if (spec.stream) {

@@ -9,8 +9,8 @@
 //   - threads: the engine with a ThreadLoadBackend, which runs
 //     options.worker_init on each worker thread;
 //   - processes: ProcessWorkers running the spec's worker program (or a
-//     NativeWorkerProgram for a C++ Dataset, which runs options.worker_init
-//     in the child), and the engine with a ProcessLoadBackend over them; a
+//     NativeWorkerProgram for a C++ Dataset or IterableDataset, which runs
+//     options.worker_init in the child), and the engine with a ProcessLoadBackend over them; a
 //     stream's items come through a ProcessIterableDataset. The user's
 //     worker_init then runs in the processes only.
 // The options the engine gets say what was decided: worker_mode is kThread
@@ -53,9 +53,8 @@ struct BuiltLoader {
   std::shared_ptr<ProcessWorkers> processes;  // as BuiltEngine::processes
 };
 
-// Throws Error for a spec with neither or both of dataset and stream, for a
-// C++ stream (no worker program) with worker processes, and whatever the
-// engine refuses in the options.
+// Throws Error for a spec with neither or both of dataset and stream, and
+// whatever the engine refuses in the options.
 BuiltEngine BuildEngine(LoaderSpec spec);
 BuiltLoader BuildDataLoader(LoaderSpec spec);
 

@@ -15,6 +15,7 @@ class ProcessStream : public SampleStream {
       : workers_(std::move(workers)), program_(std::move(program)), worker_(worker) {}
 
   bool Next(Sample& out, SampleContext& ctx) override {
+    if (died_) return false;  // the pass ended with its process
     WorkRequest request;
     request.kind = static_cast<uint32_t>(RequestKind::kNext);
     request.index = ctx.index();
@@ -26,7 +27,9 @@ class ProcessStream : public SampleStream {
       case ProcessWorkers::Outcome::kSample: return true;
       case ProcessWorkers::Outcome::kEnd:
       case ProcessWorkers::Outcome::kClosing: return false;  // the loader is closing
-      case ProcessWorkers::Outcome::kDied: program_->RaiseStreamDeath(worker_, death);
+      case ProcessWorkers::Outcome::kDied:
+        died_ = true;
+        program_->RaiseStreamDeath(worker_, death);
       case ProcessWorkers::Outcome::kReady: break;
     }
     throw Error("the worker process answered an item request with no item");
@@ -36,6 +39,7 @@ class ProcessStream : public SampleStream {
   std::shared_ptr<ProcessWorkers> workers_;
   std::shared_ptr<const WorkerProgram> program_;
   int worker_;
+  bool died_ = false;
 };
 
 }  // namespace
@@ -57,7 +61,7 @@ std::unique_ptr<SampleStream> ProcessIterableDataset::Open(int worker_id, int nu
   try {
     outcome = workers_->Exchange(worker_id, request, nullptr, nullptr, &death);
   } catch (const SampleError& e) {
-    throw SampleError(e.kind(), e.source(), "iter(dataset) raised " + e.message(), -1, e.origin());
+    throw SampleError(e.kind(), e.source(), program_->OpenFailurePrefix() + e.message(), -1, e.origin());
   }
   if (outcome == ProcessWorkers::Outcome::kDied) program_->RaiseStreamDeath(worker_id, death);
   // On kClosing the stream's first Next ends the pass.

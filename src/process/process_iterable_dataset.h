@@ -2,8 +2,9 @@
 // processes (ProcessWorkers): worker w's process runs its own copy's stream,
 // opened for worker w of num_workers and the epoch, and sends the items one
 // by one. A worker that dies mid-pass cannot be replayed (a stream has no
-// position to go back to): the epoch ends with the program's
-// RaiseStreamDeath, whatever the error policy. src/loader_factory pairs it
+// position to go back to): its pass ends with the program's
+// RaiseStreamDeath (for a C++ stream a failed item, kWorkerDied, for the
+// error policy; for a Python one a RuntimeError that ends the epoch). src/loader_factory pairs it
 // with a ProcessLoadBackend, which starts the processes.
 //
 // Thread safety: as IterableDataset (Open and each stream's Next from the
@@ -24,7 +25,7 @@ class ProcessIterableDataset : public IterableDataset {
   ProcessIterableDataset(std::shared_ptr<ProcessWorkers> workers,
                          std::shared_ptr<const WorkerProgram> program);
   // A failure to open the pass (the stream's own, in the child) is raised
-  // as a SampleError whose message says so.
+  // as a SampleError whose message says so (WorkerProgram::OpenFailurePrefix).
   std::unique_ptr<SampleStream> Open(int worker_id, int num_workers,
                                      int64_t epoch) const override;
 

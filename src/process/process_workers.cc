@@ -67,14 +67,19 @@ void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
 }
 
 void WorkerProgram::RaiseStreamDeath(int worker, const WorkerDeath& death) const {
-  throw Error(StreamDeathMessage(worker, death));
+  FailureOrigin origin;
+  origin.worker_pid = death.pid;
+  origin.signal = death.signal;
+  throw SampleError(FailureKind::kWorkerDied, "",
+                    StreamDeathMessage(worker, death) +
+                        ", so its pass ends here (the items already delivered stand; the next "
+                        "epoch starts a fresh worker)",
+                    -1, std::move(origin));
 }
 
 std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
   return "DataLoader worker process " + std::to_string(worker) + " of the IterableDataset " +
-         death.Describe() +
-         "; its iterator cannot be replayed, so this epoch ends here (the batches already "
-         "delivered stand; the next epoch starts a fresh worker)";
+         death.Describe() + "; its iterator cannot be replayed";
 }
 
 struct ProcessWorkers::Worker {

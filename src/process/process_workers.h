@@ -87,12 +87,18 @@ class WorkerProgram : public ForkHooks {
   // item) `index`. Default: SampleError(reason, source, message, index).
   [[noreturn]] virtual void RaiseError(const ErrorReply& error, int64_t index) const;
   // In the parent: raises that the process of stream worker `worker` died
-  // mid-pass (`death` says how): a stream cannot be replayed, so the epoch
-  // ends. Default: Error naming the worker and how it died.
+  // mid-pass (`death` says how); a stream cannot be replayed, so that
+  // worker's pass ends there. Default: a SampleError (kWorkerDied) naming
+  // the worker and how it died, for the error policy; the Python program
+  // raises a RuntimeError, which ends the epoch whatever the policy.
   [[noreturn]] virtual void RaiseStreamDeath(int worker, const WorkerDeath& death) const;
+  // What opening a stream's pass is called in a failure's message, before
+  // the child's message. Default: "IterableDataset::Open raised ".
+  virtual std::string OpenFailurePrefix() const { return "IterableDataset::Open raised "; }
 };
 
-// What RaiseStreamDeath says, for a program that raises it as its own type.
+// What RaiseStreamDeath says first (the worker, how it died, that it cannot
+// be replayed), for a program that raises it as its own type.
 std::string StreamDeathMessage(int worker, const WorkerDeath& death);
 
 class ProcessWorkers {

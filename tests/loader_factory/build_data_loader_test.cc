@@ -1,6 +1,6 @@
 // BuildDataLoader's decisions (src/loader_factory/build_data_loader.h):
 // threads or processes for each worker_mode, num_workers and kind of
-// dataset, decided once and told in the options the loader reports; the
+// dataset (map-style or a stream), decided once and told in the options the loader reports; the
 // user's worker_init runs where the samples load; a process loader is tuned
 // as one. Through the public DataLoader where a C++ user can say it, and
 // through LoaderSpec for what only a front end says (a dataset that holds a
@@ -46,6 +46,8 @@ class Counting : public IterableDataset {
     bool Next(Sample& out, SampleContext&) override {
       if (next_ >= 4) return false;
       out.SetScalar<int64_t>("index", next_++);
+      out.SetScalar<int64_t>("pid", ::getpid());
+      out.SetScalar<int64_t>("init_pid", init_pid.load());
       return true;
     }
 
@@ -141,20 +143,21 @@ TEST(BuildDataLoader, NoWorkersLoadInTheCallersThreadWhateverTheMode) {
   }
 }
 
-TEST(BuildDataLoader, ACppStreamLoadsOnThreadsAndIsRefusedInProcesses) {
-  for (WorkerMode mode : {WorkerMode::kThread, WorkerMode::kAuto}) {
-    LoaderOptions options = Options(mode, 2);
-    DataLoader loader(std::make_shared<Counting>(), options);
-    EXPECT_EQ(loader.options().worker_mode, WorkerMode::kThread);
-    int64_t items = 0;
-    for (const Batch& batch : loader) items += batch.size();
-    EXPECT_EQ(items, 8);  // each worker's own stream of 4
-  }
-  try {
-    DataLoader loader(std::make_shared<Counting>(), Options(WorkerMode::kProcess, 2));
-    FAIL() << "a C++ IterableDataset was accepted with worker_mode process";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("worker_mode process is for a map-style Dataset"));
+TEST(BuildDataLoader, ACppStreamLoadsOnThreadsUnlessProcessesAreAsked) {
+  for (WorkerMode mode : {WorkerMode::kThread, WorkerMode::kAuto, WorkerMode::kProcess}) {
+    init_pid.store(0);
+    DataLoader loader(std::make_shared<Counting>(), Options(mode, 2));
+    const bool processes = mode == WorkerMode::kProcess;
+    EXPECT_EQ(loader.options().worker_mode, processes ? WorkerMode::kProcess : WorkerMode::kThread);
+    const Loaded loaded = LoadAll(loader);
+    EXPECT_EQ(loaded.samples, 8) << WorkerModeName(mode);  // each worker's own stream of 4
+    EXPECT_EQ(loaded.pids.count(::getpid()) == 0, processes) << WorkerModeName(mode);
+    if (processes) {
+      // Two processes, each running its own pass and its worker_init.
+      EXPECT_EQ(loaded.pids.size(), 2u);
+      EXPECT_EQ(loaded.init_pids, loaded.pids);
+      EXPECT_EQ(init_pid.load(), 0);
+    }
   }
 }
 
