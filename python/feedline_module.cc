@@ -30,10 +30,10 @@
 #include "feedline/byte_size.h"
 #include "feedline/feedline.h"
 #include "python/fork_safe_point.h"
-#include "python/process_dataset.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
-#include "src/loader_factory/engine_factory.h"
+#include "python/python_worker_program.h"
+#include "src/loader_factory/build_data_loader.h"
 #include "src/process/worker_death.h"
 
 namespace py = pybind11;
@@ -87,6 +87,20 @@ class PyDataset : public Dataset {
       throw SampleError(FailureKind::kException, "", PythonErrorText(e), index,
                         PythonErrorOrigin(e));
     }
+  }
+
+  // The Python dataset's source(index), when it has one: it names a failed
+  // sample, whether it loaded on a thread or in a worker process.
+  std::string Source(int64_t index) const override {
+    py::gil_scoped_acquire gil;
+    try {
+      if (py::hasattr(dataset_->get(), "source")) {
+        return py::str(dataset_->get().attr("source")(index));
+      }
+    } catch (py::error_already_set&) {
+      // A source is a courtesy for messages; its failure must not hide the error.
+    }
+    return {};
   }
 
  private:
@@ -491,17 +505,15 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(timeout * 1000.0)));
   options.seed = seed;
   options.error_policy = ParseErrorPolicy(error_policy);
+  options.worker_mode = ParseWorkerMode(worker_mode);
   // num_workers "auto" (kAuto): the engine starts one worker per core share
   // and sets how many are active; the Python side sizes its workers the same.
   const int worker_count = num_workers == kAuto ? AutoMaxWorkers() : num_workers;
-  const bool processes =
-      internal::LoadsInWorkerProcesses(ParseWorkerMode(worker_mode),
-                                       /*holds_global_lock=*/!py::isinstance<Dataset>(dataset),
-                                       worker_count);
   const bool native = py::isinstance<Dataset>(dataset);
-  // Python process workers run worker_init_fn themselves; native ones get it here.
-  if (!worker_init_fn.is_none() && (!processes || native)) {
-    auto fn = std::make_shared<PyRef>(std::move(worker_init_fn));
+  // On a worker thread (the factory drops it for worker processes, whose
+  // program runs worker_init_fn itself).
+  if (!worker_init_fn.is_none()) {
+    auto fn = std::make_shared<PyRef>(worker_init_fn);
     options.worker_init = [fn](int worker_id) {
       py::gil_scoped_acquire gil;
       CallPython([&] { fn->get()(worker_id); }, "worker_init_fn");
@@ -525,48 +537,35 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     options.collate_fn = MakePyCollate(collate_fn, samples, batches, keep_collate_result);
   }
 
-  std::shared_ptr<DataLoader> loader;
-  std::shared_ptr<internal::ProcessWorkers> workers;  // with worker processes
-  if (native && processes) {
-    // worker_mode="process" for a native dataset: a crash in native code
-    // ends one worker process, which is replaced (docs/architecture.md).
+  // The adapters for both places a sample may load (a thread, a worker
+  // process); BuildDataLoader decides which from worker_mode.
+  internal::LoaderSpec spec;
+  spec.holds_global_lock = !native;  // a Python __getitem__ / __next__ holds the GIL
+  spec.use_shared_memory = use_shared_memory;
+  if (native) {
     auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
-    auto program =
-        std::make_shared<PyNativeWorkerProgram>(native_dataset, std::move(options.worker_init));
-    auto adapter = internal::InWorkerProcesses(native_dataset, &options, program);
-    workers = adapter->workers();
-    LoaderCallWithoutGil nogil;
-    loader = internal::MakeProcessDataLoader(std::move(adapter), std::move(options));
-  } else if (native) {
-    auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
-    LoaderCallWithoutGil nogil;
-    loader = std::make_shared<DataLoader>(std::move(native_dataset), std::move(options));
-  } else if (processes) {
-    internal::ProcessWorkerOptions process_options;
-    process_options.num_workers = worker_count;
-    process_options.persistent_workers = persistent_workers;
-    process_options.use_shared_memory = use_shared_memory;
-    process_options.seed = seed;
-    workers = MakePythonWorkers(dataset, worker_init_fn, seed_samples, process_options, samples);
-    options.worker_init = [workers](int worker) { workers->StartWorker(worker); };
-    if (iterable) {
-      auto adapter = std::make_shared<PyProcessIterableDataset>(workers);
-      LoaderCallWithoutGil nogil;
-      loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
-    } else {
-      auto adapter = std::make_shared<PyProcessDataset>(workers, dataset);
-      LoaderCallWithoutGil nogil;
-      loader = internal::MakeProcessDataLoader(std::move(adapter), std::move(options));
-    }
-  } else if (iterable) {
-    auto adapter = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
-    LoaderCallWithoutGil nogil;
-    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+    // A crash in native code ends one worker process, which is replaced
+    // (docs/architecture.md); the fork is made safe for the interpreter.
+    spec.worker_program =
+        std::make_shared<PyNativeWorkerProgram>(native_dataset, options.worker_init);
+    spec.dataset = std::move(native_dataset);
   } else {
-    auto adapter = std::make_shared<PyDataset>(dataset, worker_count, samples, seed_samples);
-    LoaderCallWithoutGil nogil;
-    loader = std::make_shared<DataLoader>(std::move(adapter), std::move(options));
+    spec.worker_program = std::make_shared<PythonWorkerProgram>(dataset, worker_init_fn,
+                                                                seed_samples, samples);
+    if (iterable) {
+      spec.stream = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
+    } else {
+      spec.dataset = std::make_shared<PyDataset>(dataset, worker_count, samples, seed_samples);
+    }
   }
+  spec.options = std::move(options);
+  internal::BuiltLoader built;
+  {
+    LoaderCallWithoutGil nogil;
+    built = internal::BuildDataLoader(std::move(spec));
+  }
+  std::shared_ptr<DataLoader> loader = std::move(built.loader);
+  std::shared_ptr<internal::ProcessWorkers> workers = std::move(built.processes);
   auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
   py_loader->set_samples(samples);
   py_loader->set_seeds_caller_generators(seed_samples && !native && !iterable &&

@@ -64,7 +64,8 @@ struct FEEDLINE_EXPORT LoaderOptions {
   int prefetch_factor = 2;
   bool persistent_workers = false;
   // Threads or processes (see WorkerMode). With kProcess, worker_init runs
-  // in each worker process, and an IterableDataset is refused.
+  // in each worker process (an IterableDataset's pass too: each process
+  // opens its own).
   WorkerMode worker_mode = WorkerMode::kThread;
   // false lets a complete batch overtake earlier, incomplete ones.
   bool in_order = true;

@@ -50,30 +50,23 @@ BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
                          const FailurePolicy* failure_policy, Scheduler* scheduler)
     : options_(options),
       dataset_(dataset),
-      together_(LoadsRowsTogether(*backend, options.timeout) ? backend : nullptr),
+      backend_(backend),
+      together_(LoadsRowsTogether(*backend, options.timeout)),
       layout_(layout),
       failure_policy_(failure_policy),
       scheduler_(scheduler),
       timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {}
 
-bool BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
+void BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
                                RowLoad* rows) const {
   const size_t n = static_cast<size_t>(end - begin);
   for (size_t i = 0; i < n; ++i) {
     const size_t r = static_cast<size_t>(begin) + i;
-    // A row given up on after a timeout is not loaded again (LoadRow).
-    if (slot->timed_out[r] > 0) return false;
     Sample& sample = slot->samples[r];
     sample.Clear();
     rows[i] = RowLoad{slot->indices[r], &sample, nullptr};
   }
-  SampleContextAccess::Reset(ctx, slot->epoch, rows[0].index);
-  try {
-    return together_->LoadRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
-  } catch (...) {
-    RethrowIfCancellation();
-    return false;  // loaded one by one, each row meets the failure itself
-  }
+  backend_->LoadRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
 }
 
 void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane) {
@@ -87,10 +80,7 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   RowLoad together[kMaxRowsTogether];
   int64_t together_begin = task.begin;  // rows [together_begin, together_end) are in `together`
   int64_t together_end = task.begin;
-  // Rows [.., alone_end) that could not load together load one by one (a
-  // process died with them: one by one finds the row that killed it).
-  int64_t alone_end = task.begin;
-  const bool several = together_ != nullptr && task.end - task.begin > 1;
+  const bool several = together_ && task.end - task.begin > 1;
   for (int64_t row = task.begin; row < task.end; ++row) {
     if (scheduler_->generation() != task.generation ||
         slot->orphaned.load(std::memory_order_acquire)) {
@@ -101,14 +91,17 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
       }
       break;
     }
-    if (several && row >= together_end && row >= alone_end) {
-      const int64_t end = std::min(task.end, row + kMaxRowsTogether);
-      together_begin = row;
-      if (LoadTogether(slot, row, end, ctx, together)) {
-        together_end = end;
-      } else {
-        alone_end = end;
+    if (several && row >= together_end) {
+      // Up to the next row given up on after a timeout, which is not loaded
+      // again (LoadRow).
+      int64_t end = row;
+      while (end < std::min(task.end, row + kMaxRowsTogether) &&
+             slot->timed_out[static_cast<size_t>(end)] == 0) {
+        ++end;
       }
+      together_begin = row;
+      together_end = end;
+      if (end > row) LoadTogether(slot, row, end, ctx, together);
     }
     LoadRow(slot, row, ctx, lane, &error,
             row < together_end ? &together[row - together_begin] : nullptr);
@@ -184,12 +177,13 @@ LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int 
     lane->abandoned = false;
   }
   std::exception_ptr interrupt;
+  RowLoad one{index, &sample, nullptr};
+  if (loaded == nullptr) {
+    backend_->LoadRows(std::span<RowLoad>(&one, 1), slot->epoch, ctx);
+    loaded = &one;
+  }
   try {
-    if (loaded == nullptr) {
-      dataset_->Get(index, sample, ctx);
-    } else if (loaded->error) {
-      std::rethrow_exception(loaded->error);
-    }
+    if (loaded->error) std::rethrow_exception(loaded->error);
   } catch (...) {
     const CaughtException caught = SortCurrentException();
     switch (caught.kind) {

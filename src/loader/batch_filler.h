@@ -1,17 +1,17 @@
 // BatchFiller: loads the rows of a task into its slot and, when the last
 // row of a batch is done, collates it and hands it to the Scheduler.
 //
-// A row is loaded by Dataset::Get straight into the slot (fixed fields,
-// declared or learned, are bound to their place in the batch,
-// slot_layout.h); a failed or late load
-// goes to the FailurePolicy, which may load substitutes into the same row
-// through this class. With a loader timeout, each load is recorded in the
-// worker's lane so that the consumer can give up on it (worker_pool.h).
-// A backend whose rows each cost a round trip (LoadBackendTraits::
-// round_trip_rows: worker processes) gets a task's rows in one call
-// (LoadBackend::LoadRows), without a timeout; a row it
-// fails, and every substitute, go through the same path as a row loaded
-// alone, so the batches and the error policy do not change.
+// Every row loads through the LoadBackend (LoadBackend::LoadRows) straight
+// into the slot (fixed fields, declared or learned, are bound to their place
+// in the batch, slot_layout.h); a failed or late load goes to the
+// FailurePolicy, which may load substitutes into the same row through this
+// class. Rows load one per call, except for a backend whose rows each cost a
+// round trip (LoadsRowsTogether: worker processes, no timeout), which gets
+// up to kMaxRowsTogether of a task's rows per call; what each row became is
+// then handled row by row exactly as a row loaded alone, so the batches and
+// the error policy do not change. With a loader timeout, each load is
+// recorded in the worker's lane so that the consumer can give up on it
+// (worker_pool.h).
 //
 // Thread safety: RunTask runs on many workers at once, each on its own
 // rows; the worker that finishes a batch's last row (the slot's atomic
@@ -58,10 +58,9 @@ class BatchFiller {
  private:
   // The most rows sent to LoadBackend::LoadRows in one call.
   static constexpr int64_t kMaxRowsTogether = 32;
-  // Loads rows [begin, end) of `slot` (at most kMaxRowsTogether) with one
-  // LoadBackend::LoadRows call into `rows`; false if they must load one by
-  // one.
-  bool LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
+  // Loads rows [begin, end) of `slot` (at most kMaxRowsTogether, none given
+  // up on after a timeout) with one LoadBackend::LoadRows call into `rows`.
+  void LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
                     RowLoad* rows) const;
   // `error` is empty on entry and on return (scratch for LoadSample).
   // `loaded`, when not null, is the row's planned sample already loaded by
@@ -69,10 +68,10 @@ class BatchFiller {
   void LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
                std::optional<SampleError>* error, const RowLoad* loaded = nullptr);
   // Loads sample `index` (attempt 0: the planned one, k: the k-th substitute)
-  // into `row`, tracking it in `lane` for the timeout check. On kFailed
-  // `error` holds the failure; a load that outlived the timeout fails with
-  // reason "timeout" when it returns. With `loaded` the sample is not loaded
-  // again: its outcome is taken from there.
+  // into `row`, as a span of one row, tracking it in `lane` for the timeout
+  // check. On kFailed `error` holds the failure; a load that outlived the
+  // timeout fails with reason "timeout" when it returns. With `loaded` the
+  // sample is not loaded again: its outcome is taken from there.
   LoadOutcome LoadSample(Slot* slot, int64_t row, int64_t index, int attempt, SampleContext& ctx,
                          WorkerLane* lane, std::optional<SampleError>* error,
                          const RowLoad* loaded = nullptr);
@@ -80,10 +79,11 @@ class BatchFiller {
   static bool RowsFitLayout(const Slot& slot, const FixedLayout& layout);
 
   const LoaderOptions& options_;
-  const Dataset* const dataset_;
-  // The backend when its rows cost a round trip each and there is no
-  // timeout (a timeout watches one row at a time); else null.
-  const LoadBackend* const together_;
+  const Dataset* const dataset_;  // for the source of a failed sample
+  const LoadBackend* const backend_;
+  // Whether a task's rows go to the backend several per call
+  // (LoadsRowsTogether).
+  const bool together_;
   SlotLayout* const layout_;  // learns from the first batch collated (slot_layout.h)
   const FailurePolicy* const failure_policy_;
   Scheduler* const scheduler_;

@@ -20,7 +20,8 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
     : auto_plan_(PlanAutoTuning(options, DetectTunerResources(),
                                 /*costly_workers=*/backend && backend->traits().costly_workers)),
       dataset_(std::move(dataset)),
-      backend_(backend ? std::move(backend) : std::make_shared<ThreadLoadBackend>(dataset_.get())),
+      backend_(backend ? std::move(backend)
+                       : std::make_shared<ThreadLoadBackend>(dataset_.get(), options.worker_init)),
       options_(ResolvedOptions(std::move(options), auto_plan_)),
       failure_policy_(options_, dataset_.get()),
       stats_(options_.num_workers) {
@@ -70,11 +71,13 @@ StatsSnapshot Engine::stats() const {
   return s;
 }
 
-Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
+Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options,
+               std::shared_ptr<const LoadBackend> backend)
     // A stream per worker: the batches depend on the worker count, so "auto"
     // is decided once, here, and nothing is tuned while loading.
     : iterable_(std::move(dataset)),
-      backend_(std::make_shared<ThreadLoadBackend>(nullptr)),
+      backend_(backend ? std::move(backend)
+                       : std::make_shared<ThreadLoadBackend>(nullptr, options.worker_init)),
       options_(ResolveAutoStatically(std::move(options), DetectTunerResources())),
       failure_policy_(options_, nullptr),
       stats_(options_.num_workers) {
@@ -94,12 +97,13 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
       std::max(2, options_.num_workers * options_.prefetch_factor), &stats_);
   filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), backend_.get(), &layout_,
                                           &failure_policy_, scheduler_.get());
-  worker_init_ = std::make_unique<WorkerInit>(options_, scheduler_.get());
+  worker_init_ = std::make_unique<WorkerInit>(backend_.get(), scheduler_.get());
   if (iterable_) {
     mode_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),
                                                filler_.get(), &stats_);
   } else {
-    mode_ = std::make_unique<MapScheduling>(options_, scheduler_.get(), filler_.get(), &stats_);
+    mode_ = std::make_unique<MapScheduling>(options_, backend_.get(), scheduler_.get(),
+                                            filler_.get(), &stats_);
   }
   if (options_.num_workers > 0) {
     workers_ = std::make_unique<ThreadWorkerPool>(

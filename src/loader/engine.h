@@ -72,7 +72,10 @@ class Engine {
   // (ThreadLoadBackend).
   Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
          std::shared_ptr<const LoadBackend> backend = nullptr);
-  Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options);
+  // `backend` null: the streams are opened on the engine's threads; else its
+  // StartWorker starts each worker before its stream is opened.
+  Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options,
+         std::shared_ptr<const LoadBackend> backend = nullptr);
   ~Engine();
 
   int64_t size() const;
@@ -119,8 +122,9 @@ class Engine {
   // sampler are known.
   void Assemble(std::vector<FieldSpec> fixed);
 
-  // What a worker runs: worker_init, then loading (map-style) or producing
-  // from its stream (IterableDataset).
+  // What a worker runs: the backend's StartWorker (worker_init, or its
+  // process; WorkerInit), then loading (map-style) or producing from its
+  // stream (IterableDataset).
   void WorkerBody(int worker, WorkerLane& lane);
 
   // num_workers / prefetch_factor "auto" (tuner_setup.h): planned from the

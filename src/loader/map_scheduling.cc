@@ -8,21 +8,22 @@ namespace {
 // A consumer that would wait may load as a waiting worker (thread workers
 // only: a LoadBackend of processes loads in its own workers). Not with a
 // timeout (nobody would watch the consumer's own loads, and it cannot be
-// replaced) nor a worker_init (what it set up may belong to the worker's
-// thread); batches owned by workers (batch_per_worker) are loaded by their
-// owner only.
-bool ConsumerMayLendWorkers(const LoaderOptions& options) {
-  return options.num_workers > 0 && options.timeout.count() == 0 && !options.worker_init &&
+// replaced) nor workers the backend starts (a worker_init: what it set up
+// may belong to the worker's thread); batches owned by workers
+// (batch_per_worker) are loaded by their owner only.
+bool ConsumerMayLendWorkers(const LoaderOptions& options, const LoadBackend& backend) {
+  return options.num_workers > 0 && options.timeout.count() == 0 &&
+         !backend.traits().starts_workers &&
          !claim_policy::BatchPerWorker(options, /*map_style=*/true);
 }
 
 }  // namespace
 
-MapScheduling::MapScheduling(const LoaderOptions& options, Scheduler* scheduler,
-                             BatchFiller* filler, StatsCollector* stats)
+MapScheduling::MapScheduling(const LoaderOptions& options, const LoadBackend* backend,
+                             Scheduler* scheduler, BatchFiller* filler, StatsCollector* stats)
     : options_(options),
       scheduler_(scheduler),
-      consumer_(options, scheduler, filler, stats, ConsumerMayLendWorkers(options)),
+      consumer_(options, scheduler, filler, stats, ConsumerMayLendWorkers(options, *backend)),
       worker_(options, scheduler, filler, stats) {}
 
 void MapScheduling::Reset() {

@@ -23,8 +23,8 @@ namespace feedline::internal {
 class MapScheduling : public SchedulingMode {
  public:
   // Everything passed must outlive it.
-  MapScheduling(const LoaderOptions& options, Scheduler* scheduler, BatchFiller* filler,
-                StatsCollector* stats);
+  MapScheduling(const LoaderOptions& options, const LoadBackend* backend, Scheduler* scheduler,
+                BatchFiller* filler, StatsCollector* stats);
 
   std::optional<Batch> Next(std::optional<Clock::time_point> deadline, bool* pending) override {
     return consumer_.Next(deadline, pending);

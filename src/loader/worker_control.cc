@@ -9,7 +9,7 @@ void WorkerControl::StartWorkersLocked() {
   if (workers_ == nullptr) return;
   workers_->mu().AssertHeld();  // mu(), by the pool's name
   if (workers_->started_locked()) return;
-  init_pending_.assign(static_cast<size_t>(options_.num_workers), options_.worker_init ? 1 : 0);
+  init_pending_.assign(static_cast<size_t>(options_.num_workers), backend_->traits().starts_workers ? 1 : 0);
   workers_->StartLocked();
 }
 

@@ -8,7 +8,7 @@
 #include "src/loader/engine.h"
 #include "src/loader/loop_monitor.h"
 #include "src/loader/stats_collector.h"
-#include "src/loader_factory/engine_factory.h"
+#include "src/loader_factory/build_data_loader.h"
 
 namespace feedline {
 namespace {
@@ -61,14 +61,31 @@ void CheckGlobalPosition(const LoaderState& state, const DistributedBatchSampler
   }
 }
 
+internal::LoaderSpec MapSpec(std::shared_ptr<const Dataset> dataset, LoaderOptions options) {
+  internal::LoaderSpec spec;
+  spec.dataset = std::move(dataset);
+  spec.options = std::move(options);
+  return spec;
+}
+
+internal::LoaderSpec StreamSpec(std::shared_ptr<const IterableDataset> dataset,
+                                LoaderOptions options) {
+  internal::LoaderSpec spec;
+  spec.stream = std::move(dataset);
+  spec.options = std::move(options);
+  return spec;
+}
+
 }  // namespace
 
+// Built as every loader is (build_data_loader.h): a C++ dataset holds no
+// global lock, and its worker processes run a NativeWorkerProgram.
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
-    : engine_(internal::MakeMapEngine(std::move(dataset), std::move(options))),
+    : engine_(internal::BuildEngine(MapSpec(std::move(dataset), std::move(options))).engine),
       monitor_(MakeMonitor(*engine_)) {}
 
 DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, LoaderOptions options)
-    : engine_(internal::MakeIterableEngine(std::move(dataset), std::move(options))),
+    : engine_(internal::BuildEngine(StreamSpec(std::move(dataset), std::move(options))).engine),
       monitor_(MakeMonitor(*engine_)) {}
 
 DataLoader::DataLoader(std::unique_ptr<internal::Engine> engine)

@@ -14,14 +14,17 @@
 namespace feedline::internal {
 namespace {
 
-// Loads one sample into `staging` and replies (to `gather`, when it is not
-// null: a reply among those to a kSamples request); a failure becomes an
-// error reply, as it would become a failed sample on a worker thread.
-// Fields bound to the requested row are written there by Get itself (the
-// batch row, in shared memory); the others are copied into the arena.
-void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
-                 Sample& sample, RequestedRow& row, ReplyStaging& staging, SampleReply& reply,
-                 std::string* gather = nullptr) {
+// Loads one sample (`load(sample, ctx)`: Get, or a stream's Next, false at
+// its end) into `staging` and replies (to `gather`, when it is not null: a
+// reply among those to a kSamples request); a failure becomes an error
+// reply, as it would become a failed sample on a worker thread. Fields
+// bound to the requested row are written there by Get itself (the batch
+// row, in shared memory); the others are copied into the arena. A stream's
+// end is a kEnd reply.
+template <typename Load>
+void ServeOne(int fd, const WorkRequest& request, SampleContext& ctx, Sample& sample,
+              RequestedRow& row, ReplyStaging& staging, SampleReply& reply, std::string* gather,
+              Load&& load) {
   auto send_error = [&](const ErrorReply& error) {
     if (gather != nullptr) {
       AppendErrorReply(gather, error);
@@ -39,7 +42,10 @@ void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, Sam
       staging.Clear();
     }
     reply.fields.clear();
-    dataset.Get(request.index, sample, ctx);
+    if (!load(sample, ctx)) {
+      if (!WriteMessage(fd, ReplyKind::kEnd, std::string())) _exit(0);  // the parent is gone
+      return;
+    }
     for (int i = 0; i < sample.num_fields(); ++i) {
       const Tensor& field = sample.field(i);
       const int64_t in_row = SampleBinder::IsBound(sample, i) ? row.OffsetOf(field.raw()) : -1;
@@ -65,8 +71,18 @@ void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, Sam
   } catch (const std::exception& e) {
     send_error(ExceptionReply(e.what()));
   } catch (...) {
-    send_error(ExceptionReply("Dataset::Get threw something that is not a std::exception"));
+    send_error(ExceptionReply("the dataset threw something that is not a std::exception"));
   }
+}
+
+void ServeSample(const Dataset& dataset, int fd, const WorkRequest& request, SampleContext& ctx,
+                 Sample& sample, RequestedRow& row, ReplyStaging& staging, SampleReply& reply,
+                 std::string* gather = nullptr) {
+  ServeOne(fd, request, ctx, sample, row, staging, reply, gather,
+           [&](Sample& out, SampleContext& c) {
+             dataset.Get(request.index, out, c);
+             return true;
+           });
 }
 
 // A kSamples request: each sample as ServeSample does, the replies gathered
@@ -93,6 +109,10 @@ NativeWorkerProgram::NativeWorkerProgram(std::shared_ptr<const Dataset> dataset,
                                          std::function<void(int)> worker_init)
     : dataset_(std::move(dataset)), worker_init_(std::move(worker_init)) {}
 
+NativeWorkerProgram::NativeWorkerProgram(std::shared_ptr<const IterableDataset> stream,
+                                         std::function<void(int)> worker_init)
+    : stream_(std::move(stream)), worker_init_(std::move(worker_init)) {}
+
 void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
   EnterWorkerChild(channel);
   const int fd = channel.socket_fd;
@@ -115,18 +135,58 @@ void NativeWorkerProgram::RunChild(const WorkerChannel& channel) {
   SampleContext ctx(channel.seed, 0, 0, channel.worker_id);
   WorkRequest request;
   std::string gather;
+  std::unique_ptr<SampleStream> pass;  // a stream's current pass
   while (row.Read(fd, &request)) {
-    if (request.kind == static_cast<uint32_t>(RequestKind::kSamples)) {
+    const auto kind = static_cast<RequestKind>(request.kind);
+    if (dataset_ && kind == RequestKind::kSamples) {
       ServeSamples(*dataset_, fd, request, ctx, sample, row, staging, reply, gather);
-      continue;
+    } else if (dataset_ && kind == RequestKind::kSample) {
+      ServeSample(*dataset_, fd, request, ctx, sample, row, staging, reply);
+    } else if (stream_ && kind == RequestKind::kOpen) {
+      ServePassOpen(channel, request, &pass);
+    } else if (stream_ && kind == RequestKind::kNext) {
+      if (!pass) {
+        SendErrorReply(fd, ExceptionReply("the worker process has no open pass over its stream"));
+        continue;
+      }
+      ServeOne(fd, request, ctx, sample, row, staging, reply, nullptr,
+               [&](Sample& out, SampleContext& c) {
+                 if (pass->Next(out, c)) return true;
+                 pass.reset();
+                 return false;
+               });
+    } else {
+      SendErrorReply(fd, ExceptionReply(dataset_ ? "a native worker process of a Dataset loads "
+                                                   "map-style samples only"
+                                                 : "a native worker process of an "
+                                                   "IterableDataset serves its stream only"));
     }
-    if (request.kind != static_cast<uint32_t>(RequestKind::kSample)) {
-      SendErrorReply(fd, ExceptionReply("a native worker process loads map-style samples only"));
-      continue;
-    }
-    ServeSample(*dataset_, fd, request, ctx, sample, row, staging, reply);
   }
   _exit(0);  // end of file: the loader closed this worker
+}
+
+void NativeWorkerProgram::ServePassOpen(const WorkerChannel& channel, const WorkRequest& request,
+                                        std::unique_ptr<SampleStream>* pass) const {
+  const int fd = channel.socket_fd;
+  pass->reset();
+  try {
+    // request.index names the worker whose pass this is (this one).
+    *pass = stream_->Open(static_cast<int>(request.index), channel.num_workers, request.epoch);
+  } catch (const SampleError& e) {
+    SendErrorReply(fd, SampleErrorReply(e));
+    return;
+  } catch (const std::bad_alloc&) {
+    SendErrorReply(fd, InterruptReply(kBadAllocType, "out of memory"));
+    return;
+  } catch (const std::exception& e) {
+    SendErrorReply(fd, ExceptionReply(e.what()));
+    return;
+  } catch (...) {
+    SendErrorReply(fd, ExceptionReply("IterableDataset::Open threw something that is not a "
+                                      "std::exception"));
+    return;
+  }
+  if (!WriteMessage(fd, ReplyKind::kReady, std::string())) _exit(0);  // the parent is gone
 }
 
 void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
@@ -134,26 +194,6 @@ void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) con
     throw std::bad_alloc();
   }
   WorkerProgram::RaiseError(error, index);
-}
-
-std::shared_ptr<ProcessDataset> InWorkerProcesses(std::shared_ptr<const Dataset> dataset,
-                                                  LoaderOptions* options,
-                                                  std::shared_ptr<NativeWorkerProgram> program) {
-  if (!dataset) throw Error("DataLoader: dataset must not be null");
-  ProcessWorkerOptions process_options;
-  // num_workers kAuto: the engine runs up to AutoMaxWorkers() workers and
-  // sets how many are active; each gets its process when it starts.
-  process_options.num_workers =
-      options->num_workers == kAuto ? AutoMaxWorkers() : options->num_workers;
-  process_options.persistent_workers = options->persistent_workers;
-  process_options.seed = options->seed;
-  if (!program) {
-    program = std::make_shared<NativeWorkerProgram>(dataset, std::move(options->worker_init));
-  }
-  auto workers = std::make_shared<ProcessWorkers>(std::move(program), process_options);
-  options->worker_init = [workers](int worker) { workers->StartWorker(worker); };
-  const int64_t size = dataset->size();
-  return std::make_shared<ProcessDataset>(std::move(workers), size, std::move(dataset));
 }
 
 }  // namespace feedline::internal

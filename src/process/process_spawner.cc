@@ -53,7 +53,7 @@ pid_t ProcessSpawner::Spawn(std::function<void()> child_main) {
   cv_.NotifyAll();
   while (!request.done) cv_.Wait(&mu_);
   if (request.pid < 0) {
-    throw Error(std::string("fork of a worker process failed: ") + std::strerror(request.error));
+    throw Error(std::string("fork failed: ") + std::strerror(request.error));
   }
   return request.pid;
 }

@@ -66,6 +66,22 @@ void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
   throw SampleError(error.kind, error.source, error.message, index, error.origin);
 }
 
+void WorkerProgram::RaiseStreamDeath(int worker, const WorkerDeath& death) const {
+  FailureOrigin origin;
+  origin.worker_pid = death.pid;
+  origin.signal = death.signal;
+  throw SampleError(FailureKind::kWorkerDied, "",
+                    StreamDeathMessage(worker, death) +
+                        ", so its pass ends here (the items already delivered stand; the next "
+                        "epoch starts a fresh worker)",
+                    -1, std::move(origin));
+}
+
+std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
+  return "DataLoader worker process " + std::to_string(worker) + " of the IterableDataset " +
+         death.Describe() + "; its iterator cannot be replayed";
+}
+
 struct ProcessWorkers::Worker {
   std::mutex mu;   // guards pid and fd against Shutdown and worker_pids
   pid_t pid = -1;  // GUARDED_BY(mu)
@@ -181,12 +197,12 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
   try {
     WorkerProgram* program = program_.get();
     pid = spawner_.Spawn([program, channel] { program->RunChild(channel); });
-  } catch (...) {
+  } catch (const std::exception& e) {
     for (int fd : ends) {
       UnregisterInheritedFd(fd);
       ::close(fd);
     }
-    throw;
+    throw WorkerStartError(w, e.what());
   }
   UnregisterInheritedFd(ends[1]);
   ::close(ends[1]);

@@ -22,12 +22,9 @@
 //
 // What runs in the child and how error replies are raised is the
 // WorkerProgram's (native_worker.h for a C++ Dataset, the Python binding's
-// for a Python dataset).
-//
-// Example (what DataLoader does for WorkerMode::kProcess):
-//   auto workers = std::make_shared<ProcessWorkers>(program, options);
-//   loader_options.worker_init = [workers](int w) { workers->StartWorker(w); };
-//   ... Get(index, out, ctx) { workers->LoadSample(index, ctx, out); }
+// for a Python dataset). The engine reaches them through a
+// ProcessLoadBackend (process_load_backend.h), which src/loader_factory
+// makes.
 //
 // Thread safety: LoadSample for worker w (ctx.worker_id()) and Exchange(w)
 // are called only from engine thread w; StartWorker(w) from the thread that
@@ -45,6 +42,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "src/loader/load_backend.h"
@@ -55,6 +53,15 @@
 #include "src/process/worker_protocol.h"
 
 namespace feedline::internal {
+
+// A worker process that could not be started at all: the fork failed (no
+// memory, a limit on processes). Not a WorkerInitError: no worker_init ran.
+class WorkerStartError : public Error {
+ public:
+  WorkerStartError(int worker, const std::string& cause)
+      : Error("DataLoader worker process " + std::to_string(worker) +
+              " could not be started: " + cause) {}
+};
 
 struct ProcessWorkerOptions {
   int num_workers = 1;
@@ -79,7 +86,20 @@ class WorkerProgram : public ForkHooks {
   // In the parent: raises what an error reply says, for sample (or stream
   // item) `index`. Default: SampleError(reason, source, message, index).
   [[noreturn]] virtual void RaiseError(const ErrorReply& error, int64_t index) const;
+  // In the parent: raises that the process of stream worker `worker` died
+  // mid-pass (`death` says how); a stream cannot be replayed, so that
+  // worker's pass ends there. Default: a SampleError (kWorkerDied) naming
+  // the worker and how it died, for the error policy; the Python program
+  // raises a RuntimeError, which ends the epoch whatever the policy.
+  [[noreturn]] virtual void RaiseStreamDeath(int worker, const WorkerDeath& death) const;
+  // What opening a stream's pass is called in a failure's message, before
+  // the child's message. Default: "IterableDataset::Open raised ".
+  virtual std::string OpenFailurePrefix() const { return "IterableDataset::Open raised "; }
 };
+
+// What RaiseStreamDeath says first (the worker, how it died, that it cannot
+// be replayed), for a program that raises it as its own type.
+std::string StreamDeathMessage(int worker, const WorkerDeath& death);
 
 class ProcessWorkers {
  public:
@@ -91,9 +111,10 @@ class ProcessWorkers {
   ProcessWorkers& operator=(const ProcessWorkers&) = delete;
 
   // Starts worker process `worker` (or keeps a persistent one) and waits
-  // until it is ready (its worker_init done); the engine calls it as
-  // LoaderOptions::worker_init. Throws std::runtime_error if worker_init
-  // failed in the child or the process died while starting, repeatedly.
+  // until it is ready (its worker_init done); the engine calls it through
+  // LoadBackend::StartWorker. Throws WorkerStartError if the process could
+  // not be forked, std::runtime_error if worker_init failed in the child or
+  // the process died while starting, repeatedly.
   void StartWorker(int worker) const;
 
   // Loads sample `index` into `out` through process ctx.worker_id(),

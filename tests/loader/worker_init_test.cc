@@ -1,5 +1,5 @@
 // WorkerInit (src/loader/worker_init.h): worker_init runs on a worker before
-// it loads, a failure reaches the consumer as WorkerInitError on every
+// it loads (through ThreadLoadBackend::StartWorker), a failure reaches the consumer as WorkerInitError on every
 // Next(), and an epoch whose batches are all out waits for the worker_inits
 // that still run (Scheduler::WorkerInitPendingLocked). The test plays the
 // workers: it calls Run for each worker id itself, on a scheduler whose
@@ -58,14 +58,14 @@ class TwoWorkers {
   explicit TwoWorkers(std::function<void(int)> worker_init)
       : options_(Options(std::move(worker_init))),
         dataset_(8),
-        backend_(&dataset_),
+        backend_(&dataset_, options_.worker_init),
         stats_(options_.num_workers),
         scheduler_(options_,
                    std::make_shared<FixedBatchSampler>(std::make_shared<SequentialSampler>(8), 4,
                                                        false),
                    &dataset_, &backend_, &layout_, 4, &stats_),
         workers_(&scheduler_.mu(), options_.num_workers),
-        init_(options_, &scheduler_) {
+        init_(&backend_, &scheduler_) {
     scheduler_.AttachWorkers(&workers_);
     MutexLock lock(&scheduler_.mu());
     scheduler_.StartEpochLocked(0, 0);

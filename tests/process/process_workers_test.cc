@@ -285,18 +285,5 @@ TEST_F(ProcessWorkers, WorkerInitRunsInTheWorkerProcess) {
   }
 }
 
-TEST_F(ProcessWorkers, IterableDatasetIsRefusedInProcessMode) {
-  class Stream : public IterableDataset {
-   public:
-    std::unique_ptr<SampleStream> Open(int, int, int64_t) const override { return nullptr; }
-  };
-  try {
-    DataLoader loader(std::make_shared<Stream>(), Options(WorkerMode::kProcess));
-    FAIL() << "accepted";
-  } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("worker_mode"));
-  }
-}
-
 }  // namespace
 }  // namespace feedline

@@ -1,22 +1,23 @@
-// Python datasets in worker processes: the Python side of the library's
-// process workers (src/process/process_workers.h), which own the processes,
-// sockets, shared arenas, restarts and death diagnosis.
+// The programs a worker process runs for a Python loader: the Python side of
+// the library's process workers (src/process/process_workers.h), which own
+// the processes, sockets, shared arenas, restarts and death diagnosis. The
+// binding hands one to the loader factory (src/loader_factory/loader_spec.h),
+// which runs it when it decides the workers are processes.
 //
 // PythonWorkerProgram forks with the GIL held, between PyOS_BeforeFork and
 // PyOS_AfterFork_Child/Parent (what os.fork does), runs the Python worker
 // loop in the child (worker_process.h), checks each reply's schema against
 // the loader's Structure, and raises a child's KeyboardInterrupt, SystemExit,
-// GeneratorExit or MemoryError again as itself.
+// GeneratorExit or MemoryError again as itself (and a stream worker's death
+// as a RuntimeError, whatever the error policy).
 //
-// Example (what feedline_module.cc does for worker_mode="process"):
-//   auto workers = MakePythonWorkers(dataset, init_fn, true, options, structure);
-//   auto adapter = std::make_shared<PyProcessDataset>(workers, dataset);
-//   loader_options.worker_init = [workers](int w) { workers->StartWorker(w); };
-//   DataLoader loader(adapter, loader_options);
+// Example (what feedline_module.cc does for a Python dataset):
+//   spec.worker_program = std::make_shared<PythonWorkerProgram>(
+//       dataset, worker_init_fn, /*seed_samples=*/true, structure);
 //
 // Thread safety: as ProcessWorkers.
-#ifndef FEEDLINE_PYTHON_PROCESS_DATASET_H_
-#define FEEDLINE_PYTHON_PROCESS_DATASET_H_
+#ifndef FEEDLINE_PYTHON_PYTHON_WORKER_PROGRAM_H_
+#define FEEDLINE_PYTHON_PYTHON_WORKER_PROGRAM_H_
 
 #include <Python.h>
 
@@ -24,11 +25,8 @@
 #include <memory>
 #include <string>
 
-#include "feedline/iterable_dataset.h"
-#include "feedline/loader_options.h"
 #include "python/python_support.h"
 #include "src/process/native_worker.h"
-#include "src/process/process_dataset.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::python {
@@ -61,6 +59,9 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   void RunChild(const internal::WorkerChannel& channel) override;
   void CheckReply(const internal::SampleReply& reply) const override;
   [[noreturn]] void RaiseError(const internal::ErrorReply& error, int64_t index) const override;
+  [[noreturn]] void RaiseStreamDeath(int worker,
+                                     const internal::WorkerDeath& death) const override;
+  std::string OpenFailurePrefix() const override { return "iter(dataset) raised "; }
 
  private:
   std::shared_ptr<PyRef> dataset_;
@@ -86,39 +87,6 @@ class PyNativeWorkerProgram : public internal::NativeWorkerProgram {
   PythonFork fork_;
 };
 
-// The worker processes for a Python dataset. REQUIRES: the GIL.
-std::shared_ptr<internal::ProcessWorkers> MakePythonWorkers(
-    py::object dataset, py::object worker_init_fn, bool seed_samples,
-    internal::ProcessWorkerOptions options, std::shared_ptr<Structure> structure);
-
-// A Python map-style dataset whose samples load in `workers`.
-class PyProcessDataset : public internal::ProcessDataset {
- public:
-  // REQUIRES: the GIL.
-  PyProcessDataset(std::shared_ptr<internal::ProcessWorkers> workers, py::object dataset);
-  // The Python dataset's source(index), when it has one.
-  std::string Source(int64_t index) const override;
-
- private:
-  std::shared_ptr<PyRef> dataset_;
-};
-
-// A Python IterableDataset whose items come from `workers`: worker w's
-// process runs its own copy's iterator, opened with get_worker_info()
-// naming w (as in torch), and sends the items one by one. A worker that
-// dies mid-pass cannot be replayed (an iterator has no position to go back
-// to): the epoch ends with a RuntimeError naming the worker and the signal,
-// whatever the error policy.
-class PyProcessIterableDataset : public IterableDataset {
- public:
-  explicit PyProcessIterableDataset(std::shared_ptr<internal::ProcessWorkers> workers);
-  std::unique_ptr<SampleStream> Open(int worker_id, int num_workers,
-                                     int64_t epoch) const override;
-
- private:
-  std::shared_ptr<internal::ProcessWorkers> workers_;
-};
-
 }  // namespace feedline::python
 
-#endif  // FEEDLINE_PYTHON_PROCESS_DATASET_H_
+#endif  // FEEDLINE_PYTHON_PYTHON_WORKER_PROGRAM_H_

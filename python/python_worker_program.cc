@@ -1,0 +1,95 @@
+#include "python/python_worker_program.h"
+
+#include <stdexcept>
+
+#include "feedline/error.h"
+#include "python/fork_safe_point.h"
+#include "python/worker_process.h"
+
+namespace feedline::python {
+namespace {
+
+// Raises, as a PyInterrupt, a Python exception of type `kind`: the engine
+// passes it through to the consumer, whatever the error policy.
+[[noreturn]] void ThrowPython(PyObject* kind, const std::string& message) {
+  py::gil_scoped_acquire gil;
+  PyErr_SetString(kind, message.c_str());
+  throw PyInterrupt{py::error_already_set()};
+}
+
+}  // namespace
+
+PythonWorkerProgram::PythonWorkerProgram(py::object dataset, py::object worker_init_fn,
+                                         bool seed_samples, std::shared_ptr<Structure> structure)
+    : dataset_(std::make_shared<PyRef>(std::move(dataset))),
+      worker_init_fn_(std::make_shared<PyRef>(std::move(worker_init_fn))),
+      seed_samples_(seed_samples),
+      structure_(std::move(structure)) {}
+
+void PythonFork::Before() {
+  gil_ = PyGILState_Ensure();
+  WaitForForkSafePoint();  // fork_safe_point.h: no inherited lock held forever
+  // No garbage collection until the child froze what it inherited: a
+  // collection there could destroy inherited loader objects, whose
+  // destructors would wait on threads and mutexes the fork left behind.
+  gc_was_enabled_ = PyGC_Disable();
+  PyOS_BeforeFork();
+}
+
+void PythonFork::InParent() {
+  PyOS_AfterFork_Parent();
+  if (gc_was_enabled_) PyGC_Enable();
+  PyGILState_Release(gil_);
+}
+
+void PythonFork::InChild() {
+  PyOS_AfterFork_Child();
+  ResetForkSafePointInChild();
+  PyObject* gc = PyImport_ImportModule("gc");
+  PyObject* frozen = gc != nullptr ? PyObject_CallMethod(gc, "freeze", nullptr) : nullptr;
+  if (frozen == nullptr) PyErr_Clear();
+  Py_XDECREF(frozen);
+  Py_XDECREF(gc);
+  if (gc_was_enabled_) PyGC_Enable();
+}
+
+void PythonWorkerProgram::BeforeFork() { fork_.Before(); }
+void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
+void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
+
+void PythonWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
+  RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_});
+}
+
+void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
+  // The fork left this thread holding the GIL; native code runs without it.
+  PyEval_SaveThread();
+  NativeWorkerProgram::RunChild(channel);
+}
+
+void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
+  structure_->Observe(reply.schema);
+}
+
+void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t index) const {
+  // What a worker process's code raised that is not an Exception (or a
+  // MemoryError) passes through the loader as it does with thread workers.
+  if (error.cause == internal::ErrorCause::kInterrupt) {
+    const std::string& type = error.origin.exception_type;
+    PyObject* kind = type == "SystemExit"      ? PyExc_SystemExit
+                     : type == "GeneratorExit" ? PyExc_GeneratorExit
+                     : type == "MemoryError"   ? PyExc_MemoryError
+                                               : PyExc_KeyboardInterrupt;
+    ThrowPython(kind, error.message);
+  }
+  WorkerProgram::RaiseError(error, index);
+}
+
+void PythonWorkerProgram::RaiseStreamDeath(int worker, const internal::WorkerDeath& death) const {
+  ThrowPython(PyExc_RuntimeError,
+              internal::StreamDeathMessage(worker, death) +
+                  ", so this epoch ends here (the batches already delivered stand; the next "
+                  "epoch starts a fresh worker)");
+}
+
+}  // namespace feedline::python

@@ -1,0 +1,63 @@
+// BuildDataLoader: the one place a DataLoader is assembled, and the one
+// place that knows both the engine (src/loader) and worker processes
+// (src/process), so that neither includes the other's upward
+// (docs/architecture.md, "Layers"). Every front end builds through it: the
+// public DataLoader constructors (a C++ Dataset or IterableDataset), the
+// Python binding (its adapters and worker program, loader_spec.h).
+//
+// It makes every thread/process decision, once (LoadsInWorkerProcesses):
+//   - threads: the engine with a ThreadLoadBackend, which runs
+//     options.worker_init on each worker thread;
+//   - processes: ProcessWorkers running the spec's worker program (or a
+//     NativeWorkerProgram for a C++ Dataset or IterableDataset, which runs
+//     options.worker_init in the child), and the engine with a ProcessLoadBackend over them; a
+//     stream's items come through a ProcessIterableDataset. The user's
+//     worker_init then runs in the processes only.
+// The options the engine gets say what was decided: worker_mode is kThread
+// or kProcess, never kAuto.
+//
+// Thread safety: called while a loader is built.
+#ifndef FEEDLINE_SRC_LOADER_FACTORY_BUILD_DATA_LOADER_H_
+#define FEEDLINE_SRC_LOADER_FACTORY_BUILD_DATA_LOADER_H_
+
+#include <memory>
+
+#include "feedline/data_loader.h"
+#include "feedline/loader_options.h"
+#include "src/loader_factory/loader_spec.h"
+#include "src/process/process_workers.h"
+
+namespace feedline::internal {
+
+class Engine;
+
+// The decision of worker_mode: whether a loader's samples load in worker
+// processes. kThread and num_workers = 0 never do (with no worker, samples
+// load in the calling thread); kProcess with workers (a fixed count, or
+// kAuto) does; kAuto does for a dataset that holds a global lock while it
+// loads (a Python __getitem__ / __next__ holds the GIL), and not for a C++
+// one, which runs without it, so processes would only add a round trip per
+// claim.
+bool LoadsInWorkerProcesses(WorkerMode mode, bool holds_global_lock, int num_workers);
+
+struct BuiltEngine {
+  std::unique_ptr<Engine> engine;
+  // The worker processes (null with threads): the engine's backend holds
+  // them too; a front end may shut them down first when it closes, to wake
+  // engine threads that wait on them, and report their pids.
+  std::shared_ptr<ProcessWorkers> processes;
+};
+
+struct BuiltLoader {
+  std::unique_ptr<DataLoader> loader;
+  std::shared_ptr<ProcessWorkers> processes;  // as BuiltEngine::processes
+};
+
+// Throws Error for a spec with neither or both of dataset and stream, and
+// whatever the engine refuses in the options.
+BuiltEngine BuildEngine(LoaderSpec spec);
+BuiltLoader BuildDataLoader(LoaderSpec spec);
+
+}  // namespace feedline::internal
+
+#endif  // FEEDLINE_SRC_LOADER_FACTORY_BUILD_DATA_LOADER_H_
