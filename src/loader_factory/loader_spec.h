@@ -35,9 +35,8 @@ struct LoaderSpec {
   LoaderOptions options;
   // What a worker process runs, for a dataset that loads in processes: the
   // Python binding's for a Python dataset (it runs worker_init_fn itself,
-  // in the child). Null: a C++ Dataset's (NativeWorkerProgram), given
-  // options.worker_init to run in the child. A stream in processes needs
-  // one (a C++ IterableDataset has no worker program yet).
+  // in the child). Null: a C++ Dataset's or IterableDataset's
+  // (NativeWorkerProgram), given options.worker_init to run in the child.
   std::shared_ptr<WorkerProgram> worker_program;
   // Loading holds a global lock (a Python __getitem__ or __next__ holds the
   // GIL): worker_mode kAuto then means processes.
