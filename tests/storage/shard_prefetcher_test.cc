@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -29,6 +31,7 @@
 #include "feedline/storage/shard_dataset.h"
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/synth/synth.h"
+#include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/storage_testing.h"
 
@@ -272,6 +275,76 @@ TEST_F(ShardPrefetcherTest, ShardsThePlanHasPassedAreEvictedBeforeOnesItStillNee
   for (const TarGet& get : TarGets()) ++gets[get.shard];
   EXPECT_EQ(gets[0], 1) << "shard 0 was evicted while the plan still needed it";
   for (size_t shard = 1; shard < tar_bytes_.size(); ++shard) EXPECT_EQ(gets[shard], 1);
+}
+
+// The bytes of every file under `folder` (whole shards, .part files of
+// downloads under way), and how many of them are .part files.
+struct FolderBytes {
+  uint64_t bytes = 0;
+  int parts = 0;
+};
+FolderBytes BytesUnder(const std::string& folder) {
+  FolderBytes total;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code gone;  // a file renamed or evicted while we look
+    if (!it->is_regular_file(gone)) continue;
+    const uint64_t size = it->file_size(gone);
+    if (gone) continue;
+    total.bytes += size;
+    const std::string name = it->path().filename().string();
+    total.parts += name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0;
+  }
+  return total;
+}
+
+// Measured, not inferred: the cache folder's bytes sampled every
+// millisecond while two workers and the prefetcher fill it, over two
+// epochs of a pack three times the limit. It never holds more than
+// cache_limit plus the shards in flight (one per prefetch request and one
+// per worker, each at most the largest shard); the batches are the local
+// ones.
+TEST_F(ShardPrefetcherTest, TheCacheNeverHoldsMoreThanItsLimitPlusTheShardsInFlight) {
+  server_.Stop();
+  server_.set_server_config("limit_rate 4m;");  // downloads that overlap and last
+  server_.Start();
+  const uint64_t limit = 2 * LargestShard();
+  uint64_t pack_bytes = 0;
+  for (uint64_t bytes : tar_bytes_) pack_bytes += bytes;
+  ASSERT_GE(pack_bytes, 3 * limit) << "the test needs a pack that does not fit";
+  constexpr int kWorkers = 2;
+  constexpr int kRequests = 2;
+  const std::shared_ptr<ShardDataset> served = Served(Cached(limit, limit, kRequests));
+
+  std::atomic<bool> done{false};
+  FolderBytes peak;
+  int max_parts = 0;
+  int samples = 0;
+  std::thread watcher([&] {
+    while (!done.load()) {
+      const FolderBytes now = BytesUnder(cache_ / "cache");
+      if (now.bytes > peak.bytes) peak = now;
+      max_parts = std::max(max_parts, now.parts);
+      ++samples;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  const std::vector<std::vector<uint8_t>> want = testing::BatchesOf(local_, 0);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    EXPECT_EQ(testing::BatchesOf(served, kWorkers), want) << "epoch " << epoch;
+  }
+  done = true;
+  watcher.join();
+
+  const uint64_t in_flight = (kRequests + kWorkers) * LargestShard();
+  EXPECT_LE(peak.bytes, limit + in_flight)
+      << "with " << peak.parts << " downloads under way; limit " << limit;
+  EXPECT_GT(max_parts, 0) << "no download was seen under way in " << samples << " samples";
+  EXPECT_GE(peak.bytes, limit / 2) << "the cache never filled: the limit was not tested";
+  // The second epoch found shards evicted and fetched them again.
+  EXPECT_GT(TarGets().size(), tar_bytes_.size());
+  std::cout << "cache peak " << peak.bytes << " bytes (" << peak.parts << " .part), limit "
+            << limit << ", bound " << limit + in_flight << ", " << samples << " samples\n";
 }
 
 TEST_F(ShardPrefetcherTest, WithoutPrefetchingEachShardIsFetchedByItsFirstRead) {
