@@ -17,9 +17,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -33,6 +36,7 @@
 #include "tests/storage/net_namespace.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/packet_delay.h"
+#include "tests/storage/seaweedfs_server.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -43,6 +47,7 @@ using testing::BatchesOf;
 using testing::NetNamespace;
 using testing::NginxServer;
 using testing::PacketDelay;
+using testing::SeaweedFsServer;
 using testing::TempDir;
 
 constexpr int64_t kImages = 24;
@@ -155,6 +160,68 @@ TEST_F(NetworkFaultsTest, DelayAndLossFromNetfilterLeaveTheEpochWholeAndBitIdent
   std::cout << "handshake " << before_ms << " ms, then " << after_ms << " ms; "
             << faults.DelayedPackets() << " packets delayed, " << faults.DroppedPackets()
             << " dropped\n";
+}
+
+// Sets variables for one test and puts back what was there.
+class ScopedVariables {
+ public:
+  void Set(const std::string& name, const std::string& value) {
+    Save(name);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  void Unset(const std::string& name) {
+    Save(name);
+    ::unsetenv(name.c_str());
+  }
+  ~ScopedVariables() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  void Save(const std::string& name) {
+    if (saved_.count(name) != 0) return;
+    const char* old = std::getenv(name.c_str());
+    saved_[name] = old == nullptr ? std::optional<std::string>() : std::string(old);
+  }
+
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// The same over S3: SeaweedFS inside the namespace, signed requests
+// through the delayed, lossy link.
+TEST_F(NetworkFaultsTest, DelayAndLossFromNetfilterLeaveAnS3EpochWholeAndBitIdentical) {
+  const std::string why = PacketDelay::Unavailable(*netns_);
+  if (!why.empty()) GTEST_SKIP() << why;
+  SeaweedFsServer s3;
+  s3.set_network_namespace(netns_->path(), netns_->address());
+  s3.Start();
+  s3.PutFolder(*folder_ / "pack", "train");
+  TempDir home;
+  ScopedVariables env;
+  env.Set("AWS_ACCESS_KEY_ID", SeaweedFsServer::kAccessKey);
+  env.Set("AWS_SECRET_ACCESS_KEY", SeaweedFsServer::kSecretKey);
+  env.Set("AWS_ENDPOINT_URL", s3.Endpoint());
+  env.Set("AWS_REGION", "us-east-1");
+  env.Set("HOME", home.path().string());  // no ~/.aws of this machine's
+  env.Unset("AWS_SESSION_TOKEN");
+  env.Unset("AWS_PROFILE");
+  PacketDelay faults(*netns_, /*delay_ms=*/20, /*loss=*/0.01);
+  auto open = [&](const RemoteOptions& options) {
+    return std::make_shared<ShardDataset>(ShardDataset::Find("s3://feedline/train/", options),
+                                          Pipeline(), std::vector<std::string>{}, 0, options);
+  };
+  const std::vector<std::vector<uint8_t>> want = BatchesOf(local_, 0);
+  EXPECT_EQ(BatchesOf(open(Patient()), 2), want);
+  EXPECT_EQ(BatchesOf(open(Cached()), 2), want);
+  EXPECT_TRUE(faults.Running());
+  EXPECT_GT(faults.DelayedPackets(), 100u);
+  EXPECT_GT(faults.DroppedPackets(), 0u) << "no packet was lost: the test tested no loss";
 }
 
 TEST_F(NetworkFaultsTest, ASlowLinkLeavesTheEpochWholeAndBitIdentical) {
