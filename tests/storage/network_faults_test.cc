@@ -37,6 +37,7 @@
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/packet_delay.h"
 #include "tests/storage/seaweedfs_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -50,31 +51,18 @@ using testing::PacketDelay;
 using testing::SeaweedFsServer;
 using testing::TempDir;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kImages = testing::PackSpec().images;
 
-class NetworkFaultsTest : public ::testing::Test {
+class NetworkFaultsTest : public testing::ServedPackTest {
  protected:
-  static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 200 << 10;
-    ASSERT_GT(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 2);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
-  }
-
   void SetUp() override {
     const std::string why = NetNamespace::Unavailable();
     if (!why.empty()) GTEST_SKIP() << "no network namespace: " << why;
     netns_ = std::make_unique<NetNamespace>();
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
+    CopyPack();
     server_.set_network_namespace(netns_->path(), netns_->address());
     server_.Start();
-    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(*folder_ / "pack"), Pipeline());
+    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), Pipeline());
   }
   void TearDown() override {
     server_.Stop();
@@ -92,24 +80,13 @@ class NetworkFaultsTest : public ::testing::Test {
     return options;
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options) const {
-    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
-                                          Pipeline(), std::vector<std::string>{}, 0, options);
+    return ServedDataset(options, Pipeline());
   }
-  RemoteOptions Cached() const {
-    RemoteOptions options = Patient();
-    options.cache_dir = cache_ / "cache";
-    return options;
-  }
+  RemoteOptions Cached() const { return WithCache(Patient()); }
 
-  static TempDir* folder_;
   std::unique_ptr<NetNamespace> netns_;
-  TempDir root_;
-  TempDir cache_;
-  NginxServer server_{root_.path().string()};
   std::shared_ptr<ShardDataset> local_;
 };
-
-TempDir* NetworkFaultsTest::folder_ = nullptr;
 
 TEST_F(NetworkFaultsTest, DelayAndLossLeaveTheEpochWholeAndBitIdentical) {
   const std::string why = netns_->NetemUnavailable();
@@ -201,7 +178,7 @@ TEST_F(NetworkFaultsTest, DelayAndLossFromNetfilterLeaveAnS3EpochWholeAndBitIden
   SeaweedFsServer s3;
   s3.set_network_namespace(netns_->path(), netns_->address());
   s3.Start();
-  s3.PutFolder(*folder_ / "pack", "train");
+  s3.PutFolder(LocalPack(), "train");
   TempDir home;
   ScopedVariables env;
   env.Set("AWS_ACCESS_KEY_ID", SeaweedFsServer::kAccessKey);

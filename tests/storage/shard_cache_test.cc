@@ -28,6 +28,7 @@
 #include "feedline/synth/synth.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -42,7 +43,6 @@ using testing::ReadBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
-constexpr int64_t kImages = 24;
 
 void Read(const Dataset& data, int64_t index) {
   SampleContext ctx(/*seed=*/7, /*epoch=*/0, index);
@@ -69,39 +69,18 @@ uint64_t CachedTarBytes(const std::string& cache) {
   return total;
 }
 
-class ShardCacheTest : public ::testing::Test {
+class ShardCacheTest : public testing::ServedPackTest {
  protected:
-  static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 200 << 10;
-    ASSERT_GT(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 2);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
-  }
-
-  void SetUp() override {
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
-    server_.Start();
-  }
-
   RemoteOptions Cached(uint64_t limit = 0) const {
     RemoteOptions options;
     options.max_attempts = 3;
     options.backoff_s = 0.01;
-    options.cache_dir = cache_ / "cache";
     options.cache_limit = limit;
-    return options;
+    return WithCache(options);
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options,
                                        size_t max_open_shards = 0) const {
-    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
-                                          vision::TrainPipeline(40, DType::kU8),
-                                          std::vector<std::string>{}, max_open_shards, options);
+    return ServedDataset(options, vision::TrainPipeline(40, DType::kU8), max_open_shards);
   }
   // GET requests of each tar, by shard file name.
   std::map<std::string, int> TarGets() const {
@@ -114,16 +93,7 @@ class ShardCacheTest : public ::testing::Test {
     }
     return gets;
   }
-
-  static std::string LocalPack() { return *folder_ / "pack"; }
-
-  static TempDir* folder_;
-  TempDir root_;
-  TempDir cache_;
-  NginxServer server_{root_.path().string()};
 };
-
-TempDir* ShardCacheTest::folder_ = nullptr;
 
 TEST_F(ShardCacheTest, EachShardIsDownloadedOncePerNodeAndTheBatchesAreTheLocalOnes) {
   const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),

@@ -33,6 +33,7 @@
 #include "feedline/synth/synth.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -104,25 +105,20 @@ Epoch RunEpoch(std::shared_ptr<const Dataset> data, std::shared_ptr<const Sample
   return epoch;
 }
 
-class ShardPrefetcherTest : public ::testing::Test {
+class ShardPrefetcherTest : public testing::ServedPackTest {
  protected:
   static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/9,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 240 << 10;
-    ASSERT_GE(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 6);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
+    testing::PackSpec spec;
+    spec.images = kImages;
+    spec.seed = 9;
+    spec.shard_bytes = 240 << 10;
+    spec.min_shards = 6;
+    MakePack(spec);
   }
 
   void SetUp() override {
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
-    server_.Start();
-    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(*folder_ / "pack"), Pipeline());
+    ServedPackTest::SetUp();
+    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), Pipeline());
     for (const std::string& tar : local_->shards()) tar_bytes_.push_back(fs::file_size(tar));
   }
 
@@ -134,15 +130,13 @@ class ShardPrefetcherTest : public ::testing::Test {
     RemoteOptions options;
     options.max_attempts = 3;
     options.backoff_s = 0.01;
-    options.cache_dir = cache_ / "cache";
     options.cache_limit = cache_limit;
     options.prefetch_bytes = prefetch_bytes;
     options.prefetch_requests = prefetch_requests;
-    return options;
+    return WithCache(options);
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options) const {
-    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
-                                          Pipeline(), std::vector<std::string>{}, 0, options);
+    return ServedDataset(options, Pipeline());
   }
 
   // The tar GETs the server saw, in the order they began.
@@ -179,15 +173,9 @@ class ShardPrefetcherTest : public ::testing::Test {
     return plan;
   }
 
-  static TempDir* folder_;
-  TempDir root_;
-  TempDir cache_;
-  NginxServer server_{root_.path().string()};
   std::shared_ptr<ShardDataset> local_;
   std::vector<uint64_t> tar_bytes_;
 };
-
-TempDir* ShardPrefetcherTest::folder_ = nullptr;
 
 TEST_F(ShardPrefetcherTest, ShardsAreFetchedInPlanOrderAheadOfUseWithinTheByteBound) {
   // Shards in a shuffled order, each read through (window 1).
