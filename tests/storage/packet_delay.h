@@ -16,8 +16,8 @@
 // Unavailable() says why it cannot be used here ("" if it can): no
 // iptables, no NFQUEUE or statistic match in the kernel, or no delay
 // program (built only where libnetfilter-queue is installed,
-// scripts/install_deps.sh). Rules and program go with the namespace; the
-// destructor stops the program.
+// scripts/install_deps.sh). The destructor removes the rules and stops the
+// program: the link is as it was.
 //
 // Thread safety: one thread drives it.
 #ifndef FEEDLINE_TESTS_STORAGE_PACKET_DELAY_H_
@@ -145,9 +145,12 @@ class PacketDelay {
     return total;
   }
 
-  // Lets the held packets go (SIGTERM) and waits for the program.
+  // Removes the rules (a queue with no program drops what reaches it), then
+  // lets the held packets go (SIGTERM) and waits for the program.
   void Stop() {
     if (pid_ <= 0) return;
+    Shell("ip netns exec " + netns_.name() + " " + iptables_ + " -F INPUT");
+    Shell("ip netns exec " + netns_.name() + " " + iptables_ + " -F OUTPUT");
     ::kill(pid_, SIGTERM);
     ::waitpid(pid_, nullptr, 0);
     pid_ = -1;
