@@ -225,6 +225,54 @@ TEST_F(ShardCacheTest, AKilledDownloadIsResumedAndNeverTakenAsWhole) {
   EXPECT_EQ(ReadBytes(cached), ReadBytes(LocalPack() + "/shard-000001.tar"));
 }
 
+// SIGKILL mid-epoch: a loader with two workers and the prefetcher, killed
+// once one shard is whole in the cache and another is half downloaded.
+// The rerun gives the local batches, and every shard left in the cache is
+// the local one, byte for byte.
+TEST_F(ShardCacheTest, AnEpochKilledMidDownloadThenRerunGivesTheSameBatches) {
+  server_.Stop();
+  server_.set_server_config("limit_rate 300k;");
+  server_.Start();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      BatchesOf(Served(Cached()), 2);
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  bool mid_epoch = false;
+  for (int i = 0; i < 2000 && !mid_epoch; ++i) {
+    bool whole = false, part = false;
+    for (const auto& [name, size] : CacheFiles(cache_ / "cache")) {
+      whole = whole || (name.size() > 4 && name.compare(name.size() - 4, 4, ".tar") == 0);
+      part = part || (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0 && size > 0);
+    }
+    mid_epoch = whole && part;
+    if (!mid_epoch) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(mid_epoch) << "the child never had a shard whole and another under way";
+
+  server_.Stop();
+  server_.set_server_config("");
+  server_.Start();
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(40, DType::kU8));
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), BatchesOf(local, 0));
+  size_t whole = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(cache_ / "cache")) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".part"), std::string::npos) << name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tar") == 0) {
+      EXPECT_EQ(ReadBytes(e.path().string()), ReadBytes(LocalPack() + "/" + name)) << name;
+      ++whole;
+    }
+  }
+  EXPECT_EQ(whole, ShardDataset::Find(LocalPack()).size());
+}
+
 // A shard whose bytes on the server no longer match its index: the download
 // is refused (nothing put in place) and its records fail with an error
 // naming the URL.
