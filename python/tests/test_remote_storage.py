@@ -378,7 +378,8 @@ loader = feedline.DataLoader(data, batch_sampler=sampler, num_workers=2, worker_
                             seed=9)
 digests = []
 for images, labels in loader:
-    digests.append(hashlib.sha256(np.array(images).tobytes() + np.array(labels).tobytes()).hexdigest())
+    batch = np.array(images).tobytes() + np.array(labels).tobytes()
+    digests.append(hashlib.sha256(batch).hexdigest())
 launch = io.resolve_launch()
 print(json.dumps({"rank": launch["rank"], "launcher": launch["source"], "batches": digests}),
       flush=True)

@@ -246,7 +246,8 @@ TEST_F(ShardCacheTest, AnEpochKilledMidDownloadThenRerunGivesTheSameBatches) {
     bool whole = false, part = false;
     for (const auto& [name, size] : CacheFiles(cache_ / "cache")) {
       whole = whole || (name.size() > 4 && name.compare(name.size() - 4, 4, ".tar") == 0);
-      part = part || (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0 && size > 0);
+      part = part ||
+             (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0 && size > 0);
     }
     mid_epoch = whole && part;
     if (!mid_epoch) std::this_thread::sleep_for(std::chrono::milliseconds(5));
