@@ -380,6 +380,9 @@ void BindText(py::module_& m) {
       .def_property_readonly("num_row_groups", &text::ColumnarDataset::num_row_groups)
       .def_property_readonly("row_group_reads", &text::ColumnarDataset::row_group_reads)
       .def_property_readonly("row_groups_held", &text::ColumnarDataset::row_groups_held)
+      .def_property_readonly("row_group_reads_ahead",
+                             &text::ColumnarDataset::row_group_reads_ahead)
+      .def_property_readonly("row_group_read_log", &text::ColumnarDataset::row_group_read_log)
       .def_property_readonly("has_lengths", &text::ColumnarDataset::has_lengths)
       .def("length", &text::ColumnarDataset::Length, py::arg("index"))
       // The fields that hold str / bytes objects (string and binary

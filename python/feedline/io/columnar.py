@@ -192,7 +192,8 @@ class ParquetDataset(ColumnarSamples):
       max_row_groups  decoded row groups held at most (the least recently
                       used let go first); memory is about
                       (max_row_groups + num_workers) decoded row groups.
-      readahead       row groups read ahead of a sequential visit.
+      readahead       row groups read ahead of need: the next ones the
+                      loader's epoch order needs (see docs/text.md).
 
     Row groups are the unit of I/O: the first row a sample needs from a
     group reads (decodes) the whole group's columns, and later rows of it
@@ -302,8 +303,10 @@ class ParquetDataset(ColumnarSamples):
         return self._native.num_row_groups
 
     def stats(self):
-        """Row groups read so far and held now."""
+        """Row groups read so far, those of them read ahead of need, and
+        those held now."""
         return {"row_group_reads": self._native.row_group_reads,
+                "row_group_reads_ahead": self._native.row_group_reads_ahead,
                 "row_groups_held": self._native.row_groups_held}
 
     def __reduce__(self):
