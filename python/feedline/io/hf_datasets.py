@@ -212,12 +212,17 @@ def native_documents(dataset):
         return None
 
 
-def lower_iterable(dataset, framework, collate_fn=None, enabled=True):
+def lower_iterable(dataset, framework, collate_fn=None, enabled=True, ordering=(None,) * 3):
     """The map-style native dataset of a datasets.IterableDataset's rows
     when it can be read natively, carrying its Lowering for lower() to
     return; else `dataset` itself (the front end then iterates it, and
-    lower() gives the reason)."""
+    lower() gives the reason). `ordering` is the loader's (shuffle, sampler,
+    batch_sampler): any of them given, the stream is left as it is, for the
+    front end to refuse them as it refuses them for any iterable."""
     if not is_hf_iterable_dataset(dataset):
+        return dataset
+    shuffle, sampler, batch_sampler = ordering
+    if shuffle or sampler is not None or batch_sampler is not None:
         return dataset
     native, lowering = lower(dataset, framework, collate_fn, enabled)
     if lowering is not None and lowering.native:

@@ -160,6 +160,15 @@ def test_a_streaming_parquet_dataset_loads_natively_in_its_order_and_resumes(tmp
     assert head + [row[1] for row in rows_of(second)] == [row[1] for row in want]
 
 
+def test_a_stream_refuses_shuffle_and_samplers_as_any_iterable(tmp_path):
+    it = datasets.load_dataset("parquet", data_files=parquet_corpus(tmp_path), split="train",
+                               streaming=True)
+    with pytest.raises(ValueError, match="expected unspecified shuffle"):
+        ft.DataLoader(it, batch_size=4, shuffle=True)
+    with pytest.raises(ValueError, match="expected unspecified sampler"):
+        ft.DataLoader(it, batch_size=4, sampler=range(60))
+
+
 def test_a_datasets_dataset_as_iterable_loads_its_shards_natively(caplog):
     ds = corpus(40).select(range(5, 35))
     it = ds.to_iterable_dataset(num_shards=3)
