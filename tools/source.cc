@@ -119,8 +119,9 @@ ParsedSource ParseSource(const SourceArgs& args) {
       throw UsageError("SOURCE '" + text + "': the HDF5 file '" + missing_file +
                        "' does not exist");
     }
-    // A pattern matches files, it is none itself.
-    if (text.find_first_of("*?[") == std::string::npos) {
+    // A pattern (a glob, or a brace list of shards) matches files, it is
+    // none itself.
+    if (text.find_first_of("*?[{") == std::string::npos) {
       throw UsageError("SOURCE '" + text + "' does not exist");
     }
   }

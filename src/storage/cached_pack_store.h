@@ -35,8 +35,13 @@ class CachedPackStore : public PackStore {
   std::optional<std::string> ReadText(const std::string& location) const override {
     return remote_.ReadText(location);
   }
-  ShardIndex ReadIndex(const std::string& location) const override {
+  std::optional<ShardIndex> ReadIndex(const std::string& location) const override {
     return remote_.ReadIndex(location);
+  }
+  // The tar downloaded into the cache and indexed on the way (one GET); the
+  // index is kept beside it (ShardCache::IndexByDownload).
+  ShardIndex IndexTar(size_t shard, const std::string& index_location) const override {
+    return cache_.IndexByDownload(shard, index_location);
   }
   // Also learns the tar's size, for the bytes fetched ahead.
   void CheckTar(size_t shard, uint64_t bytes) const override;

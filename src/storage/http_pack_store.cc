@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "feedline/error.h"
+#include "src/storage/tar_indexer.h"
 
 namespace feedline::storage {
 namespace {
@@ -76,10 +77,25 @@ std::optional<std::string> HttpPackStore::ReadText(const std::string& location) 
   return std::string(bytes->begin(), bytes->end());
 }
 
-ShardIndex HttpPackStore::ReadIndex(const std::string& location) const {
+std::optional<ShardIndex> HttpPackStore::ReadIndex(const std::string& location) const {
   std::optional<std::vector<uint8_t>> bytes = client_.ReadAll(location, kMaxIndexBytes);
-  if (!bytes) throw Error(location + ": cannot read shard index: HTTP 404 (not found)");
+  if (!bytes) return std::nullopt;
   return ParseShardIndex(*bytes, location);
+}
+
+ShardIndex HttpPackStore::IndexTar(size_t shard, const std::string& index_location) const {
+  const std::string& url = tar_urls_.at(shard);
+  const std::optional<uint64_t> size = client_.Size(url);
+  if (!size) {
+    throw Error(index_location + ": cannot read shard index: HTTP 404 (not found), nor is " + url +
+                " there to index (HTTP 404)");
+  }
+  TarIndexer indexer(url);
+  if (*size > 0) {
+    client_.StreamRange(url, 0, *size,
+                        [&](const uint8_t* data, size_t n) { indexer.Feed(data, n); });
+  }
+  return indexer.Finish();
 }
 
 void HttpPackStore::CheckTar(size_t shard, uint64_t bytes) const {

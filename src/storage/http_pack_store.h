@@ -30,7 +30,9 @@ class HttpPackStore : public PackStore {
                                               const RemoteOptions& options);
 
   std::optional<std::string> ReadText(const std::string& location) const override;
-  ShardIndex ReadIndex(const std::string& location) const override;
+  std::optional<ShardIndex> ReadIndex(const std::string& location) const override;
+  // The tar read with one GET, indexed as it arrives; nothing kept on disk.
+  ShardIndex IndexTar(size_t shard, const std::string& index_location) const override;
   void CheckTar(size_t shard, uint64_t bytes) const override;
   void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
   size_t max_open() const override { return 0; }

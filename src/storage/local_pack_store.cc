@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "feedline/error.h"
+#include "src/storage/tar_indexer.h"
 
 namespace feedline::storage {
 
@@ -26,8 +27,21 @@ std::optional<std::string> LocalPackStore::ReadText(const std::string& location)
   return text.str();
 }
 
-ShardIndex LocalPackStore::ReadIndex(const std::string& location) const {
+std::optional<ShardIndex> LocalPackStore::ReadIndex(const std::string& location) const {
+  struct stat st;
+  if (::stat(location.c_str(), &st) != 0 && errno == ENOENT) return std::nullopt;
   return ReadShardIndex(location);
+}
+
+ShardIndex LocalPackStore::IndexTar(size_t shard, const std::string& index_location) const {
+  const std::string& tar_path = files_.path(shard);
+  struct stat st;
+  if (::stat(tar_path.c_str(), &st) != 0 && errno == ENOENT) {
+    throw OsError(ENOENT, index_location,
+                  index_location + ": cannot open shard index: " + std::strerror(ENOENT) +
+                      " (nor is " + tar_path + " there to index)");
+  }
+  return IndexTarFile(tar_path);
 }
 
 void LocalPackStore::CheckTar(size_t shard, uint64_t bytes) const {

@@ -19,7 +19,8 @@ class LocalPackStore : public PackStore {
   LocalPackStore(std::vector<std::string> tars, size_t max_open);
 
   std::optional<std::string> ReadText(const std::string& location) const override;
-  ShardIndex ReadIndex(const std::string& location) const override;
+  std::optional<ShardIndex> ReadIndex(const std::string& location) const override;
+  ShardIndex IndexTar(size_t shard, const std::string& index_location) const override;
   void CheckTar(size_t shard, uint64_t bytes) const override;
   void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
   size_t max_open() const override { return files_.max_open(); }

@@ -41,9 +41,16 @@ class PackStore {
   // read.
   virtual std::optional<std::string> ReadText(const std::string& location) const = 0;
 
-  // The parsed shard index at `location`. Throws Error naming it if it is
-  // missing, unreadable or damaged.
-  virtual ShardIndex ReadIndex(const std::string& location) const = 0;
+  // The parsed shard index at `location`, or nullopt if there is no such
+  // file (then IndexTar builds one). Throws Error naming it if it is
+  // unreadable or damaged.
+  virtual std::optional<ShardIndex> ReadIndex(const std::string& location) const = 0;
+
+  // The index of tar `shard`, which has no index file at `index_location`,
+  // built by reading the whole tar (TarIndexer). Throws Error naming
+  // `index_location` as missing if the tar is missing too (OsError ENOENT
+  // for a local one), else Error as TarIndexer.
+  virtual ShardIndex IndexTar(size_t shard, const std::string& index_location) const = 0;
 
   // Throws Error (OsError for a local file) naming tar `shard` if it is
   // missing or shorter than `bytes`.

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -17,6 +18,8 @@
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
+#include "src/storage/shard_writer.h"
+#include "src/storage/tar_indexer.h"
 
 namespace feedline::storage {
 namespace {
@@ -36,6 +39,11 @@ uint64_t Fnv1a(const std::string& text) {
   uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
   return hash;
+}
+
+// Where the index of a shard the server has none of is kept: beside it.
+std::string SavedIndexPathOf(const std::string& tar_path) {
+  return tar_path.substr(0, tar_path.size() - 4) + ".idx";
 }
 
 std::string Errno(const std::string& what, const std::string& path) {
@@ -196,22 +204,33 @@ void ShardCache::Release(size_t shard) const {
   ::utimensat(AT_FDCWD, paths_[shard].c_str(), times, 0);
 }
 
-void ShardCache::Ensure(size_t shard) const {
-  {
-    internal::MutexLock lock(&mu_);
-    while (downloading_.count(shard) != 0) done_.Wait(&mu_);
-    if (::access(paths_[shard].c_str(), F_OK) == 0) return;
-    downloading_.insert(shard);
+bool ShardCache::BeginDownload(size_t shard) const {
+  internal::MutexLock lock(&mu_);
+  while (downloading_.count(shard) != 0) done_.Wait(&mu_);
+  if (::access(paths_[shard].c_str(), F_OK) == 0) return false;
+  downloading_.insert(shard);
+  return true;
+}
+
+void ShardCache::EndDownload(size_t shard) const {
+  internal::MutexLock lock(&mu_);
+  downloading_.erase(shard);
+  done_.NotifyAll();
+}
+
+namespace {
+// Ends a download that BeginDownload started, however the scope is left.
+struct DownloadScope {
+  std::function<void()> end;
+  ~DownloadScope() {
+    if (end) end();
   }
-  struct Finish {
-    const ShardCache* cache;
-    size_t shard;
-    ~Finish() {
-      internal::MutexLock lock(&cache->mu_);
-      cache->downloading_.erase(shard);
-      cache->done_.NotifyAll();
-    }
-  } finish{this, shard};
+};
+}  // namespace
+
+void ShardCache::Ensure(size_t shard) const {
+  if (!BeginDownload(shard)) return;
+  const DownloadScope scope{[this, shard] { EndDownload(shard); }};
   const FileLock lock(paths_[shard] + ".lock");
   // Another process may have put it in place while this one waited.
   if (::access(paths_[shard].c_str(), F_OK) == 0) return;
@@ -224,8 +243,13 @@ void ShardCache::Download(size_t shard) const {
   const std::string part = path + ".part";
   std::optional<std::vector<uint8_t>> index_bytes =
       client_->ReadAll(index_urls_[shard], kMaxIndexBytes);
-  if (!index_bytes) throw Error(index_urls_[shard] + ": cannot read shard index: HTTP 404 (not found)");
-  const ShardIndex index = ParseShardIndex(*index_bytes, index_urls_[shard]);
+  // A shard the server has no index of: the one saved when it was indexed.
+  std::optional<ShardIndex> saved;
+  if (!index_bytes) saved = SavedIndex(shard);
+  if (!index_bytes && !saved) {
+    throw Error(index_urls_[shard] + ": cannot read shard index: HTTP 404 (not found)");
+  }
+  const ShardIndex index = saved ? *saved : ParseShardIndex(*index_bytes, index_urls_[shard]);
   MakeRoom(index.tar_size, shard);
 
   const Fd fd(::open(part.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
@@ -301,6 +325,62 @@ void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
     if (total + bytes <= limit_) break;
     if (fs::remove(old.path, ec)) total -= old.size;
   }
+}
+
+std::optional<ShardIndex> ShardCache::SavedIndex(size_t shard) const {
+  const std::string saved = SavedIndexPathOf(paths_[shard]);
+  struct stat st;
+  if (::stat(saved.c_str(), &st) != 0) return std::nullopt;
+  return ReadShardIndex(saved);
+}
+
+ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_location) const {
+  if (std::optional<ShardIndex> saved = SavedIndex(shard)) return *saved;
+  const std::string& url = tar_urls_[shard];
+  const std::string& path = paths_[shard];
+  const std::string saved_path = SavedIndexPathOf(path);
+  const bool downloading = BeginDownload(shard);
+  const DownloadScope scope{[this, shard, downloading] {
+    if (downloading) EndDownload(shard);
+  }};
+  const FileLock lock(path + ".lock");
+  // Another process may have indexed it while this one waited.
+  if (std::optional<ShardIndex> saved = SavedIndex(shard)) return *saved;
+  ShardIndex index;
+  if (::access(path.c_str(), F_OK) == 0) {
+    index = IndexTarFile(path);
+  } else {
+    const std::optional<uint64_t> size = client_->Size(url);
+    if (!size) {
+      throw Error(index_location + ": cannot read shard index: HTTP 404 (not found), nor is " +
+                  url + " there to index (HTTP 404)");
+    }
+    MakeRoom(*size, shard);
+    const std::string part = path + ".part";
+    const Fd fd(::open(part.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) throw Error(Errno("cannot open", part));
+    TarIndexer indexer(url);
+    uint64_t have = 0;
+    if (*size > 0) {
+      client_->StreamRange(url, 0, *size, [&](const uint8_t* data, size_t n) {
+        WriteAll(fd.get(), data, n, have, part);
+        have += n;
+        indexer.Feed(data, n);
+      });
+    }
+    index = indexer.Finish();
+    if (::fsync(fd.get()) != 0) throw Error(Errno("cannot fsync", part));
+    // The index first: a tar in place always has its index beside it.
+    WriteFileAtomically(saved_path, SerializeShardIndex(index));
+    if (::rename(part.c_str(), path.c_str()) != 0) {
+      throw Error(Errno("cannot rename into place", part));
+    }
+    internal::MutexLock lock(&mu_);
+    ++downloads_;
+    return index;
+  }
+  WriteFileAtomically(saved_path, SerializeShardIndex(index));
+  return index;
 }
 
 }  // namespace feedline::storage

@@ -17,6 +17,13 @@
 //  4. Every record's CRC-32C is checked against the index (a resumed .part
 //     that fails is downloaded again from the start, once), then the file is
 //     fsynced and renamed into place.
+// A shard with no index on the server (IndexByDownload) is downloaded the
+// same way, under the same locks, and indexed as its bytes arrive
+// (TarIndexer); its index is saved as shard-NNNNNN.idx beside the tar before
+// the tar is put in place, and is kept when the tar is evicted, so that a
+// later download or run checks the shard against it. Such a download starts
+// from the first byte (a .part left by a killed one is not resumed).
+//
 // Before a download, released shards (Release: the epoch's plan has
 // passed them) and then the least recently used whole shards are deleted
 // until the cache holds at most `cache_limit` bytes with the new one (under
@@ -37,11 +44,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "src/core/mutex.h"
+#include "feedline/storage/shard_index.h"
 #include "src/storage/http_client.h"
 
 namespace feedline::storage {
@@ -66,6 +75,13 @@ class ShardCache {
   // file (a local failure).
   void Ensure(size_t shard) const;
 
+  // The index of shard `shard`, which the server has none of: the one saved
+  // by an earlier call (in this or another process), else built while the
+  // tar is downloaded into the cache (above). Throws Error naming
+  // `index_location` if the tar is missing too, Error as TarIndexer for a
+  // tar that is not a shard.
+  ShardIndex IndexByDownload(size_t shard, const std::string& index_location) const;
+
   // Marks shard `shard` used now (its file's mtime), for eviction order.
   void Touch(size_t shard) const;
   // Marks shard `shard` no longer needed by the plan (the oldest mtime): it
@@ -80,6 +96,12 @@ class ShardCache {
   static void ParentAfterFork() NO_THREAD_SAFETY_ANALYSIS;
   static void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS;
   void Download(size_t shard) const;
+  // The index IndexByDownload saved for `shard`, if there is one.
+  std::optional<ShardIndex> SavedIndex(size_t shard) const;
+  // Marks `shard` downloading in this process once no other thread is
+  // (false: it is in place by then); EndDownload undoes it.
+  bool BeginDownload(size_t shard) const;
+  void EndDownload(size_t shard) const;
   void MakeRoom(uint64_t bytes, size_t keep) const;
 
   const std::string root_;  // cache_dir

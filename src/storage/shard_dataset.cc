@@ -78,19 +78,25 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob,
       }
       found.push_back(IndexPathOf(name));
     }
+    if (found.empty()) throw Error(path_or_glob + ": the brace list names no shard");
     return found;
   }
   if (IsRemoteLocation(path_or_glob)) return HttpPackStore::FindIndexes(path_or_glob, remote);
   std::vector<std::string> found;
   std::error_code ec;
   if (fs::is_directory(path_or_glob, ec)) {
+    // Its shards: the .idx files, or where there are none, the .tar files
+    // (WebDataset-style shards, indexed when the dataset is built).
+    std::vector<std::string> tars;
     for (const fs::directory_entry& entry : fs::directory_iterator(path_or_glob, ec)) {
       const std::string name = entry.path().filename().string();
       if (EndsWith(name, ".idx")) found.push_back(entry.path().string());
+      if (EndsWith(name, ".tar")) tars.push_back(IndexPathOf(entry.path().string()));
     }
+    if (found.empty()) found = std::move(tars);
     if (found.empty()) {
       throw Error(path_or_glob +
-                  ": no shard index (*.idx) in this folder; pack it with "
+                  ": no shard index (*.idx) or tar (*.tar) in this folder; pack it with "
                   "'feedline pack SOURCE OUT'");
     }
   } else if (path_or_glob.find_first_of("*?[") != std::string::npos) {
@@ -137,7 +143,10 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
                 "'feedline pack' with the same SOURCE and OUT again to finish it");
   }
   for (size_t shard = 0; shard < index_files.size(); ++shard) {
-    const ShardIndex index = store_->ReadIndex(index_files[shard]);
+    // A tar without its index (a WebDataset-style shard) is indexed here.
+    std::optional<ShardIndex> read = store_->ReadIndex(index_files[shard]);
+    const ShardIndex index =
+        read ? std::move(*read) : store_->IndexTar(shard, index_files[shard]);
     store_->CheckTar(shard, index.tar_size);
     shard_starts_.push_back(size());
     for (const ShardRecord& r : index.records) {

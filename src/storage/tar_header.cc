@@ -16,6 +16,7 @@ constexpr size_t kMtime = 136;
 constexpr size_t kChecksum = 148, kChecksumLen = 8;
 constexpr size_t kType = 156;
 constexpr size_t kMagic = 257;
+constexpr size_t kPrefix = 345, kPrefixLen = 155;
 
 void PutOctal(TarHeader& h, size_t at, size_t len, uint64_t value) {
   // len - 1 digits and a NUL, as GNU tar writes them.
@@ -101,6 +102,33 @@ std::string CheckTarHeader(const uint8_t* h, std::string_view name, uint64_t siz
     return "tar member holds " + std::to_string(actual_size) + " bytes, the index says " +
            std::to_string(size);
   }
+  return {};
+}
+
+bool IsZeroTarBlock(const uint8_t* h) {
+  for (size_t i = 0; i < 512; ++i) {
+    if (h[i] != 0) return false;
+  }
+  return true;
+}
+
+std::string ParseTarHeader(const uint8_t* h, TarMemberHeader* out) {
+  const int64_t stored = ParseOctal(h, kChecksum, kChecksumLen);
+  if (stored < 0 || static_cast<uint32_t>(stored) != HeaderSum(h)) {
+    return "tar header checksum mismatch (not a tar member header, or damaged)";
+  }
+  const int64_t size = ParseOctal(h, kSize, kSizeLen);
+  if (size < 0) return "tar header has no readable size";
+  const char* base = reinterpret_cast<const char*>(h);
+  std::string name(base + kName, strnlen(base + kName, kNameLen));
+  // The prefix field is ustar's only ("ustar\0"); old GNU headers use those bytes otherwise.
+  if (std::memcmp(h + kMagic, "ustar\0", 6) == 0) {
+    const size_t prefix_len = strnlen(base + kPrefix, kPrefixLen);
+    if (prefix_len > 0) name = std::string(base + kPrefix, prefix_len) + "/" + name;
+  }
+  out->name = std::move(name);
+  out->type = static_cast<char>(h[kType]);
+  out->size = static_cast<uint64_t>(size);
   return {};
 }
 

@@ -22,6 +22,20 @@ TarHeader MakeTarHeader(std::string_view name, uint64_t size);
 // `size` bytes; else what differs ("tar header checksum mismatch", ...).
 std::string CheckTarHeader(const uint8_t* header, std::string_view name, uint64_t size);
 
+// What a member header says, for reading a tar that no index describes.
+struct TarMemberHeader {
+  std::string name;  // the ustar prefix, if any, then '/' and the name
+  char type = '0';   // '0' (or NUL) a regular file, '5' a folder, 'x' pax, 'L' GNU long name ...
+  uint64_t size = 0;
+};
+
+// True if the 512 bytes at `header` are all zero (the end of an archive).
+bool IsZeroTarBlock(const uint8_t* header);
+
+// Empty if `header` is a member header (checksum and size readable), which
+// is then put in `out`; else what is wrong with it.
+std::string ParseTarHeader(const uint8_t* header, TarMemberHeader* out);
+
 }  // namespace feedline::storage
 
 #endif  // FEEDLINE_SRC_STORAGE_TAR_HEADER_H_

