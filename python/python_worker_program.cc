@@ -70,8 +70,8 @@ void PythonWorkerProgram::CollateInWorkers(py::object collate_fn,
   held_limit_ = held_limit;
 }
 
-void PythonWorkerProgram::OnSampleReply(int worker, int64_t pid, const Sample* out) const {
-  if (collate_) collate_->Record(worker, pid, out);
+void PythonWorkerProgram::OnSampleReply(int worker, int64_t process, const Sample* out) const {
+  if (collate_) collate_->Record(worker, process, out);
 }
 
 void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {

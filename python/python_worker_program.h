@@ -65,7 +65,7 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   void AfterForkInChild() override;
   void RunChild(const internal::WorkerChannel& channel) override;
   void CheckReply(const internal::SampleReply& reply) const override;
-  void OnSampleReply(int worker, int64_t pid, const Sample* out) const override;
+  void OnSampleReply(int worker, int64_t process, const Sample* out) const override;
   [[noreturn]] void RaiseError(const internal::ErrorReply& error, int64_t index) const override;
   [[noreturn]] void RaiseStreamDeath(int worker,
                                      const internal::WorkerDeath& death) const override;

@@ -37,12 +37,12 @@ internal::ErrorReply CollateErrorFor(py::error_already_set& e, const std::string
 
 bool AwaitingWorkerCollate() { return awaiting_collate; }
 
-void WorkerCollate::Record(int worker, int64_t pid, const Sample* out) {
+void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
   if (awaiting_collate) return;  // the batch itself, not a sample
   std::lock_guard<std::mutex> lock(mu_);
   Counter& counter = counters_[worker];
-  if (counter.pid != pid) counter = Counter{pid, 0};  // a new process counts from 0
-  origins_[out] = Origin{worker, pid, counter.next++, std::this_thread::get_id()};
+  if (counter.process != process) counter = Counter{process, 0};  // a new process counts from 0
+  origins_[out] = Origin{worker, process, counter.next++, std::this_thread::get_id()};
 }
 
 bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::object* result) {
@@ -50,7 +50,7 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
   std::shared_ptr<internal::ProcessWorkers> workers;
   std::string body;
   int worker = -1;
-  int64_t pid = -1;
+  int64_t process = -1;
   {
     std::lock_guard<std::mutex> lock(mu_);
     workers = workers_.lock();
@@ -65,8 +65,8 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
       if (origin.thread != me) return false;
       if (worker < 0) {
         worker = origin.worker;
-        pid = origin.pid;
-      } else if (origin.worker != worker || origin.pid != pid) {
+        process = origin.process;
+      } else if (origin.worker != worker || origin.process != process) {
         return false;
       }
       internal::EncodeRequestedSample(origin.seq, origin.seq, std::string(), &body);
@@ -80,7 +80,7 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
   {
     py::gil_scoped_release nogil;
     AwaitingScope awaiting;
-    outcome = workers->ExchangeIfIdle(worker, pid, request, body, &batch);
+    outcome = workers->ExchangeIfIdle(worker, process, request, body, &batch);
   }
   if (outcome != internal::ProcessWorkers::Outcome::kSample) return false;
   if (batch.num_fields() != 1 || batch.field(0).dtype() != DType::kU8) {

@@ -57,9 +57,9 @@ class WorkerCollate {
     workers_ = std::move(workers);
   }
 
-  // A sample reply of process `pid`, serving `worker`, is read into `out`
+  // A sample reply of `worker`'s process number `process` is read into `out`
   // (WorkerProgram::OnSampleReply).
-  void Record(int worker, int64_t pid, const Sample* out);
+  void Record(int worker, int64_t process, const Sample* out);
 
   // Asks the process that loaded every one of `samples` to collate them;
   // true with `*result` (the unpickled batch) if it did. REQUIRES: the GIL
@@ -70,12 +70,12 @@ class WorkerCollate {
  private:
   struct Origin {
     int worker = -1;
-    int64_t pid = -1;
+    int64_t process = -1;
     int64_t seq = -1;
     std::thread::id thread;
   };
   struct Counter {
-    int64_t pid = -1;
+    int64_t process = -1;
     int64_t next = 0;
   };
 

@@ -88,6 +88,9 @@ struct ProcessWorkers::Worker {
   std::mutex mu;   // guards pid and fd against Shutdown and worker_pids
   pid_t pid = -1;  // GUARDED_BY(mu)
   int fd = -1;     // GUARDED_BY(mu); the parent's end of the socket
+  // GUARDED_BY(mu): which process `pid` is, 1, 2, ... for each started (a
+  // pid may be reused; this is not).
+  int64_t serial = 0;
   SharedArena arena;  // made with the first process, kept across restarts
   std::string body;
   std::string message;  // the request being sent: WorkRequest and the row's destinations
@@ -219,6 +222,7 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
     if (!closing) {
       worker.pid = pid;
       worker.fd = ends[0];
+      ++worker.serial;
     }
   }
   if (closing) {
@@ -449,13 +453,13 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   return false;
 }
 
-ProcessWorkers::Outcome ProcessWorkers::ExchangeIfIdle(int w, int64_t pid, WorkRequest request,
+ProcessWorkers::Outcome ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, WorkRequest request,
                                                        const std::string& body,
                                                        Sample* out) const {
   Worker& worker = this->worker(w);
   {
     std::lock_guard<std::mutex> lock(worker.mu);
-    if (shutdown_.load() || worker.in_use || worker.pid <= 0 || worker.pid != pid) {
+    if (shutdown_.load() || worker.in_use || worker.pid <= 0 || worker.serial != serial) {
       return Outcome::kDied;
     }
     worker.in_use = true;
@@ -540,12 +544,12 @@ bool ProcessWorkers::Receive(Worker& worker, int64_t index, Sample* out, SampleC
   }
   if (out == nullptr) throw Error("the worker process sent a sample where none was asked for");
   {
-    pid_t pid;
+    int64_t serial;
     {
       std::lock_guard<std::mutex> lock(worker.mu);
-      pid = worker.pid;
+      serial = worker.serial;
     }
-    program_->OnSampleReply(worker.id, pid, out);
+    program_->OnSampleReply(worker.id, serial, out);
   }
   return ReadSample(worker, fd, header.payload_bytes, *out, ctx, death);
 }

@@ -83,12 +83,13 @@ class WorkerProgram : public ForkHooks {
   // In the parent, before a sample reply's fields are copied (the Python
   // binding checks the sample's layout here). Default: nothing.
   virtual void CheckReply(const SampleReply& reply) const { (void)reply; }
-  // In the parent, on the loading thread, as a sample reply of process `pid`
-  // (serving `worker`) is read into `out`, before CheckReply: the replies of
-  // one process, counted from 0, are the sequence numbers a kCollate request
+  // In the parent, on the loading thread, as a sample reply of `worker`'s
+  // process number `process` (1 for its first, 2 for the one started after
+  // it, ...) is read into `out`, before CheckReply: the replies of one
+  // process, counted from 0, are the sequence numbers a kCollate request
   // names. Default: nothing.
-  virtual void OnSampleReply(int worker, int64_t pid, const Sample* out) const {
-    (void)worker, (void)pid, (void)out;
+  virtual void OnSampleReply(int worker, int64_t process, const Sample* out) const {
+    (void)worker, (void)process, (void)out;
   }
   // In the parent: raises what an error reply says, for sample (or stream
   // item) `index`. Default: SampleError(reason, source, message, index).
@@ -148,12 +149,12 @@ class ProcessWorkers {
   Outcome Exchange(int worker, const WorkRequest& request, Sample* out, SampleContext* ctx,
                    WorkerDeath* death) const;
 
-  // One request to process `worker` (a kCollate), made only if that process
-  // is `pid` and no thread is loading through it; `body` follows the
-  // request. kDied also when it is busy or another process; an error reply
+  // One request to `worker`'s process (a kCollate), made only if it is
+  // still process number `process` (OnSampleReply) and no thread is loading
+  // through it; `body` follows the request. kDied also when it is busy or another process; an error reply
   // raises as the program says (for index -1). A death is handled as in
   // Exchange: the next load restarts the process.
-  Outcome ExchangeIfIdle(int worker, int64_t pid, WorkRequest request, const std::string& body,
+  Outcome ExchangeIfIdle(int worker, int64_t process, WorkRequest request, const std::string& body,
                          Sample* out) const;
 
   // A request still running 200 ms after this has its process killed (its
