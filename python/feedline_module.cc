@@ -269,20 +269,25 @@ std::shared_ptr<const BatchSampler> ToBatchSampler(const py::object& sampler) {
 // A Python collate_fn: the samples go to Python as the dataset returned them
 // (copies: sample memory is reused), and what it returns becomes the batch.
 // With `keep_result` what it returns is the batch, as it is (torch's
-// contract): attached to the slot, not copied into fields.
+// contract): attached to the slot, not copied into fields. With `in_worker`
+// the process that loaded the batch runs it when it can (worker_collate.h).
 CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
-                        std::shared_ptr<Structure> batches, bool keep_result) {
+                        std::shared_ptr<Structure> batches, bool keep_result,
+                        std::shared_ptr<WorkerCollate> in_worker) {
   auto ref = std::make_shared<PyRef>(std::move(fn));
-  return [ref, samples, batches, keep_result](std::span<const Sample* const> in,
-                                              BatchBuilder& out) {
+  return [ref, samples, batches, keep_result, in_worker](std::span<const Sample* const> in,
+                                                         BatchBuilder& out) {
     py::gil_scoped_acquire gil;
     LoaderCodeScope running(samples.get());
     try {
-      py::list items;
-      for (const Sample* sample : in) items.append(SampleToPython(*sample, *samples));
       // Whatever it returns comes back: numeric arrays in the slot, other
       // objects (a custom batch class, strings) through object fields.
-      py::object result = ref->get()(items);
+      py::object result;
+      if (!in_worker || !in_worker->TryCollate(in, &result)) {
+        py::list items;
+        for (const Sample* sample : in) items.append(SampleToPython(*sample, *samples));
+        result = ref->get()(items);
+      }
       if (keep_result) {
         out.Attach(std::make_shared<PyRef>(std::move(result)));
         return;
@@ -531,10 +536,21 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   // feedline.torch's batches are torch tensors, so they can hold bfloat16.
   if (torch_bfloat16) samples->DeliverTorchBFloat16();
   auto batches = samples;
+  // A collate_fn a front end marked for the worker (its `in_worker`) runs in
+  // the worker processes of a Python map-style dataset, each batch loaded
+  // by one of them (worker_collate.h).
+  std::shared_ptr<WorkerCollate> worker_collate;
+  if (!native && !iterable && !collate_fn.is_none() && py::hasattr(collate_fn, "in_worker") &&
+      internal::LoadsInWorkerProcesses(options.worker_mode, /*holds_global_lock=*/true,
+                                       num_workers)) {
+    worker_collate = std::make_shared<WorkerCollate>();
+    options.batch_per_worker = true;
+  }
   if (!collate_fn.is_none()) {
     batches = std::make_shared<Structure>();
     if (torch_bfloat16) batches->DeliverTorchBFloat16();
-    options.collate_fn = MakePyCollate(collate_fn, samples, batches, keep_collate_result);
+    options.collate_fn =
+        MakePyCollate(collate_fn, samples, batches, keep_collate_result, worker_collate);
   }
 
   // The adapters for both places a sample may load (a thread, a worker
@@ -550,8 +566,15 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
         std::make_shared<PyNativeWorkerProgram>(native_dataset, options.worker_init);
     spec.dataset = std::move(native_dataset);
   } else {
-    spec.worker_program = std::make_shared<PythonWorkerProgram>(dataset, worker_init_fn,
-                                                                seed_samples, samples);
+    auto program =
+        std::make_shared<PythonWorkerProgram>(dataset, worker_init_fn, seed_samples, samples);
+    if (worker_collate) {
+      // A batch and its substitutes, with room for a batch the parent
+      // collated itself (their rows are dropped once a later batch is).
+      program->CollateInWorkers(collate_fn.attr("in_worker"), worker_collate,
+                                2 * options.batch_size + 64);
+    }
+    spec.worker_program = std::move(program);
     if (iterable) {
       spec.stream = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
     } else {
@@ -566,6 +589,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   }
   std::shared_ptr<DataLoader> loader = std::move(built.loader);
   std::shared_ptr<internal::ProcessWorkers> workers = std::move(built.processes);
+  if (worker_collate) worker_collate->set_workers(workers);
   auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
   py_loader->set_samples(samples);
   py_loader->set_seeds_caller_generators(seed_samples && !native && !iterable &&

@@ -58,7 +58,20 @@ void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
 void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
 
 void PythonWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
-  RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_});
+  RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_,
+                                               collate_fn_, held_limit_});
+}
+
+void PythonWorkerProgram::CollateInWorkers(py::object collate_fn,
+                                           std::shared_ptr<WorkerCollate> parent,
+                                           int64_t held_limit) {
+  collate_fn_ = std::make_shared<PyRef>(std::move(collate_fn));
+  collate_ = std::move(parent);
+  held_limit_ = held_limit;
+}
+
+void PythonWorkerProgram::OnSampleReply(int worker, int64_t process, const Sample* out) const {
+  if (collate_) collate_->Record(worker, process, out);
 }
 
 void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
@@ -68,7 +81,8 @@ void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
 }
 
 void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
-  structure_->Observe(reply.schema);
+  // A collated batch (worker_collate.h) is no sample of the loader's.
+  if (!AwaitingWorkerCollate()) structure_->Observe(reply.schema);
 }
 
 void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t index) const {

@@ -26,6 +26,7 @@
 #include <string>
 
 #include "python/python_support.h"
+#include "python/worker_collate.h"
 #include "src/process/native_worker.h"
 #include "src/process/process_workers.h"
 
@@ -53,11 +54,18 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   PythonWorkerProgram(py::object dataset, py::object worker_init_fn, bool seed_samples,
                       std::shared_ptr<Structure> structure);
 
+  // Runs `collate_fn` in the workers (worker_collate.h): the children keep
+  // their last `held_limit` samples, and `parent` learns which process
+  // loaded which row. Before the first fork.
+  void CollateInWorkers(py::object collate_fn, std::shared_ptr<WorkerCollate> parent,
+                        int64_t held_limit);
+
   void BeforeFork() override;
   void AfterForkInParent() override;
   void AfterForkInChild() override;
   void RunChild(const internal::WorkerChannel& channel) override;
   void CheckReply(const internal::SampleReply& reply) const override;
+  void OnSampleReply(int worker, int64_t process, const Sample* out) const override;
   [[noreturn]] void RaiseError(const internal::ErrorReply& error, int64_t index) const override;
   [[noreturn]] void RaiseStreamDeath(int worker,
                                      const internal::WorkerDeath& death) const override;
@@ -69,6 +77,9 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   bool seed_samples_;
   std::shared_ptr<Structure> structure_;
   PythonFork fork_;
+  std::shared_ptr<PyRef> collate_fn_;          // null: the parent collates
+  std::shared_ptr<WorkerCollate> collate_;     // with collate_fn_
+  int64_t held_limit_ = 0;
 };
 
 // A native dataset in worker processes of a Python program: the library's

@@ -78,7 +78,8 @@ class Worker {
  public:
   Worker(const internal::WorkerChannel& channel, const PythonWorkerConfig& config)
       : fd_(channel.socket_fd), row_(channel), staging_(channel.arena_fd),
-        dataset_(config.dataset), seed_samples_(config.seed_samples) {}
+        dataset_(config.dataset), seed_samples_(config.seed_samples),
+        held_(config.collate_fn ? config.collate_fn->get() : py::none(), config.held_limit) {}
 
   bool Read(WorkRequest* request) { return ReadRequest(fd_, row_, request); }
 
@@ -89,6 +90,7 @@ class Worker {
         Seed(request, request.index);
         py::object item = getitem_(request.index);
         ReplyWithItem(fd_, item, row_, staging_, reply_);
+        held_.Keep(item);
         return;
       }
       case RequestKind::kSamples: {
@@ -104,8 +106,9 @@ class Worker {
           try {
             Seed(request, index);
             py::object item = getitem_(index);
-                StageItem(item, row_, staging_, reply_);
+            StageItem(item, row_, staging_, reply_);
             staging_.Append(&gather_, &reply_);
+            held_.Keep(item);
           } catch (py::error_already_set& e) {
             internal::AppendErrorReply(&gather_, ErrorFor(e));
           } catch (const SampleError& e) {
@@ -117,6 +120,9 @@ class Worker {
         if (!internal::WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);
         return;
       }
+      case RequestKind::kCollate:
+        held_.Collate(fd_, row_, staging_, reply_);
+        return;
       case RequestKind::kOpen:
         // Each pass of a worker draws from generators seeded by (seed,
         // epoch, worker): its own, whatever the other workers draw.
@@ -156,6 +162,7 @@ class Worker {
   py::object getitem_;
   py::object iterator_;
   bool seed_samples_;
+  WorkerHeldItems held_;  // for a collate_fn run here
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "python/python_support.h"
+#include "python/worker_collate.h"
 #include "src/process/worker_child.h"
 
 namespace feedline::python {
@@ -27,6 +28,11 @@ struct PythonWorkerConfig {
   // worker: feedline.torch seeds them once per worker in its
   // worker_init_fn, as torch does.
   bool seed_samples = true;
+  // A collate_fn to run here (worker_collate.h), called with the list of
+  // samples as the dataset returned them; None: the parent collates. The
+  // child keeps the objects of its last `held_limit` sample replies.
+  std::shared_ptr<PyRef> collate_fn;
+  int64_t held_limit = 0;
 };
 
 // Runs in the child right after the fork. REQUIRES: the GIL. Never returns.

@@ -66,6 +66,8 @@ SRC_INCLUDES_LEFT = {
                                       "worker processes",
     "python/worker_process.h": "runs a Python dataset in src/process's worker child",
     "python/worker_process.cc": "answers src/process's worker protocol",
+    "python/worker_collate.h": "a collate_fn in src/process's worker processes: its "
+                               "kCollate request and the child's staging",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<]((?:src|feedline|tools|python)/[^">]+)[">]')

@@ -217,6 +217,11 @@ def _load_tree(loader):
     return _shaping.load_tree(loader._loader) or False
 
 
+def _first_sample(collate_fn):
+    """collate_fn called with the one sample of a batch (batch_size=None)."""
+    return lambda samples: collate_fn(samples[0])
+
+
 class _SamplesAsReturned:
     """Calls the user's collate_fn with the samples as the dataset returned
     them (tuples, Python numbers, numpy scalars restored from the sample's
@@ -231,6 +236,9 @@ class _SamplesAsReturned:
         self.collate_fn = collate_fn
         self.per_sample = per_sample
         self.tree = None
+        # What a worker process calls with the samples it loaded, which are
+        # as the dataset returned them (docs/python.md, "collate_fn").
+        self.in_worker = _first_sample(collate_fn) if per_sample else collate_fn
 
     def __call__(self, samples):
         loader = self.loader()

@@ -188,6 +188,9 @@ class _SamplesAsReturned:
         self.loader = weakref.ref(loader)
         self.collate_fn = collate_fn
         self.tree = None
+        # What a worker process calls with the samples it loaded, which are
+        # as the dataset returned them (docs/python.md, "collate_fn").
+        self.in_worker = collate_fn
 
     def __call__(self, samples):
         if self.tree is None:

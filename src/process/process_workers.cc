@@ -83,9 +83,14 @@ std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
 }
 
 struct ProcessWorkers::Worker {
+  explicit Worker(int id) : id(id) {}
+  const int id;    // the engine worker it serves
   std::mutex mu;   // guards pid and fd against Shutdown and worker_pids
   pid_t pid = -1;  // GUARDED_BY(mu)
   int fd = -1;     // GUARDED_BY(mu); the parent's end of the socket
+  // GUARDED_BY(mu): which process `pid` is, 1, 2, ... for each started (a
+  // pid may be reused; this is not).
+  int64_t serial = 0;
   SharedArena arena;  // made with the first process, kept across restarts
   std::string body;
   std::string message;  // the request being sent: WorkRequest and the row's destinations
@@ -148,7 +153,7 @@ ProcessWorkers::ProcessWorkers(std::shared_ptr<WorkerProgram> program,
       slots_.reset();
     }
   }
-  for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>());
+  for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>(w));
 }
 
 ProcessWorkers::~ProcessWorkers() {
@@ -220,6 +225,7 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
     if (!closing) {
       worker.pid = pid;
       worker.fd = ends[0];
+      ++worker.serial;
     }
   }
   if (closing) {
@@ -450,6 +456,40 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   return false;
 }
 
+ProcessWorkers::Outcome ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, WorkRequest request,
+                                                       const std::string& body,
+                                                       Sample* out) const {
+  Worker& worker = this->worker(w);
+  {
+    std::lock_guard<std::mutex> lock(worker.mu);
+    if (shutdown_.load() || worker.in_use || worker.pid <= 0 || worker.serial != serial) {
+      return Outcome::kDied;
+    }
+    worker.in_use = true;
+  }
+  struct Release {
+    Worker& worker;
+    ~Release() {
+      {
+        std::lock_guard<std::mutex> lock(worker.mu);
+        worker.in_use = false;
+      }
+      worker.idle.notify_all();
+    }
+  } release{worker};
+  worker.abandoned_at_ns.store(-1);
+  worker.message = body;
+  request.destinations_bytes = static_cast<uint32_t>(body.size());
+  ReplyKind kind;
+  WorkerDeath death;
+  if (!Call(worker, request, -1, out, nullptr, &kind, &death)) {
+    if (shutdown_.load()) return Outcome::kClosing;
+    worker.died = true;
+    return Outcome::kDied;
+  }
+  return kind == ReplyKind::kSample ? Outcome::kSample : Outcome::kEnd;
+}
+
 bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
                           SampleContext* ctx, ReplyKind* kind, WorkerDeath* death) const {
   return Send(worker, request, death) && Receive(worker, index, out, ctx, kind, death);
@@ -506,6 +546,14 @@ bool ProcessWorkers::Receive(Worker& worker, int64_t index, Sample* out, SampleC
                   std::to_string(header.kind));
   }
   if (out == nullptr) throw Error("the worker process sent a sample where none was asked for");
+  {
+    int64_t serial;
+    {
+      std::lock_guard<std::mutex> lock(worker.mu);
+      serial = worker.serial;
+    }
+    program_->OnSampleReply(worker.id, serial, out);
+  }
   return ReadSample(worker, fd, header.payload_bytes, *out, ctx, death);
 }
 

@@ -86,6 +86,14 @@ class WorkerProgram : public ForkHooks {
   // checked again: the check must depend only on the schema. Default:
   // nothing.
   virtual void CheckReply(const SampleReply& reply) const { (void)reply; }
+  // In the parent, on the loading thread, as a sample reply of `worker`'s
+  // process number `process` (1 for its first, 2 for the one started after
+  // it, ...) is read into `out`, before CheckReply: the replies of one
+  // process, counted from 0, are the sequence numbers a kCollate request
+  // names. Default: nothing.
+  virtual void OnSampleReply(int worker, int64_t process, const Sample* out) const {
+    (void)worker, (void)process, (void)out;
+  }
   // In the parent: raises what an error reply says, for sample (or stream
   // item) `index`. Default: SampleError(reason, source, message, index).
   [[noreturn]] virtual void RaiseError(const ErrorReply& error, int64_t index) const;
@@ -143,6 +151,14 @@ class ProcessWorkers {
   // the program says, for index request.index.
   Outcome Exchange(int worker, const WorkRequest& request, Sample* out, SampleContext* ctx,
                    WorkerDeath* death) const;
+
+  // One request to `worker`'s process (a kCollate), made only if it is
+  // still process number `process` (OnSampleReply) and no thread is loading
+  // through it; `body` follows the request. kDied also when it is busy or another process; an error reply
+  // raises as the program says (for index -1). A death is handled as in
+  // Exchange: the next load restarts the process.
+  Outcome ExchangeIfIdle(int worker, int64_t process, WorkRequest request, const std::string& body,
+                         Sample* out) const;
 
   // A request still running 200 ms after this has its process killed (its
   // thread sees "cancelled"), so a stuck sample of an abandoned epoch does

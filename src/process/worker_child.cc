@@ -38,7 +38,8 @@ bool RequestedRow::Read(int fd, WorkRequest* request) {
   if (request->destinations_bytes == 0) return true;
   body_.resize(request->destinations_bytes);
   if (!ReadAll(fd, body_.data(), body_.size())) return false;
-  if (request->kind == static_cast<uint32_t>(RequestKind::kSamples)) {
+  if (request->kind == static_cast<uint32_t>(RequestKind::kSamples) ||
+      request->kind == static_cast<uint32_t>(RequestKind::kCollate)) {
     if (request->index < 0 ||
         !DecodeRequestedSamples(body_.data(), body_.size(), static_cast<uint64_t>(request->index),
                                 &samples_)) {

@@ -34,6 +34,14 @@ enum class RequestKind : uint32_t {
   // (destinations_bytes) lists them (EncodeRequestedRow each, in order), and
   // the worker answers with one reply per sample, in order, in one write.
   kSamples = 4,
+  // map-style, a program that keeps what it loaded (a Python collate_fn in
+  // the worker): collate `index` of the samples this process replied with
+  // last, named by the sequence numbers of their replies (0 for its first
+  // sample reply, counted in both processes), listed in the body as
+  // kSamples lists its samples (EncodeRequestedSample(seq, seq, "")). The
+  // worker answers with one sample reply holding the batch, or kEnd when it
+  // no longer holds one of them (the parent then collates itself).
+  kCollate = 5,
 };
 
 // Parent -> worker (40 bytes, then the destinations). `seed`, `epoch` and

@@ -1,0 +1,141 @@
+#include "python/worker_collate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "feedline/error.h"
+
+namespace feedline::python {
+namespace {
+
+thread_local bool awaiting_collate = false;
+
+// Marks this thread as waiting for a kCollate reply, for as long as it lives.
+class AwaitingScope {
+ public:
+  AwaitingScope() { awaiting_collate = true; }
+  ~AwaitingScope() { awaiting_collate = false; }
+};
+
+// What collate_fn (or pickling its batch) raised in the child, as the
+// parent's own collate reports it: a batch error of kind kCollate, or an
+// interrupt that is never one.
+internal::ErrorReply CollateErrorFor(py::error_already_set& e, const std::string& what) {
+  if (IsInterrupt(e)) {
+    return internal::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
+  }
+  internal::ErrorReply error =
+      internal::ExceptionReply(what + PythonErrorText(e), PythonErrorOrigin(e).exception_type);
+  error.kind = FailureKind::kCollate;
+  return error;
+}
+
+}  // namespace
+
+bool AwaitingWorkerCollate() { return awaiting_collate; }
+
+void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
+  if (awaiting_collate) return;  // the batch itself, not a sample
+  std::lock_guard<std::mutex> lock(mu_);
+  Counter& counter = counters_[worker];
+  if (counter.process != process) counter = Counter{process, 0};  // a new process counts from 0
+  origins_[out] = Origin{worker, process, counter.next++, std::this_thread::get_id()};
+}
+
+bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::object* result) {
+  if (samples.empty()) return false;
+  std::shared_ptr<internal::ProcessWorkers> workers;
+  std::string body;
+  int worker = -1;
+  int64_t process = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers = workers_.lock();
+    if (!workers) return false;
+    const std::thread::id me = std::this_thread::get_id();
+    for (const Sample* sample : samples) {
+      auto it = origins_.find(sample);
+      if (it == origins_.end()) return false;
+      const Origin& origin = it->second;
+      // Only the thread that loaded the rows talks to their process: no
+      // other thread is then using its socket.
+      if (origin.thread != me) return false;
+      if (worker < 0) {
+        worker = origin.worker;
+        process = origin.process;
+      } else if (origin.worker != worker || origin.process != process) {
+        return false;
+      }
+      internal::EncodeRequestedSample(origin.seq, origin.seq, std::string(), &body);
+    }
+  }
+  internal::WorkRequest request;
+  request.kind = static_cast<uint32_t>(internal::RequestKind::kCollate);
+  request.index = static_cast<int64_t>(samples.size());
+  Sample batch;
+  internal::ProcessWorkers::Outcome outcome;
+  {
+    py::gil_scoped_release nogil;
+    AwaitingScope awaiting;
+    outcome = workers->ExchangeIfIdle(worker, process, request, body, &batch);
+  }
+  if (outcome != internal::ProcessWorkers::Outcome::kSample) return false;
+  if (batch.num_fields() != 1 || batch.field(0).dtype() != DType::kU8) {
+    throw Error("the worker process sent a malformed collated batch");
+  }
+  const Tensor& bytes = batch.field(0);
+  py::object view = py::memoryview::from_memory(bytes.raw(), static_cast<ssize_t>(bytes.bytes()));
+  *result = py::module_::import("pickle").attr("loads")(view);
+  return true;
+}
+
+void WorkerHeldItems::Keep(const py::object& item) {
+  if (!active()) return;
+  held_.emplace_back(next_seq_++, item);
+  while (static_cast<int64_t>(held_.size()) > limit_) held_.pop_front();
+}
+
+void WorkerHeldItems::Collate(int fd, internal::RequestedRow& row,
+                              internal::ReplyStaging& staging, internal::SampleReply& reply) {
+  py::list items;
+  int64_t last = -1;
+  for (size_t i = 0; i < row.num_samples(); ++i) {
+    const int64_t seq = row.Select(i).index;
+    auto it = std::lower_bound(held_.begin(), held_.end(), seq,
+                               [](const auto& held, int64_t s) { return held.first < s; });
+    if (!active() || it == held_.end() || it->first != seq) {
+      // Not held (any more): the parent collates the samples it has.
+      if (!internal::WriteMessage(fd, internal::ReplyKind::kEnd, std::string())) _exit(0);
+      return;
+    }
+    items.append(it->second);
+    last = std::max(last, seq);
+  }
+  // What came before the batch's last row was collated, skipped or
+  // replaced, or belongs to a batch the parent collates itself.
+  while (!held_.empty() && held_.front().first <= last) held_.pop_front();
+  py::bytes pickled;
+  try {
+    py::object batch = collate_fn_(items);
+    py::module_ pickle = py::module_::import("pickle");
+    pickled = pickle.attr("dumps")(batch, pickle.attr("HIGHEST_PROTOCOL"));
+  } catch (py::error_already_set& e) {
+    // Raised by collate_fn itself, or by pickling what it returned.
+    internal::SendErrorReply(fd, CollateErrorFor(e, "collate_fn raised "));
+    return;
+  }
+  char* data = nullptr;
+  ssize_t size = 0;
+  PyBytes_AsStringAndSize(pickled.ptr(), &data, &size);
+  staging.Clear();
+  reply.fields.clear();
+  reply.schema = SampleSchema();
+  char* to = staging.AddField("batch", DType::kU8, Shape{static_cast<int64_t>(size)}, &reply);
+  if (size > 0) std::memcpy(to, data, static_cast<size_t>(size));
+  if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
+}
+
+}  // namespace feedline::python

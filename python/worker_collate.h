@@ -1,0 +1,112 @@
+// A Python collate_fn run in the worker process that loaded the batch, as
+// torch and Paddle run it, instead of in the training process under its GIL.
+//
+// When: a Python map-style dataset whose workers are processes, and a
+// collate_fn that a front end marked for the worker (its `in_worker`
+// attribute: the function to call there with the list of samples as the
+// dataset returned them; feedline.torch and feedline.paddle set it). The
+// loader then gives each batch to one worker (batch_per_worker), so that one
+// process loads all its rows.
+//
+// How: every sample still loads as before (the child writes its fields into
+// the batch slot, the parent checks its schema, the error policy runs on
+// its rows), and the child also keeps the Python object it loaded. Both
+// processes count the child's sample replies (WorkerProgram::OnSampleReply),
+// so the parent names a batch's kept rows by those numbers in one kCollate
+// request; the child calls collate_fn on its objects and sends the result
+// back pickled (one uint8 field), which the parent unpickles as the batch.
+// A batch whose rows did not all come from the process serving the calling
+// thread (a worker replaced after a timeout or a death, rows lent to
+// another thread) or that the child no longer holds is collated in the
+// parent as before, with the same samples: which process ran collate_fn
+// never changes a batch.
+//
+// Thread safety: Record and TryCollate from any engine thread; the child
+// side (WorkerHeldItems) runs on the child's only Python thread.
+#ifndef FEEDLINE_PYTHON_WORKER_COLLATE_H_
+#define FEEDLINE_PYTHON_WORKER_COLLATE_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "feedline/sample.h"
+#include "python/python_support.h"
+#include "src/process/process_workers.h"
+#include "src/process/worker_child.h"
+#include "src/process/worker_protocol.h"
+
+namespace feedline::python {
+
+// Whether this thread is waiting for a kCollate reply: its sample reply is a
+// batch, not a sample (no schema check, not counted).
+bool AwaitingWorkerCollate();
+
+// The parent's side.
+class WorkerCollate {
+ public:
+  // Set once the loader is built (its processes exist only then).
+  void set_workers(std::weak_ptr<internal::ProcessWorkers> workers) {
+    std::lock_guard<std::mutex> lock(mu_);
+    workers_ = std::move(workers);
+  }
+
+  // A sample reply of `worker`'s process number `process` is read into `out`
+  // (WorkerProgram::OnSampleReply).
+  void Record(int worker, int64_t process, const Sample* out);
+
+  // Asks the process that loaded every one of `samples` to collate them;
+  // true with `*result` (the unpickled batch) if it did. REQUIRES: the GIL
+  // (released while waiting). Raises what collate_fn raised in the child as
+  // the parent's collate would (SampleError kCollate, or an interrupt).
+  bool TryCollate(std::span<const Sample* const> samples, py::object* result);
+
+ private:
+  struct Origin {
+    int worker = -1;
+    int64_t process = -1;
+    int64_t seq = -1;
+    std::thread::id thread;
+  };
+  struct Counter {
+    int64_t process = -1;
+    int64_t next = 0;
+  };
+
+  std::mutex mu_;
+  std::weak_ptr<internal::ProcessWorkers> workers_;            // GUARDED_BY(mu_)
+  std::unordered_map<const Sample*, Origin> origins_;          // GUARDED_BY(mu_)
+  std::unordered_map<int, Counter> counters_;                   // GUARDED_BY(mu_)
+};
+
+// The child's side: the objects of its last sample replies, by sequence
+// number, and the kCollate request they serve.
+class WorkerHeldItems {
+ public:
+  // `collate_fn`: None leaves the child as it was (nothing kept).
+  WorkerHeldItems(py::object collate_fn, int64_t limit)
+      : collate_fn_(std::move(collate_fn)), limit_(limit) {}
+
+  bool active() const { return !collate_fn_.is_none(); }
+  // After a sample reply with `item` was staged.
+  void Keep(const py::object& item);
+  // Serves a kCollate request for the rows of `row`, answering on `fd`.
+  void Collate(int fd, internal::RequestedRow& row, internal::ReplyStaging& staging,
+               internal::SampleReply& reply);
+
+ private:
+  py::object collate_fn_;
+  int64_t limit_;
+  int64_t next_seq_ = 0;
+  std::deque<std::pair<int64_t, py::object>> held_;  // ascending seq
+};
+
+}  // namespace feedline::python
+
+#endif  // FEEDLINE_PYTHON_WORKER_COLLATE_H_
