@@ -19,15 +19,14 @@ namespace {
 using ::testing::HasSubstr;
 
 // Plays the engine: records what it was asked to load and fails the
-// indices in `bad` (or gives up on the row, as for a timeout, with `abandon`).
+// indices in `bad` (every one with `fail_all`), or gives up on the row, as
+// for a timeout, with `abandon`.
 class RecordingLoader : public SubstituteLoader {
  public:
-  explicit RecordingLoader(std::set<int64_t> bad = {}, bool abandon = false)
-      : bad_(std::move(bad)), abandon_(abandon) {}
   LoadOutcome Load(int64_t index, int attempt, std::optional<SampleError>* error) override {
     loads.push_back({index, attempt});
-    if (abandon_) return LoadOutcome::kAbandoned;
-    if (bad_.count(index) || fail_all) {
+    if (abandon) return LoadOutcome::kAbandoned;
+    if (bad.count(index) || fail_all) {
       *error = SampleError(FailureKind::kIo, "sub" + std::to_string(index), "unreadable", index);
       return LoadOutcome::kFailed;
     }
@@ -38,19 +37,10 @@ class RecordingLoader : public SubstituteLoader {
     int attempt;
   };
   std::vector<Call> loads;
+  std::set<int64_t> bad;
   bool fail_all = false;
-
- private:
-  std::set<int64_t> bad_;
-  bool abandon_;
+  bool abandon = false;
 };
-
-// A slot whose single row planned sample `index` of epoch `epoch`.
-void PlanRow(Slot* slot, int64_t index, int64_t epoch = 0) {
-  slot->epoch = epoch;
-  slot->indices = {index};
-  slot->status = {RowStatus::kPending};
-}
 
 SampleError DecodeError(int64_t index) {
   return SampleError(FailureKind::kDecode, "file" + std::to_string(index) + ".jpg",
@@ -65,134 +55,118 @@ LoaderOptions WithPolicy(ErrorPolicy policy, int max_attempts = 16, uint64_t see
   return options;
 }
 
-TEST(FailurePolicyTest, RaiseMarksTheRowFailedWithItsErrorAndLoadsNothing) {
-  testing::FaultyDataset dataset(10, {3});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kRaise), &dataset);
-  Slot slot;
-  PlanRow(&slot, 3);
-  RecordingLoader loader;
-  policy.HandleFailure(&slot, 0, DecodeError(3), 1, loader);
-  EXPECT_EQ(slot.status[0], RowStatus::kFailed);
-  ASSERT_EQ(slot.errors.size(), 1u);
-  EXPECT_EQ(slot.errors[0].first, 0);
-  EXPECT_EQ(slot.errors[0].second.kind(), FailureKind::kDecode);
-  EXPECT_EQ(slot.errors[0].second.index(), 3);
-  EXPECT_EQ(slot.error_reasons, std::vector<std::string>{"decode"});
-  EXPECT_TRUE(loader.loads.empty());
+// One row, planned as sample `index`, whose load failed; the test plays the
+// engine's substitute loads (loader_).
+class FailurePolicyTest : public ::testing::Test {
+ protected:
+  // Applies `policy` to row 0 of slot_, planned as `index` of `epoch`, whose
+  // load number `attempt - 1` failed with `error` (default: a decode error).
+  void Handle(const FailurePolicy& policy, int64_t index, int64_t epoch = 0, int attempt = 1,
+              std::optional<SampleError> error = std::nullopt) {
+    slot_.epoch = epoch;
+    slot_.indices = {index};
+    slot_.status = {RowStatus::kPending};
+    policy.HandleFailure(&slot_, 0, error ? *error : DecodeError(index), attempt, loader_);
+  }
+  const SampleError& only_error() {
+    EXPECT_EQ(slot_.errors.size(), 1u);
+    return slot_.errors.at(0).second;
+  }
+
+  testing::FaultyDataset dataset_{100, {}};
+  Slot slot_;
+  RecordingLoader loader_;
+};
+
+TEST_F(FailurePolicyTest, RaiseMarksTheRowFailedWithItsErrorAndLoadsNothing) {
+  Handle(FailurePolicy(WithPolicy(ErrorPolicy::kRaise), &dataset_), 3);
+  EXPECT_EQ(slot_.status[0], RowStatus::kFailed);
+  EXPECT_EQ(slot_.errors.at(0).first, 0);
+  EXPECT_EQ(only_error().kind(), FailureKind::kDecode);
+  EXPECT_EQ(only_error().index(), 3);
+  EXPECT_EQ(slot_.error_reasons, std::vector<std::string>{"decode"});
+  EXPECT_TRUE(loader_.loads.empty());
 }
 
-TEST(FailurePolicyTest, SkipMarksTheRowSkippedAndCountsTheFailure) {
-  testing::FaultyDataset dataset(10, {4});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kSkip), &dataset);
-  Slot slot;
-  PlanRow(&slot, 4);
-  RecordingLoader loader;
-  policy.HandleFailure(&slot, 0, DecodeError(4), 1, loader);
-  EXPECT_EQ(slot.status[0], RowStatus::kSkipped);
-  EXPECT_TRUE(slot.errors.empty());
-  EXPECT_EQ(slot.error_reasons, std::vector<std::string>{"decode"});
-  EXPECT_TRUE(loader.loads.empty());
+TEST_F(FailurePolicyTest, SkipMarksTheRowSkippedAndCountsTheFailure) {
+  Handle(FailurePolicy(WithPolicy(ErrorPolicy::kSkip), &dataset_), 4);
+  EXPECT_EQ(slot_.status[0], RowStatus::kSkipped);
+  EXPECT_TRUE(slot_.errors.empty());
+  EXPECT_EQ(slot_.error_reasons, std::vector<std::string>{"decode"});
+  EXPECT_TRUE(loader_.loads.empty());
 }
 
-TEST(FailurePolicyTest, ReplaceLoadsTheFirstSubstituteIntoTheRow) {
-  testing::FaultyDataset dataset(100, {5});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace), &dataset);
-  Slot slot;
-  PlanRow(&slot, 5, /*epoch=*/2);
-  RecordingLoader loader;
-  policy.HandleFailure(&slot, 0, DecodeError(5), 1, loader);
-  ASSERT_EQ(loader.loads.size(), 1u);
-  EXPECT_EQ(loader.loads[0].attempt, 1);
-  EXPECT_EQ(loader.loads[0].index, policy.SubstituteIndex(2, 5, 1));
-  EXPECT_EQ(slot.status[0], RowStatus::kReplaced);
-  EXPECT_EQ(slot.indices[0], loader.loads[0].index);
-  EXPECT_TRUE(slot.errors.empty());
-  EXPECT_EQ(slot.error_reasons, std::vector<std::string>{"decode"});
-  EXPECT_EQ(slot.failed_substitutes, 0);
+TEST_F(FailurePolicyTest, ReplaceLoadsTheFirstSubstituteIntoTheRow) {
+  const FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace), &dataset_);
+  Handle(policy, 5, /*epoch=*/2);
+  ASSERT_EQ(loader_.loads.size(), 1u);
+  EXPECT_EQ(loader_.loads[0].attempt, 1);
+  EXPECT_EQ(loader_.loads[0].index, policy.SubstituteIndex(2, 5, 1));
+  EXPECT_EQ(slot_.status[0], RowStatus::kReplaced);
+  EXPECT_EQ(slot_.indices[0], loader_.loads[0].index);
+  EXPECT_TRUE(slot_.errors.empty());
+  EXPECT_EQ(slot_.error_reasons, std::vector<std::string>{"decode"});
+  EXPECT_EQ(slot_.failed_substitutes, 0);
 }
 
-TEST(FailurePolicyTest, ReplaceTriesFurtherSubstitutesWhileTheyFail) {
-  testing::FaultyDataset dataset(100, {});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace), &dataset);
+TEST_F(FailurePolicyTest, ReplaceTriesFurtherSubstitutesWhileTheyFail) {
+  const FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace), &dataset_);
   const int64_t first = policy.SubstituteIndex(0, 9, 1);
   const int64_t second = policy.SubstituteIndex(0, 9, 2);
   ASSERT_NE(first, second) << "pick another seed: the test needs two distinct substitutes";
-  Slot slot;
-  PlanRow(&slot, 9);
-  RecordingLoader loader({first});
-  policy.HandleFailure(&slot, 0, DecodeError(9), 1, loader);
-  ASSERT_EQ(loader.loads.size(), 2u);
-  EXPECT_EQ(loader.loads[1].index, second);
-  EXPECT_EQ(loader.loads[1].attempt, 2);
-  EXPECT_EQ(slot.status[0], RowStatus::kReplaced);
-  EXPECT_EQ(slot.indices[0], second);
-  EXPECT_EQ(slot.failed_substitutes, 1);
+  loader_.bad = {first};
+  Handle(policy, 9);
+  ASSERT_EQ(loader_.loads.size(), 2u);
+  EXPECT_EQ(loader_.loads[1].index, second);
+  EXPECT_EQ(loader_.loads[1].attempt, 2);
+  EXPECT_EQ(slot_.status[0], RowStatus::kReplaced);
+  EXPECT_EQ(slot_.indices[0], second);
+  EXPECT_EQ(slot_.failed_substitutes, 1);
 }
 
-TEST(FailurePolicyTest, ReplaceGivesUpAfterMaxAttemptsNamingThePlannedSample) {
-  testing::FaultyDataset dataset(100, {});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace, /*max_attempts=*/3), &dataset);
-  Slot slot;
-  PlanRow(&slot, 12);
-  RecordingLoader loader;
-  loader.fail_all = true;
-  policy.HandleFailure(&slot, 0, DecodeError(12), 1, loader);
+TEST_F(FailurePolicyTest, ReplaceGivesUpAfterMaxAttemptsNamingThePlannedSample) {
+  loader_.fail_all = true;
+  Handle(FailurePolicy(WithPolicy(ErrorPolicy::kReplace, /*max_attempts=*/3), &dataset_), 12);
   // Three loads in all: the planned sample and two substitutes.
-  EXPECT_EQ(loader.loads.size(), 2u);
-  EXPECT_EQ(slot.status[0], RowStatus::kFailed);
-  EXPECT_EQ(slot.indices[0], 12);
-  ASSERT_EQ(slot.errors.size(), 1u);
-  const SampleError& error = slot.errors[0].second;
+  EXPECT_EQ(loader_.loads.size(), 2u);
+  EXPECT_EQ(slot_.status[0], RowStatus::kFailed);
+  EXPECT_EQ(slot_.indices[0], 12);
+  const SampleError& error = only_error();
   EXPECT_EQ(error.kind(), FailureKind::kDecode) << "the planned sample's failure";
   EXPECT_EQ(error.index(), 12);
   EXPECT_EQ(error.source(), "file12.jpg");
   EXPECT_THAT(error.message(), HasSubstr("corrupt data"));
   EXPECT_THAT(error.message(), HasSubstr("the 2 substitutes tried for it failed too"));
   EXPECT_THAT(error.message(), HasSubstr("unreadable"));
-  EXPECT_EQ(slot.failed_substitutes, 2);
+  EXPECT_EQ(slot_.failed_substitutes, 2);
 }
 
-TEST(FailurePolicyTest, ReplaceWithOneAttemptRaisesTheOriginalFailure) {
-  testing::FaultyDataset dataset(100, {});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace, /*max_attempts=*/1), &dataset);
-  Slot slot;
-  PlanRow(&slot, 1);
-  RecordingLoader loader;
-  policy.HandleFailure(&slot, 0, DecodeError(1), 1, loader);
-  EXPECT_TRUE(loader.loads.empty());
-  EXPECT_EQ(slot.status[0], RowStatus::kFailed);
-  ASSERT_EQ(slot.errors.size(), 1u);
-  EXPECT_THAT(slot.errors[0].second.message(), HasSubstr("the 0 substitutes tried"));
+TEST_F(FailurePolicyTest, ReplaceWithOneAttemptRaisesTheOriginalFailure) {
+  Handle(FailurePolicy(WithPolicy(ErrorPolicy::kReplace, /*max_attempts=*/1), &dataset_), 1);
+  EXPECT_TRUE(loader_.loads.empty());
+  EXPECT_EQ(slot_.status[0], RowStatus::kFailed);
+  EXPECT_THAT(only_error().message(), HasSubstr("the 0 substitutes tried"));
 }
 
-TEST(FailurePolicyTest, AnAbandonedSubstituteCancelsTheRow) {
-  testing::FaultyDataset dataset(100, {});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace), &dataset);
-  Slot slot;
-  PlanRow(&slot, 2);
-  RecordingLoader loader({}, /*abandon=*/true);
-  policy.HandleFailure(&slot, 0, DecodeError(2), 1, loader);
-  EXPECT_EQ(slot.status[0], RowStatus::kCancelled);
-  EXPECT_TRUE(slot.errors.empty());
+TEST_F(FailurePolicyTest, AnAbandonedSubstituteCancelsTheRow) {
+  loader_.abandon = true;
+  Handle(FailurePolicy(WithPolicy(ErrorPolicy::kReplace), &dataset_), 2);
+  EXPECT_EQ(slot_.status[0], RowStatus::kCancelled);
+  EXPECT_TRUE(slot_.errors.empty());
 }
 
-TEST(FailurePolicyTest, ASubstitutesFailureCountsAsAFailedSubstituteNotAReason) {
+TEST_F(FailurePolicyTest, ASubstitutesFailureCountsAsAFailedSubstituteNotAReason) {
   // A substitute's own timeout brings the row back with attempt 2: the
   // planned sample's failure was counted already.
-  testing::FaultyDataset dataset(100, {});
-  FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace, /*max_attempts=*/2), &dataset);
-  Slot slot;
-  PlanRow(&slot, 30);
-  RecordingLoader loader;
-  policy.HandleFailure(&slot, 0, policy.TimeoutFor(slot.indices[0]), 2, loader);
-  EXPECT_TRUE(slot.error_reasons.empty());
-  EXPECT_EQ(slot.failed_substitutes, 1);
-  EXPECT_EQ(slot.status[0], RowStatus::kFailed);
-  ASSERT_EQ(slot.errors.size(), 1u);
-  EXPECT_EQ(slot.errors[0].second.index(), 30);
+  const FailurePolicy policy(WithPolicy(ErrorPolicy::kReplace, /*max_attempts=*/2), &dataset_);
+  Handle(policy, 30, 0, /*attempt=*/2, policy.TimeoutFor(30));
+  EXPECT_TRUE(slot_.error_reasons.empty());
+  EXPECT_EQ(slot_.failed_substitutes, 1);
+  EXPECT_EQ(slot_.status[0], RowStatus::kFailed);
+  EXPECT_EQ(only_error().index(), 30);
 }
 
-TEST(FailurePolicyTest, SubstitutesDependOnlyOnSeedEpochIndexAndAttempt) {
+TEST(FailurePolicyIndexTest, SubstitutesDependOnlyOnSeedEpochIndexAndAttempt) {
   testing::FaultyDataset dataset(1000, {});
   FailurePolicy a(WithPolicy(ErrorPolicy::kReplace, 16, /*seed=*/1), &dataset);
   FailurePolicy b(WithPolicy(ErrorPolicy::kReplace, 16, /*seed=*/1), &dataset);
@@ -212,7 +186,7 @@ TEST(FailurePolicyTest, SubstitutesDependOnlyOnSeedEpochIndexAndAttempt) {
   EXPECT_GT(differs_by_epoch, 10);
 }
 
-TEST(FailurePolicyTest, TimeoutForNamesTheSampleAndTheLimit) {
+TEST(FailurePolicyTimeoutTest, TimeoutForNamesTheSampleAndTheLimit) {
   testing::FaultyDataset dataset(10, {});
   LoaderOptions options;
   options.timeout = std::chrono::milliseconds(1500);
@@ -231,7 +205,7 @@ class NoSourceDataset : public testing::IndexDataset {
   std::string Source(int64_t) const override { throw Error("no source"); }
 };
 
-TEST(FailurePolicyTest, TimeoutForWithoutASourceOrADataset) {
+TEST(FailurePolicyTimeoutTest, TimeoutForWithoutASourceOrADataset) {
   NoSourceDataset dataset;
   LoaderOptions options;
   EXPECT_EQ(FailurePolicy(options, &dataset).TimeoutFor(2).source(), "");

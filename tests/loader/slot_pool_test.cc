@@ -100,10 +100,11 @@ TEST_F(SlotPoolTest, DeliveredSlotsAreCountedUntilTheyComeBack) {
   EXPECT_EQ(pool->size_locked(), 1) << "kept for reuse";
 }
 
-// Six batches delivered from a pool of limit 3 (the caller keeps them all).
-std::vector<Slot*> DeliverSix(SlotPool* pool) {
+// `n` batches delivered, the caller keeping them all: the pool grows past
+// its limit for them.
+std::vector<Slot*> DeliverKept(SlotPool* pool, int n) {
   std::vector<Slot*> held;
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < n; ++i) {
     if (!pool->HasFreeLocked()) pool->GrowLocked();
     Slot* slot = pool->TakeFreeLocked();
     pool->MarkDeliveredLocked(slot);
@@ -114,7 +115,7 @@ std::vector<Slot*> DeliverSix(SlotPool* pool) {
 
 TEST_F(SlotPoolTest, KeepOnReleaseGivesBackSlotsBeyondWhatIsHeldPlusOne) {
   auto pool = MakePool(3);
-  std::vector<Slot*> held = DeliverSix(pool.get());
+  std::vector<Slot*> held = DeliverKept(pool.get(), 6);
   EXPECT_EQ(pool->size_locked(), 6);
   pool->set_keep_on_release_locked(1);
   pool->Release(held[0]);  // 5 held: 6 slots are held + 1
@@ -129,7 +130,7 @@ TEST_F(SlotPoolTest, KeepOnReleaseGivesBackSlotsBeyondWhatIsHeldPlusOne) {
 
 TEST_F(SlotPoolTest, WithoutKeepOnReleaseReleasedSlotsAreKeptUpToTheLimitPlusHeld) {
   auto pool = MakePool(3);
-  std::vector<Slot*> held = DeliverSix(pool.get());
+  std::vector<Slot*> held = DeliverKept(pool.get(), 6);
   pool->Release(held[0]);
   pool->Release(held[1]);
   EXPECT_EQ(pool->size_locked(), 6) << "4 held + the limit of 3";
@@ -139,13 +140,8 @@ TEST_F(SlotPoolTest, WithoutKeepOnReleaseReleasedSlotsAreKeptUpToTheLimitPlusHel
 
 TEST_F(SlotPoolTest, KeptBatchesGrowThePoolAndTheirMemoryGoesOnceTheyComeBack) {
   auto pool = MakePool(1);
-  std::vector<Slot*> held;
-  for (int i = 0; i < 3; ++i) {
-    if (!pool->HasFreeLocked()) pool->GrowLocked();
-    Slot* slot = pool->TakeFreeLocked();
-    pool->MarkDeliveredLocked(slot);
-    held.push_back(slot);
-  }
+  std::vector<Slot*> held = DeliverKept(pool.get(), 3);
+  EXPECT_EQ(pool->size_locked(), 3);
   for (Slot* slot : held) pool->Release(slot);
   EXPECT_EQ(pool->size_locked(), 1) << "the memory of kept batches goes once they come back";
   EXPECT_EQ(pool->grown_locked(), 0);

@@ -152,61 +152,61 @@ ErrorReply ErrorOf(const Reply& reply) {
   return error;
 }
 
-TEST(NativeWorkerTest, ServesSamplesAfterReportingReadyAndExitsAtEndOfFile) {
-  NativeWorkerProgram program(std::make_shared<TensDataset>(), nullptr);
-  ForkedWorker worker(program);
-  EXPECT_EQ(worker.Read().kind, ReplyKind::kReady);
-  worker.Send(RequestKind::kSample, 7);
-  const Reply reply = worker.Read();
+// A worker process serving TensDataset, past its kReady.
+class TensWorkerTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(worker_.Read().kind, ReplyKind::kReady); }
+
+  NativeWorkerProgram program_{std::make_shared<TensDataset>(), nullptr};
+  ForkedWorker worker_{program_};
+};
+
+TEST_F(TensWorkerTest, ServesSamplesAfterReportingReadyAndExitsAtEndOfFile) {
+  worker_.Send(RequestKind::kSample, 7);
+  const Reply reply = worker_.Read();
   ASSERT_EQ(reply.kind, ReplyKind::kSample);
   EXPECT_EQ(ScalarOf(reply), 70);
-  worker.Send(RequestKind::kSample, 2);
-  EXPECT_EQ(ScalarOf(worker.Read()), 20);
-  EXPECT_EQ(worker.ExitStatus(), 0);
+  worker_.Send(RequestKind::kSample, 2);
+  EXPECT_EQ(ScalarOf(worker_.Read()), 20);
+  EXPECT_EQ(worker_.ExitStatus(), 0);
 }
 
-TEST(NativeWorkerTest, AFailedSampleIsAnErrorReplyAndTheWorkerGoesOn) {
-  NativeWorkerProgram program(std::make_shared<TensDataset>(), nullptr);
-  ForkedWorker worker(program);
-  ASSERT_EQ(worker.Read().kind, ReplyKind::kReady);
-  worker.Send(RequestKind::kSample, 3);
-  const ErrorReply decode = ErrorOf(worker.Read());
+TEST_F(TensWorkerTest, AFailedSampleIsAnErrorReplyAndTheWorkerGoesOn) {
+  worker_.Send(RequestKind::kSample, 3);
+  const ErrorReply decode = ErrorOf(worker_.Read());
   EXPECT_EQ(decode.cause, ErrorCause::kSample);
   EXPECT_EQ(decode.kind, FailureKind::kDecode);
   EXPECT_EQ(decode.source, "item3.bin");
   EXPECT_THAT(decode.message, HasSubstr("bad bytes"));
-  worker.Send(RequestKind::kSample, 4);
-  const ErrorReply plain = ErrorOf(worker.Read());
+  worker_.Send(RequestKind::kSample, 4);
+  const ErrorReply plain = ErrorOf(worker_.Read());
   EXPECT_EQ(plain.kind, FailureKind::kException);
   EXPECT_THAT(plain.message, HasSubstr("plain failure"));
-  worker.Send(RequestKind::kSample, 5);
-  const ErrorReply memory = ErrorOf(worker.Read());
+  worker_.Send(RequestKind::kSample, 5);
+  const ErrorReply memory = ErrorOf(worker_.Read());
   EXPECT_EQ(memory.cause, ErrorCause::kInterrupt);
-  EXPECT_THROW(program.RaiseError(memory, 5), std::bad_alloc) << "raised as itself";
+  EXPECT_THROW(program_.RaiseError(memory, 5), std::bad_alloc) << "raised as itself";
   try {
-    program.RaiseError(decode, 3);
+    program_.RaiseError(decode, 3);
     FAIL() << "RaiseError returned";
   } catch (const SampleError& e) {
     EXPECT_EQ(e.kind(), FailureKind::kDecode);
     EXPECT_EQ(e.index(), 3);
     EXPECT_EQ(e.source(), "item3.bin");
   }
-  worker.Send(RequestKind::kSample, 1);
-  EXPECT_EQ(ScalarOf(worker.Read()), 10);
+  worker_.Send(RequestKind::kSample, 1);
+  EXPECT_EQ(ScalarOf(worker_.Read()), 10);
 }
 
-TEST(NativeWorkerTest, SeveralSamplesInOneRequestAreAnsweredInOrder) {
-  NativeWorkerProgram program(std::make_shared<TensDataset>(), nullptr);
-  ForkedWorker worker(program);
-  ASSERT_EQ(worker.Read().kind, ReplyKind::kReady);
+TEST_F(TensWorkerTest, SeveralSamplesInOneRequestAreAnsweredInOrder) {
   std::string body;
   EncodeRequestedSample(8, 0, "", &body);
   EncodeRequestedSample(3, 1, "", &body);
   EncodeRequestedSample(6, 2, "", &body);
-  worker.Send(RequestKind::kSamples, 3, 0, body);
-  EXPECT_EQ(ScalarOf(worker.Read()), 80);
-  EXPECT_EQ(ErrorOf(worker.Read()).kind, FailureKind::kDecode);
-  EXPECT_EQ(ScalarOf(worker.Read()), 60);
+  worker_.Send(RequestKind::kSamples, 3, 0, body);
+  EXPECT_EQ(ScalarOf(worker_.Read()), 80);
+  EXPECT_EQ(ErrorOf(worker_.Read()).kind, FailureKind::kDecode);
+  EXPECT_EQ(ScalarOf(worker_.Read()), 60);
 }
 
 TEST(NativeWorkerTest, WorkerInitRunsBeforeReadyAndItsFailureEndsTheChild) {
@@ -226,12 +226,9 @@ TEST(NativeWorkerTest, WorkerInitRunsBeforeReadyAndItsFailureEndsTheChild) {
   EXPECT_EQ(worker.ExitStatus(), 1);
 }
 
-TEST(NativeWorkerTest, ADatasetsWorkerRefusesStreamRequests) {
-  NativeWorkerProgram program(std::make_shared<TensDataset>(), nullptr);
-  ForkedWorker worker(program);
-  ASSERT_EQ(worker.Read().kind, ReplyKind::kReady);
-  worker.Send(RequestKind::kOpen, 0);
-  EXPECT_THAT(ErrorOf(worker.Read()).message, HasSubstr("map-style samples only"));
+TEST_F(TensWorkerTest, ADatasetsWorkerRefusesStreamRequests) {
+  worker_.Send(RequestKind::kOpen, 0);
+  EXPECT_THAT(ErrorOf(worker_.Read()).message, HasSubstr("map-style samples only"));
 }
 
 TEST(NativeWorkerTest, AStreamsWorkerServesItsPassUntilItsEnd) {
