@@ -51,10 +51,16 @@ class PoolHarness {
     MutexLock lock(&mu);
     pool_->StopLocked();
   }
-  // Waits until `n` bodies have started.
+  // Waits until `n` bodies have started (a failure after 10 s).
   void AwaitStarts(size_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     MutexLock lock(&mu);
-    while (starts_.size() < n) started_cv_.Wait(&mu);
+    while (starts_.size() < n) {
+      if (!started_cv_.WaitUntil(&mu, deadline) && starts_.size() < n) {
+        ADD_FAILURE() << "only " << starts_.size() << " of " << n << " workers started";
+        return;
+      }
+    }
   }
   void ReturnStuckSample() {
     if (!returned_set_.exchange(true)) returned_.set_value();
@@ -211,6 +217,7 @@ TEST(ThreadWorkerPoolTest, ALateLoadIsAbandonedAndItsWorkerReplaced) {
   }
   // A fresh thread for the same worker, on another lane.
   h.AwaitStarts(2);
+  ASSERT_EQ(h.starts().size(), 2u);
   EXPECT_EQ(h.starts()[1].worker, 0);
   EXPECT_NE(h.starts()[1].lane, &stuck_lane);
   EXPECT_EQ(h.running(), 2);
