@@ -45,6 +45,8 @@ DOC, DOC_SECTION = "docs/architecture.md", "## Layers"
 # Public headers that no .cc of the same name implements.
 PUBLIC_HEADERS_WITHOUT_SOURCE = {
     "export.h": "core",
+    # Header-only: the library and the command share it.
+    "string_printf.h": "core",
     "sampler.h": "data",
     "batch_sampler.h": "data",
     "iterable_dataset.h": "data",

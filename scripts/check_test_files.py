@@ -18,28 +18,22 @@ import re
 import sys
 
 # Why a unit has no test file of its own.
-BEING_RESTRUCTURED = ("being restructured (one load path, a Scheduler that owns its lock): "
-                      "its test file comes with its new interface")
 EXCEPTIONS = {
     # A C++ stream's items from worker processes: driven through DataLoader.
     "src/process/process_iterable_dataset.cc": "tested through tests/process/native_stream_test.cc",
-    "src/loader/thread_worker_pool.cc": BEING_RESTRUCTURED,
-    "src/loader/slot_pool.cc": BEING_RESTRUCTURED,
-    "src/loader/worker_wakeups.cc": BEING_RESTRUCTURED,
-    "src/loader/iterable_producer.cc": BEING_RESTRUCTURED,
-    "src/loader/error_policy.cc": BEING_RESTRUCTURED,
-    "src/process/native_worker.cc": BEING_RESTRUCTURED,
-    "src/process/worker_child.cc": BEING_RESTRUCTURED,
-    "src/process/process_spawner.cc": BEING_RESTRUCTURED,
     # Tested through the public class whose behaviour they are.
     # The Scheduler's layers over one state (one object, so that clang names
     # one lock through all of them): driven through its verbs.
     "src/loader/scheduler_state.cc": "tested through tests/loader/scheduler_test.cc",
-    "src/loader/worker_control.cc": "tested through tests/loader/scheduler_test.cc",
+    # Starting and stopping the attached pool, worker_init's completion and
+    # failure: driven by the tests that play the workers.
+    "src/loader/worker_control.cc": "tested through tests/loader/worker_init_test.cc "
+                                    "and tests/loader/map_worker_loop_test.cc",
     "src/loader/claim_control.cc": "tested through tests/loader/scheduler_test.cc "
                                    "and tests/loader/row_claims_test.cc",
-    "src/loader/map_scheduling.cc": "tested through tests/loader/scheduler_test.cc "
-                                    "and tests/loader/engine_test.cc",
+    # The map-style SchedulingMode, which the Engine picks for a Dataset.
+    "src/loader/map_scheduling.cc": "tested through tests/loader/engine_test.cc "
+                                    "and tests/loader/engine_controls_test.cc",
     "src/loader_factory/data_loader.cc": "tested through tests/loader/data_loader_test.cc",
     "src/loader/slot_allocator.cc": "tested through tests/loader/slot_test.cc",
     "src/loader/slot_layout.cc": "tested through tests/loader/learned_layout_test.cc "

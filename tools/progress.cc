@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tools/printf.h"
+#include "feedline/string_printf.h"
 
 namespace feedline::cli {
 namespace {
@@ -19,13 +19,13 @@ double Rate(const ProgressState& state) {
 }
 
 std::string EpochText(const ProgressState& state) {
-  return Printf("epoch %lld/%lld", static_cast<long long>(state.epoch + 1),
+  return StringPrintf("epoch %lld/%lld", static_cast<long long>(state.epoch + 1),
                 static_cast<long long>(state.epochs));
 }
 
 std::string BatchText(const ProgressState& state) {
-  if (state.batches_per_epoch < 0) return Printf("%lld", static_cast<long long>(state.batch));
-  return Printf("%lld/%lld", static_cast<long long>(state.batch),
+  if (state.batches_per_epoch < 0) return StringPrintf("%lld", static_cast<long long>(state.batch));
+  return StringPrintf("%lld/%lld", static_cast<long long>(state.batch),
                 static_cast<long long>(state.batches_per_epoch));
 }
 
@@ -47,9 +47,9 @@ double EtaSeconds(const ProgressState& state) {
 
 std::string FormatDuration(double seconds) {
   const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
-  if (total < 60) return Printf("%lld s", total);
-  if (total < 3600) return Printf("%lld:%02lld", total / 60, total % 60);
-  return Printf("%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
+  if (total < 60) return StringPrintf("%lld s", total);
+  if (total < 3600) return StringPrintf("%lld:%02lld", total / 60, total % 60);
+  return StringPrintf("%lld:%02lld:%02lld", total / 3600, total / 60 % 60, total % 60);
 }
 
 std::string FormatProgressBar(const ProgressState& state, int bar_width) {
@@ -61,12 +61,12 @@ std::string FormatProgressBar(const ProgressState& state, int bar_width) {
     std::fill(bar.begin(), bar.begin() + static_cast<std::ptrdiff_t>(filled), '#');
   }
   return EpochText(state) + " [" + bar + "] " + BatchText(state) + "  " +
-         Printf("%.0f images/s", Rate(state)) + "  " + EtaText(state);
+         StringPrintf("%.0f images/s", Rate(state)) + "  " + EtaText(state);
 }
 
 std::string FormatProgressLine(const ProgressState& state) {
   return EpochText(state) + ": batch " + BatchText(state) + ", " +
-         Printf("%.0f images/s", Rate(state)) + ", " + EtaText(state) +
+         StringPrintf("%.0f images/s", Rate(state)) + ", " + EtaText(state) +
          (state.verdict.empty() ? "" : "; " + state.verdict);
 }
 

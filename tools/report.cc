@@ -7,7 +7,7 @@
 
 #include "feedline/loader_options.h"
 #include "tools/diagnosis.h"
-#include "tools/printf.h"
+#include "feedline/string_printf.h"
 
 namespace feedline::cli {
 namespace {
@@ -38,17 +38,17 @@ double Mib(int64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
 
 // What the tuner chose and when (num_workers / prefetch "auto").
 std::string TunerText(const TunerStats& t) {
-  std::string out = Printf("  tuner           %d of %d workers, %d slots", t.workers,
+  std::string out = StringPrintf("  tuner           %d of %d workers, %d slots", t.workers,
                            t.max_workers, t.slots);
-  if (t.slot_bytes > 0) out += Printf(" of %.1f MiB", Mib(t.slot_bytes));
-  if (t.memory_budget_bytes > 0) out += Printf(" (budget %.0f MiB)", Mib(t.memory_budget_bytes));
+  if (t.slot_bytes > 0) out += StringPrintf(" of %.1f MiB", Mib(t.slot_bytes));
+  if (t.memory_budget_bytes > 0) out += StringPrintf(" (budget %.0f MiB)", Mib(t.memory_budget_bytes));
   out += ", " + Plural(t.decisions, "change", "changes") + "\n";
   if (static_cast<int64_t>(t.log.size()) < t.decisions) {
-    out += Printf("    (the first %lld not shown)\n",
+    out += StringPrintf("    (the first %lld not shown)\n",
                   static_cast<long long>(t.decisions - static_cast<int64_t>(t.log.size())));
   }
   for (const TunerDecision& d : t.log) {
-    out += Printf("    %7.2f s  batch %-6lld ", d.at_s, static_cast<long long>(d.batch)) + d.reason +
+    out += StringPrintf("    %7.2f s  batch %-6lld ", d.at_s, static_cast<long long>(d.batch)) + d.reason +
            "\n";
   }
   return out;
@@ -173,34 +173,34 @@ std::string FormatReport(const BenchResult& result, const Diagnosis& diagnosis) 
       << ", prefetch " << (s.prefetch == kAuto ? std::string("auto") : std::to_string(s.prefetch))
       << ", "
       << Plural(s.epochs, "epoch", "epochs");
-  if (s.step_ms > 0) out << ", step " << Printf("%g", s.step_ms) << " ms";
+  if (s.step_ms > 0) out << ", step " << StringPrintf("%g", s.step_ms) << " ms";
   out << "\n";
 
   const double rate = ImagesPerSecond(result);
-  out << Printf("  throughput      %.1f images/s (%.2f batches/s)\n", rate,
+  out << StringPrintf("  throughput      %.1f images/s (%.2f batches/s)\n", rate,
                 result.wall_s > 0 ? static_cast<double>(result.batches) / result.wall_s : 0.0);
-  if (result.images > 0) out << Printf("  per image       %.1f us\n", 1e6 / std::max(rate, 1e-9));
+  if (result.images > 0) out << StringPrintf("  per image       %.1f us\n", 1e6 / std::max(rate, 1e-9));
   const double first = FirstBatchSeconds(result);
   out << (first < 0 ? std::string("  first batch     -\n")
-                    : Printf("  first batch     %.3f s\n", first));
-  out << Printf("  elapsed         %.3f s\n", result.wall_s);
-  out << Printf("  consumer wait   %.1f%% of the run\n", 100 * WaitFraction(result));
+                    : StringPrintf("  first batch     %.3f s\n", first));
+  out << StringPrintf("  elapsed         %.3f s\n", result.wall_s);
+  out << StringPrintf("  consumer wait   %.1f%% of the run\n", 100 * WaitFraction(result));
   const double utilization = WorkerUtilization(result);
   if (utilization >= 0) {
-    out << Printf("  workers busy    %.1f%% of %d x %.3f s\n", 100 * utilization,
+    out << StringPrintf("  workers busy    %.1f%% of %d x %.3f s\n", 100 * utilization,
                   s.workers == kAuto ? static_cast<int>(result.stats.workers.size()) : s.workers,
                   result.stats.elapsed_ns / kNsPerSecond);
   }
 
   const double worker_s = WorkerSeconds(result);
-  out << Printf("  stages          share of %.3f s of worker time\n", worker_s);
+  out << StringPrintf("  stages          share of %.3f s of worker time\n", worker_s);
   const std::array<double, kNumShares> shares = StageShares(result);
   for (int i = 0; i < kNumShares; ++i) {
     const double seconds =
         i < kNumStages ? result.stats.stage_ns[i] / kNsPerSecond : shares[i] * worker_s;
-    out << Printf("    %-12s %5.1f%%  %9.3f s\n", ShareName(i), 100 * shares[i], seconds);
+    out << StringPrintf("    %-12s %5.1f%%  %9.3f s\n", ShareName(i), 100 * shares[i], seconds);
   }
-  out << Printf("  peak RSS        %.1f MiB\n", result.peak_rss_mib);
+  out << StringPrintf("  peak RSS        %.1f MiB\n", result.peak_rss_mib);
   out << "  errors          " << ErrorsText(result.stats) << "\n";
   if (result.stats.tuner.enabled) out << TunerText(result.stats.tuner);
 

@@ -17,7 +17,7 @@
 #include "feedline/tuning.h"
 #include "tools/bench_run.h"
 #include "tools/load_shape.h"
-#include "tools/printf.h"
+#include "feedline/string_printf.h"
 #include "tools/report.h"
 #include "tools/rss.h"
 #include "tools/source.h"
@@ -58,11 +58,11 @@ std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
                     std::to_string(args.max_batches) +
                     " batches measured per setting after its warm-up, " +
                     std::to_string(base.cores) + " cores\n";
-  out += Printf("%8s %9s %11s %7s %12s %18s\n", "workers", "prefetch", "images/s", "wait",
+  out += StringPrintf("%8s %9s %11s %7s %12s %18s\n", "workers", "prefetch", "images/s", "wait",
                 "peak RSS", "warm-up");
   for (size_t i = 0; i < rows.size(); ++i) {
     const TuneRow& r = rows[i];
-    out += Printf("%8d %9d %11.1f %6.1f%% %8.1f MiB %6.3f s %5.0f/s%s\n", r.workers, r.prefetch,
+    out += StringPrintf("%8d %9d %11.1f %6.1f%% %8.1f MiB %6.3f s %5.0f/s%s\n", r.workers, r.prefetch,
                   r.images_per_s, 100 * r.wait_fraction, r.peak_rss_mib, r.warmup_s,
                   r.warmup_images_per_s,
                   static_cast<int>(i) == recommended ? "  <- recommended" : "");
@@ -73,17 +73,17 @@ std::string FormatTable(const TuneArgs& args, const BenchSettings& base,
     const TuneRow& r = rows[static_cast<size_t>(recommended)];
     double best = 0;
     for (const TuneRow& row : rows) best = std::max(best, row.images_per_s);
-    out += Printf(
+    out += StringPrintf(
         "recommended: --workers %d --prefetch %d (%.1f images/s; the best measured is %.1f)\n",
         r.workers, r.prefetch, r.images_per_s, best);
   }
   if (online.ran) {
-    out += Printf("online tuner (--workers auto --prefetch auto): settled at %d workers, %d slots, "
+    out += StringPrintf("online tuner (--workers auto --prefetch auto): settled at %d workers, %d slots, "
                   "%.1f images/s over the second half, wait %.1f%%, peak RSS %.1f MiB\n",
                   online.workers, online.slots, online.images_per_s, 100 * online.wait_fraction,
                   online.peak_rss_mib);
     for (const TunerDecision& d : online.path) {
-      out += Printf("  %6.2f s  batch %-5lld ", d.at_s, static_cast<long long>(d.batch)) +
+      out += StringPrintf("  %6.2f s  batch %-5lld ", d.at_s, static_cast<long long>(d.batch)) +
              d.reason + "\n";
     }
   }

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "feedline/sample_context.h"
-#include "src/core/string_printf.h"
+#include "feedline/string_printf.h"
 
 namespace feedline {
 namespace {
@@ -18,9 +18,9 @@ constexpr double kSpareWorkers = 0.50;
 // A stage is worth naming when it takes at least this share of worker time.
 constexpr double kNamedStage = 0.20;
 
-std::string Percent(double fraction) { return internal::StringPrintf("%.0f%%", 100 * fraction); }
+std::string Percent(double fraction) { return StringPrintf("%.0f%%", 100 * fraction); }
 
-std::string Milliseconds(double seconds) { return internal::StringPrintf("%.1f ms", 1e3 * seconds); }
+std::string Milliseconds(double seconds) { return StringPrintf("%.1f ms", 1e3 * seconds); }
 
 int64_t BusyNs(const StatsSnapshot& s) {
   int64_t busy = 0;
@@ -139,7 +139,7 @@ std::string FormatReportLine(const LoopReport& r) {
     if (r.end_of_epoch) line += " (end)";
     line += ", ";
   }
-  line += internal::StringPrintf("%.0f samples/s, step ", r.samples_per_s) + Milliseconds(r.step_s) +
+  line += StringPrintf("%.0f samples/s, step ", r.samples_per_s) + Milliseconds(r.step_s) +
           ", data wait " + Milliseconds(r.wait_s) + " (" + Percent(r.wait_share) + "); " +
           FormatVerdict(r);
   return line;

@@ -6,14 +6,10 @@
 #include <limits>
 #include <utility>
 
+#include "feedline/string_printf.h"
+
 namespace feedline::internal {
 namespace {
-
-std::string Printf(const char* format, auto... args) {
-  char buffer[320];
-  std::snprintf(buffer, sizeof(buffer), format, args...);
-  return buffer;
-}
 
 double Ms(double ns) { return ns * 1e-6; }
 
@@ -132,7 +128,7 @@ void Tuner::ApplySlotFloor(int64_t now_ns, int64_t batch) {
   const int from = slots_;
   slots_ = floor;
   Log(now_ns, batch,
-      Printf("cheap slots: %d of %.1f KiB take %.1f KiB, so the fixed default (workers x %d) is "
+      StringPrintf("cheap slots: %d of %.1f KiB take %.1f KiB, so the fixed default (workers x %d) is "
              "kept: slots %d -> %d",
              floor, static_cast<double>(slot_bytes_) / 1024,
              static_cast<double>(floor) * static_cast<double>(slot_bytes_) / 1024,
@@ -192,7 +188,7 @@ void Tuner::ApplyBudget(int64_t now_ns, int64_t batch) {
       config_.memory_budget_bytes / slot_bytes_ < kMinSlots && !budget_warned_) {
     budget_warned_ = true;
     Log(now_ns, batch,
-        Printf("memory budget of %.1f MiB holds fewer than %d slots of %.1f MiB: the loader keeps "
+        StringPrintf("memory budget of %.1f MiB holds fewer than %d slots of %.1f MiB: the loader keeps "
                "%d (it cannot load with fewer)",
                static_cast<double>(config_.memory_budget_bytes) / (1 << 20), kMinSlots,
                static_cast<double>(slot_bytes_) / (1 << 20), kMinSlots));
@@ -202,7 +198,7 @@ void Tuner::ApplyBudget(int64_t now_ns, int64_t batch) {
     slots_ = cap;
     probe_ = Probe::kNone;
     Log(now_ns, batch,
-        Printf("memory budget: %d slots of %.1f MiB fit in %.1f MiB: slots %d -> %d", cap,
+        StringPrintf("memory budget: %d slots of %.1f MiB fit in %.1f MiB: slots %d -> %d", cap,
                static_cast<double>(slot_bytes_) / (1 << 20),
                static_cast<double>(config_.memory_budget_bytes) / (1 << 20), from, slots_));
   }
@@ -241,7 +237,7 @@ bool Tuner::EvaluateProbe(const Window& w, int64_t now_ns, int64_t batch) {
       workers_ = probe_from_;
       if (!config_.tune_slots) slots_ = std::min(FixedSlotsFor(workers_), slot_cap());
       Log(now_ns, batch,
-          Printf("throughput did not rise with more workers (%.0f -> %.0f samples/s): workers "
+          StringPrintf("throughput did not rise with more workers (%.0f -> %.0f samples/s): workers "
                  "back to %d",
                  base.samples_per_s, w.samples_per_s, workers_));
       return true;
@@ -253,7 +249,7 @@ bool Tuner::EvaluateProbe(const Window& w, int64_t now_ns, int64_t batch) {
       workers_ = probe_from_;
       if (!config_.tune_slots) slots_ = std::min(FixedSlotsFor(workers_), slot_cap());
       Log(now_ns, batch,
-          Printf("the loop waited %.1f%% with fewer workers: workers back to %d",
+          StringPrintf("the loop waited %.1f%% with fewer workers: workers back to %d",
                  100 * w.wait_fraction, workers_));
       return true;
     case Probe::kSlotsUp:
@@ -268,7 +264,7 @@ bool Tuner::EvaluateProbe(const Window& w, int64_t now_ns, int64_t batch) {
       remember();
       slots_ = std::max(probe_from_, SlotFloor());
       Log(now_ns, batch,
-          Printf("another slot did not help (wait %.1f%% -> %.1f%%): slots back to %d",
+          StringPrintf("another slot did not help (wait %.1f%% -> %.1f%%): slots back to %d",
                  100 * base.wait_fraction, 100 * w.wait_fraction, slots_));
       return true;
     case Probe::kSlotsDown:
@@ -278,7 +274,7 @@ bool Tuner::EvaluateProbe(const Window& w, int64_t now_ns, int64_t batch) {
       remember();
       slots_ = probe_from_;
       Log(now_ns, batch,
-          Printf("the loop waited %.1f%% with fewer slots: slots back to %d",
+          StringPrintf("the loop waited %.1f%% with fewer slots: slots back to %d",
                  100 * w.wait_fraction, slots_));
       return true;
   }
@@ -311,7 +307,7 @@ void Tuner::Decide(const Window& w, int64_t now_ns, int64_t batch) {
     ++starved_windows_;
     const int cap = std::min(slot_cap(), slot_ceiling_ > 0 ? slot_ceiling_ : slot_cap());
     const std::string measured =
-        Printf("the loop waited %.1f%% (step %.1f ms, workers deliver a batch per %.1f ms, busy "
+        StringPrintf("the loop waited %.1f%% (step %.1f ms, workers deliver a batch per %.1f ms, busy "
                "%.0f%%)",
                100 * w.wait_fraction, Ms(w.step_ns), Ms(capacity_ns), 100 * w.utilization);
     // A big wait that slots can absorb takes them to the fixed default at
@@ -395,7 +391,7 @@ void Tuner::Decide(const Window& w, int64_t now_ns, int64_t batch) {
   if (fewer_workers) {
     SetWorkers(workers_ - 1, Probe::kWorkersDown, w);
     Log(now_ns, batch,
-        Printf("step-bound: the loop waited %.1f%%, step %.1f ms, %d workers would deliver a batch "
+        StringPrintf("step-bound: the loop waited %.1f%%, step %.1f ms, %d workers would deliver a batch "
                "per %.1f ms: workers %d -> %d",
                100 * w.wait_fraction, Ms(w.step_ns), workers_, Ms(w.cost_ns / workers_),
                probe_from_, workers_));
@@ -403,7 +399,7 @@ void Tuner::Decide(const Window& w, int64_t now_ns, int64_t batch) {
   }
   SetSlots(slots_ - 1, Probe::kSlotsDown, w);
   Log(now_ns, batch,
-      Printf("step-bound: the loop waited %.1f%%: slots %d -> %d (memory back)",
+      StringPrintf("step-bound: the loop waited %.1f%%: slots %d -> %d (memory back)",
              100 * w.wait_fraction, probe_from_, slots_));
 }
 

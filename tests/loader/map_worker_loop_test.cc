@@ -27,29 +27,11 @@
 #include "src/loader/stats_collector.h"
 #include "src/loader/thread_load_backend.h"
 #include "src/loader/worker_pool.h"
+#include "loader/recorded_workers.h"
 #include "loader/test_datasets.h"
 
 namespace feedline::internal {
 namespace {
-
-// Started and stopped by the scheduler; the test runs the worker itself.
-class TestWorkers : public WorkerPool {
- public:
-  explicit TestWorkers(Mutex* mu) : WorkerPool(mu) {}
-  int size() const override { return 1; }
-  void StartLocked() override { started_ = true; }
-  void StopLocked() override { started_ = false; }
-  bool started_locked() const override { return started_; }
-  bool stopping_locked() const override { return !started_; }
-  void ShutdownLocked() override { started_ = false; }
-  void JoinRetired() override {}
-  bool shutting_down() const override { return false; }
-  void AbandonLateLoadsLocked(int64_t, int64_t, uint64_t,
-                              const std::function<void(const LateLoad&)>&) override {}
-
- private:
-  bool started_ = false;  // under the scheduler's mutex
-};
 
 LoaderOptions OneWorker() {
   LoaderOptions options;
@@ -70,7 +52,7 @@ TEST(MapWorkerLoop, LoadsEveryBatchCountsItsRowsAndReturnsOnceStopped) {
                                                           4, false),
                       &dataset, &backend, &layout, 2, &stats);
   BatchFiller filler(options, &dataset, &backend, &layout, &failure_policy, &scheduler);
-  TestWorkers workers(&scheduler.mu());
+  testing::RecordedWorkers workers(&scheduler.mu());
   scheduler.AttachWorkers(&workers);
   MapWorkerLoop loop(options, &scheduler, &filler, &stats);
   {

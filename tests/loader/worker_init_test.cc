@@ -24,32 +24,13 @@
 #include "src/loader/stats_collector.h"
 #include "src/loader/thread_load_backend.h"
 #include "src/loader/worker_pool.h"
+#include "loader/recorded_workers.h"
 #include "loader/test_datasets.h"
 
 namespace feedline::internal {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A pool that runs nobody: it only says whether it was started.
-class RecordedWorkers : public WorkerPool {
- public:
-  RecordedWorkers(Mutex* mu, int n) : WorkerPool(mu), n_(n) {}
-  int size() const override { return n_; }
-  void StartLocked() override { started_ = true; }
-  void StopLocked() override { started_ = false; }
-  bool started_locked() const override { return started_; }
-  bool stopping_locked() const override { return !started_; }
-  void ShutdownLocked() override { started_ = false; }
-  void JoinRetired() override {}
-  bool shutting_down() const override { return false; }
-  void AbandonLateLoadsLocked(int64_t, int64_t, uint64_t,
-                              const std::function<void(const LateLoad&)>&) override {}
-
- private:
-  const int n_;
-  bool started_ = false;
-};
 
 // A scheduler of two workers over 8 samples in batches of 4, with
 // `worker_init`, its workers attached and an epoch started.
@@ -96,7 +77,7 @@ class TwoWorkers {
   SlotLayout layout_;
   StatsCollector stats_;
   Scheduler scheduler_;
-  RecordedWorkers workers_;
+  testing::RecordedWorkers workers_;
   WorkerInit init_;
 };
 
