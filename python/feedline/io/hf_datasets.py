@@ -101,7 +101,7 @@ def lower(dataset, framework, collate_fn=None, enabled=True):
     a datasets.Dataset."""
     if not is_hf_dataset(dataset):
         return dataset, None
-    from feedline._lowering import Lowering
+    from feedline.frontends.lowering import Lowering
 
     name = "datasets.Dataset"
     try:

@@ -1,7 +1,5 @@
-"""feedline for torch users: torch.utils.data.DataLoader's signature, torch
-tensors out. The one changed line::
-
-    from feedline.torch import DataLoader   # was: from torch.utils.data import DataLoader
+"""feedline.torch.DataLoader (re-exported by feedline/torch.py, the public
+import path): torch.utils.data.DataLoader's signature, torch tensors out.
 
 An adapter over feedline.DataLoader that behaves as torch's loader does:
 torch's argument checks and messages, torch's batch types (what
@@ -23,12 +21,17 @@ import weakref
 import numpy as np
 import torch
 
-from feedline import _feedline, _lowering, _torch_batches, _torch_errors, _torch_seeding, io
+from feedline import _feedline, io
+from feedline.frontends.frontend import FrontendPolicy
+from feedline.frontends.iterator import ConvertingIterator, map_batch
+from feedline.frontends.samples import SamplesAsReturned
+from feedline.frontends.torch import batches as _batches
+from feedline.frontends.torch import errors as _errors
+from feedline.frontends.torch import lowering as _lowering
+from feedline.frontends.torch import seeding as _seeding
 from feedline.io import hf_datasets as _hf_datasets
-from feedline._framework import ConvertingIterator, map_batch
-from feedline.batch_transforms import ConvertImageDtype, CutMix, MixUp, Normalize, RandomChoice
 
-__all__ = ["ConvertImageDtype", "CutMix", "DataLoader", "MixUp", "Normalize", "RandomChoice"]
+__all__ = ["DataLoader"]
 
 _pin_warning_given = False
 
@@ -131,7 +134,7 @@ class _WorkerProcess:
 
 class _TorchIterator(ConvertingIterator):
     """Iterates the loader's batches as torch's iterator does: errors in
-    torch's types and wordings (feedline/_torch_errors.py), and the warning
+    torch's types and wordings (frontends/torch/errors.py), and the warning
     torch gives when an IterableDataset yields more than its len() said."""
 
     __slots__ = ("_yielded", "_processes")
@@ -158,7 +161,7 @@ class _TorchIterator(ConvertingIterator):
         except StopIteration:
             raise
         except Exception as error:
-            torch_error = _torch_errors.as_torch_error(error, self._loader.timeout)
+            torch_error = _errors.as_torch_error(error, self._loader.timeout)
             if torch_error is None:
                 raise
             raise torch_error from error
@@ -173,30 +176,6 @@ class _TorchIterator(ConvertingIterator):
                             "properly configuring the IterableDataset replica at each worker.")
             warnings.warn(message)
         return self._loader._convert(batch)
-
-
-class _SamplesAsReturned:
-    """Calls the user's collate_fn with the samples as the dataset returned
-    them (their namedtuples, Python numbers and tensors restored from the
-    sample's schema), as torch's collate_fn receives them."""
-
-    def __init__(self, loader, collate_fn):
-        # Weakly: the native loader holds this function, and a strong
-        # reference back would be a cycle through C++ that Python's garbage
-        # collector cannot see (the loader, its workers and shared memory
-        # would never be freed).
-        self.loader = weakref.ref(loader)
-        self.collate_fn = collate_fn
-        self.tree = None
-
-    def __call__(self, samples):
-        if self.tree is None:
-            loader = self.loader()
-            tree = _torch_batches.load_tree(loader._loader) if loader is not None else None
-            self.tree = tree or False
-        if self.tree:
-            samples = [_torch_batches.restore_sample(s, self.tree) for s in samples]
-        return self.collate_fn(samples)
 
 
 class DataLoader(io.DataLoader):
@@ -240,8 +219,6 @@ class DataLoader(io.DataLoader):
     and arrays, lists of strings) sharing the batch's memory, dtypes kept
     (float64 stays float64, a torch.bfloat16 tensor stays torch.bfloat16).
     """
-
-    _delivers_torch_bfloat16 = True  # the loader carries its bits (feedline.io)
 
     def __class_getitem__(cls, item):
         return types.GenericAlias(cls, item)  # DataLoader[List[Tensor]], as torch's is generic
@@ -325,8 +302,8 @@ class DataLoader(io.DataLoader):
         _warn_if_excessive(num_workers)
 
         # A torchvision ImageFolder whose transforms feedline has natively
-        # loads through the native pipeline (feedline/_lowering.py).
-        dataset, self._lowering = _lowering.lower(dataset, "torch", native_transforms,
+        # loads through the native pipeline (frontends/lowering.py).
+        dataset, self._lowering = _lowering.lower(dataset, native_transforms,
                                                   collate_fn=collate_fn)
         if self._lowering is None:  # a Hugging Face datasets.Dataset: its Arrow table natively
             dataset, self._lowering = _hf_datasets.lower(dataset, "torch", collate_fn,
@@ -335,16 +312,21 @@ class DataLoader(io.DataLoader):
         if seed is None:
             seed = _seed_from_torch(generator)
         unbatched = batch_size is None and batch_sampler is None
-        # A collate_fn's return value is the batch, untouched (torch's
-        # contract); feedline's own shapes are what the default collate gives.
-        self._keeps_collate_result = collate_fn is not None
+        frontend = FrontendPolicy(
+            name="torch",
+            delivers_torch_bfloat16=True,  # the loader carries its bits (feedline.io)
+            # A collate_fn's return value is the batch, untouched (torch's
+            # contract); feedline's own shapes are what the default collate gives.
+            keeps_collate_result=collate_fn is not None,
+            seeds_samples=bool(seed_per_sample),
+            # Worker w loads batches w, w + n, ... whole, as torch assigns
+            # them; with seed_per_sample (feedline's mode) any idle worker
+            # loads any row.
+            assigns_batches_to_workers=not seed_per_sample,
+        )
         if collate_fn is not None:
-            collate_fn = _SamplesAsReturned(self, collate_fn)
-        self._seeds_samples = bool(seed_per_sample)
-        # Worker w loads batches w, w + n, ... whole, as torch assigns them;
-        # with seed_per_sample (feedline's mode) any idle worker loads any row.
-        self._assigns_batches_to_workers = not seed_per_sample
-        self._worker_init = _torch_seeding.TorchWorkerInit(
+            collate_fn = SamplesAsReturned(self, collate_fn, _batches.POLICY)
+        self._worker_init = _seeding.TorchWorkerInit(
             worker_init_fn, num_workers, dataset, seed_generators=not seed_per_sample)
         self._arguments = dict(
             dataset=dataset,
@@ -362,6 +344,7 @@ class DataLoader(io.DataLoader):
             worker_init_fn=self._worker_init,
             seed=seed,
             in_order=in_order,
+            frontend=frontend,
             **feedline_options,
         )
         super().__init__(**self._arguments)
@@ -442,12 +425,12 @@ class DataLoader(io.DataLoader):
 
     def __iter__(self):
         self._replan_if_resized()
-        # Native transforms (feedline/_lowering.py): what runs natively, said once.
+        # Native transforms (frontends/lowering.py): what runs natively, said once.
         if self._lowering is not None:
             self._lowering.log_once()
         # Each iteration draws the workers' base seed, as torch's iterator does
         # (persistent workers keep the seeds they started with).
-        self._worker_init.base_seed = _torch_seeding.draw_base_seed(self.generator)
+        self._worker_init.base_seed = _seeding.draw_base_seed(self.generator)
         return _TorchIterator(self, super().__iter__())
 
     def stats(self):
@@ -463,12 +446,12 @@ class DataLoader(io.DataLoader):
         return value.pin_memory() if self._pin else value
 
     def _convert(self, batch):
-        if self._keeps_collate_result:
+        if self._frontend.keeps_collate_result:
             return batch  # what collate_fn returned, as it returned it
         if self._schema_tree is None:
-            self._schema_tree = _torch_batches.load_tree(self._loader) or False
+            self._schema_tree = _batches.load_tree(self._loader) or False
         if self._schema_tree:
-            return _torch_batches.shape(batch, self._schema_tree, self._unbatched, self._to_tensor)
+            return _batches.shape(batch, self._schema_tree, self._unbatched, self._to_tensor)
         return self._convert_without_schema(batch)
 
     def _convert_without_schema(self, batch):

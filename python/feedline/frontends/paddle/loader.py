@@ -1,30 +1,33 @@
-"""feedline for Paddle users: paddle.io.DataLoader's signature, paddle
-Tensors out in the structures paddle.io gives. The one changed line::
-
-    from feedline.paddle import DataLoader   # was: from paddle.io import DataLoader
+"""feedline.paddle.DataLoader (re-exported by feedline/paddle.py, the
+public import path): paddle.io.DataLoader's signature, paddle Tensors out in
+the structures paddle.io gives.
 
 An adapter over feedline.DataLoader with no loading logic of its own: it
 checks paddle.io's arguments with Paddle's messages, sets up the worker
 processes as Paddle's own are set up (dynamic graph on the CPU, seeds,
 paddle.io.get_worker_info()), and turns each batch's numpy arrays into
 paddle Tensors through DLPack, sharing their memory (in a static-graph
-program, into the DenseTensors an Executor is fed: feedline/_paddle_static.py).
+program, into the DenseTensors an Executor is fed: frontends/paddle/static.py).
 Without paddle, batches stay numpy arrays. docs/paddle.md maps every argument
 and lists what differs on purpose; python/tests/paddle_contract runs the same
 assertions against paddle.io.DataLoader and this one.
 """
 
-import collections.abc
 import importlib
-import os
 import sys
-import weakref
 
 import numpy as np
 
-from feedline import _lowering, _paddle_static, io
-from feedline._framework import ConvertingIterator, map_batch
+from feedline import io
 from feedline.frontends import _shaping
+from feedline.frontends.frontend import FrontendPolicy
+from feedline.frontends.iterator import ConvertingIterator, map_batch
+from feedline.frontends.paddle import batches as _batches
+from feedline.frontends.paddle import lowering as _lowering
+from feedline.frontends.paddle import static as _static
+from feedline.frontends.paddle.errors import StreamHasNoLength
+from feedline.frontends.paddle.seeding import PaddleWorkerInit
+from feedline.frontends.samples import SamplesAsReturned
 
 __all__ = ["DataLoader"]
 
@@ -34,35 +37,6 @@ def _paddle_module():
         return importlib.import_module("paddle")
     except ImportError:
         return None
-
-
-def _paddle_to_tensor():
-    """A numpy array to a paddle Tensor through DLPack (sharing its memory),
-    or None when paddle is not installed."""
-    paddle = _paddle_module()
-    if paddle is None:
-        return None
-    try:
-        from_dlpack = importlib.import_module("paddle.utils.dlpack").from_dlpack
-    except ImportError:
-        return None
-
-    def to_tensor(array):
-        try:
-            capsule = array.__dlpack__()
-        except BufferError:
-            # numpy before 1.25 exports no bool arrays through DLPack: a bool
-            # field (a mask) is copied instead, and stays bool.
-            return paddle.to_tensor(array)
-        return from_dlpack(capsule)
-
-    return to_tensor
-
-
-def _is_paddle_tensor(value):
-    paddle = sys.modules.get("paddle")
-    cls = getattr(paddle, "Tensor", None)
-    return isinstance(cls, type) and isinstance(value, cls)
 
 
 def _in_dynamic_mode():
@@ -117,152 +91,6 @@ class _NotSubscriptable:
         raise TypeError(f"'{type(self.dataset).__name__}' object is not subscriptable")
 
 
-class _StreamHasNoLength(ValueError, TypeError):
-    """Paddle's error for len() of a loader over an IterableDataset, a
-    ValueError. Also a TypeError, so that list(loader) (which asks len() for
-    a size hint and ignores only TypeError) still lists the stream."""
-
-
-# ---------------------------------------------------------------------------
-# Worker processes
-
-
-def _set_paddle_worker_info(worker_id, num_workers, seed, dataset):
-    # paddle.io.get_worker_info() reads this module global: setting it is the
-    # only way to make Paddle's public function answer in feedline's workers.
-    try:
-        paddle_worker = importlib.import_module("paddle.io.dataloader.worker")
-        paddle_worker._worker_info = paddle_worker.WorkerInfo(
-            id=worker_id, num_workers=num_workers, dataset=dataset, seed=seed)
-    except (ImportError, AttributeError, TypeError):
-        pass  # another paddle: get_worker_info() stays None
-
-
-class _PaddleWorkerInit:
-    """The worker_init_fn this adapter gives feedline: in a worker process it
-    sets the process up as Paddle's worker loop does, then calls the user's
-    worker_init_fn. Paddle's dynamic-graph mode is per thread and feedline
-    forks its workers from a loader thread, so a worker starts in static
-    mode: paddle.to_tensor in __getitem__ would return a graph Value. Paddle
-    runs its workers' code in dynamic mode on the CPU, and seeds paddle's
-    generator with base_seed + worker_id (feedline seeds `random` and numpy
-    per sample itself). In the training process (worker threads, for native
-    datasets) only the user's function runs."""
-
-    def __init__(self, user_fn, num_workers, dataset):
-        self.user_fn = user_fn
-        self.num_workers = num_workers
-        self.dataset = dataset
-        self.base_seed = 0  # drawn by the loader for each iteration, as Paddle does
-        self.parent_pid = os.getpid()
-
-    def __call__(self, worker_id):
-        if os.getpid() != self.parent_pid:
-            paddle = sys.modules.get("paddle")
-            if paddle is not None:
-                try:
-                    paddle.disable_static(paddle.CPUPlace())
-                    paddle.set_device("cpu")
-                    paddle.seed(self.base_seed + worker_id)
-                except (AttributeError, ValueError, RuntimeError):
-                    pass  # a stand-in paddle without these: nothing to set up
-                info = io.get_worker_info()  # the worker count "auto" resolved to
-                num_workers = info.num_workers if info is not None else self.num_workers
-                _set_paddle_worker_info(worker_id, num_workers, self.base_seed, self.dataset)
-        if self.user_fn is not None:
-            self.user_fn(worker_id)
-
-
-# ---------------------------------------------------------------------------
-# Batches
-
-
-class _PaddleShaping(_shaping.Shaping):
-    """paddle.io's structure: default_collate_fn gives lists for sequences
-    (namedtuples too) and plain dicts for mappings; unbatched
-    (default_convert_fn) a Python number stays a Python number and a numpy
-    scalar stays one. `to_tensor` None leaves arrays numpy arrays."""
-
-    def leaf(self, value, kind, unbatched, to_tensor):
-        if isinstance(value, list):  # an object field: one object per sample
-            return value[0] if unbatched and len(value) == 1 else value
-        if not isinstance(value, np.ndarray):
-            return value
-        if unbatched:
-            value = value[0]
-            if kind in ("int", "float", "bool", "numpy-scalar"):
-                return _shaping.restore_number(value, kind)
-            value = np.asarray(value)
-        return to_tensor(value) if to_tensor is not None else value
-
-    def restore_leaf(self, value, kind, to_tensor):
-        """A sample's value as its dataset returned it, from the numpy copy the
-        engine hands a collate_fn."""
-        if not isinstance(value, (np.ndarray, np.generic)):
-            return value
-        if kind == "paddle-tensor" and to_tensor is not None:
-            # A paddle Tensor the dataset returned (the engine carries its values).
-            return to_tensor(np.array(value, copy=True))
-        if kind == "numpy" and isinstance(value, np.generic):
-            return np.asarray(value)  # a 0-d array
-        return _shaping.restore_number(value, kind)
-
-
-_POLICY = _PaddleShaping()
-
-
-def _load_tree(loader):
-    # The first sample's schema, its classes resolved; False when there is
-    # none (a native dataset) or a class cannot be found.
-    return _shaping.load_tree(loader._loader) or False
-
-
-class _SamplesAsReturned:
-    """Calls the user's collate_fn with the samples as the dataset returned
-    them (tuples, Python numbers, numpy scalars restored from the sample's
-    schema), as paddle.io's collate_fn receives them. `per_sample`
-    (batch_size=None): collate_fn gets each sample alone, as in Paddle."""
-
-    def __init__(self, loader, collate_fn, per_sample):
-        # Weakly: the native loader holds this function, and a strong
-        # reference back would be a cycle through C++ that Python's garbage
-        # collector cannot see (the loader and its workers never freed).
-        self.loader = weakref.ref(loader)
-        self.collate_fn = collate_fn
-        self.per_sample = per_sample
-        self.tree = None
-
-    def __call__(self, samples):
-        loader = self.loader()
-        if self.tree is None and loader is not None:
-            self.tree = _load_tree(loader)
-        if self.tree and loader is not None:
-            to_tensor = loader._to_tensor
-            samples = [_shaping.restore_sample(s, self.tree, to_tensor, _POLICY) for s in samples]
-        if self.per_sample:
-            return self.collate_fn(samples[0])
-        return self.collate_fn(samples)
-
-
-def _as_paddle_returns(value, to_tensor):
-    """A collate_fn's result as paddle.io hands it on: arrays become Tensors,
-    Tensors stay, tuples and lists become lists, mappings dicts, and
-    numbers, strings and other objects are left as they are."""
-    if isinstance(value, np.ndarray):
-        return to_tensor(np.ascontiguousarray(value)) if to_tensor is not None else value
-    if _is_paddle_tensor(value) or isinstance(value, (str, bytes)):
-        return value
-    if isinstance(value, collections.abc.Mapping):
-        return {k: _as_paddle_returns(v, to_tensor) for k, v in value.items()}
-    if isinstance(value, collections.abc.Sequence):
-        return [_as_paddle_returns(v, to_tensor) for v in value]
-    return value
-
-
-# ---------------------------------------------------------------------------
-# The loader
-
-
 class DataLoader(io.DataLoader):
     """paddle.io.DataLoader (3.x), loaded by feedline.
 
@@ -274,7 +102,7 @@ class DataLoader(io.DataLoader):
                           dataset feedline.DataLoader takes).
       feed_list           static-graph feeds (paddle.static.data variables):
                           outside dynamic mode, return_list=False batches are
-                          keyed by their names (feedline/_paddle_static.py);
+                          keyed by their names (frontends/paddle/static.py);
                           unused in dynamic mode.
       places              checked and kept as Paddle keeps them (loader.places);
                           in dynamic mode batches are on the host (CPU), as
@@ -317,13 +145,6 @@ class DataLoader(io.DataLoader):
     float64). A dataset error raises feedline.SampleError naming the sample
     (Paddle raises SystemError from its reader thread).
     """
-
-    # Worker w loads batches w, w + n, ... whole, as Paddle hands its workers
-    # their batches (a dataset that reads get_worker_info() per batch sees
-    # what it would see under Paddle).
-    _assigns_batches_to_workers = True
-    # A BatchSampler given as the dataset is indexed, as in paddle.io.
-    _is_stream = staticmethod(_is_paddle_stream)
 
     def __init__(
         self,
@@ -383,22 +204,35 @@ class DataLoader(io.DataLoader):
         if not iterable and not hasattr(dataset, "__getitem__"):
             dataset = _NotSubscriptable(dataset)
         # A paddle.vision DatasetFolder whose transforms feedline has natively
-        # loads through the native pipeline (feedline/_lowering.py).
-        dataset, self._lowering = _lowering.lower(dataset, "paddle", native_transforms,
+        # loads through the native pipeline (frontends/lowering.py).
+        dataset, self._lowering = _lowering.lower(dataset, native_transforms,
                                                   collate_fn=collate_fn)
-        self._to_tensor = _paddle_to_tensor() if to_tensor is None else to_tensor
-        # A collate_fn's return value is the batch (Paddle's contract): the
-        # engine hands it on as it is, and _convert makes its arrays Tensors.
+        self._to_tensor = _batches.paddle_to_tensor() if to_tensor is None else to_tensor
+        frontend = FrontendPolicy(
+            name="paddle",
+            delivers_torch_bfloat16=False,
+            # A collate_fn's return value is the batch (Paddle's contract):
+            # the engine hands it on as it is, and _convert makes its arrays
+            # Tensors.
+            keeps_collate_result=collate_fn is not None,
+            seeds_samples=True,
+            # Worker w loads batches w, w + n, ... whole, as Paddle hands its
+            # workers their batches (a dataset that reads get_worker_info()
+            # per batch sees what it would see under Paddle).
+            assigns_batches_to_workers=True,
+            # A BatchSampler given as the dataset is indexed, as in paddle.io.
+            stream_rule=_is_paddle_stream,
+        )
         # With batch_size=None, collate_fn gets one sample (default_convert_fn
-        # otherwise, which _PaddleShaping follows).
-        self._keeps_collate_result = collate_fn is not None
-        wrapped_collate = (None if collate_fn is None
-                           else _SamplesAsReturned(self, collate_fn, per_sample=unbatched))
+        # otherwise, which PaddleShaping follows).
+        wrapped_collate = (None if collate_fn is None else
+                           SamplesAsReturned(self, collate_fn, _batches.POLICY,
+                                             per_sample=unbatched))
         # Worker processes, which run Python datasets, are set up as Paddle's;
         # a native dataset's worker threads run no paddle code.
         self._worker_init = None
         if num_workers != 0 and io._native_dataset(dataset) is None:
-            self._worker_init = _PaddleWorkerInit(worker_init_fn, num_workers, dataset)
+            self._worker_init = PaddleWorkerInit(worker_init_fn, num_workers, dataset)
         super().__init__(
             dataset,
             batch_size=1 if unbatched or batch_sampler is not None else batch_size,
@@ -412,6 +246,7 @@ class DataLoader(io.DataLoader):
             use_shared_memory=bool(use_shared_memory) and num_workers != 0,
             timeout=timeout,
             worker_init_fn=self._worker_init or worker_init_fn,
+            frontend=frontend,
             **feedline_options,
         )
         # The attributes paddle.io.DataLoader has, for scripts that read them.
@@ -443,14 +278,14 @@ class DataLoader(io.DataLoader):
             # Paddle draws its workers' base seed from numpy for each iteration
             # (persistent workers keep the one they started with).
             self._worker_init.base_seed = int(np.random.randint(0, sys.maxsize))
-        # Native transforms (feedline/_lowering.py): what runs natively, said once.
+        # Native transforms (frontends/lowering.py): what runs natively, said once.
         if self._lowering is not None:
             self._lowering.log_once()
         if _in_dynamic_mode() is False:
             # Paddle's static graph, as paddle.io decides it: each time
             # batches are read. Same epoch, re-dressed for an Executor.
-            names = _paddle_static.feed_names(self.feed_list)
-            return _paddle_static.StaticGraphBatches(
+            names = _static.feed_names(self.feed_list)
+            return _static.StaticGraphBatches(
                 super().__iter__(), self._host_batch, self.places, names, self.return_list,
                 self.__len__)
         return ConvertingIterator(self, super().__iter__())
@@ -469,7 +304,7 @@ class DataLoader(io.DataLoader):
 
     def __len__(self):
         if self._iterable:
-            raise _StreamHasNoLength("length of IterableDataset not supported")
+            raise StreamHasNoLength("length of IterableDataset not supported")
         return super().__len__()
 
     def _convert(self, batch):
@@ -481,13 +316,15 @@ class DataLoader(io.DataLoader):
     def _paddle_batch(self, batch, to_tensor):
         """feedline's batch in paddle.io's structure, its arrays made
         tensors by `to_tensor` (None: left numpy arrays)."""
-        if self._keeps_collate_result:
-            return _as_paddle_returns(batch, to_tensor)
+        if self._frontend.keeps_collate_result:
+            return _batches.as_paddle_returns(batch, to_tensor)
         if self._schema_tree is None:
-            self._schema_tree = _load_tree(self)
+            # False when there is none (a native dataset) or a class cannot be found.
+            self._schema_tree = _shaping.load_tree(self._loader) or False
         if self._schema_tree:
-            return _shaping.shape(batch, self._schema_tree, self._unbatched, to_tensor, _POLICY)
+            return _shaping.shape(batch, self._schema_tree, self._unbatched, to_tensor,
+                                  _batches.POLICY)
         # A native dataset's batch, or a sample whose classes cannot be found:
         # tuples become lists, dicts stay dicts.
         unbatched = self._unbatched
-        return map_batch(batch, lambda value: _POLICY.leaf(value, "numpy", unbatched, to_tensor))
+        return map_batch(batch, lambda value: _batches.POLICY.leaf(value, "numpy", unbatched, to_tensor))
