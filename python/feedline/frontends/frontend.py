@@ -9,6 +9,7 @@ import typing
 from feedline.io import datasets as _datasets
 
 
+@typing.runtime_checkable
 class Frontend(typing.Protocol):
     """What io.DataLoader reads of a front end."""
 

@@ -134,7 +134,7 @@ def test_deterministic_ops_are_within_tolerance_of_paddle(photos, name, transfor
 
 def crop_boxes(images):
     """(top, left, height, width, flipped) of each crop of the gradient
-    image, read from its pixels (python/tests/test_native_lowering.py
+    image, read from its pixels (python/tests/frontends/torch/test_native_lowering.py
     explains how)."""
     levels = images * 255.0 / 2
     out_h, out_w = levels.shape[2:]
