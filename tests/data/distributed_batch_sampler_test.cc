@@ -322,7 +322,7 @@ TEST(DistributedBatchSamplerTest, RejectsBadArguments) {
 //   if padding_size <= len(indices): indices += indices[:padding_size]
 //   else: indices += (indices * ceil(padding_size / len(indices)))[:padding_size]
 //   indices = indices[rank:total_size:num_replicas]
-// python/tests/test_samplers.py also compares with torch itself.
+// python/tests/io/test_samplers.py also compares with torch itself.
 
 std::vector<int64_t> TorchIndices(int64_t n, int64_t replicas, int64_t rank) {
   const int64_t num_samples = (n + replicas - 1) / replicas;

@@ -3,7 +3,7 @@
 // plain output, with the same Rng), and their parameter distributions
 // against torchvision's, with statistical bounds a wrong implementation
 // fails. Pixel agreement with torchvision itself is checked from Python
-// (python/tests/test_augment.py), where torchvision is.
+// (python/tests/vision/test_augment.py), where torchvision is.
 #include <gtest/gtest.h>
 
 #include <algorithm>

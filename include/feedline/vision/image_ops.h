@@ -6,7 +6,7 @@
 // Where torchvision computes in float32 and converts back with .to(uint8)
 // (blends, grayscale, hue, autocontrast), the same float32 operations run in
 // the same order and the result is truncated the same way, so the bytes
-// agree with torchvision's (python/tests/test_augment.py). The exceptions:
+// agree with torchvision's (python/tests/vision/test_augment.py). The exceptions:
 // Affine, whose resampling is OpenCV's (docs/vision.md gives the measured
 // agreement), and, in principle, AdjustContrast's mean once the grayscale
 // sum passes 2^24 (from 65,794 pixels), where torch's float32 summation may

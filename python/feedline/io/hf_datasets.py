@@ -239,7 +239,7 @@ def lower(dataset, framework, collate_fn=None, enabled=True):
     iterable = is_hf_iterable_dataset(dataset)
     if not iterable and not is_hf_dataset(dataset):
         return dataset, None
-    from feedline._lowering import Lowering
+    from feedline.frontends.lowering import Lowering
 
     name = "datasets.IterableDataset" if iterable else "datasets.Dataset"
     try:

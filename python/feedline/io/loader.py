@@ -34,6 +34,24 @@ def _close_live_loaders():
         loader.close()
 
 
+class _FeedlineFrontend:
+    """feedline's own rules, the Frontend (feedline/frontends/frontend.py) of
+    a DataLoader given none: numpy batches (a torch.bfloat16 field refused,
+    naming it), a collate_fn's result copied into the batch's arrays, every
+    sample seeded from (seed, epoch, index), any idle worker loading any
+    row, and feedline's rule for which datasets are streams."""
+
+    name = "feedline"
+    delivers_torch_bfloat16 = False
+    keeps_collate_result = False
+    seeds_samples = True
+    assigns_batches_to_workers = False
+    is_stream = staticmethod(_is_iterable_dataset)
+
+
+FEEDLINE = _FeedlineFrontend()
+
+
 class _EpochIterator:
     # A class, not a generator: a suspended generator would keep the last
     # batch alive, and with it a slot of the pool.
@@ -138,6 +156,11 @@ class DataLoader:
                           dict of input_ids, labels, position_ids, segment_ids
                           and cu_seqlens (docs/text.md). The sampler or shuffle
                           orders the documents before they are packed.
+      frontend            how a framework's loader differs (a
+                          feedline.frontends.frontend.Frontend: batch types,
+                          seeding, batches per worker, which datasets are
+                          streams); feedline.torch and feedline.paddle pass
+                          theirs. None: feedline's own rules.
 
     Iterating yields one batch per step: a tuple of numpy arrays when samples
     are tuples (native image datasets give (image, label)), a dict when they
@@ -149,23 +172,6 @@ class DataLoader:
     Each `for batch in loader` runs one epoch; starting a new iteration
     abandons an unfinished one.
     """
-
-    # numpy has no bfloat16: a torch.bfloat16 field is refused here, naming
-    # it. feedline.torch.DataLoader, whose batches are torch tensors, sets this.
-    _delivers_torch_bfloat16 = False
-    # What a collate_fn returns is the batch as it is (no copy into the
-    # batch's arrays): feedline.torch sets this, torch's contract.
-    _keeps_collate_result = False
-    # Seed `random`, numpy and torch per sample from (seed, epoch, index), so
-    # that batches do not depend on num_workers; feedline.torch seeds each
-    # worker as torch does instead (feedline/_torch_seeding.py).
-    _seeds_samples = True
-    # A Python dataset's batch loads whole in worker b % num_workers, as
-    # torch assigns them (LoaderOptions::batch_per_worker): feedline.torch.
-    _assigns_batches_to_workers = False
-    # Which datasets are streams (no indices, no len()): feedline's rule;
-    # feedline.paddle follows paddle.io's (a BatchSampler is indexed there).
-    _is_stream = staticmethod(_is_iterable_dataset)
 
     def __init__(
         self,
@@ -190,6 +196,7 @@ class DataLoader:
         report=None,
         memory_budget=None,
         pack=None,
+        frontend=None,
     ):
         worker_mode = _worker_mode_argument(worker_mode)
         self.dataset = dataset
@@ -206,9 +213,10 @@ class DataLoader:
         self.worker_init_fn = worker_init_fn
         self.seed = _draw_seed() if seed is None else _int_argument("seed", seed, 0, 2**64 - 1)
         self.error_policy = error_policy
+        self._frontend = frontend = FEEDLINE if frontend is None else frontend
 
         native = _native_dataset(dataset)
-        self._iterable = native is None and self._is_stream(dataset)
+        self._iterable = native is None and frontend.is_stream(dataset)
         if self._iterable and (shuffle or sampler is not None or batch_sampler is not None):
             raise ValueError(
                 "an IterableDataset has no indices: shuffle, sampler and batch_sampler "
@@ -264,10 +272,10 @@ class DataLoader:
             use_shared_memory=bool(use_shared_memory),
             in_order=bool(in_order),
             memory_budget_bytes=budget,
-            torch_bfloat16=self._delivers_torch_bfloat16,
-            keep_collate_result=self._keeps_collate_result,
-            seed_samples=self._seeds_samples,
-            batch_per_worker=self._assigns_batches_to_workers and native is None,
+            torch_bfloat16=bool(frontend.delivers_torch_bfloat16),
+            keep_collate_result=bool(frontend.keeps_collate_result),
+            seed_samples=bool(frontend.seeds_samples),
+            batch_per_worker=bool(frontend.assigns_batches_to_workers) and native is None,
         )
         if report_every is not None:
             self._loader.set_report(_report_every(report_every), _reporter(report))

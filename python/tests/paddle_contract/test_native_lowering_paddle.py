@@ -1,6 +1,6 @@
 """The one-line swap for Paddle: paddle.vision.datasets.DatasetFolder with
 paddle.vision.transforms lowered to the native pipeline
-(feedline/_lowering.py, docs/python.md "Native transforms"): the same batch
+(feedline/frontends/lowering.py, docs/python.md "Native transforms"): the same batch
 structure and dtypes as paddle.io.DataLoader's, pixels within the
 documented tolerance, RandomResizedCrop boxes distributed as paddle's own
 draws (two-sample Kolmogorov-Smirnov at the 1% level), and what cannot be
@@ -17,7 +17,7 @@ paddle = pytest.importorskip("paddle")  # the venv's paddle (make test-peers)
 from paddle.vision import transforms as T  # noqa: E402
 from paddle.vision.datasets import DatasetFolder, ImageFolder  # noqa: E402
 
-from feedline import _lowering  # noqa: E402
+from feedline.frontends.paddle import lowering as _lowering  # noqa: E402
 from feedline.paddle import DataLoader  # noqa: E402
 from feedline.vision import encode_png, synth  # noqa: E402
 
@@ -55,7 +55,7 @@ def photos(tmp_path_factory):
 
 
 def lowered(dataset):
-    data, lowering = _lowering.lower(dataset, "paddle", True)
+    data, lowering = _lowering.lower(dataset, True)
     return data, lowering
 
 
@@ -134,7 +134,7 @@ def test_deterministic_ops_are_within_tolerance_of_paddle(photos, name, transfor
 
 def crop_boxes(images):
     """(top, left, height, width, flipped) of each crop of the gradient
-    image, read from its pixels (python/tests/test_native_lowering.py
+    image, read from its pixels (python/tests/frontends/torch/test_native_lowering.py
     explains how)."""
     levels = images * 255.0 / 2
     out_h, out_w = levels.shape[2:]
@@ -218,9 +218,9 @@ def test_what_cannot_be_lowered_stays_in_python(photos, make, reason):
 
 def test_native_transforms_false_stays_in_python(photos):
     data = DatasetFolder(photos, transform=recipe())
-    same, lowering = _lowering.lower(data, "paddle", False)
+    same, lowering = _lowering.lower(data, False)
     assert same is data and not lowering.native
     assert lowering.summary == ("feedline.paddle: DatasetFolder runs in Python: "
                                 "native_transforms=False")
-    assert _lowering.lower(paddle.io.TensorDataset([paddle.zeros([2, 3])]), "paddle", True)[1] \
+    assert _lowering.lower(paddle.io.TensorDataset([paddle.zeros([2, 3])]), True)[1] \
         is None

@@ -182,7 +182,7 @@ def test_the_training_example_resumes_with_the_same_loss_curve(tmp_path):
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "resume_torch.py"
+    path = pathlib.Path(__file__).resolve().parents[3] / "examples" / "resume_torch.py"
     spec = importlib.util.spec_from_file_location("resume_torch", path)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)

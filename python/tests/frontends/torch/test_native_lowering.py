@@ -1,6 +1,6 @@
 """The one-line swap: feedline.torch.DataLoader over torchvision's own
 ImageFolder / DatasetFolder runs the transforms natively when it can
-(feedline/_lowering.py, docs/python.md "Native transforms").
+(feedline/frontends/lowering.py, docs/python.md "Native transforms").
 
 Checked here: the random draws are distributed as torchvision's (two-sample
 Kolmogorov-Smirnov tests at the 1% level, each shown to reject a slightly
@@ -574,10 +574,10 @@ def test_what_else_stays_in_python(photos, tmp_path):
     # A collate_fn would be handed numpy arrays where torchvision's dataset
     # returns tensors: feedline.torch passes it to lower(), which keeps the
     # dataset in Python.
-    from feedline import _lowering
+    from feedline.frontends.torch import lowering as torch_lowering
 
     data = torchvision.datasets.ImageFolder(photos, transform=tensor)
-    same, lowering = _lowering.lower(data, "torch", True, collate_fn=tud.default_collate)
+    same, lowering = torch_lowering.lower(data, True, collate_fn=tud.default_collate)
     assert same is data and not lowering.native
     assert lowering.reason == ("a collate_fn is given, and it would receive numpy arrays, "
                                "not tensors")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_distributed.py"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "train_distributed.py"
 SAMPLES, BATCH, EPOCHS, RANKS = 203, 8, 3, 2
 TIMEOUT_S = 180
 

@@ -1,5 +1,5 @@
-"""torch's side of _lowering: torchvision's DatasetFolder / ImageFolder,
-torchvision.transforms (and transforms.v2) and torch's Subset /
+"""torch's side of native lowering (frontends/lowering.py): torchvision's
+DatasetFolder / ImageFolder, torchvision.transforms (and transforms.v2) and torch's Subset /
 ConcatDataset. Only torchvision's own transform classes count, and datasets
 whose per-sample methods are torchvision's: a look-alike, or a subclass with
 its own __getitem__, may do anything, so it stays in Python."""
@@ -7,7 +7,7 @@ its own __getitem__, may do anything, so it stays in Python."""
 import os
 import sys
 
-from feedline._lowering import _Folder, _Frontend
+from feedline.frontends import lowering as _lowering
 from feedline.vision import transforms as _T
 
 # Methods whose override changes what a sample is: such a subclass stays in
@@ -130,7 +130,7 @@ def convert(transform):
     return steps, names
 
 
-class _Torchvision(_Frontend):
+class _Torchvision(_lowering.Recognizer):
     name = "torch"
 
     def subset_parts(self, dataset):
@@ -158,23 +158,23 @@ class _Torchvision(_Frontend):
             folder.DatasetFolder
         method = _overridden(type(dataset), base, _FOLDER_METHODS)
         if method is not None:
-            return _Folder(dataset, reason=f"{name} overrides {method}")
+            return _lowering.Folder(dataset, reason=f"{name} overrides {method}")
         loader = getattr(dataset, "loader", None)
         if loader is folder.default_loader:
             import torchvision
 
             if torchvision.get_image_backend() != "PIL":
-                return _Folder(dataset, reason="torchvision's image backend is "
+                return _lowering.Folder(dataset, reason="torchvision's image backend is "
                                                f"{torchvision.get_image_backend()}, not PIL")
         elif loader is not folder.pil_loader:
-            return _Folder(dataset, reason="its loader is not torchvision's default_loader")
+            return _lowering.Folder(dataset, reason="its loader is not torchvision's default_loader")
         try:
             steps, names = convert(dataset.transform)
         except NotNative as e:
             names = e.args[1] if len(e.args) > 1 else []
-            return _Folder(dataset, reason=e.args[0], names=names)
+            return _lowering.Folder(dataset, reason=e.args[0], names=names)
         samples = dataset.samples
-        return _Folder(
+        return _lowering.Folder(
             dataset,
             paths=[os.fspath(path) for path, _ in samples],
             labels=[int(label) for _, label in samples],
@@ -185,4 +185,11 @@ class _Torchvision(_Frontend):
         )
 
 
-FRONTEND = _Torchvision()
+RECOGNIZER = _Torchvision()
+
+
+def lower(dataset, enabled=True, collate_fn=None):
+    """frontends.lowering.lower with torch's recognizer: the dataset to load
+    and a Lowering, or (dataset, None) when it holds no image folder of
+    torchvision's."""
+    return _lowering.lower(dataset, RECOGNIZER, enabled, collate_fn)

@@ -3,12 +3,13 @@ Paddle's DatasetFolder) whose transforms feedline implements natively and
 loads it with the native pipeline instead (docs/python.md, "Native
 transforms"). Anything it cannot lower is returned unchanged.
 
-lower(dataset, framework, enabled, collate_fn=None)
+lower(dataset, recognizer, enabled, collate_fn=None)
     -> (dataset to load, Lowering or None)
 
-The framework-specific recognition lives in _lowering_torchvision.py and
-_lowering_paddle.py; this module walks Subset / ConcatDataset, builds the
-native dataset and words the summary.
+The framework-specific recognition (a Recognizer) lives in
+frontends/torch/lowering.py and frontends/paddle/lowering.py, which call
+this module; this module walks Subset / ConcatDataset, builds the native
+dataset and words the summary, and imports neither.
 """
 
 import logging
@@ -77,8 +78,11 @@ class _Part:
         return self.reason is None
 
 
-class _Frontend:
-    """What a framework's recognizer provides (see _lowering_torchvision)."""
+class Recognizer:
+    """What a framework's recognizer provides (frontends/torch/lowering.py,
+    frontends/paddle/lowering.py): its name ("torch", "paddle", as the
+    summary says feedline.<name>) and how it finds its framework's Subset,
+    ConcatDataset and image folder."""
 
     name = ""
 
@@ -91,12 +95,12 @@ class _Frontend:
         return None
 
     def folder(self, dataset):
-        """A _Folder for the framework's image folder dataset, None for any
+        """A Folder for the framework's image folder dataset, None for any
         other dataset."""
         return None
 
 
-class _Folder:
+class Folder:
     """A recognized image folder: its listing, what its __getitem__ does,
     or why it must stay in Python.
 
@@ -151,18 +155,6 @@ class _LoweredFolder(_datasets._ImageDataset):
         return sample["image"], label
 
 
-def _frontend(framework):
-    if framework == "torch":
-        from feedline import _lowering_torchvision
-
-        return _lowering_torchvision.FRONTEND
-    if framework == "paddle":
-        from feedline import _lowering_paddle
-
-        return _lowering_paddle.FRONTEND
-    raise ValueError(f'framework must be "torch" or "paddle", got {framework!r}')
-
-
 def _pil_pixel_limit():
     # PIL refuses an image over twice Image.MAX_IMAGE_PIXELS (it only warns
     # between one and two times): the native limit is set where PIL's error
@@ -179,7 +171,7 @@ def _describe(name, count):
 
 
 def _lower_folder(folder, build):
-    """The _Part for a recognized folder; without `build`, only its name."""
+    """The _Part for a recognized Folder; without `build`, only its name."""
     ds = folder.dataset
     name = type(ds).__name__
     if folder.reason is not None:
@@ -218,13 +210,13 @@ def _lower_folder(folder, build):
                  shape=tuple(shape))
 
 
-def _lower_tree(dataset, frontend, build=True):
+def _lower_tree(dataset, recognizer, build=True):
     """The _Part for `dataset`, or None when nothing in it is a framework
     image folder. Without `build` nothing native is made (the opt-out)."""
-    parts = frontend.subset_parts(dataset)
+    parts = recognizer.subset_parts(dataset)
     if parts is not None:
         inner, indices = parts
-        part = _lower_tree(inner, frontend, build)
+        part = _lower_tree(inner, recognizer, build)
         if part is None:
             return None
         name = type(dataset).__name__
@@ -239,9 +231,9 @@ def _lower_tree(dataset, frontend, build=True):
                          reason=f"its indices have no native form: {e}")
         return _Part(lowered, f"{name} of {part.description}", part.lowered, part.kept,
                      native=part.native, fields=part.fields, shape=part.shape)
-    datasets = frontend.concat_parts(dataset)
+    datasets = recognizer.concat_parts(dataset)
     if datasets is not None:
-        results = [_lower_tree(d, frontend, build) for d in datasets]
+        results = [_lower_tree(d, recognizer, build) for d in datasets]
         if all(r is None for r in results):
             return None
         name = type(dataset).__name__
@@ -267,7 +259,7 @@ def _lower_tree(dataset, frontend, build=True):
         return _Part(lowered, description, lowered_names, kept_names,
                      native=all(r.native for r in results), fields=results[0].fields,
                      shape=results[0].shape)
-    folder = frontend.folder(dataset)
+    folder = recognizer.folder(dataset)
     if folder is None:
         return None
     return _lower_folder(folder, build)
@@ -283,22 +275,21 @@ def _summary(framework_name, part):
     return text
 
 
-def lower(dataset, framework, enabled=True, collate_fn=None):
+def lower(dataset, recognizer, enabled=True, collate_fn=None):
     """The dataset to load and a Lowering, or (dataset, None) when the
     dataset holds no image folder of the framework's (then nothing is
-    logged). `framework` is "torch" or "paddle". With `enabled` False the
+    logged). `recognizer` is the framework's Recognizer. With `enabled` False the
     dataset is returned unchanged, and a recognized image folder is reported
     as staying in Python. A `collate_fn` keeps it in Python too: it would be
     handed the native samples (numpy arrays and numpy integers) where the
     framework's dataset returns tensors and ints."""
-    frontend = _frontend(framework)
     if not isinstance(enabled, bool):
         raise TypeError(f"native_transforms must be True or False, got {enabled!r}")
     build = enabled and collate_fn is None
     try:
-        part = _lower_tree(dataset, frontend, build=build)
+        part = _lower_tree(dataset, recognizer, build=build)
     except Exception as e:  # a dataset this module misreads still loads, as it is
-        summary = (f"feedline.{frontend.name}: {type(dataset).__name__} runs in Python: "
+        summary = (f"feedline.{recognizer.name}: {type(dataset).__name__} runs in Python: "
                    f"inspecting it raised {type(e).__name__}: {e}")
         return dataset, Lowering(summary, [], [type(dataset).__name__], native=False,
                                  reason=f"inspecting it raised {type(e).__name__}: {e}")
@@ -308,7 +299,7 @@ def lower(dataset, framework, enabled=True, collate_fn=None):
         reason = ("native_transforms=False" if not enabled else
                   "a collate_fn is given, and it would receive numpy arrays, not tensors")
         part = _Part(dataset, part.description, kept=part.kept, reason=reason)
-    summary = _summary(frontend.name, part)
+    summary = _summary(recognizer.name, part)
     if not part.ok:
         return dataset, Lowering(summary, [], part.kept, native=False, reason=part.reason)
     return part.dataset, Lowering(summary, part.lowered, part.kept, native=part.native)

@@ -53,17 +53,17 @@ class TorchShaping(_shaping.Shaping):
         return _shaping.restore_number(value, kind)
 
 
-_POLICY = TorchShaping()
+POLICY = TorchShaping()
 
 
 def shape(batch, tree, unbatched, to_tensor):
     """`batch` (feedline's nesting of tuples, dicts and leaves) as torch
     gives it. `to_tensor` turns a numpy array into the delivered tensor."""
-    return _shaping.shape(batch, tree, unbatched, to_tensor, _POLICY)
+    return _shaping.shape(batch, tree, unbatched, to_tensor, POLICY)
 
 
 def restore_sample(sample, tree):
     """One sample as its dataset returned it (namedtuples, Python numbers,
     numpy scalars and torch tensors restored): a collate_fn gets what
     torch's would."""
-    return _shaping.restore_sample(sample, tree, None, _POLICY)
+    return _shaping.restore_sample(sample, tree, None, POLICY)

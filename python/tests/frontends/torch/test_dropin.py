@@ -112,7 +112,7 @@ def test_batch_size_none_yields_single_samples():
 
 
 def test_pin_memory_without_cuda_warns_once_and_still_loads():
-    feedline.torch._pin_warning_given = False
+    feedline.frontends.torch.loader._pin_warning_given = False
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         loader = feedline.torch.DataLoader(Pairs(), batch_size=8, pin_memory=True)

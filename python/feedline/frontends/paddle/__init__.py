@@ -1,0 +1,1 @@
+"""The Paddle front end (feedline.paddle re-exports its DataLoader)."""

@@ -1,0 +1,1 @@
+"""The torch front end (feedline.torch re-exports its DataLoader)."""
