@@ -37,13 +37,13 @@ using testing::NetNamespace;
 using testing::NginxServer;
 using testing::TempDir;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kFaultImages = 24;
 
 class NetworkFaultsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kFaultImages, /*classes=*/4, /*seed=*/5,
                                       /*broken=*/0);
     PackOptions options;
     options.shard_bytes = 200 << 10;
@@ -148,7 +148,7 @@ TEST_F(NetworkFaultsTest, AServerKilledMidEpochAndBackWithinTheBudgetLeavesEvery
       return out;
     };
     const std::vector<std::vector<uint8_t>> want = rows(local_, false);
-    ASSERT_EQ(want.size(), static_cast<size_t>(kImages));
+    ASSERT_EQ(want.size(), static_cast<size_t>(kFaultImages));
     // Under the raise policy a read that failed for good would end the
     // epoch with its error.
     EXPECT_EQ(rows(served, true), want);

@@ -42,7 +42,7 @@ using testing::ReadBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kCacheImages = 24;
 
 void Read(const Dataset& data, int64_t index) {
   SampleContext ctx(/*seed=*/7, /*epoch=*/0, index);
@@ -73,7 +73,7 @@ class ShardCacheTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kCacheImages, /*classes=*/4, /*seed=*/5,
                                       /*broken=*/0);
     PackOptions options;
     options.shard_bytes = 200 << 10;

@@ -40,7 +40,7 @@ using ::testing::HasSubstr;
 using testing::NginxServer;
 using testing::TempDir;
 
-constexpr int64_t kImages = 48;
+constexpr int64_t kPrefetchImages = 48;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -105,7 +105,7 @@ class ShardPrefetcherTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/9,
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kPrefetchImages, /*classes=*/4, /*seed=*/9,
                                       /*broken=*/0);
     PackOptions options;
     options.shard_bytes = 240 << 10;
