@@ -41,8 +41,23 @@ fuzz() {
     -print_final_stats=1 -artifact_prefix="$build/fuzz-$name-" "$@" "$corpus"
 }
 
-fuzz decode_fuzzer corpus "$seconds"
-fuzz shard_index_fuzzer corpus_shard_index "$index_seconds"
-# Its decoders size vectors from counts in the bytes: a count that the bytes
-# cannot hold must be refused before anything is allocated for it.
-fuzz worker_protocol_fuzzer corpus_worker_protocol "$index_seconds" -malloc_limit_mb=256
+# Each fuzzer runs on one core: the image decoders' on one, the two small
+# parsers' one after the other on the other, each into its own log, printed
+# when both are done.
+fuzz decode_fuzzer corpus "$seconds" >"$build/fuzz-decode.log" 2>&1 &
+decode=$!
+{
+  fuzz shard_index_fuzzer corpus_shard_index "$index_seconds"
+  # Its decoders size vectors from counts in the bytes: a count that the
+  # bytes cannot hold must be refused before anything is allocated for it.
+  fuzz worker_protocol_fuzzer corpus_worker_protocol "$index_seconds" -malloc_limit_mb=256
+} >"$build/fuzz-parsers.log" 2>&1 &
+parsers=$!
+status=0
+wait "$decode" || status=1
+wait "$parsers" || status=1
+cat "$build/fuzz-decode.log" "$build/fuzz-parsers.log"
+if [ "$status" != 0 ]; then
+  echo "run_fuzz: a fuzzer failed (its crashing input: $build/fuzz-*-crash-*)" >&2
+  exit 1
+fi

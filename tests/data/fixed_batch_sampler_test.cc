@@ -12,7 +12,7 @@
 namespace feedline {
 namespace {
 
-std::vector<int64_t> ToVector(std::span<const int64_t> s) { return {s.begin(), s.end()}; }
+std::vector<int64_t> BatchAsVector(std::span<const int64_t> s) { return {s.begin(), s.end()}; }
 
 struct SizeCase {
   int64_t n;
@@ -26,7 +26,7 @@ void PrintTo(const SizeCase& c, std::ostream* out) {
   *out << "n=" << c.n << " batch_size=" << c.batch_size << " drop_last=" << c.drop_last;
 }
 
-std::string CaseName(const ::testing::TestParamInfo<SizeCase>& info) {
+std::string SizeCaseName(const ::testing::TestParamInfo<SizeCase>& info) {
   const SizeCase& c = info.param;
   return "N" + std::to_string(c.n) + "_bs" + std::to_string(c.batch_size) +
          (c.drop_last ? "_drop" : "_keep");
@@ -59,7 +59,7 @@ INSTANTIATE_TEST_SUITE_P(Table, FixedBatchSamplerSizeTest,
                                            SizeCase{7, 1, true, 7, 1},
                                            SizeCase{100, 64, false, 2, 36},
                                            SizeCase{100, 64, true, 1, 64}),
-                         CaseName);
+                         SizeCaseName);
 
 TEST(FixedBatchSamplerTest, BatchesFollowTheSamplerOrder) {
   auto sampler = std::make_shared<RandomSampler>(23, /*seed=*/4);
@@ -94,7 +94,7 @@ TEST(FixedBatchSamplerTest, CutsWhatTheSamplerReturns) {
   EXPECT_EQ(batches.size(), 1);  // from size()
   const EpochPlan plan = batches.Plan(0);
   ASSERT_EQ(plan.num_batches(), 3);
-  EXPECT_EQ(ToVector(plan.batch(2)), std::vector<int64_t>{5});
+  EXPECT_EQ(BatchAsVector(plan.batch(2)), std::vector<int64_t>{5});
 }
 
 TEST(FixedBatchSamplerTest, NoPinnedEpoch) {

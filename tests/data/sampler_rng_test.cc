@@ -14,7 +14,7 @@
 namespace feedline::internal {
 namespace {
 
-std::vector<int64_t> Iota(int64_t n) {
+std::vector<int64_t> IndicesUpTo(int64_t n) {
   std::vector<int64_t> v(static_cast<size_t>(n));
   std::iota(v.begin(), v.end(), int64_t{0});
   return v;
@@ -22,20 +22,20 @@ std::vector<int64_t> Iota(int64_t n) {
 
 TEST(SamplerRngTest, ShuffleIsAPermutation) {
   for (int64_t n : {0, 1, 2, 17, 1000}) {
-    std::vector<int64_t> v = Iota(n);
+    std::vector<int64_t> v = IndicesUpTo(n);
     Rng rng(1, 0, 0);
     Shuffle(v, rng);
     std::vector<int64_t> sorted = v;
     std::sort(sorted.begin(), sorted.end());
-    EXPECT_EQ(sorted, Iota(n)) << n;
+    EXPECT_EQ(sorted, IndicesUpTo(n)) << n;
     if (n >= 17) {
-      EXPECT_NE(v, Iota(n)) << n;
+      EXPECT_NE(v, IndicesUpTo(n)) << n;
     }
   }
 }
 
 TEST(SamplerRngTest, ShuffleDependsOnlyOnTheGenerator) {
-  std::vector<int64_t> a = Iota(50), b = Iota(50), c = Iota(50);
+  std::vector<int64_t> a = IndicesUpTo(50), b = IndicesUpTo(50), c = IndicesUpTo(50);
   Rng ra(4, 2, 0), rb(4, 2, 0), rc(4, 3, 0);
   Shuffle(a, ra);
   Shuffle(b, rb);
@@ -50,7 +50,7 @@ TEST(SamplerRngTest, EveryPermutationEquallyLikely) {
   std::map<std::vector<int64_t>, int64_t> seen;
   constexpr int kTrials = 24000;
   for (int t = 0; t < kTrials; ++t) {
-    std::vector<int64_t> v = Iota(4);
+    std::vector<int64_t> v = IndicesUpTo(4);
     Rng rng(/*seed=*/77, /*epoch=*/0, /*index=*/static_cast<uint64_t>(t));
     Shuffle(v, rng);
     ++seen[v];

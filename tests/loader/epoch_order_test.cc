@@ -55,7 +55,7 @@ class RecordingDataset : public Dataset {
   mutable bool got_before_order_ = false;
 };
 
-LoaderOptions Options(int workers) {
+LoaderOptions EpochOrderOptions(int workers) {
   LoaderOptions options;
   options.batch_size = 4;
   options.shuffle = true;
@@ -68,7 +68,7 @@ TEST(EpochOrder, TheDatasetIsToldTheEpochsOrderAndTheDeliveredCount) {
   for (int workers : {0, 2}) {
     SCOPED_TRACE(workers);
     auto data = std::make_shared<RecordingDataset>();
-    DataLoader loader(data, Options(workers));
+    DataLoader loader(data, EpochOrderOptions(workers));
     std::vector<int64_t> delivered;
     while (std::optional<Batch> batch = loader.Next()) {
       delivered.insert(delivered.end(), batch->indices().begin(), batch->indices().end());
@@ -82,7 +82,7 @@ TEST(EpochOrder, TheDatasetIsToldTheEpochsOrderAndTheDeliveredCount) {
 
 TEST(EpochOrder, AnAbandonedEpochIsAnEmptyOrderAndARestoredOneStartsWhereItResumes) {
   auto data = std::make_shared<RecordingDataset>();
-  DataLoader loader(data, Options(1));
+  DataLoader loader(data, EpochOrderOptions(1));
   std::vector<int64_t> all;
   while (std::optional<Batch> batch = loader.Next()) {
     all.insert(all.end(), batch->indices().begin(), batch->indices().end());

@@ -20,7 +20,7 @@ using testing::Indices;
 
 using Epoch = std::vector<std::vector<int64_t>>;
 
-LoaderOptions Options(int workers) {
+LoaderOptions StateOptions(int workers) {
   LoaderOptions o;
   o.batch_size = 5;
   o.shuffle = true;
@@ -30,7 +30,7 @@ LoaderOptions Options(int workers) {
 }
 
 DataLoader MakeLoader(int workers, int64_t n = 40) {
-  return DataLoader(std::make_shared<IndexDataset>(n), Options(workers));
+  return DataLoader(std::make_shared<IndexDataset>(n), StateOptions(workers));
 }
 
 Epoch RangeFor(DataLoader& loader) {
@@ -162,14 +162,14 @@ TEST(Resume, RefusesAStateOfAnotherLoaderNamingTheDifference) {
             "Restore: the state belongs to another loader: dataset_size: the state was taken with "
             "40, this loader has 41");
 
-  LoaderOptions reseeded = Options(2);
+  LoaderOptions reseeded = StateOptions(2);
   reseeded.seed = 22;
   DataLoader other_seed(std::make_shared<IndexDataset>(40), reseeded);
   EXPECT_EQ(test::ErrorOf([&] { other_seed.Restore(state); }),
             "Restore: the state belongs to another loader: seed: the state was taken with 21, "
             "this loader has 22");
 
-  LoaderOptions sequential = Options(2);
+  LoaderOptions sequential = StateOptions(2);
   sequential.shuffle = false;
   DataLoader in_order(std::make_shared<IndexDataset>(40), sequential);
   EXPECT_EQ(test::ErrorOf([&] { in_order.Restore(state); }),

@@ -9,7 +9,7 @@
 namespace feedline {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kNsPerMs = 1'000'000;
 
 // A window of `steps` steps of `step_ms` each and `wait_ms` of waiting in
 // all, over `workers` workers each busy `busy_ms`.
@@ -19,18 +19,18 @@ StatsSnapshot Window(int64_t steps, int64_t step_ms, int64_t wait_ms, int worker
   s.steps = steps;
   s.batches = steps;
   s.delivered_samples = steps * 32;
-  s.step_ns = steps * step_ms * kMs;
-  s.consumer_wait_ns = wait_ms * kMs;
+  s.step_ns = steps * step_ms * kNsPerMs;
+  s.consumer_wait_ns = wait_ms * kNsPerMs;
   s.elapsed_ns = s.step_ns + s.consumer_wait_ns;
-  for (int w = 0; w < workers; ++w) s.workers.push_back({busy_ms * kMs, 0});
+  for (int w = 0; w < workers; ++w) s.workers.push_back({busy_ms * kNsPerMs, 0});
   return s;
 }
 
 TEST(LoopReportTest, LoaderBoundWithBusyWorkersAndADominantStage) {
   // 100 steps of 10 ms, 700 ms of waiting: the loop waited 41% of 1.7 s.
   StatsSnapshot s = Window(100, 10, 700, 4, 1650);
-  s.stage_ns[static_cast<size_t>(Stage::kDecode)] = 5478 * kMs;  // 83% of 6.6 s busy
-  s.stage_ns[static_cast<size_t>(Stage::kRead)] = 500 * kMs;
+  s.stage_ns[static_cast<size_t>(Stage::kDecode)] = 5478 * kNsPerMs;  // 83% of 6.6 s busy
+  s.stage_ns[static_cast<size_t>(Stage::kRead)] = 500 * kNsPerMs;
   const LoopReport r = Summarize(s, {}, 4);
   EXPECT_EQ(r.steps, 100);
   EXPECT_DOUBLE_EQ(r.step_s, 0.010);
@@ -55,7 +55,7 @@ TEST(LoopReportTest, LoaderBoundWithIdleWorkersSuggestsPrefetch) {
 
 TEST(LoopReportTest, OneWorkerAndAStageTooSmallToName) {
   StatsSnapshot s = Window(10, 10, 300, 1, 390);  // busy 390 of 400 ms
-  s.stage_ns[static_cast<size_t>(Stage::kCollate)] = 4 * kMs;  // 1% of worker time
+  s.stage_ns[static_cast<size_t>(Stage::kCollate)] = 4 * kNsPerMs;  // 1% of worker time
   const LoopReport r = Summarize(s, {}, 1);
   EXPECT_EQ(r.top_stage, "collate");
   EXPECT_EQ(r.verdict,
@@ -92,7 +92,7 @@ TEST(LoopReportTest, TheFirstBatchIsStartUpAndLeftOutOfTheVerdict) {
   // 10 steps of 10 ms; of the 102 ms waited, 100 went to the first batch
   // (workers starting): the loop is step-bound, not loader-bound.
   StatsSnapshot s = Window(10, 10, 102, 2, 150);
-  s.first_batch_ns = 100 * kMs;
+  s.first_batch_ns = 100 * kNsPerMs;
   const LoopReport r = Summarize(s, {}, 2);
   EXPECT_DOUBLE_EQ(r.start_wait_s, 0.1);
   EXPECT_NEAR(r.wait_share, 2.0 / 102, 1e-12);
@@ -105,9 +105,9 @@ TEST(LoopReportTest, TheFirstBatchIsStartUpAndLeftOutOfTheVerdict) {
   StatsSnapshot later = s;
   later.steps += 10;
   later.batches += 10;
-  later.step_ns += 100 * kMs;
-  later.consumer_wait_ns += 50 * kMs;
-  later.elapsed_ns += 150 * kMs;
+  later.step_ns += 100 * kNsPerMs;
+  later.consumer_wait_ns += 50 * kNsPerMs;
+  later.elapsed_ns += 150 * kNsPerMs;
   const LoopReport window = Summarize(later, s, 2);
   EXPECT_EQ(window.start_wait_s, 0);
   EXPECT_NEAR(window.wait_share, 50.0 / 150, 1e-12);

@@ -10,7 +10,7 @@
 namespace feedline::internal {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kDriverMs = 1'000'000;
 
 TEST(TunerDriver, AppliesOnlyChangesAndReadsAtMostEvery20Ms) {
   TunerConfig config;
@@ -31,9 +31,9 @@ TEST(TunerDriver, AppliesOnlyChangesAndReadsAtMostEvery20Ms) {
   // waits all the time. One batch per 10 ms of simulated time.
   for (int64_t b = 1; b <= 100; ++b) {
     stats.AddBatch();
-    stats.AddWait(10 * kMs);
-    for (int w = 0; w < driver.workers(); ++w) stats.AddWorker(w, 10 * kMs, 16);
-    driver.AfterBatch(stats, b * 10 * kMs);
+    stats.AddWait(10 * kDriverMs);
+    for (int w = 0; w < driver.workers(); ++w) stats.AddWorker(w, 10 * kDriverMs, 16);
+    driver.AfterBatch(stats, b * 10 * kDriverMs);
   }
   // 1 s in 10 ms steps: a check every other batch at most.
   EXPECT_LE(slot_reads, 51);

@@ -17,7 +17,7 @@
 namespace feedline::internal {
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kTunerMs = 1'000'000;
 constexpr int64_t kSec = 1'000'000'000;
 
 // What a scripted run measured, per simulated second.
@@ -162,7 +162,7 @@ std::function<double(int, int64_t)> Linear(double cost_ms) {
   return [cost_ms](int workers, int64_t) { return workers * 1000.0 / cost_ms; };
 }
 std::function<double(int64_t, int64_t)> Step(double ms) {
-  return [ms](int64_t, int64_t) { return ms * kMs; };
+  return [ms](int64_t, int64_t) { return ms * kTunerMs; };
 }
 
 std::string Log(const Tuner& tuner) {
@@ -237,7 +237,7 @@ TEST(Tuner, FollowsAStepTimeThatChangesHalfway) {
   TunerConfig config;
   config.max_workers = 2;
   Simulation sim(config, {Linear(32), [](int64_t, int64_t t) {
-                            return (t < 20 * kSec ? 80.0 : 20.0) * kMs;
+                            return (t < 20 * kSec ? 80.0 : 20.0) * kTunerMs;
                           }});
   sim.Run(40 * kSec);
   EXPECT_EQ(sim.seconds().at(19).workers, 1) << Log(sim.tuner());
@@ -300,7 +300,7 @@ TEST(Tuner, FollowsAStepDropToNearTheLoadersCapacity) {
   // As in the bench: epochs of 62 batches, the change at the start of the
   // fifth epoch (batch 248, about 20 s in).
   Workload near{[](int w, int64_t b) { return w * 1000.0 / (38.8 * Jitter(b)); },
-                [](int64_t b, int64_t) { return (b < 248 ? 80.0 : 20.0) * kMs; },
+                [](int64_t b, int64_t) { return (b < 248 ? 80.0 : 20.0) * kTunerMs; },
                 38'535'168, 62};  // slots of 64 images of 224 x 224 x 3 floats
   Simulation sim(config, near);
   sim.Run(40 * kSec);
@@ -327,7 +327,7 @@ TEST(Tuner, FollowsAStepDropToNearTheLoadersCapacity) {
 TEST(Tuner, ShortCalmSpellsGiveNothingBack) {
   TunerConfig config;
   config.max_workers = 2;
-  auto step = [](int64_t, int64_t t) { return ((t % (4500 * kMs)) < 3 * kSec ? 20.0 : 80.0) * kMs; };
+  auto step = [](int64_t, int64_t t) { return ((t % (4500 * kTunerMs)) < 3 * kSec ? 20.0 : 80.0) * kTunerMs; };
   Simulation sim(config, {Linear(32), step});
   sim.Run(45 * kSec);
   EXPECT_EQ(sim.tuner().workers(), 2) << Log(sim.tuner());
@@ -402,7 +402,7 @@ TEST(Tuner, ABudgetLearnedLateShrinksFixedPrefetch) {
   Tuner tuner(config);
   EXPECT_EQ(tuner.slots(), 16);
   tuner.Observe({0, 0, 0, 0, 0, 0});
-  tuner.Observe({1 * kMs, 1, 64, 0, 0, 100 << 20});
+  tuner.Observe({1 * kTunerMs, 1, 64, 0, 0, 100 << 20});
   EXPECT_EQ(tuner.slots(), 10);
   EXPECT_NE(Log(tuner).find("memory budget"), std::string::npos) << Log(tuner);
 }
@@ -443,7 +443,7 @@ TEST(Tuner, SameMeasurementsGiveTheSameDecisions) {
   config.max_workers = 4;
   auto run = [&] {
     Simulation sim(config, {Linear(32), [](int64_t b, int64_t t) {
-                              return (t < 10 * kSec ? 80.0 : 12.0) * kMs + (b % 7) * kMs;
+                              return (t < 10 * kSec ? 80.0 : 12.0) * kTunerMs + (b % 7) * kTunerMs;
                             }});
     sim.Run(20 * kSec);
     return Log(sim.tuner());
@@ -461,7 +461,7 @@ TEST(Tuner, NoDecisionBeforeAWindowIsComplete) {
   // Waiting 20% of the time (not urgent), 5 batches in 150 ms: not a window
   // yet. (Busy workers: the loader is the bottleneck.)
   for (int i = 0; i <= 5; ++i) {
-    tuner.Observe({i * 30 * kMs, i, i * 64, i * 6 * kMs, i * 30 * kMs * start, 0});
+    tuner.Observe({i * 30 * kTunerMs, i, i * 64, i * 6 * kTunerMs, i * 30 * kTunerMs * start, 0});
   }
   EXPECT_EQ(tuner.workers(), start);
   EXPECT_EQ(tuner.Snapshot().decisions, 0);
@@ -471,7 +471,7 @@ TEST(Tuner, NoDecisionBeforeAWindowIsComplete) {
   processes.costly_workers = true;
   Tuner slow(processes);
   for (int i = 0; i <= 5; ++i) {
-    slow.Observe({i * 30 * kMs, i, i * 64, i * 30 * kMs, i * 30 * kMs * start, 0});
+    slow.Observe({i * 30 * kTunerMs, i, i * 64, i * 30 * kTunerMs, i * 30 * kTunerMs * start, 0});
   }
   EXPECT_EQ(slow.Snapshot().decisions, 0);
 }
@@ -484,7 +484,7 @@ TEST(Tuner, ABigWaitIsJudgedInAQuarterOfAWindow) {
   // The loop waits all the time and the workers are busy: after 2 batches
   // and 60 ms (a quarter of the 200 ms window is 50 ms) workers are added.
   for (int i = 0; i <= 2; ++i) {
-    tuner.Observe({i * 30 * kMs, i, i * 64, i * 30 * kMs, i * 30 * kMs * start, 0});
+    tuner.Observe({i * 30 * kTunerMs, i, i * 64, i * 30 * kTunerMs, i * 30 * kTunerMs * start, 0});
   }
   EXPECT_GT(tuner.workers(), start) << Log(tuner);
 }

@@ -16,7 +16,7 @@
 namespace feedline {
 namespace {
 
-class Numbers : public Dataset {
+class NumberedRows : public Dataset {
  public:
   int64_t size() const override { return 8; }
   void Get(int64_t index, Sample& out, SampleContext&) const override {
@@ -37,7 +37,7 @@ TEST_P(LateWorkerInit, FailureAfterTheOtherWorkersFinishedTheEpochIsRaised) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     throw std::runtime_error("no GPU here");
   };
-  DataLoader loader(std::make_shared<Numbers>(), options);
+  DataLoader loader(std::make_shared<NumberedRows>(), options);
   const auto start = std::chrono::steady_clock::now();
   int batches = 0;
   try {

@@ -75,7 +75,7 @@ Items LoadAll(DataLoader& loader) {
   return out;
 }
 
-LoaderOptions Options(WorkerMode mode, ErrorPolicy policy = ErrorPolicy::kRaise) {
+LoaderOptions StreamOptions(WorkerMode mode, ErrorPolicy policy = ErrorPolicy::kRaise) {
   LoaderOptions options;
   options.batch_size = 4;
   options.num_workers = 2;
@@ -86,8 +86,8 @@ LoaderOptions Options(WorkerMode mode, ErrorPolicy policy = ErrorPolicy::kRaise)
 }
 
 TEST(NativeStreamInProcesses, GivesTheBatchesOfWorkerThreads) {
-  DataLoader threads(std::make_shared<Numbered>(), Options(WorkerMode::kThread));
-  DataLoader processes(std::make_shared<Numbered>(), Options(WorkerMode::kProcess));
+  DataLoader threads(std::make_shared<Numbered>(), StreamOptions(WorkerMode::kThread));
+  DataLoader processes(std::make_shared<Numbered>(), StreamOptions(WorkerMode::kProcess));
   const Items on_threads = LoadAll(threads);
   const Items in_processes = LoadAll(processes);
   EXPECT_EQ(on_threads.items.size(), 20u);
@@ -102,7 +102,7 @@ TEST(NativeStreamInProcesses, GivesTheBatchesOfWorkerThreads) {
 
 TEST(NativeStreamInProcesses, AFailedOpenIsRaisedWithWhatOpenSaid) {
   DataLoader loader(std::make_shared<Numbered>(-1, /*open_fails=*/true),
-                    Options(WorkerMode::kProcess));
+                    StreamOptions(WorkerMode::kProcess));
   try {
     LoadAll(loader);
     FAIL() << "the failed Open went unnoticed";
@@ -116,14 +116,14 @@ TEST(NativeStreamInProcesses, AWorkerThatDiesMidPassEndsItsPassForTheErrorPolicy
   // Under skip: worker 1's items before its death are delivered, the death
   // is counted, and worker 0's pass is whole.
   DataLoader skip(std::make_shared<Numbered>(/*kill_at=*/5),
-                  Options(WorkerMode::kProcess, ErrorPolicy::kSkip));
+                  StreamOptions(WorkerMode::kProcess, ErrorPolicy::kSkip));
   const Items items = LoadAll(skip);
   std::multiset<int64_t> got(items.items.begin(), items.items.end());
   for (int64_t i = 0; i < 10; ++i) EXPECT_EQ(got.count(i), 1u) << "worker 0's item " << i;
   for (int64_t i = 0; i < 5; ++i) EXPECT_EQ(got.count(100 + i), 1u) << "worker 1's item " << i;
   EXPECT_EQ(got.size(), 15u);
   // Under raise: the death is raised, naming the worker and the signal.
-  DataLoader raise(std::make_shared<Numbered>(/*kill_at=*/5), Options(WorkerMode::kProcess));
+  DataLoader raise(std::make_shared<Numbered>(/*kill_at=*/5), StreamOptions(WorkerMode::kProcess));
   try {
     LoadAll(raise);
     FAIL() << "the worker's death went unnoticed";

@@ -32,7 +32,7 @@ namespace {
 // batches of an epoch (kept by the caller, each in its own slot) need about
 // 305 MiB: the seventh and eighth cannot fit in a 256 MiB reservation.
 constexpr int64_t kValues = 2'500'000;
-constexpr int64_t kBatch = 4;
+constexpr int64_t kOversizedBatch = 4;
 constexpr int64_t kSamples = 32;
 
 // Sample i: "values"[k] = i * kValues + k (fixed, large), "index" (fixed)
@@ -125,11 +125,11 @@ uint64_t SharedSlotsMappedBytes() {
   return bytes;
 }
 
-LoaderOptions Options(WorkerMode mode) {
+LoaderOptions OversizedOptions(WorkerMode mode) {
   LoaderOptions options;
   options.worker_mode = mode;
   options.num_workers = 2;
-  options.batch_size = kBatch;
+  options.batch_size = kOversizedBatch;
   options.shuffle = true;
   options.seed = 5;
   return options;
@@ -147,22 +147,22 @@ TEST(OversizedSlot, SlotsPastTheSharedReservationGiveTheBatchesOfThreadMode) {
   ScopedEnv launcher(
       {{"RANK", "0"}, {"WORLD_SIZE", "4096"}, {"LOCAL_RANK", "0"}, {"LOCAL_WORLD_SIZE", "4096"}});
   auto dataset = std::make_shared<LargeSamples>();
-  DataLoader processes(dataset, Options(WorkerMode::kProcess));
+  DataLoader processes(dataset, OversizedOptions(WorkerMode::kProcess));
   // Every batch kept: the pool makes a slot per batch, and the later ones
   // no longer fit in the reservation.
   std::vector<Batch> kept;
   for (const Batch& b : processes) kept.push_back(b);
-  ASSERT_EQ(kept.size(), static_cast<size_t>(kSamples / kBatch));
+  ASSERT_EQ(kept.size(), static_cast<size_t>(kSamples / kOversizedBatch));
   const uint64_t reserved = SharedSlotsMappedBytes();
 
   int in_shared = 0, on_heap = 0;
   for (size_t i = 0; i < kept.size(); ++i) {
     const Tensor& values = kept[i]["values"];
-    ASSERT_EQ(values.shape(), Shape({kBatch, kValues}));
+    ASSERT_EQ(values.shape(), Shape({kOversizedBatch, kValues}));
     (InSharedSlots(values.raw()) ? in_shared : on_heap) += 1;
     // Exactly the values the dataset wrote, whichever way the rows came back.
     const int32_t* v = values.data<int32_t>();
-    for (int64_t r = 0; r < kBatch; ++r) {
+    for (int64_t r = 0; r < kOversizedBatch; ++r) {
       const int64_t index = kept[i]["index"].data<int64_t>()[r];
       int64_t wrong = 0;
       for (int64_t k = 0; k < kValues; ++k) wrong += v[r * kValues + k] != index * kValues + k;
@@ -175,7 +175,7 @@ TEST(OversizedSlot, SlotsPastTheSharedReservationGiveTheBatchesOfThreadMode) {
                         << " bytes mapped) held all " << kept.size() << " batches";
 
   // The same batches as thread mode, every field byte for byte.
-  DataLoader threads(dataset, Options(WorkerMode::kThread));
+  DataLoader threads(dataset, OversizedOptions(WorkerMode::kThread));
   size_t i = 0;
   for (const Batch& b : threads) {
     ASSERT_LT(i, kept.size());

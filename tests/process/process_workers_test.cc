@@ -95,7 +95,7 @@ std::vector<int64_t> Indices(const Batch& batch) {
 }
 
 // Shuffled with a seed: each epoch's order differs, and is the same in both modes.
-LoaderOptions Options(WorkerMode mode, int workers = 2) {
+LoaderOptions WorkersOptions(WorkerMode mode, int workers = 2) {
   LoaderOptions options;
   options.worker_mode = mode;
   options.num_workers = workers;
@@ -119,11 +119,11 @@ TEST_F(ProcessWorkers, BatchesAreThoseOfThreadMode) {
   auto dataset = std::make_shared<CrashingDataset>(203);
   std::vector<CopiedBatch> threads, processes;
   {
-    DataLoader loader(dataset, Options(WorkerMode::kThread, 3));
+    DataLoader loader(dataset, WorkersOptions(WorkerMode::kThread, 3));
     for (const Batch& b : loader) threads.push_back(Copy(b));
   }
   {
-    DataLoader loader(dataset, Options(WorkerMode::kProcess, 3));
+    DataLoader loader(dataset, WorkersOptions(WorkerMode::kProcess, 3));
     for (int epoch = 0; epoch < 2; ++epoch) {  // fresh processes each epoch
       processes.clear();
       for (const Batch& b : loader) processes.push_back(Copy(b));
@@ -135,7 +135,7 @@ TEST_F(ProcessWorkers, BatchesAreThoseOfThreadMode) {
   // compare same epochs.
   std::vector<CopiedBatch> second_epoch_threads;
   {
-    DataLoader loader(dataset, Options(WorkerMode::kThread, 3));
+    DataLoader loader(dataset, WorkersOptions(WorkerMode::kThread, 3));
     for (int epoch = 0; epoch < 2; ++epoch) {
       second_epoch_threads.clear();
       for (const Batch& b : loader) second_epoch_threads.push_back(Copy(b));
@@ -150,7 +150,7 @@ TEST_F(ProcessWorkers, AutoAndThreadLoadOnThreads) {
   EXPECT_STREQ(WorkerModeName(WorkerMode::kProcess), "process");
   EXPECT_THROW(ParseWorkerMode("processes"), Error);
   for (WorkerMode mode : {WorkerMode::kAuto, WorkerMode::kThread}) {
-    DataLoader loader(std::make_shared<CrashingDataset>(16), Options(mode));
+    DataLoader loader(std::make_shared<CrashingDataset>(16), WorkersOptions(mode));
     for (const Batch& b : loader) {
       (void)b;
       EXPECT_TRUE(ChildProcesses().empty());
@@ -162,7 +162,7 @@ class CrashInGet : public ProcessWorkers, public ::testing::WithParamInterface<C
 
 TEST_P(CrashInGet, SampleFailsAfterThreeDeathsAndTheRunCompletesUnderSkip) {
   const int64_t n = 60, bad = 17;
-  LoaderOptions options = Options(WorkerMode::kProcess);
+  LoaderOptions options = WorkersOptions(WorkerMode::kProcess);
   options.error_policy = ErrorPolicy::kSkip;
   DataLoader loader(std::make_shared<CrashingDataset>(n, bad, GetParam()), options);
   std::multiset<int64_t> seen;
@@ -182,7 +182,7 @@ TEST_P(CrashInGet, SampleFailsAfterThreeDeathsAndTheRunCompletesUnderSkip) {
 
 TEST_P(CrashInGet, UnderRaiseTheErrorNamesIndexSourceSignalAndOom) {
   const int64_t bad = 5;
-  LoaderOptions options = Options(WorkerMode::kProcess);
+  LoaderOptions options = WorkersOptions(WorkerMode::kProcess);
   options.shuffle = false;
   DataLoader loader(std::make_shared<CrashingDataset>(24, bad, GetParam()), options);
   try {
@@ -216,10 +216,10 @@ TEST_F(ProcessWorkers, WorkerKilledMidEpochEverySampleOnceAndSameBatches) {
                                                    std::chrono::microseconds(500));
   std::vector<CopiedBatch> reference, batches;
   {
-    DataLoader loader(dataset, Options(WorkerMode::kThread));
+    DataLoader loader(dataset, WorkersOptions(WorkerMode::kThread));
     for (const Batch& b : loader) reference.push_back(Copy(b));
   }
-  DataLoader loader(dataset, Options(WorkerMode::kProcess));
+  DataLoader loader(dataset, WorkersOptions(WorkerMode::kProcess));
   std::multiset<int64_t> seen;
   std::set<pid_t> killed;
   int i = 0;
@@ -239,7 +239,7 @@ TEST_F(ProcessWorkers, WorkerKilledMidEpochEverySampleOnceAndSameBatches) {
 
 TEST_F(ProcessWorkers, NoProcessIsLeftAfterTheLoaderIsDestroyedMidEpoch) {
   {
-    LoaderOptions options = Options(WorkerMode::kProcess);
+    LoaderOptions options = WorkersOptions(WorkerMode::kProcess);
     options.persistent_workers = true;
     DataLoader loader(std::make_shared<CrashingDataset>(400, -1, Crash::kNone,
                                                         std::chrono::microseconds(2000)),
@@ -261,7 +261,7 @@ TEST_F(ProcessWorkers, WorkerInitRunsInTheWorkerProcess) {
       out.SetScalar<int64_t>("pid", ::getpid());
     }
   };
-  LoaderOptions options = Options(WorkerMode::kProcess);
+  LoaderOptions options = WorkersOptions(WorkerMode::kProcess);
   options.worker_init = [](int) { init_pid = ::getpid(); };
   DataLoader loader(std::make_shared<InitPid>(), options);
   for (const Batch& b : loader) {

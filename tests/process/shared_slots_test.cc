@@ -191,7 +191,7 @@ class Pixels : public Dataset {
 
 using Bytes = std::vector<std::vector<char>>;
 
-Bytes Copy(const Batch& batch) {
+Bytes CopyBytes(const Batch& batch) {
   Bytes out;
   for (int i = 0; i < batch.num_fields(); ++i) {
     const char* p = static_cast<const char*>(batch.field(i).raw());
@@ -200,7 +200,7 @@ Bytes Copy(const Batch& batch) {
   return out;
 }
 
-LoaderOptions Options(WorkerMode mode) {
+LoaderOptions SharedSlotOptions(WorkerMode mode) {
   LoaderOptions options;
   options.worker_mode = mode;
   options.num_workers = 2;
@@ -212,8 +212,8 @@ LoaderOptions Options(WorkerMode mode) {
 
 std::vector<Bytes> ThreadBatches(std::shared_ptr<const Dataset> dataset) {
   std::vector<Bytes> out;
-  DataLoader loader(std::move(dataset), Options(WorkerMode::kThread));
-  for (const Batch& b : loader) out.push_back(Copy(b));
+  DataLoader loader(std::move(dataset), SharedSlotOptions(WorkerMode::kThread));
+  for (const Batch& b : loader) out.push_back(CopyBytes(b));
   return out;
 }
 
@@ -221,12 +221,12 @@ TEST(SharedSlots, ProcessWorkersFillSlotsInSharedMemoryAsThreadsWould) {
   auto dataset = std::make_shared<Pixels>(150);
   const std::vector<Bytes> reference = ThreadBatches(dataset);
   {
-    DataLoader threads(dataset, Options(WorkerMode::kThread));
+    DataLoader threads(dataset, SharedSlotOptions(WorkerMode::kThread));
     std::optional<Batch> b = threads.Next();
     ASSERT_TRUE(b);
     EXPECT_EQ(MappingOf((*b)["pixels"].raw()).find("feedline-slots"), std::string::npos);
   }
-  DataLoader loader(dataset, Options(WorkerMode::kProcess));
+  DataLoader loader(dataset, SharedSlotOptions(WorkerMode::kProcess));
   // A caller that keeps every batch makes the pool create a slot per batch,
   // long after the worker processes started: they write into those too.
   std::vector<Batch> kept;
@@ -234,7 +234,7 @@ TEST(SharedSlots, ProcessWorkersFillSlotsInSharedMemoryAsThreadsWould) {
   ASSERT_EQ(kept.size(), reference.size());
   for (size_t i = 0; i < kept.size(); ++i) {
     EXPECT_EQ(MappingOf(kept[i]["pixels"].raw()).rfind("/memfd:feedline-slots", 0), 0u);
-    EXPECT_TRUE(Copy(kept[i]) == reference[i]) << "batch " << i;
+    EXPECT_TRUE(CopyBytes(kept[i]) == reference[i]) << "batch " << i;
   }
   EXPECT_EQ(loader.stats().worker_restarts, 0);
 }
@@ -242,14 +242,14 @@ TEST(SharedSlots, ProcessWorkersFillSlotsInSharedMemoryAsThreadsWould) {
 TEST(SharedSlots, KilledWorkersAreRestartedCountedAndWriteTheSameRows) {
   auto dataset = std::make_shared<Pixels>(320, std::chrono::microseconds(400));
   const std::vector<Bytes> reference = ThreadBatches(dataset);
-  LoaderOptions options = Options(WorkerMode::kProcess);
+  LoaderOptions options = SharedSlotOptions(WorkerMode::kProcess);
   options.persistent_workers = true;
   DataLoader loader(dataset, options);
   std::vector<Bytes> batches;
   std::set<pid_t> killed;
   int i = 0;
   for (const Batch& b : loader) {
-    batches.push_back(Copy(b));
+    batches.push_back(CopyBytes(b));
     if (i == 2 || i == 6) {
       ASSERT_TRUE(KillOneLiveChild(&killed));
     }

@@ -19,7 +19,7 @@
 namespace feedline {
 namespace {
 
-constexpr int64_t kBatch = 64;
+constexpr int64_t kMemoryBatch = 64;
 
 // Sample i: "index" = i and 256 floats, after sleeping `row_us` (a row that
 // takes a while, as a decoded image does).
@@ -51,7 +51,7 @@ class SlowLastRowDataset : public Dataset {
   int64_t size() const override { return n_; }
   void Get(int64_t index, Sample& out, SampleContext&) const override {
     CheckIndex(index, n_);
-    const bool last = index % kBatch == kBatch - 1;
+    const bool last = index % kMemoryBatch == kMemoryBatch - 1;
     std::this_thread::sleep_for(std::chrono::microseconds(last ? 20000 : 100));
     out.SetScalar<int64_t>("index", index);
   }
@@ -61,26 +61,26 @@ class SlowLastRowDataset : public Dataset {
   int64_t n_;
 };
 
-LoaderOptions ProcessOptions() {
+LoaderOptions MemoryProcessOptions() {
   LoaderOptions options;
   options.worker_mode = WorkerMode::kProcess;
   options.num_workers = 2;
   options.prefetch_factor = 2;  // up to 4 slots
-  options.batch_size = kBatch;
+  options.batch_size = kMemoryBatch;
   return options;
 }
 
 void ExpectInOrder(const Batch& batch, int64_t batch_index) {
-  ASSERT_EQ(batch.size(), kBatch);
+  ASSERT_EQ(batch.size(), kMemoryBatch);
   const int64_t* index = batch["index"].data<int64_t>();
-  for (int64_t r = 0; r < kBatch; ++r) ASSERT_EQ(index[r], batch_index * kBatch + r);
+  for (int64_t r = 0; r < kMemoryBatch; ++r) ASSERT_EQ(index[r], batch_index * kMemoryBatch + r);
 }
 
 TEST(SlotMemory, ALoopThatWaitsForItsBatchesKeepsTwoSlots) {
   // 2 ms rows: a batch takes ~64 ms with 2 workers, and the loop takes none.
   // The loop holds its batch until the next one arrives, as Python's for
   // loop does (range-for releases it first, which would need no third slot).
-  DataLoader loader(std::make_shared<SlowDataset>(8 * kBatch, 2000), ProcessOptions());
+  DataLoader loader(std::make_shared<SlowDataset>(8 * kMemoryBatch, 2000), MemoryProcessOptions());
   int64_t batches = 0;
   std::optional<Batch> held;
   while (std::optional<Batch> next = loader.Next()) {
@@ -90,14 +90,14 @@ TEST(SlotMemory, ALoopThatWaitsForItsBatchesKeepsTwoSlots) {
   EXPECT_EQ(batches, 8);
   const StatsSnapshot stats = loader.stats();
   EXPECT_EQ(stats.slots, 2);
-  EXPECT_GE(stats.slot_bytes, 2 * kBatch * (8 + 256 * 4));
+  EXPECT_GE(stats.slot_bytes, 2 * kMemoryBatch * (8 + 256 * 4));
 }
 
 TEST(SlotMemory, BatchesWithALongTailKeepTheSlotForIt) {
   // Measured from the third batch on (the time from a batch's last claim to
   // its completion against the time between completions), the tail is far
   // over 3% of a batch: the third slot is made, as for threads.
-  DataLoader loader(std::make_shared<SlowLastRowDataset>(12 * kBatch), ProcessOptions());
+  DataLoader loader(std::make_shared<SlowLastRowDataset>(12 * kMemoryBatch), MemoryProcessOptions());
   int64_t batches = 0;
   std::optional<Batch> held;
   while (std::optional<Batch> next = loader.Next()) {
@@ -110,7 +110,7 @@ TEST(SlotMemory, BatchesWithALongTailKeepTheSlotForIt) {
 
 TEST(SlotMemory, ALoopSlowerThanTheLoaderGetsItsPrefetch) {
   // 100 us rows (~4 ms a batch) against a 60 ms step.
-  DataLoader loader(std::make_shared<SlowDataset>(10 * kBatch, 100), ProcessOptions());
+  DataLoader loader(std::make_shared<SlowDataset>(10 * kMemoryBatch, 100), MemoryProcessOptions());
   int64_t batches = 0;
   for (const Batch& batch : loader) {
     ExpectInOrder(batch, batches++);
@@ -123,7 +123,7 @@ TEST(SlotMemory, ALoopSlowerThanTheLoaderGetsItsPrefetch) {
 TEST(SlotMemory, SlotsMadeWhileTheLoopWasBusyAreGivenBackOnceItWaitsAgain) {
   // 1 ms rows (~32 ms a batch): 4 slow steps fill the prefetch, then the
   // loop waits for 14 batches in a row, holding each until the next arrives.
-  DataLoader loader(std::make_shared<SlowDataset>(18 * kBatch, 1000), ProcessOptions());
+  DataLoader loader(std::make_shared<SlowDataset>(18 * kMemoryBatch, 1000), MemoryProcessOptions());
   int64_t batches = 0;
   int most_slots = 0;
   std::optional<Batch> held;
@@ -143,7 +143,7 @@ TEST(SlotMemory, APollingLoopThatWentAwayGetsItsPrefetch) {
   // returned kPending) is not waiting: while it is away the workers fill
   // the prefetch it allows. 1 ms rows (~32 ms a batch); every wait is a
   // TryNext with a limit, so a stall fails the checks instead of hanging.
-  DataLoader loader(std::make_shared<SlowDataset>(8 * kBatch, 1000), ProcessOptions());
+  DataLoader loader(std::make_shared<SlowDataset>(8 * kMemoryBatch, 1000), MemoryProcessOptions());
   Batch first;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (loader.TryNext(std::chrono::milliseconds(0), &first) == NextStatus::kPending) {
@@ -168,7 +168,7 @@ TEST(SlotMemory, APollingLoopThatWentAwayGetsItsPrefetch) {
 TEST(SlotMemory, ALoopThatKeepsEveryBatchGetsThemAll) {
   // As list(loader) does: no batch is released, so every one needs a slot
   // of its own, made while the loop waits.
-  DataLoader loader(std::make_shared<SlowDataset>(6 * kBatch, 1000), ProcessOptions());
+  DataLoader loader(std::make_shared<SlowDataset>(6 * kMemoryBatch, 1000), MemoryProcessOptions());
   std::vector<Batch> kept;
   while (std::optional<Batch> batch = loader.Next()) kept.push_back(std::move(*batch));
   ASSERT_EQ(kept.size(), 6u);

@@ -32,7 +32,7 @@ using testing::NginxServer;
 using testing::Shell;
 using testing::TempDir;
 
-constexpr int64_t kImages = 12;
+constexpr int64_t kHttpsImages = 12;
 
 // A self-signed certificate for 127.0.0.1 (its own CA) and its key.
 void MakeCertificate(const std::string& certificate, const std::string& key) {
@@ -48,7 +48,7 @@ class HttpsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/3, /*seed=*/4,
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kHttpsImages, /*classes=*/3, /*seed=*/4,
                                       /*broken=*/0);
     PackOptions options;
     options.shard_bytes = 200 << 10;

@@ -25,7 +25,7 @@ using testing::ReadBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kShardImages = 24;
 
 // One synthetic image folder for the whole suite (writing it is the slow part).
 class ShardDatasetTest : public ::testing::Test {
@@ -33,7 +33,7 @@ class ShardDatasetTest : public ::testing::Test {
   static void SetUpTestSuite() {
     folder_ = new TempDir();
     // Seed 5: 7 of the 24 JPEGs are progressive (seed 3 made none).
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kShardImages, /*classes=*/4, /*seed=*/5,
                                       /*broken=*/0);
   }
   static void TearDownTestSuite() {
@@ -54,7 +54,7 @@ class ShardDatasetTest : public ::testing::Test {
 
 TempDir* ShardDatasetTest::folder_ = nullptr;
 
-std::vector<uint8_t> ImageOf(const Dataset& data, int64_t index, uint64_t seed = 7) {
+std::vector<uint8_t> ShardImageOf(const Dataset& data, int64_t index, uint64_t seed = 7) {
   SampleContext ctx(seed, /*epoch=*/0, index);
   Sample sample;
   data.Get(index, sample, ctx);
@@ -69,7 +69,7 @@ std::vector<uint8_t> ImageOf(const Dataset& data, int64_t index, uint64_t seed =
 TEST_F(ShardDatasetTest, SamplesEqualImageFoldersThroughTheSamePipeline) {
   TempDir out;
   const PackResult result = Pack(out / "shards");
-  EXPECT_EQ(result.records, kImages);
+  EXPECT_EQ(result.records, kShardImages);
   EXPECT_GT(result.shards, 2);  // ~40 KiB images, 200 KiB shards
   EXPECT_EQ(result.reused_shards, 0);
 
@@ -82,7 +82,7 @@ TEST_F(ShardDatasetTest, SamplesEqualImageFoldersThroughTheSamePipeline) {
     EXPECT_EQ(shards.labels(), folder.labels());
     EXPECT_EQ(static_cast<int64_t>(shards.shards().size()), result.shards);
     for (int64_t i = 0; i < folder.size(); ++i) {
-      EXPECT_EQ(ImageOf(shards, i), ImageOf(folder, i)) << i;
+      EXPECT_EQ(ShardImageOf(shards, i), ShardImageOf(folder, i)) << i;
     }
     EXPECT_EQ(shards.FixedFields().size(), 2u);
   }
@@ -128,9 +128,9 @@ TEST_F(ShardDatasetTest, RestartMarkedAndVersionOnePacksGiveTheFoldersPixels) {
   const ShardDataset new_shards(ShardDataset::Find(out / "marked"), pipeline);
   for (uint64_t seed : {1, 2, 3}) {
     for (int64_t i = 0; i < folder.size(); ++i) {
-      const std::vector<uint8_t> want = ImageOf(folder, i, seed);
-      EXPECT_EQ(ImageOf(old_shards, i, seed), want) << i;
-      EXPECT_EQ(ImageOf(new_shards, i, seed), want) << i;
+      const std::vector<uint8_t> want = ShardImageOf(folder, i, seed);
+      EXPECT_EQ(ShardImageOf(old_shards, i, seed), want) << i;
+      EXPECT_EQ(ShardImageOf(new_shards, i, seed), want) << i;
     }
   }
 }
@@ -169,7 +169,7 @@ TEST_F(ShardDatasetTest, OpenTarFilesStayUnderTheBound) {
   EXPECT_EQ(bounded.max_open_shards(), 2u);
   EXPECT_EQ(bounded.open_shards(), 0u);  // opened when first read
   for (int64_t i = bounded.size() - 1; i >= 0; --i) {
-    EXPECT_EQ(ImageOf(bounded, i), ImageOf(folder, i)) << i;
+    EXPECT_EQ(ShardImageOf(bounded, i), ShardImageOf(folder, i)) << i;
     EXPECT_LE(bounded.open_shards(), 2u);
   }
   EXPECT_GE(bounded.open_shards(), 1u);
@@ -186,7 +186,7 @@ TEST_F(ShardDatasetTest, ShardsAreTarsWithKeyJpgAndKeyCls) {
   // The tar ends with two zero blocks.
   EXPECT_TRUE(std::all_of(tar.end() - 1024, tar.end(), [](uint8_t b) { return b == 0; }));
   const ShardIndex index = ReadShardIndex(out / "shards/shard-000000.idx");
-  ASSERT_EQ(index.records.size(), static_cast<size_t>(kImages));
+  ASSERT_EQ(index.records.size(), static_cast<size_t>(kShardImages));
   EXPECT_EQ(index.tar_size, tar.size());
   // The label member follows the image: header name key.cls, then the text.
   const ShardRecord& first = index.records[0];
@@ -209,7 +209,7 @@ TEST_F(ShardDatasetTest, ADamagedRecordIsASampleErrorNamingShardKeyAndOffset) {
   const int64_t damaged = shards.shard_starts()[1] + 1;
   EXPECT_EQ(shards.key(damaged), record.key);
   try {
-    ImageOf(shards, damaged);
+    ShardImageOf(shards, damaged);
     FAIL() << "a damaged record was read";
   } catch (const SampleError& e) {
     EXPECT_EQ(e.reason(), "checksum");
@@ -220,8 +220,8 @@ TEST_F(ShardDatasetTest, ADamagedRecordIsASampleErrorNamingShardKeyAndOffset) {
     EXPECT_THAT(e.source(), HasSubstr("shard-000001.tar:" + record.key));
   }
   // The other records still load.
-  EXPECT_NO_THROW(ImageOf(shards, damaged - 1));
-  EXPECT_NO_THROW(ImageOf(shards, damaged + 1));
+  EXPECT_NO_THROW(ShardImageOf(shards, damaged - 1));
+  EXPECT_NO_THROW(ShardImageOf(shards, damaged + 1));
 }
 
 TEST_F(ShardDatasetTest, ADamagedTarHeaderIsASampleError) {
@@ -232,7 +232,7 @@ TEST_F(ShardDatasetTest, ADamagedTarHeaderIsASampleError) {
   tar[index.records[0].offset - 512] = 'X';  // the member's name
   WriteBytes(out / "shards/shard-000000.tar", tar);
   const ShardDataset shards(ShardDataset::Find(out / "shards"), vision::TrainPipeline(32));
-  EXPECT_THAT([&] { ImageOf(shards, 0); },
+  EXPECT_THAT([&] { ShardImageOf(shards, 0); },
               ::testing::ThrowsMessage<SampleError>(HasSubstr("tar header checksum mismatch")));
 }
 
@@ -313,7 +313,7 @@ TEST_F(ShardDatasetTest, AnInterruptedPackIsRefusedThenResumedToTheSameBytes) {
               ReadBytes(out / "fresh/" + ShardIndexName(s)))
         << s;
   }
-  EXPECT_EQ(ShardDataset(ShardDataset::Find(cut), vision::TrainPipeline(32)).size(), kImages);
+  EXPECT_EQ(ShardDataset(ShardDataset::Find(cut), vision::TrainPipeline(32)).size(), kShardImages);
   // Packing a finished pack again keeps every shard.
   EXPECT_EQ(Pack(cut).reused_shards, fresh.shards);
 }
@@ -362,7 +362,7 @@ TEST_F(ShardDatasetTest, BrokenSourceFilesStopThePackOrAreSkipped) {
   PackOptions skip;
   skip.skip_broken = true;
   const PackResult result = PackSource(images, out / "b", skip);
-  EXPECT_EQ(result.records, kImages);
+  EXPECT_EQ(result.records, kShardImages);
   ASSERT_EQ(result.skipped.size(), 1u);
   EXPECT_EQ(result.skipped[0].first, broken);
 }

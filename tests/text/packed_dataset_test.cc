@@ -28,7 +28,7 @@ std::shared_ptr<TokenDataset> Documents(const std::vector<int64_t>& lengths) {
   return std::make_shared<TokenDataset>(std::move(tokens), std::move(offsets));
 }
 
-std::vector<int64_t> Lengths(size_t n) {
+std::vector<int64_t> DocumentLengths(size_t n) {
   std::vector<int64_t> lengths(n);
   for (size_t i = 0; i < n; ++i) lengths[i] = static_cast<int64_t>((i * 53) % 97);  // some 0
   return lengths;
@@ -133,7 +133,7 @@ TEST(PackedDatasetTest, APieceCutFromItsDocumentIsLabelledWithTheNextToken) {
 TEST(PackedDatasetTest, AnyIntegerFieldThroughGetGivesTheSameRows) {
   PackOptions options;
   options.seq_len = 64;
-  const std::vector<int64_t> lengths = Lengths(200);
+  const std::vector<int64_t> lengths = DocumentLengths(200);
   auto docs = Documents(lengths);
   auto schedule = Schedule(lengths, options, std::make_shared<RandomSampler>(200, 9));
   PackedDataset direct(docs, schedule);
@@ -192,7 +192,7 @@ std::unique_ptr<DataLoader> Loader(int workers, uint64_t seed) {
   PackOptions options;
   options.seq_len = 128;
   options.max_segments = 4;
-  const std::vector<int64_t> lengths = Lengths(600);
+  const std::vector<int64_t> lengths = DocumentLengths(600);
   auto schedule = Schedule(lengths, options, std::make_shared<RandomSampler>(600, seed));
   LoaderOptions loader;
   loader.batch_sampler = std::make_shared<PackBatchSampler>(schedule, 8, false);
@@ -203,7 +203,7 @@ std::unique_ptr<DataLoader> Loader(int workers, uint64_t seed) {
 }
 
 TEST(PackedDatasetTest, EveryTokenOnceAnEpochTheSameForAnyWorkerCount) {
-  const std::vector<int64_t> lengths = Lengths(600);
+  const std::vector<int64_t> lengths = DocumentLengths(600);
   const int64_t total = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
   auto zero = Loader(0, 11);
   const auto epoch0 = Epoch(*zero);

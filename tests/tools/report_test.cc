@@ -7,7 +7,7 @@
 namespace feedline::cli {
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
+constexpr int64_t kReportSecond = 1'000'000'000;
 
 // Two workers over 2 s: 1.0 s read, 1.5 s decode, 0.5 s transform, 0.2 s
 // collate, 0.8 s not in any stage.
@@ -29,11 +29,11 @@ BenchResult SampleResult() {
   r.stats.errors = 3;
   r.stats.skipped = 3;
   r.stats.errors_by_reason = {{"decode", 2}, {"io", 1}};
-  r.stats.stage_ns = {1 * kSecond, 3 * kSecond / 2, kSecond / 2, kSecond / 5};
-  r.stats.workers = {{2 * kSecond, 320}, {2 * kSecond, 323}};
-  r.stats.consumer_wait_ns = kSecond / 2;
-  r.stats.first_batch_ns = kSecond / 4;
-  r.stats.elapsed_ns = 2 * kSecond;
+  r.stats.stage_ns = {1 * kReportSecond, 3 * kReportSecond / 2, kReportSecond / 2, kReportSecond / 5};
+  r.stats.workers = {{2 * kReportSecond, 320}, {2 * kReportSecond, 323}};
+  r.stats.consumer_wait_ns = kReportSecond / 2;
+  r.stats.first_batch_ns = kReportSecond / 4;
+  r.stats.elapsed_ns = 2 * kReportSecond;
   return r;
 }
 

@@ -21,7 +21,7 @@ struct Image {
 };
 
 // A deterministic image with every value range covered.
-Image Ramp(int height, int width) {
+Image RampImage(int height, int width) {
   Image image{height, width, std::vector<uint8_t>(static_cast<size_t>(height) * width * 3)};
   for (size_t i = 0; i < image.pixels.size(); ++i) {
     image.pixels[i] = static_cast<uint8_t>((i * 37 + i / 3 * 11) % 256);
@@ -36,7 +36,7 @@ Image Filled(int height, int width, uint8_t r, uint8_t g, uint8_t b) {
 }
 
 TEST(ColorOps, FactorOneIsTheIdentity) {
-  const Image original = Ramp(5, 7);
+  const Image original = RampImage(5, 7);
   for (auto op : {AdjustBrightness, AdjustContrast, AdjustSaturation}) {
     Image image = original;
     op(image.view(), 1.0);
@@ -59,7 +59,7 @@ TEST(AdjustBrightness, ScalesAndSaturates) {
 }
 
 TEST(AdjustSaturation, ZeroIsGray) {
-  Image image = Ramp(4, 4);
+  Image image = RampImage(4, 4);
   AdjustSaturation(image.view(), 0.0);
   for (size_t p = 0; p < image.pixels.size(); p += 3) {
     EXPECT_EQ(image.pixels[p], image.pixels[p + 1]) << p;
@@ -68,7 +68,7 @@ TEST(AdjustSaturation, ZeroIsGray) {
 }
 
 TEST(AdjustContrast, ZeroIsTheMeanGrayEverywhere) {
-  Image image = Ramp(4, 6);
+  Image image = RampImage(4, 6);
   AdjustContrast(image.view(), 0.0);
   for (const uint8_t v : image.pixels) EXPECT_EQ(v, image.pixels[0]);
 }
@@ -101,7 +101,7 @@ TEST(AdjustSharpness, KeepsTheBorderAndFlatRegions) {
   AdjustSharpness(flat.view(), 2.0, scratch);
   EXPECT_EQ(flat.pixels, Filled(5, 5, 40, 80, 120).pixels);
 
-  const Image original = Ramp(5, 5);
+  const Image original = RampImage(5, 5);
   Image image = original;
   AdjustSharpness(image.view(), 0.0, scratch);
   const auto at = [](const Image& im, int y, int x, int c) {
@@ -117,7 +117,7 @@ TEST(AdjustSharpness, KeepsTheBorderAndFlatRegions) {
 }
 
 TEST(Posterize, KeepsTheTopBits) {
-  Image image = Ramp(3, 3);
+  Image image = RampImage(3, 3);
   const Image original = image;
   Posterize(image.view(), 3);
   for (size_t i = 0; i < image.pixels.size(); ++i) EXPECT_EQ(image.pixels[i], original.pixels[i] & 0xE0);
@@ -137,7 +137,7 @@ TEST(Solarize, InvertsFromTheThresholdUp) {
 }
 
 TEST(Invert, IsItsOwnInverse) {
-  Image image = Ramp(4, 5);
+  Image image = RampImage(4, 5);
   const Image original = image;
   Invert(image.view());
   for (size_t i = 0; i < image.pixels.size(); ++i) EXPECT_EQ(image.pixels[i], 255 - original.pixels[i]);
