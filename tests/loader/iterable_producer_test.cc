@@ -137,43 +137,43 @@ LoaderOptions Options(int num_workers, int64_t batch_size, bool drop_last = fals
   return options;
 }
 
-using Batches = std::vector<std::vector<int64_t>>;
+using ProducedBatches = std::vector<std::vector<int64_t>>;
 
 TEST(IterableProducerTest, WithoutWorkersTheCallerReadsTheOneStream) {
   auto streams = std::make_shared<SplitStreams>(std::vector<int>{7});
   Producer p(streams, Options(0, 3));
-  EXPECT_EQ(p.Epoch(), (Batches{{0, 1, 2}, {3, 4, 5}, {6}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{0, 1, 2}, {3, 4, 5}, {6}}));
   EXPECT_EQ(p.producer().active_workers(), 1);
   // The next call starts the next epoch, from a stream opened for it.
-  EXPECT_EQ(p.Epoch(), (Batches{{1000, 1001, 1002}, {1003, 1004, 1005}, {1006}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{1000, 1001, 1002}, {1003, 1004, 1005}, {1006}}));
   EXPECT_EQ(streams->opens.load(), 2);
 }
 
 TEST(IterableProducerTest, DropLastDropsAShortFinalBatch) {
   Producer p(std::make_shared<SplitStreams>(std::vector<int>{7}), Options(0, 3, true));
-  EXPECT_EQ(p.Epoch(), (Batches{{0, 1, 2}, {3, 4, 5}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{0, 1, 2}, {3, 4, 5}}));
 }
 
 TEST(IterableProducerTest, BatchesComeRoundRobinOverTheWorkers) {
   // Worker 0 has 6 items (3 batches), worker 1 has 3 (a batch and a half).
   Producer p(std::make_shared<SplitStreams>(std::vector<int>{6, 3}), Options(2, 2));
   EXPECT_EQ(p.producer().active_workers(), 2);
-  EXPECT_EQ(p.Epoch(), (Batches{{0, 1}, {100, 101}, {2, 3}, {102}, {4, 5}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{0, 1}, {100, 101}, {2, 3}, {102}, {4, 5}}));
   // Every epoch opens every worker's stream again.
-  EXPECT_EQ(p.Epoch(), (Batches{{1000, 1001}, {1100, 1101}, {1002, 1003}, {1102}, {1004, 1005}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{1000, 1001}, {1100, 1101}, {1002, 1003}, {1102}, {1004, 1005}}));
 }
 
 TEST(IterableProducerTest, SetActiveWorkersParksNoStreamWorker) {
   Producer p(std::make_shared<SplitStreams>(std::vector<int>{2, 2}), Options(2, 2));
   p.producer().SetActiveWorkers(1);
   EXPECT_EQ(p.producer().active_workers(), 2);
-  EXPECT_EQ(p.Epoch(), (Batches{{0, 1}, {100, 101}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{0, 1}, {100, 101}}));
 }
 
 TEST(IterableProducerTest, AFewSlotsStillServeEveryWorkersTurn) {
   Producer p(std::make_shared<SplitStreams>(std::vector<int>{8, 8, 8}), Options(3, 2));
   p.producer().SetSlotLimit(1);  // raised to one per worker
-  const Batches batches = p.Epoch();
+  const ProducedBatches batches = p.Epoch();
   ASSERT_EQ(batches.size(), 12u);
   for (size_t b = 0; b < batches.size(); ++b) {
     EXPECT_EQ(batches[b][0] / 100, static_cast<int64_t>(b % 3)) << "batch " << b;
@@ -207,7 +207,7 @@ TEST(IterableProducerTest, ABadItemIsDroppedUnderSkip) {
   LoaderOptions options = Options(0, 2);
   options.error_policy = ErrorPolicy::kSkip;
   Producer p(std::make_shared<SplitStreams>(std::vector<int>{6}, std::vector<int>{3}), options);
-  EXPECT_EQ(p.Epoch(), (Batches{{0, 1}, {2, 4}, {5}}));
+  EXPECT_EQ(p.Epoch(), (ProducedBatches{{0, 1}, {2, 4}, {5}}));
 }
 
 TEST(IterableProducerTest, AStreamThatCannotOpenEndsTheEpochWithItsError) {

@@ -33,7 +33,7 @@ LoaderOptions Options(int64_t batch_size, int num_workers, int prefetch_factor) 
 }
 
 // (batch, first row, end row) of a claim.
-std::tuple<int64_t, int64_t, int64_t> Rows(const Task& task) {
+std::tuple<int64_t, int64_t, int64_t> TaskRows(const Task& task) {
   return {task.slot->batch_index, task.begin, task.end};
 }
 
@@ -68,7 +68,7 @@ TEST(Scheduler, ClaimsTheRowsOfEachBatchInPlanOrder) {
   parts.StartEpoch(0);
   std::vector<std::tuple<int64_t, int64_t, int64_t>> claims;
   while (std::optional<Task> task = parts.Claim(3)) {
-    claims.push_back(Rows(*task));
+    claims.push_back(TaskRows(*task));
     for (int64_t row = task->begin; row < task->end; ++row) {
       EXPECT_EQ(task->slot->indices[static_cast<size_t>(row)], task->slot->batch_index * 4 + row);
     }
@@ -193,7 +193,7 @@ TEST(Scheduler, AnAbandonedEpochsBatchIsNeverReadyAndTheNextEpochStartsAtBatch0)
   EXPECT_EQ(parts.TakeReady(), nullptr);
   parts.StartEpoch(1);
   const Task task = *parts.Claim(4);
-  EXPECT_EQ(Rows(task), std::make_tuple(int64_t{0}, int64_t{0}, int64_t{4}));
+  EXPECT_EQ(TaskRows(task), std::make_tuple(int64_t{0}, int64_t{0}, int64_t{4}));
   const Batch batch = LoadAndDeliver(parts, task);
   ASSERT_TRUE(batch);
   EXPECT_EQ(batch.epoch(), 1);

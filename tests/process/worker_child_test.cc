@@ -224,13 +224,13 @@ TEST(RequestedRowTest, ABoundSampleWritesIntoItsRowAndRefusesAnotherShape) {
 }
 
 // Reads one reply from `fd`: its header, body and payload.
-struct Reply {
+struct ChildReply {
   ReplyHeader header{};
   std::string body;
   std::string payload;
 };
-Reply ReadReply(int fd) {
-  Reply reply;
+ChildReply ReadReply(int fd) {
+  ChildReply reply;
   EXPECT_TRUE(ReadAll(fd, &reply.header, sizeof(reply.header)));
   reply.body.resize(reply.header.body_bytes);
   reply.payload.resize(reply.header.payload_bytes);
@@ -255,7 +255,7 @@ TEST(ReplyStagingTest, WithoutAnArenaTheFieldsFollowTheReply) {
   EXPECT_EQ(reply.fields[1].offset % 64, 0u) << "fields start on 64-byte boundaries";
   EXPECT_EQ(reply.fields[1].bytes, 4u);
   ASSERT_TRUE(staging.Send(channel.child, &reply));
-  const Reply got = ReadReply(channel.parent);
+  const ChildReply got = ReadReply(channel.parent);
   EXPECT_EQ(got.header.kind, static_cast<uint32_t>(ReplyKind::kSample));
   SampleReply decoded;
   ASSERT_TRUE(DecodeSampleReply(got.body.data(), got.body.size(), &decoded));
@@ -293,7 +293,7 @@ TEST(ReplyStagingTest, AnArenaKeepsEverySampleUntilTheReplyIsRead) {
   EXPECT_EQ(std::string(arena.data() + reply.fields[0].offset, 5), "hello");
   Channel channel;
   ASSERT_TRUE(staging.Send(channel.child, &reply));
-  const Reply got = ReadReply(channel.parent);
+  const ChildReply got = ReadReply(channel.parent);
   EXPECT_TRUE(got.payload.empty()) << "nothing follows the reply: the bytes are shared";
   SampleReply decoded;
   ASSERT_TRUE(DecodeSampleReply(got.body.data(), got.body.size(), &decoded));
@@ -318,10 +318,10 @@ TEST(ReplyStagingTest, RepliesToSeveralSamplesAreGatheredInOneMessageStream) {
   AppendErrorReply(&out, ExceptionReply("boom", "ValueError"));
   Channel channel;
   ASSERT_TRUE(WriteAll(channel.child, out.data(), out.size()));
-  const Reply sample = ReadReply(channel.parent);
+  const ChildReply sample = ReadReply(channel.parent);
   EXPECT_EQ(sample.header.kind, static_cast<uint32_t>(ReplyKind::kSample));
   EXPECT_EQ(sample.payload.substr(0, 2), "ok");
-  const Reply error = ReadReply(channel.parent);
+  const ChildReply error = ReadReply(channel.parent);
   ASSERT_EQ(error.header.kind, static_cast<uint32_t>(ReplyKind::kError));
   ErrorReply decoded;
   ASSERT_TRUE(DecodeErrorReply(error.body.data(), error.body.size(), &decoded));
@@ -331,7 +331,7 @@ TEST(ReplyStagingTest, RepliesToSeveralSamplesAreGatheredInOneMessageStream) {
 TEST(ReplyStagingTest, SendErrorReplyReachesTheParent) {
   Channel channel;
   SendErrorReply(channel.child, WorkerInitReply("no GPU"));
-  const Reply got = ReadReply(channel.parent);
+  const ChildReply got = ReadReply(channel.parent);
   ASSERT_EQ(got.header.kind, static_cast<uint32_t>(ReplyKind::kError));
   ErrorReply decoded;
   ASSERT_TRUE(DecodeErrorReply(got.body.data(), got.body.size(), &decoded));
@@ -339,7 +339,7 @@ TEST(ReplyStagingTest, SendErrorReplyReachesTheParent) {
 }
 
 // The exit status of child `pid`, or -1 if a signal ended it.
-int ExitStatusOf(pid_t pid) {
+int ChildExitStatus(pid_t pid) {
   int status = 0;
   if (::waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
   return WEXITSTATUS(status);
@@ -363,7 +363,7 @@ TEST(EnterWorkerChildTest, TheChildKeepsItsOwnDescriptorsOnlyAndLeavesCtrlCToThe
     const bool closed = ::fcntl(other.parent, F_GETFD) == -1;
     _exit(ignores_sigint && kept && closed ? 0 : 1);
   }
-  EXPECT_EQ(ExitStatusOf(pid), 0);
+  EXPECT_EQ(ChildExitStatus(pid), 0);
   UnregisterInheritedFd(other.parent);
   UnregisterInheritedFd(mine.child);
 }
@@ -376,7 +376,7 @@ TEST(EnterWorkerChildTest, AChildWhoseParentIsGoneLeavesAtOnce) {
     EnterWorkerChild(channel);
     _exit(3);  // not reached
   }
-  EXPECT_EQ(ExitStatusOf(pid), 0);
+  EXPECT_EQ(ChildExitStatus(pid), 0);
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ using testing::WriteBytes;
 
 constexpr int64_t kImages = testing::PackSpec().images;
 
-RemoteOptions Quick() {
+RemoteOptions QuickRetries() {
   RemoteOptions options;
   options.max_attempts = 3;
   options.backoff_s = 0.01;
@@ -71,15 +71,15 @@ class HttpPackStoreTest : public testing::ServedPackTest {
 };
 
 TEST_F(HttpPackStoreTest, AServedPackGivesTheLocalPacksSamples) {
-  const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), Quick());
+  const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), QuickRetries());
   ASSERT_EQ(indexes.size(), ShardDataset::Find(LocalPack()).size());
   EXPECT_EQ(indexes.front(), server_.Url("train/shard-000000.idx"));
   // Without the trailing slash too.
-  EXPECT_EQ(ShardDataset::Find(server_.Url("train"), Quick()), indexes);
+  EXPECT_EQ(ShardDataset::Find(server_.Url("train"), QuickRetries()), indexes);
 
   const vision::Pipeline pipeline = vision::TrainPipeline(48, DType::kU8);
   const ShardDataset local(ShardDataset::Find(LocalPack()), pipeline);
-  const ShardDataset served(indexes, pipeline, {}, 0, Quick());
+  const ShardDataset served(indexes, pipeline, {}, 0, QuickRetries());
   ASSERT_EQ(served.size(), kImages);
   EXPECT_EQ(served.classes(), local.classes());
   EXPECT_EQ(served.labels(), local.labels());
@@ -138,7 +138,7 @@ TEST_F(HttpPackStoreTest, BatchesAreBitIdenticalToTheLocalPacksForAnyWorkerCount
   const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), pipeline);
   const auto served = std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/")),
                                                      pipeline, std::vector<std::string>{}, 0,
-                                                     Quick());
+                                                     QuickRetries());
   const std::vector<std::vector<uint8_t>> want = BatchesOf(local, 0);
   ASSERT_EQ(want.size(), 5u);
   for (int workers : {1, 3}) {
@@ -154,29 +154,29 @@ TEST_F(HttpPackStoreTest, BatchesAreBitIdenticalToTheLocalPacksForAnyWorkerCount
 }
 
 TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
-  EXPECT_THAT([&] { ShardDataset::Find(server_.Url("absent/"), Quick()); },
+  EXPECT_THAT([&] { ShardDataset::Find(server_.Url("absent/"), QuickRetries()); },
               ::testing::ThrowsMessage<Error>(HasSubstr(
                   server_.Url("absent/pack.txt") + ": HTTP 404 (not found): a pack over HTTP")));
-  EXPECT_THAT([&] { ShardDataset::Find(server_.Url("train/shard-*.tar"), Quick()); },
+  EXPECT_THAT([&] { ShardDataset::Find(server_.Url("train/shard-*.tar"), QuickRetries()); },
               ::testing::ThrowsMessage<Error>(HasSubstr("glob patterns are not read over HTTP")));
   // A brace list past the last shard: the first missing one is named.
   EXPECT_THAT(
       [&] {
         ShardDataset(ShardDataset::Find(server_.Url("train/shard-{000000..000099}.tar")),
-                     vision::TrainPipeline(32), {}, 0, Quick());
+                     vision::TrainPipeline(32), {}, 0, QuickRetries());
       },
       ::testing::ThrowsMessage<Error>(HasSubstr(".idx: cannot read shard index: HTTP 404")));
-  const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), Quick());
+  const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), QuickRetries());
   fs::remove(ServedFile("shard-000001.tar"));
   EXPECT_THAT(
-      [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, Quick()); },
+      [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, QuickRetries()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000001.tar") +
                                                 ": cannot open shard: HTTP 404 (not found)")));
   // An index missing with its tar (a tar alone is indexed on first read).
   fs::remove(ServedFile("shard-000000.idx"));
   fs::remove(ServedFile("shard-000000.tar"));
   EXPECT_THAT(
-      [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, Quick()); },
+      [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, QuickRetries()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000000.idx") +
                                                 ": cannot read shard index: HTTP 404")));
   // A local and a remote shard together.
@@ -190,8 +190,8 @@ TEST_F(HttpPackStoreTest, DamageIsCaughtAsLocallyByTheIndexAndTheChecksums) {
   std::vector<uint8_t> tar = ReadBytes(ServedFile("shard-000001.tar"));
   tar[index.records[1].offset + index.records[1].size / 2] ^= 0x01;
   WriteBytes(ServedFile("shard-000001.tar"), tar);
-  const ShardDataset served(ShardDataset::Find(server_.Url("train/"), Quick()),
-                            vision::TrainPipeline(32), {}, 0, Quick());
+  const ShardDataset served(ShardDataset::Find(server_.Url("train/"), QuickRetries()),
+                            vision::TrainPipeline(32), {}, 0, QuickRetries());
   const int64_t damaged = served.shard_starts()[1] + 1;
   try {
     ImageOf(served, damaged);
@@ -217,7 +217,7 @@ TEST_F(HttpPackStoreTest, DamageIsCaughtAsLocallyByTheIndexAndTheChecksums) {
 TEST_F(HttpPackStoreTest, AShardGoneMidRunIsHandledByTheErrorPolicy) {
   const auto served = std::make_shared<ShardDataset>(
       ShardDataset::Find(server_.Url("train/")), vision::TrainPipeline(32),
-      std::vector<std::string>{}, 0, Quick());
+      std::vector<std::string>{}, 0, QuickRetries());
   fs::remove(ServedFile("shard-000001.tar"));
   const int64_t lost = served->shard_starts()[2] - served->shard_starts()[1];
   StatsSnapshot stats;
@@ -245,7 +245,7 @@ TEST_F(HttpPackStoreTest, AShardGoneMidRunIsHandledByTheErrorPolicy) {
 TEST_F(HttpPackStoreTest, AServerThatIsGoneFailsSamplesAfterBoundedRetries) {
   const vision::Pipeline pipeline = vision::TrainPipeline(32);
   const auto served = std::make_shared<ShardDataset>(
-      ShardDataset::Find(server_.Url("train/")), pipeline, std::vector<std::string>{}, 0, Quick());
+      ShardDataset::Find(server_.Url("train/")), pipeline, std::vector<std::string>{}, 0, QuickRetries());
   const std::vector<uint8_t> first = ImageOf(*served, 0);
   server_.Stop();
   try {
@@ -270,7 +270,7 @@ TEST_F(HttpPackStoreTest, AServerThatIsGoneFailsSamplesAfterBoundedRetries) {
 // The server stopped mid-epoch and back within the retry budget: the epoch
 // completes with every sample once, bit-identical to the local pack's.
 TEST_F(HttpPackStoreTest, AServerBackWithinTheRetryBudgetLeavesTheEpochWhole) {
-  RemoteOptions patient = Quick();
+  RemoteOptions patient = QuickRetries();
   patient.max_attempts = 30;
   patient.backoff_s = 0.05;
   const vision::Pipeline pipeline = vision::TrainPipeline(40, DType::kU8);

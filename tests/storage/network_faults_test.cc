@@ -51,7 +51,7 @@ using testing::PacketDelay;
 using testing::SeaweedFsServer;
 using testing::TempDir;
 
-constexpr int64_t kImages = testing::PackSpec().images;
+constexpr int64_t kFaultImages = testing::PackSpec().images;
 
 class NetworkFaultsTest : public testing::ServedPackTest {
  protected:
@@ -241,7 +241,7 @@ TEST_F(NetworkFaultsTest, AServerKilledMidEpochAndBackWithinTheBudgetLeavesEvery
       return out;
     };
     const std::vector<std::vector<uint8_t>> want = rows(local_, false);
-    ASSERT_EQ(want.size(), static_cast<size_t>(kImages));
+    ASSERT_EQ(want.size(), static_cast<size_t>(kFaultImages));
     // Under the raise policy a read that failed for good would end the
     // epoch with its error.
     EXPECT_EQ(rows(served, true), want);

@@ -44,7 +44,7 @@ using ::testing::HasSubstr;
 using testing::NginxServer;
 using testing::TempDir;
 
-constexpr int64_t kImages = 48;
+constexpr int64_t kPrefetchImages = 48;
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -109,7 +109,7 @@ class ShardPrefetcherTest : public testing::ServedPackTest {
  protected:
   static void SetUpTestSuite() {
     testing::PackSpec spec;
-    spec.images = kImages;
+    spec.images = kPrefetchImages;
     spec.seed = 9;
     spec.shard_bytes = 240 << 10;
     spec.min_shards = 6;

@@ -29,7 +29,7 @@ using testing::BatchesOf;
 using testing::SeaweedFsServer;
 using testing::TempDir;
 
-constexpr const char* kAwsVariables[] = {
+constexpr const char* kS3AwsVariables[] = {
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_REGION",
     "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "AWS_PROFILE",
     "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "HOME"};
@@ -58,7 +58,7 @@ class UnindexedS3ShardsTest : public ::testing::Test {
     folder_ = nullptr;
   }
   void SetUp() override {
-    for (const char* name : kAwsVariables) {
+    for (const char* name : kS3AwsVariables) {
       if (const char* value = std::getenv(name)) saved_[name] = value;
       ::unsetenv(name);
     }
@@ -69,7 +69,7 @@ class UnindexedS3ShardsTest : public ::testing::Test {
     ::setenv("HOME", home_.path().c_str(), 1);
   }
   void TearDown() override {
-    for (const char* name : kAwsVariables) ::unsetenv(name);
+    for (const char* name : kS3AwsVariables) ::unsetenv(name);
     for (const auto& [name, value] : saved_) ::setenv(name.c_str(), value.c_str(), 1);
   }
 

@@ -32,9 +32,9 @@ using testing::NginxServer;
 using testing::TempDir;
 using testing::WriteBytes;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kUnindexedImages = 24;
 
-RemoteOptions Quick() {
+RemoteOptions QuickUnindexed() {
   RemoteOptions options;
   options.max_attempts = 3;
   options.backoff_s = 0.01;
@@ -65,7 +65,7 @@ class UnindexedShardsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
+    vision::WriteSyntheticImageFolder(*folder_ / "images", kUnindexedImages, /*classes=*/4, /*seed=*/5,
                                       /*broken=*/0);
     PackOptions options;
     options.shard_bytes = 200 << 10;
@@ -124,7 +124,7 @@ TEST_F(UnindexedShardsTest, LocalTarsWithoutIndexesGiveTheIndexedPacksBatches) {
   for (const std::string& source : {wds, wds + "/shard-*.tar", BraceList(wds + "/")}) {
     SCOPED_TRACE(source);
     const auto unindexed = Open(source);
-    ASSERT_EQ(unindexed->size(), kImages);
+    ASSERT_EQ(unindexed->size(), kUnindexedImages);
     EXPECT_EQ(unindexed->labels(), indexed->labels());
     EXPECT_EQ(unindexed->shard_starts(), indexed->shard_starts());
     EXPECT_EQ(BatchesOf(unindexed, 0), want);
@@ -140,8 +140,8 @@ TEST_F(UnindexedShardsTest, LocalTarsWithoutIndexesGiveTheIndexedPacksBatches) {
 TEST_F(UnindexedShardsTest, ServedTarsInABraceListGiveTheIndexedPacksBatches) {
   const std::vector<std::vector<uint8_t>> want = BatchesOf(Open(LocalPack()), 0);
   // Without a cache: each tar read whole once to index it, then ranged GETs.
-  const auto served = Open(BraceList(server_.Url("wds/")), Quick());
-  ASSERT_EQ(served->size(), kImages);
+  const auto served = Open(BraceList(server_.Url("wds/")), QuickUnindexed());
+  ASSERT_EQ(served->size(), kUnindexedImages);
   EXPECT_EQ(served->shards().front(), server_.Url("wds/shard-000000.tar"));
   EXPECT_EQ(BatchesOf(served, 3), want);
   if (testing::kWorkerProcesses) EXPECT_EQ(BatchesOf(served, 2, WorkerMode::kProcess), want);
@@ -157,7 +157,7 @@ TEST_F(UnindexedShardsTest, ServedTarsInABraceListGiveTheIndexedPacksBatches) {
 
 TEST_F(UnindexedShardsTest, WithACacheEachTarIsDownloadedOnceAndItsIndexKept) {
   const std::vector<std::vector<uint8_t>> want = BatchesOf(Open(LocalPack()), 0);
-  RemoteOptions cached = Quick();
+  RemoteOptions cached = QuickUnindexed();
   cached.cache_dir = cache_ / "cache";
   const auto first = Open(BraceList(server_.Url("wds/")), cached);
   EXPECT_EQ(BatchesOf(first, 3), want);
@@ -182,12 +182,12 @@ TEST_F(UnindexedShardsTest, WithACacheEachTarIsDownloadedOnceAndItsIndexKept) {
 
 TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
   // A brace list past the last tar: the first missing one named, index and tar.
-  EXPECT_THAT(ErrorOf(server_.Url("wds/shard-{000000..000099}.tar"), Quick()),
+  EXPECT_THAT(ErrorOf(server_.Url("wds/shard-{000000..000099}.tar"), QuickUnindexed()),
               HasSubstr(".idx: cannot read shard index: HTTP 404 (not found), nor is " +
                         server_.Url("wds/shard-0000") ));
   EXPECT_THAT(ErrorOf((root_.path() / "wds/shard-{000000..000099}.tar").string()),
               HasSubstr(".idx: cannot open shard index: No such file or directory (nor is "));
-  EXPECT_THAT(ErrorOf(server_.Url("wds/{shard-000000.tar,README}"), Quick()),
+  EXPECT_THAT(ErrorOf(server_.Url("wds/{shard-000000.tar,README}"), QuickUnindexed()),
               HasSubstr("a brace list names shards, ending in .tar or .idx"));
   // A member that is not a sample's: the URL and the member.
   std::vector<uint8_t> tar;
@@ -197,10 +197,10 @@ TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
     tar.resize(tar.size() + 512 + 1024, 0);
   }
   WriteBytes(root_ / "wds/shard-000001.tar", tar);
-  const std::string message = ErrorOf(BraceList(server_.Url("wds/")), Quick());
+  const std::string message = ErrorOf(BraceList(server_.Url("wds/")), QuickUnindexed());
   EXPECT_THAT(message, HasSubstr(server_.Url("wds/shard-000001.tar") +
                                  ": member notes/readme.txt is not a sample's file"));
-  RemoteOptions cached = Quick();
+  RemoteOptions cached = QuickUnindexed();
   cached.cache_dir = cache_ / "cache";
   EXPECT_THAT(ErrorOf(BraceList(server_.Url("wds/")), cached),
               HasSubstr(server_.Url("wds/shard-000001.tar") + ": member notes/readme.txt"));
@@ -208,7 +208,7 @@ TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
   fs::resize_file(root_ / "wds/shard-000002.tar", 700);
   fs::copy_file(LocalPack() + "/shard-000001.tar", root_ / "wds/shard-000001.tar",
                 fs::copy_options::overwrite_existing);
-  EXPECT_THAT(ErrorOf(BraceList(server_.Url("wds/")), Quick()),
+  EXPECT_THAT(ErrorOf(BraceList(server_.Url("wds/")), QuickUnindexed()),
               HasSubstr(server_.Url("wds/shard-000002.tar") + ": ends inside member"));
 }
 
