@@ -65,9 +65,13 @@ BuiltEngine BuildEngine(LoaderSpec spec) {
           std::move(workers)};
 }
 
+}  // namespace feedline::internal
+
+namespace feedline::extension {
+
 BuiltLoader BuildDataLoader(LoaderSpec spec) {
-  BuiltEngine built = BuildEngine(std::move(spec));
+  internal::BuiltEngine built = internal::BuildEngine(std::move(spec));
   return {std::make_unique<DataLoader>(std::move(built.engine)), std::move(built.processes)};
 }
 
-}  // namespace feedline::internal
+}  // namespace feedline::extension

@@ -23,11 +23,19 @@
 #include <memory>
 
 #include "feedline/data_loader.h"
+#include "feedline/extension/build_data_loader.h"
 #include "feedline/loader_options.h"
 #include "src/loader_factory/loader_spec.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::internal {
+
+// BuiltLoader, BuildDataLoader and WorkerProcesses are the extension
+// surface's (feedline/extension/build_data_loader.h); BuildEngine, the
+// engine without its DataLoader, is the library's own.
+using extension::BuildDataLoader;
+using extension::BuiltLoader;
+using extension::WorkerProcesses;
 
 class Engine;
 
@@ -48,15 +56,8 @@ struct BuiltEngine {
   std::shared_ptr<ProcessWorkers> processes;
 };
 
-struct BuiltLoader {
-  std::unique_ptr<DataLoader> loader;
-  std::shared_ptr<ProcessWorkers> processes;  // as BuiltEngine::processes
-};
-
-// Throws Error for a spec with neither or both of dataset and stream, and
-// whatever the engine refuses in the options.
+// Throws as BuildDataLoader does.
 BuiltEngine BuildEngine(LoaderSpec spec);
-BuiltLoader BuildDataLoader(LoaderSpec spec);
 
 }  // namespace feedline::internal
 

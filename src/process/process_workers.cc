@@ -18,6 +18,30 @@
 #include "src/core/sample_binder.h"
 #include "src/process/shared_arena.h"
 
+namespace feedline::extension {
+
+void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
+  throw SampleError(error.kind, error.source, error.message, index, error.origin);
+}
+
+void WorkerProgram::RaiseStreamDeath(int worker, const WorkerDeath& death) const {
+  FailureOrigin origin;
+  origin.worker_pid = death.pid;
+  origin.signal = death.signal;
+  throw SampleError(FailureKind::kWorkerDied, "",
+                    StreamDeathMessage(worker, death) +
+                        ", so its pass ends here (the items already delivered stand; the next "
+                        "epoch starts a fresh worker)",
+                    -1, std::move(origin));
+}
+
+std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
+  return "DataLoader worker process " + std::to_string(worker) + " of the IterableDataset " +
+         death.Describe() + "; its iterator cannot be replayed";
+}
+
+}  // namespace feedline::extension
+
 namespace feedline::internal {
 namespace {
 
@@ -61,26 +85,6 @@ bool WaitForReply(int fd, pid_t pid, const std::atomic<int64_t>& abandoned_at_ns
 }
 
 }  // namespace
-
-void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
-  throw SampleError(error.kind, error.source, error.message, index, error.origin);
-}
-
-void WorkerProgram::RaiseStreamDeath(int worker, const WorkerDeath& death) const {
-  FailureOrigin origin;
-  origin.worker_pid = death.pid;
-  origin.signal = death.signal;
-  throw SampleError(FailureKind::kWorkerDied, "",
-                    StreamDeathMessage(worker, death) +
-                        ", so its pass ends here (the items already delivered stand; the next "
-                        "epoch starts a fresh worker)",
-                    -1, std::move(origin));
-}
-
-std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
-  return "DataLoader worker process " + std::to_string(worker) + " of the IterableDataset " +
-         death.Describe() + "; its iterator cannot be replayed";
-}
 
 struct ProcessWorkers::Worker {
   std::mutex mu;   // guards pid and fd against Shutdown and worker_pids
