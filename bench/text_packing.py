@@ -3,7 +3,8 @@
 torch's DataLoader with a packing collate_fn, the usual way to pack in torch.
 
 The job: --docs tokenized documents with log-normal lengths (median about
-330 tokens, mean about 600, 5% over 2048: web text), packed into rows of
+330 tokens, mean about 600, 5% over 2048: web text; bench/text_corpus.py,
+shared with bench/text_vs_peers.py), packed into rows of
 --seq-len tokens, --batch rows a batch, shuffled, --workers workers. Each
 batch holds input_ids, labels (shifted, -100 across documents),
 position_ids and segment_ids (feedline adds cu_seqlens).
@@ -33,11 +34,7 @@ import time
 import numpy as np
 
 from machine import cpu_model  # bench/machine.py
-
-
-def lengths_of(docs, seed):
-    rng = np.random.default_rng(seed)
-    return np.exp(rng.normal(5.8, 1.1, docs)).astype(np.int64) + 1
+from text_corpus import documents  # bench/text_corpus.py
 
 
 class Documents:
@@ -134,11 +131,7 @@ def main():
     from feedline import io
     import torch
 
-    lengths = lengths_of(args.docs, seed=0)
-    offsets = np.zeros(args.docs + 1, np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    rng = np.random.default_rng(1)
-    tokens_array = rng.integers(0, 50000, int(offsets[-1]), dtype=np.int32)
+    tokens_array, offsets, lengths = documents(args.docs, seed=0)
     docs = io.TokenDataset(tokens_array, offsets)
     print(f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, {cpu_model()}, "
           f"{os.cpu_count()} CPUs, torch {torch.__version__}")

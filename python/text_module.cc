@@ -18,6 +18,7 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/error.h"
 #include "feedline/sampler.h"
+#include "feedline/storage/remote_file_reader.h"
 #include "feedline/text/columnar_dataset.h"
 #include "feedline/text/mixed_dataset.h"
 #include "feedline/text/pack_batch_sampler.h"
@@ -202,6 +203,30 @@ std::vector<int64_t> ToVector(const py::object& values) {
 void BindText(py::module_& m) {
   py::module_ t = m.def_submodule("text", "token documents, packing and mixing");
 
+  // Parquet files over HTTP(S) / S3: pyarrow reads them through a Python
+  // file whose reads are this reader's ranged GETs (columnar.py).
+  py::class_<storage::RemoteFileReader, std::shared_ptr<storage::RemoteFileReader>>(
+      t, "RemoteFileReader")
+      .def(py::init<storage::RemoteOptions>(), py::arg("remote"))
+      .def_static("is_url", [](const std::string& path) {
+        return storage::RemoteFileReader::IsUrl(path);
+      })
+      .def("size", &storage::RemoteFileReader::Size, py::arg("url"),
+           py::call_guard<py::gil_scoped_release>())
+      .def(
+          "read_into",
+          [](const storage::RemoteFileReader& reader, const std::string& url, uint64_t offset,
+             const py::buffer& into) {
+            py::buffer_info info = into.request(/*writable=*/true);
+            const auto size = static_cast<size_t>(info.size * info.itemsize);
+            auto* dst = static_cast<uint8_t*>(info.ptr);
+            py::gil_scoped_release release;
+            reader.ReadRange(url, offset, size, dst);
+            return size;
+          },
+          py::arg("url"), py::arg("offset"), py::arg("into"))
+      .def_property_readonly("connections", &storage::RemoteFileReader::connections);
+
   py::class_<text::TokenDataset, Dataset, std::shared_ptr<text::TokenDataset>>(t, "TokenDataset")
       .def(py::init([](const py::array& tokens,
                        py::array_t<int64_t, py::array::c_style | py::array::forcecast> offsets,
@@ -380,6 +405,9 @@ void BindText(py::module_& m) {
       .def_property_readonly("num_row_groups", &text::ColumnarDataset::num_row_groups)
       .def_property_readonly("row_group_reads", &text::ColumnarDataset::row_group_reads)
       .def_property_readonly("row_groups_held", &text::ColumnarDataset::row_groups_held)
+      .def_property_readonly("row_group_reads_ahead",
+                             &text::ColumnarDataset::row_group_reads_ahead)
+      .def_property_readonly("row_group_read_log", &text::ColumnarDataset::row_group_read_log)
       .def_property_readonly("has_lengths", &text::ColumnarDataset::has_lengths)
       .def("length", &text::ColumnarDataset::Length, py::arg("index"))
       // The fields that hold str / bytes objects (string and binary

@@ -20,6 +20,9 @@ PACKAGES=(
   libcurl4-openssl-dev nginx-light
   # Network-fault tests: ip netns / ip link / tc / ss; HTTPS tests: openssl.
   iproute2 openssl
+  # Delay and loss without tc netem: iptables (NFQUEUE, statistic) and the
+  # tests' packet-delay program (tests/storage/packet_delay.h).
+  iptables libnetfilter-queue-dev
 )
 
 missing=()

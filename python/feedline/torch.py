@@ -292,6 +292,8 @@ class DataLoader(io.DataLoader):
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         _check_multiprocessing_context(multiprocessing_context, num_workers)
+        dataset = _hf_datasets.lower_iterable(dataset, "torch", collate_fn, native_transforms,
+                                              ordering=(shuffle, sampler, batch_sampler))
         iterable = io._is_iterable_dataset(dataset)
         if iterable:
             if _is_iter_datapipe(dataset):

@@ -5,11 +5,13 @@ equal the local pack's, failures are errors naming the URL, and no request
 holds the GIL."""
 
 import bisect
+import json
 import os
 import pickle
 import shutil
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -357,3 +359,71 @@ def test_an_s3_pack_gives_the_local_packs_batches(packed, seaweedfs, monkeypatch
     with pytest.raises(ValueError, match=r"HTTP 403 SignatureDoesNotMatch \(access refused"):
         datasets.ShardDataset("s3://feedline/train/")
     assert time.monotonic() - start < 5
+
+
+RANK_SCRIPT = """
+import hashlib, json, sys
+import numpy as np
+import feedline
+from feedline import io
+from feedline.vision import datasets
+from feedline.vision import transforms as T
+
+source, cache = sys.argv[1], sys.argv[2]
+remote = {"cache_dir": cache} if cache else None
+data = datasets.ShardDataset(source, transform=T.Compose(
+    [T.RandomResizedCrop(32), T.RandomHorizontalFlip(), T.ToTensor()]), remote=remote)
+sampler = io.DistributedBatchSampler(data, 2, shuffle=True, seed=4)
+loader = feedline.DataLoader(data, batch_sampler=sampler, num_workers=2, worker_mode="process",
+                            seed=9)
+digests = []
+for images, labels in loader:
+    batch = np.array(images).tobytes() + np.array(labels).tobytes()
+    digests.append(hashlib.sha256(batch).hexdigest())
+launch = io.resolve_launch()
+print(json.dumps({"rank": launch["rank"], "launcher": launch["source"], "batches": digests}),
+      flush=True)
+"""
+
+
+def _torchrun_ranks(script, source, cache):
+    """Two ranks under torchrun, each loading with two worker processes;
+    each rank's batch digests, by rank."""
+    command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
+               "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port",
+               str(_free_ports(1)[0]), script, source, cache]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
+    env["OMP_NUM_THREADS"] = "1"
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    ranks = {}
+    for line in done.stdout.splitlines():
+        if '{"rank"' in line:
+            record = json.loads(line[line.index("{"):])
+            assert record["launcher"] == "torchrun"
+            ranks[record["rank"]] = record["batches"]
+    assert sorted(ranks) == [0, 1], done.stdout[-3000:]
+    return ranks
+
+
+def test_two_ranks_with_two_workers_each_fetch_each_shard_once_per_node(packed, server,
+                                                                         tmp_path):
+    # torchrun's two ranks on this node, two worker processes each, one
+    # cache_dir: the server's log shows each shard's tar fetched once; each
+    # rank's batches are the ones it gets from the local pack.
+    script = str(tmp_path / "rank.py")
+    with open(script, "w") as f:
+        f.write(RANK_SCRIPT)
+    want = _torchrun_ranks(script, os.path.join(packed, "train"), "")
+    got = _torchrun_ranks(script, server.url("train/"), str(tmp_path / "cache"))
+    assert got == want
+    assert all(len(batches) > 0 for batches in got.values())
+    tar_gets = {}
+    for line in open(os.path.join(server.scratch, "access.log")):
+        if "GET /train/shard-" in line and ".tar " in line:
+            name = line.split("GET /train/")[1].split(" ")[0]
+            tar_gets[name] = tar_gets.get(name, 0) + 1
+    shards = sorted(os.path.basename(s) for s in
+                    datasets.ShardDataset(os.path.join(packed, "train")).shards)
+    assert tar_gets == {name: 1 for name in shards}

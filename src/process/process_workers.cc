@@ -96,6 +96,9 @@ struct ProcessWorkers::Worker {
   std::string samples;  // the body of a kSamples request
   std::vector<RowDestination> row;
   SampleReply reply;
+  // The program's CheckReply accepted reply.schema (the last schema decoded):
+  // the same schema again is not checked again.
+  bool schema_checked = false;
   std::vector<char> drain;
   bool died = false;  // the last process died unexpectedly: the next start is a restart
   int consecutive_deaths = 0;
@@ -518,7 +521,13 @@ bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, 
   }
   uint64_t payload_left = payload_bytes;
   try {
-    program_->CheckReply(reply);
+    // A worker sends its schema with every sample, nearly always the one
+    // it sent before: checked once, not per sample on the round trip's path.
+    if (!reply.schema_repeated || !worker.schema_checked) {
+      worker.schema_checked = false;
+      program_->CheckReply(reply);
+      worker.schema_checked = true;
+    }
     if (ctx != nullptr) {
       for (int s = 0; s < kNumStages; ++s) {
         ctx->AddStageTime(static_cast<Stage>(s), reply.stage_ns[s]);

@@ -258,8 +258,13 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
     f.in_place = in_place != 0;
   }
   std::string schema;
-  if (!r.GetString(&schema) || !DecodeSampleSchema(schema.data(), schema.size(), &reply->schema)) {
-    return false;
+  if (!r.GetString(&schema)) return false;
+  // Bytes equal to the last decoded schema's decode to the same schema: kept.
+  reply->schema_repeated = !reply->schema_bytes.empty() && schema == reply->schema_bytes;
+  if (!reply->schema_repeated) {
+    reply->schema_bytes.clear();  // until these bytes decoded
+    if (!DecodeSampleSchema(schema.data(), schema.size(), &reply->schema)) return false;
+    reply->schema_bytes = std::move(schema);
   }
   return r.done();
 }

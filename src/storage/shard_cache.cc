@@ -261,6 +261,11 @@ void ShardCache::Download(size_t shard) const {
   }
   if (::fsync(fd.get()) != 0) throw Error(Errno("cannot fsync", part));
   if (::rename(part.c_str(), path.c_str()) != 0) throw Error(Errno("cannot rename into place", part));
+  // Downloads under way at once each made room for themselves only, so the
+  // ones that ended before this one may have filled what it counted on:
+  // made again, the whole shards stay within the limit once none is under
+  // way.
+  MakeRoom(0, shard);
   {
     internal::MutexLock lock(&mu_);
     ++downloads_;

@@ -20,7 +20,8 @@
 // Before a download, released shards (Release: the epoch's plan has
 // passed them) and then the least recently used whole shards are deleted
 // until the cache holds at most `cache_limit` bytes with the new one (under
-// a cache-wide lock); readers that hold one open keep reading it (an
+// a cache-wide lock), and again once it is in place (concurrent downloads
+// each made room for themselves only); readers that hold one open keep reading it (an
 // unlinked file stays readable), and a shard deleted before it was opened
 // is downloaded again.
 //

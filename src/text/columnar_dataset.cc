@@ -165,7 +165,30 @@ std::vector<FieldSpec> ColumnarDataset::FixedFields() const {
   return fixed;
 }
 
+void ColumnarDataset::EpochOrder(std::span<const int64_t> order) const {
+  // Each group once, where the order first needs it, with its last use.
+  std::vector<internal::PlannedGroup> plan;
+  std::vector<int64_t> entry_of(static_cast<size_t>(num_row_groups()), -1);
+  for (size_t at = 0; at < order.size(); ++at) {
+    const int64_t index = order[at];
+    if (index < 0 || index >= size_) continue;  // Get reports it
+    const int64_t group = group_of_row(row_of(index));
+    int64_t& entry = entry_of[static_cast<size_t>(group)];
+    const auto position = static_cast<int64_t>(at);
+    if (entry < 0) {
+      entry = static_cast<int64_t>(plan.size());
+      plan.push_back(internal::PlannedGroup{group, position, position});
+    }
+    plan[static_cast<size_t>(entry)].last_use = position;
+  }
+  cache_->SetPlan(std::move(plan));
+}
+
+void ColumnarDataset::EpochProgress(int64_t delivered) const { cache_->PlanProgress(delivered); }
+
 int64_t ColumnarDataset::row_group_reads() const { return cache_->reads(); }
+int64_t ColumnarDataset::row_group_reads_ahead() const { return cache_->reads_ahead(); }
 int64_t ColumnarDataset::row_groups_held() const { return cache_->held(); }
+std::vector<int64_t> ColumnarDataset::row_group_read_log() const { return cache_->read_log(); }
 
 }  // namespace feedline::text

@@ -1,12 +1,23 @@
 // RowGroupCache: the decoded row groups a ColumnarDataset holds, at most
 // `max_row_groups` of them, the least recently used let go first. A group
 // is read by the first thread that needs it; the others wait for that read
-// instead of reading it again. A thread that then finds its group's
-// successors neither held nor being read reads one of them ahead
-// (ReadAhead), so that a sequential visit finds the next group decoded.
+// instead of reading it again. A thread that then finds the groups the
+// visit needs next neither held nor being read reads one of them ahead
+// (ReadAhead), so that the next group is decoded by the time it is asked for.
+//
+// Which groups come next: with an epoch plan (SetPlan, the groups in the
+// order the epoch's samples first need them, and where each is last
+// needed), the next `readahead` groups of the plan after the furthest one
+// asked for. Groups the plan has passed (their last use delivered,
+// PlanProgress) are let go; a read ahead takes a free place, or that of a
+// held group the plan first needs later still (or not at all), never that
+// of a group in use. Without a plan, the next groups in row order, when the visit looks
+// sequential.
 //
 // Memory: at most max_row_groups decoded groups held, plus one per thread
-// reading; a group let go stays alive while a Get still copies from it.
+// reading; a group let go stays alive while a Get still copies from it, and
+// is released outside the lock (a source's buffers may need a lock of their
+// own, as Python's, to be freed).
 //
 // Thread safety: every member may be called from any thread.
 #ifndef FEEDLINE_SRC_TEXT_ROW_GROUP_CACHE_H_
@@ -23,6 +34,14 @@
 
 namespace feedline::text::internal {
 
+// A group of an epoch's plan: where the epoch's order (in samples) first and
+// last needs it.
+struct PlannedGroup {
+  int64_t group = 0;
+  int64_t first_use = 0;
+  int64_t last_use = 0;
+};
+
 class RowGroupCache {
  public:
   // `rows` is the source's RowsPerGroup(), `columns` what Read decodes (to
@@ -35,15 +54,26 @@ class RowGroupCache {
   // finds no group held reads it again, so each sees the error).
   std::shared_ptr<const DecodedRowGroup> Acquire(int64_t group);
 
-  // When the visit at `group` looks sequential (the first group with rows,
-  // or the last group with rows before it still held), reads the first of
-  // the next `readahead` groups with rows that is neither held nor being
-  // read, if any. A failed read is dropped: the Acquire that
-  // needs the group reads it again and reports it.
+  // After a Get of a row of `group`: reads the first group the visit needs
+  // next that is neither held nor being read, if any (see the top). A failed
+  // read is dropped: the Acquire that needs the group reads it again and
+  // reports it.
   void ReadAhead(int64_t group);
 
-  int64_t reads() const;  // Read calls so far
-  int64_t held() const;   // decoded groups held now
+  // The epoch's plan, in first-use order (each group once); empty: none,
+  // read ahead in row order. Replaces the last plan and its progress.
+  void SetPlan(std::vector<PlannedGroup> plan);
+  // The first `delivered` samples of the plan's order are delivered. Only
+  // records it (called under the loader's lock: it must not read or free).
+  void PlanProgress(int64_t delivered);
+
+  int64_t reads() const;        // Read calls so far
+  int64_t reads_ahead() const;  // of them, by ReadAhead
+  int64_t held() const;         // decoded groups held now
+  // The groups read so far, in the order their reads began (for tests
+  // and traces: the first kReadLogSize of them).
+  std::vector<int64_t> read_log() const;
+  static constexpr size_t kReadLogSize = 4096;
 
  private:
   struct Entry {
@@ -51,10 +81,20 @@ class RowGroupCache {
     uint64_t last_use = 0;
   };
 
+  using Released = std::vector<std::shared_ptr<const DecodedRowGroup>>;
+
   // Reads `group`, which this thread claimed (its entry is in `entries_`,
   // without data), and stores it, evicting to the limit.
-  std::shared_ptr<const DecodedRowGroup> ReadClaimed(int64_t group);
-  void EvictBeyondLimit(int64_t keep) REQUIRES(mu_);
+  std::shared_ptr<const DecodedRowGroup> ReadClaimed(int64_t group, bool ahead);
+  // Let go of the least recently used groups beyond the limit (never
+  // `keep`), into `released`, to be freed once the lock is let go.
+  void EvictBeyondLimit(int64_t keep, Released& released) REQUIRES(mu_);
+  // The plan's next group to read ahead (claimed), or -1. Lets go of the
+  // groups the plan has passed.
+  int64_t ClaimPlannedLocked(Released& released) REQUIRES(mu_);
+  // Without a plan: the next group in row order to read ahead (claimed), or -1.
+  int64_t ClaimSequentialLocked(int64_t group) REQUIRES(mu_);
+  void NoteReadLocked(int64_t group) REQUIRES(mu_);
 
   const std::shared_ptr<const RowGroupSource> source_;
   const std::vector<int64_t> rows_;
@@ -67,7 +107,17 @@ class RowGroupCache {
   std::map<int64_t, Entry> entries_ GUARDED_BY(mu_);
   uint64_t clock_ GUARDED_BY(mu_) = 0;
   int64_t reads_ GUARDED_BY(mu_) = 0;
+  int64_t reads_ahead_ GUARDED_BY(mu_) = 0;
   int64_t held_ GUARDED_BY(mu_) = 0;
+  std::vector<int64_t> read_log_ GUARDED_BY(mu_);
+
+  // The epoch's plan: its groups in first-use order, each group's place in
+  // it (-1: not planned), the furthest place a Get asked for, and the
+  // samples delivered.
+  std::vector<PlannedGroup> plan_ GUARDED_BY(mu_);
+  std::vector<int64_t> plan_place_ GUARDED_BY(mu_);
+  int64_t plan_front_ GUARDED_BY(mu_) = -1;
+  int64_t plan_delivered_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace feedline::text::internal

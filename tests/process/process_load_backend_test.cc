@@ -3,12 +3,14 @@
 // loads in one request; a row that kills its process inside one fails
 // alone (the backend loads the rows again one by one and finds it), the
 // others load; a row out of range fails alone; a worker_init that fails in
-// the child is a WorkerInitError. The test plays the engine's worker 0.
+// the child is a WorkerInitError; the program checks a worker's schema once,
+// not per sample, unless it refused it. The test plays the engine's worker 0.
 #include "src/process/process_load_backend.h"
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -141,6 +143,75 @@ TEST(ProcessLoadBackend, AWorkerInitThatFailsInTheChildIsAWorkerInitError) {
     EXPECT_EQ(e.worker(), 0);
     EXPECT_THAT(e.what(), HasSubstr("worker_init failed: no GPU for worker"));
   }
+}
+
+}  // namespace
+}  // namespace feedline::internal
+
+namespace feedline::internal {
+namespace {
+
+// Counts the replies the parent checks; refuses every one with `refuse`.
+class CountingProgram : public NativeWorkerProgram {
+ public:
+  CountingProgram(std::shared_ptr<const Dataset> dataset, bool refuse)
+      : NativeWorkerProgram(std::move(dataset), {}), refuse_(refuse) {}
+  void CheckReply(const SampleReply&) const override {
+    checks.fetch_add(1);
+    if (refuse_) throw SampleError(FailureKind::kType, "", "refused");
+  }
+  mutable std::atomic<int> checks{0};
+
+ private:
+  const bool refuse_;
+};
+
+// Rows loaded in requests of `per_request`, 16 in all; returns the failed rows.
+int LoadSixteen(ProcessLoadBackend& backend, size_t per_request) {
+  int failed = 0;
+  SampleContext ctx(0, 0, 0, /*worker_id=*/0);
+  for (int64_t first = 0; first < 16; first += static_cast<int64_t>(per_request)) {
+    std::vector<Sample> samples(per_request);
+    std::vector<int64_t> indices;
+    for (size_t i = 0; i < per_request; ++i) indices.push_back((first + static_cast<int64_t>(i)) % 8);
+    std::vector<RowLoad> rows = Rows(indices, &samples);
+    backend.LoadRows(rows, 0, ctx);
+    for (const RowLoad& row : rows) failed += row.error != nullptr ? 1 : 0;
+  }
+  return failed;
+}
+
+class Harmless : public Dataset {
+ public:
+  int64_t size() const override { return 8; }
+  void Get(int64_t index, Sample& out, SampleContext&) const override {
+    out.SetScalar<int64_t>("index", index);
+  }
+};
+
+TEST(ProcessLoadBackend, AWorkersRepeatedSchemaIsCheckedOnceNotPerSample) {
+  // Every reply carries the sample's schema; checking it per sample would
+  // sit on each round trip's path (the worker idles meanwhile).
+  auto dataset = std::make_shared<Harmless>();
+  ProcessWorkerOptions options;
+  options.num_workers = 1;
+  auto program = std::make_shared<CountingProgram>(dataset, /*refuse=*/false);
+  ProcessLoadBackend backend(std::make_shared<ProcessWorkers>(program, options), dataset->size());
+  backend.StartWorker(0);
+  EXPECT_EQ(LoadSixteen(backend, 4), 0);  // four requests of four rows
+  EXPECT_EQ(LoadSixteen(backend, 1), 0);  // sixteen of one
+  EXPECT_EQ(program->checks.load(), 1);
+}
+
+TEST(ProcessLoadBackend, ARefusedSchemaIsCheckedAgainAndEachSampleFails) {
+  auto dataset = std::make_shared<Harmless>();
+  ProcessWorkerOptions options;
+  options.num_workers = 1;
+  auto program = std::make_shared<CountingProgram>(dataset, /*refuse=*/true);
+  ProcessLoadBackend backend(std::make_shared<ProcessWorkers>(program, options), dataset->size());
+  backend.StartWorker(0);
+  EXPECT_EQ(LoadSixteen(backend, 4), 16);
+  EXPECT_EQ(program->checks.load(), 16);
 }
 
 }  // namespace

@@ -103,6 +103,26 @@ TEST(WorkerProtocol, ASampleReplyRoundTrips) {
   EXPECT_EQ(out.schema, reply.schema);
 }
 
+TEST(WorkerProtocol, ARepeatedSchemaIsKeptNotDecodedAgainAndAChangedOneIsDecoded) {
+  SampleReply reply;
+  reply.schema = NestedSchema();
+  const std::string nested = EncodeSampleReply(reply);
+  reply.schema = SampleSchema();
+  const std::string empty = EncodeSampleReply(reply);
+  SampleReply out;
+  ASSERT_TRUE(DecodeSampleReply(nested.data(), nested.size(), &out));
+  EXPECT_FALSE(out.schema_repeated);  // the first reply decoded into `out`
+  ASSERT_TRUE(DecodeSampleReply(nested.data(), nested.size(), &out));
+  EXPECT_TRUE(out.schema_repeated);
+  EXPECT_EQ(out.schema, NestedSchema());
+  ASSERT_TRUE(DecodeSampleReply(empty.data(), empty.size(), &out));
+  EXPECT_FALSE(out.schema_repeated);
+  EXPECT_TRUE(out.schema.empty());
+  ASSERT_TRUE(DecodeSampleReply(nested.data(), nested.size(), &out));
+  EXPECT_FALSE(out.schema_repeated);
+  EXPECT_EQ(out.schema, NestedSchema());
+}
+
 TEST(WorkerProtocol, ASchemaCrossesAsTypedNodesWithItsPathsRebuilt) {
   std::string bytes;
   EncodeSampleSchema(NestedSchema(), &bytes);

@@ -24,6 +24,7 @@
 #include "feedline/vision/image_folder.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -38,7 +39,7 @@ using testing::ReadBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kImages = testing::PackSpec().images;
 
 RemoteOptions Quick() {
   RemoteOptions options;
@@ -63,36 +64,11 @@ std::vector<uint8_t> ImageOf(const Dataset& data, int64_t index) {
 
 // One packed folder for the suite; each test serves a copy of it (some
 // damage theirs).
-class HttpPackStoreTest : public ::testing::Test {
+class HttpPackStoreTest : public testing::ServedPackTest {
  protected:
-  static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 200 << 10;
-    const PackResult result = PackSource(*folder_ / "images", *folder_ / "pack", options);
-    ASSERT_GT(result.shards, 2);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
-  }
-
-  void SetUp() override {
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
-    server_.Start();
-  }
-
-  static std::string LocalPack() { return *folder_ / "pack"; }
-  std::string Served(const std::string& name) const { return root_ / ("train/" + name); }
-
-  static TempDir* folder_;
-  TempDir root_;
-  NginxServer server_{root_.path().string()};
+  // The served copy's file `name`, on disk.
+  std::string ServedFile(const std::string& name) const { return root_ / ("train/" + name); }
 };
-
-TempDir* HttpPackStoreTest::folder_ = nullptr;
 
 TEST_F(HttpPackStoreTest, AServedPackGivesTheLocalPacksSamples) {
   const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), Quick());
@@ -191,12 +167,12 @@ TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
       },
       ::testing::ThrowsMessage<Error>(HasSubstr(".idx: cannot read shard index: HTTP 404")));
   const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), Quick());
-  fs::remove(Served("shard-000001.tar"));
+  fs::remove(ServedFile("shard-000001.tar"));
   EXPECT_THAT(
       [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, Quick()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000001.tar") +
                                                 ": cannot open shard: HTTP 404 (not found)")));
-  fs::remove(Served("shard-000000.idx"));
+  fs::remove(ServedFile("shard-000000.idx"));
   EXPECT_THAT(
       [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, Quick()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000000.idx") +
@@ -208,10 +184,10 @@ TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
 }
 
 TEST_F(HttpPackStoreTest, DamageIsCaughtAsLocallyByTheIndexAndTheChecksums) {
-  const ShardIndex index = ReadShardIndex(Served("shard-000001.idx"));
-  std::vector<uint8_t> tar = ReadBytes(Served("shard-000001.tar"));
+  const ShardIndex index = ReadShardIndex(ServedFile("shard-000001.idx"));
+  std::vector<uint8_t> tar = ReadBytes(ServedFile("shard-000001.tar"));
   tar[index.records[1].offset + index.records[1].size / 2] ^= 0x01;
-  WriteBytes(Served("shard-000001.tar"), tar);
+  WriteBytes(ServedFile("shard-000001.tar"), tar);
   const ShardDataset served(ShardDataset::Find(server_.Url("train/"), Quick()),
                             vision::TrainPipeline(32), {}, 0, Quick());
   const int64_t damaged = served.shard_starts()[1] + 1;
@@ -225,9 +201,9 @@ TEST_F(HttpPackStoreTest, DamageIsCaughtAsLocallyByTheIndexAndTheChecksums) {
   }
   EXPECT_NO_THROW(ImageOf(served, damaged + 1));
 
-  std::vector<uint8_t> idx = ReadBytes(Served("shard-000002.idx"));
+  std::vector<uint8_t> idx = ReadBytes(ServedFile("shard-000002.idx"));
   idx[60] ^= 0xFF;
-  WriteBytes(Served("shard-000002.idx"), idx);
+  WriteBytes(ServedFile("shard-000002.idx"), idx);
   EXPECT_THAT(
       [&] { ShardDataset(ShardDataset::Find(server_.Url("train/")), vision::TrainPipeline(32)); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000002.idx") +
@@ -240,7 +216,7 @@ TEST_F(HttpPackStoreTest, AShardGoneMidRunIsHandledByTheErrorPolicy) {
   const auto served = std::make_shared<ShardDataset>(
       ShardDataset::Find(server_.Url("train/")), vision::TrainPipeline(32),
       std::vector<std::string>{}, 0, Quick());
-  fs::remove(Served("shard-000001.tar"));
+  fs::remove(ServedFile("shard-000001.tar"));
   const int64_t lost = served->shard_starts()[2] - served->shard_starts()[1];
   StatsSnapshot stats;
   int64_t rows = 0;

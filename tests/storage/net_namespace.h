@@ -114,6 +114,9 @@ class NetNamespace {
     return lines > 0 ? lines - 1 : 0;  // less ss's header
   }
 
+  // NAME, for ip netns exec; the namespace's end of the veth pair.
+  const std::string& name() const { return name_; }
+  const std::string& inner_link() const { return inner_link_; }
   // /var/run/netns/NAME, for setns().
   std::string path() const { return "/var/run/netns/" + name_; }
   // The namespace's end of the link, and ours.

@@ -10,10 +10,19 @@
 // why; the netem test also skips, saying so, on a kernel without sch_netem.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,6 +35,9 @@
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/net_namespace.h"
 #include "tests/storage/nginx_server.h"
+#include "tests/storage/packet_delay.h"
+#include "tests/storage/seaweedfs_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -35,33 +47,22 @@ namespace fs = std::filesystem;
 using testing::BatchesOf;
 using testing::NetNamespace;
 using testing::NginxServer;
+using testing::PacketDelay;
+using testing::SeaweedFsServer;
 using testing::TempDir;
 
-constexpr int64_t kImages = 24;
+constexpr int64_t kImages = testing::PackSpec().images;
 
-class NetworkFaultsTest : public ::testing::Test {
+class NetworkFaultsTest : public testing::ServedPackTest {
  protected:
-  static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 200 << 10;
-    ASSERT_GT(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 2);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
-  }
-
   void SetUp() override {
     const std::string why = NetNamespace::Unavailable();
     if (!why.empty()) GTEST_SKIP() << "no network namespace: " << why;
     netns_ = std::make_unique<NetNamespace>();
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
+    CopyPack();
     server_.set_network_namespace(netns_->path(), netns_->address());
     server_.Start();
-    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(*folder_ / "pack"), Pipeline());
+    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), Pipeline());
   }
   void TearDown() override {
     server_.Stop();
@@ -79,24 +80,13 @@ class NetworkFaultsTest : public ::testing::Test {
     return options;
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options) const {
-    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
-                                          Pipeline(), std::vector<std::string>{}, 0, options);
+    return ServedDataset(options, Pipeline());
   }
-  RemoteOptions Cached() const {
-    RemoteOptions options = Patient();
-    options.cache_dir = cache_ / "cache";
-    return options;
-  }
+  RemoteOptions Cached() const { return WithCache(Patient()); }
 
-  static TempDir* folder_;
   std::unique_ptr<NetNamespace> netns_;
-  TempDir root_;
-  TempDir cache_;
-  NginxServer server_{root_.path().string()};
   std::shared_ptr<ShardDataset> local_;
 };
-
-TempDir* NetworkFaultsTest::folder_ = nullptr;
 
 TEST_F(NetworkFaultsTest, DelayAndLossLeaveTheEpochWholeAndBitIdentical) {
   const std::string why = netns_->NetemUnavailable();
@@ -106,6 +96,109 @@ TEST_F(NetworkFaultsTest, DelayAndLossLeaveTheEpochWholeAndBitIdentical) {
   const std::vector<std::vector<uint8_t>> want = BatchesOf(local_, 0);
   EXPECT_EQ(BatchesOf(Served(Patient()), 2), want);  // ranged GETs
   EXPECT_EQ(BatchesOf(Served(Cached()), 2), want);   // whole shards into the cache
+}
+
+// The shortest of `tries` TCP handshakes with the server: one round trip.
+double HandshakeMs(const std::string& address, int port, int tries) {
+  double best = 1e9;
+  for (int i = 0; i < tries; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, address.c_str(), &to.sin_addr);
+    const auto start = std::chrono::steady_clock::now();
+    const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof(to)) == 0;
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ::close(fd);
+    if (up) best = std::min(best, ms);
+  }
+  return best;
+}
+
+// The same faults where tc netem is missing, made with netfilter
+// (tests/storage/packet_delay.h): 20 ms more on every round trip, 1 % of
+// the packets lost each way. The handshake shows the delay and iptables'
+// counters the losses, so the test knows it tested something.
+TEST_F(NetworkFaultsTest, DelayAndLossFromNetfilterLeaveTheEpochWholeAndBitIdentical) {
+  const std::string why = PacketDelay::Unavailable(*netns_);
+  if (!why.empty()) GTEST_SKIP() << why;
+  const double before_ms = HandshakeMs(netns_->address(), server_.port(), 5);
+  PacketDelay faults(*netns_, /*delay_ms=*/20, /*loss=*/0.01);
+  const double after_ms = HandshakeMs(netns_->address(), server_.port(), 5);
+  EXPECT_GE(after_ms, 20.0) << "before: " << before_ms << " ms";
+  const std::vector<std::vector<uint8_t>> want = BatchesOf(local_, 0);
+  EXPECT_EQ(BatchesOf(Served(Patient()), 2), want);  // ranged GETs
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), want);   // whole shards into the cache
+  EXPECT_TRUE(faults.Running());
+  EXPECT_GT(faults.DelayedPackets(), 100u);
+  EXPECT_GT(faults.DroppedPackets(), 0u) << "no packet was lost: the test tested no loss";
+  std::cout << "handshake " << before_ms << " ms, then " << after_ms << " ms; "
+            << faults.DelayedPackets() << " packets delayed, " << faults.DroppedPackets()
+            << " dropped\n";
+}
+
+// Sets variables for one test and puts back what was there.
+class ScopedVariables {
+ public:
+  void Set(const std::string& name, const std::string& value) {
+    Save(name);
+    ::setenv(name.c_str(), value.c_str(), 1);
+  }
+  void Unset(const std::string& name) {
+    Save(name);
+    ::unsetenv(name.c_str());
+  }
+  ~ScopedVariables() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  void Save(const std::string& name) {
+    if (saved_.count(name) != 0) return;
+    const char* old = std::getenv(name.c_str());
+    saved_[name] = old == nullptr ? std::optional<std::string>() : std::string(old);
+  }
+
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// The same over S3: SeaweedFS inside the namespace, signed requests
+// through the delayed, lossy link.
+TEST_F(NetworkFaultsTest, DelayAndLossFromNetfilterLeaveAnS3EpochWholeAndBitIdentical) {
+  const std::string why = PacketDelay::Unavailable(*netns_);
+  if (!why.empty()) GTEST_SKIP() << why;
+  SeaweedFsServer s3;
+  s3.set_network_namespace(netns_->path(), netns_->address());
+  s3.Start();
+  s3.PutFolder(LocalPack(), "train");
+  TempDir home;
+  ScopedVariables env;
+  env.Set("AWS_ACCESS_KEY_ID", SeaweedFsServer::kAccessKey);
+  env.Set("AWS_SECRET_ACCESS_KEY", SeaweedFsServer::kSecretKey);
+  env.Set("AWS_ENDPOINT_URL", s3.Endpoint());
+  env.Set("AWS_REGION", "us-east-1");
+  env.Set("HOME", home.path().string());  // no ~/.aws of this machine's
+  env.Unset("AWS_SESSION_TOKEN");
+  env.Unset("AWS_PROFILE");
+  PacketDelay faults(*netns_, /*delay_ms=*/20, /*loss=*/0.01);
+  auto open = [&](const RemoteOptions& options) {
+    return std::make_shared<ShardDataset>(ShardDataset::Find("s3://feedline/train/", options),
+                                          Pipeline(), std::vector<std::string>{}, 0, options);
+  };
+  const std::vector<std::vector<uint8_t>> want = BatchesOf(local_, 0);
+  EXPECT_EQ(BatchesOf(open(Patient()), 2), want);
+  EXPECT_EQ(BatchesOf(open(Cached()), 2), want);
+  EXPECT_TRUE(faults.Running());
+  EXPECT_GT(faults.DelayedPackets(), 100u);
+  EXPECT_GT(faults.DroppedPackets(), 0u) << "no packet was lost: the test tested no loss";
 }
 
 TEST_F(NetworkFaultsTest, ASlowLinkLeavesTheEpochWholeAndBitIdentical) {

@@ -12,6 +12,8 @@
 #define FEEDLINE_TESTS_STORAGE_SEAWEEDFS_SERVER_H_
 
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -43,6 +45,14 @@ class SeaweedFsServer {
   ~SeaweedFsServer() { Stop(); }
   SeaweedFsServer(const SeaweedFsServer&) = delete;
   SeaweedFsServer& operator=(const SeaweedFsServer&) = delete;
+
+  // From the next Start on: weed runs inside the network namespace at
+  // `netns_path` (/var/run/netns/NAME) and listens on `address`, one of the
+  // namespace's (tests/storage/net_namespace.h).
+  void set_network_namespace(std::string netns_path, std::string address) {
+    netns_path_ = std::move(netns_path);
+    address_ = std::move(address);
+  }
 
   // The weed binary, or "" if none is found.
   static std::string Binary() {
@@ -78,7 +88,7 @@ class SeaweedFsServer {
     std::vector<int> ports = FreePorts(8);
     s3_port_ = ports[6];
     std::vector<std::string> args = {
-        weed, "mini", "-dir=" + (dir_ / "data"), "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+        weed, "mini", "-dir=" + (dir_ / "data"), "-ip=" + address_, "-ip.bind=" + address_,
         "-master.port=" + std::to_string(ports[0]), "-master.port.grpc=" + std::to_string(ports[1]),
         "-volume.port=" + std::to_string(ports[2]), "-volume.port.grpc=" + std::to_string(ports[3]),
         "-filer.port=" + std::to_string(ports[4]), "-filer.port.grpc=" + std::to_string(ports[5]),
@@ -87,6 +97,10 @@ class SeaweedFsServer {
         "-s3.config=" + (dir_ / "s3.json"), std::string("-bucket=") + kBucket};
     pid_ = ::fork();
     if (pid_ == 0) {
+      if (!netns_path_.empty()) {
+        const int netns = ::open(netns_path_.c_str(), O_RDONLY | O_CLOEXEC);
+        if (netns < 0 || ::setns(netns, CLONE_NEWNET) != 0) _exit(126);
+      }
       const std::string log = dir_ / "weed.log";
       std::freopen(log.c_str(), "w", stdout);
       std::freopen(log.c_str(), "a", stderr);
@@ -125,8 +139,9 @@ class SeaweedFsServer {
     pid_ = -1;
   }
 
-  // "http://127.0.0.1:PORT", for AWS_ENDPOINT_URL.
-  std::string Endpoint() const { return "http://127.0.0.1:" + std::to_string(s3_port_); }
+  // "http://ADDRESS:PORT" (127.0.0.1 unless set_network_namespace), for
+  // AWS_ENDPOINT_URL.
+  std::string Endpoint() const { return "http://" + address_ + ":" + std::to_string(s3_port_); }
 
   // Uploads `file` as s3://kBucket/KEY. Throws std::runtime_error on failure.
   void Put(const std::string& key, const std::string& file) const {
@@ -202,6 +217,8 @@ class SeaweedFsServer {
   }
 
   TempDir dir_;
+  std::string netns_path_;
+  std::string address_ = "127.0.0.1";
   int s3_port_ = 0;
   pid_t pid_ = -1;
 };

@@ -28,6 +28,7 @@
 #include "feedline/synth/synth.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -42,7 +43,6 @@ using testing::ReadBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
-constexpr int64_t kImages = 24;
 
 void Read(const Dataset& data, int64_t index) {
   SampleContext ctx(/*seed=*/7, /*epoch=*/0, index);
@@ -69,39 +69,18 @@ uint64_t CachedTarBytes(const std::string& cache) {
   return total;
 }
 
-class ShardCacheTest : public ::testing::Test {
+class ShardCacheTest : public testing::ServedPackTest {
  protected:
-  static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/5,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 200 << 10;
-    ASSERT_GT(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 2);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
-  }
-
-  void SetUp() override {
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
-    server_.Start();
-  }
-
   RemoteOptions Cached(uint64_t limit = 0) const {
     RemoteOptions options;
     options.max_attempts = 3;
     options.backoff_s = 0.01;
-    options.cache_dir = cache_ / "cache";
     options.cache_limit = limit;
-    return options;
+    return WithCache(options);
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options,
                                        size_t max_open_shards = 0) const {
-    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
-                                          vision::TrainPipeline(40, DType::kU8),
-                                          std::vector<std::string>{}, max_open_shards, options);
+    return ServedDataset(options, vision::TrainPipeline(40, DType::kU8), max_open_shards);
   }
   // GET requests of each tar, by shard file name.
   std::map<std::string, int> TarGets() const {
@@ -114,16 +93,7 @@ class ShardCacheTest : public ::testing::Test {
     }
     return gets;
   }
-
-  static std::string LocalPack() { return *folder_ / "pack"; }
-
-  static TempDir* folder_;
-  TempDir root_;
-  TempDir cache_;
-  NginxServer server_{root_.path().string()};
 };
-
-TempDir* ShardCacheTest::folder_ = nullptr;
 
 TEST_F(ShardCacheTest, EachShardIsDownloadedOncePerNodeAndTheBatchesAreTheLocalOnes) {
   const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
@@ -253,6 +223,55 @@ TEST_F(ShardCacheTest, AKilledDownloadIsResumedAndNeverTakenAsWhole) {
   const std::shared_ptr<ShardDataset> again = Served(Cached());
   Read(*again, again->shard_starts()[1]);
   EXPECT_EQ(ReadBytes(cached), ReadBytes(LocalPack() + "/shard-000001.tar"));
+}
+
+// SIGKILL mid-epoch: a loader with two workers and the prefetcher, killed
+// once one shard is whole in the cache and another is half downloaded.
+// The rerun gives the local batches, and every shard left in the cache is
+// the local one, byte for byte.
+TEST_F(ShardCacheTest, AnEpochKilledMidDownloadThenRerunGivesTheSameBatches) {
+  server_.Stop();
+  server_.set_server_config("limit_rate 300k;");
+  server_.Start();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    try {
+      BatchesOf(Served(Cached()), 2);
+    } catch (...) {
+    }
+    _exit(0);
+  }
+  bool mid_epoch = false;
+  for (int i = 0; i < 2000 && !mid_epoch; ++i) {
+    bool whole = false, part = false;
+    for (const auto& [name, size] : CacheFiles(cache_ / "cache")) {
+      whole = whole || (name.size() > 4 && name.compare(name.size() - 4, 4, ".tar") == 0);
+      part = part ||
+             (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0 && size > 0);
+    }
+    mid_epoch = whole && part;
+    if (!mid_epoch) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(mid_epoch) << "the child never had a shard whole and another under way";
+
+  server_.Stop();
+  server_.set_server_config("");
+  server_.Start();
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(40, DType::kU8));
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), BatchesOf(local, 0));
+  size_t whole = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(cache_ / "cache")) {
+    const std::string name = e.path().filename().string();
+    EXPECT_EQ(name.find(".part"), std::string::npos) << name;
+    if (name.size() > 4 && name.compare(name.size() - 4, 4, ".tar") == 0) {
+      EXPECT_EQ(ReadBytes(e.path().string()), ReadBytes(LocalPack() + "/" + name)) << name;
+      ++whole;
+    }
+  }
+  EXPECT_EQ(whole, ShardDataset::Find(LocalPack()).size());
 }
 
 // A shard whose bytes on the server no longer match its index: the download

@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -29,7 +31,9 @@
 #include "feedline/storage/shard_dataset.h"
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/synth/synth.h"
+#include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
+#include "tests/storage/served_pack.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -101,25 +105,20 @@ Epoch RunEpoch(std::shared_ptr<const Dataset> data, std::shared_ptr<const Sample
   return epoch;
 }
 
-class ShardPrefetcherTest : public ::testing::Test {
+class ShardPrefetcherTest : public testing::ServedPackTest {
  protected:
   static void SetUpTestSuite() {
-    folder_ = new TempDir();
-    vision::WriteSyntheticImageFolder(*folder_ / "images", kImages, /*classes=*/4, /*seed=*/9,
-                                      /*broken=*/0);
-    PackOptions options;
-    options.shard_bytes = 240 << 10;
-    ASSERT_GE(PackSource(*folder_ / "images", *folder_ / "pack", options).shards, 6);
-  }
-  static void TearDownTestSuite() {
-    delete folder_;
-    folder_ = nullptr;
+    testing::PackSpec spec;
+    spec.images = kImages;
+    spec.seed = 9;
+    spec.shard_bytes = 240 << 10;
+    spec.min_shards = 6;
+    MakePack(spec);
   }
 
   void SetUp() override {
-    fs::copy(*folder_ / "pack", root_ / "train", fs::copy_options::recursive);
-    server_.Start();
-    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(*folder_ / "pack"), Pipeline());
+    ServedPackTest::SetUp();
+    local_ = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), Pipeline());
     for (const std::string& tar : local_->shards()) tar_bytes_.push_back(fs::file_size(tar));
   }
 
@@ -131,15 +130,13 @@ class ShardPrefetcherTest : public ::testing::Test {
     RemoteOptions options;
     options.max_attempts = 3;
     options.backoff_s = 0.01;
-    options.cache_dir = cache_ / "cache";
     options.cache_limit = cache_limit;
     options.prefetch_bytes = prefetch_bytes;
     options.prefetch_requests = prefetch_requests;
-    return options;
+    return WithCache(options);
   }
   std::shared_ptr<ShardDataset> Served(const RemoteOptions& options) const {
-    return std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/"), options),
-                                          Pipeline(), std::vector<std::string>{}, 0, options);
+    return ServedDataset(options, Pipeline());
   }
 
   // The tar GETs the server saw, in the order they began.
@@ -176,15 +173,9 @@ class ShardPrefetcherTest : public ::testing::Test {
     return plan;
   }
 
-  static TempDir* folder_;
-  TempDir root_;
-  TempDir cache_;
-  NginxServer server_{root_.path().string()};
   std::shared_ptr<ShardDataset> local_;
   std::vector<uint64_t> tar_bytes_;
 };
-
-TempDir* ShardPrefetcherTest::folder_ = nullptr;
 
 TEST_F(ShardPrefetcherTest, ShardsAreFetchedInPlanOrderAheadOfUseWithinTheByteBound) {
   // Shards in a shuffled order, each read through (window 1).
@@ -272,6 +263,89 @@ TEST_F(ShardPrefetcherTest, ShardsThePlanHasPassedAreEvictedBeforeOnesItStillNee
   for (const TarGet& get : TarGets()) ++gets[get.shard];
   EXPECT_EQ(gets[0], 1) << "shard 0 was evicted while the plan still needed it";
   for (size_t shard = 1; shard < tar_bytes_.size(); ++shard) EXPECT_EQ(gets[shard], 1);
+}
+
+// The bytes of every file under `folder` (whole shards, .part files of
+// downloads under way), and how many of them are .part files.
+struct FolderBytes {
+  uint64_t bytes = 0;
+  int parts = 0;
+};
+FolderBytes BytesUnder(const std::string& folder) {
+  FolderBytes total;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code gone;  // a file renamed or evicted while we look
+    if (!it->is_regular_file(gone)) continue;
+    const uint64_t size = it->file_size(gone);
+    if (gone) continue;
+    total.bytes += size;
+    const std::string name = it->path().filename().string();
+    total.parts += name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0;
+  }
+  return total;
+}
+
+// Measured, not inferred: the cache folder's bytes sampled every
+// millisecond while two workers and the prefetcher fill it, over two
+// epochs of a pack three times the limit. It never holds more than
+// cache_limit plus the shards in flight (one per prefetch request and one
+// per worker, each at most the largest shard); the batches are the local
+// ones.
+TEST_F(ShardPrefetcherTest, TheCacheNeverHoldsMoreThanItsLimitPlusTheShardsInFlight) {
+  server_.Stop();
+  server_.set_server_config("limit_rate 4m;");  // downloads that overlap and last
+  server_.Start();
+  const uint64_t limit = 2 * LargestShard();
+  uint64_t pack_bytes = 0;
+  for (uint64_t bytes : tar_bytes_) pack_bytes += bytes;
+  ASSERT_GE(pack_bytes, 3 * limit) << "the test needs a pack that does not fit";
+  constexpr int kWorkers = 2;
+  constexpr int kRequests = 2;
+  const std::shared_ptr<ShardDataset> served = Served(Cached(limit, limit, kRequests));
+
+  std::atomic<bool> done{false};
+  FolderBytes peak;
+  int max_parts = 0;
+  int samples = 0;
+  std::thread watcher([&] {
+    while (!done.load()) {
+      const FolderBytes now = BytesUnder(cache_ / "cache");
+      if (now.bytes > peak.bytes) peak = now;
+      max_parts = std::max(max_parts, now.parts);
+      ++samples;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  const std::vector<std::vector<uint8_t>> want = testing::BatchesOf(local_, 0);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    EXPECT_EQ(testing::BatchesOf(served, kWorkers), want) << "epoch " << epoch;
+  }
+  done = true;
+  watcher.join();
+  // Once the epochs are over, the whole shards alone are within the limit
+  // (downloads the prefetcher still has under way or left behind are
+  // .part files, counted above as in flight).
+  const FolderBytes after = BytesUnder(cache_ / "cache");
+  uint64_t part_bytes = 0;
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(cache_ / "cache")) {
+    const std::string name = e.path().filename().string();
+    std::error_code gone;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".part") == 0) {
+      part_bytes += e.file_size(gone);
+    }
+  }
+  EXPECT_LE(after.bytes - std::min(after.bytes, part_bytes), limit);
+
+  const uint64_t in_flight = (kRequests + kWorkers) * LargestShard();
+  EXPECT_LE(peak.bytes, limit + in_flight)
+      << "with " << peak.parts << " downloads under way; limit " << limit;
+  EXPECT_GT(max_parts, 0) << "no download was seen under way in " << samples << " samples";
+  EXPECT_GE(peak.bytes, limit / 2) << "the cache never filled: the limit was not tested";
+  // The second epoch found shards evicted and fetched them again.
+  EXPECT_GT(TarGets().size(), tar_bytes_.size());
+  std::cout << "cache peak " << peak.bytes << " bytes (" << peak.parts << " .part), limit "
+            << limit << ", bound " << limit + in_flight << ", " << samples << " samples\n";
 }
 
 TEST_F(ShardPrefetcherTest, WithoutPrefetchingEachShardIsFetchedByItsFirstRead) {

@@ -9,6 +9,7 @@
 
 #include "feedline/data_loader.h"
 #include "feedline/error.h"
+#include "feedline/sampler.h"
 #include "text/memory_row_groups.h"
 
 namespace feedline::text {
@@ -137,6 +138,62 @@ TEST(ColumnarDatasetTest, ASequentialEpochThroughTheLoaderReadsEachGroupOnce) {
   for (int64_t i = 0; i < 200; ++i) EXPECT_EQ(ids[static_cast<size_t>(i)], 100 + i);
   EXPECT_EQ(source->reads, 20);
   EXPECT_LE(rows->row_groups_held(), 8);
+}
+
+// Visits the groups of `rows`-row groups in an order of its own, each
+// group's rows in an order of their own: a shuffle within one group at a time.
+class GroupShuffleSampler : public Sampler {
+ public:
+  GroupShuffleSampler(std::vector<int64_t> groups, int64_t rows)
+      : groups_(std::move(groups)), rows_(rows) {}
+  int64_t size() const override { return static_cast<int64_t>(groups_.size()) * rows_; }
+  std::vector<int64_t> Indices(int64_t epoch) const override {
+    std::vector<int64_t> order;
+    for (int64_t g : groups_) {
+      for (int64_t r = 0; r < rows_; ++r) order.push_back(g * rows_ + (r * 7 + epoch) % rows_);
+    }
+    return order;
+  }
+
+ private:
+  std::vector<int64_t> groups_;
+  int64_t rows_;
+};
+
+TEST(ColumnarDatasetTest, AShuffledEpochReadsEachGroupAheadOfNeedInFirstUseOrder) {
+  auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>(12, 10));
+  ColumnarOptions options;
+  options.max_row_groups = 4;
+  auto rows = std::make_shared<ColumnarDataset>(source, MemoryRowGroups::Columns(), options);
+  const std::vector<int64_t> groups{5, 11, 0, 7, 3, 9, 1, 10, 2, 8, 4, 6};
+  LoaderOptions loader;
+  loader.batch_size = 5;
+  loader.num_workers = 1;
+  loader.prefetch_factor = 1;
+  loader.sampler = std::make_shared<GroupShuffleSampler>(groups, 10);
+  DataLoader data(rows, loader);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::vector<int64_t> ids;
+    for (const Batch& batch : data) {
+      const Tensor& id = batch["id"];
+      for (int64_t r = 0; r < batch.size(); ++r) ids.push_back(id.data<int64_t>()[r]);
+    }
+    ASSERT_EQ(ids.size(), 120u);
+    EXPECT_EQ(ids[0], 100 + 50 + epoch);  // group 5 first
+  }
+  // Every group once per epoch, in the order the plan first needs it, and
+  // all but the epoch's first read before a Get asked for it. The second
+  // epoch ends as the first did: the groups still held from its end are not
+  // read again.
+  const std::vector<int64_t> log = rows->row_group_read_log();
+  ASSERT_GE(log.size(), 12u + 12u - 4u);
+  ASSERT_LE(log.size(), 24u);
+  EXPECT_EQ(std::vector<int64_t>(log.begin(), log.begin() + 12), groups);
+  EXPECT_EQ(std::vector<int64_t>(log.begin() + 12, log.end()),
+            std::vector<int64_t>(groups.begin(), groups.begin() + (log.size() - 12)));
+  EXPECT_EQ(rows->row_group_reads(), static_cast<int64_t>(log.size()));
+  EXPECT_GE(rows->row_group_reads_ahead(), rows->row_group_reads() - 2);
+  EXPECT_LE(rows->row_groups_held(), 4);
 }
 
 }  // namespace

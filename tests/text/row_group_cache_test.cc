@@ -64,6 +64,31 @@ TEST(RowGroupCacheTest, ReadsAheadOnlyASequentialVisit) {
   EXPECT_EQ(random.reads(), 1);
 }
 
+TEST(RowGroupCacheTest, WithAPlanReadsAheadInPlanOrderIntoFreePlacesOnly) {
+  auto source = Groups({2, 2, 2, 2, 2});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 3, 2);
+  // The epoch needs group 3 (samples 0-1), then 0 (2-3), 4 (4-5), 1 (6-7), 2 (8-9).
+  cache.SetPlan({{3, 0, 1}, {0, 2, 3}, {4, 4, 5}, {1, 6, 7}, {2, 8, 9}});
+  cache.Acquire(3);
+  cache.ReadAhead(3);  // the plan's next: 0, not 4 (row order)
+  cache.ReadAhead(3);  // then 4, the second within reach
+  cache.ReadAhead(3);  // 0 and 4 held: nothing
+  EXPECT_EQ(cache.read_log(), (std::vector<int64_t>{3, 0, 4}));
+  EXPECT_EQ(cache.reads_ahead(), 2);
+  cache.Acquire(0);
+  cache.ReadAhead(0);  // 1 is next, but no place is free and nothing is passed
+  EXPECT_EQ(cache.reads(), 3);
+  cache.PlanProgress(2);  // group 3's last use is delivered: it goes
+  cache.ReadAhead(0);
+  EXPECT_EQ(cache.read_log(), (std::vector<int64_t>{3, 0, 4, 1}));
+  EXPECT_EQ(cache.held(), 3);
+  cache.Acquire(1);
+  EXPECT_EQ(cache.reads(), 4);  // 1 was there
+  cache.SetPlan({});  // no plan: back to row order, from a sequential visit
+  cache.ReadAhead(1);  // 0 held: sequential, 2 is next
+  EXPECT_EQ(cache.read_log().back(), 2);
+}
+
 TEST(RowGroupCacheTest, AFailedReadIsEveryCallersErrorAndNotKept) {
   auto source = Groups({2, 2});
   source->failing = 1;

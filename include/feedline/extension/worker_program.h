@@ -45,7 +45,10 @@ class FEEDLINE_EXPORT WorkerProgram : public ForkHooks {
   // _exits (returning _exits with status 0).
   virtual void RunChild(const WorkerChannel& channel) = 0;
   // In the parent, before a sample reply's fields are copied (the Python
-  // binding checks the sample's layout here). Default: nothing.
+  // binding checks the sample's schema here). A reply whose schema repeats
+  // the one this worker sent last, which CheckReply accepted, is not
+  // checked again: the check must depend only on the schema. Default:
+  // nothing.
   virtual void CheckReply(const SampleReply& reply) const { (void)reply; }
   // In the parent: raises what an error reply says, for sample (or stream
   // item) `index`. Default: SampleError(reason, source, message, index).

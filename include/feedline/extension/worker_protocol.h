@@ -101,6 +101,13 @@ struct SampleReply {
   // the parent checks it against the first sample's and shapes batches by
   // it); empty for native samples, whose fields the dataset declared.
   SampleSchema schema;
+  // Decoding only: the schema as it was encoded, and whether it is the same
+  // bytes as the reply decoded into this object before. A worker sends the
+  // same schema for sample after sample: a repeated one is not decoded
+  // again (`schema` holds it already) and the parent need not check it
+  // again (the library's ProcessWorkers::ReadSample).
+  std::string schema_bytes;
+  bool schema_repeated = false;
 };
 
 // What an ErrorReply reports.
@@ -126,7 +133,9 @@ struct ErrorReply {
 };
 
 FEEDLINE_EXPORT std::string EncodeSampleReply(const SampleReply& reply);
-// False if `size` bytes at `data` are not a well-formed SampleReply.
+// False if `size` bytes at `data` are not a well-formed SampleReply. A
+// schema whose bytes equal reply->schema_bytes (the reply decoded into
+// `*reply` before) keeps reply->schema as it is, with schema_repeated set.
 FEEDLINE_EXPORT bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply);
 
 // A schema's nodes in preorder: their kind, leaf type, dtype and key, and a

@@ -11,10 +11,16 @@
 // reading a row group) when given, so the dataset can be packed and batched
 // by a token budget.
 //
-// Read-ahead: after serving a row of group g, a Get whose visit looks
-// sequential (g - 1 still held) reads the next of the `readahead` groups
-// after g that is neither held nor being read, so that the rows of the
-// sampler's next group are decoded by the time they are asked for.
+// Read-ahead, in the epoch's plan order: the loader tells the dataset the
+// order it will ask for (EpochOrder) and how far it has delivered
+// (EpochProgress). After serving a row, a Get reads the next of the
+// `readahead` groups that order needs first after the furthest group asked
+// for, if it is neither held nor being read and a place is free; groups
+// whose last use in the order is delivered are let go. So a shuffled order
+// that visits groups one after another (rows shuffled within a window of
+// groups) finds each group decoded by the time it is asked for. Without a
+// plan (the dataset used outside a loader), a Get whose visit looks
+// sequential (g - 1 still held) reads the next groups after g in row order.
 // A random order over the whole dataset reads a group for most rows unless
 // max_row_groups holds them all.
 //
@@ -25,6 +31,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,6 +73,9 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   int64_t Length(int64_t index) const override;
   // The scalar columns: their shape is the same in every row.
   std::vector<FieldSpec> FixedFields() const override;
+  // The plan the row groups are read ahead in (see the top).
+  void EpochOrder(std::span<const int64_t> order) const override;
+  void EpochProgress(int64_t delivered) const override;
 
   const std::vector<ColumnSpec>& columns() const { return columns_; }
   int64_t num_row_groups() const { return static_cast<int64_t>(group_starts_.size()) - 1; }
@@ -73,9 +83,13 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   // The source's row and its group for sample `index`.
   int64_t row_of(int64_t index) const;
   int64_t group_of_row(int64_t row) const;
-  // Row group reads so far, and groups held now (for tests and stats).
+  // Row group reads so far, those of them read ahead of need, and groups
+  // held now (for tests and stats).
   int64_t row_group_reads() const;
+  int64_t row_group_reads_ahead() const;
   int64_t row_groups_held() const;
+  // The row groups in the order their reads began (the first 4096).
+  std::vector<int64_t> row_group_read_log() const;
 
  private:
   std::shared_ptr<const RowGroupSource> source_;

@@ -8,6 +8,7 @@ buffers cross to C++ whole), never per row.
 """
 
 import glob
+import io
 import os
 
 import numpy as np
@@ -27,15 +28,26 @@ _NUMPY = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8"
           "bool": np.bool_}
 
 
+def is_url(path):
+    """Whether `path` names a served file (http://, https://, s3://)."""
+    return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
+
+
 def parquet_files(paths, owner):
-    """The files that `paths` (a path, a glob, or a list of them) names, each
-    pattern's matches in sorted order."""
+    """The files that `paths` (a path, a glob, a URL, or a list of them)
+    names, each pattern's matches in sorted order; URLs as they are (a
+    server lists no folder)."""
     patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not patterns:
         raise ValueError(f"{owner}: no paths given")
     files = []
     for pattern in patterns:
         pattern = os.fspath(pattern)
+        if is_url(pattern):
+            if glob.has_magic(pattern):
+                raise ValueError(f"{owner}: {pattern}: a URL cannot be a glob (list the files)")
+            files.append(pattern)
+            continue
         matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matched:
             raise FileNotFoundError(f"{owner}: no file matches {pattern!r}")
@@ -44,6 +56,58 @@ def parquet_files(paths, owner):
                 raise FileNotFoundError(f"{owner}: {path}: no such file")
         files += matched
     return files
+
+
+class RemoteFile(io.RawIOBase):
+    """A served file as a read-only, seekable Python file for pyarrow: each
+    read is one ranged GET of the storage layer's HTTP client (its retries,
+    timeouts and S3 signing), so a Parquet reader fetches the footer and then
+    a row group's column chunks, nothing else."""
+
+    def __init__(self, reader, url, size=None):
+        super().__init__()
+        self.reader, self.url = reader, url
+        self.size = reader.size(url) if size is None else size
+        self.position = 0
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self.position
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self.position, io.SEEK_END: self.size}[whence]
+        self.position = max(0, base + offset)
+        return self.position
+
+    def readinto(self, buffer):
+        view = memoryview(buffer).cast("B")
+        count = max(0, min(len(view), self.size - self.position))
+        if count:
+            self.reader.read_into(self.url, self.position, view[:count])
+        self.position += count
+        return count
+
+
+def remote_reader(remote):
+    """The HTTP(S) / S3 reader of a dict of RemoteOptions fields (retries,
+    timeouts, ca_file: docs/storage.md)."""
+    from feedline.vision.datasets import _remote_options
+
+    return _feedline.text.RemoteFileReader(_remote_options(remote))
+
+
+def open_parquet(path, reader, metadata=None, size=None):
+    """A pyarrow ParquetFile of a local path, or of a URL through `reader`."""
+    import pyarrow.parquet as pq
+
+    if is_url(path):
+        return pq.ParquetFile(RemoteFile(reader, path, size), metadata=metadata)
+    return pq.ParquetFile(path, metadata=metadata)
 
 
 class _Column:
@@ -173,8 +237,10 @@ class ParquetDataset(ColumnarSamples):
     """The rows of Parquet files as samples, read in C++ from decoded row
     groups (docs/text.md, "Parquet files row group by row group").
 
-      paths           a path, a glob ("corpus/*.parquet"), or a list of them;
-                      each pattern's files in sorted order, rows file by file.
+      paths           a path, a glob ("corpus/*.parquet"), a URL
+                      ("https://host/corpus/part-0.parquet", "s3://bucket/
+                      key"), or a list of them; each pattern's files in
+                      sorted order, rows file by file.
       columns         the columns that become the sample's fields (default
                       all): list<int> / large_list<int> columns int64 arrays
                       (token ids), integer / float / bool columns scalars of
@@ -192,7 +258,16 @@ class ParquetDataset(ColumnarSamples):
       max_row_groups  decoded row groups held at most (the least recently
                       used let go first); memory is about
                       (max_row_groups + num_workers) decoded row groups.
-      readahead       row groups read ahead of a sequential visit.
+      readahead       row groups read ahead of need: the next ones the
+                      loader's epoch order needs (see docs/text.md).
+      remote          for URLs: a dict of the storage layer's retry,
+                      timeout and HTTPS options (max_attempts,
+                      retry_budget_s, connect_timeout_s, stall_timeout_s,
+                      backoff_s, ca_file; docs/storage.md). A served file is
+                      read by ranged GETs: its footer at construction, then
+                      a row group's column chunks when the group is read.
+                      Lengths from a list column read that column whole at
+                      construction: give a length_column to read less.
 
     Row groups are the unit of I/O: the first row a sample needs from a
     group reads (decodes) the whole group's columns, and later rows of it
@@ -206,17 +281,19 @@ class ParquetDataset(ColumnarSamples):
     """
 
     def __init__(self, paths, columns=None, *, length_column=None, lengths_from=None,
-                 max_row_groups=4, readahead=1):
-        import pyarrow.parquet as pq
-
+                 max_row_groups=4, readahead=1, remote=None):
         owner = "ParquetDataset"
         files = parquet_files(paths, owner)
         self.paths = files
+        served = remote_reader(remote) if any(is_url(f) for f in files) else None
+        sizes = [None] * len(files)
         metadata, groups, names = [], [], []
         schema_columns = None
-        for path in files:
+        for index, path in enumerate(files):
             try:
-                reader = pq.ParquetFile(path)
+                if is_url(path):
+                    sizes[index] = served.size(path)
+                reader = open_parquet(path, served, size=sizes[index])
             except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
                 raise ValueError(f"{owner}: {path}: not a readable Parquet file ({error})") \
                     from None
@@ -242,20 +319,19 @@ class ParquetDataset(ColumnarSamples):
         self.columns = [c.name for c in schema_columns]
         self._kinds = {c.name: c for c in schema_columns}
         rows = [metadata[f].row_group(g).num_rows for f, g in groups]
-        lengths = self._lengths(files, metadata, groups, length_column, lengths_from,
-                                schema_columns)
-        read = _ParquetRowGroups(files, metadata, groups, names, schema_columns)
+        opened = _Opened(files, metadata, sizes, served)
+        lengths = self._lengths(opened, groups, length_column, lengths_from, schema_columns)
+        read = _ParquetRowGroups(opened, groups, names, schema_columns)
         native = _feedline.text.ColumnarDataset(
             read, rows, names, [c.spec() for c in schema_columns], int(max_row_groups),
             int(readahead), None, lengths)
         super().__init__(native)
         self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
-                           readahead)
+                           readahead, remote)
 
     @staticmethod
-    def _lengths(files, metadata, groups, length_column, lengths_from, columns):
-        import pyarrow.parquet as pq
-
+    def _lengths(opened, groups, length_column, lengths_from, columns):
+        files = opened.files
         owner = "ParquetDataset"
         if length_column is not None and lengths_from is not None:
             raise ValueError(f"{owner}: give length_column or lengths_from, not both")
@@ -271,7 +347,7 @@ class ParquetDataset(ColumnarSamples):
         name = length_column if length_column is not None else lengths_from
         parts = []
         for index, path in enumerate(files):
-            reader = pq.ParquetFile(path, metadata=metadata[index])
+            reader = opened.open(index)
             if name not in reader.schema_arrow.names:
                 raise ValueError(f"{owner}: {path} has no column {name!r} (its columns: "
                                  f"{', '.join(reader.schema_arrow.names)})")
@@ -302,24 +378,38 @@ class ParquetDataset(ColumnarSamples):
         return self._native.num_row_groups
 
     def stats(self):
-        """Row groups read so far and held now."""
+        """Row groups read so far, those of them read ahead of need, and
+        those held now."""
         return {"row_group_reads": self._native.row_group_reads,
+                "row_group_reads_ahead": self._native.row_group_reads_ahead,
                 "row_groups_held": self._native.row_groups_held}
 
     def __reduce__(self):
-        files, columns, length_column, lengths_from, max_row_groups, readahead = self._arguments
-        return (_rebuild_parquet, (files, columns, length_column, lengths_from, max_row_groups,
-                                   readahead))
+        return (_rebuild_parquet, self._arguments)
 
     def __repr__(self):
         return (f"ParquetDataset({len(self.paths)} files, {len(self)} rows, "
                 f"{self.num_row_groups} row groups, columns={self.columns})")
 
 
-def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups, readahead):
+def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups, readahead,
+                     remote=None):
     return ParquetDataset(files, columns, length_column=length_column,
                           lengths_from=lengths_from, max_row_groups=max_row_groups,
-                          readahead=readahead)
+                          readahead=readahead, remote=remote)
+
+
+class _Opened:
+    """The dataset's files with their parsed footers: open(i) is a new
+    ParquetFile of file i (a local path, or a URL read by ranged GETs), so
+    that reads of several row groups share no reader."""
+
+    def __init__(self, files, metadata, sizes, reader):
+        self.files, self.metadata, self.sizes, self.reader = files, metadata, sizes, reader
+
+    def open(self, index):
+        return open_parquet(self.files[index], self.reader, self.metadata[index],
+                            self.sizes[index])
 
 
 class _ParquetRowGroups:
@@ -327,17 +417,15 @@ class _ParquetRowGroups:
     file anew with the metadata already parsed, so that reads of several
     groups (pyarrow releases the GIL while it decodes) share no reader."""
 
-    def __init__(self, files, metadata, groups, names, columns):
-        self.files, self.metadata, self.groups = files, metadata, groups
+    def __init__(self, opened, groups, names, columns):
+        self.opened, self.groups = opened, groups
         self.names, self.columns = names, columns
 
     def __call__(self, g):
-        import pyarrow.parquet as pq
-
         f, group = self.groups[g]
         where = f"ParquetDataset: {self.names[g]}"
         try:
-            reader = pq.ParquetFile(self.files[f], metadata=self.metadata[f])
+            reader = self.opened.open(f)
             table = reader.read_row_group(group, columns=[c.name for c in self.columns])
         except Exception as error:
             raise ValueError(f"{where}: unreadable ({type(error).__name__}: {error})") from None

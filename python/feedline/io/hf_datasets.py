@@ -5,7 +5,19 @@ dataset's selected columns and indices mapping (select, shuffle, filter).
 What cannot be read so (a transform, a format that is not numpy / torch /
 plain, a column type without a native form, a collate_fn) runs in Python as
 before, and the log says why. `datasets` is never imported here: a dataset
-is recognized by its class."""
+is recognized by its class.
+
+A datasets.IterableDataset is read natively when its examples come straight
+from Arrow data feedline can open: local Parquet files (load_dataset(
+"parquet", ..., streaming=True)) or a datasets.Dataset's shards
+(Dataset.to_iterable_dataset()), with no map, filter, shuffle, skip, take or
+split by node over them. It then loads as the map-style dataset of its rows
+in the stream's order (file by file, row group by row group), so that
+state_dict() / load_state_dict() resume it exactly as any other; anything
+else is iterated in Python as before, and the log says which."""
+
+import itertools
+import os
 
 import numpy as np
 
@@ -50,10 +62,30 @@ class ArrowTableDataset(ColumnarSamples):
         return _feedline.text.lengths_of(self._native)
 
 
+def is_hf_iterable_dataset(dataset):
+    """Whether `dataset` is a datasets.IterableDataset (streaming)."""
+    return any(c.__name__ == "IterableDataset" and c.__module__.split(".")[0] == "datasets"
+               for c in type(dataset).__mro__)
+
+
 def _native_form(dataset):
     """(ArrowTableDataset, description) for a datasets.Dataset, or raises
     _StaysInPython with the reason."""
+    table, columns, row_map = _table_of(dataset)
+    try:
+        native = ArrowTableDataset(table, columns, row_map, "datasets.Dataset's Arrow table")
+    except TypeError as error:
+        raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
+    selected = "" if row_map is None else f", {len(row_map)} selected by its indices"
+    return native, f"{table.num_rows} rows{selected}, columns {', '.join(columns)}"
+
+
+def _table_of(dataset, check_format=True):
+    """(Arrow table, columns, row map or None) of a datasets.Dataset, or
+    raises _StaysInPython with the reason."""
     fmt = dataset.format
+    if not check_format:
+        fmt = {"type": None, "columns": None}
     kind = fmt.get("type")
     if kind not in _NATIVE_FORMATS:
         raise _StaysInPython(f"its format is {kind!r} (native: numpy, torch or none)"
@@ -72,12 +104,96 @@ def _native_form(dataset):
     row_map = None
     if dataset._indices is not None:
         row_map = np.asarray(dataset._indices.column(0).to_numpy(), dtype=np.int64)
+    return table, columns, row_map
+
+
+def _native_iterable_form(dataset):
+    """(native dataset, description) for a datasets.IterableDataset, or
+    raises _StaysInPython with the reason."""
+    if dataset._shuffling is not None:
+        raise _StaysInPython("it is shuffled (IterableDataset.shuffle: a buffer shuffle "
+                             "of its own)")
+    if dataset._distributed is not None:
+        raise _StaysInPython("it is split by node (split_dataset_by_node)")
+    kind = dataset._formatting.format_type if dataset._formatting is not None else None
+    if kind not in _NATIVE_FORMATS:
+        raise _StaysInPython(f"its format is {kind!r} (native: numpy, torch or none)")
+    examples = dataset._ex_iterable
+    if type(examples).__name__ != "ArrowExamplesIterable":
+        raise _StaysInPython(f"its examples come through {type(examples).__name__} (a map, "
+                             "filter, shuffle, skip, take or a generator over them)")
+    tables = examples.generate_tables_fn
+    builder = getattr(tables, "__self__", None)
+    if getattr(tables, "__name__", "") == "_generate_tables_from_shards":
+        return _shards_form(examples.kwargs["shards"])
+    if (builder is not None and type(builder).__name__ == "Parquet"
+            and type(builder).__module__.startswith("datasets.packaged_modules.parquet")):
+        return _parquet_form(dataset, builder, examples.kwargs["files"])
+    raise _StaysInPython(f"its examples come from {getattr(tables, '__qualname__', tables)}, "
+                         "not Parquet files or a datasets.Dataset")
+
+
+def _shards_form(shards):
+    """The rows of a datasets.Dataset's shards, one after another."""
+    import pyarrow as pa
+
+    parts = [_table_of(shard, check_format=False) for shard in shards]
+    columns = parts[0][1]
+    if any(p[1] != columns for p in parts):
+        raise _StaysInPython("its shards have other columns")
+    tables = [table.select(columns) for table, _, _ in parts]
+    row_map = None
+    if any(r is not None for _, _, r in parts):
+        maps, start = [], 0
+        for table, _, r in parts:
+            maps.append(start + (np.arange(table.num_rows, dtype=np.int64) if r is None else r))
+            start += table.num_rows
+        row_map = np.concatenate(maps)
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    what = "datasets.IterableDataset's Arrow table"
     try:
-        native = ArrowTableDataset(table, columns, row_map, "datasets.Dataset's Arrow table")
+        native = ArrowTableDataset(table, columns, row_map, what)
     except TypeError as error:
         raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
-    selected = "" if row_map is None else f", {len(row_map)} selected by its indices"
-    return native, f"{table.num_rows} rows{selected}, columns {', '.join(columns)}"
+    rows = table.num_rows if row_map is None else len(row_map)
+    return native, (f"{len(shards)} shard{'s' * (len(shards) > 1)} of a datasets.Dataset, "
+                    f"{rows} rows, columns {', '.join(columns)}")
+
+
+def _parquet_form(dataset, builder, file_lists):
+    """A ParquetDataset over the local Parquet files the stream reads."""
+    import pyarrow.parquet as pq
+
+    from feedline.io.columnar import ParquetDataset
+
+    config = builder.config
+    if config.filters is not None:
+        raise _StaysInPython(f"it filters rows ({config.filters!r})")
+    files = list(itertools.chain.from_iterable(file_lists))
+    remote = [f for f in files if not os.path.isfile(f)]
+    if remote:
+        raise _StaysInPython(f"{remote[0]} is not a local file")
+    if not files:
+        raise _StaysInPython("it reads no files")
+    columns = list(config.columns) if config.columns else None
+    features = dataset.features
+    if features is not None:
+        # The stream casts each table to its features: natively, only when
+        # that changes nothing.
+        schema = pq.read_schema(files[0])
+        wanted = features.arrow_schema
+        for field in wanted:
+            if field.name in schema.names and schema.field(field.name).type != field.type:
+                raise _StaysInPython(f"its features cast column {field.name!r} from "
+                                     f"{schema.field(field.name).type} to {field.type}")
+        if columns is None:
+            columns = [f.name for f in wanted]
+    try:
+        native = ParquetDataset(files, columns=columns)
+    except (TypeError, ValueError) as error:
+        raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
+    return native, (f"{len(files)} Parquet file{'s' * (len(files) > 1)}, {len(native)} rows, "
+                    f"columns {', '.join(native.columns)}")
 
 
 class _StaysInPython(Exception):
@@ -96,28 +212,51 @@ def native_documents(dataset):
         return None
 
 
+def lower_iterable(dataset, framework, collate_fn=None, enabled=True, ordering=(None,) * 3):
+    """The map-style native dataset of a datasets.IterableDataset's rows
+    when it can be read natively, carrying its Lowering for lower() to
+    return; else `dataset` itself (the front end then iterates it, and
+    lower() gives the reason). `ordering` is the loader's (shuffle, sampler,
+    batch_sampler): any of them given, the stream is left as it is, for the
+    front end to refuse them as it refuses them for any iterable."""
+    if not is_hf_iterable_dataset(dataset):
+        return dataset
+    shuffle, sampler, batch_sampler = ordering
+    if shuffle or sampler is not None or batch_sampler is not None:
+        return dataset
+    native, lowering = lower(dataset, framework, collate_fn, enabled)
+    if lowering is not None and lowering.native:
+        native.hf_lowering = lowering
+    return native
+
+
 def lower(dataset, framework, collate_fn=None, enabled=True):
     """(dataset to load, Lowering), or (dataset, None) when `dataset` is not
-    a datasets.Dataset."""
-    if not is_hf_dataset(dataset):
+    a datasets.Dataset or IterableDataset."""
+    lowered = getattr(dataset, "hf_lowering", None)
+    if lowered is not None:  # an IterableDataset lower_iterable read natively
+        return dataset, lowered
+    iterable = is_hf_iterable_dataset(dataset)
+    if not iterable and not is_hf_dataset(dataset):
         return dataset, None
     from feedline._lowering import Lowering
 
-    name = "datasets.Dataset"
+    name = "datasets.IterableDataset" if iterable else "datasets.Dataset"
     try:
         if not enabled:
             raise _StaysInPython("native_transforms=False")
         if collate_fn is not None:
             raise _StaysInPython("a collate_fn is given, and it would receive numpy arrays "
                                  "where the dataset gives its own format")
-        native, description = _native_form(dataset)
+        native, description = (_native_iterable_form if iterable else _native_form)(dataset)
     except _StaysInPython as stay:
         reason = str(stay)
     except Exception as error:  # a dataset this module misreads still loads, as it is
         reason = f"inspecting it raised {type(error).__name__}: {error}"
     else:
+        source = "Parquet files" if type(native).__name__ == "ParquetDataset" else "Arrow table"
         summary = (f"feedline.{framework}: {name} ({description}) loads natively from its "
-                   "Arrow table")
-        return native, Lowering(summary, ["Arrow table"], [], native=True)
+                   f"{source}" + (", in the stream's order" if iterable else ""))
+        return native, Lowering(summary, [source], [], native=True)
     summary = f"feedline.{framework}: {name} runs in Python: {reason}"
     return dataset, Lowering(summary, [], [name], native=False, reason=reason)

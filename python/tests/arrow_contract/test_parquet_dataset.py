@@ -70,7 +70,8 @@ def test_row_groups_are_read_lazily_once_each_in_a_sequential_epoch(tmp_path):
     write(str(tmp_path), data, files=2, row_group_size=10)
     ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids", "id"],
                            max_row_groups=3)
-    assert ds.stats() == {"row_group_reads": 0, "row_groups_held": 0}
+    assert ds.stats() == {"row_group_reads": 0, "row_group_reads_ahead": 0,
+                          "row_groups_held": 0}
     loader = io.DataLoader(ds, batch_size=5, num_workers=2)
     ids = []
     for batch in loader:
@@ -81,6 +82,25 @@ def test_row_groups_are_read_lazily_once_each_in_a_sequential_epoch(tmp_path):
             assert row[k:].tolist() == [0] * (len(row) - k)
     assert ids == list(range(200))
     assert ds.stats()["row_group_reads"] == 20
+
+
+def test_a_shuffled_visit_reads_row_groups_ahead_in_the_order_the_epoch_needs_them(tmp_path):
+    data = rows(200, seed=3)
+    write(str(tmp_path), data, files=2, row_group_size=10)  # 20 groups of 10 rows
+    ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["id"], max_row_groups=4)
+    rng = np.random.default_rng(0)
+    groups = rng.permutation(20).tolist()
+    order = [g * 10 + r for g in groups for r in rng.permutation(10).tolist()]
+    loader = io.DataLoader(ds, batch_size=5, sampler=order, num_workers=1, prefetch_factor=1)
+    ids = [i for batch in loader for i in batch["id"].tolist()]
+    assert ids == order
+    # Each group once, in first-use order (row order would read group g + 1
+    # after g), all but the first before a worker asked for it.
+    assert ds._native.row_group_read_log == groups
+    stats = ds.stats()
+    assert stats["row_group_reads"] == 20
+    assert stats["row_group_reads_ahead"] >= 18
+    assert stats["row_groups_held"] <= 4
 
 
 def test_worker_processes_read_the_same_rows(tmp_path):
