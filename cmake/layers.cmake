@@ -9,8 +9,9 @@
 #   A layer names only layers declared before it, so the declaration has no
 #   cycle.
 # feedline_program_layer(NAME TARGET TARGET [USES LAYER...])
-#   Code built on the library's public headers (include/feedline/) only, no
-#   src/ header of a library layer; it may use the program layers it names,
+#   Code built on the library's public headers (include/feedline/, the
+#   extension surface include/feedline/extension/ included) only, no src/
+#   header of a library layer; it may use the program layers it names,
 #   whose targets TARGET links (feedline_link_layer_uses).
 #
 # Keep one call per layer; the check reads the calls as written here.
@@ -31,5 +32,6 @@ feedline_library_layer(text USES data)
 feedline_program_layer(synth TARGET feedline_synth)
 # The `feedline` command.
 feedline_program_layer(tools TARGET feedline_cli_lib USES synth)
-# The Python module; it runs the whole command (tools/run_command.h).
+# The Python module; it runs the whole command (tools/run_command.h), and
+# its worker processes and loaders go through the extension surface.
 feedline_program_layer(python TARGET feedline_python USES tools synth)

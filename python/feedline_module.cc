@@ -28,13 +28,13 @@
 #include <vector>
 
 #include "feedline/byte_size.h"
+#include "feedline/extension/build_data_loader.h"
+#include "feedline/extension/worker_death.h"
 #include "feedline/feedline.h"
 #include "python/fork_safe_point.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
 #include "python/python_worker_program.h"
-#include "src/loader_factory/build_data_loader.h"
-#include "src/process/worker_death.h"
 
 namespace py = pybind11;
 
@@ -314,7 +314,7 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
 class PyLoader {
  public:
   PyLoader(std::shared_ptr<DataLoader> loader, std::shared_ptr<Structure> structure,
-           std::shared_ptr<internal::ProcessWorkers> processes = nullptr)
+           std::shared_ptr<extension::WorkerProcesses> processes = nullptr)
       : loader_(std::move(loader)),
         structure_(std::move(structure)),
         processes_(std::move(processes)),
@@ -393,7 +393,7 @@ class PyLoader {
       // A copy inherited by a worker process (collected there): the engine's
       // threads and locks stayed in the parent, so leak it rather than wait.
       new std::shared_ptr<DataLoader>(std::move(loader_));
-      new std::shared_ptr<internal::ProcessWorkers>(std::move(processes_));
+      new std::shared_ptr<extension::WorkerProcesses>(std::move(processes_));
       return;
     }
     LoaderCallWithoutGil nogil;
@@ -471,7 +471,7 @@ class PyLoader {
   std::mutex pointer_mu_;  // guards loader_ itself, for Stats()
   std::shared_ptr<DataLoader> loader_;
   std::shared_ptr<Structure> structure_;
-  std::shared_ptr<internal::ProcessWorkers> processes_;  // worker_mode "process" only
+  std::shared_ptr<extension::WorkerProcesses> processes_;  // worker_mode "process" only
   bool seeds_caller_generators_ = false;  // a Python dataset loaded in the caller's thread
   pid_t owner_pid_;  // the process that made the loader; see Close()
 };
@@ -541,7 +541,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   // by one of them (worker_collate.h).
   std::shared_ptr<WorkerCollate> worker_collate;
   if (!native && !iterable && !collate_fn.is_none() && py::hasattr(collate_fn, "in_worker") &&
-      internal::LoadsInWorkerProcesses(options.worker_mode, /*holds_global_lock=*/true,
+      extension::LoadsInWorkerProcesses(options.worker_mode, /*holds_global_lock=*/true,
                                        num_workers)) {
     worker_collate = std::make_shared<WorkerCollate>();
     options.batch_per_worker = true;
@@ -555,7 +555,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
 
   // The adapters for both places a sample may load (a thread, a worker
   // process); BuildDataLoader decides which from worker_mode.
-  internal::LoaderSpec spec;
+  extension::LoaderSpec spec;
   spec.holds_global_lock = !native;  // a Python __getitem__ / __next__ holds the GIL
   spec.use_shared_memory = use_shared_memory;
   if (native) {
@@ -582,13 +582,13 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     }
   }
   spec.options = std::move(options);
-  internal::BuiltLoader built;
+  extension::BuiltLoader built;
   {
     LoaderCallWithoutGil nogil;
-    built = internal::BuildDataLoader(std::move(spec));
+    built = extension::BuildDataLoader(std::move(spec));
   }
   std::shared_ptr<DataLoader> loader = std::move(built.loader);
-  std::shared_ptr<internal::ProcessWorkers> workers = std::move(built.processes);
+  std::shared_ptr<extension::WorkerProcesses> workers = std::move(built.processes);
   if (worker_collate) worker_collate->set_workers(workers);
   auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
   py_loader->set_samples(samples);
@@ -910,7 +910,7 @@ void BindCore(py::module_& m) {
   m.def("_worker_info", &CurrentWorkerInfo);
   // How a worker process this process reaped ended (None if unknown).
   m.def("_worker_exitcode", [](int64_t pid) -> py::object {
-    std::optional<int> code = internal::ExitCodeOf(static_cast<pid_t>(pid));
+    std::optional<int> code = extension::ExitCodeOf(static_cast<pid_t>(pid));
     return code ? py::object(py::int_(*code)) : py::object(py::none());
   });
   // The one rule for sizes in bytes (feedline/byte_size.h), for the Python

@@ -57,7 +57,7 @@ void PythonWorkerProgram::BeforeFork() { fork_.Before(); }
 void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
 void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
 
-void PythonWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
+void PythonWorkerProgram::RunChild(const extension::WorkerChannel& channel) {
   RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_,
                                                collate_fn_, held_limit_});
 }
@@ -74,21 +74,21 @@ void PythonWorkerProgram::OnSampleReply(int worker, int64_t process, const Sampl
   if (collate_) collate_->Record(worker, process, out);
 }
 
-void PyNativeWorkerProgram::RunChild(const internal::WorkerChannel& channel) {
+void PyNativeWorkerProgram::RunChild(const extension::WorkerChannel& channel) {
   // The fork left this thread holding the GIL; native code runs without it.
   PyEval_SaveThread();
   NativeWorkerProgram::RunChild(channel);
 }
 
-void PythonWorkerProgram::CheckReply(const internal::SampleReply& reply) const {
+void PythonWorkerProgram::CheckReply(const extension::SampleReply& reply) const {
   // A collated batch (worker_collate.h) is no sample of the loader's.
   if (!AwaitingWorkerCollate()) structure_->Observe(reply.schema);
 }
 
-void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t index) const {
+void PythonWorkerProgram::RaiseError(const extension::ErrorReply& error, int64_t index) const {
   // What a worker process's code raised that is not an Exception (or a
   // MemoryError) passes through the loader as it does with thread workers.
-  if (error.cause == internal::ErrorCause::kInterrupt) {
+  if (error.cause == extension::ErrorCause::kInterrupt) {
     const std::string& type = error.origin.exception_type;
     PyObject* kind = type == "SystemExit"      ? PyExc_SystemExit
                      : type == "GeneratorExit" ? PyExc_GeneratorExit
@@ -99,9 +99,9 @@ void PythonWorkerProgram::RaiseError(const internal::ErrorReply& error, int64_t 
   WorkerProgram::RaiseError(error, index);
 }
 
-void PythonWorkerProgram::RaiseStreamDeath(int worker, const internal::WorkerDeath& death) const {
+void PythonWorkerProgram::RaiseStreamDeath(int worker, const extension::WorkerDeath& death) const {
   ThrowPython(PyExc_RuntimeError,
-              internal::StreamDeathMessage(worker, death) +
+              extension::StreamDeathMessage(worker, death) +
                   ", so this epoch ends here (the batches already delivered stand; the next "
                   "epoch starts a fresh worker)");
 }

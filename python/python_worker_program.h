@@ -1,7 +1,8 @@
 // The programs a worker process runs for a Python loader: the Python side of
-// the library's process workers (src/process/process_workers.h), which own
-// the processes, sockets, shared arenas, restarts and death diagnosis. The
-// binding hands one to the loader factory (src/loader_factory/loader_spec.h),
+// the library's process workers, which own the processes, sockets, shared
+// arenas, restarts and death diagnosis (the extension surface's
+// WorkerProgram, feedline/extension/worker_program.h). The binding hands one
+// to BuildDataLoader in its LoaderSpec (feedline/extension/loader_spec.h),
 // which runs it when it decides the workers are processes.
 //
 // PythonWorkerProgram forks with the GIL held, between PyOS_BeforeFork and
@@ -25,10 +26,10 @@
 #include <memory>
 #include <string>
 
+#include "feedline/extension/native_worker.h"
+#include "feedline/extension/worker_program.h"
 #include "python/python_support.h"
 #include "python/worker_collate.h"
-#include "src/process/native_worker.h"
-#include "src/process/process_workers.h"
 
 namespace feedline::python {
 
@@ -47,7 +48,7 @@ class PythonFork {
   int gc_was_enabled_ = 0;
 };
 
-class PythonWorkerProgram : public internal::WorkerProgram {
+class PythonWorkerProgram : public extension::WorkerProgram {
  public:
   // REQUIRES: the GIL.
   // `seed_samples`: as PythonWorkerConfig::seed_samples.
@@ -63,12 +64,12 @@ class PythonWorkerProgram : public internal::WorkerProgram {
   void BeforeFork() override;
   void AfterForkInParent() override;
   void AfterForkInChild() override;
-  void RunChild(const internal::WorkerChannel& channel) override;
-  void CheckReply(const internal::SampleReply& reply) const override;
+  void RunChild(const extension::WorkerChannel& channel) override;
+  void CheckReply(const extension::SampleReply& reply) const override;
   void OnSampleReply(int worker, int64_t process, const Sample* out) const override;
-  [[noreturn]] void RaiseError(const internal::ErrorReply& error, int64_t index) const override;
+  [[noreturn]] void RaiseError(const extension::ErrorReply& error, int64_t index) const override;
   [[noreturn]] void RaiseStreamDeath(int worker,
-                                     const internal::WorkerDeath& death) const override;
+                                     const extension::WorkerDeath& death) const override;
   std::string OpenFailurePrefix() const override { return "iter(dataset) raised "; }
 
  private:
@@ -86,13 +87,13 @@ class PythonWorkerProgram : public internal::WorkerProgram {
 // native worker loop (the child calls Get without the GIL, as a worker
 // thread would; a Python transform takes it), forked as PythonFork says,
 // since a native dataset may hold Python transforms.
-class PyNativeWorkerProgram : public internal::NativeWorkerProgram {
+class PyNativeWorkerProgram : public extension::NativeWorkerProgram {
  public:
   using NativeWorkerProgram::NativeWorkerProgram;
   void BeforeFork() override { fork_.Before(); }
   void AfterForkInParent() override { fork_.InParent(); }
   void AfterForkInChild() override { fork_.InChild(); }
-  void RunChild(const internal::WorkerChannel& channel) override;
+  void RunChild(const extension::WorkerChannel& channel) override;
 
  private:
   PythonFork fork_;

@@ -23,12 +23,12 @@ class AwaitingScope {
 // What collate_fn (or pickling its batch) raised in the child, as the
 // parent's own collate reports it: a batch error of kind kCollate, or an
 // interrupt that is never one.
-internal::ErrorReply CollateErrorFor(py::error_already_set& e, const std::string& what) {
+extension::ErrorReply CollateErrorFor(py::error_already_set& e, const std::string& what) {
   if (IsInterrupt(e)) {
-    return internal::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
+    return extension::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
   }
-  internal::ErrorReply error =
-      internal::ExceptionReply(what + PythonErrorText(e), PythonErrorOrigin(e).exception_type);
+  extension::ErrorReply error =
+      extension::ExceptionReply(what + PythonErrorText(e), PythonErrorOrigin(e).exception_type);
   error.kind = FailureKind::kCollate;
   return error;
 }
@@ -47,7 +47,7 @@ void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
 
 bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::object* result) {
   if (samples.empty()) return false;
-  std::shared_ptr<internal::ProcessWorkers> workers;
+  std::shared_ptr<extension::WorkerProcesses> workers;
   std::string body;
   int worker = -1;
   int64_t process = -1;
@@ -69,20 +69,20 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
       } else if (origin.worker != worker || origin.process != process) {
         return false;
       }
-      internal::EncodeRequestedSample(origin.seq, origin.seq, std::string(), &body);
+      extension::EncodeRequestedSample(origin.seq, origin.seq, std::string(), &body);
     }
   }
-  internal::WorkRequest request;
-  request.kind = static_cast<uint32_t>(internal::RequestKind::kCollate);
+  extension::WorkRequest request;
+  request.kind = static_cast<uint32_t>(extension::RequestKind::kCollate);
   request.index = static_cast<int64_t>(samples.size());
   Sample batch;
-  internal::ProcessWorkers::Outcome outcome;
+  bool collated;
   {
     py::gil_scoped_release nogil;
     AwaitingScope awaiting;
-    outcome = workers->ExchangeIfIdle(worker, process, request, body, &batch);
+    collated = workers->ExchangeIfIdle(worker, process, request, body, &batch);
   }
-  if (outcome != internal::ProcessWorkers::Outcome::kSample) return false;
+  if (!collated) return false;
   if (batch.num_fields() != 1 || batch.field(0).dtype() != DType::kU8) {
     throw Error("the worker process sent a malformed collated batch");
   }
@@ -98,8 +98,8 @@ void WorkerHeldItems::Keep(const py::object& item) {
   while (static_cast<int64_t>(held_.size()) > limit_) held_.pop_front();
 }
 
-void WorkerHeldItems::Collate(int fd, internal::RequestedRow& row,
-                              internal::ReplyStaging& staging, internal::SampleReply& reply) {
+void WorkerHeldItems::Collate(int fd, extension::RequestedRow& row,
+                              extension::ReplyStaging& staging, extension::SampleReply& reply) {
   py::list items;
   int64_t last = -1;
   for (size_t i = 0; i < row.num_samples(); ++i) {
@@ -108,7 +108,7 @@ void WorkerHeldItems::Collate(int fd, internal::RequestedRow& row,
                                [](const auto& held, int64_t s) { return held.first < s; });
     if (!active() || it == held_.end() || it->first != seq) {
       // Not held (any more): the parent collates the samples it has.
-      if (!internal::WriteMessage(fd, internal::ReplyKind::kEnd, std::string())) _exit(0);
+      if (!extension::WriteMessage(fd, extension::ReplyKind::kEnd, std::string())) _exit(0);
       return;
     }
     items.append(it->second);
@@ -124,7 +124,7 @@ void WorkerHeldItems::Collate(int fd, internal::RequestedRow& row,
     pickled = pickle.attr("dumps")(batch, pickle.attr("HIGHEST_PROTOCOL"));
   } catch (py::error_already_set& e) {
     // Raised by collate_fn itself, or by pickling what it returned.
-    internal::SendErrorReply(fd, CollateErrorFor(e, "collate_fn raised "));
+    extension::SendErrorReply(fd, CollateErrorFor(e, "collate_fn raised "));
     return;
   }
   char* data = nullptr;

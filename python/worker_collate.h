@@ -38,9 +38,9 @@
 
 #include "feedline/sample.h"
 #include "python/python_support.h"
-#include "src/process/process_workers.h"
-#include "src/process/worker_child.h"
-#include "src/process/worker_protocol.h"
+#include "feedline/extension/worker_child.h"
+#include "feedline/extension/worker_processes.h"
+#include "feedline/extension/worker_protocol.h"
 
 namespace feedline::python {
 
@@ -52,7 +52,7 @@ bool AwaitingWorkerCollate();
 class WorkerCollate {
  public:
   // Set once the loader is built (its processes exist only then).
-  void set_workers(std::weak_ptr<internal::ProcessWorkers> workers) {
+  void set_workers(std::weak_ptr<extension::WorkerProcesses> workers) {
     std::lock_guard<std::mutex> lock(mu_);
     workers_ = std::move(workers);
   }
@@ -80,7 +80,7 @@ class WorkerCollate {
   };
 
   std::mutex mu_;
-  std::weak_ptr<internal::ProcessWorkers> workers_;            // GUARDED_BY(mu_)
+  std::weak_ptr<extension::WorkerProcesses> workers_;            // GUARDED_BY(mu_)
   std::unordered_map<const Sample*, Origin> origins_;          // GUARDED_BY(mu_)
   std::unordered_map<int, Counter> counters_;                   // GUARDED_BY(mu_)
 };
@@ -97,8 +97,8 @@ class WorkerHeldItems {
   // After a sample reply with `item` was staged.
   void Keep(const py::object& item);
   // Serves a kCollate request for the rows of `row`, answering on `fd`.
-  void Collate(int fd, internal::RequestedRow& row, internal::ReplyStaging& staging,
-               internal::SampleReply& reply);
+  void Collate(int fd, extension::RequestedRow& row, extension::ReplyStaging& staging,
+               extension::SampleReply& reply);
 
  private:
   py::object collate_fn_;

@@ -5,19 +5,19 @@
 #include <string>
 
 #include "feedline/error.h"
+#include "feedline/extension/worker_protocol.h"
 #include "python/python_seeding.h"
-#include "src/process/worker_protocol.h"
 
 namespace feedline::python {
 namespace {
 
-using internal::ErrorReply;
-using internal::ReplyKind;
-using internal::ReplyStaging;
-using internal::RequestedRow;
-using internal::RequestKind;
-using internal::SampleReply;
-using internal::WorkRequest;
+using extension::ErrorReply;
+using extension::ReplyKind;
+using extension::ReplyStaging;
+using extension::RequestedRow;
+using extension::RequestKind;
+using extension::SampleReply;
+using extension::WorkRequest;
 
 // Reads the next request (and the batch row it names) without the GIL, so
 // threads the dataset started keep running while this worker is idle.
@@ -63,20 +63,20 @@ void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, Repl
 // type again (ErrorCause::kInterrupt).
 ErrorReply ErrorFor(py::error_already_set& e) {
   if (IsInterrupt(e)) {
-    return internal::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
+    return extension::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
   }
-  return internal::ExceptionReply(PythonErrorText(e), PythonErrorOrigin(e).exception_type);
+  return extension::ExceptionReply(PythonErrorText(e), PythonErrorOrigin(e).exception_type);
 }
 
 void ReplyDone(int fd, ReplyKind kind) {
-  if (!internal::WriteMessage(fd, kind, std::string())) _exit(0);
+  if (!extension::WriteMessage(fd, kind, std::string())) _exit(0);
 }
 
 // The state of one worker: its dataset and, for an IterableDataset, the
 // current pass.
 class Worker {
  public:
-  Worker(const internal::WorkerChannel& channel, const PythonWorkerConfig& config)
+  Worker(const extension::WorkerChannel& channel, const PythonWorkerConfig& config)
       : fd_(channel.socket_fd), row_(channel), staging_(channel.arena_fd),
         dataset_(config.dataset), seed_samples_(config.seed_samples),
         held_(config.collate_fn ? config.collate_fn->get() : py::none(), config.held_limit) {}
@@ -110,14 +110,14 @@ class Worker {
             staging_.Append(&gather_, &reply_);
             held_.Keep(item);
           } catch (py::error_already_set& e) {
-            internal::AppendErrorReply(&gather_, ErrorFor(e));
+            extension::AppendErrorReply(&gather_, ErrorFor(e));
           } catch (const SampleError& e) {
-            internal::AppendErrorReply(&gather_, internal::SampleErrorReply(e));
+            extension::AppendErrorReply(&gather_, extension::SampleErrorReply(e));
           } catch (const std::exception& e) {
-            internal::AppendErrorReply(&gather_, internal::ExceptionReply(e.what()));
+            extension::AppendErrorReply(&gather_, extension::ExceptionReply(e.what()));
           }
         }
-        if (!internal::WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);
+        if (!extension::WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);
         return;
       }
       case RequestKind::kCollate:
@@ -167,8 +167,8 @@ class Worker {
 
 }  // namespace
 
-void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorkerConfig& config) {
-  internal::EnterWorkerChild(channel);
+void RunWorkerProcess(const extension::WorkerChannel& channel, const PythonWorkerConfig& config) {
+  extension::EnterWorkerChild(channel);
   const int fd = channel.socket_fd;
   try {
     WorkerInfoScope info(channel.worker_id, channel.num_workers, channel.seed, 0, config.dataset);
@@ -184,8 +184,8 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
       try {
         config.worker_init_fn->get()(channel.worker_id);
       } catch (py::error_already_set& e) {
-        internal::SendErrorReply(
-            fd, internal::WorkerInitReply(std::string("worker_init_fn raised ") + e.what()));
+        extension::SendErrorReply(
+            fd, extension::WorkerInitReply(std::string("worker_init_fn raised ") + e.what()));
         _exit(1);
       }
     }
@@ -199,11 +199,11 @@ void RunWorkerProcess(const internal::WorkerChannel& channel, const PythonWorker
       try {
         worker.Serve(request);
       } catch (py::error_already_set& e) {
-        internal::SendErrorReply(fd, ErrorFor(e));
+        extension::SendErrorReply(fd, ErrorFor(e));
       } catch (const SampleError& e) {
-        internal::SendErrorReply(fd, internal::SampleErrorReply(e));
+        extension::SendErrorReply(fd, extension::SampleErrorReply(e));
       } catch (const std::exception& e) {
-        internal::SendErrorReply(fd, internal::ExceptionReply(e.what()));
+        extension::SendErrorReply(fd, extension::ExceptionReply(e.what()));
       }
     }
   } catch (...) {

@@ -6,17 +6,17 @@
 // get_worker_info() naming this worker) or take its next item.
 //
 // The process setup (die with the parent, ignore SIGINT, close the other
-// workers' descriptors) and the staging are the library's
-// (src/process/worker_child.h). The child leaves with _exit: it never runs
-// the parent's atexit handlers or destructors.
+// workers' descriptors) and the staging are the library's, through its
+// extension surface (feedline/extension/worker_child.h). The child leaves
+// with _exit: it never runs the parent's atexit handlers or destructors.
 #ifndef FEEDLINE_PYTHON_WORKER_PROCESS_H_
 #define FEEDLINE_PYTHON_WORKER_PROCESS_H_
 
 #include <memory>
 
+#include "feedline/extension/worker_child.h"
 #include "python/python_support.h"
 #include "python/worker_collate.h"
-#include "src/process/worker_child.h"
 
 namespace feedline::python {
 
@@ -36,7 +36,7 @@ struct PythonWorkerConfig {
 };
 
 // Runs in the child right after the fork. REQUIRES: the GIL. Never returns.
-[[noreturn]] void RunWorkerProcess(const internal::WorkerChannel& channel,
+[[noreturn]] void RunWorkerProcess(const extension::WorkerChannel& channel,
                                    const PythonWorkerConfig& config);
 
 }  // namespace feedline::python

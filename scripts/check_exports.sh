@@ -23,11 +23,21 @@ if [[ -n $leaked ]]; then
 fi
 
 # Classes users derive from or catch need their vtables and type information
-# exported; the loader's entry points must be there.
+# exported; the loader's entry points must be there. So must the extension
+# surface (include/feedline/extension/, installed): the program a worker
+# process runs is derived from WorkerProgram or NativeWorkerProgram, its
+# child stages replies with ReplyStaging, and a front end builds its loader
+# with BuildDataLoader.
 for required in 'vtable for feedline::Dataset' 'typeinfo for feedline::SampleError' \
                  'typeinfo for feedline::Error' 'feedline::DataLoader::Next()' \
                  'feedline::Sample::Allocate(' 'feedline::vision::DecodeImage(' \
-                 'feedline::storage::ShardDataset::ShardDataset('; do
+                 'feedline::storage::ShardDataset::ShardDataset(' \
+                 'typeinfo for feedline::extension::WorkerProgram' \
+                 'vtable for feedline::extension::NativeWorkerProgram' \
+                 'feedline::extension::WorkerProgram::RaiseError(' \
+                 'feedline::extension::ReplyStaging::AddField(' \
+                 'feedline::extension::BuildDataLoader(' \
+                 'feedline::extension::ExitCodeOf('; do
   if ! grep -qF -- "$required" <<<"$symbols"; then
     echo "check_exports: $lib does not export $required" >&2
     status=1

@@ -10,13 +10,16 @@ include to it:
   through them; never those of another layer, and no program layer's.
 - A program layer (feedline_program_layer: synth, tools, python) is built on
   the library's public headers: it may include any header under
-  include/feedline/, its own and those of the program layers it uses, and no
-  `src/` header of a library layer (SRC_INCLUDES_LEFT lists the files that
-  still do, each with its reason).
+  include/feedline/ (the extension surface, include/feedline/extension/,
+  included), its own and those of the program layers it uses, and no `src/`
+  header of a library layer.
+- A public header (include/) includes no `src/` header: it is installed, or
+  read by the programs built on the public headers.
 
 A layer's code is src/<name>/ if that directory exists, else <name>/; a
 public header belongs to the layer that implements it: include/feedline/<name>/
-to layer <name>, a top-level one to the directory whose .cc has its name
+to layer <name>, a top-level one or one of the extension surface
+(include/feedline/extension/) to the directory whose .cc has its name
 (feedline/batch.h: src/loader/batch.cc), or else to the layer
 PUBLIC_HEADERS_WITHOUT_SOURCE names. Every `#include "src/..."`,
 `"feedline/..."`, `"tools/..."` and `"python/..."` of src/, include/,
@@ -54,23 +57,16 @@ PUBLIC_HEADERS_WITHOUT_SOURCE = {
     "tuning.h": "loader",
     # The umbrella header includes every top-level public header.
     "feedline.h": "loader_factory",
+    # The extension surface (docs/architecture.md, "Extension surface").
+    "extension/loader_spec.h": "loader_factory",
+    "extension/worker_program.h": "process",
+    "extension/worker_processes.h": "process",
 }
 
-# Files of a program layer that still include a library layer's src/
-# headers: the binding's worker processes and its loader construction, which
-# use the process layer's internals until they have a public surface. The
-# check fails on an entry whose file no longer includes one, so the list
-# only shrinks.
-SRC_INCLUDES_LEFT = {
-    "python/feedline_module.cc": "builds loaders with src/loader_factory/build_data_loader.h "
-                                 "and reads worker exit codes (src/process/worker_death.h)",
-    "python/python_worker_program.h": "a Python dataset's program for src/process's "
-                                      "worker processes",
-    "python/worker_process.h": "runs a Python dataset in src/process's worker child",
-    "python/worker_process.cc": "answers src/process's worker protocol",
-    "python/worker_collate.h": "a collate_fn in src/process's worker processes: its "
-                               "kCollate request and the child's staging",
-}
+# The directory of public headers that extend the library (worker programs,
+# loader construction): no layer of its own, each header belongs to the
+# layer that implements it, as a top-level one does.
+EXTENSION = "extension"
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*["<]((?:src|feedline|tools|python)/[^">]+)[">]')
 CALL = re.compile(r"\b(feedline_(?:library|program)_layer)\s*\(([^)]*)\)")
@@ -183,12 +179,15 @@ def layer_of_public_header(path, layers, stems):
     parts = path.split("/")
     if len(parts) == 3 and parts[1] in layers:
         return parts[1]
-    if len(parts) != 2:
+    if len(parts) == 3 and parts[1] == EXTENSION:
+        name = f"{EXTENSION}/{parts[2]}"
+    elif len(parts) != 2:
         raise LayeringError(f"{path}: no layer is named {parts[1]} ({DECLARATION})")
-    name = parts[1]
+    else:
+        name = parts[1]
     if name in PUBLIC_HEADERS_WITHOUT_SOURCE:
         return PUBLIC_HEADERS_WITHOUT_SOURCE[name]
-    owners = stems.get(name[: -len(".h")], [])
+    owners = stems.get(name.split("/")[-1][: -len(".h")], [])
     if len(owners) != 1:
         raise LayeringError(
             f"{path}: implemented in {len(owners)} layers "
@@ -217,7 +216,6 @@ def problems_of(root, layers):
     stems = stems_of_sources(root, layers)
     problems = []
     between = 0
-    left = set()
     for path in source_files(root, layers):
         source = layers[layer_of_path(path, layers, stems)]
         with open(os.path.join(root, path), encoding="utf-8", errors="replace") as f:
@@ -230,14 +228,16 @@ def problems_of(root, layers):
             target = layers[layer_of_path(included, layers, stems)]
             public = included.startswith("feedline/")
             where = f"{path}:{number}: includes \"{included}\""
+            if path.startswith("include/") and not public:
+                problems.append(f"{where}: a public header includes public headers only "
+                                "(include/feedline/), no src/ header")
+                continue
             if source.kind == "program" and target.kind == "library":
                 if public:
                     continue
-                if path in SRC_INCLUDES_LEFT:
-                    left.add(path)
-                    continue
                 problems.append(f"{where}: {source.name} is built on the public headers "
-                                f"(include/feedline/), not on {target.name}'s src/ headers")
+                                f"(include/feedline/, its extension surface included), not on "
+                                f"{target.name}'s src/ headers")
                 continue
             if target is source:
                 continue
@@ -249,10 +249,6 @@ def problems_of(root, layers):
                     allowed = ", ".join(sorted(source.may_use - {source.name})) or "none"
                     why = f"{source.name} may not use {target.name} (it may use: {allowed})"
                 problems.append(f"{where}: {why}")
-    for path, reason in sorted(SRC_INCLUDES_LEFT.items()):
-        if path not in left:
-            problems.append(f"{path}: listed in SRC_INCLUDES_LEFT ({reason}) but includes no "
-                            "src/ header any more: remove its entry (scripts/check_layering.py)")
     return problems, between
 
 

@@ -9,8 +9,8 @@
 #     clone: `import feedline`, `feedline --help` and `python -m feedline
 #     --help`; mypy on examples/ and stubtest of the native module's stubs
 #     against the installed module;
-#  2. `pip wheel COPY`: the package and its compiled module, no executable
-#     and no other shared object; then, with the copy and the CMake build
+#  2. `pip wheel COPY`: the package, its compiled module and the
+#     libfeedline.so beside it, no executable and no other shared object; then, with the copy and the CMake build
 #     directory moved out of reach, the wheel installed into another fresh
 #     venv with numpy 2 and an example run end to end: the `feedline` entry
 #     point (the C++ command inside the module) says what it does with
@@ -203,10 +203,12 @@ for member in feedline/__init__.py feedline/__main__.py feedline/py.typed feedli
   grep -q "^$member" <<<"$contents" || fail "the wheel lacks $member"
 done
 # Nothing but the package and its metadata (no scripts, headers, CMake
-# files), and of the package's files only Python, the type information and
-# the one compiled module.
+# files), and of the package's files only Python, the type information, the
+# one compiled module and the library it links (one file: a wheel holds no
+# symbolic links).
 members=$(tail -n +2 <<<"$contents" | sed -n 's/^\([^ ]*\) .*/\1/p' | grep -v '/$' || true)
-others=$(grep -v -E '^feedline/.*\.(py|pyi)$|^feedline/py\.typed$|^feedline/_feedline\.cpython-[^/]*\.so$|^feedline-[0-9.]*\.dist-info/' <<<"$members" || true)
+grep -q -x 'feedline/libfeedline\.so' <<<"$members" || fail "the wheel lacks feedline/libfeedline.so"
+others=$(grep -v -E '^feedline/.*\.(py|pyi)$|^feedline/py\.typed$|^feedline/_feedline\.cpython-[^/]*\.so$|^feedline/libfeedline\.so$|^feedline-[0-9.]*\.dist-info/' <<<"$members" || true)
 [ -z "$others" ] || fail "the wheel holds more than the package: $(head -5 <<<"$others")"
 entry_points=$("$python" -c 'import sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as wheel:
@@ -214,7 +216,7 @@ with zipfile.ZipFile(sys.argv[1]) as wheel:
     print(wheel.read(name).decode())' "$wheel")
 grep -q -x "feedline = feedline.__main__:main" <<<"$entry_points" ||
   fail "the wheel declares no feedline entry point: $entry_points"
-pass "wheel contents: the package, one compiled module, the feedline entry point"
+pass "wheel contents: the package, one compiled module and its libfeedline, the feedline entry point"
 
 # README's first example, run below as a newcomer would run it.
 cp "$src/README.md" "$work/README.md"
@@ -230,7 +232,7 @@ rm -rf "$venv"
 "$python" -m venv "$venv"
 "$venv/bin/python" -m pip "${pip_install[@]}" "$wheel" "numpy>=2" 2> >(unlisted_index >&2)
 site=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_path('platlib'))")
-for elf in "$site"/feedline/_feedline.*.so; do
+for elf in "$site"/feedline/_feedline.*.so "$site"/feedline/libfeedline.so; do
   [ -f "$elf" ] || fail "not installed: $elf"
   runpath=$(readelf -d "$elf" | sed -n 's/.*(\(RPATH\|RUNPATH\)).*\[\(.*\)\]/\2/p')
   absolute=$(tr ':' '\n' <<<"$runpath" | grep -v -e '^$' -e '^\$ORIGIN' || true)

@@ -26,11 +26,6 @@ ProcessWorkerOptions ProcessOptionsFor(const LoaderSpec& spec) {
 
 }  // namespace
 
-bool LoadsInWorkerProcesses(WorkerMode mode, bool holds_global_lock, int num_workers) {
-  if (num_workers <= 0 && num_workers != kAuto) return false;
-  return mode == WorkerMode::kProcess || (mode == WorkerMode::kAuto && holds_global_lock);
-}
-
 BuiltEngine BuildEngine(LoaderSpec spec) {
   if (!spec.dataset && !spec.stream) throw Error("DataLoader: dataset must not be null");
   if (spec.dataset && spec.stream) {
@@ -65,9 +60,18 @@ BuiltEngine BuildEngine(LoaderSpec spec) {
           std::move(workers)};
 }
 
+}  // namespace feedline::internal
+
+namespace feedline::extension {
+
+bool LoadsInWorkerProcesses(WorkerMode mode, bool holds_global_lock, int num_workers) {
+  if (num_workers <= 0 && num_workers != kAuto) return false;
+  return mode == WorkerMode::kProcess || (mode == WorkerMode::kAuto && holds_global_lock);
+}
+
 BuiltLoader BuildDataLoader(LoaderSpec spec) {
-  BuiltEngine built = BuildEngine(std::move(spec));
+  internal::BuiltEngine built = internal::BuildEngine(std::move(spec));
   return {std::make_unique<DataLoader>(std::move(built.engine)), std::move(built.processes)};
 }
 
-}  // namespace feedline::internal
+}  // namespace feedline::extension

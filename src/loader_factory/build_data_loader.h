@@ -23,22 +23,23 @@
 #include <memory>
 
 #include "feedline/data_loader.h"
+#include "feedline/extension/build_data_loader.h"
 #include "feedline/loader_options.h"
 #include "src/loader_factory/loader_spec.h"
 #include "src/process/process_workers.h"
 
 namespace feedline::internal {
 
+// BuiltLoader, BuildDataLoader, LoadsInWorkerProcesses and WorkerProcesses are the extension
+// surface's (feedline/extension/build_data_loader.h); BuildEngine, the
+// engine without its DataLoader, is the library's own.
+using extension::BuildDataLoader;
+using extension::BuiltLoader;
+using extension::LoadsInWorkerProcesses;
+using extension::WorkerProcesses;
+
 class Engine;
 
-// The decision of worker_mode: whether a loader's samples load in worker
-// processes. kThread and num_workers = 0 never do (with no worker, samples
-// load in the calling thread); kProcess with workers (a fixed count, or
-// kAuto) does; kAuto does for a dataset that holds a global lock while it
-// loads (a Python __getitem__ / __next__ holds the GIL), and not for a C++
-// one, which runs without it, so processes would only add a round trip per
-// claim.
-bool LoadsInWorkerProcesses(WorkerMode mode, bool holds_global_lock, int num_workers);
 
 struct BuiltEngine {
   std::unique_ptr<Engine> engine;
@@ -48,15 +49,8 @@ struct BuiltEngine {
   std::shared_ptr<ProcessWorkers> processes;
 };
 
-struct BuiltLoader {
-  std::unique_ptr<DataLoader> loader;
-  std::shared_ptr<ProcessWorkers> processes;  // as BuiltEngine::processes
-};
-
-// Throws Error for a spec with neither or both of dataset and stream, and
-// whatever the engine refuses in the options.
+// Throws as BuildDataLoader does.
 BuiltEngine BuildEngine(LoaderSpec spec);
-BuiltLoader BuildDataLoader(LoaderSpec spec);
 
 }  // namespace feedline::internal
 

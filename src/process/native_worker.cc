@@ -1,4 +1,4 @@
-#include "src/process/native_worker.h"
+#include "feedline/extension/native_worker.h"
 
 #include <unistd.h>
 
@@ -11,8 +11,11 @@
 #include "src/core/sample_context_access.h"
 #include "src/process/worker_child.h"
 
-namespace feedline::internal {
+namespace feedline::extension {
 namespace {
+
+using internal::SampleBinder;
+using internal::SampleContextAccess;
 
 // Loads one sample (`load(sample, ctx)`: Get, or a stream's Next, false at
 // its end) into `staging` and replies (to `gather`, when it is not null: a
@@ -196,4 +199,4 @@ void NativeWorkerProgram::RaiseError(const ErrorReply& error, int64_t index) con
   WorkerProgram::RaiseError(error, index);
 }
 
-}  // namespace feedline::internal
+}  // namespace feedline::extension

@@ -26,20 +26,14 @@
 #include <initializer_list>
 #include <thread>
 
+#include "feedline/extension/worker_program.h"
 #include "src/core/mutex.h"
 #include "src/core/thread_annotations.h"
 
 namespace feedline::internal {
 
-// What runs around a fork, on the spawner thread. Calls are serialized.
-class ForkHooks {
- public:
-  virtual ~ForkHooks() = default;
-  virtual void BeforeFork() {}
-  virtual void AfterForkInParent() {}
-  // In the child, before `child_main`.
-  virtual void AfterForkInChild() {}
-};
+// ForkHooks: feedline/extension/worker_program.h.
+using extension::ForkHooks;
 
 class ProcessSpawner {
  public:

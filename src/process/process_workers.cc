@@ -18,6 +18,30 @@
 #include "src/core/sample_binder.h"
 #include "src/process/shared_arena.h"
 
+namespace feedline::extension {
+
+void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
+  throw SampleError(error.kind, error.source, error.message, index, error.origin);
+}
+
+void WorkerProgram::RaiseStreamDeath(int worker, const WorkerDeath& death) const {
+  FailureOrigin origin;
+  origin.worker_pid = death.pid;
+  origin.signal = death.signal;
+  throw SampleError(FailureKind::kWorkerDied, "",
+                    StreamDeathMessage(worker, death) +
+                        ", so its pass ends here (the items already delivered stand; the next "
+                        "epoch starts a fresh worker)",
+                    -1, std::move(origin));
+}
+
+std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
+  return "DataLoader worker process " + std::to_string(worker) + " of the IterableDataset " +
+         death.Describe() + "; its iterator cannot be replayed";
+}
+
+}  // namespace feedline::extension
+
 namespace feedline::internal {
 namespace {
 
@@ -61,26 +85,6 @@ bool WaitForReply(int fd, pid_t pid, const std::atomic<int64_t>& abandoned_at_ns
 }
 
 }  // namespace
-
-void WorkerProgram::RaiseError(const ErrorReply& error, int64_t index) const {
-  throw SampleError(error.kind, error.source, error.message, index, error.origin);
-}
-
-void WorkerProgram::RaiseStreamDeath(int worker, const WorkerDeath& death) const {
-  FailureOrigin origin;
-  origin.worker_pid = death.pid;
-  origin.signal = death.signal;
-  throw SampleError(FailureKind::kWorkerDied, "",
-                    StreamDeathMessage(worker, death) +
-                        ", so its pass ends here (the items already delivered stand; the next "
-                        "epoch starts a fresh worker)",
-                    -1, std::move(origin));
-}
-
-std::string StreamDeathMessage(int worker, const WorkerDeath& death) {
-  return "DataLoader worker process " + std::to_string(worker) + " of the IterableDataset " +
-         death.Describe() + "; its iterator cannot be replayed";
-}
 
 struct ProcessWorkers::Worker {
   explicit Worker(int id) : id(id) {}
@@ -456,14 +460,13 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   return false;
 }
 
-ProcessWorkers::Outcome ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, WorkRequest request,
-                                                       const std::string& body,
-                                                       Sample* out) const {
+bool ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, WorkRequest request,
+                                    const std::string& body, Sample* out) const {
   Worker& worker = this->worker(w);
   {
     std::lock_guard<std::mutex> lock(worker.mu);
     if (shutdown_.load() || worker.in_use || worker.pid <= 0 || worker.serial != serial) {
-      return Outcome::kDied;
+      return false;
     }
     worker.in_use = true;
   }
@@ -483,11 +486,10 @@ ProcessWorkers::Outcome ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, Wo
   ReplyKind kind;
   WorkerDeath death;
   if (!Call(worker, request, -1, out, nullptr, &kind, &death)) {
-    if (shutdown_.load()) return Outcome::kClosing;
-    worker.died = true;
-    return Outcome::kDied;
+    if (!shutdown_.load()) worker.died = true;
+    return false;
   }
-  return kind == ReplyKind::kSample ? Outcome::kSample : Outcome::kEnd;
+  return kind == ReplyKind::kSample;
 }
 
 bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,

@@ -43,6 +43,8 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "feedline/extension/worker_processes.h"
+#include "feedline/extension/worker_program.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "src/loader/load_backend.h"
@@ -72,52 +74,13 @@ struct ProcessWorkerOptions {
   int64_t max_restarts = 100;       // over the loader's life
 };
 
-// What the worker processes run, and how the parent reads their answers.
-// The fork hooks run on the spawner thread around each fork.
-class WorkerProgram : public ForkHooks {
- public:
-  // In the child, right after the fork: calls EnterWorkerChild(channel),
-  // replies kReady once set up, then serves requests until end of file and
-  // _exits (returning _exits with status 0).
-  virtual void RunChild(const WorkerChannel& channel) = 0;
-  // In the parent, before a sample reply's fields are copied (the Python
-  // binding checks the sample's schema here). A reply whose schema repeats
-  // the one this worker sent last, which CheckReply accepted, is not
-  // checked again: the check must depend only on the schema. Default:
-  // nothing.
-  virtual void CheckReply(const SampleReply& reply) const { (void)reply; }
-  // In the parent, on the loading thread, as a sample reply of `worker`'s
-  // process number `process` (1 for its first, 2 for the one started after
-  // it, ...) is read into `out`, before CheckReply: the replies of one
-  // process, counted from 0, are the sequence numbers a kCollate request
-  // names. Default: nothing.
-  virtual void OnSampleReply(int worker, int64_t process, const Sample* out) const {
-    (void)worker, (void)process, (void)out;
-  }
-  // In the parent: raises what an error reply says, for sample (or stream
-  // item) `index`. Default: SampleError(reason, source, message, index).
-  [[noreturn]] virtual void RaiseError(const ErrorReply& error, int64_t index) const;
-  // In the parent: raises that the process of stream worker `worker` died
-  // mid-pass (`death` says how); a stream cannot be replayed, so that
-  // worker's pass ends there. Default: a SampleError (kWorkerDied) naming
-  // the worker and how it died, for the error policy; the Python program
-  // raises a RuntimeError, which ends the epoch whatever the policy.
-  [[noreturn]] virtual void RaiseStreamDeath(int worker, const WorkerDeath& death) const;
-  // What opening a stream's pass is called in a failure's message, before
-  // the child's message. Default: "IterableDataset::Open raised ".
-  virtual std::string OpenFailurePrefix() const { return "IterableDataset::Open raised "; }
-};
-
-// What RaiseStreamDeath says first (the worker, how it died, that it cannot
-// be replayed), for a program that raises it as its own type.
-std::string StreamDeathMessage(int worker, const WorkerDeath& death);
-
-class ProcessWorkers {
+// WorkerProgram and StreamDeathMessage: feedline/extension/worker_program.h.
+class ProcessWorkers final : public WorkerProcesses {
  public:
   // Throws Error if options.num_workers < 1.
   ProcessWorkers(std::shared_ptr<WorkerProgram> program, ProcessWorkerOptions options);
   // Stops and reaps every worker process.
-  ~ProcessWorkers();
+  ~ProcessWorkers() override;
   ProcessWorkers(const ProcessWorkers&) = delete;
   ProcessWorkers& operator=(const ProcessWorkers&) = delete;
 
@@ -152,14 +115,6 @@ class ProcessWorkers {
   Outcome Exchange(int worker, const WorkRequest& request, Sample* out, SampleContext* ctx,
                    WorkerDeath* death) const;
 
-  // One request to `worker`'s process (a kCollate), made only if it is
-  // still process number `process` (OnSampleReply) and no thread is loading
-  // through it; `body` follows the request. kDied also when it is busy or another process; an error reply
-  // raises as the program says (for index -1). A death is handled as in
-  // Exchange: the next load restarts the process.
-  Outcome ExchangeIfIdle(int worker, int64_t process, WorkRequest request, const std::string& body,
-                         Sample* out) const;
-
   // A request still running 200 ms after this has its process killed (its
   // thread sees "cancelled"), so a stuck sample of an abandoned epoch does
   // not hold up the next one.
@@ -167,7 +122,7 @@ class ProcessWorkers {
   // Ends all worker processes now: waiting threads return (as "cancelled"),
   // idle workers exit, busy ones are killed after 500 ms. No restarts follow,
   // and a process another thread forks meanwhile is ended by that thread.
-  void Shutdown() const;
+  void Shutdown() const override;
   bool closing() const { return shutdown_.load(); }
 
   // The allocator the loader's batch slots must come from so that the
@@ -175,9 +130,11 @@ class ProcessWorkers {
   std::shared_ptr<SlotAllocator> slot_allocator() const { return slots_; }
 
   // The live worker processes' ids (-1 where none runs).
-  std::vector<int64_t> worker_pids() const;
+  std::vector<int64_t> worker_pids() const override;
   // Replacements started for workers that died.
-  int64_t restarts() const { return restarts_.load(std::memory_order_relaxed); }
+  int64_t restarts() const override { return restarts_.load(std::memory_order_relaxed); }
+  bool ExchangeIfIdle(int worker, int64_t process, WorkRequest request, const std::string& body,
+                      Sample* out) const override;
   const ProcessWorkerOptions& options() const { return options_; }
 
  private:

@@ -1,4 +1,4 @@
-#include "src/process/worker_child.h"
+#include "feedline/extension/worker_child.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,9 +9,14 @@
 #include "feedline/error.h"
 #include "src/core/sample_binder.h"
 #include "src/process/process_spawner.h"
+#include "src/process/shared_arena.h"
 
-namespace feedline::internal {
+namespace feedline::extension {
 namespace {
+
+using internal::CloseInheritedFdsExcept;
+using internal::SampleBinder;
+using internal::SharedArena;
 
 constexpr size_t kAlign = 64;
 constexpr size_t kGrowStep = size_t{1} << 20;
@@ -109,19 +114,27 @@ void ReplyStaging::AddInPlace(const std::string& name, DType dtype, const Shape&
   reply->fields.push_back(std::move(meta));
 }
 
+struct ReplyStaging::Arena {
+  SharedArena memory;
+};
+
 ReplyStaging::ReplyStaging(int arena_fd) {
-  if (arena_fd >= 0) arena_ = SharedArena::Attach(arena_fd);
+  if (arena_fd >= 0) arena_ = std::make_unique<Arena>(Arena{SharedArena::Attach(arena_fd)});
   shared_ = arena_fd >= 0;
 }
+
+ReplyStaging::~ReplyStaging() = default;
+
+char* ReplyStaging::data() { return shared_ ? arena_->memory.data() : buffer_.data(); }
 
 size_t ReplyStaging::Take(size_t bytes) {
   const size_t offset = AlignUp(used_, kAlign);
   const size_t needed = offset + bytes;
   if (shared_) {
-    if (needed > arena_.size()) {
-      const size_t grown = AlignUp(std::max(needed, arena_.size() * 2), kGrowStep);
+    if (needed > arena_->memory.size()) {
+      const size_t grown = AlignUp(std::max(needed, arena_->memory.size() * 2), kGrowStep);
       std::string error;
-      if (!arena_.Reserve(grown, &error)) {
+      if (!arena_->memory.Reserve(grown, &error)) {
         throw SampleError(FailureKind::kMemory, "",
                           "the worker's shared memory cannot grow to " +
                               std::to_string(grown >> 20) + " MB: " + error);
@@ -147,14 +160,14 @@ char* ReplyStaging::AddField(const std::string& name, DType dtype, const Shape& 
 }
 
 bool ReplyStaging::Send(int fd, SampleReply* reply) {
-  reply->arena_bytes = shared_ ? arena_.size() : 0;
+  reply->arena_bytes = shared_ ? arena_->memory.size() : 0;
   const std::string body = EncodeSampleReply(*reply);
   return shared_ ? WriteMessage(fd, ReplyKind::kSample, body)
                  : WriteMessage(fd, ReplyKind::kSample, body, buffer_.data(), used_);
 }
 
 void ReplyStaging::Append(std::string* out, SampleReply* reply) {
-  reply->arena_bytes = shared_ ? arena_.size() : 0;
+  reply->arena_bytes = shared_ ? arena_->memory.size() : 0;
   const std::string body = EncodeSampleReply(*reply);
   if (shared_) {
     AppendMessage(out, ReplyKind::kSample, body);
@@ -171,4 +184,4 @@ void SendErrorReply(int fd, const ErrorReply& error) {
   if (!WriteMessage(fd, ReplyKind::kError, EncodeErrorReply(error))) _exit(0);
 }
 
-}  // namespace feedline::internal
+}  // namespace feedline::extension

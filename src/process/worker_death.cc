@@ -62,20 +62,6 @@ int64_t ReadOomKills() {
   return -1;
 }
 
-std::string WorkerDeath::Describe() const {
-  std::string out = how;
-  if (oom_after < 0) {
-    out += "; the cgroup's OOM kill count is not readable here";
-  } else if (killed_by_oom) {
-    out += "; the kernel's OOM killer acted meanwhile (cgroup memory.events oom_kill " +
-           std::to_string(oom_before) + " -> " + std::to_string(oom_after) +
-           "): the worker probably ran out of memory";
-  } else {
-    out += "; not the OOM killer (cgroup oom_kill count unchanged)";
-  }
-  return out;
-}
-
 OomKillCounter::OomKillCounter() : seen_(ReadOomKills()) {}
 
 void OomKillCounter::Check(WorkerDeath* death) {
@@ -102,14 +88,6 @@ ProcessEnd ReapBy(pid_t pid, std::chrono::steady_clock::time_point deadline) {
   return end;
 }
 
-std::optional<int> ExitCodeOf(pid_t pid) {
-  std::lock_guard<std::mutex> lock(exit_codes_mu);
-  for (auto it = exit_codes.rbegin(); it != exit_codes.rend(); ++it) {
-    if (it->first == pid) return it->second;
-  }
-  return std::nullopt;
-}
-
 std::string DescribeEnd(pid_t pid, const ProcessEnd& end) {
   std::string how = "ended";
   if (end.killed) {
@@ -123,3 +101,29 @@ std::string DescribeEnd(pid_t pid, const ProcessEnd& end) {
 }
 
 }  // namespace feedline::internal
+
+namespace feedline::extension {
+
+std::string WorkerDeath::Describe() const {
+  std::string out = how;
+  if (oom_after < 0) {
+    out += "; the cgroup's OOM kill count is not readable here";
+  } else if (killed_by_oom) {
+    out += "; the kernel's OOM killer acted meanwhile (cgroup memory.events oom_kill " +
+           std::to_string(oom_before) + " -> " + std::to_string(oom_after) +
+           "): the worker probably ran out of memory";
+  } else {
+    out += "; not the OOM killer (cgroup oom_kill count unchanged)";
+  }
+  return out;
+}
+
+std::optional<int> ExitCodeOf(pid_t pid) {
+  std::lock_guard<std::mutex> lock(internal::exit_codes_mu);
+  for (auto it = internal::exit_codes.rbegin(); it != internal::exit_codes.rend(); ++it) {
+    if (it->first == pid) return it->second;
+  }
+  return std::nullopt;
+}
+
+}  // namespace feedline::extension

@@ -1,7 +1,6 @@
-// How a worker process ended, told so that a user can act on it: the signal
-// or exit status, and whether the kernel's OOM killer acted meanwhile (the
-// cgroup's memory.events oom_kill count, v1's memory.oom_control), instead
-// of a guess.
+// The diagnosis of a worker process's death (WorkerDeath,
+// feedline/extension/worker_death.h): reaping it, the cgroup's OOM kill
+// count before and after.
 //
 // Thread safety: free functions; OomKillCounter is safe from any thread.
 #ifndef FEEDLINE_SRC_PROCESS_WORKER_DEATH_H_
@@ -15,19 +14,13 @@
 #include <optional>
 #include <string>
 
+#include "feedline/extension/worker_death.h"
+
 namespace feedline::internal {
 
-struct WorkerDeath {
-  std::string how;  // "(pid 12) was killed by signal 9 (Killed)", "... exited with status 1"
-  int64_t pid = -1;  // the process, where one was running
-  int signal = 0;    // the signal that killed it; 0 if it exited or is not known
-  bool killed_by_oom = false;
-  int64_t oom_before = -1;  // the cgroup's OOM kill count at the previous check, -1 unreadable
-  int64_t oom_after = -1;
-
-  // `how` and what the OOM count says.
-  std::string Describe() const;
-};
+// WorkerDeath and ExitCodeOf are the extension surface's
+// (feedline/extension/worker_death.h); the rest is the process layer's own.
+using namespace ::feedline::extension;  // NOLINT(build/namespaces): one surface, two names
 
 // The cgroup's OOM kill count, remembered between deaths so each death is
 // compared with the count at the previous one.
@@ -58,12 +51,6 @@ ProcessEnd ReapBy(pid_t pid, std::chrono::steady_clock::time_point deadline);
 
 // "(pid N) was killed by signal 9 (Killed)" and the like.
 std::string DescribeEnd(pid_t pid, const ProcessEnd& end);
-
-// How worker process `pid`, reaped by ReapBy in this process, ended, as
-// Python's multiprocessing says it: its exit status, or minus the signal
-// that killed it; nullopt if this process did not reap it (or reaped it
-// long ago: the most recent 4096 are kept). Thread-safe.
-std::optional<int> ExitCodeOf(pid_t pid);
 
 }  // namespace feedline::internal
 

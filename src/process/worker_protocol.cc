@@ -1,4 +1,4 @@
-#include "src/process/worker_protocol.h"
+#include "feedline/extension/worker_protocol.h"
 
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-namespace feedline::internal {
+namespace feedline::extension {
 namespace {
 
 // Little-endian host order throughout: both ends are the same program on the
@@ -385,4 +385,4 @@ void AppendMessage(std::string* out, ReplyKind kind, const std::string& body, co
   if (payload_bytes > 0) out->append(static_cast<const char*>(payload), payload_bytes);
 }
 
-}  // namespace feedline::internal
+}  // namespace feedline::extension

@@ -1,0 +1,47 @@
+// Extension surface (docs/architecture.md, "Extension surface"): a
+// loader's worker processes, as the front end that built the loader sees
+// them (BuiltLoader, build_data_loader.h): to close them first and to
+// report them (the Python loader's worker_pids and worker_restarts). The
+// library's ProcessWorkers (src/process/process_workers.h) implements it.
+// It may change with any version of the library.
+//
+// Thread safety: every function is safe from any thread.
+#ifndef FEEDLINE_EXTENSION_WORKER_PROCESSES_H_
+#define FEEDLINE_EXTENSION_WORKER_PROCESSES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "feedline/export.h"
+#include "feedline/extension/worker_protocol.h"
+#include "feedline/sample.h"
+
+namespace feedline::extension {
+
+class FEEDLINE_EXPORT WorkerProcesses {
+ public:
+  virtual ~WorkerProcesses() = default;
+  // Ends all worker processes now: threads waiting on them return (their
+  // samples "cancelled"), idle workers exit, busy ones are killed after
+  // 500 ms, and none is restarted. A front end calls it first when it
+  // closes a loader, to wake engine threads that wait on the processes.
+  virtual void Shutdown() const = 0;
+  // The live worker processes' ids (-1 where none runs).
+  virtual std::vector<int64_t> worker_pids() const = 0;
+  // Replacements started for workers that died.
+  virtual int64_t restarts() const = 0;
+  // One request to `worker`'s process (a kCollate, worker_protocol.h), made
+  // only if it is still process number `process` (WorkerProgram::
+  // OnSampleReply) and no thread is loading through it; `body` follows the
+  // request. True with the reply's sample in `out`; false when the process
+  // is busy, another one, gone, or answered kEnd (the caller then does the
+  // work itself). An error reply raises as the program says (index -1); a
+  // death is handled as a load's: the next load restarts the process.
+  virtual bool ExchangeIfIdle(int worker, int64_t process, WorkRequest request,
+                              const std::string& body, Sample* out) const = 0;
+};
+
+}  // namespace feedline::extension
+
+#endif  // FEEDLINE_EXTENSION_WORKER_PROCESSES_H_
