@@ -1,5 +1,5 @@
 """ParquetDataset over http:// URLs that a real nginx serves on 127.0.0.1
-(python/tests/test_remote_storage.py's): the rows equal the local files',
+(python/tests/nginx_server.py): the rows equal the local files',
 each row group is read by ranged GETs of its column chunks (the access log
 shows 206 answers for parts of the file, never the whole), pickling keeps
 the URLs and remote options, and a missing file is an error naming its URL."""
@@ -16,7 +16,7 @@ import pytest
 from feedline import io
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from test_remote_storage import Nginx  # noqa: E402  python/tests
+from nginx_server import Nginx  # noqa: E402  python/tests
 
 
 @pytest.fixture
