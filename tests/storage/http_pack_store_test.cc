@@ -41,15 +41,7 @@ using testing::WriteBytes;
 
 constexpr int64_t kImages = testing::PackSpec().images;
 
-RemoteOptions QuickRetries() {
-  RemoteOptions options;
-  options.max_attempts = 3;
-  options.backoff_s = 0.01;
-  options.connect_timeout_s = 2;
-  options.stall_timeout_s = 2;
-  options.retry_budget_s = 10;
-  return options;
-}
+using testing::QuickRetries;
 
 std::vector<uint8_t> ImageOf(const Dataset& data, int64_t index) {
   SampleContext ctx(/*seed=*/7, /*epoch=*/0, index);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "feedline/storage/remote_options.h"
+
 namespace feedline::storage::testing {
 
 // Whether tests load through worker processes: not under AddressSanitizer,
@@ -54,6 +56,18 @@ inline void WriteBytes(const std::string& path, const std::vector<uint8_t>& byte
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
+}
+
+// Remote options for tests against a local server: few, short retries, so
+// a test of a failure ends in seconds.
+inline RemoteOptions QuickRetries() {
+  RemoteOptions options;
+  options.max_attempts = 3;
+  options.backoff_s = 0.01;
+  options.connect_timeout_s = 2;
+  options.stall_timeout_s = 2;
+  options.retry_budget_s = 10;
+  return options;
 }
 
 }  // namespace feedline::storage::testing

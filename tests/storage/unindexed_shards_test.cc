@@ -34,15 +34,7 @@ using testing::WriteBytes;
 
 constexpr int64_t kUnindexedImages = 24;
 
-RemoteOptions QuickUnindexed() {
-  RemoteOptions options;
-  options.max_attempts = 3;
-  options.backoff_s = 0.01;
-  options.connect_timeout_s = 2;
-  options.stall_timeout_s = 2;
-  options.retry_budget_s = 10;
-  return options;
-}
+using testing::QuickRetries;
 
 std::shared_ptr<ShardDataset> Open(const std::string& source, const RemoteOptions& options = {}) {
   return std::make_shared<ShardDataset>(ShardDataset::Find(source, options),
@@ -140,7 +132,7 @@ TEST_F(UnindexedShardsTest, LocalTarsWithoutIndexesGiveTheIndexedPacksBatches) {
 TEST_F(UnindexedShardsTest, ServedTarsInABraceListGiveTheIndexedPacksBatches) {
   const std::vector<std::vector<uint8_t>> want = BatchesOf(Open(LocalPack()), 0);
   // Without a cache: each tar read whole once to index it, then ranged GETs.
-  const auto served = Open(BraceList(server_.Url("wds/")), QuickUnindexed());
+  const auto served = Open(BraceList(server_.Url("wds/")), QuickRetries());
   ASSERT_EQ(served->size(), kUnindexedImages);
   EXPECT_EQ(served->shards().front(), server_.Url("wds/shard-000000.tar"));
   EXPECT_EQ(BatchesOf(served, 3), want);
@@ -157,7 +149,7 @@ TEST_F(UnindexedShardsTest, ServedTarsInABraceListGiveTheIndexedPacksBatches) {
 
 TEST_F(UnindexedShardsTest, WithACacheEachTarIsDownloadedOnceAndItsIndexKept) {
   const std::vector<std::vector<uint8_t>> want = BatchesOf(Open(LocalPack()), 0);
-  RemoteOptions cached = QuickUnindexed();
+  RemoteOptions cached = QuickRetries();
   cached.cache_dir = cache_ / "cache";
   const auto first = Open(BraceList(server_.Url("wds/")), cached);
   EXPECT_EQ(BatchesOf(first, 3), want);
@@ -182,12 +174,12 @@ TEST_F(UnindexedShardsTest, WithACacheEachTarIsDownloadedOnceAndItsIndexKept) {
 
 TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
   // A brace list past the last tar: the first missing one named, index and tar.
-  EXPECT_THAT(ErrorOf(server_.Url("wds/shard-{000000..000099}.tar"), QuickUnindexed()),
+  EXPECT_THAT(ErrorOf(server_.Url("wds/shard-{000000..000099}.tar"), QuickRetries()),
               HasSubstr(".idx: cannot read shard index: HTTP 404 (not found), nor is " +
                         server_.Url("wds/shard-0000") ));
   EXPECT_THAT(ErrorOf((root_.path() / "wds/shard-{000000..000099}.tar").string()),
               HasSubstr(".idx: cannot open shard index: No such file or directory (nor is "));
-  EXPECT_THAT(ErrorOf(server_.Url("wds/{shard-000000.tar,README}"), QuickUnindexed()),
+  EXPECT_THAT(ErrorOf(server_.Url("wds/{shard-000000.tar,README}"), QuickRetries()),
               HasSubstr("a brace list names shards, ending in .tar or .idx"));
   // A member that is not a sample's: the URL and the member.
   std::vector<uint8_t> tar;
@@ -197,10 +189,10 @@ TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
     tar.resize(tar.size() + 512 + 1024, 0);
   }
   WriteBytes(root_ / "wds/shard-000001.tar", tar);
-  const std::string message = ErrorOf(BraceList(server_.Url("wds/")), QuickUnindexed());
+  const std::string message = ErrorOf(BraceList(server_.Url("wds/")), QuickRetries());
   EXPECT_THAT(message, HasSubstr(server_.Url("wds/shard-000001.tar") +
                                  ": member notes/readme.txt is not a sample's file"));
-  RemoteOptions cached = QuickUnindexed();
+  RemoteOptions cached = QuickRetries();
   cached.cache_dir = cache_ / "cache";
   EXPECT_THAT(ErrorOf(BraceList(server_.Url("wds/")), cached),
               HasSubstr(server_.Url("wds/shard-000001.tar") + ": member notes/readme.txt"));
@@ -208,7 +200,7 @@ TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
   fs::resize_file(root_ / "wds/shard-000002.tar", 700);
   fs::copy_file(LocalPack() + "/shard-000001.tar", root_ / "wds/shard-000001.tar",
                 fs::copy_options::overwrite_existing);
-  EXPECT_THAT(ErrorOf(BraceList(server_.Url("wds/")), QuickUnindexed()),
+  EXPECT_THAT(ErrorOf(BraceList(server_.Url("wds/")), QuickRetries()),
               HasSubstr(server_.Url("wds/shard-000002.tar") + ": ends inside member"));
 }
 
