@@ -34,9 +34,13 @@ starting the workers and the first downloads). Rounds alternate the loaders
 in an order that rotates; medians (min-max) are printed, with feedline s3's
 ratio to feedline local and to the fastest peer, per epoch.
 
---delay-ms: the added network delay to the endpoint (the issue's 20 ms). It
-needs a delay fixture that this script does not have yet (see add_delay);
-0, the default, runs without one.
+--delay-ms N --loss-percent P (the issue's 20 and 1): SeaweedFS runs inside
+a network namespace made here, joined by a veth pair, with N ms added to
+each round trip and P% of the packets lost each way on that link
+(ImpairedLink: netfilter rules and feedline_packet_delay from --build), so
+every loader's traffic crosses it; the end of the report gives the TCP
+connect time before and with the faults, and the packets delayed and
+dropped. Needs root. 0 and 0, the default: loopback, no namespace.
 
 Peers: bench/remote-peers-requirements.txt, installed into the venv with
 --no-deps (it says why). Run with the venv and the built module:
@@ -44,6 +48,7 @@ Peers: bench/remote-peers-requirements.txt, installed into the venv with
 
 Usage: bench/remote_vs_peers.py [--images 2048] [--rounds 3] [--shard-mib 16]
            [--loaders feedline-s3-cache,...] [--data DIR] [--delay-ms 0]
+           [--loss-percent 0] [--build build]
 """
 import argparse
 import datetime
@@ -55,6 +60,7 @@ import os
 import platform
 import random
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -108,24 +114,32 @@ def weed_binary():
 
 
 class SeaweedFs:
-    """`weed mini` on loopback with one S3 identity and one bucket, as
+    """`weed mini` with one S3 identity and one bucket, as
     tests/storage/seaweedfs_server.h and python/tests/test_remote_storage.py
-    start it."""
+    start it: on loopback, or inside `link`'s network namespace (an
+    ImpairedLink), listening on its end of the link."""
 
-    def __init__(self, scratch):
+    def __init__(self, scratch, link=None):
         self.scratch = scratch
         os.makedirs(os.path.join(scratch, "data"), exist_ok=True)
         with open(os.path.join(scratch, "s3.json"), "w") as f:
             json.dump({"identities": [{"name": "bench", "credentials": [
                 {"accessKey": ACCESS_KEY, "secretKey": SECRET_KEY}],
                 "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}, f)
+        # A fresh namespace has every port free; ours are picked on loopback.
         p = free_ports(8)
-        self.filer = f"http://127.0.0.1:{p[4]}"
-        self.endpoint = f"http://127.0.0.1:{p[6]}"
+        address = link.address if link else "127.0.0.1"
+        self.address = address
+        self.filer = f"http://{address}:{p[4]}"
+        self.endpoint = f"http://{address}:{p[6]}"
         self.s3_port = p[6]
         self.log = open(os.path.join(scratch, "weed.log"), "w")
+        # `ip netns exec` execs weed in place: terminate() reaches weed.
+        inside = ["ip", "netns", "exec", link.name] if link else []
         self.process = subprocess.Popen(
-            [weed_binary(), "mini", f"-dir={scratch}/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
+            inside +
+            [weed_binary(), "mini", f"-dir={scratch}/data", f"-ip={address}",
+             f"-ip.bind={address}",
              f"-master.port={p[0]}", f"-master.port.grpc={p[1]}", f"-volume.port={p[2]}",
              f"-volume.port.grpc={p[3]}", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
              f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0",
@@ -140,7 +154,7 @@ class SeaweedFs:
                          open(os.path.join(scratch, "weed.log")).read())
             try:
                 urllib.request.urlopen(f"{self.filer}/buckets/", timeout=2).close()
-                socket.create_connection(("127.0.0.1", p[6]), timeout=1).close()
+                socket.create_connection((address, p[6]), timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.1)
@@ -175,15 +189,153 @@ class SeaweedFs:
         self.log.close()
 
 
-def add_delay(endpoint_port, delay_ms):
-    """The hook for --delay-ms: adds `delay_ms` to every packet to and from
-    the endpoint, and returns a function that removes it. A delay fixture
-    (a netfilter queue, or a network namespace with netem) plugs in here;
-    until then only 0 runs."""
-    if delay_ms <= 0:
-        return lambda: None
-    sys.exit(f"--delay-ms {delay_ms}: no network delay fixture is installed in this tree yet; "
-             "run with --delay-ms 0 (or add one in add_delay)")
+def run_command(command, check=True):
+    """Runs `command` (a list); its output. With `check`, a failure exits
+    naming the command and what it printed."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed (exit {done.returncode}): "
+                         f"{(done.stderr or done.stdout).strip()}")
+    return done.stdout
+
+
+def connect_ms(address, port, tries=5):
+    """The shortest of `tries` TCP handshakes with address:port, in ms: one
+    round trip (the shortest, since a lost SYN costs a 1 s retransmit)."""
+    best = None
+    for _ in range(tries):
+        start = time.perf_counter()
+        try:
+            socket.create_connection((address, port), timeout=5).close()
+        except OSError:
+            continue
+        ms = (time.perf_counter() - start) * 1000
+        best = ms if best is None else min(best, ms)
+    return best
+
+
+class ImpairedLink:
+    """A network namespace joined to ours by a veth pair, for SeaweedFS to
+    run in, with delay and loss put on the link by netfilter; so that every
+    loader's requests (feedline's, Streaming's, LitData's, WebDataset's curl)
+    cross one delayed, lossy link.
+
+    It mirrors tests/storage/net_namespace.h and tests/storage/packet_delay.h
+    (this kernel has no tc netem, and the bench is Python, so it cannot use
+    the C++ fixtures): inside the namespace, the packets that arrive over
+    the link are queued (NFQUEUE) to feedline_packet_delay, built with the
+    tests, which lets each go `delay_ms` later; `loss_percent` of the
+    packets each way are dropped (`-m statistic --mode random`); the
+    namespace's end sends one MSS per packet (gso_max_segs 1), so a loss is
+    one packet on the wire. packet_delay.h says why the delay is on the way
+    in only. Needs root, iproute2 and iptables.
+
+    close() removes the rules, stops the program and removes the namespace
+    and the veth pair; it may be called at any point, more than once."""
+
+    def __init__(self, build):
+        if os.geteuid() != 0:
+            raise SystemExit(f"--delay-ms/--loss-percent need root for a network namespace "
+                             f"(running as uid {os.geteuid()})")
+        for tool in ("ip", "iptables"):
+            if not shutil.which(tool):
+                raise SystemExit(f"--delay-ms/--loss-percent need '{tool}' "
+                                 "(scripts/install_deps.sh installs it)")
+        self.build = build
+        # As packet_delay.h: the legacy tables where there are both (NFQUEUE
+        # in nf_tables needs nft_queue, which some kernels lack).
+        self.iptables = "iptables-legacy" if shutil.which("iptables-legacy") else "iptables"
+        pid = os.getpid() % 100000
+        self.name = f"feedlinebench{pid}"
+        self.host_link, self.inner_link = f"fbh{pid}", f"fbn{pid}"
+        subnet = pid % 16000 * 4  # a /30 of 10.212.0.0/16
+        prefix = f"10.212.{subnet // 256 % 256}."
+        self.host_address = prefix + str(subnet % 256 + 1)
+        self.address = prefix + str(subnet % 256 + 2)
+        self.delayer = None
+        self.made = False
+
+    def open(self):
+        self.made = True  # from here on close() has something to remove
+        run_command(["ip", "netns", "add", self.name])
+        run_command(["ip", "link", "add", self.host_link, "type", "veth", "peer", "name",
+                     self.inner_link])
+        run_command(["ip", "link", "set", self.inner_link, "netns", self.name])
+        run_command(["ip", "addr", "add", self.host_address + "/30", "dev", self.host_link])
+        run_command(["ip", "link", "set", self.host_link, "up"])
+        run_command(["ip", "-n", self.name, "addr", "add", self.address + "/30", "dev",
+                     self.inner_link])
+        run_command(["ip", "-n", self.name, "link", "set", self.inner_link, "up"])
+        run_command(["ip", "-n", self.name, "link", "set", "lo", "up"])
+        return self
+
+    def delay_program(self):
+        found = sorted(glob.glob(os.path.join(self.build, "**", "feedline_packet_delay"),
+                                 recursive=True))
+        found = [path for path in found if os.access(path, os.X_OK)]
+        if not found:
+            raise SystemExit(
+                f"--delay-ms: no feedline_packet_delay under --build {self.build} (it is "
+                "built with the tests where libnetfilter-queue-dev is installed, "
+                "scripts/install_deps.sh: cmake --build build --target feedline_packet_delay)")
+        return found[0]
+
+    def rule(self, rule):
+        run_command(["ip", "netns", "exec", self.name, self.iptables] + rule.split())
+
+    def impair(self, delay_ms, loss_percent):
+        if delay_ms > 0:
+            program = self.delay_program()
+            self.delayer = subprocess.Popen(
+                ["ip", "netns", "exec", self.name, program, "0", str(delay_ms)],
+                stdout=subprocess.PIPE, text=True)
+            if not self.delayer.stdout.readline().startswith("ready"):
+                raise SystemExit(f"{program} did not start in namespace {self.name}")
+        run_command(["ip", "-n", self.name, "link", "set", self.inner_link, "gso_max_segs", "1"])
+        link = self.inner_link
+        if loss_percent > 0:
+            probability = f"{loss_percent / 100:g}"
+            self.rule(f"-A INPUT -i {link} -m statistic --mode random "
+                      f"--probability {probability} -j DROP")
+            self.rule(f"-A OUTPUT -o {link} -m statistic --mode random "
+                      f"--probability {probability} -j DROP")
+        if delay_ms > 0:
+            self.rule(f"-A INPUT -i {link} -j NFQUEUE --queue-num 0")
+
+    def counted(self):
+        """{"DROP": packets, "NFQUEUE": packets}: the rules' counters."""
+        output = run_command(["ip", "netns", "exec", self.name, self.iptables, "-L", "-v",
+                              "-x", "-n"], check=False)
+        totals = {"DROP": 0, "NFQUEUE": 0}
+        for line in output.splitlines():
+            fields = line.split()
+            if len(fields) >= 3 and fields[2] in totals and fields[0].isdigit():
+                totals[fields[2]] += int(fields[0])
+        return totals
+
+    def delaying(self):
+        return self.delayer is not None and self.delayer.poll() is None
+
+    def close(self):
+        if not self.made:
+            return
+        # As packet_delay.h: the rules first (a queue with no program drops
+        # what reaches it), then the program lets its held packets go.
+        for chain in ("INPUT", "OUTPUT"):
+            run_command(["ip", "netns", "exec", self.name, self.iptables, "-F", chain],
+                        check=False)
+        if self.delayer is not None:
+            if self.delayer.poll() is None:
+                self.delayer.terminate()
+                try:
+                    self.delayer.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.delayer.kill()
+                    self.delayer.wait()
+            self.delayer = None
+        run_command(["ip", "link", "del", self.host_link], check=False)  # takes its peer
+        run_command(["ip", "netns", "del", self.name], check=False)
+        self.made = False
 
 
 # --------------------------------------------------------------------------
@@ -468,7 +620,12 @@ def main():
     parser.add_argument("--shard-mib", type=int, default=16)
     parser.add_argument("--loaders", default=",".join(LOADERS))
     parser.add_argument("--data", default=os.path.join(tempfile.gettempdir(), "remote-bench-data"))
-    parser.add_argument("--delay-ms", type=float, default=0)
+    parser.add_argument("--delay-ms", type=float, default=0,
+                        help="added round-trip delay to the endpoint (needs root)")
+    parser.add_argument("--loss-percent", type=float, default=0,
+                        help="packets lost each way on the link to the endpoint (needs root)")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"),
+                        help="the build folder holding feedline_packet_delay (for --delay-ms)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
     parser.add_argument("--child")
     args = parser.parse_args()
@@ -479,15 +636,32 @@ def main():
         if name not in LOADERS:
             parser.error(f"unknown loader {name!r}; expected one of {', '.join(LOADERS)}")
 
+    if args.delay_ms < 0 or not 0 <= args.loss_percent < 100:
+        parser.error(f"--delay-ms {args.delay_ms:g} --loss-percent {args.loss_percent:g}: "
+                     "expected a delay >= 0 and a loss in [0, 100)")
+
     prepare(args.data, args.images, args.shard_mib)
+    # SIGTERM (and SIGHUP) unwind like Ctrl-C, through the finally below
+    # that removes the link and stops the server.
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, lambda n, _: sys.exit(f"stopped by signal {n}"))
     scratch = tempfile.mkdtemp(prefix="remote-bench-s3-")
-    server = SeaweedFs(scratch)
-    remove_delay = lambda: None  # noqa: E731
+    impaired = args.delay_ms > 0 or args.loss_percent > 0
+    link = ImpairedLink(args.build) if impaired else None
+    server = None
+    faults = None
     try:
+        if link:
+            link.open()
+        server = SeaweedFs(scratch, link)
         server.put_folder(os.path.join(args.data, "pack"), "feedline")
         server.put_folder(os.path.join(args.data, "mds"), "mds")
         server.put_folder(os.path.join(args.data, "litdata"), "litdata")
-        remove_delay = add_delay(server.s3_port, args.delay_ms)
+        if link:
+            before_ms = connect_ms(server.address, server.s3_port)
+            link.impair(args.delay_ms, args.loss_percent)
+            faults = {"before_ms": before_ms,
+                      "after_ms": connect_ms(server.address, server.s3_port)}
         environment = dict(os.environ, **server.environment())
         environment.pop("AWS_PROFILE", None)
         rates = {name: [] for name in loaders}
@@ -499,14 +673,21 @@ def main():
                     rates[name].append(result)
                     print(f"round {r + 1} {name}: {result[0]:,.0f} / {result[1]:,.0f} images/s",
                           file=sys.stderr, flush=True)
+        if link:
+            faults.update(link.counted(), running=link.delaying())
     finally:
-        remove_delay()
-        server.stop()
+        # A second Ctrl-C would leave the namespace and its rules behind.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if server:
+            server.stop()
+        if link:
+            link.close()
         shutil.rmtree(scratch, ignore_errors=True)
-    report(args, loaders, rates)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    report(args, loaders, rates, faults)
 
 
-def report(args, loaders, rates):
+def report(args, loaders, rates, faults):
     def median(name, e):
         values = [r[e] for r in rates[name]]
         return statistics.median(values) if values else None
@@ -519,7 +700,7 @@ def report(args, loaders, rates):
 
     print(f"\n{args.images} images in {args.shard_mib} MiB shards; train pipeline to {SIZE}, "
           f"batch {BATCH}, {WORKERS} workers; {args.rounds} rounds; added delay "
-          f"{args.delay_ms:g} ms")
+          f"{args.delay_ms:g} ms, loss {args.loss_percent:g}% each way")
     print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()))
@@ -538,7 +719,19 @@ def report(args, loaders, rates):
             ratios.append(f"{ours / best:.2f}x the fastest peer ({name})")
         if ratios:
             print(f"epoch {e + 1}: feedline s3 +cache is " + ", ".join(ratios))
+    if faults:
+        def ms(value):
+            return "no answer" if value is None else f"{value:.2f} ms"
+        # What the link did, so a run shows its faults were real.
+        print(f"link: TCP connect {ms(faults['before_ms'])} before the faults, "
+              f"{ms(faults['after_ms'])} with them; {faults['NFQUEUE']:,} packets delayed, "
+              f"{faults['DROP']:,} dropped"
+              + ("" if faults["running"] or args.delay_ms <= 0 else
+                 "; the delay program had stopped before the end"))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("interrupted; the server and the link are removed")
