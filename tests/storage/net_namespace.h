@@ -1,14 +1,13 @@
 // NetNamespace: a network namespace joined to the test's own by a veth pair
 // (ip netns, ip link), so that a server started inside it (NginxServer::
 // set_network_namespace) is reached over a real link whose faults the test
-// sets with tc: netem delay and loss, a tbf rate, and connections reset with
-// `ss -K`. Traffic stays on this machine. Made with iproute2
+// sets: a tc qdisc (a tbf rate), delay and loss (tests/storage/
+// packet_delay.h), and connections reset with `ss -K`. Traffic stays on this machine. Made with iproute2
 // (scripts/install_deps.sh); needs root. Removed (the namespace and both
 // ends of the pair) on destruction.
 //
 // Unavailable() says why one cannot be made here ("" if it can), for a test
-// to skip saying so; NetemUnavailable() the same for tc netem, which some
-// kernels lack (sch_netem not built).
+// to fail saying so.
 //
 // Thread safety: one thread drives a namespace.
 #ifndef FEEDLINE_TESTS_STORAGE_NET_NAMESPACE_H_
@@ -85,18 +84,8 @@ class NetNamespace {
     return "";
   }
 
-  // Why tc netem cannot be used here, or "".
-  std::string NetemUnavailable() {
-    std::string output;
-    if (Shell("tc qdisc replace dev " + host_link_ + " root netem delay 1ms", &output) != 0) {
-      return "tc netem is unavailable in this kernel (sch_netem): " + output;
-    }
-    Shell("tc qdisc del dev " + host_link_ + " root");
-    return "";
-  }
-
-  // Both directions: `qdisc` (e.g. "netem delay 10ms loss 1%", "tbf rate
-  // 20mbit burst 32kb latency 50ms") on each end of the link.
+  // Both directions: `qdisc` (e.g. "tbf rate 20mbit burst 32kb latency
+  // 50ms") on each end of the link.
   void Impair(const std::string& qdisc) {
     Must("tc qdisc replace dev " + host_link_ + " root " + qdisc);
     Must("ip netns exec " + name_ + " tc qdisc replace dev " + inner_link_ + " root " + qdisc);

@@ -1,5 +1,6 @@
 // PacketDelay: delay and loss on a NetNamespace's link made with netfilter
-// instead of tc netem, for kernels built without sch_netem. Inside the
+// instead of tc netem, which kernels built without sch_netem (this
+// machine's) lack. Inside the
 // namespace:
 //  - every packet that arrives over the link is queued (iptables NFQUEUE)
 //    to feedline_packet_delay (tests/storage/packet_delay_main.cc), which
