@@ -49,11 +49,13 @@ TEST(ClaimPolicy, TheCallersChunkIsAboutAMillisecondWithADeadlineElseTheWholeBat
   EXPECT_GT(claim_policy::kCallerWholeBatch, kMaxChunk);
 }
 
-TEST(ClaimPolicy, RoundTripClaimsHoldAbout250UsOfRowsBetweenOneAndEight) {
+TEST(ClaimPolicy, RoundTripClaimsHoldAbout2MsOfRowsBetweenOneAndEight) {
   EXPECT_EQ(claim_policy::RoundTripChunk(0), 1);
-  EXPECT_EQ(claim_policy::RoundTripChunk(50000), 5);
   EXPECT_EQ(claim_policy::RoundTripChunk(100), 8);
-  EXPECT_EQ(claim_policy::RoundTripChunk(1e6), 1);
+  EXPECT_EQ(claim_policy::RoundTripChunk(150000), 8);  // a Python row waiting for a core
+  EXPECT_EQ(claim_policy::RoundTripChunk(500000), 4);
+  EXPECT_EQ(claim_policy::RoundTripChunk(2e6), 1);
+  EXPECT_EQ(claim_policy::RoundTripChunk(5e6), 1);  // an image decoded in Python
 }
 
 TEST(ClaimPolicy, ABatchIsCheapUnder50Us) {

@@ -732,7 +732,7 @@ TEST(RowClaims, WithCheapBatchesWakingAnotherTakesTwoBatchesAndTwoFreeSlots) {
 
 // --- Claim sizes ------------------------------------------------------------
 
-TEST(RowClaims, RoundTripClaimsHoldAbout250UsOfRowsBetweenOneAndEight) {
+TEST(RowClaims, RoundTripClaimsHoldAbout2MsOfRowsBetweenOneAndEight) {
   std::vector<int64_t> rows(30);
   for (int64_t r = 0; r < 30; ++r) rows[static_cast<size_t>(r)] = r;
   Claims claims(Options(2, 2), {rows}, 4, /*round_trip_claims=*/true);
@@ -744,12 +744,12 @@ TEST(RowClaims, RoundTripClaimsHoldAbout250UsOfRowsBetweenOneAndEight) {
     claimed.push_back(RowsOf(*task));
   };
   claim(1);                         // no cost measured: the chunk asked for
-  claims.NoteRowCost(50000, 30);    // 250 us / 50 us: 5 rows
+  claims.NoteRowCost(400000, 30);   // 2 ms / 400 us: 5 rows
   claim(1);
-  EXPECT_EQ(claims.row_ns(), 50000.0);
-  claims.NoteRowCost(100, 30);      // 2500 rows, at most 8
+  EXPECT_EQ(claims.row_ns(), 400000.0);
+  claims.NoteRowCost(100, 30);      // 20000 rows, at most 8
   claim(1);
-  claims.NoteRowCost(1000000, 30);  // 1 ms a row: one
+  claims.NoteRowCost(3000000, 30);  // 3 ms a row: one
   claim(1);
   claim(9);                         // a larger chunk asked for is kept
   claim(9);                         // the batch's last rows
