@@ -359,8 +359,9 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
                    static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));
   // The budget's end bounds an attempt too, but for a download streamed
   // into the cache (a whole shard: it may rightly take longer, and its
-  // retries continue where it stopped), which the stall timeout bounds.
-  if (request.sink == nullptr) {
+  // retries continue where it stopped) and for an upload (a part of 8 MiB
+  // over a slow uplink may too), which the stall timeout bounds.
+  if (request.sink == nullptr && request.upload.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(request.deadline -
                                                                             Clock::now());
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, std::max<long>(1, static_cast<long>(left.count())));
