@@ -86,6 +86,14 @@ class S3PackTarget {
   // uploaded).
   void TakeBucketManifest() {
     const std::optional<std::vector<uint8_t>> manifest = client_.ReadAll(Url("pack.txt"), 1 << 20);
+    // The parts of multipart uploads that a killed pack left are dropped
+    // rather than kept (and billed). Best effort: a store without the
+    // listing, or credentials without its permission, leave them to a
+    // lifecycle rule, as before.
+    try {
+      AbortS3Uploads(client_, prefix_);
+    } catch (const Error&) {
+    }
     std::error_code ec;
     if (manifest) {
       bucket_manifest_.assign(manifest->begin(), manifest->end());

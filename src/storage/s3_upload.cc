@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -172,6 +173,45 @@ void UploadTextToS3(const HttpClient& client, const std::string& text, const std
 
 void DeleteFromS3(const HttpClient& client, const std::string& url) {
   client.Send("DELETE", url);
+}
+
+int64_t AbortS3Uploads(const HttpClient& client, const std::string& prefix_url) {
+  const std::string rest = prefix_url.substr(prefix_url.rfind("s3://", 0) == 0 ? 5 : 0);
+  const size_t slash = rest.find('/');
+  const std::string bucket = rest.substr(0, slash);
+  const std::string prefix = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  if (prefix_url.rfind("s3://", 0) != 0 || bucket.empty()) {
+    throw Error(prefix_url + ": not an S3 prefix (expected s3://BUCKET/PREFIX/)");
+  }
+  // The query in canonical order (prefix before uploads), as for the parts.
+  const std::string list = "s3://" + bucket + "/?prefix=" + QueryEncode(prefix) + "&uploads=";
+  int64_t aborted = 0;
+  // A listing holds at most 1000 uploads; the next one no longer has those
+  // aborted. Bounded, in case a store lists an upload it cannot abort.
+  for (int round = 0; round < 100; ++round) {
+    const std::optional<std::vector<uint8_t>> answer = client.ReadAll(list, uint64_t{16} << 20);
+    if (!answer) throw Error("GET " + list + ": HTTP 404 (no such bucket)");
+    const std::string body(answer->begin(), answer->end());
+    int64_t listed = 0;
+    for (size_t at = body.find("<Upload>"); at != std::string::npos;
+         at = body.find("<Upload>", at + 1)) {
+      const size_t end = body.find("</Upload>", at);
+      const std::string upload = body.substr(at, end == std::string::npos ? end : end - at);
+      const std::string key = XmlElement(upload, "Key");
+      const std::string id = XmlElement(upload, "UploadId");
+      // Directly in the prefix's folder only: another pack may be writing
+      // to a folder below it.
+      if (key.empty() || id.empty() || key.rfind(prefix, 0) != 0 ||
+          key.find('/', prefix.size()) != std::string::npos) {
+        continue;
+      }
+      client.Send("DELETE", "s3://" + bucket + "/" + key + "?uploadId=" + QueryEncode(id));
+      ++listed;
+    }
+    aborted += listed;
+    if (listed == 0 || XmlElement(body, "IsTruncated") != "true") break;
+  }
+  return aborted;
 }
 
 }  // namespace feedline::storage

@@ -7,8 +7,8 @@
 // the whole file. Each request is retried as HttpClient retries a GET (5xx,
 // 429, resets, timeouts; 403 and 404 at once). A multipart upload that fails
 // is aborted (AbortMultipartUpload), so that the store keeps no hidden
-// parts; one that a killed process leaves is the store's to expire (an S3
-// lifecycle rule, AbortIncompleteMultipartUpload).
+// parts; those a killed process leaves are aborted by AbortS3Uploads (a
+// pack into S3 calls it when it starts).
 //
 // Nothing is visible at the key until the upload is whole: S3 makes a PUT
 // or a completed multipart upload appear at once, never in part.
@@ -41,6 +41,13 @@ void UploadTextToS3(const HttpClient& client, const std::string& text, const std
 
 // Deletes the object at `url` (no error if there is none).
 void DeleteFromS3(const HttpClient& client, const std::string& url);
+
+// Aborts every multipart upload under way of a key directly in the folder
+// `prefix_url` (s3://BUCKET/PREFIX/: PREFIX/NAME, not PREFIX/SUB/NAME), e.g.
+// those a killed pack left behind
+// (ListMultipartUploads, then AbortMultipartUpload each). Returns how many.
+// Throws Error naming the request that failed.
+int64_t AbortS3Uploads(const HttpClient& client, const std::string& prefix_url);
 
 }  // namespace feedline::storage
 

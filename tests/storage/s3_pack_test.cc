@@ -173,9 +173,14 @@ TEST_F(PackToS3Test, AnInterruptedPackResumesFromTheStagingFolderOrTheBucket) {
     if (++finished == 2) throw std::runtime_error("stopped");
   };
   EXPECT_THROW(PackSource(Images(), "s3://feedline/resumed/", options), std::runtime_error);
-  // And here again: four kept, the rest packed and uploaded.
+  // And here again: four kept, the rest packed and uploaded; a multipart
+  // upload left under way (as by a pack killed while sending a large
+  // shard) is aborted.
+  const HttpClient client(testing::QuickRetries());
+  client.Send("POST", "s3://feedline/resumed/shard-000004.tar?uploads=");
   options.on_progress = nullptr;
   const PackResult resumed = PackSource(Images(), "s3://feedline/resumed/", options);
+  EXPECT_EQ(AbortS3Uploads(client, "s3://feedline/resumed/"), 0);
   EXPECT_EQ(resumed.reused_shards, 4);
   EXPECT_EQ(resumed.shards, local.shards);
   EXPECT_EQ(resumed.records, local.records);

@@ -1,7 +1,7 @@
 // Uploads to a real SeaweedFS S3 endpoint on loopback: a small file in one
 // PUT and a file over the part size in a multipart upload both read back
 // byte for byte; wrong credentials and an unknown upload fail at once,
-// naming the URL and the S3 error.
+// naming the URL and the S3 error; uploads left under way are aborted.
 #include "src/storage/s3_upload.h"
 
 #include <gmock/gmock.h>
@@ -133,6 +133,25 @@ TEST_F(S3UploadTest, DeleteRemovesAnObjectAndIgnoresAMissingOne) {
   DeleteFromS3(client_, "s3://feedline/up/text.txt");
   EXPECT_EQ(client_.Size("s3://feedline/up/text.txt"), std::nullopt);
   DeleteFromS3(client_, "s3://feedline/up/text.txt");
+}
+
+TEST_F(S3UploadTest, AbortS3UploadsDropsTheUploadsLeftInAFolderOnly) {
+  // Two uploads left under way, as a killed process leaves them: one with
+  // a part sent, and one in a folder below.
+  const std::string created = client_.Send("POST", "s3://feedline/left/a.tar?uploads=").body;
+  const std::string id = created.substr(created.find("<UploadId>") + 10,
+                                        created.find("</UploadId>") - created.find("<UploadId>") - 10);
+  ASSERT_FALSE(id.empty()) << created;
+  const std::vector<uint8_t> part = RandomUploadBytes(size_t{5} << 20, 9);
+  client_.Send("PUT", "s3://feedline/left/a.tar?partNumber=1&uploadId=" + id, part);
+  client_.Send("POST", "s3://feedline/left/sub/b.tar?uploads=");
+  EXPECT_EQ(AbortS3Uploads(client_, "s3://feedline/left/"), 1);
+  EXPECT_EQ(AbortS3Uploads(client_, "s3://feedline/left/"), 0);
+  EXPECT_THAT([&] { client_.Send("PUT", "s3://feedline/left/a.tar?partNumber=2&uploadId=" + id, part); },
+              ThrowsMessage<Error>(HasSubstr("HTTP 404 NoSuchUpload")));
+  EXPECT_EQ(AbortS3Uploads(client_, "s3://feedline/left/sub/"), 1);
+  EXPECT_THAT([&] { AbortS3Uploads(client_, "http://feedline/left/"); },
+              ThrowsMessage<Error>(HasSubstr("not an S3 prefix")));
 }
 
 }  // namespace
