@@ -102,7 +102,8 @@ TEST(PackToS3Command, AKilledPackRunAgainEndsAsTheLocalPackAndReadsBack) {
   // Wrong credentials: one clear error, at once.
   setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret", 1);
   const auto start = std::chrono::steady_clock::now();
-  const RunResult denied = RunFeedline({"pack", dir / "images", "s3://feedline/denied/"});
+  const RunResult denied = RunFeedline(
+      {"pack", dir / "images", "s3://feedline/denied/", "--staging", dir / "denied-staging"});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   EXPECT_EQ(denied.exit_code, 1);
   EXPECT_THAT(denied.err, HasSubstr("s3://feedline/denied/pack.txt: HTTP 403 "
