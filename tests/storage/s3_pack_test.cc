@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -202,6 +203,34 @@ TEST_F(PackToS3Test, AServerGoneMidPackFailsNamingTheUrlAndTheRerunFinishesIt) {
   const PackResult resumed = PackSource(Images(), "s3://feedline/outage/", options);
   EXPECT_EQ(resumed.shards, local.shards);
   ExpectBucketHolds(dir_ / "local", "s3://feedline/outage/");
+}
+
+TEST_F(PackToS3Test, TheDefaultStagingFolderIsNamedAfterTheUrlInTmpdir) {
+  const char* saved = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = saved == nullptr ? "" : saved;
+  ::setenv("TMPDIR", dir_.path().c_str(), 1);
+  const std::string staging = S3StagingDir("s3://feedline/a b/train", PackOptions{});
+  EXPECT_EQ(fs::path(staging).parent_path(), dir_.path());
+  EXPECT_THAT(fs::path(staging).filename().string(),
+              ::testing::MatchesRegex("feedline-pack-feedline_a_b_train_-[0-9a-f]{8}"));
+  // The same folder with or without the trailing '/'; another for another URL.
+  EXPECT_EQ(S3StagingDir("s3://feedline/a b/train/", PackOptions{}), staging);
+  EXPECT_NE(S3StagingDir("s3://feedline/a_b/train/", PackOptions{}), staging);
+  PackOptions named;
+  named.staging_dir = dir_ / "mine";
+  EXPECT_EQ(S3StagingDir("s3://feedline/a b/train", named), dir_ / "mine");
+
+  PackOptions options = Options("");
+  const PackResult packed = PackSource(Images(), "s3://feedline/defaulted/", options);
+  const std::string used = S3StagingDir("s3://feedline/defaulted/", options);
+  if (saved == nullptr) {
+    ::unsetenv("TMPDIR");
+  } else {
+    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  }
+  EXPECT_TRUE(fs::exists(used + "/pack.txt"));
+  EXPECT_TRUE(fs::exists(used + "/" + ShardIndexName(packed.shards - 1)));
+  EXPECT_FALSE(fs::exists(used + "/" + ShardTarName(packed.shards - 1)));
 }
 
 TEST_F(PackToS3Test, WrongCredentialsFailAtOnceNamingTheUrl) {
