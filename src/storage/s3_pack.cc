@@ -54,8 +54,9 @@ class S3PackTarget {
   S3PackTarget(std::string prefix, std::string staging, const PackOptions& options)
       : prefix_(std::move(prefix)), staging_(std::move(staging)), restart_(options.restart),
         client_(options.remote) {}
-  // An upload under way is waited for (its failure dropped: the pack is
-  // failing already, or it was reported by Finish).
+  // An upload under way is waited for, its failure dropped: the pack is
+  // failing already (a finished pack waits for its last upload, and reports
+  // its failure, before pack.txt goes up).
   ~S3PackTarget() {
     if (upload_.valid()) upload_.wait();
   }
