@@ -12,6 +12,7 @@
 
 #include "feedline/error.h"
 #include "feedline/storage/pack.h"
+#include "feedline/storage/remote_options.h"
 #include "tools/byte_size_option.h"
 #include "tools/image_source.h"
 
@@ -21,6 +22,7 @@ namespace {
 struct PackArgs {
   std::string source;
   std::string out;
+  std::string staging;
   int64_t shard_size = static_cast<int64_t>(storage::kDefaultShardBytes);
   int64_t max_file_bytes = vision::kDefaultMaxFileBytes;
   bool skip_broken = false;
@@ -36,7 +38,17 @@ struct PackArgs {
 int RunPackCommand(const PackArgs& args) {
   if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
   CheckImageSource(args.source);
+  const bool to_s3 = args.out.rfind("s3://", 0) == 0;
+  if (!to_s3 && storage::IsRemoteLocation(args.out)) {
+    throw UsageError("OUT '" + args.out +
+                     "' is an http(s) URL: a pack goes to a local folder or to s3://BUCKET/PREFIX/");
+  }
+  if (!to_s3 && !args.staging.empty()) {
+    throw UsageError("--staging is the local folder of a pack uploaded to s3://, but OUT '" +
+                     args.out + "' is a local folder");
+  }
   storage::PackOptions options;
+  options.staging_dir = args.staging;
   options.shard_bytes = static_cast<uint64_t>(args.shard_size);  // >= 2048
   options.max_file_bytes = args.max_file_bytes;
   options.skip_broken = args.skip_broken;
@@ -119,11 +131,20 @@ Command AddPackCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "pack",
       "Pack an image folder or file list into tar shards (WebDataset layout: key.jpg, key.cls) "
-      "with an index per shard for random access. Rerun to resume an interrupted pack.");
+      "with an index per shard for random access, into a folder or an S3 prefix. Rerun to "
+      "resume an interrupted pack.");
   auto args = std::make_shared<PackArgs>();
   AddSourceArgument(app, args->source);
-  app->add_option("OUT", args->out, "Folder to write the shards to (created if missing)")
+  app->add_option("OUT", args->out,
+                  "Folder to write the shards to (created if missing), or s3://BUCKET/PREFIX/ to "
+                  "upload each shard as soon as it is written (endpoint and credentials from the "
+                  "AWS configuration)")
       ->required()
+      ->type_name("DIR|URL");
+  app->add_option("--staging", args->staging,
+                  "An s3:// OUT only: the local folder the pack is written to before each file "
+                  "is uploaded (it keeps the indexes, and at most two shards at a time); default: "
+                  "a folder in $TMPDIR named after the URL, so that a rerun resumes")
       ->type_name("DIR");
   AddByteSizeOption(app, "--shard-size", args->shard_size, "Largest shard", 2048,
                     int64_t{1} << 50);

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,12 +74,21 @@ std::string S3ErrorCode(const std::string& body) {
 // SigV4 hashes the body: a GET's or HEAD's is empty.
 constexpr char kEmptyPayloadHash[] =
     "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+// An upload's body is not hashed (S3 allows it over any transport): hashing
+// would read each part once more before sending it.
+constexpr char kUnsignedPayload[] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
 
 }  // namespace
 
 struct HttpClient::Request {
   std::string url;
   bool head = false;
+  // Send: the method and the body sent (from `sent` on), and the answer's
+  // ETag header.
+  std::string method;
+  std::span<const uint8_t> upload;
+  uint64_t sent = 0;
+  std::string etag;
   // A ranged GET into `dst` (exactly `size` bytes), else the whole body
   // into `body` (at most `max_bytes`).
   // The bytes of a range received so far, over all attempts: a retry asks
@@ -104,6 +114,7 @@ struct HttpClient::Request {
 
   // "URL" or "URL: bytes A-B", the start of every message.
   std::string What() const {
+    if (!method.empty()) return method + " " + url;
     if (!ranged) return url;
     return url + ": bytes " + std::to_string(offset) + "-" + std::to_string(offset + size - 1);
   }
@@ -158,6 +169,41 @@ size_t HttpClient::WriteBody(char* data, size_t one, size_t count, void* user) {
     request->body->insert(request->body->end(), data, data + bytes);
   }
   request->received += bytes;
+  return bytes;
+}
+
+size_t HttpClient::ReadBody(char* data, size_t one, size_t count, void* user) {
+  auto* request = static_cast<Request*>(user);
+  const size_t n = std::min<uint64_t>(one * count, request->upload.size() - request->sent);
+  std::memcpy(data, request->upload.data() + request->sent, n);
+  request->sent += n;
+  return n;
+}
+
+// libcurl rewinds the body to send it again (a redirect, a reused
+// connection that closed).
+int HttpClient::SeekBody(void* user, int64_t offset, int origin) {
+  auto* request = static_cast<Request*>(user);
+  if (origin != SEEK_SET || offset < 0 || static_cast<uint64_t>(offset) > request->upload.size()) {
+    return CURL_SEEKFUNC_CANTSEEK;
+  }
+  request->sent = static_cast<uint64_t>(offset);
+  return CURL_SEEKFUNC_OK;
+}
+
+size_t HttpClient::ReadHeader(char* data, size_t one, size_t count, void* user) {
+  auto* request = static_cast<Request*>(user);
+  const size_t bytes = one * count;
+  const std::string line(data, bytes);
+  if (line.size() > 5 && strncasecmp(line.c_str(), "etag:", 5) == 0) {
+    size_t begin = 5;
+    size_t end = line.size();
+    while (begin < end && (line[begin] == ' ' || line[begin] == '\t')) ++begin;
+    while (end > begin && (line[end - 1] == '\r' || line[end - 1] == '\n' || line[end - 1] == ' ')) {
+      --end;
+    }
+    request->etag = line.substr(begin, end - begin);
+  }
   return bytes;
 }
 
@@ -264,6 +310,8 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   request.attempt_start = request.offset + request.received;
   request.too_long = false;
   request.ignored_range = false;
+  request.sent = 0;
+  request.etag.clear();
   request.error_body.clear();
   if (request.body != nullptr) request.body->clear();
   char error[CURL_ERROR_SIZE] = "";
@@ -288,7 +336,8 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
     curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
     curl_easy_setopt(handle, CURLOPT_USERNAME, s3.access_key.c_str());
     curl_easy_setopt(handle, CURLOPT_PASSWORD, s3.secret_key.c_str());
-    headers.list = curl_slist_append(headers.list, kEmptyPayloadHash);
+    headers.list = curl_slist_append(
+        headers.list, request.upload.empty() ? kEmptyPayloadHash : kUnsignedPayload);
     if (!s3.session_token.empty()) {
       token = "x-amz-security-token: " + s3.session_token;
       headers.list = curl_slist_append(headers.list, token.c_str());
@@ -310,8 +359,9 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
                    static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));
   // The budget's end bounds an attempt too, but for a download streamed
   // into the cache (a whole shard: it may rightly take longer, and its
-  // retries continue where it stopped), which the stall timeout bounds.
-  if (request.sink == nullptr) {
+  // retries continue where it stopped) and for an upload (a part of 8 MiB
+  // over a slow uplink may too), which the stall timeout bounds.
+  if (request.sink == nullptr && request.upload.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(request.deadline -
                                                                             Clock::now());
     curl_easy_setopt(handle, CURLOPT_TIMEOUT_MS, std::max<long>(1, static_cast<long>(left.count())));
@@ -320,6 +370,24 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
   curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME,
                    std::max(1L, static_cast<long>(std::ceil(options_.stall_timeout_s))));
+  if (!request.method.empty()) {
+    const auto size = static_cast<curl_off_t>(request.upload.size());
+    if (request.method == "PUT") {
+      curl_easy_setopt(handle, CURLOPT_UPLOAD, 1L);
+      curl_easy_setopt(handle, CURLOPT_INFILESIZE_LARGE, size);
+    } else if (request.method == "POST") {
+      curl_easy_setopt(handle, CURLOPT_POST, 1L);
+      curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE, size);
+    } else {
+      curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method.c_str());
+    }
+    curl_easy_setopt(handle, CURLOPT_READFUNCTION, ReadBody);
+    curl_easy_setopt(handle, CURLOPT_READDATA, &request);
+    curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, SeekBody);
+    curl_easy_setopt(handle, CURLOPT_SEEKDATA, &request);
+    curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, ReadHeader);
+    curl_easy_setopt(handle, CURLOPT_HEADERDATA, &request);
+  }
   if (request.head) {
     curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
   } else {
@@ -466,6 +534,32 @@ std::optional<std::vector<uint8_t>> HttpClient::ReadAll(const std::string& url,
   request.max_bytes = max_bytes;
   if (NotFound(Run(request))) return std::nullopt;
   return body;
+}
+
+HttpClient::Answer HttpClient::Send(const std::string& method, const std::string& url,
+                                    std::span<const uint8_t> body) const {
+  if (method != "PUT" && method != "POST" && method != "DELETE") {
+    throw Error(url + ": HttpClient::Send takes PUT, POST or DELETE, not " + method);
+  }
+  std::vector<uint8_t> answer_body;
+  Request request;
+  request.url = url;
+  request.method = method;
+  request.upload = body;
+  request.body = &answer_body;
+  request.max_bytes = uint64_t{1} << 20;
+  const long status = Run(request);
+  if (NotFound(status)) {
+    std::string problem = "HTTP " + std::to_string(status);
+    const std::string s3_code = S3ErrorCode(request.error_body);
+    if (!s3_code.empty()) problem += " " + s3_code;
+    throw Error(request.What() + ": " + problem + " (not found)");
+  }
+  Answer answer;
+  answer.status = status;
+  answer.body.assign(answer_body.begin(), answer_body.end());
+  answer.etag = request.etag;
+  return answer;
 }
 
 std::optional<uint64_t> HttpClient::Size(const std::string& url) const {

@@ -1,5 +1,6 @@
 // HttpClient: GET and HEAD requests over HTTP(S) with libcurl, for reading a
-// pack that a web server or object store serves. Each request is bounded
+// pack that a web server or object store serves, and requests with a body
+// (PUT, POST, DELETE) for writing one (s3_upload.h). Each request is bounded
 // (RemoteOptions: attempts, a time budget, connect and stall timeouts) and
 // retried as remote_options.h says; a failure throws an Error whose message
 // names the URL, the byte range, the HTTP status or libcurl's error, and the
@@ -33,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,6 +73,20 @@ class HttpClient {
   // answers 404 or 410. Throws Error if the answer has no length.
   std::optional<uint64_t> Size(const std::string& url) const;
 
+  // The answer to a request that Send made.
+  struct Answer {
+    long status = 0;
+    std::string body;  // at most 1 MiB
+    std::string etag;  // the ETag header, quotes kept; "" if none
+  };
+  // Sends `method` ("PUT", "POST" or "DELETE") to `url` with `body` (none
+  // if empty; s3:// bodies are signed as UNSIGNED-PAYLOAD, so that a part
+  // is not read twice), retried as a GET is, the whole body again each
+  // time. Returns the 2xx answer; anything else, 404 included, throws an
+  // Error naming the method, the URL, the status and the attempts.
+  Answer Send(const std::string& method, const std::string& url,
+              std::span<const uint8_t> body = {}) const;
+
   const RemoteOptions& options() const { return options_; }
   // The easy handles this process has made: the most threads that have
   // requested at the same time (each one keeps its connection).
@@ -90,6 +106,10 @@ class HttpClient {
 
   // libcurl's write callback: a 2xx body into the request.
   static size_t WriteBody(char* data, size_t one, size_t count, void* request);
+  // libcurl's read, seek and header callbacks of a request with a body.
+  static size_t ReadBody(char* data, size_t one, size_t count, void* request);
+  static int SeekBody(void* request, int64_t offset, int origin);
+  static size_t ReadHeader(char* data, size_t one, size_t count, void* request);
   // They lock and unlock every client's mutex across fork.
   static void PrepareFork() NO_THREAD_SAFETY_ANALYSIS;
   static void ParentAfterFork() NO_THREAD_SAFETY_ANALYSIS;

@@ -19,6 +19,8 @@
 #include "feedline/vision/file_list.h"
 #include "feedline/vision/image_folder.h"
 #include "src/storage/pack_folder_guard.h"
+#include "src/storage/pack_hooks.h"
+#include "src/storage/s3_pack.h"
 #include "src/storage/shard_writer.h"
 #include "src/vision/jpeg_restarts.h"
 
@@ -127,6 +129,15 @@ std::string ShardIndexName(int64_t shard) { return ShardName(shard, ".idx"); }
 PackResult PackImages(const std::string& source, const std::string& root,
                       const vision::ImageList& files, const std::vector<std::string>& classes,
                       const std::string& out_dir, const PackOptions& options) {
+  if (IsS3Location(out_dir)) return PackImagesToS3(source, root, files, classes, out_dir, options);
+  return PackImagesWithHooks(source, root, files, classes, out_dir, options, {});
+}
+
+PackResult PackImagesWithHooks(const std::string& source, const std::string& root,
+                               const vision::ImageList& files,
+                               const std::vector<std::string>& classes,
+                               const std::string& out_dir, const PackOptions& options,
+                               const PackHooks& hooks) {
   if (options.shard_bytes < 4 * kTarBlock) {
     throw Error("pack: shard size must be at least 2048 bytes, got " +
                 std::to_string(options.shard_bytes));
@@ -153,6 +164,18 @@ PackResult PackImages(const std::string& source, const std::string& root,
   // once instead of racing this one for the same shard and index files.
   const PackFolderLock lock(out_dir);
   const std::string manifest_path = out_dir + "/pack.txt";
+  const std::string shown = hooks.destination.empty() ? out_dir : hooks.destination;
+  const std::string shown_manifest =
+      hooks.destination.empty() ? manifest_path : hooks.destination + "pack.txt";
+  auto write_text = [&](const std::string& name, const std::string& text) {
+    WriteText(out_dir + "/" + name, text);
+    if (hooks.text_written) hooks.text_written(name, text);
+  };
+  auto remove_shards_from = [&](int64_t from) {
+    RemoveShardsFrom(out_dir, from);
+    if (hooks.shards_removed) hooks.shards_removed(from);
+  };
+  if (hooks.locked) hooks.locked();
   const std::string manifest_head = "feedline-pack 1\nsource " + source + "\nfiles " +
                                     std::to_string(files.size()) + "\nshard_bytes " +
                                     std::to_string(options.shard_bytes) + "\n" +
@@ -183,21 +206,21 @@ PackResult PackImages(const std::string& source, const std::string& root,
                         (manifest.size() == manifest_head.size() ||
                          manifest.compare(manifest_head.size(), 8, "records ") == 0);
       if (!same) {
-        throw Error(out_dir +
+        throw Error(shown +
                     " holds a pack of another source, file count, shard size, JPEG restart "
                     "interval or progressive JPEG setting (see " +
-                    manifest_path + "); pass --restart to replace it, or choose another folder");
+                    shown_manifest + "); pass --restart to replace it, or choose another folder");
       }
       resume = true;
     } else if (has_shards) {
-      throw Error(out_dir + " holds shard files but no pack.txt; pass --restart to replace them");
+      throw Error(shown + " holds shard files but no pack.txt; pass --restart to replace them");
     }
   }
-  if (!resume) RemoveShardsFrom(out_dir, 0);
-  WriteText(manifest_path, manifest_head);
+  if (!resume) remove_shards_from(0);
+  write_text("pack.txt", manifest_head);
   std::string class_text;
   for (const std::string& name : classes) class_text += name + "\n";
-  WriteText(out_dir + "/classes.txt", class_text);
+  write_text("classes.txt", class_text);
 
   PackResult result;
   int64_t shard = 0;
@@ -207,6 +230,7 @@ PackResult PackImages(const std::string& source, const std::string& root,
   while (resume) {
     const std::string index_path = out_dir + "/" + ShardIndexName(shard);
     const std::string tar_path = out_dir + "/" + ShardTarName(shard);
+    if (hooks.before_index) hooks.before_index(shard);
     if (!fs::exists(index_path, ec)) break;
     ShardIndex index;
     try {
@@ -214,11 +238,17 @@ PackResult PackImages(const std::string& source, const std::string& root,
     } catch (const Error&) {
       break;  // redone below
     }
-    struct stat st;
     if (index.records.empty() || index.first_record != static_cast<uint64_t>(result.records) ||
-        ::stat(tar_path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != index.tar_size ||
         !IsAllDigits(index.records.back().key)) {
       break;
+    }
+    if (hooks.shard_whole) {
+      if (!hooks.shard_whole(shard, index)) break;
+    } else {
+      struct stat st;
+      if (::stat(tar_path.c_str(), &st) != 0 || static_cast<uint64_t>(st.st_size) != index.tar_size) {
+        break;
+      }
     }
     next_file = std::stoll(index.records.back().key) + 1;
     result.records += static_cast<int64_t>(index.records.size());
@@ -226,7 +256,7 @@ PackResult PackImages(const std::string& source, const std::string& root,
     ++result.reused_shards;
     ++shard;
   }
-  RemoveShardsFrom(out_dir, shard);
+  remove_shards_from(shard);
 
   vision::ReadOptions read;
   read.max_bytes = options.max_file_bytes;
@@ -236,6 +266,7 @@ PackResult PackImages(const std::string& source, const std::string& root,
     result.bytes += writer->Finish();
     result.records += writer->records();
     writer.reset();
+    if (hooks.shard_finished) hooks.shard_finished(shard);
     ++shard;
     if (options.on_progress) options.on_progress(result.records, files.size());
   };
@@ -318,16 +349,19 @@ PackResult PackImages(const std::string& source, const std::string& root,
                 " broken files)");
   }
   result.shards = shard;
-  WriteText(manifest_path, manifest_head + "records " + std::to_string(result.records) +
-                               "\nshards " + std::to_string(result.shards) + "\n");
+  write_text("pack.txt", manifest_head + "records " + std::to_string(result.records) +
+                            "\nshards " + std::to_string(result.shards) + "\n");
   return result;
 }
 
 PackResult PackSource(const std::string& source, const std::string& out_dir,
                       const PackOptions& options) {
   std::error_code ec;
+  // An S3 pack is written to its local staging folder first.
+  const std::string local_out =
+      IsS3Location(out_dir) ? S3StagingDir(out_dir, options) : out_dir;
   if (fs::is_directory(source, ec)) {
-    CheckOutsideImageFolder(source, out_dir);
+    CheckOutsideImageFolder(source, local_out);
     vision::ImageFolder::Listing listing = vision::ImageFolder::List(source);
     return PackImages(source, source, listing.files, listing.classes, out_dir, options);
   }
@@ -341,7 +375,7 @@ PackResult PackSource(const std::string& source, const std::string& out_dir,
   for (int64_t c = 0; c < classes; ++c) names.push_back(std::to_string(c));
   std::string root = fs::path(source).parent_path().string();
   if (root.empty()) root = ".";
-  CheckOutsideFileList(source, root, files, out_dir);
+  CheckOutsideFileList(source, root, files, local_out);
   return PackImages(source, root, files, names, out_dir, options);
 }
 

@@ -28,6 +28,23 @@
 // be the list's folder or one holding listed files: refused with an Error
 // before anything is written.
 //
+// OUT may also be an S3 prefix, s3://BUCKET/PREFIX/ (the endpoint and
+// credentials of the standard AWS configuration, docs/storage.md): the pack
+// is written to a local staging folder (PackOptions::staging_dir) and each
+// shard is uploaded as soon as it is finished, its tar (a multipart upload
+// when it is over 8 MiB) before its index, while the next shard is
+// written; its tar is then deleted from the staging folder, which holds at
+// most the shard being written and the one being uploaded, and the small
+// files (indexes, pack.txt, the lock). pack.txt is uploaded first without
+// the counts (an unfinished pack, which readers refuse) and again, after
+// classes.txt, with them once every shard is up, so that a reader never
+// sees a finished pack.txt before the shards it names. Resuming works as in
+// a folder, with the bucket as the truth: a rerun keeps each shard whose
+// tar and index are in the bucket at the sizes its index gives (the index
+// is fetched from the bucket when the staging folder lacks it, e.g. on
+// another machine) and packs and uploads the rest; a pack.txt in the
+// bucket of another source or shard size is refused unless `restart`.
+//
 // Thread safety: one pack per output folder at a time. A pack holds an
 // exclusive lock on OUT/.pack.lock (flock) while it runs; a second pack into
 // the folder, from any process, fails at once with an Error naming it.
@@ -41,6 +58,7 @@
 #include <vector>
 
 #include "feedline/export.h"
+#include "feedline/storage/remote_options.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/read_file.h"
 
@@ -79,6 +97,17 @@ struct FEEDLINE_EXPORT PackOptions {
   int threads = 0;
   // Called after each shard is finished with (records packed, total files).
   std::function<void(int64_t, int64_t)> on_progress;
+
+  // OUT in S3 (s3://BUCKET/PREFIX/) only:
+  // The local folder the pack is written to before its files are uploaded
+  // (created if missing; the pack's lock is held there). Empty: a folder
+  // under the system's temporary folder named after the URL
+  // (feedline-pack-BUCKET_PREFIX_-HASH), so that a rerun of the same pack
+  // finds it.
+  std::string staging_dir;
+  // The retries and timeouts of each upload request (the cache fields are
+  // not used).
+  RemoteOptions remote;
 };
 
 struct FEEDLINE_EXPORT PackResult {
@@ -111,7 +140,9 @@ FEEDLINE_EXPORT PackResult PackImages(const std::string& source, const std::stri
                                       const std::string& out_dir, const PackOptions& options);
 
 // PackImages over an image folder (ImageFolder layout) or a file list
-// ("path label" lines, paths relative to the list's folder).
+// ("path label" lines, paths relative to the list's folder). `out_dir` may
+// be s3://BUCKET/PREFIX/ (see above); the staging folder must then lie
+// outside the source, as OUT must.
 FEEDLINE_EXPORT PackResult PackSource(const std::string& source, const std::string& out_dir,
                                       const PackOptions& options);
 

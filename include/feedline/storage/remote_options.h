@@ -31,9 +31,9 @@ struct FEEDLINE_EXPORT RemoteOptions {
   int max_attempts = 5;
   // The most time one request may take over all its attempts and the waits
   // between them, in seconds (no attempt starts, and none goes on, past
-  // it). > 0. A whole shard downloaded into the cache (cache_dir) may take
-  // longer while bytes keep coming: its attempts are bounded by
-  // stall_timeout_s, and no retry starts past the budget.
+  // it). > 0. A whole shard downloaded into the cache (cache_dir), or an
+  // upload (a pack into S3), may take longer while bytes keep flowing: its
+  // attempts are bounded by stall_timeout_s; no retry starts past the budget.
   double retry_budget_s = 60;
   // The most time a connection may take to open, in seconds. > 0.
   double connect_timeout_s = 10;
