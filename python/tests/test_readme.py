@@ -10,6 +10,7 @@ import pathlib
 import pytest
 
 import readme_blocks
+from seaweedfs_server import SeaweedFs
 
 ROOT = readme_blocks.README.parent
 
@@ -43,17 +44,38 @@ def workdir(tmp_path_factory):
     return cwd
 
 
-def test_feedline_commands_run(workdir):
+@pytest.fixture()
+def s3(tmp_path, monkeypatch):
+    """README's s3://bucket/: a real S3 endpoint (SeaweedFS on loopback) that
+    the AWS variables name, as a user's would."""
+    server = SeaweedFs(tmp_path, "bucket")
+    try:
+        server.start()
+        server.point_aws_at_it(monkeypatch)
+        yield server
+    finally:
+        server.stop()
+
+
+def test_feedline_commands_run(workdir, s3):
     outputs = {}
     for line in readme_blocks.feedline_lines():
         if not line.startswith("feedline synth "):
-            outputs[line.split()[1]] = readme_blocks.run_feedline(line, workdir)
-    assert set(outputs) == {"bench", "tune", "verify", "pack"}, sorted(outputs)
-    assert "throughput" in outputs["bench"] and "images/s" in outputs["bench"], outputs["bench"]
-    assert "recommended: --workers" in outputs["tune"], outputs["tune"]
+            outputs[line.split("#")[0].strip()] = readme_blocks.run_feedline(line, workdir)
+    assert {line.split()[1] for line in outputs} == {"bench", "tune", "verify", "pack"}, outputs
+    bench = next(out for line, out in outputs.items() if line.startswith("feedline bench "))
+    assert "throughput" in bench and "images/s" in bench, bench
+    tune = next(out for line, out in outputs.items() if line.startswith("feedline tune "))
+    assert "recommended: --workers" in tune, tune
     assert (workdir / "tune.svg").read_text().startswith("<")
-    assert "256 images" in outputs["pack"], outputs["pack"]
+    packs = {line: out for line, out in outputs.items() if line.startswith("feedline pack ")}
+    assert set(packs) == {"feedline pack data shards", "feedline pack data s3://bucket/train/"}
+    for line, out in packs.items():
+        assert "256 images" in out, (line, out)
     assert (workdir / "shards" / "pack.txt").is_file()
+    # The pack in the bucket is whole: a reader takes it, every record of it.
+    from feedline.vision import datasets
+    assert len(datasets.ShardDataset("s3://bucket/train/")) == 256
 
 
 # The native example and the torch swap (Debian's torch and torchvision).

