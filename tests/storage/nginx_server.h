@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/storage/server_ports.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage::testing {
@@ -50,7 +51,7 @@ class NginxServer {
     if (pid_ > 0) return;
     const bool pick_port = port_ == 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
-      if (pick_port) port_ = FreePort();
+      if (pick_port) port_ = ServerPorts(1)[0];
       WriteConfig();
       pid_ = ::fork();
       if (pid_ == 0) {
@@ -186,17 +187,6 @@ class NginxServer {
     return "nginx";
   }
 
-  static int FreePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof(address);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
-  }
 
   void WriteConfig() const {
     std::filesystem::create_directories(dir_.path() / "temp");

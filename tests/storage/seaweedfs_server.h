@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/storage/server_ports.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage::testing {
@@ -85,7 +86,7 @@ class SeaweedFsServer {
              << R"(","secretKey":")" << kSecretKey
              << R"("}],"actions":["Admin","Read","Write","List","Tagging"]}]})";
     }
-    std::vector<int> ports = FreePorts(8);
+    std::vector<int> ports = ServerPorts(8);
     s3_port_ = ports[6];
     std::vector<std::string> args = {
         weed, "mini", "-dir=" + (dir_ / "data"), "-ip=" + address_, "-ip.bind=" + address_,
@@ -169,22 +170,6 @@ class SeaweedFsServer {
   }
 
  private:
-  static std::vector<int> FreePorts(int count) {
-    std::vector<int> fds, ports;
-    for (int i = 0; i < count; ++i) {
-      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      socklen_t length = sizeof(address);
-      ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-      fds.push_back(fd);
-      ports.push_back(ntohs(address.sin_port));
-    }
-    for (int fd : fds) ::close(fd);
-    return ports;
-  }
 
   static size_t Discard(char*, size_t one, size_t count, void*) { return one * count; }
 
