@@ -358,13 +358,16 @@ void BindVision(py::module_& m) {
       .def_readwrite("cache_limit", &storage::RemoteOptions::cache_limit)
       .def_readwrite("prefetch_bytes", &storage::RemoteOptions::prefetch_bytes)
       .def_readwrite("prefetch_requests", &storage::RemoteOptions::prefetch_requests)
+      .def_readwrite("download_part_bytes", &storage::RemoteOptions::download_part_bytes)
+      .def_readwrite("download_parts", &storage::RemoteOptions::download_parts)
       .def_readwrite("ca_file", &storage::RemoteOptions::ca_file)
       .def("check", &storage::CheckRemoteOptions)
       .def(py::pickle(
           [](const storage::RemoteOptions& o) {
             return py::make_tuple(o.max_attempts, o.retry_budget_s, o.connect_timeout_s,
                                   o.stall_timeout_s, o.backoff_s, o.cache_dir, o.cache_limit,
-                                  o.prefetch_bytes, o.prefetch_requests, o.ca_file);
+                                  o.prefetch_bytes, o.prefetch_requests, o.download_part_bytes,
+                                  o.download_parts, o.ca_file);
           },
           [](const py::tuple& t) {
             storage::RemoteOptions o;
@@ -377,7 +380,9 @@ void BindVision(py::module_& m) {
             o.cache_limit = t[6].cast<uint64_t>();
             o.prefetch_bytes = t[7].cast<uint64_t>();
             o.prefetch_requests = t[8].cast<int>();
-            o.ca_file = t[9].cast<std::string>();
+            o.download_part_bytes = t[9].cast<uint64_t>();
+            o.download_parts = t[10].cast<int>();
+            o.ca_file = t[11].cast<std::string>();
             return o;
           }));
   py::class_<storage::ShardDataset, Dataset, std::shared_ptr<storage::ShardDataset>>(

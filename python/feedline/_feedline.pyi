@@ -315,6 +315,8 @@ class _VisionModule:
         cache_limit: int
         prefetch_bytes: int
         prefetch_requests: int
+        download_part_bytes: int
+        download_parts: int
         ca_file: str
         def __init__(self) -> None: ...
         def check(self) -> None: ...

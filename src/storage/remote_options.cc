@@ -3,6 +3,10 @@
 #include "feedline/error.h"
 
 namespace feedline::storage {
+namespace {
+// Smaller parts would cost a request (a round trip) per few packets.
+constexpr uint64_t kMinDownloadPartBytes = uint64_t{64} << 10;
+}  // namespace
 
 void CheckRemoteOptions(const RemoteOptions& options) {
   auto refuse = [](const std::string& field, const std::string& rule, double value) {
@@ -18,6 +22,10 @@ void CheckRemoteOptions(const RemoteOptions& options) {
   if (options.prefetch_requests < 1) {
     refuse("prefetch_requests", ">= 1", options.prefetch_requests);
   }
+  if (options.download_part_bytes < kMinDownloadPartBytes) {
+    refuse("download_part_bytes", ">= 65536", static_cast<double>(options.download_part_bytes));
+  }
+  if (options.download_parts < 1) refuse("download_parts", ">= 1", options.download_parts);
 }
 
 bool IsRemoteLocation(const std::string& location) {

@@ -18,6 +18,8 @@
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
+#include "src/storage/local_file.h"
+#include "src/storage/parted_download.h"
 #include "src/storage/shard_writer.h"
 #include "src/storage/tar_indexer.h"
 
@@ -46,23 +48,19 @@ std::string SavedIndexPathOf(const std::string& tar_path) {
   return tar_path.substr(0, tar_path.size() - 4) + ".idx";
 }
 
-std::string Errno(const std::string& what, const std::string& path) {
-  return path + ": " + what + ": " + std::strerror(errno);
-}
-
 // A POSIX record lock on the whole of `path`, held until destruction (it
 // belongs to this process: a forked child does not hold it).
 class FileLock {
  public:
   explicit FileLock(const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw Error(Errno("cannot open lock file", path));
+    if (fd_ < 0) throw Error(ErrnoMessage("cannot open lock file", path));
     struct flock lock {};
     lock.l_type = F_WRLCK;
     lock.l_whence = SEEK_SET;
     while (::fcntl(fd_, F_SETLKW, &lock) != 0) {
       if (errno == EINTR) continue;
-      const std::string message = Errno("cannot lock", path);
+      const std::string message = ErrnoMessage("cannot lock", path);
       ::close(fd_);
       throw Error(message);
     }
@@ -75,49 +73,13 @@ class FileLock {
   int fd_ = -1;
 };
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-void WriteAll(int fd, const uint8_t* data, size_t size, uint64_t offset, const std::string& path) {
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(Errno("cannot write", path));
-    done += static_cast<size_t>(n);
-  }
-}
-
-void ReadAll(int fd, uint8_t* data, size_t size, uint64_t offset, const std::string& path) {
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::pread(fd, data + done, size - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(Errno("cannot read", path));
-    if (n == 0) throw Error(path + ": ends early");
-    done += static_cast<size_t>(n);
-  }
-}
-
 // The key of the first record whose bytes in `fd` do not match the index,
 // or nullopt if all do.
-std::optional<std::string> FirstDamagedRecord(int fd, const ShardIndex& index,
-                                              const std::string& path) {
+std::optional<std::string> FirstDamagedRecord(const LocalFile& file, const ShardIndex& index) {
   std::vector<uint8_t> bytes;
   for (const ShardRecord& record : index.records) {
     bytes.resize(static_cast<size_t>(record.size));
-    ReadAll(fd, bytes.data(), bytes.size(), record.offset, path);
+    file.ReadAt(bytes.data(), bytes.size(), record.offset);
     if (Crc32c(bytes.data(), bytes.size()) != record.crc32c) return record.key;
   }
   return std::nullopt;
@@ -252,39 +214,32 @@ void ShardCache::Download(size_t shard) const {
   const ShardIndex index = saved ? *saved : ParseShardIndex(*index_bytes, index_urls_[shard]);
   MakeRoom(index.tar_size, shard);
 
-  const Fd fd(::open(part.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
-  if (fd.get() < 0) throw Error(Errno("cannot open", part));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) throw Error(Errno("cannot stat", part));
-  uint64_t have = static_cast<uint64_t>(st.st_size);
+  const RemoteOptions& options = client_->options();
+  const PartedDownload download{url, index.tar_size, part, options.download_part_bytes,
+                                options.download_parts};
   for (int pass = 0;; ++pass) {
-    if (have > index.tar_size && ::ftruncate(fd.get(), 0) != 0) {
-      throw Error(Errno("cannot truncate", part));
-    }
-    if (have > index.tar_size) have = 0;
-    const bool resumed = have > 0;
     // Written as it arrives: a process killed midway leaves what it had
     // received for the next download to continue from.
-    if (have < index.tar_size) {
-      client_->StreamRange(url, have, index.tar_size - have,
-                           [&](const uint8_t* data, size_t size) {
-                             WriteAll(fd.get(), data, size, have, part);
-                             have += size;
-                           });
+    const bool resumed = DownloadInParts(*client_, download) > 0;
+    const LocalFile file = LocalFile::OpenForWriting(part);
+    const std::optional<std::string> damaged = FirstDamagedRecord(file, index);
+    if (!damaged) {
+      file.Sync();
+      break;
     }
-    const std::optional<std::string> damaged = FirstDamagedRecord(fd.get(), index, part);
-    if (!damaged) break;
     if (!resumed || pass > 0) {
       throw Error(url + ": the downloaded shard's record " + *damaged +
                   " does not match its index's CRC-32C (the file on the server changed, or "
                   "the transfer was corrupted)");
     }
     // What a previous download left was damaged: start again.
-    if (::ftruncate(fd.get(), 0) != 0) throw Error(Errno("cannot truncate", part));
-    have = 0;
+    RestartDownload(part);
   }
-  if (::fsync(fd.get()) != 0) throw Error(Errno("cannot fsync", part));
-  if (::rename(part.c_str(), path.c_str()) != 0) throw Error(Errno("cannot rename into place", part));
+  // Whole and checked: its progress goes before it is put in place.
+  FinishDownload(part);
+  if (::rename(part.c_str(), path.c_str()) != 0) {
+    throw Error(ErrnoMessage("cannot rename into place", part));
+  }
   // Downloads under way at once each made room for themselves only, so the
   // ones that ended before this one may have filled what it counted on:
   // made again, the whole shards stay within the limit once none is under
@@ -357,23 +312,22 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
     }
     MakeRoom(*size, shard);
     const std::string part = path + ".part";
-    const Fd fd(::open(part.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) throw Error(Errno("cannot open", part));
+    const LocalFile file = LocalFile::OpenForWriting(part, /*truncate=*/true);
     TarIndexer indexer(url);
     uint64_t have = 0;
     if (*size > 0) {
       client_->StreamRange(url, 0, *size, [&](const uint8_t* data, size_t n) {
-        WriteAll(fd.get(), data, n, have, part);
+        file.WriteAt(data, n, have);
         have += n;
         indexer.Feed(data, n);
       });
     }
     index = indexer.Finish();
-    if (::fsync(fd.get()) != 0) throw Error(Errno("cannot fsync", part));
+    file.Sync();
     // The index first: a tar in place always has its index beside it.
     WriteFileAtomically(saved_path, SerializeShardIndex(index));
     if (::rename(part.c_str(), path.c_str()) != 0) {
-      throw Error(Errno("cannot rename into place", part));
+      throw Error(ErrnoMessage("cannot rename into place", part));
     }
     internal::MutexLock lock(&mu_);
     ++downloads_;

@@ -3,8 +3,8 @@
 // is downloaded once per node whatever the number of ranks and workers.
 //
 // Layout: CACHE/<16 hex digits naming the pack's URL>/shard-NNNNNN.tar, and
-// beside each, while one is downloaded, shard-NNNNNN.tar.part and an empty
-// shard-NNNNNN.tar.lock.
+// beside each, while one is downloaded, shard-NNNNNN.tar.part (with its
+// .part.progress) and an empty shard-NNNNNN.tar.lock.
 //
 // Ensure(shard) makes the whole shard present:
 //  1. Threads of this process wait for one another (one download per shard
@@ -12,8 +12,10 @@
 //     shard's .lock file, held by the downloading process only (a forked
 //     child never inherits it, unlike flock's).
 //  2. A shard already in place is complete (step 4 is the only way in).
-//  3. The bytes go to .part, appended from its current length: a download
-//     that a killed process left is resumed, not restarted.
+//  3. The bytes go to .part, in parts fetched at once (RemoteOptions::
+//     download_parts, download_part_bytes; parted_download.h), with
+//     .part.progress saying what each part has received: a download that a
+//     killed process left is resumed part by part, not restarted.
 //  4. Every record's CRC-32C is checked against the index (a resumed .part
 //     that fails is downloaded again from the start, once), then the file is
 //     fsynced and renamed into place.

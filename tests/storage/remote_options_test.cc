@@ -30,6 +30,10 @@ TEST(CheckRemoteOptions, RefusesEachBadFieldNamingItTheRuleAndTheValue) {
       {[](RemoteOptions& o) { o.connect_timeout_s = -1; }, "connect_timeout_s must be > 0, got -1"},
       {[](RemoteOptions& o) { o.stall_timeout_s = 0; }, "stall_timeout_s must be > 0, got 0"},
       {[](RemoteOptions& o) { o.backoff_s = -0.5; }, "backoff_s must be >= 0, got -0.5"},
+      {[](RemoteOptions& o) { o.prefetch_requests = 0; }, "prefetch_requests must be >= 1, got 0"},
+      {[](RemoteOptions& o) { o.download_part_bytes = 4096; },
+       "download_part_bytes must be >= 65536, got 4096"},
+      {[](RemoteOptions& o) { o.download_parts = 0; }, "download_parts must be >= 1, got 0"},
   };
   for (const Case& c : cases) {
     RemoteOptions options;

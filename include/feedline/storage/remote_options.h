@@ -65,8 +65,18 @@ struct FEEDLINE_EXPORT RemoteOptions {
   // a shard is larger); 0: no fetching ahead, a shard is downloaded by its
   // first read.
   uint64_t prefetch_bytes = uint64_t{2} << 30;
-  // The most downloads fetching ahead runs at once (each one request). >= 1.
+  // The most shard downloads fetching ahead runs at once. >= 1.
   int prefetch_requests = 4;
+  // A shard downloaded into the cache is requested in parts of
+  // `download_part_bytes` (ranged GETs; the last part may be shorter), up to
+  // `download_parts` of them at once: over a long or lossy path one
+  // connection's rate is bounded by its window and its losses, and several
+  // connections share the path. A killed download resumes each part where it
+  // stopped. So fetching ahead runs at most prefetch_requests x
+  // download_parts requests at once. download_part_bytes >= 64 KiB;
+  // download_parts >= 1 (1: one request a shard, from its first byte).
+  uint64_t download_part_bytes = uint64_t{4} << 20;
+  int download_parts = 4;
 
   // HTTPS: a file of PEM certificates of the authorities to trust instead
   // of the system's (a private CA, a self-signed server). Empty: the

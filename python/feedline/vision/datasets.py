@@ -240,7 +240,10 @@ class ShardDataset(_LabeledImages):
     prefetch_bytes and prefetch_requests (with a cache, shards are fetched
     ahead in the order the loader's epoch needs them: at most this many
     bytes ahead of the delivered batches, "2GiB" by default, 0: none; and
-    this many downloads at once, 4) and ca_file (HTTPS: a PEM file of the
+    this many downloads at once, 4), download_part_bytes and download_parts
+    (a shard downloaded into the cache is requested in parts of this size,
+    "4MiB", this many at once, 4: several connections share a long or lossy
+    path) and ca_file (HTTPS: a PEM file of the
     authorities to trust; default $SSL_CERT_FILE, else the system's).
     A failed request is a SampleError naming the URL.
 
@@ -283,17 +286,17 @@ def _remote_options(remote):
         if name.startswith("_") or not hasattr(options, name):
             raise TypeError(f"remote: unknown option {name!r}; expected max_attempts, "
                             "retry_budget_s, connect_timeout_s, stall_timeout_s, backoff_s, "
-                            "cache_dir, cache_limit, prefetch_bytes, prefetch_requests or "
-                            "ca_file")
+                            "cache_dir, cache_limit, prefetch_bytes, prefetch_requests, "
+                            "download_part_bytes, download_parts or ca_file")
         if name in ("cache_dir", "ca_file"):
             setattr(options, name, os.fspath(value))
             continue
-        if name in ("cache_limit", "prefetch_bytes"):
+        if name in ("cache_limit", "prefetch_bytes", "download_part_bytes"):
             setattr(options, name, _size_in(f"remote: {name}", value, 0, (1 << 63) - 1))
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"remote: {name} must be a number, got {type(value).__name__}")
-        if name in ("max_attempts", "prefetch_requests"):
+        if name in ("max_attempts", "prefetch_requests", "download_parts"):
             if value != int(value):
                 raise ValueError(f"remote: {name} must be a whole number, got {value!r}")
             value = int(value)

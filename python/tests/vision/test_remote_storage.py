@@ -82,6 +82,8 @@ def test_a_served_pack_gives_the_local_packs_batches(packed, server):
     ({"prefetch_requests": 0}, ValueError, "prefetch_requests must be >= 1, got 0"),
     ({"prefetch_requests": 1.5}, ValueError, "prefetch_requests must be a whole number"),
     ({"prefetch_bytes": "lots"}, ValueError, "remote: prefetch_bytes"),
+    ({"download_parts": 0}, ValueError, "download_parts must be >= 1, got 0"),
+    ({"download_part_bytes": "1KiB"}, ValueError, "download_part_bytes must be >= 65536"),
     ({"ca_file": "/nonexistent/ca.pem"}, ValueError,
      "ca_file /nonexistent/ca.pem: cannot read the CA certificates"),
 ])
