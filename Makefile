@@ -43,15 +43,19 @@ test: deps
 	@mkdir -p $(BUILD); \
 	$(MAKE) --no-print-directory venv > $(BUILD)/venv-setup.log 2>&1 & venv=$$!; \
 	bash scripts/fetch_torch_tests.sh $(PEERS)/suites > $(BUILD)/peers-setup.log 2>&1 & suites=$$!; \
-	$(MAKE) --no-print-directory build test-layering || { wait $$venv $$suites; exit 1; }; \
+	$(TIMED) build test-layering || { wait $$venv $$suites; exit 1; }; \
 	wait $$venv || { cat $(BUILD)/venv-setup.log; wait $$suites; \
 	  echo "make test: the venv's set-up failed ($(BUILD)/venv-setup.log)"; exit 1; }; \
-	$(MAKE) --no-print-directory test-unit test-asan test-tsan \
-	  test-thread-safety test-fuzz test-install test-wheel || { wait $$suites; exit 1; }; \
+	for target in test-unit test-asan test-tsan test-thread-safety test-fuzz test-install \
+	  test-wheel; do $(TIMED) $$target || { wait $$suites; exit 1; }; done; \
 	wait $$suites || { cat $(BUILD)/peers-setup.log; \
 	  echo "make test: fetching the peers' suites failed ($(BUILD)/peers-setup.log)"; exit 1; }; \
-	$(MAKE) --no-print-directory test-peers
+	$(TIMED) test-peers
 	@echo "make test: all suites passed"
+
+# Each part of make test says how long it took, so that the log shows where
+# the time goes (the goal: all of it under 30 minutes on 2 cores).
+TIMED = bash scripts/timed_make.sh $(MAKE) --no-print-directory
 
 # The include graph follows the layers that cmake/layers.cmake declares: no
 # include of a layer a file's layer may not use, no src/ header in the

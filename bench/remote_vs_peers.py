@@ -12,6 +12,10 @@ identity, as tests/storage starts it; every object put through its filer):
                       remote={"cache_dir": ...}): epoch 1 downloads each
                       shard into the node's cache in the order the epoch
                       needs them, epoch 2 reads the cache
+  feedline s3 +cache one request
+                      (only when named in --loaders) the same with each
+                      shard downloaded as one request (download_parts=1),
+                      not in parts at once
   feedline s3         the same without a cache: a ranged GET per record
   feedline local      the same pack on the local disk (the baseline)
   streaming           MosaicML Streaming's StreamingDataset over MDS shards
@@ -84,6 +88,9 @@ ACCESS_KEY, SECRET_KEY = "feedlinebench", "feedline-bench-secret"
 LOADERS = ["feedline-s3-cache", "feedline-s3", "feedline-local", "streaming", "litdata",
            "webdataset", "webdataset-local"]
 PEERS = ["streaming", "litdata", "webdataset"]
+# Not run unless named in --loaders: the cache's downloads as one request a
+# shard (download_parts=1, before parted downloads), beside the default.
+OPTIONAL_LOADERS = ["feedline-s3-cache-one-request"]
 
 
 # --------------------------------------------------------------------------
@@ -462,8 +469,11 @@ def feedline_loader(source, remote):
     transform = T.Compose([T.RandomResizedCrop(SIZE), T.RandomHorizontalFlip(), T.ToTensor(),
                            T.Normalize(list(MEAN), list(STD))])
     dataset = datasets.ShardDataset(source, transform=transform, remote=remote)
-    loader = feedline.DataLoader(dataset, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
-                                 persistent_workers=True, drop_last=True)
+    # --sampler: every feedline loader alike, local or remote.
+    order = ({"sampler": datasets.ShardOrderSampler(dataset, seed=1)}
+             if os.environ.get("REMOTE_BENCH_SAMPLER") == "shard-order" else {"shuffle": True})
+    loader = feedline.DataLoader(dataset, batch_size=BATCH, num_workers=WORKERS,
+                                 persistent_workers=True, drop_last=True, **order)
 
     def epoch(e):
         loader.set_epoch(e)
@@ -549,6 +559,10 @@ def make_loader(name, data, scratch, endpoint):
     if name == "feedline-s3-cache":
         return feedline_loader(f"s3://{BUCKET}/feedline/",
                                {"cache_dir": os.path.join(scratch, "feedline")})
+    if name == "feedline-s3-cache-one-request":
+        return feedline_loader(f"s3://{BUCKET}/feedline/",
+                               {"cache_dir": os.path.join(scratch, "feedline"),
+                                "download_parts": 1})
     if name == "feedline-s3":
         return feedline_loader(f"s3://{BUCKET}/feedline/", None)
     if name == "feedline-local":
@@ -567,23 +581,41 @@ def make_loader(name, data, scratch, endpoint):
     raise SystemExit(f"unknown loader {name!r}; expected one of {', '.join(LOADERS)}")
 
 
+def loader_cpu_seconds():
+    """CPU seconds of this process and its worker processes so far (live
+    workers read from /proc: they are not waited for until the end)."""
+    import resource
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    total = usage.ru_utime + usage.ru_stime
+    try:
+        import psutil
+        for process in psutil.Process().children(recursive=True):
+            times = process.cpu_times()
+            total += times.user + times.system
+    except Exception:  # noqa: BLE001  (psutil is in the venv; a child that just ended)
+        pass
+    return total
+
+
 def child(name, data, images):
     """Two epochs of `name`; prints {"rates": [epoch 1, epoch 2]} as JSON."""
     scratch = tempfile.mkdtemp(prefix=f"remote-bench-{name}-")
     try:
         epoch_of = make_loader(name, data, scratch, os.environ["AWS_ENDPOINT_URL"])
-        rates = []
+        rates, cpu = [], []
         for e in range(2):
             start = time.perf_counter()
+            cpu_start = loader_cpu_seconds()
             seen = 0
             for batch in epoch_of(e):
                 seen += len(batch[1])
             rates.append(seen / (time.perf_counter() - start))
+            cpu.append(loader_cpu_seconds() - cpu_start)
             # Iterable peers drop each worker's last partial batch: fewer
             # than images // BATCH batches may come; none is a failure.
             if seen == 0:
                 raise SystemExit(f"{name}: epoch {e + 1} gave no batch")
-        print(json.dumps({"rates": rates}), flush=True)
+        print(json.dumps({"rates": rates, "cpu": cpu}), flush=True)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     os._exit(0)  # the peers' worker pools and shared memory are not waited for
@@ -596,7 +628,8 @@ def run_child(name, args, environment):
                           timeout=args.timeout)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("{"):
-            return json.loads(line)["rates"]
+            result = json.loads(line)
+            return result["rates"] + result["cpu"]
     sys.stderr.write(f"{name} failed (exit {done.returncode}):\n{done.stderr[-3000:]}\n")
     return None
 
@@ -627,14 +660,19 @@ def main():
     parser.add_argument("--build", default=os.path.join(ROOT, "build"),
                         help="the build folder holding feedline_packet_delay (for --delay-ms)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per run")
+    parser.add_argument("--sampler", choices=("shuffle", "shard-order"), default="shuffle",
+                        help="feedline's order, local and remote alike: a global shuffle, or "
+                             "ShardOrderSampler (shards in a random order through a shuffle "
+                             "buffer, as the peers' shard-wise shuffles read)")
     parser.add_argument("--child")
     args = parser.parse_args()
     if args.child:
         return child(args.child, args.data, args.images)
     loaders = [name for name in args.loaders.split(",") if name]
     for name in loaders:
-        if name not in LOADERS:
-            parser.error(f"unknown loader {name!r}; expected one of {', '.join(LOADERS)}")
+        if name not in LOADERS + OPTIONAL_LOADERS:
+            parser.error(f"unknown loader {name!r}; expected one of "
+                         f"{', '.join(LOADERS + OPTIONAL_LOADERS)}")
 
     if args.delay_ms < 0 or not 0 <= args.loss_percent < 100:
         parser.error(f"--delay-ms {args.delay_ms:g} --loss-percent {args.loss_percent:g}: "
@@ -664,15 +702,25 @@ def main():
                       "after_ms": connect_ms(server.address, server.s3_port)}
         environment = dict(os.environ, **server.environment())
         environment.pop("AWS_PROFILE", None)
+        environment["REMOTE_BENCH_SAMPLER"] = args.sampler
         rates = {name: [] for name in loaders}
+        # CPU seconds the server and the link's delay program spent during
+        # each run: on this one machine they share the loader's cores.
+        harness_cpu = {name: [] for name in loaders}
+        harness = [server.process] + ([link.delayer] if link and link.delayer else [])
         for r in range(args.rounds):
             order = loaders[r % len(loaders):] + loaders[:r % len(loaders)]
             for name in order:
+                cpu_before = sum(cpu_seconds(p.pid) for p in harness)
                 result = run_child(name, args, environment)
+                cpu = sum(cpu_seconds(p.pid) for p in harness) - cpu_before
                 if result:
                     rates[name].append(result)
-                    print(f"round {r + 1} {name}: {result[0]:,.0f} / {result[1]:,.0f} images/s",
-                          file=sys.stderr, flush=True)
+                    harness_cpu[name].append(cpu)
+                    print(f"round {r + 1} {name}: {result[0]:,.0f} / {result[1]:,.0f} images/s, "
+                          f"loader {result[2]:.1f} / {result[3]:.1f} CPU s, "
+                          f"server and link {cpu:.1f} CPU s", file=sys.stderr, flush=True)
+        ceiling = link_ceiling(server, os.path.join(args.data, "pack"))
         if link:
             faults.update(link.counted(), running=link.delaying())
     finally:
@@ -684,10 +732,38 @@ def main():
             link.close()
         shutil.rmtree(scratch, ignore_errors=True)
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    report(args, loaders, rates, faults)
+    report(args, loaders, rates, faults, harness_cpu, ceiling)
 
 
-def report(args, loaders, rates, faults):
+def link_ceiling(server, pack, at_once=16):
+    """MB/s of GETs of every tar of the pack from the endpoint with curl, 16
+    at once and nothing else running: what the link carries at best, which
+    bounds any loader's first epoch."""
+    tars = sorted(glob.glob(os.path.join(pack, "shard-*.tar")))
+    total = sum(os.path.getsize(path) for path in tars)
+    start = time.perf_counter()
+    running = []
+    for path in tars + [None] * at_once:
+        if path is not None:
+            url = f"{server.endpoint}/{BUCKET}/feedline/{os.path.basename(path)}"
+            running.append(subprocess.Popen(
+                ["curl", "-sf", "-o", "/dev/null", "--aws-sigv4", "aws:amz:us-east-1:s3",
+                 "--user", f"{ACCESS_KEY}:{SECRET_KEY}", url]))
+        if len(running) >= at_once or (path is None and running):
+            if running.pop(0).wait() != 0:
+                return None
+    return total / (time.perf_counter() - start) / 1e6, total
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of process `pid` and its waited-for children."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rpartition(")")[2].split()
+    # utime, stime, cutime, cstime: fields 14-17 of proc(5), 12-15 after the name.
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def report(args, loaders, rates, faults, harness_cpu, ceiling):
     def median(name, e):
         values = [r[e] for r in rates[name]]
         return statistics.median(values) if values else None
@@ -699,14 +775,21 @@ def report(args, loaders, rates, faults):
         return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
     print(f"\n{args.images} images in {args.shard_mib} MiB shards; train pipeline to {SIZE}, "
-          f"batch {BATCH}, {WORKERS} workers; {args.rounds} rounds; added delay "
+          f"batch {BATCH}, {WORKERS} workers, feedline's order {args.sampler}; "
+          f"{args.rounds} rounds; added delay "
           f"{args.delay_ms:g} ms, loss {args.loss_percent:g}% each way")
     print(f"{cpu_model()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
           f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC")
     print("versions: " + ", ".join(f"{k} {v}" for k, v in versions().items()))
-    print("\n| loader | epoch 1 images/s | epoch 2 images/s |\n|---|---:|---:|")
+    print("\n| loader | epoch 1 images/s | epoch 2 images/s | loader CPU s, epoch 1 / 2 "
+          "| server + link CPU s |\n|---|---:|---:|---:|---:|")
     for name in loaders:
-        print(f"| {name} | {cell(name, 0)} | {cell(name, 1)} |")
+        cpu = harness_cpu[name]
+        cpu_cell = f"{statistics.median(cpu):.1f}" if cpu else "-"
+        own = [f"{statistics.median(r[e] for r in rates[name]):.1f}" for e in (2, 3)
+               if rates[name]]
+        print(f"| {name} | {cell(name, 0)} | {cell(name, 1)} | {' / '.join(own) or '-'} "
+              f"| {cpu_cell} |")
     for e in range(2):
         ours = median("feedline-s3-cache", e) if "feedline-s3-cache" in rates else None
         local = median("feedline-local", e) if "feedline-local" in rates else None
@@ -719,6 +802,16 @@ def report(args, loaders, rates, faults):
             ratios.append(f"{ours / best:.2f}x the fastest peer ({name})")
         if ratios:
             print(f"epoch {e + 1}: feedline s3 +cache is " + ", ".join(ratios))
+    if ceiling:
+        rate, total = ceiling
+        line = f"link ceiling: {rate:.1f} MB/s with curl, 16 GETs at once"
+        local = median("feedline-local", 0) if "feedline-local" in rates else None
+        if local:
+            # The pack's bytes at the link's best rate, against the local epoch.
+            best = min(1.0, (args.images / local) / (total / 1e6 / rate))
+            line += (f"; the local epoch 1 reads {total / 1e6 * local / args.images:.1f} MB/s, "
+                     f"so no loader's epoch 1 over this link passes {best:.2f}x local")
+        print(line)
     if faults:
         def ms(value):
             return "no answer" if value is None else f"{value:.2f} ms"
