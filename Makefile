@@ -1,7 +1,8 @@
 # feedline: the whole set-up on a fresh Debian 12 machine.
 #   make demo   build, synthesize a dataset once, benchmark the train pipeline
 #   make test   build, then every test (unit, Python, sanitizers, fuzzing, install)
-.PHONY: all deps build demo test test-layering test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-wheel test-peers venv clean
+.PHONY: all deps build demo test test-layering test-unit test-asan test-tsan test-thread-safety test-fuzz test-install test-wheel test-peers venv clean \
+  build-asan-tests run-asan-tests build-tsan-tests run-tsan-tests build-fuzz-targets
 
 JOBS ?= 2
 BUILD ?= build
@@ -18,10 +19,15 @@ deps:
 # of paths relative to the tree (CCACHE_BASEDIR): the wheel's own Release
 # build of a copy of the tree (make test-wheel) then reuses these objects.
 build: deps
-	@launcher=$$(command -v ccache || true); \
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$$launcher} \
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(CCACHE_LAUNCHER) \
 	  > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
-	@CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=true cmake --build $(BUILD) -j$(JOBS)
+	@$(CCACHE_ENV) cmake --build $(BUILD) -j$(JOBS)
+
+# Every build of the tree compiles through ccache where it is installed, its
+# keys relative to the tree: a second clone or a rerun on the same machine
+# compiles only what changed.
+CCACHE_LAUNCHER = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CCACHE_ENV = CCACHE_BASEDIR=$(CURDIR) CCACHE_NOHASHDIR=true
 
 # The demo builds what it runs only: the feedline command (and the libraries
 # it links), not the test and benchmark programs that `make build` adds.
@@ -46,16 +52,32 @@ test: deps
 	$(TIMED) build test-layering || { wait $$venv $$suites; exit 1; }; \
 	wait $$venv || { cat $(BUILD)/venv-setup.log; wait $$suites; \
 	  echo "make test: the venv's set-up failed ($(BUILD)/venv-setup.log)"; exit 1; }; \
-	for target in test-unit test-asan test-tsan test-thread-safety test-fuzz test-install \
-	  test-wheel; do $(TIMED) $$target || { wait $$suites; exit 1; }; done; \
+	$(call beside,test-unit,build-asan-tests) || { wait $$suites; exit 1; }; \
+	$(call beside,run-asan-tests,build-tsan-tests test-thread-safety build-fuzz-targets) \
+	  || { wait $$suites; exit 1; }; \
+	for target in run-tsan-tests test-fuzz test-install; do \
+	  $(TIMED) $$target || { wait $$suites; exit 1; }; done; \
 	wait $$suites || { cat $(BUILD)/peers-setup.log; \
 	  echo "make test: fetching the peers' suites failed ($(BUILD)/peers-setup.log)"; exit 1; }; \
-	$(TIMED) test-peers
+	$(call beside,test-peers,test-wheel)
 	@echo "make test: all suites passed"
 
 # Each part of make test says how long it took, so that the log shows where
 # the time goes (the goal: all of it under 30 minutes on 2 cores).
 TIMED = bash scripts/timed_make.sh $(MAKE) --no-print-directory
+
+# $(call beside,TESTS,OTHERS): make TESTS while OTHERS (builds, and the wheel's
+# check, which waits on the network and pip) run beside them at the lowest
+# priority (nice 19), their output in build-beside.log, printed when they are
+# done. The test suites wait on servers, processes and sleeps for much of
+# their time, which the others fill; at nice 19 they take a core only when
+# no test wants it. (Clean-clone run of 2026-12-03, one target after the
+# other: 2659 s, of which the Release build 454, unit 216, ASan 770 (build
+# ~470), TSan 255, the thread-safety build 117, fuzz 113, wheel 350, peers
+# 373.)
+beside = { nice -n 19 $(TIMED) $(2) > build-beside.log 2>&1 & builds=$$!; \
+  $(TIMED) $(1); tests=$$?; wait $$builds; built=$$?; cat build-beside.log; \
+  [ $$tests = 0 ] && [ $$built = 0 ]; }
 
 # The include graph follows the layers that cmake/layers.cmake declares: no
 # include of a layer a file's layer may not use, no src/ header in the
@@ -82,13 +104,17 @@ test-unit:
 # kProcess mode: two of them hung for 120 s in a clean-clone run under ASan,
 # 2026-12-02). Both areas run in the Release suite above (test-unit), so this
 # build leaves their programs out (FEEDLINE_TEST_AREAS).
+# Debug info: line tables only (-g1), what a sanitizer's stack trace reads.
 ASAN_TEST_AREAS := core;data;loader;vision;storage;text;synth;tools
-test-asan: deps
-	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DFEEDLINE_SANITIZE=address \
+test-asan: build-asan-tests run-asan-tests
+build-asan-tests: deps
+	@cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+	  -DFEEDLINE_SANITIZE=address \
 	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=ON \
-	  "-DFEEDLINE_TEST_AREAS=$(ASAN_TEST_AREAS)" > build-asan.configure.log 2>&1 \
+	  "-DFEEDLINE_TEST_AREAS=$(ASAN_TEST_AREAS)" $(CCACHE_LAUNCHER) > build-asan.configure.log 2>&1 \
 	  || (cat build-asan.configure.log; exit 1)
-	@cmake --build build-asan -j$(JOBS)
+	@$(CCACHE_ENV) cmake --build build-asan -j$(JOBS)
+run-asan-tests:
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir build-asan --output-on-failure --no-tests=error -j$(JOBS)
 
@@ -96,30 +122,36 @@ test-asan: deps
 # worker-process tests (label process) run in the Release suite only: under
 # ctest -j2 a TSan child forked while another thread allocated hung in 2 of
 # 26 tests (a clean-clone run, 2026-11-30), as with ASan above.
-test-tsan: deps
+test-tsan: build-tsan-tests run-tsan-tests
+build-tsan-tests: deps
 	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEEDLINE_SANITIZE=thread \
 	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=OFF \
-	  "-DFEEDLINE_TEST_AREAS=core;data;loader" \
+	  "-DFEEDLINE_TEST_AREAS=core;data;loader" $(CCACHE_LAUNCHER) \
 	  > build-tsan.configure.log 2>&1 || (cat build-tsan.configure.log; exit 1)
-	@cmake --build build-tsan -j$(JOBS) --target feedline_core_test feedline_data_test feedline_loader_test
+	@$(CCACHE_ENV) cmake --build build-tsan -j$(JOBS) --target feedline_core_test feedline_data_test feedline_loader_test
+run-tsan-tests:
 	@TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --test-dir build-tsan --output-on-failure --no-tests=error -L '^(core|data|loader)$$' -j$(JOBS)
 
-# The library built with clang and -Werror=thread-safety: the locking the
-# engine declares (GUARDED_BY, REQUIRES in src/loader/) is checked at compile
-# time. Library only, so it stays quick.
+# The library's units through clang with -Werror=thread-safety: the locking
+# the engine declares (GUARDED_BY, REQUIRES in src/loader/) is checked at
+# compile time. The analysis is part of clang's semantic checks, so each unit
+# is compiled with -fsyntax-only (scripts/check_thread_safety.py reads the
+# commands from the configured build's compile_commands.json): no code is
+# generated that nothing runs.
 test-thread-safety: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release \
-	  -DCMAKE_CXX_FLAGS="-Werror=thread-safety" \
+	  -DCMAKE_CXX_FLAGS="-Werror=thread-safety" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
 	  -DFEEDLINE_BUILD_PYTHON=OFF -DFEEDLINE_BUILD_BENCH=OFF -DFEEDLINE_BUILD_TOOLS=OFF \
 	  -DFEEDLINE_BUILD_TESTS=OFF > build-clang.configure.log 2>&1 \
 	  || (cat build-clang.configure.log; exit 1)
-	@cmake --build build-clang -j$(JOBS) --target feedline
-	@echo "thread-safety check: the library builds with clang -Werror=thread-safety"
+	@python3 scripts/check_thread_safety.py build-clang --jobs $(JOBS)
 
 # A short libFuzzer run over the image decoders, from the corpus in fuzz/corpus.
 test-fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/run_fuzz.sh build-fuzz
+build-fuzz-targets: deps
+	@FUZZ_BUILD_ONLY=1 bash scripts/run_fuzz.sh build-fuzz
 
 # Install into a scratch prefix, build an example against the package and run
 # it; check that the installed library exports the public API only and that

@@ -8,6 +8,7 @@
 # the build directory as fuzz-<fuzzer>-crash-*.
 #
 # Usage: scripts/run_fuzz.sh [build_dir]     (default: build-fuzz)
+#        FUZZ_BUILD_ONLY=1 scripts/run_fuzz.sh [build_dir]
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +27,9 @@ cmake -S "$root" -B "$build" \
   -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++
 cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worker_protocol_fuzzer
+# FUZZ_BUILD_ONLY=1: the fuzzers built, none run (make test builds them
+# beside other suites).
+[ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
 
 # fuzz NAME CORPUS SECONDS [libFuzzer flags...]: runs fuzz/NAME on a copy of
 # fuzz/CORPUS (the fuzzer adds what it finds to its corpus directory); a

@@ -184,3 +184,46 @@ def test_worker_init_fn_runs_before_the_collate_in_the_same_process():
 
     batches = load(Detection(n=16), num_workers=2, collate_fn=collate, worker_init_fn=init)
     assert [b[0] for b in batches] == ["0", "1", "0", "1"]
+
+
+def varied_collate(samples):
+    """Arrays of every layout a collate may return, beside plain objects."""
+    images = np.stack([image for image, _ in samples])
+    return {"images": images,
+            "strided": images[:, :, ::2, 1::3],               # not contiguous: in band
+            "fortran": np.asfortranarray(images[:, 0]),
+            "empty": np.zeros((0, 4), dtype=np.float32),
+            "record": np.array([(len(samples), 0.5)], dtype=[("n", "i4"), ("w", "f8")]),
+            "bytes": bytes(images[0, 0, 0]), "bytearray": bytearray(b"xyz"),
+            "tensor": tud.default_collate([b for _, b in samples[:1]]),
+            "pid": os.getpid()}
+
+
+def test_a_batch_from_the_worker_holds_what_the_collate_returned_whatever_its_layout():
+    """The worker's batch comes back with its large buffers out of band: each
+    value, layout and dtype as the training process's own collate gives it,
+    the arrays writable and alive after the loader is gone."""
+    dataset = Detection(n=12)
+    loader = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=2,
+                                       collate_fn=varied_collate)
+    ours = list(loader)
+    assert os.getpid() not in {b["pid"] for b in ours}
+    del loader
+    theirs = list(tud.DataLoader(dataset, batch_size=4, collate_fn=varied_collate))
+    assert len(ours) == len(theirs) == 3
+    for mine, reference in zip(ours, theirs):
+        for key in ("images", "strided", "fortran", "empty", "record"):
+            assert mine[key].dtype == reference[key].dtype, key
+            assert mine[key].shape == reference[key].shape, key
+            assert mine[key].tolist() == reference[key].tolist(), key
+        assert mine["fortran"].flags.f_contiguous
+        assert mine["bytes"] == reference["bytes"] and mine["bytearray"] == reference["bytearray"]
+        assert mine["tensor"].equal(reference["tensor"])
+        # The stacked images came out of band: a view of the reply's memory
+        # (an array over it, which holds the reply), not a copy in the stream.
+        owner = mine["images"]
+        while isinstance(getattr(owner, "base", None), np.ndarray):
+            owner = owner.base
+        assert type(owner.base).__name__ == "PyCapsule"
+    ours[0]["images"][0, 0, 0, 0] = 255  # writable, and its own
+    assert ours[0]["images"][0, 0, 0, 0] == 255 and ours[1]["images"][0, 0, 0, 0] == 4
