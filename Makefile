@@ -74,7 +74,7 @@ TIMED = bash scripts/timed_make.sh $(MAKE) --no-print-directory
 # no test wants it. (Clean-clone run of 2026-12-03, one target after the
 # other: 2659 s, of which the Release build 454, unit 216, ASan 770 (build
 # ~470), TSan 255, the thread-safety build 117, fuzz 113, wheel 350, peers
-# 373.)
+# 373. With the builds beside: 2321 s, docs/figures.md.)
 beside = { nice -n 19 $(TIMED) $(2) > build-beside.log 2>&1 & builds=$$!; \
   $(TIMED) $(1); tests=$$?; wait $$builds; built=$$?; cat build-beside.log; \
   [ $$tests = 0 ] && [ $$built = 0 ]; }
