@@ -16,10 +16,14 @@ deps:
 	@bash scripts/install_deps.sh
 
 # Compiled through ccache (scripts/install_deps.sh installs it), its keys made
-# of paths relative to the tree (CCACHE_BASEDIR): the wheel's own Release
-# build of a copy of the tree (make test-wheel) then reuses these objects.
+# of paths relative to the tree (CCACHE_BASEDIR), and the module with the
+# pybind11 of pyproject.toml's build requirements, kept outside the tree
+# (scripts/build_requirements.sh): the wheel's own Release build of a copy of
+# the tree (make test-wheel) then reuses all of these objects.
 build: deps
-	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(CCACHE_LAUNCHER) \
+	@requirements=$$(bash scripts/build_requirements.sh) && \
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS) $(CCACHE_LAUNCHER) \
+	  -Dpybind11_DIR=$$requirements/pybind11/share/cmake/pybind11 \
 	  > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
 	@$(CCACHE_ENV) cmake --build $(BUILD) -j$(JOBS)
 
@@ -136,9 +140,10 @@ run-tsan-tests:
 # The library's units through clang with -Werror=thread-safety: the locking
 # the engine declares (GUARDED_BY, REQUIRES in src/loader/) is checked at
 # compile time. The analysis is part of clang's semantic checks, so each unit
-# is compiled with -fsyntax-only (scripts/check_thread_safety.py reads the
-# commands from the configured build's compile_commands.json): no code is
-# generated that nothing runs.
+# that includes the annotations (src/core/thread_annotations.h) is compiled
+# with -fsyntax-only (scripts/check_thread_safety.py reads the commands from
+# the configured build's compile_commands.json): no code is generated that
+# nothing runs, and a unit that cannot hold an annotation is not parsed.
 test-thread-safety: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_CXX_FLAGS="-Werror=thread-safety" -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \

@@ -25,20 +25,26 @@
 # The CMake build directory is the copy's build/, laid out as `make build`'s
 # is in the tree, and the compiles go through ccache with its keys relative
 # to the tree (CCACHE_BASEDIR), with the compiler `make build` uses (c++):
-# the library's and the command's objects come from `make build`'s, and a
-# rerun compiles only what changed. That needs the same build requirements
-# at the same place on every run (pip's build isolation installs
-# scikit-build-core and pybind11 into a new temporary folder for each build,
-# and pybind11's headers, installed anew, would make every binding
-# recompile). So the builds run without isolation, with pyproject.toml's
-# build requirements (what isolation would install) installed once into
-# WORK_DIR/build-requirements and put on PYTHONPATH.
+# every object, the binding's included, comes from `make build`'s, and a
+# rerun compiles only what changed. That needs the same headers at the same
+# paths as `make build` (pip's build isolation installs scikit-build-core and
+# pybind11 into a new temporary folder for each build, whose headers would
+# make every binding file compile again, and Python's own headers differ
+# between interpreters). So the builds run without isolation, with
+# pyproject.toml's build requirements (what isolation would install) from
+# the folder `make build` takes pybind11 from (scripts/build_requirements.sh)
+# on PYTHONPATH, for Debian's python3, which `make build` builds the module
+# for, and with make build's generator (Unix Makefiles; scikit-build-core
+# would take Ninja, which compiles from another directory, and ccache keys
+# the paths relative to it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-build/wheel-check}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
-python=${WHEEL_PYTHON:-python3}
+# Debian's python3, for which `make build` builds the module: the same
+# Python headers, so that the binding's objects come from its build.
+python=${WHEEL_PYTHON:-/usr/bin/python3}
 # Pinned, so that the check does not change under the project's feet.
 mypy_version=2.4.0
 start=$SECONDS
@@ -74,28 +80,17 @@ git ls-files -z --cached --others --exclude-standard |
   tar --null -T - -cf - | tar -xf - -C "$src"
 [ -f "$src/pyproject.toml" ] || fail "the copy of the tree has no pyproject.toml"
 
-# The build requirements, installed again only when pyproject.toml changes
-# them (tomllib: Python 3.11 or later runs this script).
-requirements=$("$python" -c '
-import sys, tomllib
-with open(sys.argv[1], "rb") as f:
-    print("\n".join(tomllib.load(f)["build-system"]["requires"]))' "$src/pyproject.toml")
-build_requirements=$work/build-requirements
-if [ "$(cat "$build_requirements/.requirements" 2>/dev/null)" != "$requirements" ]; then
-  rm -rf "$build_requirements"
-  mapfile -t specs <<<"$requirements"
-  "$python" -m pip "${pip_install[@]}" --target "$build_requirements" "${specs[@]}" \
-    2> >(unlisted_index >&2)
-  printf '%s\n' "$requirements" >"$build_requirements/.requirements"
-fi
-# pip install or pip wheel of the copy as users run them, but with the build
-# requirements from WORK_DIR/build-requirements instead of a new isolated
-# environment.
+# The build requirements, where `make build` takes its pybind11 from
+# (scripts/build_requirements.sh).
+build_requirements=$(WHEEL_PYTHON=$python bash scripts/build_requirements.sh)
+# pip install or pip wheel of the copy as users run them, but with those
+# build requirements instead of a new isolated environment.
 launcher=$(command -v ccache || true)
 pip_build() {
-  CXX=c++ CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=true PYTHONPATH=$build_requirements \
-    "$venv/bin/python" -m pip "$@" --no-build-isolation -Cbuild-dir="$src/build" \
-    ${launcher:+-Ccmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$launcher"} "$src" \
+  CXX=c++ CMAKE_GENERATOR="Unix Makefiles" CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=true \
+    PYTHONPATH=$build_requirements \
+    "$venv/bin/python" -m pip "$@" --no-build-isolation --config-settings=build-dir="$src/build" \
+    ${launcher:+--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$launcher"} "$src" \
     2> >(unlisted_index >&2)
 }
 
