@@ -3,14 +3,18 @@
 // for the tests that drive those parts through their own interfaces. The
 // test plays the worker (Claim, Load) and the consumer (TakeReady, Deliver),
 // one step at a time, so that it decides the order in which things happen.
+// Samples load on the threads' backend, whose calls it counts.
 #ifndef FEEDLINE_TESTS_LOADER_ENGINE_PARTS_H_
 #define FEEDLINE_TESTS_LOADER_ENGINE_PARTS_H_
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "feedline/batch.h"
 #include "feedline/batch_sampler.h"
@@ -30,16 +34,56 @@
 
 namespace feedline::testing {
 
+// The threads' backend, counting the rows of each LoadRows call, and
+// claiming, if asked, that each row costs a round trip (as worker
+// processes' rows do).
+class CountingLoadBackend final : public internal::LoadBackend {
+ public:
+  CountingLoadBackend(const Dataset* dataset, bool round_trip_rows)
+      : threads_(dataset), round_trip_rows_(round_trip_rows) {}
+  internal::LoadBackendTraits traits() const override {
+    internal::LoadBackendTraits traits = threads_.traits();
+    traits.round_trip_rows = round_trip_rows_;
+    return traits;
+  }
+  std::shared_ptr<internal::SlotAllocator> slot_allocator() const override {
+    return threads_.slot_allocator();
+  }
+  void StartWorker(int worker) const override { threads_.StartWorker(worker); }
+  void LoadRows(std::span<internal::RowLoad> rows, int64_t epoch,
+                SampleContext& ctx) const override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      rows_per_call_.push_back(rows.size());
+    }
+    threads_.LoadRows(rows, epoch, ctx);
+  }
+  void AbandonInFlight() const override { threads_.AbandonInFlight(); }
+  int64_t worker_restarts() const override { return 0; }
+  std::vector<size_t> rows_per_call() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return rows_per_call_;
+  }
+
+ private:
+  internal::ThreadLoadBackend threads_;
+  const bool round_trip_rows_;
+  mutable std::mutex mu_;
+  mutable std::vector<size_t> rows_per_call_;  // GUARDED_BY(mu_)
+};
+
 class EngineParts {
  public:
   // Batches of options.batch_size in index order, in as many slots as the
   // engine allows at first: max(2, num_workers * prefetch_factor).
-  EngineParts(std::shared_ptr<const Dataset> dataset, LoaderOptions options)
+  // `round_trip_rows`: the backend says each row costs a round trip.
+  EngineParts(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
+              bool round_trip_rows = false)
       : options_(std::move(options)),
         dataset_(std::move(dataset)),
         stats_(options_.num_workers),
         failure_policy_(options_, dataset_.get()),
-        backend_(dataset_.get()),
+        backend_(dataset_.get(), round_trip_rows),
         scheduler_(options_,
                    std::make_shared<FixedBatchSampler>(
                        std::make_shared<SequentialSampler>(dataset_->size()),
@@ -49,6 +93,8 @@ class EngineParts {
         filler_(options_, dataset_.get(), &backend_, &layout_, &failure_policy_, &scheduler_) {}
 
   const internal::FailurePolicy& failure_policy() const { return failure_policy_; }
+  // The number of rows of each LoadBackend::LoadRows call so far.
+  std::vector<size_t> rows_per_load_call() const { return backend_.rows_per_call(); }
   const internal::StatsCollector& stats() const { return stats_; }
 
   void StartEpoch(int64_t epoch) {
@@ -110,7 +156,7 @@ class EngineParts {
   internal::SlotLayout layout_;
   internal::StatsCollector stats_;
   internal::FailurePolicy failure_policy_;
-  internal::ThreadLoadBackend backend_;
+  CountingLoadBackend backend_;
   internal::Scheduler scheduler_;
   internal::BatchFiller filler_;
   SampleContext ctx_{options_.seed, 0, 0, /*worker_id=*/0};
