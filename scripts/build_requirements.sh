@@ -12,11 +12,13 @@
 # again (ccache keys a header by its path: pip's isolation, or a folder
 # inside one of the trees, gives every build other paths).
 # FEEDLINE_BUILD_REQUIREMENTS overrides the folder. Installed again only
-# when pyproject.toml changes the requirements; run with the interpreter
-# that reads pyproject.toml (tomllib: Python 3.11 or later).
+# when pyproject.toml changes the requirements. The packages are pure
+# Python, so any interpreter's pip installs the same files: PATH's python3
+# (3.11 or later, for tomllib), which has pip where Debian's python3 may not
+# (python3-pip is no package make test installs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python=${WHEEL_PYTHON:-/usr/bin/python3}
+python=${BUILD_REQUIREMENTS_PYTHON:-python3}
 folder=${FEEDLINE_BUILD_REQUIREMENTS:-${XDG_CACHE_HOME:-$HOME/.cache}/feedline/build-requirements}
 requirements=$("$python" -c '
 import sys, tomllib

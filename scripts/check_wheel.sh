@@ -82,7 +82,7 @@ git ls-files -z --cached --others --exclude-standard |
 
 # The build requirements, where `make build` takes its pybind11 from
 # (scripts/build_requirements.sh).
-build_requirements=$(WHEEL_PYTHON=$python bash scripts/build_requirements.sh)
+build_requirements=$(bash scripts/build_requirements.sh)
 # pip install or pip wheel of the copy as users run them, but with those
 # build requirements instead of a new isolated environment.
 launcher=$(command -v ccache || true)
