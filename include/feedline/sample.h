@@ -81,7 +81,14 @@ class FEEDLINE_EXPORT Sample {
   struct Field {
     std::string name;
     Tensor tensor;
-    std::vector<std::byte> storage;
+    // The field's own buffer when it is not written into a batch row. Grown
+    // without zero-filling or keeping its old bytes: every caller overwrites
+    // what it allocates, and a fresh buffer of a large field (a collated
+    // batch, a decoded image) is then written once, not twice.
+    std::unique_ptr<std::byte[]> storage;
+    size_t capacity = 0;
+    std::byte* Reserve(size_t bytes);
+    void FreeStorage();
     bool used = false;
     bool bound = false;  // written straight into a batch row
     int binding = -2;    // index into bindings_, -1 none, -2 not looked up

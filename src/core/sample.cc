@@ -37,6 +37,19 @@ Sample::Field& Sample::FieldFor(std::string_view name) {
   return *fields_.back();
 }
 
+std::byte* Sample::Field::Reserve(size_t bytes) {
+  if (capacity < bytes) {
+    storage.reset(new std::byte[bytes]);  // default-initialized: not zeroed
+    capacity = bytes;
+  }
+  return storage.get();
+}
+
+void Sample::Field::FreeStorage() {
+  storage.reset();
+  capacity = 0;
+}
+
 Tensor Sample::Allocate(std::string_view name, DType dtype, const Shape& shape) {
   return AllocateField(name, dtype, shape).tensor;
 }
@@ -71,9 +84,8 @@ Sample::Field& Sample::AllocateField(std::string_view name, DType dtype, const S
     }
   }
   const size_t bytes = static_cast<size_t>(shape.elements()) * DTypeSize(dtype);
-  if (f.storage.size() < bytes) f.storage.resize(bytes);
   f.bound = false;
-  f.tensor = Tensor(dtype, shape, f.storage.data());
+  f.tensor = Tensor(dtype, shape, f.Reserve(bytes));
   return f;
 }
 
@@ -110,8 +122,8 @@ void SampleBinder::Bind(Sample& sample, const std::string& name, DType dtype, co
     f->binding = -2;  // look up again on next use
     // Written in place from now on: its own buffer would only hold memory.
     // (The loader binds a Sample only between uses, so nothing views it.)
-    if (f->name == name && !f->storage.empty()) {
-      std::vector<std::byte>().swap(f->storage);
+    if (f->name == name && f->storage != nullptr) {
+      f->FreeStorage();
       if (!f->bound) f->tensor = Tensor();
     }
   }
@@ -140,9 +152,9 @@ void SampleBinder::Detach(Sample& sample) {
   for (Sample::Field* f : sample.order_) {
     if (!f->bound) continue;
     const size_t bytes = f->tensor.bytes();
-    if (f->storage.size() < bytes) f->storage.resize(bytes);
-    if (bytes > 0) std::memcpy(f->storage.data(), f->tensor.raw(), bytes);
-    f->tensor = Tensor(f->tensor.dtype(), f->tensor.shape(), f->storage.data());
+    std::byte* own = f->Reserve(bytes);
+    if (bytes > 0) std::memcpy(own, f->tensor.raw(), bytes);
+    f->tensor = Tensor(f->tensor.dtype(), f->tensor.shape(), own);
     f->bound = false;
   }
 }
@@ -150,7 +162,7 @@ void SampleBinder::Detach(Sample& sample) {
 void SampleBinder::ReleaseBuffers(Sample& sample) {
   sample.Clear();
   for (auto& f : sample.fields_) {
-    std::vector<std::byte>().swap(f->storage);
+    f->FreeStorage();
     f->tensor = Tensor();
   }
 }
