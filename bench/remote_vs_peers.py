@@ -812,6 +812,19 @@ def report(args, loaders, rates, faults, harness_cpu, ceiling):
             line += (f"; the local epoch 1 reads {total / 1e6 * local / args.images:.1f} MB/s, "
                      f"so no loader's epoch 1 over this link passes {best:.2f}x local")
         print(line)
+    if "feedline-s3-cache" in rates and "feedline-local" in rates and \
+            rates["feedline-s3-cache"] and rates["feedline-local"] and \
+            harness_cpu["feedline-s3-cache"]:
+        # The server and the link emulation run on the loader's cores: when
+        # the local epoch keeps every core busy decoding, the remote one
+        # does the same work plus theirs and the downloads', on those cores.
+        local_cpu = statistics.median(r[2] for r in rates["feedline-local"])
+        ours_cpu = statistics.median(r[2] for r in rates["feedline-s3-cache"])
+        server_cpu = statistics.median(harness_cpu["feedline-s3-cache"])
+        print(f"CPU: the local epoch 1 took {local_cpu:.1f} CPU s; the cached one "
+              f"{ours_cpu:.1f} in the loader and {server_cpu:.1f} in the server and link, "
+              f"on the same {os.cpu_count()} CPUs: if the local epoch keeps them busy, no "
+              f"epoch 1 here passes {local_cpu / (ours_cpu + server_cpu):.2f}x local")
     if faults:
         def ms(value):
             return "no answer" if value is None else f"{value:.2f} ms"
