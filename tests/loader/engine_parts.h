@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <utility>
@@ -53,7 +52,7 @@ class CountingLoadBackend final : public internal::LoadBackend {
   void LoadRows(std::span<internal::RowLoad> rows, int64_t epoch,
                 SampleContext& ctx) const override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      internal::MutexLock lock(&mu_);
       rows_per_call_.push_back(rows.size());
     }
     threads_.LoadRows(rows, epoch, ctx);
@@ -61,15 +60,15 @@ class CountingLoadBackend final : public internal::LoadBackend {
   void AbandonInFlight() const override { threads_.AbandonInFlight(); }
   int64_t worker_restarts() const override { return 0; }
   std::vector<size_t> rows_per_call() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(&mu_);
     return rows_per_call_;
   }
 
  private:
   internal::ThreadLoadBackend threads_;
   const bool round_trip_rows_;
-  mutable std::mutex mu_;
-  mutable std::vector<size_t> rows_per_call_;  // GUARDED_BY(mu_)
+  mutable internal::Mutex mu_;
+  mutable std::vector<size_t> rows_per_call_ GUARDED_BY(mu_);
 };
 
 class EngineParts {
