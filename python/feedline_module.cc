@@ -31,6 +31,7 @@
 #include "feedline/extension/build_data_loader.h"
 #include "feedline/extension/worker_death.h"
 #include "feedline/feedline.h"
+#include "python/dlpack_export.h"
 #include "python/fork_safe_point.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
@@ -324,7 +325,9 @@ class PyLoader {
   // The next batch shaped as the samples were, or None at the end of an epoch.
   // Waits in slices of 100 ms so that Ctrl-C (a pending signal) interrupts a
   // long wait for data.
-  py::object Next() {
+  // `dlpack_leaves`: numeric fields as BatchArrays (dlpack_export.h), for a
+  // front end that imports them into its framework.
+  py::object Next(bool dlpack_leaves) {
     CheckNotInsideLoader(key_, "__next__()");
     // With num_workers = 0 a Python dataset's samples run in this call and
     // seed `random` and `numpy.random`: the caller gets its state back after
@@ -345,7 +348,7 @@ class PyLoader {
         if (std::shared_ptr<const void> kept = batch.attachment()) {
           return static_cast<const PyRef*>(kept.get())->get();
         }
-        return ShapeBatch(batch, *structure_);
+        return ShapeBatch(batch, *structure_, dlpack_leaves);
       }
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     }
@@ -873,7 +876,7 @@ void BindCore(py::module_& m) {
            py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0,
            py::arg("torch_bfloat16") = false, py::arg("keep_collate_result") = false,
            py::arg("seed_samples") = true, py::arg("batch_per_worker") = false)
-      .def("next", &PyLoader::Next)
+      .def("next", &PyLoader::Next, py::arg("dlpack_leaves") = false)
       .def("close", &PyLoader::CloseChecked)
       .def("drain_epoch", &PyLoader::DrainEpoch)
       .def("structure", &PyLoader::Layout)
@@ -938,6 +941,7 @@ PYBIND11_MODULE(_feedline, m) {
   feedline::python::GilRelease::SetMainThread();
   feedline::python::RegisterExceptions(m);
   feedline::python::BindSampleSchema(m);
+  feedline::python::BindBatchArray(m);
   feedline::python::BindCore(m);
   feedline::python::BindVision(m);
   feedline::python::BindStorage(m);

@@ -11,6 +11,7 @@
 
 #include "feedline/error.h"
 #include "python/bfloat16_fields.h"
+#include "python/dlpack_export.h"
 #include "python/object_fields.h"
 #include "python/python_support.h"
 
@@ -653,7 +654,7 @@ py::object SampleToPython(const Sample& sample, const Structure& structure) {
   return TreeBuilder(structure.schema(), fields, value, /*extras=*/false).Root();
 }
 
-py::object ShapeBatch(const Batch& batch, const Structure& structure) {
+py::object ShapeBatch(const Batch& batch, const Structure& structure, bool dlpack_leaves) {
   // One capsule owns a copy of the handle; every array keeps it alive.
   py::capsule owner(new Batch(batch), [](void* p) { delete static_cast<Batch*>(p); });
   const int n = batch.num_fields();
@@ -675,8 +676,11 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure) {
     if (kind == SchemaKind::kObject) {
       return DecodeObjectField(tensor, FindField(batch, leaf->path + "_lengths"));
     }
-    py::array array = ViewArray(tensor, owner);
-    return kind == SchemaKind::kBFloat16 ? TorchBFloat16FromBits(array) : py::object(array);
+    if (kind == SchemaKind::kBFloat16) return TorchBFloat16FromBits(ViewArray(tensor, owner));
+    if (dlpack_leaves && ExportsThroughDLPack(batch, static_cast<int>(i))) {
+      return MakeBatchArray(batch, static_cast<int>(i));
+    }
+    return ViewArray(tensor, owner);
   };
   if (!known) {
     py::dict out;

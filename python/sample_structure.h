@@ -101,8 +101,10 @@ py::object SampleToPython(const Sample& sample, const Structure& structure);
 // layout, or an unknown one: every field), or a single array; nested
 // tuples and dicts as the samples had them, a padded nested leaf's
 // "<name>_lengths" beside it. Arrays view the batch slot without copying
-// and keep it out of the pool while they live.
-py::object ShapeBatch(const Batch& batch, const Structure& structure);
+// and keep it out of the pool while they live. With `dlpack_leaves` a
+// numeric field a framework imports through DLPack comes as a BatchArray
+// (dlpack_export.h) instead of a numpy array.
+py::object ShapeBatch(const Batch& batch, const Structure& structure, bool dlpack_leaves = false);
 
 // ("tuple" | "dict" | "single" | "unknown", [field names]).
 py::object StructureToPython(const Structure& structure);

@@ -10,6 +10,8 @@ PACKAGES=(
   libopencv-imgproc-dev
   libcli11-dev nlohmann-json3-dev
   python3-dev python3-numpy python3-pytest pybind11-dev
+  # The binding's DLPack export (python/dlpack_export.h): the header.
+  libdlpack-dev
   # make test-wheel: its venvs are Debian python3's, as the module make build makes.
   python3-venv
   python3-torch python3-torchvision

@@ -8,7 +8,29 @@ front end supplies."""
 
 import numpy as np
 
-from feedline import _sample_types
+from feedline import _feedline, _sample_types
+
+# A batch field handed out for DLPack (feedline._feedline.BatchArray).
+BatchArray = _feedline.BatchArray
+
+
+def as_numpy(value):
+    """A BatchArray as a numpy array over the same memory; anything else
+    as it is."""
+    return value.numpy() if isinstance(value, BatchArray) else value
+
+
+def numpy_leaves(value):
+    """`value` with every BatchArray in its tuples, lists and dicts made a
+    numpy array: what a policy leaves as it is (a leaf's value that came
+    with fields of its own) stays what it was before DLPack."""
+    if isinstance(value, BatchArray):
+        return value.numpy()
+    if type(value) in (tuple, list):
+        return type(value)(numpy_leaves(v) for v in value)
+    if type(value) is dict:
+        return {k: numpy_leaves(v) for k, v in value.items()}
+    return value
 
 
 def load_tree(native_loader):

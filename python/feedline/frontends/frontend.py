@@ -28,6 +28,10 @@ class Frontend(typing.Protocol):
     # A Python dataset's batch loads whole in worker b % num_workers, as
     # torch and Paddle hand their workers batches (LoaderOptions::batch_per_worker).
     assigns_batches_to_workers: bool
+    # Numeric batch fields come as feedline._feedline.BatchArray, which the
+    # framework imports through DLPack (no numpy array in between); the
+    # front end's shaping turns them into its tensors.
+    imports_through_dlpack: bool
 
     def is_stream(self, dataset) -> bool:
         """Whether `dataset` is a stream (no indices, no len()), by the
@@ -46,6 +50,7 @@ class FrontendPolicy:
     seeds_samples: bool
     assigns_batches_to_workers: bool
     stream_rule: typing.Callable[[object], bool] = _datasets._is_iterable_dataset
+    imports_through_dlpack: bool = False
 
     def is_stream(self, dataset):
         return self.stream_rule(dataset)

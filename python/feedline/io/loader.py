@@ -46,6 +46,7 @@ class _FeedlineFrontend:
     keeps_collate_result = False
     seeds_samples = True
     assigns_batches_to_workers = False
+    imports_through_dlpack = False
     is_stream = staticmethod(_is_iterable_dataset)
 
 
@@ -55,12 +56,13 @@ FEEDLINE = _FeedlineFrontend()
 class _EpochIterator:
     # A class, not a generator: a suspended generator would keep the last
     # batch alive, and with it a slot of the pool.
-    __slots__ = ("_owner", "_iteration", "_exhausted")
+    __slots__ = ("_owner", "_iteration", "_exhausted", "_dlpack_leaves")
 
     def __init__(self, owner, iteration):
         self._owner = owner
         self._iteration = iteration
         self._exhausted = False
+        self._dlpack_leaves = bool(getattr(owner._frontend, "imports_through_dlpack", False))
 
     def __iter__(self):
         return self
@@ -72,7 +74,7 @@ class _EpochIterator:
             raise StopIteration
         if self._iteration != self._owner._iteration:
             raise RuntimeError("a newer iteration over this DataLoader replaced this one")
-        batch = self._owner._loader.next()
+        batch = self._owner._loader.next(self._dlpack_leaves)
         if batch is None:
             self._exhausted = True
             raise StopIteration

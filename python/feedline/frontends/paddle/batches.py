@@ -24,6 +24,7 @@ def paddle_to_tensor():
         return None
 
     def to_tensor(array):
+        # A numpy array or a batch field (BatchArray): both export DLPack.
         try:
             capsule = array.__dlpack__()
         except BufferError:
@@ -50,8 +51,12 @@ class PaddleShaping(_shaping.Shaping):
     def leaf(self, value, kind, unbatched, to_tensor):
         if isinstance(value, list):  # an object field: one object per sample
             return value[0] if unbatched and len(value) == 1 else value
+        if isinstance(value, _shaping.BatchArray):
+            if not unbatched and to_tensor is not None:
+                return to_tensor(value)  # through DLPack
+            value = value.numpy()
         if not isinstance(value, np.ndarray):
-            return value
+            return _shaping.numpy_leaves(value)
         if unbatched:
             value = value[0]
             if kind in ("int", "float", "bool", "numpy-scalar"):

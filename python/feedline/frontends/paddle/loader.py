@@ -222,6 +222,9 @@ class DataLoader(io.DataLoader):
             assigns_batches_to_workers=True,
             # A BatchSampler given as the dataset is indexed, as in paddle.io.
             stream_rule=_is_paddle_stream,
+            # Batch fields go to paddle through DLPack when the loader makes
+            # its own tensors; a to_tensor given takes numpy arrays.
+            imports_through_dlpack=to_tensor is None and self._to_tensor is not None,
         )
         # With batch_size=None, collate_fn gets one sample (default_convert_fn
         # otherwise, which PaddleShaping follows).

@@ -34,8 +34,12 @@ class TorchShaping(_shaping.Shaping):
             return value[0] if unbatched and len(value) == 1 else value
         if isinstance(value, torch.Tensor):  # a bfloat16 field
             return value[0] if unbatched else value
+        if isinstance(value, _shaping.BatchArray):
+            if not unbatched:
+                return to_tensor(value)  # through DLPack
+            value = value.numpy()  # one sample of it, below
         if not isinstance(value, np.ndarray):
-            return value
+            return _shaping.numpy_leaves(value)
         if not unbatched:
             return to_tensor(value)
         value = value[0]
@@ -58,7 +62,8 @@ POLICY = TorchShaping()
 
 def shape(batch, tree, unbatched, to_tensor):
     """`batch` (feedline's nesting of tuples, dicts and leaves) as torch
-    gives it. `to_tensor` turns a numpy array into the delivered tensor."""
+    gives it. `to_tensor` turns a numpy array or a BatchArray into the
+    delivered tensor."""
     return _shaping.shape(batch, tree, unbatched, to_tensor, POLICY)
 
 

@@ -20,8 +20,10 @@ import weakref
 
 import numpy as np
 import torch
+from torch.utils.dlpack import from_dlpack as _from_dlpack
 
 from feedline import _feedline, io
+from feedline.frontends import _shaping
 from feedline.frontends.frontend import FrontendPolicy
 from feedline.frontends.iterator import ConvertingIterator, map_batch
 from feedline.frontends.samples import SamplesAsReturned
@@ -325,6 +327,7 @@ class DataLoader(io.DataLoader):
             # them; with seed_per_sample (feedline's mode) any idle worker
             # loads any row.
             assigns_batches_to_workers=not seed_per_sample,
+            imports_through_dlpack=True,
         )
         if collate_fn is not None:
             collate_fn = SamplesAsReturned(self, collate_fn, _batches.POLICY)
@@ -444,7 +447,12 @@ class DataLoader(io.DataLoader):
         return stats
 
     def _to_tensor(self, array):
-        value = torch.from_numpy(array)
+        # A batch field (BatchArray) through DLPack: the tensor holds the
+        # batch's memory itself, with no numpy array in between.
+        if isinstance(array, _shaping.BatchArray):
+            value = _from_dlpack(array.__dlpack__())
+        else:
+            value = torch.from_numpy(array)
         return value.pin_memory() if self._pin else value
 
     def _convert(self, batch):
@@ -462,6 +470,10 @@ class DataLoader(io.DataLoader):
         unbatched, pin = self._unbatched, self._pin
 
         def one(value):
+            if isinstance(value, _shaping.BatchArray):
+                if not unbatched:
+                    return self._to_tensor(value)
+                value = value.numpy()
             if isinstance(value, np.ndarray):
                 if unbatched:  # batch_size=None: one sample per step, no batch dimension
                     value = value[0]
