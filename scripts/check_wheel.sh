@@ -134,8 +134,8 @@ pass "mypy examples/"
 cat >"$work/stubtest-allowlist.txt" <<'ALLOW'
 feedline\._feedline\._[A-Za-z]+
 feedline\._feedline\._(Dataset|Sampler|BatchSampler)\.__init__
-feedline\._feedline\.(SchemaNode|SampleSchema)
-feedline\._feedline\.(SchemaNode|SampleSchema)\.__init__
+feedline\._feedline\.(SchemaNode|SampleSchema|BatchArray)
+feedline\._feedline\.(SchemaNode|SampleSchema|BatchArray)\.__init__
 ALLOW
 (cd /tmp && "$venv/bin/python" -m mypy.stubtest --allowlist "$work/stubtest-allowlist.txt" \
   feedline._feedline) || fail "stubtest feedline._feedline"
