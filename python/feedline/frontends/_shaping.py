@@ -14,12 +14,6 @@ from feedline import _feedline, _sample_types
 BatchArray = _feedline.BatchArray
 
 
-def as_numpy(value):
-    """A BatchArray as a numpy array over the same memory; anything else
-    as it is."""
-    return value.numpy() if isinstance(value, BatchArray) else value
-
-
 def numpy_leaves(value):
     """`value` with every BatchArray in its tuples, lists and dicts made a
     numpy array: what a policy leaves as it is (a leaf's value that came
