@@ -215,9 +215,9 @@ test-peers: build venv
 	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract \
 	  python/tests/arrow_contract > $(PEERS)/logs/paddle-arrow.log 2>&1 & contracts=$$!; \
 	failed=; \
-	wait $$torch1 || failed="$$failed torch-1.13"; \
-	wait $$torch2 || failed="$$failed torch-2.6"; \
-	wait $$contracts || failed="$$failed paddle-arrow"; \
+	wait $$torch1 || failed="$$failed torch-1.13 (exit $$?)"; \
+	wait $$torch2 || failed="$$failed torch-2.6 (exit $$?)"; \
+	wait $$contracts || failed="$$failed paddle-arrow (exit $$?)"; \
 	for suite in torch-1.13 torch-2.6 paddle-arrow; do \
 	  echo "== test-peers: $$suite ($(PEERS)/logs/$$suite.log)"; cat $(PEERS)/logs/$$suite.log; \
 	done; \

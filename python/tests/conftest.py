@@ -1,22 +1,39 @@
 """Shared fixtures: small Python datasets whose samples encode their index,
 so every test can check which samples a batch holds."""
 
-import faulthandler
+import os
 
 import numpy as np
 import pytest
 
+import time_bounds
 from feedline import io
 from feedline.vision import synth
 
 
+def pytest_configure(config):
+    # The run's stderr, before pytest's capture (time_bounds.hang_report).
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is None:
+        time_bounds.hang_report = os.fdopen(os.dup(2), "w")
+        return
+    with capture.global_and_fixture_disabled():
+        time_bounds.hang_report = os.fdopen(os.dup(2), "w")
+
+
 @pytest.fixture(autouse=True)
 def bounded():
-    """Every test is bounded in time: a hang ends the run with every thread's
-    stack instead of blocking CI until its own limit."""
-    faulthandler.dump_traceback_later(120, exit=True)
+    """Every test is bounded in time (time_bounds.py)."""
+    time_bounds.bound_time(time_bounds.TEST_BOUND_S)
     yield
-    faulthandler.cancel_dump_traceback_later()
+    time_bounds.unbound()
+
+
+@pytest.fixture
+def time_bound():
+    """time_bounds.bound_time, for a test whose child may take longer than
+    the bound: call it with more seconds than the child's timeout."""
+    return time_bounds.bound_time
 
 
 def image_folder(tmp_path_factory, name, images, classes, seed):

@@ -8,6 +8,8 @@ import shlex
 import subprocess
 import sys
 
+from time_bounds import bound_time
+
 README = pathlib.Path(__file__).resolve().parents[2] / "README.md"
 
 # A fenced block: its language and its text.
@@ -52,6 +54,7 @@ def run_feedline(line, cwd):
     """Runs a README `feedline ...` line as `python -m feedline ...` (what the
     entry point runs) in `cwd`; returns its stdout."""
     args = shlex.split(line)
+    bound_time(330)  # past the child's timeout: a hung child fails its test
     result = subprocess.run([sys.executable, "-m", "feedline", *args[1:]], cwd=cwd,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"README's `{line}`: exit {result.returncode}: {result.stderr}"
@@ -62,6 +65,7 @@ def run_example(code, expected, cwd):
     """Runs a README Python block in a fresh interpreter in `cwd` and checks
     that its output is what the README says."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    bound_time(330)  # past the child's timeout: a hung child fails its test
     result = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, f"README's example failed:\n{code}\n{result.stderr}"

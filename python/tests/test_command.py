@@ -11,8 +11,11 @@ import time
 import feedline
 from feedline.vision import synth
 
+from time_bounds import bound_time
+
 
 def command(*args, **kwargs):
+    bound_time(150)  # past the child's timeout: a hung child fails its test
     return subprocess.run([sys.executable, "-m", "feedline", *args], capture_output=True,
                           text=True, timeout=120, **kwargs)
 

@@ -1,18 +1,19 @@
 """Helpers shared by the worker-process tests: a bound on every test, and
 whether processes are gone (as `ps` would see them)."""
 
-import faulthandler
 import time
 
 import pytest
+
+import time_bounds
 
 
 @pytest.fixture(autouse=True)
 def bounded():
     # A hang ends the run with every thread's stack instead of blocking CI.
-    faulthandler.dump_traceback_later(60, exit=True)
+    time_bounds.bound_time(60)
     yield
-    faulthandler.cancel_dump_traceback_later()
+    time_bounds.unbound()
 
 
 def pid_running(pid):

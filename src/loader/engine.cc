@@ -226,12 +226,14 @@ void Engine::Restore(const LoaderState& state) {
   const LoaderFingerprint mine = FingerprintOf(options_, batch_sampler_.get(), dataset_->size());
   std::string difference = FingerprintDifference(state.fingerprint, mine);
   if (!difference.empty()) throw Error("Restore: the state belongs to another loader: " + difference);
+  // Planned before the lock is taken (epoch_planner.h says why).
+  PlannedEpoch restored = scheduler_->PlanEpoch(state.epoch);
   MutexLock lock(&scheduler_->mu());
   EpochCursor& cursor = scheduler_->cursor_locked();
   scheduler_->AbandonEpochLocked();
   cursor.set_resume_pending(false);
   const int64_t next_epoch_before = cursor.next_epoch();
-  scheduler_->StartEpochLocked(state.epoch, state.next_batch);
+  scheduler_->StartEpochLocked(std::move(restored), state.next_batch);
   // The plan is known now: check that it is the one the state was taken on.
   LoaderFingerprint planned;
   planned.num_batches = cursor.plan().num_batches();

@@ -1,8 +1,7 @@
 #include "src/loader/epoch_cursor.h"
 
-#include <new>
 #include <optional>
-#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "feedline/error.h"
@@ -10,21 +9,19 @@
 
 namespace feedline::internal {
 
-EpochCursor::EpochCursor(std::shared_ptr<const BatchSampler> batch_sampler,
-                         const Dataset* dataset)
-    : batch_sampler_(std::move(batch_sampler)), dataset_(dataset) {}
+EpochCursor::EpochCursor(std::shared_ptr<const BatchSampler> batch_sampler)
+    : batch_sampler_(std::move(batch_sampler)) {}
 
-void EpochCursor::Start(int64_t epoch, int64_t first_batch) {
-  const std::optional<int64_t> pinned = batch_sampler_->pinned_epoch();
-  epoch_ = pinned ? *pinned : epoch;
-  next_epoch_ = epoch_ + 1;
-  plan_ = PlanEpoch(epoch_);
-  plan_hash_.clear();
-  if (first_batch > plan_.num_batches()) {
+void EpochCursor::Start(PlannedEpoch planned, int64_t first_batch) {
+  if (first_batch > planned.plan.num_batches()) {
     throw Error("Restore: next_batch " + std::to_string(first_batch) + " is past the " +
-                std::to_string(plan_.num_batches()) + " batches of epoch " +
-                std::to_string(epoch_));
+                std::to_string(planned.plan.num_batches()) + " batches of epoch " +
+                std::to_string(planned.epoch));
   }
+  epoch_ = planned.epoch;
+  next_epoch_ = epoch_ + 1;
+  plan_ = std::move(planned.plan);
+  plan_hash_.clear();
   next_deliver_ = first_batch;
   delivered_ = first_batch;
   running_ = true;
@@ -46,22 +43,6 @@ int64_t EpochCursor::next_epoch() const {
 const std::string& EpochCursor::plan_hash() const {
   if (plan_hash_.empty()) plan_hash_ = PlanHash(plan_);
   return plan_hash_;
-}
-
-EpochPlan EpochCursor::PlanEpoch(int64_t epoch) const {
-  auto too_large = [&] {
-    const int64_t samples = dataset_ != nullptr ? dataset_->size() : -1;
-    return Error("DataLoader: the plan of epoch " + std::to_string(epoch) + " (every index of " +
-                 std::to_string(samples) +
-                 " samples, the dataset's length) does not fit in memory; check len(dataset)");
-  };
-  try {
-    return batch_sampler_->Plan(epoch);
-  } catch (const std::length_error&) {
-    throw too_large();
-  } catch (const std::bad_alloc&) {
-    throw too_large();
-  }
 }
 
 }  // namespace feedline::internal

@@ -2,8 +2,8 @@
 //   - the epoch: its number, whether it runs, the one the next iteration
 //     runs (the batch sampler's pinned epoch, DistributedBatchSampler::
 //     set_epoch, else the loader's counter);
-//   - its plan (EpochPlan from the batch sampler) and the plan's hash, for
-//     checkpoints (LoaderState);
+//   - its plan (drawn beforehand by the EpochPlanner, epoch_planner.h) and
+//     the plan's hash, for checkpoints (LoaderState);
 //   - delivery: the batches handed out (or skipped), and, in order, the one
 //     to hand out next;
 //   - a restored epoch not yet consumed (resume_pending), which the next
@@ -20,21 +20,19 @@
 #include <string>
 
 #include "feedline/batch_sampler.h"
-#include "feedline/dataset.h"
+#include "src/loader/epoch_planner.h"
 
 namespace feedline::internal {
 
 class EpochCursor {
  public:
-  // `batch_sampler` is null for an IterableDataset (no plan); `dataset`
-  // (null then too), whose length an unplannable epoch's error names, must
-  // outlive the cursor.
-  EpochCursor(std::shared_ptr<const BatchSampler> batch_sampler, const Dataset* dataset);
+  // `batch_sampler` is null for an IterableDataset (no plan); the cursor
+  // asks it only for a pinned epoch (next_epoch).
+  explicit EpochCursor(std::shared_ptr<const BatchSampler> batch_sampler);
 
-  // Map-style: plans `epoch` (or the pinned one) and delivers from batch
-  // `first_batch`. Throws Error for a plan too large to hold (naming the
-  // dataset's length) or a first_batch past the end.
-  void Start(int64_t epoch, int64_t first_batch);
+  // Map-style: runs the planned epoch, delivering from batch `first_batch`.
+  // Throws Error for a first_batch past the end.
+  void Start(PlannedEpoch planned, int64_t first_batch);
   // IterableDataset: the next epoch runs (no plan); returns its number.
   int64_t StartStream();
   // The running epoch ended: delivered to its end, abandoned, or shut down.
@@ -44,7 +42,7 @@ class EpochCursor {
   int64_t epoch() const { return epoch_; }  // the running (or last) epoch
   // The epoch the next iteration runs: the batch sampler's pinned one, else
   // the loader's counter, which continues after the epoch last run, pinned
-  // or not.
+  // or not. Asks the batch sampler (a C++ one: Python samplers pin none).
   int64_t next_epoch() const;
   void set_next_epoch(int64_t epoch) { next_epoch_ = epoch; }
   bool resume_pending() const { return resume_pending_; }
@@ -63,12 +61,7 @@ class EpochCursor {
   void AdvanceInOrder() { ++next_deliver_; }
 
  private:
-  // The whole epoch's plan; an epoch too large to plan is an Error naming
-  // its size rather than std::length_error / std::bad_alloc.
-  EpochPlan PlanEpoch(int64_t epoch) const;
-
   const std::shared_ptr<const BatchSampler> batch_sampler_;
-  const Dataset* const dataset_;
   bool running_ = false;
   bool resume_pending_ = false;
   int64_t epoch_ = 0;

@@ -34,11 +34,12 @@ bool IterableProducer::AwaitedWorkerStarvedLocked(int worker) const {
 }
 
 void IterableProducer::Reset() {
+  std::unique_ptr<SampleStream> ended;  // destroyed after the lock is dropped
   MutexLock lock(&scheduler_->mu());
   // A stream's workers open their streams at the start of an epoch: they
   // always stop.
   scheduler_->ResetLocked(/*stop_workers=*/true);
-  main_stream_.reset();
+  ended = std::move(main_stream_);
 }
 
 void IterableProducer::SetSlotLimit(int n) {
@@ -267,12 +268,30 @@ void IterableProducer::MakeRoomLocked() {
 
 void IterableProducer::ProduceInCallerLocked() {
   const int64_t epoch = scheduler_->epoch_locked();
-  if (!main_stream_) main_stream_ = dataset_->Open(0, 1, epoch);
-  Slot* slot = TakeStreamSlotLocked(0, epoch, scheduler_->generation());
+  const uint64_t generation = scheduler_->generation();
+  if (!main_stream_) {
+    // Opened without the lock, as it is dropped (DropStreamLocked).
+    std::unique_ptr<SampleStream> opened;
+    {
+      MutexUnlock unlocked(&scheduler_->mu());
+      opened = dataset_->Open(0, 1, epoch);
+    }
+    if (scheduler_->generation() != generation) {  // reset meanwhile: not this epoch's
+      DropStreamLocked(std::move(opened));
+      return;
+    }
+    main_stream_ = std::move(opened);
+  }
+  Slot* slot = TakeStreamSlotLocked(0, epoch, generation);
   if (ProduceFromStream(*main_stream_, slot, caller_ctx_, 0)) {
     exhausted_[0] = true;
-    main_stream_.reset();
+    DropStreamLocked(std::move(main_stream_));
   }
+}
+
+void IterableProducer::DropStreamLocked(std::unique_ptr<SampleStream> stream) {
+  MutexUnlock unlocked(&scheduler_->mu());
+  stream.reset();
 }
 
 bool IterableProducer::WaitForTurnLocked(std::optional<Clock::time_point> deadline) {

@@ -69,6 +69,10 @@ class IterableProducer : public SchedulingMode {
   void MakeRoomLocked() REQUIRES(scheduler_->mu());
   // num_workers = 0: fills the next batch from the caller's stream.
   void ProduceInCallerLocked() REQUIRES(scheduler_->mu());
+  // Destroys `stream` with the lock released meanwhile: a stream may be a
+  // Python iterator, and Python code may free a batch, whose release takes
+  // the lock (epoch_planner.h). Opening one is done without it too.
+  void DropStreamLocked(std::unique_ptr<SampleStream> stream) REQUIRES(scheduler_->mu());
   // Waits for progress; false if the deadline passed first.
   bool WaitForTurnLocked(std::optional<Clock::time_point> deadline) REQUIRES(scheduler_->mu());
   // Opens `worker`'s stream for `epoch`; null (the consumer told) if it failed.

@@ -1,6 +1,7 @@
 #include "src/loader/scheduler.h"
 
 #include <algorithm>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -13,8 +14,8 @@ namespace feedline::internal {
 // ---------------------------------------------------------------------------
 // Epochs
 
-void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
-  cursor_.Start(epoch, first_batch);
+void Scheduler::StartEpochLocked(PlannedEpoch planned, int64_t first_batch) {
+  cursor_.Start(std::move(planned), first_batch);
   claims_.Start(first_batch);
   generation_.fetch_add(1);
   if (plan_listener_ != nullptr) {
@@ -30,7 +31,20 @@ void Scheduler::StartEpochLocked(int64_t epoch, int64_t first_batch) {
 void Scheduler::BeginTakeLocked() {
   cursor_.set_resume_pending(false);
   consumer_.ThrowInterrupt();
-  if (!cursor_.running()) StartEpochLocked(cursor_.next_epoch(), 0);
+  while (!cursor_.running()) {
+    const int64_t epoch = cursor_.next_epoch();
+    const uint64_t generation = generation_.load();
+    std::optional<PlannedEpoch> planned;
+    {
+      MutexUnlock unlocked(&mu());
+      planned = PlanEpoch(epoch);
+    }
+    // Another thread may have started, restored or abandoned an epoch
+    // meanwhile (a Restore, a Reset): then the plan may be another's.
+    if (!cursor_.running() && generation_.load() == generation && cursor_.next_epoch() == epoch) {
+      StartEpochLocked(std::move(*planned), 0);
+    }
+  }
 }
 
 void Scheduler::ResetLocked(bool stop_workers) {

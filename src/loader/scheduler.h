@@ -36,10 +36,14 @@ class Scheduler : public ClaimControl {
   using ClaimControl::ClaimControl;
 
   // --- Epochs -------------------------------------------------------------
-  // Map-style: plans `epoch` (or the pinned one) and binds from batch
-  // `first_batch`, and starts the workers if they are not running. Throws
-  // Error for a plan too large or a first_batch past the end.
-  void StartEpochLocked(int64_t epoch, int64_t first_batch) REQUIRES(mu());
+  // Map-style: `epoch` (or the pinned one) with its plan, drawn from the
+  // batch sampler without the lock (epoch_planner.h says why). Throws Error
+  // for a plan too large to hold.
+  PlannedEpoch PlanEpoch(int64_t epoch) const EXCLUDES(mu()) { return planner_.Plan(epoch); }
+  // Map-style: runs the planned epoch, binding from batch `first_batch`, and
+  // starts the workers if they are not running. Throws Error for a
+  // first_batch past the end.
+  void StartEpochLocked(PlannedEpoch planned, int64_t first_batch) REQUIRES(mu());
   // IterableDataset: starts the next epoch (no plan); returns its number.
   int64_t StartStreamEpochLocked() REQUIRES(mu());
   // Reset(): a restored position and an interrupt of the epoch abandoned
@@ -56,7 +60,8 @@ class Scheduler : public ClaimControl {
   void ShutdownLocked() REQUIRES(mu());
   // The consumer asks for a batch (map-style): a restored epoch, once
   // consumed, is an ordinary one; a pending interrupt is rethrown; an epoch
-  // starts (the next one, at batch 0) if none runs.
+  // starts (the next one, at batch 0) if none runs, planned with the lock
+  // released meanwhile.
   void BeginTakeLocked() REQUIRES(mu());
   // The epoch ended; the workers stop if `stop_workers`.
   void FinishEpochLocked(bool stop_workers) REQUIRES(mu());

@@ -14,10 +14,11 @@ SchedulerState::SchedulerState(const LoaderOptions& options,
       plan_listener_(batch_sampler != nullptr ? dataset : nullptr),
       backend_(backend),
       stats_(stats),
+      planner_(batch_sampler, dataset),
       lock_(std::make_shared<SchedulerLock>()),
       pool_owner_(std::make_shared<SlotPool>(slot_limit, backend->slot_allocator(), lock_)),
       pool_(pool_owner_.get()),
-      cursor_(batch_sampler, dataset),
+      cursor_(batch_sampler),
       // With batches owned by workers, a released slot must reach its
       // owner: every waiting worker wakes and looks.
       roster_(options.num_workers,

@@ -9,7 +9,8 @@
 // through all of them: the loops hold scheduler->mu() and call any verb.
 // The parts are
 //   - EpochCursor (epoch_cursor.h): the epoch, its plan, delivery and a
-//     pending resume;
+//     pending resume (the plan drawn beforehand, without the lock, by the
+//     EpochPlanner, epoch_planner.h, which is immutable and not guarded);
 //   - RowClaims (row_claims.h): binding batches to slots and the rows each
 //     worker claims (with the hold-back, SlotHoldBack, and the rebinding of
 //     a batch after a timeout);
@@ -42,6 +43,7 @@
 #include "src/core/thread_annotations.h"
 #include "src/loader/consumer_signal.h"
 #include "src/loader/epoch_cursor.h"
+#include "src/loader/epoch_planner.h"
 #include "src/loader/load_backend.h"
 #include "src/loader/row_claims.h"
 #include "src/loader/scheduler_lock.h"
@@ -98,6 +100,9 @@ class SchedulerState {
   const Dataset* const plan_listener_;
   const LoadBackend* const backend_;
   StatsCollector* const stats_;
+  // Draws an epoch's plan; used without the lock (epoch_planner.h says why).
+  // Map-style only.
+  const EpochPlanner planner_;
   const std::shared_ptr<SchedulerLock> lock_;
   // Shared with the Batch handles delivered (BatchAccess::Make);
   // everything else reaches the pool through pool_, which is guarded.

@@ -97,8 +97,9 @@ class EngineParts {
   const internal::StatsCollector& stats() const { return stats_; }
 
   void StartEpoch(int64_t epoch) {
+    internal::PlannedEpoch planned = scheduler_.PlanEpoch(epoch);
     internal::MutexLock lock(&scheduler_.mu());
-    scheduler_.StartEpochLocked(epoch, 0);
+    scheduler_.StartEpochLocked(std::move(planned), 0);
   }
   void AbandonEpoch() {
     internal::MutexLock lock(&scheduler_.mu());

@@ -1,5 +1,6 @@
 // EpochCursor (src/loader/epoch_cursor.h): which epoch runs, its plan, how
-// far delivery got, and the epoch the next iteration runs.
+// far delivery got, and the epoch the next iteration runs. The plans come
+// from an EpochPlanner, as the Scheduler's do.
 #include "src/loader/epoch_cursor.h"
 
 #include <gmock/gmock.h>
@@ -42,11 +43,16 @@ class PinnedBatches : public BatchSampler {
   int64_t pinned_;
 };
 
+PlannedEpoch Planned(const std::shared_ptr<const BatchSampler>& batches, int64_t epoch) {
+  return EpochPlanner(batches, nullptr).Plan(epoch);
+}
+
 TEST(EpochCursor, StartPlansTheEpochAndDeliveryCountsFromTheFirstBatch) {
-  EpochCursor cursor(Batches(10, 4), nullptr);
+  const auto batches = Batches(10, 4);
+  EpochCursor cursor(batches);
   EXPECT_FALSE(cursor.running());
   EXPECT_EQ(cursor.next_epoch(), 0);
-  cursor.Start(3, 1);
+  cursor.Start(Planned(batches, 3), 1);
   EXPECT_TRUE(cursor.running());
   EXPECT_EQ(cursor.epoch(), 3);
   EXPECT_EQ(cursor.next_epoch(), 4);
@@ -65,36 +71,41 @@ TEST(EpochCursor, StartPlansTheEpochAndDeliveryCountsFromTheFirstBatch) {
 }
 
 TEST(EpochCursor, AFirstBatchPastTheEndIsRefusedNamingTheEpoch) {
-  EpochCursor cursor(Batches(10, 4), nullptr);
-  EXPECT_THAT([&] { cursor.Start(2, 4); },
+  const auto batches = Batches(10, 4);
+  EpochCursor cursor(batches);
+  EXPECT_THAT([&] { cursor.Start(Planned(batches, 2), 4); },
               ::testing::ThrowsMessage<Error>(HasSubstr("next_batch 4 is past the 3 batches of "
                                                         "epoch 2")));
   EXPECT_FALSE(cursor.running());
-  cursor.Start(2, 3);  // the end itself: an epoch with nothing left
+  EXPECT_EQ(cursor.next_epoch(), 0);  // a refused start changes nothing
+  cursor.Start(Planned(batches, 2), 3);  // the end itself: an epoch with nothing left
   EXPECT_TRUE(cursor.all_delivered());
 }
 
 TEST(EpochCursor, APinnedEpochIsTheOneRunAndTheCounterFollowsIt) {
-  EpochCursor cursor(std::make_shared<PinnedBatches>(7), nullptr);
+  const auto batches = std::make_shared<PinnedBatches>(7);
+  EpochCursor cursor(batches);
   EXPECT_EQ(cursor.next_epoch(), 7);
-  cursor.Start(0, 0);
+  cursor.Start(Planned(batches, 0), 0);
   EXPECT_EQ(cursor.epoch(), 7);
   EXPECT_EQ(cursor.plan().batch(0)[0], 7);  // planned for the pinned epoch
 }
 
 TEST(EpochCursor, ThePlanHashIsThePlansAndChangesWithIt) {
-  EpochCursor cursor(std::make_shared<PinnedBatches>(1), nullptr);
-  cursor.Start(0, 0);
+  const auto one = std::make_shared<PinnedBatches>(1);
+  EpochCursor cursor(one);
+  cursor.Start(Planned(one, 0), 0);
   const std::string first = cursor.plan_hash();
   EXPECT_FALSE(first.empty());
   EXPECT_EQ(cursor.plan_hash(), first);
-  EpochCursor other(std::make_shared<PinnedBatches>(2), nullptr);
-  other.Start(0, 0);
+  const auto two = std::make_shared<PinnedBatches>(2);
+  EpochCursor other(two);
+  other.Start(Planned(two, 0), 0);
   EXPECT_NE(other.plan_hash(), first);
 }
 
 TEST(EpochCursor, StreamEpochsCountOnWithoutAPlan) {
-  EpochCursor cursor(nullptr, nullptr);
+  EpochCursor cursor(nullptr);
   cursor.set_next_epoch(5);
   EXPECT_EQ(cursor.StartStream(), 5);
   EXPECT_TRUE(cursor.running());

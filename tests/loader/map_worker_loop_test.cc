@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "feedline/batch.h"
@@ -56,8 +57,9 @@ TEST(MapWorkerLoop, LoadsEveryBatchCountsItsRowsAndReturnsOnceStopped) {
   scheduler.AttachWorkers(&workers);
   MapWorkerLoop loop(options, &scheduler, &filler, &stats);
   {
+    PlannedEpoch planned = scheduler.PlanEpoch(0);
     MutexLock lock(&scheduler.mu());
-    scheduler.StartEpochLocked(0, 0);
+    scheduler.StartEpochLocked(std::move(planned), 0);
   }
   WorkerLane lane;
   std::thread worker([&] { loop.Run(0, lane); });

@@ -78,7 +78,8 @@ class Claims {
   Claims(LoaderOptions options, std::vector<std::vector<int64_t>> batches, int slot_limit,
          bool round_trip_claims = false)
       : options_(std::move(options)),
-        cursor_(std::make_shared<ListedBatches>(std::move(batches)), nullptr),
+        planner_(std::make_shared<ListedBatches>(std::move(batches)), nullptr),
+        cursor_(nullptr),
         pool_(slot_limit, std::make_shared<HeapSlotAllocator>(), lock_),
         roster_(options_.num_workers, !claim_policy::BatchPerWorker(options_, true),
                 &lock_->wakeups),
@@ -89,8 +90,9 @@ class Claims {
 
   // As Scheduler::StartEpochLocked: plans `epoch` and binds from `first_batch`.
   void StartEpoch(int64_t epoch, int64_t first_batch = 0) {
+    PlannedEpoch planned = planner_.Plan(epoch);
     MutexLock lock(&lock_->mu);
-    cursor_.Start(epoch, first_batch);
+    cursor_.Start(std::move(planned), first_batch);
     claims_.Start(first_batch);
     generation_.fetch_add(1);
   }
@@ -233,6 +235,7 @@ class Claims {
 
  private:
   const LoaderOptions options_;  // referenced by the claims
+  const EpochPlanner planner_;
   EpochCursor cursor_;
   SlotLayout layout_;
   std::atomic<uint64_t> generation_{0};

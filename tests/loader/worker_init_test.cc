@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "feedline/batch_sampler.h"
@@ -48,8 +49,9 @@ class TwoWorkers {
         workers_(&scheduler_.mu(), options_.num_workers),
         init_(&backend_, &scheduler_) {
     scheduler_.AttachWorkers(&workers_);
+    PlannedEpoch planned = scheduler_.PlanEpoch(0);
     MutexLock lock(&scheduler_.mu());
-    scheduler_.StartEpochLocked(0, 0);
+    scheduler_.StartEpochLocked(std::move(planned), 0);
   }
 
   bool Run(int worker) { return init_.Run(worker); }

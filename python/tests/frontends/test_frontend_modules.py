@@ -14,6 +14,8 @@ import feedline
 from feedline import io
 from feedline.frontends.frontend import Frontend, FrontendPolicy
 
+from time_bounds import bound_time
+
 MODULES = [
     "feedline.torch",
     "feedline.paddle",
@@ -41,6 +43,7 @@ MODULES = [
 
 def _run(code):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    bound_time(150)  # past the child's timeout: a hung child fails its test
     return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=120)
 

@@ -1,5 +1,9 @@
 """Samplers and batch samplers (feedline.io), alone and driving a DataLoader."""
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -272,6 +276,76 @@ def test_loader_with_python_samplers():
     loader = feedline.DataLoader(IndexDataset(10), batch_sampler=Pairs())
     assert labels_of(loader) == [[0, 9], [5], [2, 2, 2]]
     assert len(loader) == 3
+
+
+# A Python batch sampler runs Python code, and any Python code may run a
+# garbage collection that frees batches of an earlier epoch kept in a
+# reference cycle; a batch's release takes the loader's lock. The loader
+# plans an epoch without holding that lock: planning under it deadlocked
+# (the next epoch never started). In a child process, so that a deadlock
+# fails the test instead of hanging the suite. An iterable dataset's
+# iterator, opened and dropped by the training process, runs Python code too.
+COLLECTING_BATCH_SAMPLER = textwrap.dedent("""
+    import gc
+    import numpy as np
+    import feedline
+
+    class Items(feedline.io.Dataset):
+        def __len__(self):
+            return 5
+
+        def __getitem__(self, index):
+            return np.full((64,), index, np.float32), index
+
+    class CollectingBatches:
+        def __iter__(self):
+            gc.collect()
+            return iter([[0, 1], [2, 3], [4]])
+
+        def __len__(self):
+            return 3
+
+    gc.disable()  # the cycles wait for the batch sampler's collection
+    for workers in (0, 2):
+        loader = feedline.DataLoader(Items(), batch_sampler=CollectingBatches(),
+                                     num_workers=workers)
+        for epoch in range(3):
+            labels = []
+            for images, label in loader:
+                cycle = [images, label]
+                cycle.append(cycle)
+                labels.append(label.tolist())
+            del cycle
+            assert labels == [[0, 1], [2, 3], [4]], labels
+        print("workers", workers, "ok", flush=True)
+
+    # The same for a stream read by the training process (num_workers=0):
+    # iter(dataset) runs Python code.
+    class CollectingStream(feedline.io.IterableDataset):
+        def __iter__(self):
+            gc.collect()
+            return ((np.full((64,), index, np.float32), index) for index in range(5))
+
+    loader = feedline.DataLoader(CollectingStream(), batch_size=2)
+    for epoch in range(3):
+        labels = []
+        for images, label in loader:
+            cycle = [images, label]
+            cycle.append(cycle)
+            labels.append(label.tolist())
+        del cycle
+        assert labels == [[0, 1], [2, 3], [4]], labels
+    print("stream ok", flush=True)
+""")
+
+
+def test_a_batch_freed_while_a_python_batch_sampler_plans_does_not_deadlock():
+    result = subprocess.run([sys.executable, "-c", COLLECTING_BATCH_SAMPLER],
+                            capture_output=True, text=True, timeout=100)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "workers 0 ok" in output and "workers 2 ok" in output, output
+    assert "stream ok" in output, output
 
 
 def test_native_batch_sampler_over_a_python_sampler():

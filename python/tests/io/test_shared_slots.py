@@ -7,6 +7,8 @@ import numpy as np
 import feedline
 from feedline import io
 
+from time_bounds import bound_time
+
 
 class Noise(io.Dataset):
     """Sample i: a float32 [3, 16, 16] image made from i, i, and a string of
@@ -107,6 +109,7 @@ def test_three_loaders_leave_the_address_space_to_the_job_under_ulimit_v():
             loader.close()
         print(shared, fits)
     """)
+    bound_time(150)  # past the child's timeout: a hung child fails its test
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr

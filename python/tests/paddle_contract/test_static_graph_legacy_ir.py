@@ -4,7 +4,6 @@ shape by name, and CompiledProgram, which Paddle's iterable static test runs
 and PIR lacks. Paddle reads FLAGS_enable_pir_api when it is imported, so the
 file runs in a process of its own, both loaders in it as in any run of it."""
 
-import faulthandler
 import os
 import re
 import subprocess
@@ -24,7 +23,8 @@ def legacy_ir_environment():
     return env
 
 
-def test_the_flag_selects_the_legacy_ir():
+def test_the_flag_selects_the_legacy_ir(time_bound):
+    time_bound(150)  # past the child's timeout: a hung child fails this test
     probe = ("import paddle; paddle.enable_static(); "
              "print('pir' if paddle.framework.in_pir_mode() else 'legacy')")
     result = subprocess.run([sys.executable, "-c", probe], env=legacy_ir_environment(),
@@ -33,14 +33,14 @@ def test_the_flag_selects_the_legacy_ir():
     assert result.stdout.split()[-1] == "legacy"
 
 
-def test_the_static_graph_tests_pass_in_the_legacy_ir():
+def test_the_static_graph_tests_pass_in_the_legacy_ir(time_bound):
     # One test that runs a whole file of them (39; seen at 83 s on a loaded
     # machine, and make test-peers runs it beside torch's suites), so its
     # bound is 300 s rather than the 120 s every test has
-    # (python/tests/conftest.py, re-armed here past the child's); a hung test
+    # (python/tests/time_bounds.py, raised here past the child's); a hung test
     # in the child dumps its stacks first (faulthandler_timeout, -s), and
     # they are the failure's message.
-    faulthandler.dump_traceback_later(330, exit=True)
+    time_bound(330)
     command = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider",
                "-o", "faulthandler_timeout=60", os.path.join(HERE, "test_static_graph.py")]
     try:

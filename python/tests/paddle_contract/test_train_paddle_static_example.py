@@ -22,7 +22,7 @@ EPOCH_LINE = re.compile(r"epoch (\d+) loss ([0-9.]+) steps (\d+) images/s ([0-9.
                         r"loader (\w+)")
 
 
-def test_the_static_program_learns(loader_class, tmp_path):
+def test_the_static_program_learns(loader_class, tmp_path, time_bound):
     name = "feedline" if loader_class is feedline.paddle.DataLoader else "paddle"
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(feedline.__file__)))
     env = dict(os.environ)
@@ -31,8 +31,15 @@ def test_the_static_program_learns(loader_class, tmp_path):
     command = [sys.executable, EXAMPLE, "--loader", name, "--data", str(tmp_path / "data"),
                "--epochs", str(EPOCHS), "--images", str(IMAGES), "--batch-size", str(BATCH),
                "--workers", "2"]
-    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
-                            timeout=300)
+    time_bound(330)  # past the child's timeout: a hung child fails this test
+    try:
+        result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                                timeout=300)
+    except subprocess.TimeoutExpired as e:
+        output = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(
+            errors="replace")
+        raise AssertionError(f"examples/train_paddle_static.py --loader {name} ran past "
+                             f"300 s:\n{output[-3000:]}") from None
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-3000:]
     epochs = [(int(m.group(1)), float(m.group(2)), int(m.group(3)), m.group(5))

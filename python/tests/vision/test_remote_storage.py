@@ -21,6 +21,7 @@ from feedline.vision import datasets, synth
 from feedline.vision import transforms as T
 
 from conftest import copied
+from time_bounds import bound_time
 from nginx_server import Nginx
 from seaweedfs_server import SeaweedFs, free_ports
 
@@ -273,6 +274,7 @@ def _torchrun_ranks(script, source, cache):
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")}
     env["OMP_NUM_THREADS"] = "1"
+    bound_time(150)  # past the child's timeout: a hung child fails its test
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     ranks = {}
