@@ -98,13 +98,7 @@ class BatchArray {
   }
 
   // A numpy array over the same memory, holding a handle on the batch.
-  py::array Numpy() const {
-    py::capsule owner(new Batch(batch_), [](void* p) { delete static_cast<Batch*>(p); });
-    const Tensor& t = tensor();
-    return py::array(NumpyDType(t.dtype()),
-                     std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()),
-                     std::vector<py::ssize_t>{}, t.raw(), owner);
-  }
+  py::array Numpy() const { return ViewArray(tensor(), BatchOwner(batch_)); }
 
  private:
   Batch batch_;

@@ -105,6 +105,16 @@ py::array CopyToArray(const Tensor& tensor) {
   return out;
 }
 
+py::capsule BatchOwner(const Batch& batch) {
+  return py::capsule(new Batch(batch), [](void* p) { delete static_cast<Batch*>(p); });
+}
+
+py::array ViewArray(const Tensor& tensor, const py::handle& owner) {
+  if (tensor.raw() == nullptr) return CopyToArray(tensor);  // empty: nothing to view
+  return py::array(NumpyDType(tensor.dtype()), Dims(tensor), std::vector<py::ssize_t>{},
+                   tensor.raw(), owner);
+}
+
 py::array ToArray(const std::vector<int64_t>& values) {
   py::array_t<int64_t> out(static_cast<py::ssize_t>(values.size()));
   if (!values.empty()) std::memcpy(out.mutable_data(), values.data(), values.size() * 8);

@@ -70,6 +70,12 @@ class GilRelease {
 py::dtype NumpyDType(DType dtype);
 // A new array holding a copy of `tensor`.
 py::array CopyToArray(const Tensor& tensor);
+// A capsule owning a copy of `batch`'s handle: the arrays that view the
+// batch (ViewArray) keep its slot while any of them lives.
+py::capsule BatchOwner(const Batch& batch);
+// An array over `tensor`'s memory, kept alive by `owner`; a copy if the
+// tensor is empty (no memory to view).
+py::array ViewArray(const Tensor& tensor, const py::handle& owner);
 // A 1-D int64 array holding a copy of `values`.
 py::array ToArray(const std::vector<int64_t>& values);
 

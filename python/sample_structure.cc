@@ -361,16 +361,6 @@ const char* KindName(Structure::Kind kind) {
 // ---------------------------------------------------------------------------
 // Shaping a batch (or a sample) by the schema.
 
-std::vector<py::ssize_t> Dims(const Tensor& tensor) {
-  return std::vector<py::ssize_t>(tensor.shape().begin(), tensor.shape().end());
-}
-
-py::array ViewArray(const Tensor& tensor, const py::handle& owner) {
-  if (tensor.raw() == nullptr) return CopyToArray(tensor);  // empty: nothing to view
-  return py::array(NumpyDType(tensor.dtype()), Dims(tensor), std::vector<py::ssize_t>{},
-                   tensor.raw(), owner);
-}
-
 // The fields of a batch or sample by name, each taken at most once; the
 // schema's leaves come in field order, so the next field is tried first.
 class FieldTable {
@@ -656,7 +646,7 @@ py::object SampleToPython(const Sample& sample, const Structure& structure) {
 
 py::object ShapeBatch(const Batch& batch, const Structure& structure, bool dlpack_leaves) {
   // One capsule owns a copy of the handle; every array keeps it alive.
-  py::capsule owner(new Batch(batch), [](void* p) { delete static_cast<Batch*>(p); });
+  const py::capsule owner = BatchOwner(batch);
   const int n = batch.num_fields();
   std::vector<std::string_view> names;
   for (int i = 0; i < n; ++i) names.emplace_back(batch.field_name(i));
