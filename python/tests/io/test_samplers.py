@@ -305,10 +305,9 @@ COLLECTING_BATCH_SAMPLER = textwrap.dedent("""
         def __len__(self):
             return 3
 
-    gc.disable()  # the cycles wait for the batch sampler's collection
-    for workers in (0, 2):
-        loader = feedline.DataLoader(Items(), batch_sampler=CollectingBatches(),
-                                     num_workers=workers)
+    def three_epochs_in_cycles(loader):
+        # Every batch kept in a reference cycle, freed by the next
+        # collection: the next epoch's plan (or stream) runs it.
         for epoch in range(3):
             labels = []
             for images, label in loader:
@@ -317,6 +316,11 @@ COLLECTING_BATCH_SAMPLER = textwrap.dedent("""
                 labels.append(label.tolist())
             del cycle
             assert labels == [[0, 1], [2, 3], [4]], labels
+
+    gc.disable()  # the cycles wait for the batch sampler's collection
+    for workers in (0, 2):
+        three_epochs_in_cycles(feedline.DataLoader(Items(), batch_sampler=CollectingBatches(),
+                                                   num_workers=workers))
         print("workers", workers, "ok", flush=True)
 
     # The same for a stream read by the training process (num_workers=0):
@@ -326,15 +330,7 @@ COLLECTING_BATCH_SAMPLER = textwrap.dedent("""
             gc.collect()
             return ((np.full((64,), index, np.float32), index) for index in range(5))
 
-    loader = feedline.DataLoader(CollectingStream(), batch_size=2)
-    for epoch in range(3):
-        labels = []
-        for images, label in loader:
-            cycle = [images, label]
-            cycle.append(cycle)
-            labels.append(label.tolist())
-        del cycle
-        assert labels == [[0, 1], [2, 3], [4]], labels
+    three_epochs_in_cycles(feedline.DataLoader(CollectingStream(), batch_size=2))
     print("stream ok", flush=True)
 """)
 

@@ -13,14 +13,10 @@ import pytest
 import feedline.paddle
 from feedline.frontends import _shaping
 
-# Every dtype a batch field goes out through DLPack in (bool stays a numpy
-# array: DLPack 0.6 has no bool code).
-DTYPES = [np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64]
-
+from dtype_samples import DTYPES, typed_sample
 
 class Typed(paddle.io.Dataset):
-    """Sample i: a [2, 3] array of `dtype` holding i, i + 1, ... and the
-    label i."""
+    """dtype_samples.typed_sample's samples, n of them."""
 
     def __init__(self, dtype, n=10):
         super().__init__()
@@ -31,7 +27,7 @@ class Typed(paddle.io.Dataset):
         return self.n
 
     def __getitem__(self, i):
-        return (np.arange(i, i + 6) % 100).astype(self.dtype).reshape(2, 3), i
+        return typed_sample(self.dtype, i)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)

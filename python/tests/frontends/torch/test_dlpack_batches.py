@@ -12,14 +12,10 @@ import torch.utils.data as tud
 
 import feedline.torch
 
-# Every dtype a batch field goes out through DLPack in (bool and uint16 stay
-# numpy arrays: DLPack 0.6 has no bool, torch 1.13 no uint16).
-DTYPES = [np.uint8, np.int8, np.int16, np.int32, np.int64, np.float16, np.float32, np.float64]
-
+from dtype_samples import DTYPES, typed_sample
 
 class Typed(tud.Dataset):
-    """Sample i: a [2, 3] array of `dtype` holding i, i + 1, ... and the
-    label i."""
+    """dtype_samples.typed_sample's samples, n of them."""
 
     def __init__(self, dtype, n=10):
         self.dtype = dtype
@@ -29,7 +25,7 @@ class Typed(tud.Dataset):
         return self.n
 
     def __getitem__(self, i):
-        return (np.arange(i, i + 6) % 100).astype(self.dtype).reshape(2, 3), i
+        return typed_sample(self.dtype, i)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
