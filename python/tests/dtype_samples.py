@@ -12,3 +12,22 @@ def typed_sample(dtype, i):
     """Sample i: a [2, 3] array of `dtype` holding i, i + 1, ... (mod 100),
     and the label i."""
     return (np.arange(i, i + 6) % 100).astype(dtype).reshape(2, 3), i
+
+
+def typed_dataset(base):
+    """A map-style dataset class on the framework's `base` (torch's or
+    Paddle's Dataset): Typed(dtype, n) holds typed_sample's first n."""
+
+    class Typed(base):
+        def __init__(self, dtype, n=10):
+            super().__init__()
+            self.dtype = dtype
+            self.n = n
+
+        def __len__(self):
+            return self.n
+
+        def __getitem__(self, i):
+            return typed_sample(self.dtype, i)
+
+    return Typed

@@ -13,21 +13,9 @@ import pytest
 import feedline.paddle
 from feedline.frontends import _shaping
 
-from dtype_samples import DTYPES, typed_sample
+from dtype_samples import DTYPES, typed_dataset
 
-class Typed(paddle.io.Dataset):
-    """dtype_samples.typed_sample's samples, n of them."""
-
-    def __init__(self, dtype, n=10):
-        super().__init__()
-        self.dtype = dtype
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        return typed_sample(self.dtype, i)
+Typed = typed_dataset(paddle.io.Dataset)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)

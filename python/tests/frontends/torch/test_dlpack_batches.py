@@ -12,20 +12,9 @@ import torch.utils.data as tud
 
 import feedline.torch
 
-from dtype_samples import DTYPES, typed_sample
+from dtype_samples import DTYPES, typed_dataset
 
-class Typed(tud.Dataset):
-    """dtype_samples.typed_sample's samples, n of them."""
-
-    def __init__(self, dtype, n=10):
-        self.dtype = dtype
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        return typed_sample(self.dtype, i)
+Typed = typed_dataset(tud.Dataset)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
