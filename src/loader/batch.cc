@@ -47,14 +47,7 @@ void Batch::Release() {
   if (slot_ == nullptr) return;
   // acq_rel: the last holder must see every read of the others finished
   // before the slot is reused.
-  if (slot_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    // What a collate function returned (a Python object) goes now, before
-    // the pool takes the loader's lock: destroying it runs Python code,
-    // which may release another batch (epoch_planner.h says why that must
-    // not happen under the lock).
-    slot_->attachment.reset();
-    pool_->Release(slot_);
-  }
+  if (slot_->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) pool_->Release(slot_);
   slot_ = nullptr;
   pool_.reset();
 }

@@ -1,10 +1,12 @@
 #include "src/loader/scheduler.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "feedline/error.h"
 #include "src/loader/batch_access.h"
@@ -127,12 +129,14 @@ bool Scheduler::Complete(Slot* slot, bool stale) {
   bool ready = false;
   CondVar* wake_consumer = nullptr;
   bool wake_workers = false;
+  std::vector<std::shared_ptr<const void>> detached;  // destroyed without the lock
   {
     MutexLock lock(&mu());
     if (stale || slot->generation != generation_.load() || slot->orphaned.load()) {
       claims_.ReleaseOrphan(slot);
       pool_->PutLocked(slot);  // a free slot is new work
       pool_->ShrinkLocked();
+      detached = pool_->TakeDetachedLocked();
       wake_workers = lock_->wakeups.AnyWaiting();
     } else {
       CountOutcomes(slot);

@@ -37,6 +37,7 @@ Slot* SlotPool::TakeFreeLocked() {
 bool SlotPool::HasFreeLocked() const { return in_use_locked() < limit_ + grown_; }
 
 void SlotPool::PutLocked(Slot* slot) {
+  if (slot->attachment != nullptr) detached_.push_back(std::move(slot->attachment));
   if (slot->state == SlotState::kDelivered) --delivered_;
   slot->state = SlotState::kFree;
   free_.push_back(slot);
@@ -80,10 +81,13 @@ void SlotPool::MarkDeliveredLocked(Slot* slot) {
 
 void SlotPool::Release(Slot* slot) {
   bool wake = false;
-  std::unique_ptr<Slot> given_back;  // destroyed after the lock is dropped
+  // Destroyed after the lock is dropped.
+  std::unique_ptr<Slot> given_back;
+  std::vector<std::shared_ptr<const void>> detached;
   {
     MutexLock lock(&lock_->mu);
     PutLocked(slot);
+    detached = TakeDetachedLocked();
     // Never below what the consumer still holds plus one to fill: a loop
     // that keeps its previous batch must not destroy and make a slot per batch.
     const size_t keep = static_cast<size_t>(std::max(keep_on_release_, delivered_ + 1));

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "src/core/mutex.h"
@@ -68,8 +69,17 @@ class SlotPool {
   bool HasFreeLocked() const;
   // How many slots can be taken now.
   int FreeCountLocked() const { return limit_ + grown_ - in_use_locked(); }
-  // Returns a slot to the free list.
+  // Returns a slot to the free list. What is attached to it (a collate
+  // function's Python result, of a batch never delivered) is kept aside,
+  // not destroyed: TakeDetachedLocked.
   void PutLocked(Slot* slot);
+  // What PutLocked took off slots. The caller destroys it after releasing
+  // the lock: destroying a Python object runs Python code, which may
+  // release a batch, whose Release takes this lock (epoch_planner.h). What
+  // no caller takes goes at the next Release, or with the pool.
+  std::vector<std::shared_ptr<const void>> TakeDetachedLocked() {
+    return std::exchange(detached_, {});
+  }
   // Called by the last Batch handle of a delivered slot; wakes waiting workers.
   void Release(Slot* slot) EXCLUDES(lock_->mu);
   // With n > 0, a released slot is destroyed (its memory given back) while
@@ -108,6 +118,7 @@ class SlotPool {
   std::vector<Slot*> free_;
   int delivered_ = 0;
   int keep_on_release_ = 0;
+  std::vector<std::shared_ptr<const void>> detached_;
 };
 
 }  // namespace feedline::internal

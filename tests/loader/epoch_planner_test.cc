@@ -7,16 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cstdint>
-#include <cstdio>
-#include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <optional>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +20,7 @@
 #include "feedline/error.h"
 #include "feedline/sampler.h"
 #include "loader/test_datasets.h"
+#include "loader/within_seconds.h"
 
 namespace feedline::internal {
 namespace {
@@ -102,21 +98,6 @@ class DroppingBatches : public BatchSampler {
   mutable int plans_ = 0;
 };
 
-// Runs `body` on a thread; a deadlock fails the test (and ends the process,
-// since the stuck thread cannot be joined) instead of hanging it.
-void WithinSeconds(int seconds, std::function<void()> body) {
-  std::packaged_task<void()> task(std::move(body));
-  std::future<void> done = task.get_future();
-  std::thread thread(std::move(task));
-  if (done.wait_for(std::chrono::seconds(seconds)) != std::future_status::ready) {
-    std::fprintf(stderr, "the loader did not finish within %d s: deadlocked\n", seconds);
-    std::fflush(stderr);
-    std::_Exit(1);
-  }
-  thread.join();
-  done.get();
-}
-
 class PlanningWithoutTheLock : public ::testing::TestWithParam<int> {};
 
 TEST_P(PlanningWithoutTheLock, ABatchReleasedWhileTheNextEpochIsPlannedComesBack) {
@@ -125,7 +106,7 @@ TEST_P(PlanningWithoutTheLock, ABatchReleasedWhileTheNextEpochIsPlannedComesBack
   options.batch_sampler = sampler;
   options.num_workers = GetParam();
   DataLoader loader(std::make_shared<feedline::testing::IndexDataset>(8), options);
-  WithinSeconds(60, [&] {
+  feedline::testing::WithinSeconds(60, [&] {
     for (int epoch = 0; epoch < 3; ++epoch) {
       int batches = 0;
       while (std::optional<Batch> batch = loader.Next()) {

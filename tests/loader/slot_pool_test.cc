@@ -9,11 +9,13 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "src/core/mutex.h"
 #include "src/loader/scheduler_lock.h"
 #include "src/loader/slot_allocator.h"
+#include "loader/within_seconds.h"
 
 namespace feedline::internal {
 namespace {
@@ -49,6 +51,66 @@ TEST_F(SlotPoolTest, MakesSlotsOnlyWhenNoneIsFreeUpToTheLimit) {
   EXPECT_EQ(pool->FreeCountLocked(), 0);
   EXPECT_EQ(pool->TakeFreeLocked(), nullptr) << "the limit is reached";
   EXPECT_EQ(pool->slots_locked().size(), 3u);
+}
+
+// What a slot carries (a collate function's Python result) may run code
+// when destroyed, code that releases another batch and so takes the lock:
+// the pool never destroys it under the lock. This one takes the lock, and
+// would deadlock there.
+class TakesTheLock {
+ public:
+  TakesTheLock(SchedulerLock* lock, std::atomic<int>* destroyed)
+      : lock_(lock), destroyed_(destroyed) {}
+  ~TakesTheLock() {
+    MutexLock lock(&lock_->mu);
+    destroyed_->fetch_add(1);
+  }
+
+ private:
+  SchedulerLock* const lock_;
+  std::atomic<int>* const destroyed_;
+};
+
+TEST_F(SlotPoolTest, WhatASlotCarriesIsDestroyedWithoutTheLock) {
+  auto pool = MakePool(2);
+  std::atomic<int> destroyed{0};
+  feedline::testing::WithinSeconds(30, [&] {
+    // A delivered batch's last handle gives its slot back (Release).
+    Slot* delivered = nullptr;
+    {
+      MutexLock lock(&lock_->mu);
+      delivered = pool->TakeFreeLocked();
+      delivered->attachment = std::make_shared<TakesTheLock>(lock_.get(), &destroyed);
+      pool->MarkDeliveredLocked(delivered);
+    }
+    pool->Release(delivered);
+    EXPECT_EQ(destroyed.load(), 1);
+    // A batch never delivered goes back under the lock (an abandoned
+    // epoch): what it carries is kept aside for the caller to drop.
+    std::vector<std::shared_ptr<const void>> detached;
+    {
+      MutexLock lock(&lock_->mu);
+      Slot* ready = pool->TakeFreeLocked();
+      ready->attachment = std::make_shared<TakesTheLock>(lock_.get(), &destroyed);
+      pool->PutLocked(ready);
+      EXPECT_EQ(ready->attachment, nullptr);
+      detached = pool->TakeDetachedLocked();
+    }
+    EXPECT_EQ(destroyed.load(), 1);
+    detached.clear();
+    EXPECT_EQ(destroyed.load(), 2);
+    // Kept aside and not taken: the next Release drops it, after the lock.
+    {
+      MutexLock lock(&lock_->mu);
+      Slot* ready = pool->TakeFreeLocked();
+      ready->attachment = std::make_shared<TakesTheLock>(lock_.get(), &destroyed);
+      pool->PutLocked(ready);
+      delivered = pool->TakeFreeLocked();
+      pool->MarkDeliveredLocked(delivered);
+    }
+    pool->Release(delivered);
+    EXPECT_EQ(destroyed.load(), 3);
+  });
 }
 
 TEST_F(SlotPoolTest, TheLimitIsAtLeastOne) {
