@@ -549,8 +549,12 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     worker_collate = std::make_shared<WorkerCollate>();
     options.batch_per_worker = true;
   }
+  // A Python dataset's samples reach a collate_fn as the dataset returned
+  // them, whatever their structure, as torch and Paddle hand them over.
+  if (!native && !collate_fn.is_none()) samples->CarryWhole();
   if (!collate_fn.is_none()) {
     batches = std::make_shared<Structure>();
+    batches->KeepLists();
     if (torch_bfloat16) batches->DeliverTorchBFloat16();
     options.collate_fn =
         MakePyCollate(collate_fn, samples, batches, keep_collate_result, worker_collate);

@@ -58,8 +58,9 @@ void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
 void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
 
 void PythonWorkerProgram::RunChild(const extension::WorkerChannel& channel) {
-  RunWorkerProcess(channel, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_,
-                                               collate_fn_, held_limit_});
+  RunWorkerProcess(channel,
+                   PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_,
+                                      structure_->carries_whole(), collate_fn_, held_limit_});
 }
 
 void PythonWorkerProgram::CollateInWorkers(py::object collate_fn,

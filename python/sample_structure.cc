@@ -13,6 +13,7 @@
 #include "python/bfloat16_fields.h"
 #include "python/dlpack_export.h"
 #include "python/object_fields.h"
+#include "python/pickled_fields.h"
 #include "python/python_support.h"
 
 namespace feedline::python {
@@ -396,8 +397,12 @@ class FieldTable {
 class TreeBuilder {
  public:
   using ValueFn = std::function<py::object(size_t, const SchemaNode*)>;
-  TreeBuilder(const SampleSchema& schema, FieldTable& fields, ValueFn value, bool extras)
-      : schema_(schema), fields_(fields), value_(std::move(value)), extras_(extras) {}
+  // `keep_lists`: a list stays a list (a collate_fn's batch, as it was
+  // returned); otherwise every sequence becomes a tuple (feedline's collate).
+  TreeBuilder(const SampleSchema& schema, FieldTable& fields, ValueFn value, bool extras,
+              bool keep_lists = false)
+      : schema_(schema), fields_(fields), value_(std::move(value)), extras_(extras),
+        keep_lists_(keep_lists) {}
 
   py::object Root() {
     const SchemaNode& root = schema_.root();
@@ -411,7 +416,7 @@ class TreeBuilder {
       py::list out;
       for (size_t c = 1; c < schema_.End(0); c = schema_.End(c)) out.append(Node(c));
       AppendRest(out);
-      return py::tuple(out);
+      return Sequence(root, std::move(out));
     }
     // A top-level dict: a key this batch lacks is left out (keys may come
     // and go), and every other field follows under its own name.
@@ -455,7 +460,7 @@ class TreeBuilder {
         const size_t lengths = LengthsOf(c);
         if (lengths < fields_.size()) out.append(value_(lengths, nullptr));
       }
-      return py::tuple(out);
+      return Sequence(node, std::move(out));
     }
     py::dict out;
     for (size_t c = n + 1; c < schema_.End(n); c = schema_.End(c)) {
@@ -470,6 +475,11 @@ class TreeBuilder {
     return out;
   }
 
+  py::object Sequence(const SchemaNode& node, py::list out) const {
+    if (keep_lists_ && node.kind == SchemaKind::kList) return std::move(out);
+    return py::tuple(out);
+  }
+
   void AppendRest(py::list& out) {
     if (!extras_) return;
     for (size_t i = 0; i < fields_.size(); ++i) {
@@ -481,6 +491,7 @@ class TreeBuilder {
   FieldTable& fields_;
   ValueFn value_;
   bool extras_;
+  bool keep_lists_;
 };
 
 }  // namespace
@@ -583,15 +594,50 @@ void Write(SampleWalk& walk, const AllocateFn& allocate) {
   }
 }
 
+// The field holding a sample carried whole (its pickle stream).
+constexpr const char* kWholeSampleField = "sample";
+
+// The schema of every sample carried whole: one object leaf.
+const SampleSchema& WholeSampleSchema() {
+  static const SampleSchema* const schema = [] {
+    auto* s = new SampleSchema();
+    s->AddLeaf(SampleSchema::kNoParent, SchemaKind::kObject, LeafType::kDeclared, DType::kU8,
+               kWholeSampleField);
+    return s;
+  }();
+  return *schema;
+}
+
+// `item` pickled into fields, as a SampleError if it cannot be pickled.
+void FillWhole(const py::handle& item, const AllocateFn& allocate) {
+  try {
+    FillPickledFields(item, kWholeSampleField, allocate);
+  } catch (py::error_already_set& e) {
+    if (IsInterrupt(e)) throw;
+    throw SampleError(FailureKind::kType, "",
+                      "the sample cannot be handed to collate_fn: pickling it raised " +
+                          PythonErrorText(e));
+  }
+}
+
 }  // namespace
 
-SampleSchema FillSample(const py::handle& item, const AllocateFn& allocate) {
+SampleSchema FillSample(const py::handle& item, bool whole, const AllocateFn& allocate) {
+  if (whole) {
+    FillWhole(item, allocate);
+    return WholeSampleSchema();
+  }
   SampleWalk walk = Walk(item);
   Write(walk, allocate);
   return std::move(walk.schema);
 }
 
 void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate) {
+  if (structure.carries_whole()) {
+    FillWhole(item, allocate);
+    structure.Observe(WholeSampleSchema());
+    return;
+  }
   // Checked before any field is written.
   SampleWalk walk = Walk(item);
   structure.Observe(walk.schema);
@@ -618,6 +664,7 @@ bool IsLengthsOfDeclaredObject(std::string_view name, const Structure& structure
 }  // namespace
 
 py::object SampleToPython(const Sample& sample, const Structure& structure) {
+  if (structure.carries_whole()) return LoadPickledCopy(sample, kWholeSampleField);
   std::vector<std::string_view> names;
   for (int i = 0; i < sample.num_fields(); ++i) names.emplace_back(sample.field_name(i));
   FieldTable fields(std::move(names));
@@ -685,7 +732,9 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure, bool dlpac
     }
     return out;
   }
-  return TreeBuilder(structure.schema(), fields, value, /*extras=*/true).Root();
+  return TreeBuilder(structure.schema(), fields, value, /*extras=*/true,
+                     structure.keeps_lists())
+      .Root();
 }
 
 py::object StructureToPython(const Structure& structure) {

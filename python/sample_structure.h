@@ -55,6 +55,19 @@ class Structure {
   // nested container with other elements. A top-level dict's keys may come
   // and go.
   void Observe(const SampleSchema& schema);
+  // Samples reach a collate_fn whole, as the dataset returned them, whatever
+  // their structure (ragged lists, optional keys, strings, custom objects),
+  // as torch hands them to one: each is pickled into fields
+  // (pickled_fields.h) instead of laid out by a schema, and never checked
+  // against the first. For a Python dataset given a collate_fn; call before
+  // the first sample.
+  void CarryWhole() { whole_ = true; }
+  bool carries_whole() const { return whole_; }
+  // Batches keep a list as a list (a collate_fn's batches, as it returned
+  // them); otherwise sequences are shaped as tuples. Call before the first
+  // batch.
+  void KeepLists() { keep_lists_ = true; }
+  bool keeps_lists() const { return keep_lists_; }
   // Lets torch.bfloat16 leaves (bfloat16_fields.h) through; without it
   // Observe refuses them. For a loader that delivers torch tensors; call
   // before the first sample.
@@ -63,7 +76,8 @@ class Structure {
   Kind kind() const { return kind_.load(std::memory_order_acquire); }
   // True once a Python sample was observed (not a declared layout): the
   // schema then says what the sample's values were.
-  bool described() const { return kind() != kUnknown && !declared_; }
+  // Samples carried whole have no schema to describe.
+  bool described() const { return kind() != kUnknown && !declared_ && !whole_; }
   // REQUIRES: kind() != kUnknown.
   const SampleSchema& schema() const { return schema_; }
   const std::vector<std::string>& names() const { return names_; }
@@ -76,6 +90,8 @@ class Structure {
   bool declared_ = false;           // likewise
   std::vector<std::string> object_fields_;  // set before the first sample
   bool torch_bfloat16_ = false;     // set before the first Observe
+  bool whole_ = false;              // likewise
+  bool keep_lists_ = false;         // likewise
 };
 
 // The top-level kind of `schema`'s root.
@@ -86,11 +102,12 @@ Structure::Kind RootKind(const SampleSchema& schema);
 // float128 -> float64); torch.bfloat16 tensors become bfloat16 fields
 // (bfloat16_fields.h); strings and other objects become object fields
 // (object_fields.h). Returns the sample's schema. Throws SampleError for a
-// field that cannot be carried.
+// field that cannot be carried. With `whole` the sample is pickled into
+// fields instead (Structure::CarryWhole) and its schema is one object leaf.
 using AllocateFn = std::function<Tensor(const std::string& name, DType, const Shape&)>;
-SampleSchema FillSample(const py::handle& item, const AllocateFn& allocate);
-// FillSample, the schema checked against (or recorded as) the first
-// sample's before any field is written.
+SampleSchema FillSample(const py::handle& item, bool whole, const AllocateFn& allocate);
+// FillSample as `structure` carries samples, the schema checked against (or
+// recorded as) the first sample's before any field is written.
 void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate);
 
 // A sample as its dataset returned it (copies), for a Python collate_fn.

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "python/pickled_fields.h"
 
 namespace feedline::python {
 namespace {
@@ -35,67 +36,8 @@ extension::ErrorReply CollateErrorFor(py::error_already_set& e, const std::strin
   return error;
 }
 
-// The fields of a collated batch's reply: the pickle stream, then the
-// buffers it took out of band, in its order.
+// The field of a collated batch's pickle stream (pickled_fields.h).
 constexpr const char* kPickleField = "batch";
-std::string BufferField(size_t i) { return "buffer" + std::to_string(i); }
-
-// The child's reply as the batch collate_fn returned: the pickle stream
-// read with its out-of-band buffers, which become uint8 arrays over the
-// reply's own memory (a large array of the batch is then a view of it, not
-// a copy), kept alive by the arrays.
-py::object UnpickleCollatedBatch(std::shared_ptr<Sample> batch) {
-  const int fields = batch->num_fields();
-  if (fields < 1 || batch->field_name(0) != kPickleField) {
-    throw Error("the worker process sent a malformed collated batch");
-  }
-  py::capsule owner(new std::shared_ptr<Sample>(batch),
-                    [](void* held) { delete static_cast<std::shared_ptr<Sample>*>(held); });
-  py::list buffers;
-  for (int i = 1; i < fields; ++i) {
-    const Tensor& buffer = batch->field(i);
-    if (batch->field_name(i) != BufferField(static_cast<size_t>(i - 1)) ||
-        buffer.dtype() != DType::kU8) {
-      throw Error("the worker process sent a malformed collated batch");
-    }
-    buffers.append(py::array(py::dtype("uint8"), {static_cast<py::ssize_t>(buffer.bytes())},
-                             {static_cast<py::ssize_t>(1)},
-                             static_cast<uint8_t*>(const_cast<void*>(buffer.raw())), owner));
-  }
-  const Tensor& stream = batch->field(0);
-  py::object view =
-      py::memoryview::from_memory(stream.raw(), static_cast<ssize_t>(stream.bytes()));
-  return py::module_::import("pickle").attr("loads")(view, py::arg("buffers") = buffers);
-}
-
-// collate_fn's batch pickled with protocol 5: the stream, and the
-// contiguous buffers (a numpy array's data, a PickleBuffer) kept out of it,
-// so that each is copied once, straight into the reply.
-struct PickledBatch {
-  py::bytes stream;
-  std::vector<py::buffer_info> buffers;
-};
-
-PickledBatch PickleOutOfBand(const py::object& batch) {
-  PickledBatch pickled;
-  py::list kept;
-  // A false answer keeps the buffer out of band; a buffer that is not
-  // contiguous goes into the stream.
-  py::cpp_function keep([&kept](py::object buffer) -> bool {
-    try {
-      kept.append(buffer.attr("raw")());
-      return false;
-    } catch (py::error_already_set&) {
-      return true;
-    }
-  });
-  py::module_ pickle = py::module_::import("pickle");
-  pickled.stream = pickle.attr("dumps")(batch, 5, py::arg("buffer_callback") = keep);
-  for (py::handle view : kept) {
-    pickled.buffers.push_back(py::reinterpret_borrow<py::buffer>(view).request());
-  }
-  return pickled;
-}
 
 }  // namespace
 
@@ -148,7 +90,9 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
     collated = workers->ExchangeIfIdle(worker, process, request, body, batch.get());
   }
   if (!collated) return false;
-  *result = UnpickleCollatedBatch(std::move(batch));
+  // Its arrays view the reply's memory: a large array of the batch arrives
+  // as a view, not a copy.
+  *result = LoadPickledViews(std::move(batch), kPickleField);
   return true;
 }
 
@@ -177,27 +121,18 @@ void WorkerHeldItems::Collate(int fd, extension::RequestedRow& row,
   // What came before the batch's last row was collated, skipped or
   // replaced, or belongs to a batch the parent collates itself.
   while (!held_.empty() && held_.front().first <= last) held_.pop_front();
-  PickledBatch pickled;
+  staging.Clear();
+  reply.fields.clear();
+  reply.schema = SampleSchema();
   try {
-    pickled = PickleOutOfBand(collate_fn_(items));
+    FillPickledFields(collate_fn_(items), kPickleField,
+                      [&](const std::string& name, DType dtype, const Shape& shape) {
+                        return Tensor(dtype, shape, staging.AddField(name, dtype, shape, &reply));
+                      });
   } catch (py::error_already_set& e) {
     // Raised by collate_fn itself, or by pickling what it returned.
     extension::SendErrorReply(fd, CollateErrorFor(e, "collate_fn raised "));
     return;
-  }
-  char* data = nullptr;
-  ssize_t size = 0;
-  PyBytes_AsStringAndSize(pickled.stream.ptr(), &data, &size);
-  staging.Clear();
-  reply.fields.clear();
-  reply.schema = SampleSchema();
-  char* to = staging.AddField(kPickleField, DType::kU8, Shape{static_cast<int64_t>(size)}, &reply);
-  if (size > 0) std::memcpy(to, data, static_cast<size_t>(size));
-  for (size_t i = 0; i < pickled.buffers.size(); ++i) {
-    const py::buffer_info& buffer = pickled.buffers[i];
-    const auto bytes = static_cast<int64_t>(buffer.size * buffer.itemsize);
-    char* into = staging.AddField(BufferField(i), DType::kU8, Shape{bytes}, &reply);
-    if (bytes > 0) std::memcpy(into, buffer.ptr, static_cast<size_t>(bytes));
   }
   if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
 }

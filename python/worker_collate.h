@@ -14,11 +14,10 @@
 // processes count the child's sample replies (WorkerProgram::OnSampleReply),
 // so the parent names a batch's kept rows by those numbers in one kCollate
 // request; the child calls collate_fn on its objects and sends the result
-// back pickled with protocol 5: the stream in one uint8 field and each
-// contiguous buffer it holds (a numpy array's data) out of band in a field
-// of its own, copied once into the reply; the parent unpickles the stream
-// with those buffers as arrays over the reply's memory, so a large array of
-// the batch arrives as a view, not a copy.
+// back as pickled fields (pickled_fields.h: its numpy arrays and torch
+// tensors out of band, each copied once into the reply); the parent
+// unpickles it with those buffers as arrays over the reply's memory, so a
+// large array of the batch arrives as a view, not a copy.
 // A batch whose rows did not all come from the process serving the calling
 // thread (a worker replaced after a timeout or a death, rows lent to
 // another thread) or that the child no longer holds is collated in the

@@ -38,10 +38,10 @@ bool ReadRequest(int fd, RequestedRow& row, WorkRequest* request) {
 // request named (a field of the row's dtype and shape) or else the staging,
 // with the sample's schema: the parent checks it against the first sample's
 // (and refuses a bfloat16 field if its loader does).
-void StageItem(const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
+void StageItem(const py::handle& item, bool whole, const RequestedRow& row, ReplyStaging& staging,
                SampleReply& reply) {
   reply.fields.clear();
-  reply.schema = FillSample(item, [&](const std::string& name, DType dtype, const Shape& shape) {
+  reply.schema = FillSample(item, whole, [&](const std::string& name, DType dtype, const Shape& shape) {
     if (std::byte* to = row.Find(name, dtype, shape)) {
       ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row.OffsetOf(to)),
                                &reply);
@@ -51,10 +51,10 @@ void StageItem(const py::handle& item, const RequestedRow& row, ReplyStaging& st
   });
 }
 
-void ReplyWithItem(int fd, const py::handle& item, const RequestedRow& row, ReplyStaging& staging,
-                   SampleReply& reply) {
+void ReplyWithItem(int fd, const py::handle& item, bool whole, const RequestedRow& row,
+                   ReplyStaging& staging, SampleReply& reply) {
   staging.Clear();
-  StageItem(item, row, staging, reply);
+  StageItem(item, whole, row, staging, reply);
   if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
 }
 
@@ -79,6 +79,7 @@ class Worker {
   Worker(const extension::WorkerChannel& channel, const PythonWorkerConfig& config)
       : fd_(channel.socket_fd), row_(channel), staging_(channel.arena_fd),
         dataset_(config.dataset), seed_samples_(config.seed_samples),
+        whole_samples_(config.whole_samples),
         held_(config.collate_fn ? config.collate_fn->get() : py::none(), config.held_limit) {}
 
   bool Read(WorkRequest* request) { return ReadRequest(fd_, row_, request); }
@@ -89,7 +90,7 @@ class Worker {
         if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
         Seed(request, request.index);
         py::object item = getitem_(request.index);
-        ReplyWithItem(fd_, item, row_, staging_, reply_);
+        ReplyWithItem(fd_, item, whole_samples_, row_, staging_, reply_);
         held_.Keep(item);
         return;
       }
@@ -106,7 +107,7 @@ class Worker {
           try {
             Seed(request, index);
             py::object item = getitem_(index);
-            StageItem(item, row_, staging_, reply_);
+            StageItem(item, whole_samples_, row_, staging_, reply_);
             staging_.Append(&gather_, &reply_);
             held_.Keep(item);
           } catch (py::error_already_set& e) {
@@ -140,7 +141,7 @@ class Worker {
           ReplyDone(fd_, ReplyKind::kEnd);
           return;
         }
-        ReplyWithItem(fd_, item, row_, staging_, reply_);
+        ReplyWithItem(fd_, item, whole_samples_, row_, staging_, reply_);
         return;
       }
     }
@@ -162,6 +163,7 @@ class Worker {
   py::object getitem_;
   py::object iterator_;
   bool seed_samples_;
+  bool whole_samples_;
   WorkerHeldItems held_;  // for a collate_fn run here
 };
 

@@ -28,6 +28,8 @@ struct PythonWorkerConfig {
   // worker: feedline.torch seeds them once per worker in its
   // worker_init_fn, as torch does.
   bool seed_samples = true;
+  // Samples are pickled whole for a collate_fn (Structure::CarryWhole).
+  bool whole_samples = false;
   // A collate_fn to run here (worker_collate.h), called with the list of
   // samples as the dataset returned them; None: the parent collates. The
   // child keeps the objects of its last `held_limit` sample replies.

@@ -125,8 +125,9 @@ def test_python_collate_fn_gets_samples_as_the_dataset_returned_them(index_datas
     # Workers collate concurrently: find the call that built the first batch.
     first = min(seen, key=lambda samples: int(samples[0][1]))
     image, label = first[1]
-    assert isinstance(image, np.ndarray) and image.shape == (2, 3)
-    assert isinstance(label, np.integer) and label == 1
+    assert isinstance(image, np.ndarray) and image.shape == (2, 3) and image.dtype == np.int32
+    # The Python int the dataset returned, not a conversion of it.
+    assert type(label) is int and label == 1
 
 
 def test_worker_init_fn_and_worker_info():
