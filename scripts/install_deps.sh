@@ -15,6 +15,10 @@ PACKAGES=(
   # make test-wheel: its venvs are Debian python3's, as the module make build makes.
   python3-venv
   python3-torch python3-torchvision
+  # torch's DataLoader suite (make test-peers) runs its DataPipe tests
+  # (TestDataLoader2 and others) only where dill is importable; without it
+  # they are skipped and the swap goes untested on DataPipes.
+  python3-dill
   openmpi-bin libopenmpi-dev
   libhdf5-dev python3-h5py
   # make test-wheel: the minimal Debian root that the repaired wheel is

@@ -28,6 +28,7 @@ from feedline.frontends.frontend import FrontendPolicy
 from feedline.frontends.iterator import ConvertingIterator, map_batch
 from feedline.frontends.samples import SamplesAsReturned
 from feedline.frontends.torch import batches as _batches
+from feedline.frontends.torch import datapipes as _datapipes
 from feedline.frontends.torch import errors as _errors
 from feedline.frontends.torch import lowering as _lowering
 from feedline.frontends.torch import seeding as _seeding
@@ -93,12 +94,6 @@ def _warn_if_excessive(num_workers):
                   "Please be aware that excessive worker creation might get DataLoader running "
                   "slow or even freeze, lower the worker number to avoid potential "
                   "slowness/freeze if necessary.", stacklevel=3)
-
-
-def _is_iter_datapipe(dataset):
-    datapipe = getattr(getattr(torch.utils.data, "datapipes", None), "datapipe", None)
-    cls = getattr(datapipe, "IterDataPipe", None)
-    return cls is not None and isinstance(dataset, cls)
 
 
 class _WorkerProcess:
@@ -275,7 +270,7 @@ class DataLoader(io.DataLoader):
                                               ordering=(shuffle, sampler, batch_sampler))
         iterable = io._is_iterable_dataset(dataset)
         if iterable:
-            if _is_iter_datapipe(dataset):
+            if _datapipes.is_iter_datapipe(dataset):
                 if shuffle is not None:  # a datapipe shuffles itself, as torch sets it up
                     dataset = torch.utils.data.graph_settings.apply_shuffle_settings(
                         dataset, shuffle=shuffle)
@@ -331,10 +326,16 @@ class DataLoader(io.DataLoader):
         )
         if collate_fn is not None:
             collate_fn = SamplesAsReturned(self, collate_fn, _batches.POLICY)
+        # An IterDataPipe loads as torch loads it: each worker its shard of the
+        # pipe, all of them seeded alike each iteration (frontends/torch/datapipes.py).
+        datapipe_stream = (_datapipes.DataPipeStream(dataset)
+                           if iterable and _datapipes.is_iter_datapipe(dataset) else None)
+        self._datapipe_stream = datapipe_stream
         self._worker_init = _seeding.TorchWorkerInit(
-            worker_init_fn, num_workers, dataset, seed_generators=not seed_per_sample)
+            worker_init_fn, num_workers, dataset, seed_generators=not seed_per_sample,
+            datapipe_stream=datapipe_stream)
         self._arguments = dict(
-            dataset=dataset,
+            dataset=dataset if datapipe_stream is None else datapipe_stream,
             batch_size=1 if unbatched or batch_sampler is not None else batch_size,
             shuffle=bool(shuffle),
             sampler=sampler,
@@ -353,6 +354,7 @@ class DataLoader(io.DataLoader):
             **feedline_options,
         )
         super().__init__(**self._arguments)
+        self.dataset = dataset  # the pipe, not the stream loaded in its place
         self._planned_length = None if self._iterable else len(dataset)
         self._torch_attributes(dataset, batch_size, shuffle, sampler, batch_sampler, drop_last,
                                unbatched)
@@ -433,8 +435,12 @@ class DataLoader(io.DataLoader):
         # Native transforms (frontends/lowering.py): what runs natively, said once.
         if self._lowering is not None:
             self._lowering.log_once()
-        # Each iteration draws the workers' base seed, as torch's iterator does
-        # (persistent workers keep the seeds they started with).
+        # An IterDataPipe's shared seed is drawn first, then the workers' base
+        # seed, each iteration, as torch's iterator draws them (persistent
+        # workers keep the base seeds they started with; the shared seed
+        # reaches them).
+        if self._datapipe_stream is not None:
+            self._datapipe_stream.start_iteration(self.generator)
         self._worker_init.base_seed = _seeding.draw_base_seed(self.generator)
         return _TorchIterator(self, super().__iter__())
 
