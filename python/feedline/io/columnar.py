@@ -148,6 +148,15 @@ def column_of(name, arrow_type, where):
                     "(supported: lists of integers, integers, floats, bool, strings, binary)")
 
 
+def given_as(columns, dtypes):
+    """Sets the dtype of each scalar _Column of `columns` that `dtypes` (a
+    dict, or None) names: column_buffers casts its values to it as its row
+    groups are read."""
+    for column in columns:
+        if dtypes and column.kind == "scalar" and column.name in dtypes:
+            column.dtype = dtypes[column.name]
+
+
 def _whole(array):
     """One Array from a ChunkedArray or Array."""
     import pyarrow as pa
@@ -281,7 +290,10 @@ class ParquetDataset(ColumnarSamples):
     """
 
     def __init__(self, paths, columns=None, *, length_column=None, lengths_from=None,
-                 max_row_groups=4, readahead=1, remote=None):
+                 max_row_groups=4, readahead=1, remote=None, _dtypes=None):
+        # _dtypes: {column: dtype code} the values of scalar columns are cast
+        # to as their row groups are read (hf_datasets.py: the dtypes a
+        # datasets.IterableDataset's format gives).
         owner = "ParquetDataset"
         files = parquet_files(paths, owner)
         self.paths = files
@@ -316,6 +328,7 @@ class ParquetDataset(ColumnarSamples):
                 names.append(f"{path}, row group {group}")
         if not schema_columns:
             raise ValueError(f"{owner}: no columns to read")
+        given_as(schema_columns, _dtypes)
         self.columns = [c.name for c in schema_columns]
         self._kinds = {c.name: c for c in schema_columns}
         rows = [metadata[f].row_group(g).num_rows for f, g in groups]
@@ -327,7 +340,7 @@ class ParquetDataset(ColumnarSamples):
             int(readahead), None, lengths)
         super().__init__(native)
         self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
-                           readahead, remote)
+                           readahead, remote, _dtypes)
 
     @staticmethod
     def _lengths(opened, groups, length_column, lengths_from, columns):
@@ -393,10 +406,10 @@ class ParquetDataset(ColumnarSamples):
 
 
 def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups, readahead,
-                     remote=None):
+                     remote=None, dtypes=None):
     return ParquetDataset(files, columns, length_column=length_column,
                           lengths_from=lengths_from, max_row_groups=max_row_groups,
-                          readahead=readahead, remote=remote)
+                          readahead=readahead, remote=remote, _dtypes=dtypes)
 
 
 class _Opened:

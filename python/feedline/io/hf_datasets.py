@@ -1,7 +1,9 @@
 """A Hugging Face datasets.Dataset loaded from its Arrow table in C++: the
 one-line swap (feedline.torch.DataLoader(hf_dataset, ...)) recognizes it and
 reads the table's columns as a ColumnarDataset (columnar.py), honoring the
-dataset's selected columns and indices mapping (select, shuffle, filter).
+dataset's selected columns and indices mapping (select, shuffle, filter),
+its numbers in the dtypes torch's DataLoader gives under its format
+(scalar_dtypes).
 What cannot be read so (a transform, a format that is not numpy / torch /
 plain, a column type without a native form, a collate_fn) runs in Python as
 before, and the log says why. `datasets` is never imported here: a dataset
@@ -21,9 +23,13 @@ import os
 
 import numpy as np
 
-from feedline.io.columnar import ArrowRowGroups, ColumnarSamples, column_of, list_lengths
+from feedline.io.columnar import (ArrowRowGroups, ColumnarSamples, column_of, given_as,
+                                   list_lengths)
 
 _NATIVE_FORMATS = (None, "python", "numpy", "torch")
+# Formats whose formatter makes arrays of the columns it formats
+# (datasets/formatting/np_formatter.py, torch_formatter.py).
+_TENSOR_FORMATS = ("numpy", "torch")
 
 
 def is_hf_dataset(dataset):
@@ -35,13 +41,16 @@ def is_hf_dataset(dataset):
 class ArrowTableDataset(ColumnarSamples):
     """The rows of an Arrow table (or of its rows `row_map` selects), the
     columns `columns` as the samples' fields, read in C++ record batch by
-    record batch. Lengths (for pack= and DynamicBatchSampler) are the list
-    lengths of the first list column."""
+    record batch. `dtypes` maps a scalar column to the dtype (columnar.py's
+    codes) its values are given as, when not its own (scalar_dtypes()).
+    Lengths (for pack= and DynamicBatchSampler) are the list lengths of the
+    first list column."""
 
-    def __init__(self, table, columns, row_map=None, what="Arrow table"):
+    def __init__(self, table, columns, row_map=None, what="Arrow table", dtypes=None):
         from feedline import _feedline
 
         kinds = [column_of(c, table.schema.field(c).type, what) for c in columns]
+        given_as(kinds, dtypes)
         groups = ArrowRowGroups(table.select(list(columns)), kinds, what)
         lengths = None
         lists = [k.name for k in kinds if k.kind == "list"]
@@ -62,6 +71,47 @@ class ArrowTableDataset(ColumnarSamples):
         return _feedline.text.lengths_of(self._native)
 
 
+def scalar_dtypes(schema, columns, format_type, formatted=None):
+    """{column: dtype code} for the scalar columns among `columns` (of the
+    Arrow `schema`) whose values torch's DataLoader gives in another dtype
+    than the column's own, under datasets' format `format_type`; the
+    columns not in `formatted` (set_format(columns=..., output_all_columns=
+    True)) are given unformatted, as Python objects.
+
+    torch's loader collates what datasets gives: the rows of __getitems__,
+    which formats the batch's rows together (format_batch), for a Dataset,
+    and the formatted rows of a stream. Unformatted, numbers are Python
+    ints and floats, which default_collate makes int64 and float64 (a
+    float16 column's values are numpy float16 scalars, and stay float16).
+    The numpy and torch formatters make every integer array int64 and every
+    floating array float32 (uint64 values above int64's range wrap, in both
+    and here). bool stays bool in all three. Lists of integers are int64
+    already (the C++ side widens them).
+
+    The cast is numpy's, of a record batch's column when the batch is read
+    (columnar.column_buffers), not of each batch the loader delivers: a
+    scalar column is small (4 or 8 bytes a row, held as the cast copy
+    rather than a view of the table, as bool and uint32 columns always
+    are), and list columns, the large ones, are never cast. float64 to
+    float32 rounds to nearest as torch.tensor does; the other casts are
+    exact."""
+    import pyarrow as pa
+
+    dtypes = {}
+    for name in columns:
+        kind = schema.field(name).type
+        tensors = format_type in _TENSOR_FORMATS and (formatted is None or name in formatted)
+        if pa.types.is_integer(kind):
+            wanted = "i64"
+        elif pa.types.is_floating(kind):
+            wanted = "f32" if tensors else "f16" if pa.types.is_float16(kind) else "f64"
+        else:
+            continue
+        if column_of(name, kind, "").dtype != wanted:
+            dtypes[name] = wanted
+    return dtypes
+
+
 def is_hf_iterable_dataset(dataset):
     """Whether `dataset` is a datasets.IterableDataset (streaming)."""
     return any(c.__name__ == "IterableDataset" and c.__module__.split(".")[0] == "datasets"
@@ -72,8 +122,12 @@ def _native_form(dataset):
     """(ArrowTableDataset, description) for a datasets.Dataset, or raises
     _StaysInPython with the reason."""
     table, columns, row_map = _table_of(dataset)
+    fmt = dataset.format
+    formatted = fmt.get("columns") if fmt.get("output_all_columns") else None
+    dtypes = scalar_dtypes(table.schema, columns, fmt.get("type"), formatted)
     try:
-        native = ArrowTableDataset(table, columns, row_map, "datasets.Dataset's Arrow table")
+        native = ArrowTableDataset(table, columns, row_map, "datasets.Dataset's Arrow table",
+                                   dtypes)
     except TypeError as error:
         raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
     selected = "" if row_map is None else f", {len(row_map)} selected by its indices"
@@ -125,16 +179,17 @@ def _native_iterable_form(dataset):
     tables = examples.generate_tables_fn
     builder = getattr(tables, "__self__", None)
     if getattr(tables, "__name__", "") == "_generate_tables_from_shards":
-        return _shards_form(examples.kwargs["shards"])
+        return _shards_form(examples.kwargs["shards"], kind)
     if (builder is not None and type(builder).__name__ == "Parquet"
             and type(builder).__module__.startswith("datasets.packaged_modules.parquet")):
-        return _parquet_form(dataset, builder, examples.kwargs["files"])
+        return _parquet_form(dataset, builder, examples.kwargs["files"], kind)
     raise _StaysInPython(f"its examples come from {getattr(tables, '__qualname__', tables)}, "
                          "not Parquet files or a datasets.Dataset")
 
 
-def _shards_form(shards):
-    """The rows of a datasets.Dataset's shards, one after another."""
+def _shards_form(shards, format_type):
+    """The rows of a datasets.Dataset's shards, one after another, as the
+    stream's format `format_type` gives them."""
     import pyarrow as pa
 
     parts = [_table_of(shard, check_format=False) for shard in shards]
@@ -152,7 +207,8 @@ def _shards_form(shards):
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     what = "datasets.IterableDataset's Arrow table"
     try:
-        native = ArrowTableDataset(table, columns, row_map, what)
+        native = ArrowTableDataset(table, columns, row_map, what,
+                                   scalar_dtypes(table.schema, columns, format_type))
     except TypeError as error:
         raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
     rows = table.num_rows if row_map is None else len(row_map)
@@ -160,8 +216,9 @@ def _shards_form(shards):
                     f"{rows} rows, columns {', '.join(columns)}")
 
 
-def _parquet_form(dataset, builder, file_lists):
-    """A ParquetDataset over the local Parquet files the stream reads."""
+def _parquet_form(dataset, builder, file_lists, format_type):
+    """A ParquetDataset over the local Parquet files the stream reads, as
+    its format `format_type` gives them."""
     import pyarrow.parquet as pq
 
     from feedline.io.columnar import ParquetDataset
@@ -177,10 +234,10 @@ def _parquet_form(dataset, builder, file_lists):
         raise _StaysInPython("it reads no files")
     columns = list(config.columns) if config.columns else None
     features = dataset.features
+    schema = pq.read_schema(files[0])
     if features is not None:
         # The stream casts each table to its features: natively, only when
         # that changes nothing.
-        schema = pq.read_schema(files[0])
         wanted = features.arrow_schema
         for field in wanted:
             if field.name in schema.names and schema.field(field.name).type != field.type:
@@ -188,8 +245,10 @@ def _parquet_form(dataset, builder, file_lists):
                                      f"{schema.field(field.name).type} to {field.type}")
         if columns is None:
             columns = [f.name for f in wanted]
+    named = [c for c in (columns or schema.names) if c in schema.names]
     try:
-        native = ParquetDataset(files, columns=columns)
+        native = ParquetDataset(files, columns=columns,
+                                _dtypes=scalar_dtypes(schema, named, format_type))
     except (TypeError, ValueError) as error:
         raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
     return native, (f"{len(files)} Parquet file{'s' * (len(files) > 1)}, {len(native)} rows, "
@@ -246,6 +305,15 @@ def lower(dataset, framework, collate_fn=None, enabled=True):
         if not enabled:
             raise _StaysInPython("native_transforms=False")
         if collate_fn is not None:
+            # A collate_fn is given exactly what torch's loader gives it: the
+            # rows as datasets formats them (Python lists for a token column
+            # under no format, however ragged; 0-d tensors under "torch";
+            # Python ints, strs, decoded features ...). Native samples are
+            # typed fields (int64 arrays, numpy scalars): remaking each row's
+            # objects from them would be Python per row again, redoing what
+            # datasets' formatters do, with every type to get right. In
+            # Python, the dataset's own __getitem__ runs in the worker
+            # processes, beside the collate_fn's Python per batch.
             raise _StaysInPython("a collate_fn is given, and it would receive numpy arrays "
                                  "where the dataset gives its own format")
         native, description = (_native_iterable_form if iterable else _native_form)(dataset)
