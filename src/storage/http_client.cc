@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "feedline/error.h"
+#include "src/storage/host_outages.h"
 
 namespace feedline::storage {
 namespace {
@@ -123,6 +124,10 @@ struct HttpClient::Request {
 struct HttpClient::Outcome {
   bool done = false;  // `status` is the answer (2xx, or a 404 the caller handles)
   bool retry = false;
+  // The server could not be reached, or went away mid-transfer (a retried
+  // transport failure, not an HTTP answer): its outage is shared by every
+  // request to it (host_outages.h).
+  bool unreachable = false;
   long status = 0;
   std::string problem;
 };
@@ -417,6 +422,7 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   }
   if (code != CURLE_OK) {
     outcome.retry = RetryableCurlError(code);
+    outcome.unreachable = outcome.retry;
     outcome.problem = std::string(curl_easy_strerror(code)) + " (curl error " +
                       std::to_string(static_cast<int>(code)) + (error[0] ? ": " : "") + error + ")";
     return outcome;
@@ -469,13 +475,21 @@ S3Config HttpClient::S3() const {
   return *s3_;
 }
 
+namespace {
+
+// The longest wait between two attempts: a server back after an outage is
+// in use again within about this long.
+constexpr double kMaxBackoffSeconds = 2.0;
+
+}  // namespace
+
 long HttpClient::Run(Request& request) const {
   thread_local std::mt19937_64 jitter{std::random_device{}()};
+  const std::string host = HostOutages::HostOf(request.url);
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
-      start + std::chrono::duration_cast<Clock::duration>(
-                  std::chrono::duration<double>(options_.retry_budget_s));
-  request.deadline = deadline;
+  const auto budget = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options_.retry_budget_s));
+  request.deadline = start + budget;
   void* handle = AcquireHandle();
   struct GiveBack {
     const HttpClient* client;
@@ -485,14 +499,46 @@ long HttpClient::Run(Request& request) const {
   double wait = options_.backoff_s;
   for (int attempt = 1;; ++attempt) {
     const Outcome outcome = Attempt(handle, request);
+    const Clock::time_point now = Clock::now();
+    std::optional<Clock::time_point> failing_since;
+    {
+      internal::MutexLock lock(&mu_);
+      if (outcome.unreachable) {
+        outages_.Failed(host, now);
+        failing_since = outages_.FailingSince(host);
+      } else {
+        outages_.Answered(host);  // an answer, if only an error: the server is there
+      }
+    }
     if (outcome.done) return outcome.status;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    const double pause = wait * std::uniform_real_distribution<double>(0.5, 1.5)(jitter);
-    const bool budget_left =
-        Clock::now() + std::chrono::duration<double>(pause) < deadline;
-    if (!outcome.retry || attempt >= options_.max_attempts || !budget_left) {
+    // Retried until the budget runs out, counted from the server's first
+    // failure when it was failing before this request began: every request
+    // to a server that is gone ends within one budget of its first failure,
+    // however many there are (host_outages.h). max_attempts is the fewest
+    // attempts within the request's own budget, unless its server has been
+    // failing for longer than the budget.
+    const Clock::time_point outage_start =
+        failing_since ? std::min(start, *failing_since) : start;
+    const Clock::time_point retry_until = outage_start + budget;
+    const bool outage_past_budget = failing_since && now - *failing_since >= budget;
+    const Clock::time_point last_start =
+        now < retry_until ? retry_until
+        : attempt < options_.max_attempts && !outage_past_budget ? request.deadline
+                                                                  : now;
+    const double pause =
+        std::min(wait, kMaxBackoffSeconds) * std::uniform_real_distribution<double>(0.5, 1.5)(jitter);
+    // No attempt starts after the wait if the budget would be over by then
+    // (it could not say more than that the budget ran out).
+    if (!outcome.retry || now + std::chrono::duration<double>(pause) >= last_start) {
+      const double elapsed = std::chrono::duration<double>(now - start).count();
       std::string tries = std::to_string(attempt) + (attempt == 1 ? " attempt" : " attempts");
-      if (outcome.retry && attempt < options_.max_attempts) tries += ", the retry budget spent";
+      if (outcome.retry) {
+        tries += ", the retry budget of " + Seconds(options_.retry_budget_s) + " spent";
+        if (outage_start < start) {
+          tries += " (the server failing for " +
+                   Seconds(std::chrono::duration<double>(now - outage_start).count()) + ")";
+        }
+      }
       throw Error(request.What() + ": " + outcome.problem + " (" + tries + " in " +
                   Seconds(elapsed) + ")");
     }

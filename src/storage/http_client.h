@@ -40,6 +40,7 @@
 
 #include "feedline/storage/remote_options.h"
 #include "src/core/mutex.h"
+#include "src/storage/host_outages.h"
 #include "src/storage/s3_config.h"
 
 namespace feedline::storage {
@@ -124,6 +125,8 @@ class HttpClient {
   // parent's.
   mutable bool forked_ GUARDED_BY(mu_) = false;
   mutable std::optional<S3Config> s3_ GUARDED_BY(mu_);
+  // Since when each server has failed: its requests share one budget.
+  mutable HostOutages outages_ GUARDED_BY(mu_);
 };
 
 }  // namespace feedline::storage

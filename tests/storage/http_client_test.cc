@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -20,15 +22,20 @@ using testing::NginxServer;
 using testing::TempDir;
 using testing::WriteBytes;
 
-// Quick retries, so that the failing cases end in well under a second.
+// Quick retries, so that the failing cases end in about a second (retries
+// go on for the whole budget).
 RemoteOptions Quick(int attempts = 3) {
   RemoteOptions options;
   options.max_attempts = attempts;
   options.backoff_s = 0.01;
   options.connect_timeout_s = 2;
   options.stall_timeout_s = 2;
-  options.retry_budget_s = 10;
+  options.retry_budget_s = 1;
   return options;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string MessageOf(const std::function<void()>& call) {
@@ -118,18 +125,27 @@ TEST_F(HttpClientTest, NotFoundAndAccessRefusedFailAtOnce) {
   EXPECT_EQ(Requests(server_, "/status/403", 1), 1u);
 }
 
-TEST_F(HttpClientTest, ServerErrorsAndThrottlingAreRetriedUpToMaxAttempts) {
+// Retried for the whole budget, at least max_attempts times, each request
+// on its own: an HTTP answer, if only an error, shows the server is there.
+TEST_F(HttpClientTest, ServerErrorsAndThrottlingAreRetriedForTheWholeBudget) {
   const HttpClient client(Quick(3));
   std::vector<uint8_t> got(10);
+  auto start = std::chrono::steady_clock::now();
   const std::string failing = MessageOf([&] {
     client.ReadRange(server_.Url("status/503"), 0, 10, got.data());
   });
-  EXPECT_THAT(failing, HasSubstr("HTTP 503 (server error) (3 attempts in "));
-  EXPECT_EQ(Requests(server_, "/status/503", 3), 3u);
+  // Past max_attempts (3): the waits double from 10 ms until the next one
+  // would end past the budget.
+  EXPECT_GE(SecondsSince(start), 0.3);
+  EXPECT_THAT(failing, HasSubstr("HTTP 503 (server error) ("));
+  EXPECT_THAT(failing, HasSubstr("the retry budget of 1.0 s spent"));
+  EXPECT_GE(Requests(server_, "/status/503", 5), 5u);
+  start = std::chrono::steady_clock::now();
   const std::string throttled =
       MessageOf([&] { client.ReadAll(server_.Url("status/429"), 1 << 20); });
-  EXPECT_THAT(throttled, HasSubstr("HTTP 429 (too many requests) (3 attempts in "));
-  EXPECT_EQ(Requests(server_, "/status/429", 3), 3u);
+  EXPECT_GE(SecondsSince(start), 0.3);
+  EXPECT_THAT(throttled, HasSubstr("HTTP 429 (too many requests) ("));
+  EXPECT_GE(Requests(server_, "/status/429", 5), 5u);
 }
 
 TEST_F(HttpClientTest, TheRetryBudgetBoundsTheAttempts) {
@@ -140,7 +156,7 @@ TEST_F(HttpClientTest, TheRetryBudgetBoundsTheAttempts) {
   const auto start = std::chrono::steady_clock::now();
   const std::string message =
       MessageOf([&] { client.ReadAll(server_.Url("status/503"), 1 << 20); });
-  EXPECT_THAT(message, HasSubstr("the retry budget spent"));
+  EXPECT_THAT(message, HasSubstr("the retry budget of 0.5 s spent"));
   EXPECT_LT(Requests(server_, "/status/503", 2), 20u);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
@@ -167,16 +183,79 @@ TEST_F(HttpClientTest, AServerThatIsGoneIsAnErrorAfterTheRetries) {
   std::vector<uint8_t> got(10);
   client.ReadRange(server_.Url("blob.bin"), 0, 10, got.data());
   server_.Stop();
+  auto start = std::chrono::steady_clock::now();
   const std::string message = MessageOf([&] {
     client.ReadRange(server_.Url("blob.bin"), 0, 10, got.data());
   });
+  EXPECT_GE(SecondsSince(start), 0.3);
   EXPECT_THAT(message, HasSubstr(server_.Url("blob.bin") + ": bytes 0-9: "));
   EXPECT_THAT(message, HasSubstr("Couldn't connect to server (curl error 7"));
-  EXPECT_THAT(message, HasSubstr("(3 attempts in "));
+  EXPECT_THAT(message, HasSubstr("the retry budget of 1.0 s spent"));
+  // A request made while the outage is younger than the budget retries
+  // for what is left of it only.
+  start = std::chrono::steady_clock::now();
+  const std::string during = MessageOf([&] {
+    client.ReadRange(server_.Url("blob.bin"), 10, 10, got.data());
+  });
+  EXPECT_LT(SecondsSince(start), 0.9);
+  EXPECT_THAT(during, HasSubstr("(the server failing for "));
+  // Once the server has been gone for the whole budget, the next request
+  // tries once and fails at once, saying for how long the server has failed.
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  start = std::chrono::steady_clock::now();
+  const std::string next = MessageOf([&] {
+    client.ReadRange(server_.Url("blob.bin"), 10, 10, got.data());
+  });
+  EXPECT_LT(SecondsSince(start), 0.5);
+  EXPECT_THAT(next, HasSubstr("(1 attempt, the retry budget of 1.0 s spent (the server failing for "));
   // Back on the same port: the client reconnects.
   server_.Start();
   client.ReadRange(server_.Url("blob.bin"), 10, 10, got.data());
   EXPECT_TRUE(std::equal(got.begin(), got.end(), bytes_.begin() + 10));
+}
+
+// Requests to a server that goes away share its outage: each of many
+// threads' requests ends within one budget of its first failure, not one
+// budget after another.
+TEST_F(HttpClientTest, ManyRequestsToAServerThatIsGoneEndWithinOneBudget) {
+  const HttpClient client(Quick(3));
+  server_.Stop();
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  std::atomic<int> failed{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      std::vector<uint8_t> got(10);
+      for (int i = 0; i < 16; ++i) {
+        try {
+          client.ReadRange(server_.Url("blob.bin"), 0, 10, got.data());
+        } catch (const Error&) {
+          ++failed;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failed.load(), 64);
+  // One budget (1 s) and the last waits, not 16 budgets a thread.
+  EXPECT_LT(SecondsSince(start), 4.0);
+}
+
+// A server stopped for longer than the old fixed attempts lasted, and back
+// within the budget: the request is whole.
+TEST_F(HttpClientTest, AServerBackWithinTheBudgetLeavesTheRequestWhole) {
+  RemoteOptions options;  // the defaults: a 60 s budget
+  options.connect_timeout_s = 2;
+  const HttpClient client(options);
+  std::vector<uint8_t> got(10);
+  server_.Stop();
+  std::thread restart([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    server_.Start();
+  });
+  client.ReadRange(server_.Url("blob.bin"), 20, 10, got.data());
+  restart.join();
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), bytes_.begin() + 20));
 }
 
 TEST_F(HttpClientTest, RangesPastTheEndAndOversizedBodiesAreRefused) {

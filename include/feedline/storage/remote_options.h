@@ -3,10 +3,13 @@
 // request, so that a failing or silent server ends in an error, never a hang,
 // and the node's shard cache (docs/storage.md, "One cache per node").
 //
-// What is retried (with exponential backoff and jitter, within
-// `max_attempts` and `retry_budget_s`): a connection refused, reset or timed
-// out, a stalled or short body, HTTP 5xx, 408 and 429. What fails at once:
-// 404 / 410 (no such file), 401 / 403 (access refused) and every other 4xx.
+// What is retried (with exponential backoff and jitter, for as long as
+// `retry_budget_s` allows): a connection refused, reset or timed out, a
+// stalled or short body, HTTP 5xx, 408 and 429. What fails at once: 404 /
+// 410 (no such file), 401 / 403 (access refused) and every other 4xx. A
+// server that is gone fails every request to it within one budget of its
+// first failure, however many requests there are: the requests of one
+// dataset share since when each server has been failing.
 // The error names the URL, the byte range, the HTTP status or libcurl's
 // error, and the attempts made.
 //
@@ -14,7 +17,7 @@
 //
 // Example:
 //   RemoteOptions remote;
-//   remote.max_attempts = 3;
+//   remote.retry_budget_s = 30;
 //   ShardDataset train(ShardDataset::Find("http://10.0.0.5/train/", remote),
 //                      TrainPipeline(224), {}, 0, remote);
 #ifndef FEEDLINE_STORAGE_REMOTE_OPTIONS_H_
@@ -27,13 +30,19 @@
 namespace feedline::storage {
 
 struct FEEDLINE_EXPORT RemoteOptions {
-  // Attempts per request, the first one included (1: no retry). >= 1.
+  // The fewest attempts a request makes within its retry budget, the first
+  // one included, unless its server has been failing for longer than the
+  // budget (then a request makes one attempt, and fails at once if the
+  // server is still gone). Retries go on past it for as long as the budget
+  // allows. >= 1.
   int max_attempts = 5;
-  // The most time one request may take over all its attempts and the waits
-  // between them, in seconds (no attempt starts, and none goes on, past
-  // it). > 0. A whole shard downloaded into the cache (cache_dir), or an
-  // upload (a pack into S3), may take longer while bytes keep flowing: its
-  // attempts are bounded by stall_timeout_s; no retry starts past the budget.
+  // How long a failing request is retried, in seconds, counted from its
+  // start, or from its server's first failure if that was earlier (a server
+  // stopped and started again within it leaves every request whole); no
+  // attempt starts, and none goes on, past it. > 0. A whole shard downloaded
+  // into the cache (cache_dir), or an upload (a pack into S3), may take
+  // longer while bytes keep flowing: its attempts are bounded by
+  // stall_timeout_s; no retry starts past the budget.
   double retry_budget_s = 60;
   // The most time a connection may take to open, in seconds. > 0.
   double connect_timeout_s = 10;
@@ -41,7 +50,8 @@ struct FEEDLINE_EXPORT RemoteOptions {
   // retried), in seconds. > 0.
   double stall_timeout_s = 15;
   // The wait before the first retry, in seconds; doubled for each further
-  // one, each wait drawn between half and one and a half of it. >= 0.
+  // one up to 2 s (so that a server that is back is used again within about
+  // that), each wait drawn between half and one and a half of it. >= 0.
   double backoff_s = 0.1;
 
   // A local folder that keeps whole shards, shared by every process and
