@@ -261,13 +261,14 @@ TEST_F(HttpPackStoreTest, AServerThatIsGoneFailsSamplesAfterBoundedRetries) {
 
 // The server stopped mid-epoch and back within the retry budget: the epoch
 // completes with every sample once, bit-identical to the local pack's.
-TEST_F(HttpPackStoreTest, AServerBackWithinTheRetryBudgetLeavesTheEpochWhole) {
-  RemoteOptions patient = QuickRetries();
-  patient.max_attempts = 30;
-  patient.backoff_s = 0.05;
+// The server stopped mid-epoch for `outage` and started again, with
+// `remote`'s retries: the epoch is every sample once, as the local pack's.
+void ExpectAnOutageLeavesTheEpochWhole(NginxServer& server,
+                                       const std::string& local_pack, RemoteOptions patient,
+                                       std::chrono::milliseconds outage) {
   const vision::Pipeline pipeline = vision::TrainPipeline(40, DType::kU8);
-  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()), pipeline);
-  const auto served = std::make_shared<ShardDataset>(ShardDataset::Find(server_.Url("train/")),
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(local_pack), pipeline);
+  const auto served = std::make_shared<ShardDataset>(ShardDataset::Find(server.Url("train/")),
                                                      pipeline, std::vector<std::string>{}, 0,
                                                      patient);
   LoaderOptions options;
@@ -287,11 +288,11 @@ TEST_F(HttpPackStoreTest, AServerBackWithinTheRetryBudgetLeavesTheEpochWhole) {
       out.emplace_back(p, p + image.bytes());
       out.back().push_back(static_cast<uint8_t>(batch->indices()[0]));
       if (interrupt && out.size() == 2) {
-        at_stop = server_.AccessLog().size();
-        server_.Stop();
+        at_stop = server.AccessLog().size();
+        server.Stop();
         restart = std::thread([&] {
-          std::this_thread::sleep_for(std::chrono::milliseconds(400));
-          server_.Start();
+          std::this_thread::sleep_for(outage);
+          server.Start();
         });
       }
     }
@@ -303,10 +304,48 @@ TEST_F(HttpPackStoreTest, AServerBackWithinTheRetryBudgetLeavesTheEpochWhole) {
   // Under the raise policy: a read that failed for good would end the epoch
   // with its error.
   EXPECT_EQ(rows(served, true), want);
-  // Most records came from the restarted server: the reads during the 400
-  // ms without one were retried until it was back.
+  // Most records came from the restarted server: the reads during the
+  // outage were retried until it was back.
   ASSERT_GT(at_stop, 0u);
-  EXPECT_GE(server_.AccessLog(at_stop + kImages / 2).size(), at_stop + kImages / 2);
+  EXPECT_GE(server.AccessLog(at_stop + kImages / 2).size(), at_stop + kImages / 2);
+}
+
+TEST_F(HttpPackStoreTest, AServerBackWithinTheRetryBudgetLeavesTheEpochWhole) {
+  RemoteOptions patient = QuickRetries();
+  patient.retry_budget_s = 10;
+  patient.backoff_s = 0.05;
+  ExpectAnOutageLeavesTheEpochWhole(server_, LocalPack(), patient, std::chrono::milliseconds(400));
+}
+
+// With the default options (a 60 s budget), a server gone for 10 s.
+TEST_F(HttpPackStoreTest, ATenSecondOutageLeavesTheEpochWholeWithTheDefaultOptions) {
+  ExpectAnOutageLeavesTheEpochWhole(server_, LocalPack(), RemoteOptions{},
+                                    std::chrono::milliseconds(10000));
+}
+
+// The server gone for good: the epoch ends with one clear error within one
+// retry budget of the first failure, at batch 64 as at batch 8 (each read
+// does not run a budget of its own, one after another).
+TEST_F(HttpPackStoreTest, AServerGoneForGoodEndsTheEpochWithinOneBudgetAtAnyBatchSize) {
+  RemoteOptions options = QuickRetries();
+  options.retry_budget_s = 2;
+  const vision::Pipeline pipeline = vision::TrainPipeline(32);
+  for (const int64_t batch_size : {8, 64}) {
+    SCOPED_TRACE("batch " + std::to_string(batch_size));
+    server_.Start();
+    const auto served = std::make_shared<ShardDataset>(
+        ShardDataset::Find(server_.Url("train/")), pipeline, std::vector<std::string>{}, 0,
+        options);
+    server_.Stop();
+    LoaderOptions loader_options;
+    loader_options.batch_size = batch_size;
+    loader_options.num_workers = 2;
+    DataLoader loader(served, loader_options);
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_THAT([&] { loader.Next(); },
+                ::testing::ThrowsMessage<SampleError>(HasSubstr("the retry budget of 2.0 s spent")));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(6));
+  }
 }
 
 }  // namespace
