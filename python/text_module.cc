@@ -287,6 +287,16 @@ void BindText(py::module_& m) {
       py::arg("bucket_size"), py::arg("shuffle"), py::arg("seed"));
 
   t.def(
+      "check_pack_options",
+      [](int64_t seq_len, const std::string& strategy, int64_t max_segments, int64_t open_rows,
+         const std::string& long_documents) {
+        ToPackOptions(seq_len, strategy, max_segments, open_rows, long_documents);
+      },
+      "Raises ValueError naming the first packing option out of range.", py::arg("seq_len"),
+      py::arg("strategy"), py::arg("max_segments"), py::arg("open_rows"),
+      py::arg("long_documents"));
+
+  t.def(
       "plan_packing",
       [](std::vector<int64_t> order, std::vector<int64_t> lengths, int64_t seq_len,
          const std::string& strategy, int64_t max_segments, int64_t open_rows,

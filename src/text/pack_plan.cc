@@ -50,13 +50,18 @@ LongDocuments ParseLongDocuments(const std::string& text) {
 }
 
 void PackOptions::Check() const {
-  if (seq_len < 1) throw Error("PackOptions: seq_len must be >= 1, got " + std::to_string(seq_len));
-  if (max_segments < 0) {
-    throw Error("PackOptions: max_segments must be >= 1 (or 0 for no cap), got " +
+  if (seq_len < 1 || seq_len > kMaxSeqLen) {
+    throw Error("PackOptions: seq_len must be between 1 and " + std::to_string(kMaxSeqLen) +
+                " (a row's arrays take 28 bytes a token), got " + std::to_string(seq_len));
+  }
+  if (max_segments < 0 || max_segments > seq_len) {
+    throw Error("PackOptions: max_segments must be between 1 and seq_len (" +
+                std::to_string(seq_len) + "), or 0 for no cap, got " +
                 std::to_string(max_segments));
   }
-  if (open_rows < 1) {
-    throw Error("PackOptions: open_rows must be >= 1, got " + std::to_string(open_rows));
+  if (open_rows < 1 || open_rows > kMaxOpenRows) {
+    throw Error("PackOptions: open_rows must be between 1 and " + std::to_string(kMaxOpenRows) +
+                ", got " + std::to_string(open_rows));
   }
 }
 

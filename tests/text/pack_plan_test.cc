@@ -198,5 +198,30 @@ TEST(PackPlanTest, BadInputIsRefusedByName) {
   EXPECT_EQ(ParseLongDocuments("drop"), LongDocuments::kDrop);
 }
 
+// Options past what a row can hold fail by name when checked, not as a
+// crash or an allocation failure at the first batch.
+TEST(PackPlanTest, OptionsHaveUpperBounds) {
+  auto message = [](PackOptions options) {
+    try {
+      options.Check();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  PackOptions options;
+  options.seq_len = PackOptions::kMaxSeqLen;
+  EXPECT_EQ(message(options), "accepted");
+  options.seq_len = int64_t{1} << 62;
+  EXPECT_NE(message(options).find("seq_len must be between 1 and 67108864"), std::string::npos);
+  options.seq_len = 8;
+  options.max_segments = 9;
+  EXPECT_NE(message(options).find("max_segments must be between 1 and seq_len (8)"),
+            std::string::npos);
+  options.max_segments = 8;
+  options.open_rows = PackOptions::kMaxOpenRows + 1;
+  EXPECT_NE(message(options).find("open_rows must be between 1 and 1048576"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace feedline::text

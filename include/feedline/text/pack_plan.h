@@ -53,10 +53,16 @@ FEEDLINE_EXPORT const char* LongDocumentsName(LongDocuments policy);
 FEEDLINE_EXPORT LongDocuments ParseLongDocuments(const std::string& text);
 
 struct FEEDLINE_EXPORT PackOptions {
-  int64_t seq_len = 2048;  // tokens per row, >= 1
+  // The largest seq_len: a row's arrays take 28 bytes a token (input_ids,
+  // labels and position_ids int64, segment_ids int32), 1.75 GiB at this.
+  static constexpr int64_t kMaxSeqLen = int64_t{1} << 26;
+  // The most rows the fit strategies keep open.
+  static constexpr int64_t kMaxOpenRows = int64_t{1} << 20;
+
+  int64_t seq_len = 2048;  // tokens per row, 1 to kMaxSeqLen
   PackStrategy strategy = PackStrategy::kBestFit;
-  int64_t max_segments = 0;  // pieces per row, >= 1; 0: no cap (seq_len)
-  int64_t open_rows = 64;    // fit strategies: rows open at once, >= 1
+  int64_t max_segments = 0;  // pieces per row, 1 to seq_len; 0: no cap (seq_len)
+  int64_t open_rows = 64;    // fit strategies: rows open at once, 1 to kMaxOpenRows
   LongDocuments long_documents = LongDocuments::kSplit;
 
   // Throws Error naming the first option out of range.

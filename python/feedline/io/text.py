@@ -237,6 +237,15 @@ class PackOptions:
         if self.rank >= self.num_replicas:
             raise ValueError(f"PackOptions: rank must be below num_replicas ({self.num_replicas}), "
                              f"got {self.rank}")
+        if self.pad_id >= 2**63:
+            raise ValueError(f"PackOptions: pad_id must be an int64, got {self.pad_id}")
+        # The bounds the packer itself holds (seq_len, max_segments,
+        # open_rows), checked here so that a bad value fails where it is given.
+        try:
+            _feedline.text.check_pack_options(**self._planning())
+        except (OverflowError, TypeError):
+            raise ValueError(f"PackOptions: seq_len, max_segments and open_rows must fit in "
+                             f"int64, got {self!r}") from None
 
     def __repr__(self):
         return (f"PackOptions(seq_len={self.seq_len}, strategy={self.strategy!r}, "

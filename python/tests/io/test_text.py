@@ -287,6 +287,18 @@ def test_pack_options_and_loader_arguments_are_checked_by_name():
         io.PackOptions(8, strategy="bestfit")
     with pytest.raises(ValueError, match="long_documents"):
         io.PackOptions(8, long_documents="cut")
+    # Upper bounds where the options are given, not a crash at the first batch.
+    for too_long in (2**26 + 1, 2**31, 2**62):
+        with pytest.raises(ValueError, match=r"seq_len must be between 1 and 67108864 \(a row's"):
+            io.PackOptions(too_long)
+    with pytest.raises(ValueError, match="must fit in int64"):
+        io.PackOptions(2**64)
+    with pytest.raises(ValueError, match=r"max_segments must be between 1 and seq_len \(8\)"):
+        io.PackOptions(8, max_segments=9)
+    with pytest.raises(ValueError, match="open_rows must be between 1 and 1048576"):
+        io.PackOptions(8, open_rows=2**40)
+    with pytest.raises(ValueError, match="pad_id must be an int64"):
+        io.PackOptions(8, pad_id=2**63)
     with pytest.raises(ValueError, match="batch_sampler must be left unset"):
         io.DataLoader(docs, batch_sampler=io.BatchSampler(docs, batch_size=1),
                       pack=io.PackOptions(8))
