@@ -533,6 +533,14 @@ class _TextModule:
         def length(self, index: SupportsIndex) -> int: ...
 
     @staticmethod
+    def check_pack_options(
+        seq_len: SupportsIndex,
+        strategy: str,
+        max_segments: SupportsIndex,
+        open_rows: SupportsIndex,
+        long_documents: str,
+    ) -> None: ...
+    @staticmethod
     def dynamic_batch_sampler(
         documents: _Dataset,
         max_tokens: SupportsIndex,
