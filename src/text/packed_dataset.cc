@@ -161,11 +161,14 @@ void PackedDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       wide = widened;
       doc_len = static_cast<int64_t>(widened.size());
     }
-    if (piece.offset + piece.length > doc_len) {
+    // A document must have the length it was planned with, either way: one
+    // longer would lose its tokens past the length silently.
+    const int64_t planned = schedule_->length(piece.document);
+    if (doc_len != planned) {
       throw SampleError(FailureKind::kSchema, documents_->Source(piece.document),
                         "document " + std::to_string(piece.document) + " has " +
-                            std::to_string(doc_len) + " tokens, but its length said at least " +
-                            std::to_string(piece.offset + piece.length),
+                            std::to_string(doc_len) + " tokens, but its length said " +
+                            std::to_string(planned),
                         index);
     }
     auto token = [&](int64_t i) -> int64_t {

@@ -51,6 +51,9 @@ class FEEDLINE_EXPORT PackSchedule {
 
   const PackOptions& options() const { return options_; }
   int64_t num_documents() const { return static_cast<int64_t>(lengths_.size()); }
+  // The length document `document` was planned with. REQUIRES: 0 <= document <
+  // num_documents().
+  int64_t length(int64_t document) const { return lengths_[static_cast<size_t>(document)]; }
   // At least as many rows as any epoch packs into, whatever its order: a
   // row holds at least one piece, and this counts the most pieces the
   // documents can be cut into.

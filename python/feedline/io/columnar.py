@@ -52,6 +52,10 @@ def parquet_files(paths, owner):
         if not matched:
             raise FileNotFoundError(f"{owner}: no file matches {pattern!r}")
         for path in matched:
+            if os.path.isdir(path):
+                raise IsADirectoryError(
+                    f"{owner}: {path} is a folder: name its files, e.g. "
+                    f"{os.path.join(path, '*.parquet')!r}")
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"{owner}: {path}: no such file")
         files += matched

@@ -216,3 +216,31 @@ def test_a_row_group_with_nulls_is_a_sample_error_naming_it(tmp_path):
     with pytest.raises(feedline.SampleError,
                        match=r"nulls\.parquet, row group 1: column 'input_ids' has 1 null rows"):
         ds[3]
+
+
+@pytest.mark.parametrize("error", [-2, +3])
+def test_a_length_column_that_disagrees_with_its_document_is_a_sample_error(tmp_path, error):
+    """Shorter or longer than the tokens, the length is refused when the
+    document is packed: no token is dropped or invented silently."""
+    path = str(tmp_path / "lengths.parquet")
+    tokens = [[1, 2, 3, 4, 5], [6, 7], [8, 9, 10]]
+    lengths = [len(t) for t in tokens]
+    lengths[0] += error
+    pq.write_table(pa.table({"input_ids": pa.array(tokens, pa.list_(pa.int32())),
+                             "n": pa.array(lengths, pa.int64())}), path)
+    ds = io.ParquetDataset(path, columns=["input_ids"], length_column="n")
+    loader = io.DataLoader(ds, batch_size=1, pack=io.PackOptions(16))
+    with pytest.raises(feedline.SampleError,
+                       match=rf"document 0 has 5 tokens, but its length said {5 + error}"):
+        list(loader)
+    skipping = io.DataLoader(ds, batch_size=1, pack=io.PackOptions(16), error_policy="skip")
+    assert sum(int((b["segment_ids"] != 0).sum()) for b in skipping) <= 5
+
+
+def test_a_folder_given_as_a_path_is_an_error_saying_so(tmp_path):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    pq.write_table(pa.table({"input_ids": pa.array([[1]], pa.list_(pa.int64()))}),
+                   str(folder / "a.parquet"))
+    with pytest.raises((ValueError, IsADirectoryError), match=r"corpus is a folder.*corpus/\*\.parquet"):
+        io.ParquetDataset(str(folder))
