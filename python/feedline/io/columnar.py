@@ -373,7 +373,7 @@ class ParquetDataset(ColumnarSamples):
                 if f != index:
                     continue
                 where = f"{owner}: {path}, row group {group}"
-                array = reader.read_row_group(group, columns=[name]).column(0)
+                array = read_row_group(reader, group, [name], where).column(0)
                 if length_column is not None:
                     import pyarrow as pa
 
@@ -429,6 +429,26 @@ class _Opened:
                             self.sizes[index])
 
 
+def read_row_group(reader, group, names, where):
+    """Columns `names` of row group `group` (a pyarrow Table); what pyarrow
+    raises (a corrupt page: "Couldn't deserialize thrift") becomes a
+    ValueError naming `where` (the file and row group) and the column that
+    cannot be read, found by reading the columns one by one."""
+    try:
+        return reader.read_row_group(group, columns=names)
+    except Exception as error:
+        culprit = None
+        for name in names if len(names) > 1 else ():
+            try:
+                reader.read_row_group(group, columns=[name])
+            except Exception:
+                culprit = name
+                break
+        column = culprit if culprit is not None else (names[0] if len(names) == 1 else None)
+        what = f"column {column!r}" if column is not None else "its columns"
+        raise ValueError(f"{where}: {what} unreadable ({type(error).__name__}: {error})") from None
+
+
 class _ParquetRowGroups:
     """read(g): the buffers of row group g's columns. Each read opens its
     file anew with the metadata already parsed, so that reads of several
@@ -443,9 +463,9 @@ class _ParquetRowGroups:
         where = f"ParquetDataset: {self.names[g]}"
         try:
             reader = self.opened.open(f)
-            table = reader.read_row_group(group, columns=[c.name for c in self.columns])
         except Exception as error:
             raise ValueError(f"{where}: unreadable ({type(error).__name__}: {error})") from None
+        table = read_row_group(reader, group, [c.name for c in self.columns], where)
         return [column_buffers(table.column(c.name), c, where) for c in self.columns]
 
 

@@ -244,3 +244,18 @@ def test_a_folder_given_as_a_path_is_an_error_saying_so(tmp_path):
                    str(folder / "a.parquet"))
     with pytest.raises((ValueError, IsADirectoryError), match=r"corpus is a folder.*corpus/\*\.parquet"):
         io.ParquetDataset(str(folder))
+
+
+def test_a_corrupt_data_page_is_an_error_naming_the_file_row_group_and_column(tmp_path):
+    path = str(tmp_path / "corrupt.parquet")
+    pq.write_table(pa.table({"input_ids": pa.array([[1, 2, 3]] * 40, pa.list_(pa.int32())),
+                             "n": pa.array([3] * 40, pa.int64())}), path, row_group_size=20)
+    page = pq.ParquetFile(path).metadata.row_group(1).column(0).data_page_offset
+    with open(path, "r+b") as f:  # the page header of input_ids in row group 1
+        f.seek(page)
+        f.write(b"\xff" * 16)
+    ds = io.ParquetDataset(path, length_column="n")
+    assert ds[0]["input_ids"].tolist() == [1, 2, 3]  # row group 0 is whole
+    with pytest.raises(feedline.SampleError,
+                       match=r"corrupt\.parquet, row group 1: column 'input_ids' unreadable \("):
+        ds[25]
