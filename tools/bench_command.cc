@@ -16,6 +16,7 @@
 #include "tools/load_shape.h"
 #include "tools/progress.h"
 #include "tools/report.h"
+#include "feedline/storage/remote_options.h"
 #include "tools/source.h"
 
 namespace feedline::cli {
@@ -87,6 +88,8 @@ int RunBenchCommand(const BenchArgs& args) {
     dataset = recorder;
     settings.source = args.input.source;
     settings.source_kind = SourceKindName(source.kind);
+    settings.remote = storage::IsRemoteLocation(args.input.source);
+    settings.cached = !source.remote.cache_dir.empty();
     settings.pipeline = args.shape.pipeline;
   }
   settings.batch_size = args.shape.batch;

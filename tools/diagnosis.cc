@@ -19,8 +19,19 @@ std::string Percent(double fraction) {
 }
 
 // What to do about the stage that dominates worker time.
-std::string StageAdvice(const std::string& stage, double share) {
+std::string StageAdvice(const BenchSettings& s, const std::string& stage, double share) {
   const std::string pct = Percent(share);
+  if (stage == "read" && s.remote && !s.cached) {
+    return "Reading takes " + pct +
+           " of worker time: every record is a request to the server; give --cache-dir DIR (a "
+           "local folder: each shard is downloaded once per node, fetched ahead in the epoch's "
+           "order) or copy the data to a local SSD.";
+  }
+  if (stage == "read" && s.remote) {
+    return "Reading takes " + pct +
+           " of worker time: the shards are being downloaded into the cache (--cache-dir); "
+           "later epochs read them from the local disk (--epochs 2 shows it).";
+  }
   if (stage == "read") {
     return "Reading the files takes " + pct +
            " of worker time: the storage is slow; copy the data to a local SSD or keep it in "
@@ -124,20 +135,20 @@ Diagnosis Diagnose(const BenchResult& result) {
         d.suggested_workers = needed;
         d.sentences.push_back("Raise --workers to " + std::to_string(needed) + ".");
         if (!d.dominant_stage.empty())
-          d.sentences.push_back(StageAdvice(d.dominant_stage, d.dominant_share));
+          d.sentences.push_back(StageAdvice(s, d.dominant_stage, d.dominant_share));
       } else if (workers < cores) {
         d.suggested_workers = cores;
         d.sentences.push_back("Raise --workers to " + std::to_string(cores) +
                               " (one per core); that may still fall short of about " +
                               std::to_string(needed) + " cores' worth of loading.");
         if (!d.dominant_stage.empty())
-          d.sentences.push_back(StageAdvice(d.dominant_stage, d.dominant_share));
+          d.sentences.push_back(StageAdvice(s, d.dominant_stage, d.dominant_share));
       } else {
         d.sentences.push_back("Every core is already loading (" + std::to_string(workers) +
                               " workers on " + std::to_string(cores) +
                               " cores); to go faster, cut the work per image.");
         if (!d.dominant_stage.empty())
-          d.sentences.push_back(StageAdvice(d.dominant_stage, d.dominant_share));
+          d.sentences.push_back(StageAdvice(s, d.dominant_stage, d.dominant_share));
       }
     }
   }

@@ -24,6 +24,10 @@ struct BenchSettings {
   // SourceKindName (folder, file_list, shards, hdf5), or "synthetic".
   std::string source_kind;
   std::string pipeline;  // train, val, decode, read or index
+  // SOURCE is a URL (http(s)://, s3://), read with the node's shard cache
+  // (--cache-dir) or record by record.
+  bool remote = false;
+  bool cached = false;
   int64_t batch_size = 64;
   int workers = 0;
   int prefetch = 2;

@@ -90,6 +90,18 @@ TEST(Diagnosis, LoaderBoundOnEveryCoreNamesTheStageToCut) {
                              HasSubstr("Reading the files takes 70%")));
 }
 
+TEST(Diagnosis, SlowReadsFromAServerAskForTheNodeCache) {
+  BenchResult r = MakeRun(4, 4, 50, 0.6, 0.97, {0.7, 0.2, 0.05, 0.05});
+  r.settings.source = "s3://bucket/pack/";
+  r.settings.remote = true;
+  EXPECT_THAT(Text(Diagnose(r)), AllOf(HasSubstr("Reading takes 70%"),
+                                       HasSubstr("give --cache-dir DIR"),
+                                       ::testing::Not(HasSubstr("page cache"))));
+  r.settings.cached = true;
+  EXPECT_THAT(Text(Diagnose(r)), AllOf(HasSubstr("being downloaded into the cache"),
+                                       ::testing::Not(HasSubstr("give --cache-dir"))));
+}
+
 TEST(Diagnosis, IdleWorkersWhileWaitingAskForPrefetch) {
   BenchResult r = MakeRun(4, 8, 50, 0.4, 0.3);
   r.wall_s = 10;
