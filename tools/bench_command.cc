@@ -9,6 +9,7 @@
 
 #include "feedline/error.h"
 #include "feedline/loader_options.h"
+#include "feedline/storage/remote_options.h"
 #include "feedline/synth/index_dataset.h"
 #include "tools/bench_run.h"
 #include "tools/diagnosis.h"
@@ -16,7 +17,6 @@
 #include "tools/load_shape.h"
 #include "tools/progress.h"
 #include "tools/report.h"
-#include "feedline/storage/remote_options.h"
 #include "tools/source.h"
 
 namespace feedline::cli {
