@@ -12,6 +12,23 @@ namespace {
 
 std::string BufferField(size_t i) { return "buffer" + std::to_string(i); }
 
+// feedline._pickling's function `name`, looked up once into `*slot` (a
+// module import and an attribute lookup per sample would cost as much as a
+// small sample's pickling) and kept until the interpreter ends. No C++
+// static guard: the import may release the GIL, and a thread waiting on a
+// guard while holding the GIL would deadlock; under the GIL, a thread that
+// finds the slot set by another while it imported keeps the other's.
+py::handle PicklingFunction(PyObject** slot, const char* name) {
+  if (*slot == nullptr) {
+    py::object function = py::module_::import("feedline._pickling").attr(name);
+    if (*slot == nullptr) *slot = function.release().ptr();
+  }
+  return *slot;
+}
+
+PyObject* dumps_function = nullptr;  // GUARDED_BY(the GIL)
+PyObject* loads_function = nullptr;  // GUARDED_BY(the GIL)
+
 void FillBytes(const std::string& name, const py::buffer_info& bytes, const AllocateFn& allocate) {
   const auto size = static_cast<int64_t>(bytes.size * bytes.itemsize);
   Tensor field = allocate(name, DType::kU8, Shape{size});
@@ -33,14 +50,14 @@ py::object Load(const Sample& fields, const std::string& stream_name, const py::
   const Tensor& stream = fields.field(0);
   py::object view =
       py::memoryview::from_memory(stream.raw(), static_cast<py::ssize_t>(stream.bytes()));
-  return py::module_::import("feedline._pickling").attr("loads")(view, buffers);
+  return PicklingFunction(&loads_function, "loads")(view, buffers);
 }
 
 }  // namespace
 
 void FillPickledFields(const py::handle& value, const std::string& stream_name,
                        const AllocateFn& allocate) {
-  py::tuple pickled = py::module_::import("feedline._pickling").attr("dumps")(value);
+  py::tuple pickled = PicklingFunction(&dumps_function, "dumps")(value);
   FillBytes(stream_name, py::reinterpret_borrow<py::buffer>(pickled[0]).request(), allocate);
   size_t i = 0;
   for (py::handle buffer : py::reinterpret_borrow<py::list>(pickled[1])) {

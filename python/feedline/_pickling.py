@@ -16,6 +16,7 @@ over in shared memory without pickling their data.
 import io
 import pickle
 import sys
+import threading
 
 
 def _rebuild_torch_tensor(array, bfloat16, requires_grad):
@@ -63,21 +64,45 @@ class _OutOfBandPickler(pickle.Pickler):
         return NotImplemented
 
 
-def dumps(value):
-    """(stream, buffers): `value` pickled with its contiguous arrays as
-    buffers (memoryviews of their bytes) kept out of the stream."""
-    buffers = []
+class _ThreadPickler(threading.local):
+    """One pickler per thread, kept between calls: making a Pickler (and its
+    stream) for every sample costs as much as pickling a small one. Per
+    thread, since pickling runs Python code (reductions) during which
+    another thread may take the GIL and pickle too."""
 
-    def keep(buffer):
+    def __init__(self):
+        self.stream = io.BytesIO()
+        self.buffers = []
+        self.pickler = _OutOfBandPickler(self.stream, protocol=5,
+                                         buffer_callback=self._keep)
+
+    def _keep(self, buffer):
         try:
-            buffers.append(buffer.raw())
+            self.buffers.append(buffer.raw())
         except BufferError:
             return True  # not contiguous: its bytes go into the stream
         return False
 
-    stream = io.BytesIO()
-    _OutOfBandPickler(stream, protocol=5, buffer_callback=keep).dump(value)
-    return stream.getbuffer(), buffers
+    def dumps(self, value):
+        self.stream.seek(0)
+        self.stream.truncate()
+        self.buffers = []
+        self.pickler.clear_memo()
+        try:
+            self.pickler.dump(value)
+        finally:
+            # A pickler that raised may hold a partial state: start afresh.
+            self.pickler.clear_memo()
+        return self.stream.getvalue(), self.buffers
+
+
+_THREAD_PICKLER = _ThreadPickler()
+
+
+def dumps(value):
+    """(stream, buffers): `value` pickled with its contiguous arrays as
+    buffers (memoryviews of their bytes) kept out of the stream."""
+    return _THREAD_PICKLER.dumps(value)
 
 
 def loads(stream, buffers):
