@@ -194,9 +194,11 @@ TEST_F(PackToS3Test, AServerGoneMidPackFailsNamingTheUrlAndTheRerunFinishesIt) {
   const PackResult local = PackLocally(Images(), Options(""), dir_ / "local");
   PackOptions options = Options(dir_ / "staging");
   options.on_progress = [](int64_t, int64_t) { server_->Stop(); };
+  // The requests under way share the outage (host_outages.h) and end
+  // together: the first to report may be a shard's or pack.txt's.
   EXPECT_THAT([&] { PackSource(Images(), "s3://feedline/outage/", options); },
-              ThrowsMessage<Error>(AllOf(HasSubstr("s3://feedline/outage/shard-00000"),
-                                         HasSubstr("attempts"))));
+              ThrowsMessage<Error>(AllOf(HasSubstr("s3://feedline/outage/"),
+                                         HasSubstr("the retry budget of"))));
   server_->Start();
   env_.Set("AWS_ENDPOINT_URL", server_->Endpoint());
   options.on_progress = nullptr;
