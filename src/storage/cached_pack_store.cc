@@ -1,5 +1,6 @@
 #include "src/storage/cached_pack_store.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,13 +25,14 @@ CachedPackStore::CachedPackStore(std::vector<std::string> tar_urls, size_t max_o
                                  const RemoteOptions& options)
     : remote_(tar_urls, options),
       cache_(options.cache_dir, options.cache_limit, tar_urls, IndexUrlsOf(tar_urls),
-             &remote_.client()),
-      files_(cache_.paths(), max_open),
+             &remote_.client(), [this] { files_.CloseUnlinked(); }),
+      files_(cache_.paths(), max_open, [this] { return cache_.unlinks(); }),
       used_(new std::atomic<bool>[cache_.paths().size()]()),
       prefetch_bytes_(options.cache_limit == 0
                           ? options.prefetch_bytes
                           : std::min(options.prefetch_bytes, options.cache_limit)),
       prefetch_requests_(options.prefetch_requests),
+      evicts_(options.cache_limit > 0),
       tar_bytes_(cache_.paths().size(), 0) {}
 
 void CachedPackStore::CheckTar(size_t shard, uint64_t bytes) const {
@@ -39,6 +41,10 @@ void CachedPackStore::CheckTar(size_t shard, uint64_t bytes) const {
 }
 
 void CachedPackStore::PlanShards(std::vector<PlannedShard> plan) const {
+  // The loader's process may hold descriptors of earlier epochs while its
+  // worker processes read (and evict): let go of the evicted ones as
+  // delivery goes on.
+  files_.CheckUnlinks();
   if (prefetch_bytes_ == 0) return;
   std::lock_guard<std::mutex> lock(prefetch_mu_);
   if (prefetcher_ == nullptr) {
@@ -50,6 +56,7 @@ void CachedPackStore::PlanShards(std::vector<PlannedShard> plan) const {
 }
 
 void CachedPackStore::PlanProgress(int64_t delivered) const {
+  files_.CheckUnlinks();
   std::lock_guard<std::mutex> lock(prefetch_mu_);
   if (prefetcher_ != nullptr) prefetcher_->Progress(delivered);
 }
@@ -60,17 +67,52 @@ const ShardPrefetcher* CachedPackStore::prefetcher() const {
 }
 
 void CachedPackStore::ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const {
+  ReadInto(shard, offset, size, dst);
+}
+
+std::string CachedPackStore::ReadCheckedRange(size_t shard, uint64_t offset, size_t size,
+                                              uint8_t* dst, const RangeCheck& check) const {
+  {
+    // Pinned until the cache has decided: the file read stays open, so its
+    // inode names it alone.
+    const ShardFiles::Handle file = ReadInto(shard, offset, size, dst);
+    std::string problem = check(dst);
+    struct stat st;
+    if (problem.empty() || ::fstat(file.fd(), &st) != 0 ||
+        !cache_.Repair(shard, offset, size, st.st_dev, st.st_ino)) {
+      return problem;
+    }
+  }
+  ReadInto(shard, offset, size, dst);
+  return check(dst);
+}
+
+ShardFiles::Handle CachedPackStore::ReadInto(size_t shard, uint64_t offset, size_t size,
+                                             uint8_t* dst) const {
   ShardFiles::Handle file;
   // Not in the cache (never downloaded, or evicted since): fetched whole,
   // then opened. An open descriptor keeps reading its file even if another
-  // process evicts it.
+  // process evicts it. A shard just put in place may be evicted again
+  // before it is opened, by the downloads of other threads and processes
+  // when the cache holds fewer shards than are downloaded at once: fetched
+  // again, a few times.
+  constexpr int kDownloads = 4;
   for (int attempt = 0;; ++attempt) {
     try {
       file = files_.Acquire(shard);
       break;
     } catch (const OsError& e) {
-      if (e.error_number() != ENOENT || attempt > 0) throw;
+      if (e.error_number() != ENOENT) throw;
+      if (attempt == kDownloads) {
+        throw Error(std::string(e.what()) + " (evicted each of " + std::to_string(kDownloads) +
+                    " times it was downloaded before it could be opened: cache_limit holds "
+                    "fewer shards than are downloaded at once)");
+      }
     }
+    // A download takes a while, during which other processes may evict
+    // what this one holds open: let go of it first (reopening costs an
+    // open() each, nothing next to a download).
+    if (evicts_) files_.CloseUnpinned();
     cache_.Ensure(shard);
   }
   if (!used_[shard].exchange(true, std::memory_order_relaxed)) cache_.Touch(shard);
@@ -82,6 +124,7 @@ void CachedPackStore::ReadRange(size_t shard, uint64_t offset, size_t size, uint
     if (n == 0) throw Error(cache_.path(shard) + ": cached shard ends early");
     done += static_cast<size_t>(n);
   }
+  return file;
 }
 
 }  // namespace feedline::storage

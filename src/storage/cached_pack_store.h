@@ -4,7 +4,10 @@
 // shard's whole, checked copy in the cache, which the first read of the
 // shard on the node downloads (the others wait for it, in this process or
 // another). Reads are positioned reads of descriptors kept open
-// (ShardFiles). Told the epoch's plan (PlanShards), it fetches shards
+// (ShardFiles), closed once the cache has unlinked their file (ShardCache::
+// unlinks), so that evicted shards free their blocks. A record whose check
+// fails is read again after the cache repairs its copy (ReadCheckedRange,
+// ShardCache::Repair). Told the epoch's plan (PlanShards), it fetches shards
 // ahead of the reads (ShardPrefetcher, RemoteOptions::prefetch_bytes and
 // prefetch_requests).
 //
@@ -46,6 +49,8 @@ class CachedPackStore : public PackStore {
   // Also learns the tar's size, for the bytes fetched ahead.
   void CheckTar(size_t shard, uint64_t bytes) const override;
   void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
+  std::string ReadCheckedRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst,
+                               const RangeCheck& check) const override;
   size_t max_open() const override { return files_.max_open(); }
   size_t open_count() const override { return files_.open_count(); }
   void PlanShards(std::vector<PlannedShard> plan) const override;
@@ -56,6 +61,10 @@ class CachedPackStore : public PackStore {
   const ShardPrefetcher* prefetcher() const;
 
  private:
+  // ReadRange's read; the descriptor read stays pinned while the handle
+  // lives.
+  ShardFiles::Handle ReadInto(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const;
+
   HttpPackStore remote_;
   ShardCache cache_;
   mutable ShardFiles files_;
@@ -64,6 +73,7 @@ class CachedPackStore : public PackStore {
   std::unique_ptr<std::atomic<bool>[]> used_;
   const uint64_t prefetch_bytes_;  // the bound, cache_limit included; 0: none
   const int prefetch_requests_;
+  const bool evicts_;  // a cache_limit is set
   // Each tar's size (CheckTar, while the dataset is built).
   mutable std::vector<uint64_t> tar_bytes_;
   mutable std::mutex prefetch_mu_;

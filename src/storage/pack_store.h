@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,19 @@ class PackStore {
   // Reads bytes [offset, offset + size) of tar `shard` into `dst`. Throws
   // Error saying what failed (the caller adds the record). REQUIRES: size > 0.
   virtual void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const = 0;
+
+  // What is wrong with the bytes of a range just read (empty: nothing).
+  using RangeCheck = std::function<std::string(const uint8_t* bytes)>;
+
+  // Reads as ReadRange, then returns what `check` finds wrong with the
+  // bytes (empty: nothing). A store that keeps a copy it can fetch again
+  // (CachedPackStore) repairs a copy whose bytes fail, and reads and checks
+  // them again. Default: no repair.
+  virtual std::string ReadCheckedRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst,
+                                       const RangeCheck& check) const {
+    ReadRange(shard, offset, size, dst);
+    return check(dst);
+  }
 
   // Local: the bound on open tar files and how many are open. Remote: 0 and
   // the connections made (one per thread reading at the same time).

@@ -14,10 +14,12 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
+#include "src/storage/damaged_records.h"
 #include "src/storage/local_file.h"
 #include "src/storage/parted_download.h"
 #include "src/storage/shard_writer.h"
@@ -73,16 +75,24 @@ class FileLock {
   int fd_ = -1;
 };
 
-// The key of the first record whose bytes in `fd` do not match the index,
-// or nullopt if all do.
-std::optional<std::string> FirstDamagedRecord(const LocalFile& file, const ShardIndex& index) {
+// The records whose bytes in `file` do not match the index.
+std::vector<ShardRecord> DamagedRecords(const LocalFile& file, const ShardIndex& index) {
+  std::vector<ShardRecord> damaged;
   std::vector<uint8_t> bytes;
   for (const ShardRecord& record : index.records) {
     bytes.resize(static_cast<size_t>(record.size));
     file.ReadAt(bytes.data(), bytes.size(), record.offset);
-    if (Crc32c(bytes.data(), bytes.size()) != record.crc32c) return record.key;
+    if (Crc32c(bytes.data(), bytes.size()) != record.crc32c) damaged.push_back(record);
   }
-  return std::nullopt;
+  return damaged;
+}
+
+// `root`, created if missing; throws Error naming it if it cannot be.
+const std::string& MadeFolder(const std::string& root) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec) throw Error(root + ": cannot create the shard cache folder: " + ec.message());
+  return root;
 }
 
 // Every live ShardCache, for the fork handlers; leaked on purpose (the
@@ -123,12 +133,14 @@ ShardCache::~ShardCache() {
 
 ShardCache::ShardCache(std::string cache_dir, uint64_t cache_limit,
                        std::vector<std::string> tar_urls, std::vector<std::string> index_urls,
-                       const HttpClient* client)
+                       const HttpClient* client, std::function<void()> after_unlink)
     : root_(std::move(cache_dir)),
       limit_(cache_limit),
       tar_urls_(std::move(tar_urls)),
       index_urls_(std::move(index_urls)),
-      client_(client) {
+      client_(client),
+      unlinks_(MadeFolder(root_) + "/.feedline-unlinks"),
+      after_unlink_(std::move(after_unlink)) {
   for (const std::string& url : tar_urls_) {
     const size_t slash = url.rfind('/');
     const std::string folder = Hex64(Fnv1a(url.substr(0, slash)));
@@ -166,10 +178,10 @@ void ShardCache::Release(size_t shard) const {
   ::utimensat(AT_FDCWD, paths_[shard].c_str(), times, 0);
 }
 
-bool ShardCache::BeginDownload(size_t shard) const {
+bool ShardCache::BeginDownload(size_t shard, bool even_if_present) const {
   internal::MutexLock lock(&mu_);
   while (downloading_.count(shard) != 0) done_.Wait(&mu_);
-  if (::access(paths_[shard].c_str(), F_OK) == 0) return false;
+  if (!even_if_present && ::access(paths_[shard].c_str(), F_OK) == 0) return false;
   downloading_.insert(shard);
   return true;
 }
@@ -199,10 +211,46 @@ void ShardCache::Ensure(size_t shard) const {
   Download(shard);
 }
 
+void ShardCache::Unlinked() const {
+  unlinks_.Increment();
+  if (after_unlink_) after_unlink_();
+}
+
+bool ShardCache::Repair(size_t shard, uint64_t offset, uint64_t size, dev_t read_device,
+                        ino_t read_inode) const {
+  const std::string& path = paths_[shard];
+  BeginDownload(shard, /*even_if_present=*/true);
+  const DownloadScope scope{[this, shard] { EndDownload(shard); }};
+  const FileLock lock(path + ".lock");
+  struct stat st;
+  // The caller holds the file it read open, so its inode is not reused: the
+  // same inode is the same file.
+  if (::stat(path.c_str(), &st) == 0 && st.st_dev == read_device && st.st_ino == read_inode) {
+    if (ListsDamage(DamagedRecordsPathOf(path), offset, size)) return false;
+    {
+      internal::MutexLock held(&mu_);
+      if (!repaired_.insert(shard).second) return false;
+    }
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      throw Error(ErrnoMessage("cannot remove the damaged cached shard", path));
+    }
+    Unlinked();
+  }
+  // Replaced by another thread or process since it was read, or evicted:
+  // what is there (or comes now) is read again.
+  if (::access(path.c_str(), F_OK) != 0) Download(shard);
+  return true;
+}
+
 void ShardCache::Download(size_t shard) const {
   const std::string& url = tar_urls_[shard];
   const std::string& path = paths_[shard];
   const std::string part = path + ".part";
+  const std::string damage_list = DamagedRecordsPathOf(path);
+  // What an earlier download found damaged is learnt again from this one.
+  if (::unlink(damage_list.c_str()) != 0 && errno != ENOENT) {
+    throw Error(ErrnoMessage("cannot remove", damage_list));
+  }
   std::optional<std::vector<uint8_t>> index_bytes =
       client_->ReadAll(index_urls_[shard], kMaxIndexBytes);
   // A shard the server has no index of: the one saved when it was indexed.
@@ -220,20 +268,26 @@ void ShardCache::Download(size_t shard) const {
   for (int pass = 0;; ++pass) {
     // Written as it arrives: a process killed midway leaves what it had
     // received for the next download to continue from.
-    const bool resumed = DownloadInParts(*client_, download) > 0;
+    DownloadInParts(*client_, download);
     const LocalFile file = LocalFile::OpenForWriting(part);
-    const std::optional<std::string> damaged = FirstDamagedRecord(file, index);
-    if (!damaged) {
-      file.Sync();
-      break;
+    const std::vector<ShardRecord> damaged = DamagedRecords(file, index);
+    if (!damaged.empty() && pass == 0) {
+      // A resumed download's earlier bytes, or the transfer, may be at
+      // fault: the whole shard once more, from the start.
+      RestartDownload(part);
+      continue;
     }
-    if (!resumed || pass > 0) {
-      throw Error(url + ": the downloaded shard's record " + *damaged +
-                  " does not match its index's CRC-32C (the file on the server changed, or "
-                  "the transfer was corrupted)");
+    // Damaged twice running: on the server. The shard's other records are
+    // good; the list goes first, so that a tar in place with damage always
+    // has it beside it.
+    if (!damaged.empty()) {
+      const std::string text = DamagedRecordsText(damaged);
+      WriteFileAtomically(damage_list, std::span<const uint8_t>(
+                                           reinterpret_cast<const uint8_t*>(text.data()),
+                                           text.size()));
     }
-    // What a previous download left was damaged: start again.
-    RestartDownload(part);
+    file.Sync();
+    break;
   }
   // Whole and checked: its progress goes before it is put in place.
   FinishDownload(part);
@@ -276,10 +330,15 @@ void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
   }
   std::sort(kept.begin(), kept.end(),
             [](const Kept& a, const Kept& b) { return a.used < b.used; });
+  bool unlinked = false;
   for (const Kept& old : kept) {
     if (total + bytes <= limit_) break;
-    if (fs::remove(old.path, ec)) total -= old.size;
+    if (fs::remove(old.path, ec)) {
+      total -= old.size;
+      unlinked = true;
+    }
   }
+  if (unlinked) Unlinked();
 }
 
 std::optional<ShardIndex> ShardCache::SavedIndex(size_t shard) const {
@@ -324,8 +383,13 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
     }
     index = indexer.Finish();
     file.Sync();
-    // The index first: a tar in place always has its index beside it.
+    // The index first: a tar in place always has its index beside it. Its
+    // records match the bytes (it was made from them): no damage listed.
     WriteFileAtomically(saved_path, SerializeShardIndex(index));
+    const std::string damage_list = DamagedRecordsPathOf(path);
+    if (::unlink(damage_list.c_str()) != 0 && errno != ENOENT) {
+      throw Error(ErrnoMessage("cannot remove", damage_list));
+    }
     if (::rename(part.c_str(), path.c_str()) != 0) {
       throw Error(ErrnoMessage("cannot rename into place", part));
     }

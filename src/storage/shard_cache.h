@@ -16,9 +16,14 @@
 //     download_parts, download_part_bytes; parted_download.h), with
 //     .part.progress saying what each part has received: a download that a
 //     killed process left is resumed part by part, not restarted.
-//  4. Every record's CRC-32C is checked against the index (a resumed .part
-//     that fails is downloaded again from the start, once), then the file is
-//     fsynced and renamed into place.
+//  4. Every record's CRC-32C is checked against the index; a .part that
+//     fails is downloaded again from the start, once. Records that fail
+//     again are damaged on the server: they are listed in
+//     shard-NNNNNN.tar.damaged (damaged_records.h), written before the tar
+//     is put in place, so that the shard's other records are read and no
+//     thread or process of the node downloads it again for them (a download
+//     anew removes the list first). Then the file is fsynced and renamed
+//     into place.
 // A shard with no index on the server (IndexByDownload) is downloaded the
 // same way, under the same locks, and indexed as its bytes arrive
 // (TarIndexer); its index is saved as shard-NNNNNN.idx beside the tar before
@@ -34,6 +39,20 @@
 // unlinked file stays readable), and a shard deleted before it was opened
 // is downloaded again.
 //
+// Repair: a record read from the cache whose check fails, and that is not
+// listed as damaged on the server, is the cached copy's damage (bit rot, a
+// bad write): under the shard's locks, if the file in place is still the one
+// read (same inode), it is unlinked and downloaded again, at most once per
+// shard by each ShardCache (a dataset in a process): a copy still bad after
+// that is the record's failure, not a download per read.
+//
+// Every file the cache unlinks (eviction, repair) is counted in
+// CACHE/.feedline-unlinks (SharedCounter), which readers on the node look
+// at to close the descriptors of files that are gone (ShardFiles): an
+// evicted shard's blocks are freed once no process holds it open, so
+// the disk holds at most `cache_limit` plus the downloads under way and the
+// shards being read at that moment.
+//
 // After fork, a child forgets the downloads its parent's threads had under
 // way (they are not in the child; the parent's record lock keeps the child
 // waiting until the parent's download is done): a pthread_atfork handler
@@ -44,8 +63,11 @@
 #ifndef FEEDLINE_SRC_STORAGE_SHARD_CACHE_H_
 #define FEEDLINE_SRC_STORAGE_SHARD_CACHE_H_
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -54,16 +76,19 @@
 #include "src/core/mutex.h"
 #include "feedline/storage/shard_index.h"
 #include "src/storage/http_client.h"
+#include "src/storage/shared_counter.h"
 
 namespace feedline::storage {
 
 class ShardCache {
  public:
   // `tar_urls` and `index_urls`: the pack's shards, in order; `client`
-  // outlives the cache. Throws Error naming `cache_dir` if it cannot be
-  // created.
+  // outlives the cache. `after_unlink`: called in this process after it
+  // unlinked cached files (may be empty). Throws Error naming `cache_dir`
+  // if it cannot be created.
   ShardCache(std::string cache_dir, uint64_t cache_limit, std::vector<std::string> tar_urls,
-             std::vector<std::string> index_urls, const HttpClient* client);
+             std::vector<std::string> index_urls, const HttpClient* client,
+             std::function<void()> after_unlink = {});
   ~ShardCache();
   ShardCache(const ShardCache&) = delete;
   ShardCache& operator=(const ShardCache&) = delete;
@@ -84,6 +109,17 @@ class ShardCache {
   // tar that is not a shard.
   ShardIndex IndexByDownload(size_t shard, const std::string& index_location) const;
 
+  // Bytes [offset, offset + size) of shard `shard`, read from the file
+  // `read_device`:`read_inode` (held open by the caller), failed their
+  // check: repairs the cached copy (above). True: the file in place is now
+  // another (read them again); false: they are damaged on the server, or
+  // this cache repaired the shard already. Throws Error as Ensure.
+  bool Repair(size_t shard, uint64_t offset, uint64_t size, dev_t read_device,
+              ino_t read_inode) const;
+
+  // How many files the cache has unlinked, by any process on the node.
+  uint64_t unlinks() const { return unlinks_.value(); }
+
   // Marks shard `shard` used now (its file's mtime), for eviction order.
   void Touch(size_t shard) const;
   // Marks shard `shard` no longer needed by the plan (the oldest mtime): it
@@ -101,10 +137,13 @@ class ShardCache {
   // The index IndexByDownload saved for `shard`, if there is one.
   std::optional<ShardIndex> SavedIndex(size_t shard) const;
   // Marks `shard` downloading in this process once no other thread is
-  // (false: it is in place by then); EndDownload undoes it.
-  bool BeginDownload(size_t shard) const;
+  // (false: it is in place by then, unless `even_if_present`); EndDownload
+  // undoes it.
+  bool BeginDownload(size_t shard, bool even_if_present = false) const;
   void EndDownload(size_t shard) const;
   void MakeRoom(uint64_t bytes, size_t keep) const;
+  // Counts (and tells this process of) files unlinked from the cache.
+  void Unlinked() const;
 
   const std::string root_;  // cache_dir
   const uint64_t limit_;
@@ -112,10 +151,13 @@ class ShardCache {
   const std::vector<std::string> index_urls_;
   const HttpClient* const client_;
   std::vector<std::string> paths_;
+  const SharedCounter unlinks_;
+  const std::function<void()> after_unlink_;
   mutable internal::Mutex mu_;
   mutable internal::CondVar done_;
   mutable std::set<size_t> downloading_ GUARDED_BY(mu_);
   mutable int64_t downloads_ GUARDED_BY(mu_) = 0;
+  mutable std::set<size_t> repaired_ GUARDED_BY(mu_);  // by this instance
 };
 
 }  // namespace feedline::storage

@@ -221,23 +221,35 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   {
     auto timer = ctx.Time(Stage::kRead);
     // The member's header and its bytes in one positioned read (one ranged
-    // GET for a remote pack).
+    // GET for a remote pack), checked: its tar header, then its CRC-32C. A
+    // store that can repair its copy (the node's cache) reads them again.
     const size_t want = static_cast<size_t>(kTarBlock + size);
     bytes.resize(want);
+    const std::string name =
+        key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
+    const uint32_t want_crc = crcs_[i];
+    struct Expected {
+      const std::string& name;
+      uint64_t size;
+      uint32_t crc;
+    } expected{name, size, want_crc};
+    // Captures one pointer: no allocation per record.
+    const PackStore::RangeCheck check = [&expected](const uint8_t* read) -> std::string {
+      std::string problem = CheckTarHeader(read, expected.name, expected.size);
+      if (!problem.empty()) return problem;
+      const uint32_t crc = Crc32c(read + kTarBlock, expected.size);
+      if (crc == expected.crc) return {};
+      return "CRC-32C mismatch: the index says " + std::to_string(expected.crc) +
+             ", the bytes give " + std::to_string(crc);
+    };
+    std::string problem;
     try {
-      store_->ReadRange(static_cast<size_t>(shard), offset - kTarBlock, want, bytes.data());
+      problem = store_->ReadCheckedRange(static_cast<size_t>(shard), offset - kTarBlock, want,
+                                         bytes.data(), check);
     } catch (const Error& e) {
       fail(FailureKind::kIo, e.what());
     }
-    const std::string name =
-        key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
-    const std::string header_problem = CheckTarHeader(bytes.data(), name, size);
-    if (!header_problem.empty()) fail(FailureKind::kChecksum, header_problem);
-    const uint32_t crc = Crc32c(bytes.data() + kTarBlock, size);
-    if (crc != crcs_[i]) {
-      fail(FailureKind::kChecksum, "CRC-32C mismatch: the index says " + std::to_string(crcs_[i]) +
-                           ", the bytes give " + std::to_string(crc));
-    }
+    if (!problem.empty()) fail(FailureKind::kChecksum, problem);
   }
   // "SHARD.tar:KEY" for decode errors, assembled without an allocation.
   std::vector<uint8_t>& source = ctx.scratch(kSourceSlot);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,10 +56,13 @@ void ShardFiles::ChildAfterFork() {
   RegistryMutex().unlock();
 }
 
-ShardFiles::ShardFiles(std::vector<std::string> paths, size_t max_open)
+ShardFiles::ShardFiles(std::vector<std::string> paths, size_t max_open,
+                       std::function<uint64_t()> unlinks)
     : paths_(std::move(paths)),
       max_open_(max_open == 0 ? DefaultMaxOpen() : max_open),
-      entries_(paths_.size()) {
+      entries_(paths_.size()),
+      unlinks_(std::move(unlinks)) {
+  if (unlinks_) seen_unlinks_ = unlinks_();
   static std::once_flag handlers;
   std::call_once(handlers, [] { ::pthread_atfork(PrepareFork, ParentAfterFork, ChildAfterFork); });
   std::lock_guard<std::mutex> lock(RegistryMutex());
@@ -73,11 +77,64 @@ ShardFiles::~ShardFiles() {
   for (Entry& e : entries_) {
     if (e.fd >= 0) ::close(e.fd);
   }
+  for (const auto& [fd, pins] : unlinked_) ::close(fd);
 }
 
 size_t ShardFiles::open_count() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return open_;
+  return open_ + unlinked_.size();
+}
+
+void ShardFiles::CloseUnlinked() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (forked_) return;  // the child's first Acquire drops them all
+  CloseUnlinkedLocked();
+}
+
+void ShardFiles::CloseUnpinned() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (forked_) return;
+  while (!lru_.empty()) {
+    const size_t before = open_;
+    CloseLeastRecentlyUsedLocked();
+    if (open_ == before) break;  // the rest are pinned
+  }
+}
+
+void ShardFiles::CheckUnlinks() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!forked_) CheckUnlinksLocked();
+}
+
+void ShardFiles::CheckUnlinksLocked() {
+  if (!unlinks_) return;
+  // The count grows after the unlink: a changed count read here means that
+  // fstat below sees the file gone.
+  const uint64_t now = unlinks_();
+  if (now == seen_unlinks_) return;
+  seen_unlinks_ = now;
+  CloseUnlinkedLocked();
+}
+
+// One fstat per open descriptor, only when something was unlinked: the
+// cost of a record's read stays one load of the shared count.
+void ShardFiles::CloseUnlinkedLocked() {
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    Entry& e = entries_[*it];
+    struct stat st;
+    if (::fstat(e.fd, &st) != 0 || st.st_nlink > 0) {
+      ++it;
+      continue;
+    }
+    if (e.pins == 0) {
+      ::close(e.fd);
+    } else {
+      unlinked_[e.fd] = e.pins;
+    }
+    e = Entry{};
+    it = lru_.erase(it);
+    --open_;
+  }
 }
 
 // In a child: the descriptors are copies of the parent's (same open file
@@ -88,6 +145,8 @@ void ShardFiles::DropInheritedLocked() {
     if (e.fd >= 0) ::close(e.fd);
     e = Entry{};
   }
+  for (const auto& [fd, pins] : unlinked_) ::close(fd);
+  unlinked_.clear();
   lru_.clear();
   open_ = 0;
   forked_ = false;
@@ -109,6 +168,7 @@ void ShardFiles::CloseLeastRecentlyUsedLocked() {
 ShardFiles::Handle ShardFiles::Acquire(size_t shard) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (forked_) DropInheritedLocked();
+  CheckUnlinksLocked();
   Entry& e = entries_.at(shard);
   if (e.fd < 0) {
     while (open_ >= max_open_) {
@@ -133,13 +193,21 @@ ShardFiles::Handle ShardFiles::Acquire(size_t shard) {
   return Handle(this, shard, e.fd, generation_);
 }
 
-void ShardFiles::Unpin(size_t shard, uint64_t generation) {
+void ShardFiles::Unpin(size_t shard, int fd, uint64_t generation) {
   std::lock_guard<std::mutex> lock(mutex_);
   // A handle from before a fork, released in the child: nothing of it is
   // left to unpin.
   if (forked_ || generation != generation_) return;
   Entry& e = entries_[shard];
-  if (e.pins > 0) --e.pins;
+  if (e.fd == fd) {
+    if (e.pins > 0) --e.pins;
+  } else if (auto it = unlinked_.find(fd); it != unlinked_.end() && --it->second == 0) {
+    // A descriptor number is not reused while it is open, so this is the
+    // handle's own.
+    ::close(fd);
+    unlinked_.erase(it);
+  }
+  CheckUnlinksLocked();
 }
 
 ShardFiles::Handle& ShardFiles::Handle::operator=(Handle&& other) noexcept {
@@ -156,7 +224,7 @@ ShardFiles::Handle& ShardFiles::Handle::operator=(Handle&& other) noexcept {
 }
 
 void ShardFiles::Handle::Release() {
-  if (owner_ != nullptr) owner_->Unpin(shard_, generation_);
+  if (owner_ != nullptr) owner_->Unpin(shard_, fd_, generation_);
   owner_ = nullptr;
   fd_ = -1;
 }

@@ -7,11 +7,16 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -25,6 +30,8 @@
 #include "feedline/sample_context.h"
 #include "feedline/storage/pack.h"
 #include "feedline/storage/shard_dataset.h"
+#include "feedline/storage/shard_index.h"
+#include "feedline/stats.h"
 #include "feedline/synth/synth.h"
 #include "tests/storage/batch_bytes.h"
 #include "tests/storage/nginx_server.h"
@@ -280,25 +287,260 @@ TEST_F(ShardCacheTest, AnEpochKilledMidDownloadThenRerunGivesTheSameBatches) {
   EXPECT_EQ(whole, ShardDataset::Find(LocalPack()).size());
 }
 
-// A shard whose bytes on the server no longer match its index: the download
-// is refused (nothing put in place) and its records fail with an error
-// naming the URL.
-TEST_F(ShardCacheTest, ADownloadThatFailsItsChecksumsIsNeverPutInPlace) {
-  const std::shared_ptr<ShardDataset> served = Served(Cached());
+// A record whose bytes on the server do not match its index: the shard
+// fails its check twice (downloaded once more, from the start), is taken
+// with that record listed beside it (.tar.damaged), and only that record
+// fails (a checksum failure, skipped by the error policy): threads and then
+// worker processes of the node, over two epochs, download it twice in all.
+TEST_F(ShardCacheTest, ARecordDamagedOnTheServerFailsAloneAndItsShardIsDownloadedTwice) {
+  const ShardIndex index = ReadShardIndex(root_ / "train/shard-000002.idx");
+  ASSERT_GE(index.records.size(), 2u);
+  const ShardRecord& bad = index.records[1];
   std::vector<uint8_t> tar = ReadBytes(root_ / "train/shard-000002.tar");
-  tar[1000] ^= 0x01;  // inside the first record's bytes
+  tar[bad.offset + bad.size / 2] ^= 0x01;
   WriteBytes(root_ / "train/shard-000002.tar", tar);
-  const int64_t first = served->shard_starts()[2];
-  try {
-    Read(*served, first);
-    FAIL() << "a damaged download was read";
-  } catch (const SampleError& e) {
-    EXPECT_EQ(e.reason(), "io");
-    EXPECT_THAT(e.message(), HasSubstr(server_.Url("train/shard-000002.tar") +
-                                       ": the downloaded shard's record"));
+
+  const std::shared_ptr<ShardDataset> served = Served(Cached());
+  const int64_t records = served->size();
+  const std::vector<WorkerMode> modes = testing::kWorkerProcesses
+                                            ? std::vector<WorkerMode>{WorkerMode::kThread,
+                                                                      WorkerMode::kProcess}
+                                            : std::vector<WorkerMode>{WorkerMode::kThread};
+  for (WorkerMode mode : modes) {
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      StatsSnapshot stats;
+      testing::BatchesOf(served, 2, mode, ErrorPolicy::kSkip, &stats);
+      EXPECT_EQ(stats.delivered_samples, records - 1) << "epoch " << epoch;
+      EXPECT_EQ(stats.skipped, 1);
+      EXPECT_EQ(stats.errors_by_reason["checksum"], 1);
+    }
   }
-  EXPECT_EQ(CacheFiles(cache_ / "cache").count("shard-000002.tar"), 0u);
-  EXPECT_NO_THROW(Read(*served, 0));
+  // The record alone, by key, through the API.
+  try {
+    Read(*served, served->shard_starts()[2] + 1);
+    FAIL() << "a damaged record was read";
+  } catch (const SampleError& e) {
+    EXPECT_EQ(e.reason(), "checksum");
+    EXPECT_THAT(e.message(), HasSubstr("CRC-32C mismatch"));
+    EXPECT_THAT(e.message(), HasSubstr(bad.key));
+  }
+  const std::map<std::string, int> gets = TarGets();
+  for (const auto& [shard, count] : gets) {
+    EXPECT_EQ(count, shard == "shard-000002.tar" ? 2 : 1) << shard;
+  }
+  const std::map<std::string, uint64_t> files = CacheFiles(cache_ / "cache");
+  EXPECT_EQ(files.count("shard-000002.tar"), 1u);
+  EXPECT_EQ(files.count("shard-000002.tar.damaged"), 1u);
+  EXPECT_EQ(files.count("shard-000001.tar.damaged"), 0u);
+
+  // Fixed on the server, and the shard evicted: downloaded anew, whole, and
+  // the list goes with the damage.
+  WriteBytes(root_ / "train/shard-000002.tar", ReadBytes(LocalPack() + "/shard-000002.tar"));
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(cache_ / "cache")) {
+    if (e.path().filename() == "shard-000002.tar") fs::remove(e.path());
+  }
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(40, DType::kU8));
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), BatchesOf(local, 0));
+  EXPECT_EQ(CacheFiles(cache_ / "cache").count("shard-000002.tar.damaged"), 0u);
+}
+
+// The path of shard `name` in the cache folder.
+std::string CachedPath(const std::string& cache, const std::string& name) {
+  for (const fs::directory_entry& e : fs::recursive_directory_iterator(cache)) {
+    if (e.path().filename() == name) return e.path().string();
+  }
+  return {};
+}
+
+// Flips a byte in the middle of record `record` of the cached copy of
+// `shard` in place (bit rot: the file, its inode and size unchanged).
+void RotCachedRecord(const std::string& cached, const std::string& index, size_t record) {
+  const ShardIndex read = ReadShardIndex(index);
+  const ShardRecord& r = read.records.at(record);
+  std::vector<uint8_t> bytes = ReadBytes(cached);
+  bytes.at(r.offset + r.size / 2) ^= 0x10;
+  std::FILE* f = std::fopen(cached.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, static_cast<long>(r.offset + r.size / 2), SEEK_SET);
+  std::fputc(bytes[r.offset + r.size / 2], f);
+  std::fclose(f);
+}
+
+// A record damaged in the cache file itself (bit rot, a bad write): the next
+// read that fails its check drops the cached copy and downloads it again,
+// once, and reads the record again: the epoch is whole (error policy raise),
+// with threads and with worker processes. A copy damaged again after its
+// repair in the same process is that record's failure.
+TEST_F(ShardCacheTest, ARecordDamagedInTheCacheIsRepairedByTheNextRead) {
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(40, DType::kU8));
+  const std::vector<std::vector<uint8_t>> want = BatchesOf(local, 0);
+  EXPECT_EQ(BatchesOf(Served(Cached()), 2), want);  // fills the cache
+  const std::string cache = cache_ / "cache";
+
+  RotCachedRecord(CachedPath(cache, "shard-000001.tar"), LocalPack() + "/shard-000001.idx", 2);
+  if (testing::kWorkerProcesses) {
+    EXPECT_EQ(BatchesOf(Served(Cached()), 2, WorkerMode::kProcess), want);
+  } else {
+    EXPECT_EQ(BatchesOf(Served(Cached()), 2), want);
+  }
+  RotCachedRecord(CachedPath(cache, "shard-000000.tar"), LocalPack() + "/shard-000000.idx", 0);
+  const std::shared_ptr<ShardDataset> served = Served(Cached());
+  EXPECT_EQ(BatchesOf(served, 3), want);
+  std::map<std::string, int> gets = TarGets();
+  EXPECT_EQ(gets["shard-000000.tar"], 2);
+  EXPECT_EQ(gets["shard-000001.tar"], 2);
+  EXPECT_EQ(gets["shard-000002.tar"], 1);
+  EXPECT_EQ(CachedPath(cache, "shard-000001.tar.damaged"), "");
+  EXPECT_EQ(ReadBytes(CachedPath(cache, "shard-000001.tar")),
+            ReadBytes(LocalPack() + "/shard-000001.tar"));
+
+  // Damaged again in the same process: one repair per shard per process.
+  RotCachedRecord(CachedPath(cache, "shard-000000.tar"), LocalPack() + "/shard-000000.idx", 0);
+  try {
+    Read(*served, 0);
+    FAIL() << "a record damaged twice was read";
+  } catch (const SampleError& e) {
+    EXPECT_EQ(e.reason(), "checksum");
+  }
+  EXPECT_EQ(TarGets()["shard-000000.tar"], 2);
+  // Another process (a new run) repairs it.
+  EXPECT_NO_THROW(Read(*Served(Cached()), 0));
+  EXPECT_EQ(TarGets()["shard-000000.tar"], 3);
+}
+
+// The disk space files under `folder` take, measured as the kernel frees
+// it: the blocks (st_blocks) of the files there, and of the files unlinked
+// from it that a process in `pids` still holds open (/proc/PID/fd links
+// ending " (deleted)"), each file once.
+uint64_t DiskUseUnder(const std::string& folder, const std::vector<pid_t>& pids) {
+  std::map<std::pair<dev_t, ino_t>, uint64_t> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st;
+    if (::lstat(it->path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      files[{st.st_dev, st.st_ino}] = static_cast<uint64_t>(st.st_blocks) * 512;
+    }
+  }
+  for (pid_t pid : pids) {
+    const std::string fds = "/proc/" + std::to_string(pid) + "/fd";
+    for (fs::directory_iterator it(fds, ec), end; !ec && it != end; it.increment(ec)) {
+      char target[4096];
+      const ssize_t n = ::readlink(it->path().c_str(), target, sizeof(target) - 1);
+      if (n <= 0) continue;
+      const std::string link(target, static_cast<size_t>(n));
+      if (link.rfind(folder, 0) != 0 || link.find(" (deleted)") == std::string::npos) continue;
+      struct stat st;
+      if (::stat(it->path().c_str(), &st) == 0) {
+        files[{st.st_dev, st.st_ino}] = static_cast<uint64_t>(st.st_blocks) * 512;
+      }
+    }
+  }
+  uint64_t total = 0;
+  for (const auto& [file, bytes] : files) total += bytes;
+  return total;
+}
+
+// This process and its children (worker processes).
+std::vector<pid_t> ThisProcessAndItsChildren() {
+  std::vector<pid_t> pids{::getpid()};
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc/self/task", ec), end; !ec && it != end; it.increment(ec)) {
+    std::ifstream children(it->path() / "children");
+    pid_t pid;
+    while (children >> pid) pids.push_back(pid);
+  }
+  return pids;
+}
+
+// A pack of many small shards, against a cache of two.
+class ShardCacheDiskTest : public testing::ServedPackTest {
+ protected:
+  static void SetUpTestSuite() {
+    testing::PackSpec spec;
+    spec.images = 64;
+    spec.seed = 13;
+    spec.shard_bytes = 120 << 10;
+    spec.min_shards = 12;
+    MakePack(spec);
+  }
+};
+
+// cache_limit bounds the disk, not only the names in the folder: sampled
+// every millisecond during two epochs with two worker threads and two with
+// two worker processes (and the prefetcher), in a shuffled order that
+// evicts a shard nearly every read, the space the cache folder takes,
+// unlinked files still open included, never exceeds cache_limit plus one
+// largest shard per download that can be under way (prefetch_requests plus
+// the workers). Before evicted shards' descriptors were closed, it reached
+// the whole pack.
+TEST_F(ShardCacheDiskTest, TheDiskHoldsNoMoreThanTheLimitPlusTheDownloadsUnderWay) {
+  const auto local = std::make_shared<ShardDataset>(ShardDataset::Find(LocalPack()),
+                                                    vision::TrainPipeline(32, DType::kU8));
+  uint64_t largest = 0, pack = 0;
+  for (const std::string& tar : local->shards()) {
+    largest = std::max<uint64_t>(largest, fs::file_size(tar));
+    pack += fs::file_size(tar);
+  }
+  const uint64_t limit = 2 * largest;
+  constexpr int kWorkers = 2;
+  constexpr int kRequests = 2;
+  const uint64_t bound = limit + (kWorkers + kRequests) * largest;
+  ASSERT_GT(pack, bound + 2 * largest) << "the test needs a pack well over the bound";
+  RemoteOptions options;
+  options.max_attempts = 3;
+  options.backoff_s = 0.01;
+  options.cache_limit = limit;
+  options.prefetch_requests = kRequests;
+  const std::shared_ptr<ShardDataset> served =
+      ServedDataset(WithCache(options), vision::TrainPipeline(32, DType::kU8));
+  const std::string folder = fs::canonical(cache_.path()).string() + "/cache";
+
+  const std::vector<std::vector<uint8_t>> want = BatchesOf(local, 0);
+  std::vector<WorkerMode> modes{WorkerMode::kThread};
+  if (testing::kWorkerProcesses) modes.push_back(WorkerMode::kProcess);
+  for (WorkerMode mode : modes) {
+    std::atomic<bool> done{false};
+    uint64_t peak = 0;
+    int samples = 0;
+    std::thread watcher([&] {
+      std::vector<pid_t> pids = ThisProcessAndItsChildren();
+      while (!done.load()) {
+        if (samples % 20 == 0) pids = ThisProcessAndItsChildren();
+        peak = std::max(peak, DiskUseUnder(folder, pids));
+        ++samples;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    // The watcher stops however the epochs end.
+    struct Stop {
+      std::atomic<bool>* done;
+      std::thread* watcher;
+      ~Stop() {
+        done->store(true);
+        watcher->join();
+      }
+    };
+    {
+      const Stop stop{&done, &watcher};
+      for (int epoch = 0; epoch < 2; ++epoch) {
+        EXPECT_EQ(BatchesOf(served, kWorkers, mode), want) << "epoch " << epoch;
+      }
+    }
+    const char* name = mode == WorkerMode::kThread ? "threads" : "processes";
+    std::cout << name << ": disk peak " << peak << " bytes, limit " << limit << ", bound "
+              << bound << ", pack " << pack << ", " << samples << " samples\n";
+    EXPECT_LE(peak, bound) << name;
+    EXPECT_GE(peak, limit / 2) << name << ": the cache never filled";
+  }
+  // Evictions happened: far more downloads than shards.
+  size_t gets = 0;
+  for (const std::string& line : server_.AccessLog()) {
+    gets += line.find(" GET /train/shard-") != std::string::npos &&
+            line.find(".tar ") != std::string::npos;
+  }
+  EXPECT_GT(gets, 2 * local->shards().size());
 }
 
 TEST_F(ShardCacheTest, ACacheFolderThatCannotBeMadeIsAnErrorNamingIt) {
