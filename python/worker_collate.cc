@@ -43,6 +43,27 @@ constexpr const char* kPickleField = "batch";
 
 bool AwaitingWorkerCollate() { return awaiting_collate; }
 
+std::shared_ptr<Sample> ReplySamples::Take(const std::shared_ptr<ReplySamples>& pool) {
+  std::unique_ptr<Sample> sample;
+  {
+    std::lock_guard<std::mutex> lock(pool->mu_);
+    if (!pool->idle_.empty()) {
+      sample = std::move(pool->idle_.back());
+      pool->idle_.pop_back();
+    }
+  }
+  if (!sample) sample = std::make_unique<Sample>();
+  // The deleter holds the pool: a batch may outlive the loader.
+  return std::shared_ptr<Sample>(sample.release(), [pool](Sample* s) { pool->Give(s); });
+}
+
+void ReplySamples::Give(Sample* sample) {
+  std::unique_ptr<Sample> owned(sample);
+  owned->Clear();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(owned));
+}
+
 void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
   if (awaiting_collate) return;  // the batch itself, not a sample
   std::lock_guard<std::mutex> lock(mu_);
@@ -82,7 +103,7 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
   request.kind = static_cast<uint32_t>(extension::RequestKind::kCollate);
   request.index = static_cast<int64_t>(samples.size());
   // Shared by the arrays made over its buffers: they outlive this call.
-  auto batch = std::make_shared<Sample>();
+  std::shared_ptr<Sample> batch = ReplySamples::Take(replies_);
   bool collated;
   {
     py::gil_scoped_release nogil;

@@ -51,6 +51,30 @@ namespace feedline::python {
 // batch, not a sample (no schema check, not counted).
 bool AwaitingWorkerCollate();
 
+// The Samples that collated batches are read into, kept for the next reply
+// once every array over one is gone: a reply read into a new Sample has each
+// of its buffers zero-filled (Sample::Field::Reserve) and faulted in before
+// the reply's bytes are copied over them, which for large images cost the
+// training process more than the copy itself; a kept Sample's buffers are
+// only overwritten (grown when a batch is larger).
+//
+// Thread safety: Take and the release of what it gave may happen on any
+// thread; what Take gives may outlive the pool's owner.
+class ReplySamples {
+ public:
+  // A cleared Sample, owned by the returned pointer; it comes back here when
+  // the last copy of the pointer is dropped.
+  static std::shared_ptr<Sample> Take(const std::shared_ptr<ReplySamples>& pool);
+
+ private:
+  // The most idle Samples kept (their buffers hold a batch's bytes each).
+  static constexpr size_t kMaxIdle = 4;
+  void Give(Sample* sample);
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Sample>> idle_;  // GUARDED_BY(mu_)
+};
+
 // The parent's side.
 class WorkerCollate {
  public:
@@ -82,6 +106,7 @@ class WorkerCollate {
     int64_t next = 0;
   };
 
+  std::shared_ptr<ReplySamples> replies_ = std::make_shared<ReplySamples>();
   std::mutex mu_;
   std::weak_ptr<extension::WorkerProcesses> workers_;            // GUARDED_BY(mu_)
   std::unordered_map<const Sample*, Origin> origins_;          // GUARDED_BY(mu_)
