@@ -6,7 +6,11 @@ torch.manual_seed repeats a run, batch for batch, as it does with torch's
 loader. Worker processes, worker threads (each with its own copy of the
 pipe) and num_workers=0 alike; torch's loader is the reference throughout."""
 
-import multiprocessing
+import json
+import os
+import subprocess
+import sys
+import time
 
 import pytest
 import torch
@@ -135,47 +139,65 @@ def test_worker_threads_shard_copies_and_leave_the_pipe_whole():
     assert list(pipe) == list(range(60))
 
 
-def _rank_batches(rank, world_size, init_file, results, workers, mode):
-    torch.distributed.init_process_group("gloo", init_method=f"file://{init_file}", rank=rank,
-                                         world_size=world_size)
-    try:
-        def make_pipe():
-            return IterableWrapper(range(200)).shuffle().sharding_filter()
+# One rank of a two-rank gloo group, run as a fresh interpreter: forking
+# the test process (its engine, torch and OpenMP threads running) can leave
+# a child stuck in a lock another thread held. It prints its batches and
+# torch's as one JSON line.
+RANK_SCRIPT = """
+import json, sys
+import torch, torch.distributed
+from torch.utils.data.datapipes.iter import IterableWrapper
+import feedline.torch
 
-        # Each rank its own seed: rank 0's shared seed, broadcast, decides the
-        # order on every rank.
-        ours = feedline.torch.DataLoader(make_pipe(), batch_size=4, num_workers=workers,
-                                         worker_mode=mode)
-        theirs = torch.utils.data.DataLoader(make_pipe(), batch_size=4, num_workers=workers)
-        results.put((rank, batches(ours, seed=100 + rank), batches(theirs, seed=100 + rank)))
-    except BaseException as error:
-        results.put((rank, repr(error), None))
-    finally:
-        torch.distributed.destroy_process_group()
+rank, init_file, workers, mode = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+torch.distributed.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
+                                     world_size=2)
+
+def make_pipe():
+    return IterableWrapper(range(200)).shuffle().sharding_filter()
+
+def batches(loader):
+    # Each rank its own seed: rank 0's shared seed, broadcast, decides the
+    # order on every rank.
+    torch.manual_seed(100 + rank)
+    return [batch.tolist() for batch in loader]
+
+ours = batches(feedline.torch.DataLoader(make_pipe(), batch_size=4, num_workers=workers,
+                                         worker_mode=mode))
+theirs = batches(torch.utils.data.DataLoader(make_pipe(), batch_size=4, num_workers=workers))
+torch.distributed.destroy_process_group()
+print(json.dumps({"ours": ours, "theirs": theirs}))
+"""
 
 
 @pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
 @pytest.mark.parametrize("workers, mode", [(0, "auto"), (2, "process"), (2, "thread")],
                          ids=["0-auto", "2-process", "2-thread"])
-def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, workers, mode):
+def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, time_bound, workers,
+                                                              mode):
     # torch shards by num_workers * world_size, worker_id * world_size + rank,
     # with one shuffle seed for all ranks, broadcast from rank 0.
-    context = multiprocessing.get_context("fork")
-    results = context.Queue()
+    time_bound(150)
+    deadline = time.monotonic() + 120
     init_file = tmp_path / "rendezvous"
-    ranks = [context.Process(target=_rank_batches,
-                             args=(rank, 2, init_file, results, workers, mode))
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    ranks = [subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(rank), str(init_file),
+                               str(workers), mode],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True)
              for rank in range(2)]
-    for process in ranks:
-        process.start()
-    got = dict((rank, (ours, theirs)) for rank, ours, theirs in
-               (results.get(timeout=120) for _ in ranks))
-    for process in ranks:
-        process.join(30)
+    got = []
+    try:
+        for rank, process in enumerate(ranks):
+            out, err = process.communicate(timeout=max(1, deadline - time.monotonic()))
+            assert process.returncode == 0, f"rank {rank} failed:\n{err}"
+            got.append(json.loads(out.splitlines()[-1]))
+    finally:
+        for process in ranks:
+            process.kill()
+            process.wait()
     for rank in range(2):
-        ours, theirs = got[rank]
-        assert theirs is not None, ours  # the rank's error
-        assert ours == theirs
-    mine, other = items(got[0][0]), items(got[1][0])
+        assert got[rank]["ours"] == got[rank]["theirs"]
+    mine, other = items(got[0]["ours"]), items(got[1]["ours"])
     assert not set(mine) & set(other)
     assert sorted(mine + other) == list(range(200))
