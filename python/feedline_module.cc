@@ -286,7 +286,11 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
       py::object result;
       if (!in_worker || !in_worker->TryCollate(in, &result)) {
         py::list items;
-        for (const Sample* sample : in) items.append(SampleToPython(*sample, *samples));
+        for (const Sample* sample : in) {
+          // A sample its worker process kept for collate_fn is loaded again.
+          std::optional<HeldOrigin> held = in_worker ? HeldOriginOf(*sample) : std::nullopt;
+          items.append(held ? in_worker->LoadAgain(*held) : SampleToPython(*sample, *samples));
+        }
         result = ref->get()(items);
       }
       if (keep_result) {
@@ -546,7 +550,8 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   if (!native && !iterable && !collate_fn.is_none() && py::hasattr(collate_fn, "in_worker") &&
       extension::LoadsInWorkerProcesses(options.worker_mode, /*holds_global_lock=*/true,
                                        num_workers)) {
-    worker_collate = std::make_shared<WorkerCollate>();
+    worker_collate = std::make_shared<WorkerCollate>(std::make_shared<PyRef>(dataset),
+                                                     worker_count, seed_samples);
     options.batch_per_worker = true;
   }
   // A Python dataset's samples reach a collate_fn as the dataset returned

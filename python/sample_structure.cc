@@ -597,17 +597,6 @@ void Write(SampleWalk& walk, const AllocateFn& allocate) {
 // The field holding a sample carried whole (its pickle stream).
 constexpr const char* kWholeSampleField = "sample";
 
-// The schema of every sample carried whole: one object leaf.
-const SampleSchema& WholeSampleSchema() {
-  static const SampleSchema* const schema = [] {
-    auto* s = new SampleSchema();
-    s->AddLeaf(SampleSchema::kNoParent, SchemaKind::kObject, LeafType::kDeclared, DType::kU8,
-               kWholeSampleField);
-    return s;
-  }();
-  return *schema;
-}
-
 // `item` pickled into fields, as a SampleError if it cannot be pickled.
 void FillWhole(const py::handle& item, const AllocateFn& allocate) {
   try {
@@ -621,6 +610,16 @@ void FillWhole(const py::handle& item, const AllocateFn& allocate) {
 }
 
 }  // namespace
+
+const SampleSchema& WholeSampleSchema() {
+  static const SampleSchema* const schema = [] {
+    auto* s = new SampleSchema();
+    s->AddLeaf(SampleSchema::kNoParent, SchemaKind::kObject, LeafType::kDeclared, DType::kU8,
+               kWholeSampleField);
+    return s;
+  }();
+  return *schema;
+}
 
 SampleSchema FillSample(const py::handle& item, bool whole, const AllocateFn& allocate) {
   if (whole) {

@@ -110,6 +110,10 @@ SampleSchema FillSample(const py::handle& item, bool whole, const AllocateFn& al
 // recorded as) the first sample's before any field is written.
 void FillFields(const py::handle& item, Structure& structure, const AllocateFn& allocate);
 
+// The schema of every sample carried whole (Structure::CarryWhole): one
+// object leaf, whatever the sample holds.
+const SampleSchema& WholeSampleSchema();
+
 // A sample as its dataset returned it (copies), for a Python collate_fn.
 py::object SampleToPython(const Sample& sample, const Structure& structure);
 

@@ -10,6 +10,8 @@
 
 #include "feedline/error.h"
 #include "python/pickled_fields.h"
+#include "python/python_seeding.h"
+#include "python/sample_structure.h"
 
 namespace feedline::python {
 namespace {
@@ -38,10 +40,33 @@ extension::ErrorReply CollateErrorFor(py::error_already_set& e, const std::strin
 
 // The field of a collated batch's pickle stream (pickled_fields.h).
 constexpr const char* kPickleField = "batch";
+// The only field of a placeholder for a kept sample: its HeldOrigin.
+constexpr const char* kHeldField = "held_sample";
 
 }  // namespace
 
 bool AwaitingWorkerCollate() { return awaiting_collate; }
+
+void StageHeldSample(const HeldOrigin& origin, extension::ReplyStaging& staging,
+                     extension::SampleReply& reply) {
+  reply.fields.clear();
+  reply.schema = WholeSampleSchema();
+  const int64_t values[4] = {origin.index, origin.epoch, static_cast<int64_t>(origin.seed),
+                             origin.worker};
+  char* to = staging.AddField(kHeldField, DType::kI64, Shape({4}), &reply);
+  std::memcpy(to, values, sizeof(values));
+}
+
+std::optional<HeldOrigin> HeldOriginOf(const Sample& sample) {
+  if (sample.num_fields() != 1) return std::nullopt;
+  const Tensor* field = sample.Find(kHeldField);
+  if (field == nullptr || field->dtype() != DType::kI64 || field->shape() != Shape({4})) {
+    return std::nullopt;
+  }
+  int64_t values[4];
+  std::memcpy(values, field->raw(), sizeof(values));
+  return HeldOrigin{values[0], values[1], static_cast<uint64_t>(values[2]), values[3]};
+}
 
 std::shared_ptr<Sample> ReplySamples::Take(const std::shared_ptr<ReplySamples>& pool) {
   std::unique_ptr<Sample> sample;
@@ -115,6 +140,23 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
   // as a view, not a copy.
   *result = LoadPickledViews(std::move(batch), kPickleField);
   return true;
+}
+
+py::object WorkerCollate::LoadAgain(const HeldOrigin& origin) const {
+  WorkerInfoScope info(static_cast<int>(origin.worker), num_workers_, origin.seed, origin.epoch,
+                       dataset_);
+  try {
+    SavedPythonGenerators callers;
+    if (seed_samples_) SeedPythonGenerators(origin.seed, origin.epoch, origin.index);
+    return dataset_->get()[py::int_(origin.index)];
+  } catch (py::error_already_set& e) {
+    if (IsInterrupt(e)) throw;
+    throw SampleError(FailureKind::kException, "",
+                      "loading the sample again for collate_fn in the training process "
+                      "(its worker process no longer held it) raised " +
+                          PythonErrorText(e),
+                      origin.index, PythonErrorOrigin(e));
+  }
 }
 
 void WorkerHeldItems::Keep(const py::object& item) {

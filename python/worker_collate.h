@@ -8,21 +8,26 @@
 // loader then gives each batch to one worker (batch_per_worker), so that one
 // process loads all its rows.
 //
-// How: every sample still loads as before (the child writes its fields into
-// the batch slot, the parent checks its schema, the error policy runs on
-// its rows), and the child also keeps the Python object it loaded. Both
-// processes count the child's sample replies (WorkerProgram::OnSampleReply),
-// so the parent names a batch's kept rows by those numbers in one kCollate
-// request; the child calls collate_fn on its objects and sends the result
-// back as pickled fields (pickled_fields.h: its numpy arrays and torch
-// tensors out of band, each copied once into the reply); the parent
-// unpickles it with those buffers as arrays over the reply's memory, so a
-// large array of the batch arrives as a view, not a copy.
+// How: every sample loads in the child as before (seeded, its error policy
+// run by the parent on its row), but what crosses for it is a placeholder
+// (HeldOrigin: its index, epoch, seed and worker), not its arrays: the
+// child keeps the Python object it loaded. Both processes count the
+// child's sample replies (WorkerProgram::OnSampleReply), so the parent
+// names a batch's kept rows by those numbers in one kCollate request; the
+// child calls collate_fn on its objects and sends the result back as
+// pickled fields (pickled_fields.h: its numpy arrays and torch tensors out
+// of band, each copied once into the reply); the parent unpickles it with
+// those buffers as arrays over the reply's memory. So each array of a
+// batch crosses once, as part of the batch, and a large one arrives as a
+// view, not a copy.
 // A batch whose rows did not all come from the process serving the calling
 // thread (a worker replaced after a timeout or a death, rows lent to
 // another thread) or that the child no longer holds is collated in the
-// parent as before, with the same samples: which process ran collate_fn
-// never changes a batch.
+// parent, each placeholder loaded again there as a num_workers=0 loader
+// loads it (WorkerCollate::LoadAgain): with seeded samples (feedline's own
+// loaders) the same sample, so which process ran collate_fn never changes
+// a batch; feedline.torch's workers draw from generators seeded once per
+// worker, as torch's do, and such a sample is a fresh draw.
 //
 // Thread safety: Record and TryCollate from any engine thread; the child
 // side (WorkerHeldItems) runs on the child's only Python thread.
@@ -33,6 +38,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <thread>
 #include <unordered_map>
@@ -50,6 +56,24 @@ namespace feedline::python {
 // Whether this thread is waiting for a kCollate reply: its sample reply is a
 // batch, not a sample (no schema check, not counted).
 bool AwaitingWorkerCollate();
+
+// Where a sample kept in a worker process came from: what crosses instead
+// of the sample (one int64[4] field), enough to load it again.
+struct HeldOrigin {
+  int64_t index = 0;
+  int64_t epoch = 0;
+  uint64_t seed = 0;
+  int64_t worker = -1;
+};
+
+// The child's reply for a sample it keeps: `origin` as its only field,
+// under the schema of a sample carried whole (the parent's check of the
+// first sample's schema is the same for both).
+void StageHeldSample(const HeldOrigin& origin, extension::ReplyStaging& staging,
+                     extension::SampleReply& reply);
+
+// The origin a placeholder names, or null for a sample that crossed.
+std::optional<HeldOrigin> HeldOriginOf(const Sample& sample);
 
 // The Samples that collated batches are read into, kept for the next reply
 // once every array over one is gone: a reply read into a new Sample has each
@@ -78,6 +102,11 @@ class ReplySamples {
 // The parent's side.
 class WorkerCollate {
  public:
+  // `dataset` loads a sample again in this process (LoadAgain); the others
+  // as PyDataset's.
+  WorkerCollate(std::shared_ptr<PyRef> dataset, int num_workers, bool seed_samples)
+      : dataset_(std::move(dataset)), num_workers_(num_workers), seed_samples_(seed_samples) {}
+
   // Set once the loader is built (its processes exist only then).
   void set_workers(std::weak_ptr<extension::WorkerProcesses> workers) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -94,6 +123,12 @@ class WorkerCollate {
   // the parent's collate would (SampleError kCollate, or an interrupt).
   bool TryCollate(std::span<const Sample* const> samples, py::object* result);
 
+  // The sample a placeholder stands for, loaded again here as a
+  // num_workers=0 loader loads it: get_worker_info() naming its worker, the
+  // Python generators seeded for it (and restored after) when samples are
+  // seeded. REQUIRES: the GIL. Throws SampleError for what it raises.
+  py::object LoadAgain(const HeldOrigin& origin) const;
+
  private:
   struct Origin {
     int worker = -1;
@@ -106,6 +141,9 @@ class WorkerCollate {
     int64_t next = 0;
   };
 
+  const std::shared_ptr<PyRef> dataset_;
+  const int num_workers_;
+  const bool seed_samples_;
   std::shared_ptr<ReplySamples> replies_ = std::make_shared<ReplySamples>();
   std::mutex mu_;
   std::weak_ptr<extension::WorkerProcesses> workers_;            // GUARDED_BY(mu_)

@@ -77,7 +77,8 @@ void ReplyDone(int fd, ReplyKind kind) {
 class Worker {
  public:
   Worker(const extension::WorkerChannel& channel, const PythonWorkerConfig& config)
-      : fd_(channel.socket_fd), row_(channel), staging_(channel.arena_fd),
+      : fd_(channel.socket_fd), worker_id_(channel.worker_id), row_(channel),
+        staging_(channel.arena_fd),
         dataset_(config.dataset), seed_samples_(config.seed_samples),
         whole_samples_(config.whole_samples),
         held_(config.collate_fn ? config.collate_fn->get() : py::none(), config.held_limit) {}
@@ -90,7 +91,9 @@ class Worker {
         if (!getitem_) getitem_ = dataset_->get().attr("__getitem__");
         Seed(request, request.index);
         py::object item = getitem_(request.index);
-        ReplyWithItem(fd_, item, whole_samples_, row_, staging_, reply_);
+        staging_.Clear();
+        StageSample(item, request, request.index);
+        if (!staging_.Send(fd_, &reply_)) _exit(0);  // the parent is gone
         held_.Keep(item);
         return;
       }
@@ -107,7 +110,7 @@ class Worker {
           try {
             Seed(request, index);
             py::object item = getitem_(index);
-            StageItem(item, whole_samples_, row_, staging_, reply_);
+            StageSample(item, request, index);
             staging_.Append(&gather_, &reply_);
             held_.Keep(item);
           } catch (py::error_already_set& e) {
@@ -150,11 +153,23 @@ class Worker {
   }
 
  private:
+  // A sample kept for collate_fn here crosses as a placeholder, not as its
+  // arrays (worker_collate.h): the batch carries them.
+  void StageSample(const py::handle& item, const WorkRequest& request, int64_t index) {
+    if (held_.active()) {
+      StageHeldSample(HeldOrigin{index, request.epoch, request.seed, worker_id_}, staging_,
+                      reply_);
+      return;
+    }
+    StageItem(item, whole_samples_, row_, staging_, reply_);
+  }
+
   void Seed(const WorkRequest& request, int64_t index) {
     if (seed_samples_) SeedPythonGenerators(request.seed, request.epoch, index);
   }
 
   int fd_;
+  int worker_id_;
   RequestedRow row_;
   ReplyStaging staging_;
   SampleReply reply_;

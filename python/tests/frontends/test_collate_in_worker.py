@@ -4,6 +4,7 @@ and the batches are those the training process's own collate gives."""
 
 import os
 import signal
+import threading
 
 import numpy as np
 import pytest
@@ -227,3 +228,49 @@ def test_a_batch_from_the_worker_holds_what_the_collate_returned_whatever_its_la
         assert type(owner.base).__name__ == "PyCapsule"
     ours[0]["images"][0, 0, 0, 0] = 255  # writable, and its own
     assert ours[0]["images"][0, 0, 0, 0] == 255 and ours[1]["images"][0, 0, 0, 0] == 4
+
+
+class WithLock(tud.Dataset):
+    """Sample i: (an int64 [2] array, a lock): a lock cannot be pickled."""
+
+    def __len__(self):
+        return 10
+
+    def __getitem__(self, i):
+        return np.full(2, i, dtype=np.int64), threading.Lock()
+
+
+def lock_collate(samples):
+    return np.stack([a for a, _ in samples]), sum(isinstance(l, type(threading.Lock()))
+                                                   for _, l in samples)
+
+
+def test_samples_collated_in_the_worker_never_cross_to_the_training_process():
+    # As with torch's workers, only the batch crosses: a sample that cannot
+    # be pickled reaches collate_fn in its worker, which makes a batch that can.
+    ours = load(WithLock(), num_workers=2, collate_fn=lock_collate)
+    theirs = list(tud.DataLoader(WithLock(), batch_size=4, num_workers=2,
+                                 collate_fn=lock_collate))
+    assert [(a.tolist(), n) for a, n in ours] == [(a.tolist(), n) for a, n in theirs]
+    assert [n for _, n in ours] == [4, 4, 2]
+
+
+def test_rows_whose_worker_died_before_the_collate_load_again_in_the_training_process():
+    # Row 9 kills its process each time: rows 8, 10 and 11 of that batch were
+    # loaded by processes that are gone or other, so the training process
+    # collates them, loading each again from the dataset, and the batch is
+    # the one a training process's own loading gives.
+    parent = os.getpid()
+    loaded_here = []
+
+    class Counted(Detection):
+        def __getitem__(self, i):
+            if os.getpid() == parent:
+                loaded_here.append(i)
+            return super().__getitem__(i)
+
+    batches = load(Counted(kill={9}), num_workers=2, error_policy="skip")
+    assert sorted(loaded_here) == [8, 10, 11]
+    assert batches[2]["pid"] == parent
+    assert content(batches) == content(load(Detection(fail={9}), num_workers=0,
+                                            error_policy="skip"))
