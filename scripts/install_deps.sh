@@ -9,6 +9,8 @@ PACKAGES=(
   libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev libspng-dev libwebp-dev
   libopencv-imgproc-dev
   libcli11-dev nlohmann-json3-dev
+  # COCO annotation files (src/vision/coco.cc): hundreds of MB of JSON.
+  rapidjson-dev
   python3-dev python3-numpy python3-pytest pybind11-dev
   # The binding's DLPack export (python/dlpack_export.h): the header.
   libdlpack-dev

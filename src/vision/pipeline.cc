@@ -393,6 +393,8 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
   plan.out_height = ch;
   plan.flip = flip;
   plan.interpolation = interpolation;
+  plan.image_height = height;
+  plan.image_width = width;
   // The largest DCT scale whose decoded box still covers the output.
   // Nearest-neighbour output must show real pixels, not DCT averages.
   if (interpolation != Interpolation::kNearest) {
@@ -423,7 +425,7 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
 
 void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
                    std::string_view field, SampleContext& ctx,
-                   std::span<const uint32_t> jpeg_restarts) const {
+                   std::span<const uint32_t> jpeg_restarts, PipelinePlan* plan_used) const {
   std::vector<uint8_t>& decoded = ctx.scratch(kDecodedSlot);
   std::vector<uint8_t>& resampled = ctx.scratch(kResampledSlot);
   std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
@@ -459,6 +461,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     image = internal::DecodePlanned(data, source, decoded, requests, options_.decode);
   }
   const PipelinePlan& plan = planning.plan;
+  if (plan_used != nullptr) *plan_used = plan;
 
   auto timer = ctx.Time(Stage::kTransform);
   const int ow = plan.out_width;

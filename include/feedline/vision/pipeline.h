@@ -74,6 +74,9 @@ struct FEEDLINE_EXPORT PipelinePlan {
   int out_width = 0;
   bool flip = false;
   Interpolation interpolation = Interpolation::kBilinear;
+  // The source image's size, as its header gave it.
+  int image_height = 0;
+  int image_width = 0;
   // The largest DCT downscale that keeps the box at least as large as the
   // output (1, 2, 4 or 8); 1 for nearest-neighbour output.
   int max_scale = 1;
@@ -121,9 +124,12 @@ class FEEDLINE_EXPORT Pipeline {
   // `jpeg_restarts`: where the restart intervals of `data` start, when it is
   // a JPEG with a restart marker every MCU row (DecodeRequest::jpeg_restarts;
   // packed shards keep them): a crop then decodes only from its rows on.
+  // `plan_used`, when given, receives the plan the image went through, so
+  // that annotations in image pixels (boxes, polygons) can follow it.
   void Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
            std::string_view field, SampleContext& ctx,
-           std::span<const uint32_t> jpeg_restarts = {}) const;
+           std::span<const uint32_t> jpeg_restarts = {},
+           PipelinePlan* plan_used = nullptr) const;
 
   // "random_resized_crop(224); random_horizontal_flip(0.5); ... -> f32".
   std::string ToString() const;

@@ -1,0 +1,90 @@
+// CocoDetection: a Dataset of COCO-format detection and instance
+// segmentation data (CocoAnnotations), each image read, decoded and
+// transformed by a Pipeline, its objects moved with its pixels
+// (PlanGeometry): flips, resizes and crops move the boxes and the masks
+// too, and masks are drawn from their polygons once, at the output size.
+//
+// A sample's fields, as torchvision's detection references build a target
+// (ConvertCocoPolysToMask), each in output pixels:
+//   "image"     the pipeline's output
+//   "boxes"     f32 [n, 4], (x0, y0, x1, y1), clipped to the image
+//   "labels"    i64 [n], the objects' category ids
+//   "masks"     u8 [n, H, W], only with CocoDetectionOptions::masks
+//   "image_id"  i64, the image's id in the file
+//   "area"      f32 [n], as the file gives it
+//   "iscrowd"   i64 [n]
+//   "image_size" i64 [2], the output's (height, width): a batch pads images
+//               to its largest, this says what each one is
+// An object is dropped, as the references drop it, when it is a crowd
+// (unless keep_crowd) or when its box, clipped to the image, has no width or
+// height, before or after the transforms.
+//
+// Thread safety: immutable after construction; Get may be called from many
+// threads at once.
+//
+// Example:
+//   CocoDetection coco("/data/coco/train2017", "/data/coco/annotations/instances_train2017.json",
+//                      Pipeline({Transform::RandomHorizontalFlip(0.5), Transform::ToCHW()},
+//                               {.dtype = DType::kF32}));
+#ifndef FEEDLINE_VISION_COCO_DETECTION_H_
+#define FEEDLINE_VISION_COCO_DETECTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset.h"
+#include "feedline/export.h"
+#include "feedline/vision/coco.h"
+#include "feedline/vision/pipeline.h"
+#include "feedline/vision/read_file.h"
+
+namespace feedline::vision {
+
+struct CocoDetectionOptions {
+  // Draw each object's mask ("masks").
+  bool masks = false;
+  // Keep crowd objects (iscrowd 1); the references drop them for training.
+  bool keep_crowd = false;
+  // Leave out images with no annotation, or whose every box is at most 1
+  // pixel wide or high, as the references' training set does
+  // (_coco_remove_images_without_annotations); their evaluation keeps every
+  // image.
+  bool skip_empty = false;
+  ReadOptions read;
+};
+
+class FEEDLINE_EXPORT CocoDetection : public Dataset {
+ public:
+  // Images are read from `root`/file_name. Throws Error naming the file for
+  // an annotation file that cannot be read or parsed (CocoAnnotations).
+  CocoDetection(std::string root, const std::string& annotation_file, Pipeline pipeline,
+                CocoDetectionOptions options = {});
+  CocoDetection(std::string root, std::shared_ptr<const CocoAnnotations> annotations,
+                Pipeline pipeline, CocoDetectionOptions options = {});
+
+  int64_t size() const override { return static_cast<int64_t>(images_.size()); }
+  // Reads the image, runs the pipeline into "image" and writes its objects.
+  // Throws SampleError naming the file (ReadFile, DecodeImage).
+  void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
+  std::string Source(int64_t index) const override;
+
+  const std::string& root() const { return root_; }
+  const CocoAnnotations& annotations() const { return *annotations_; }
+  const Pipeline& pipeline() const { return pipeline_; }
+  const CocoDetectionOptions& options() const { return options_; }
+  // The annotation file's image index of sample `index`.
+  int64_t image_index(int64_t index) const;
+
+ private:
+  std::string root_;
+  std::shared_ptr<const CocoAnnotations> annotations_;
+  Pipeline pipeline_;
+  CocoDetectionOptions options_;
+  std::vector<int64_t> images_;  // sample i is annotations_->image(images_[i])
+};
+
+}  // namespace feedline::vision
+
+#endif  // FEEDLINE_VISION_COCO_DETECTION_H_

@@ -1,0 +1,140 @@
+#include "feedline/vision/coco_detection.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "feedline/error.h"
+#include "feedline/vision/plan_geometry.h"
+
+namespace feedline::vision {
+namespace {
+
+// Scratch buffers of Get (Pipeline::Run uses its own).
+constexpr int kBytesSlot = 0;
+constexpr int kPathSlot = 1;
+static_assert(kPathSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+
+// The references' test for an image worth training on.
+bool HasUsableBox(std::span<const CocoObject> objects) {
+  return std::any_of(objects.begin(), objects.end(),
+                     [](const CocoObject& o) { return o.box[2] > 1 && o.box[3] > 1; });
+}
+
+}  // namespace
+
+CocoDetection::CocoDetection(std::string root, const std::string& annotation_file,
+                             Pipeline pipeline, CocoDetectionOptions options)
+    : CocoDetection(std::move(root),
+                    std::make_shared<const CocoAnnotations>(CocoAnnotations::Read(annotation_file)),
+                    std::move(pipeline), options) {}
+
+CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotations> annotations,
+                             Pipeline pipeline, CocoDetectionOptions options)
+    : root_(std::move(root)),
+      annotations_(std::move(annotations)),
+      pipeline_(std::move(pipeline)),
+      options_(options) {
+  if (options_.read.max_bytes <= 0) {
+    throw Error("COCO dataset: max_file_bytes must be > 0, got " +
+                std::to_string(options_.read.max_bytes));
+  }
+  options_.read.image = true;
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  images_.reserve(static_cast<size_t>(annotations_->num_images()));
+  for (int64_t i = 0; i < annotations_->num_images(); ++i) {
+    if (options_.skip_empty && !HasUsableBox(annotations_->objects(i))) continue;
+    images_.push_back(i);
+  }
+}
+
+int64_t CocoDetection::image_index(int64_t index) const {
+  CheckIndex(index, size());
+  return images_[static_cast<size_t>(index)];
+}
+
+std::string CocoDetection::Source(int64_t index) const {
+  const std::string_view file = annotations_->file_name(image_index(index));
+  if (root_.empty() || (!file.empty() && file.front() == '/')) return std::string(file);
+  return root_ + "/" + std::string(file);
+}
+
+void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  const int64_t image = image_index(index);
+  std::vector<uint8_t>& path = ctx.scratch(kPathSlot);
+  const std::string_view file = annotations_->file_name(image);
+  path.clear();
+  if (!root_.empty() && !(!file.empty() && file.front() == '/')) {
+    path.insert(path.end(), root_.begin(), root_.end());
+    path.push_back('/');
+  }
+  path.insert(path.end(), file.begin(), file.end());
+  path.push_back('\0');
+  const char* name = reinterpret_cast<const char*>(path.data());
+  std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
+  {
+    auto timer = ctx.Time(Stage::kRead);
+    ReadFile(name, bytes, options_.read);
+  }
+  PipelinePlan plan;
+  pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan);
+
+  auto timer = ctx.Time(Stage::kTransform);
+  const PlanGeometry geometry(plan);
+  const std::span<const CocoObject> objects = annotations_->objects(image);
+  // The objects kept, with their boxes in output pixels.
+  std::vector<std::pair<const CocoObject*, std::array<float, 4>>> kept;
+  kept.reserve(objects.size());
+  const float width = static_cast<float>(plan.image_width);
+  const float height = static_cast<float>(plan.image_height);
+  for (const CocoObject& o : objects) {
+    if (o.crowd && !options_.keep_crowd) continue;
+    // As the references convert it: corners, clamped to the image.
+    const std::array<float, 4> box = {std::clamp(o.box[0], 0.0f, width),
+                                      std::clamp(o.box[1], 0.0f, height),
+                                      std::clamp(o.box[0] + o.box[2], 0.0f, width),
+                                      std::clamp(o.box[1] + o.box[3], 0.0f, height)};
+    if (!(box[2] > box[0] && box[3] > box[1])) continue;
+    const std::array<float, 4> mapped = geometry.MapBox(box);
+    if (!(mapped[2] > mapped[0] && mapped[3] > mapped[1])) continue;
+    kept.emplace_back(&o, mapped);
+  }
+  const int64_t n = static_cast<int64_t>(kept.size());
+  Tensor boxes = out.Allocate("boxes", DType::kF32, Shape{n, 4});
+  Tensor labels = out.Allocate("labels", DType::kI64, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(boxes.data<float>() + 4 * i, kept[static_cast<size_t>(i)].second.data(),
+                4 * sizeof(float));
+    labels.data<int64_t>()[i] = kept[static_cast<size_t>(i)].first->category;
+  }
+  if (options_.masks) {
+    const int oh = plan.out_height, ow = plan.out_width;
+    Tensor masks = out.Allocate("masks", DType::kU8, Shape{n, oh, ow});
+    const size_t plane = static_cast<size_t>(oh) * ow;
+    uint8_t* m = masks.data<uint8_t>();
+    std::memset(m, 0, plane * static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      const CocoObject& o = *kept[static_cast<size_t>(i)].first;
+      uint8_t* mask = m + plane * static_cast<size_t>(i);
+      if (o.segmentation == CocoSegmentation::kPolygons) {
+        for (uint32_t k = 0; k < o.count; ++k) {
+          geometry.FillPolygon(annotations_->polygon(o.first + k), mask);
+        }
+      } else if (o.segmentation == CocoSegmentation::kRle) {
+        geometry.FillRle(annotations_->rle(o.first), mask);
+      }
+    }
+  }
+  out.SetScalar<int64_t>("image_id", annotations_->image(image).id);
+  Tensor area = out.Allocate("area", DType::kF32, Shape{n});
+  Tensor crowd = out.Allocate("iscrowd", DType::kI64, Shape{n});
+  for (int64_t i = 0; i < n; ++i) {
+    area.data<float>()[i] = kept[static_cast<size_t>(i)].first->area;
+    crowd.data<int64_t>()[i] = kept[static_cast<size_t>(i)].first->crowd ? 1 : 0;
+  }
+  Tensor size = out.Allocate("image_size", DType::kI64, Shape{2});
+  size.data<int64_t>()[0] = plan.out_height;
+  size.data<int64_t>()[1] = plan.out_width;
+}
+
+}  // namespace feedline::vision
