@@ -40,6 +40,13 @@ workers and the reference's collate_fn:
             default: build/python beside this script)
   main      the same from another build (--baseline-pythonpath); left out
             when not given
+  native    with --native, hflip preset only: no Python dataset at all, but
+            feedline.vision.datasets.CocoDetection over the same files
+            (skip_empty, masks=True, RandomHorizontalFlip, PILToTensor,
+            ConvertImageDtype(float32): the preset's steps, run in C++ with
+            the boxes and masks) through feedline.DataLoader, each batch
+            turned into the same (images, targets) lists by
+            detection_targets (views of the padded batch)
 
 Each loader runs in its own interpreter (two feedline builds cannot share
 one), which builds the dataset, makes its loader, runs a warm-up epoch (the
@@ -325,6 +332,9 @@ def serve(args):
     import coco_utils
     import presets
     import utils
+    if args.loader == "native":
+        serve_native(args, answers)
+        return
     if args.loader == "torch":
         import torch.utils.data as tud
         make, origin = tud.DataLoader, "torch " + __import__("torch").__version__
@@ -353,6 +363,55 @@ def serve(args):
         raise SystemExit(f"{args.loader}: the warm-up epoch gave {images} images of "
                          f"{len(dataset)}")
     print(json.dumps({"ready": True, "origin": origin}), file=answers, flush=True)
+    last = tree_cpu_seconds()
+    for line in sys.stdin:
+        if line.strip() != "epoch":
+            break
+        before = tree_cpu_seconds()
+        images, seconds = epoch()
+        after = tree_cpu_seconds()
+        print(json.dumps({"images": images, "seconds": seconds, "cpu": after - before,
+                          "idle_cpu": before - last}), file=answers, flush=True)
+        last = after
+
+
+def serve_native(args, answers):
+    """serve() for the native loader: CocoDetection's C++ pipeline in place
+    of the reference's Python one (the hflip preset's steps)."""
+    import feedline
+    from feedline import io as fio
+    from feedline.vision import datasets
+    from feedline.vision import transforms as T
+    if args.preset != "hflip":
+        raise SystemExit(f"native: the {args.preset} preset's transforms are not native yet")
+    data = datasets.CocoDetection(
+        os.path.join(args.cache, "train2017"),
+        os.path.join(args.cache, "annotations", "instances_train2017.json"),
+        T.Compose([T.RandomHorizontalFlip(0.5), T.PILToTensor(), T.ConvertImageDtype("float32")]),
+        masks=True, skip_empty=True)
+    data = fio.Subset(data, range(min(args.images, len(data))))
+    loader = feedline.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
+                                 persistent_workers=True)
+
+    def epoch(check=False):
+        start = time.perf_counter()
+        images = 0
+        for batch in loader:
+            pictures, targets = datasets.detection_targets(batch)
+            if check:
+                for picture, target in zip(pictures, targets):
+                    if picture.dtype.name != "float32" or picture.shape[0] != 3:
+                        raise SystemExit(f"native: an image is {picture.dtype} {picture.shape}")
+                    if target["masks"].shape[0] != len(target["boxes"]):
+                        raise SystemExit("native: masks and boxes disagree")
+            images += len(pictures)
+        return images, time.perf_counter() - start
+
+    images, _ = epoch(check=True)
+    if images != len(data):
+        raise SystemExit(f"native: the warm-up epoch gave {images} images of {len(data)}")
+    print(json.dumps({"ready": True, "origin": os.path.dirname(feedline.__file__) + " (native)"}),
+          file=answers, flush=True)
     last = tree_cpu_seconds()
     for line in sys.stdin:
         if line.strip() != "epoch":
@@ -426,6 +485,8 @@ def run_preset(preset, loaders, args):
         if name != "torch" and "torch" in med:
             line += (f"  {med[name] / med['torch']:.2f}x torch's rate, "
                      f"{med_cpu[name] / med_cpu['torch']:.2f}x its CPU")
+        if name == "native" and "feedline" in med:
+            line += f"  {med[name] / med['feedline']:.2f}x feedline.torch's"
         if name == "feedline" and "main" in med:
             line += f"  {med[name] / med['main']:.2f}x main's rate"
         print(line)
@@ -461,6 +522,8 @@ def main():
     parser.add_argument("--baseline-pythonpath", default=None,
                         help="another feedline build to compare with (e.g. main's build/python)")
     parser.add_argument("--no-torch", action="store_true", help="leave torch's DataLoader out")
+    parser.add_argument("--native", action="store_true",
+                        help="add feedline's native CocoDetection (hflip preset only)")
     # Internal: one loader served to the driver.
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--loader", help=argparse.SUPPRESS)
@@ -508,7 +571,10 @@ def main():
     print(f"data: {args.cache} ({written} images written now), JPEG quality 90, long side "
           f"{LONG_SIDE} px, 1-8 polygon objects per image")
     for preset in presets:
-        run_preset(preset, loaders, args)
+        with_native = dict(loaders)
+        if args.native and preset == "hflip":
+            with_native["native"] = loaders["feedline"]
+        run_preset(preset, with_native, args)
 
 
 if __name__ == "__main__":

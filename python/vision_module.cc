@@ -19,6 +19,7 @@
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/synth/encode.h"
 #include "feedline/synth/synth.h"
+#include "feedline/vision/coco_detection.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/file_list.h"
@@ -345,6 +346,56 @@ void BindVision(py::module_& m) {
            py::arg("list_file"), py::arg("root"), py::arg("pipeline"),
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
            py::call_guard<py::gil_scoped_release>());
+
+  // COCO-format detection (feedline/vision/coco_detection.h). The
+  // annotation file is parsed without the GIL.
+  py::class_<vision::CocoDetection, Dataset, std::shared_ptr<vision::CocoDetection>>(
+      v, "CocoDetection")
+      .def(py::init([](const std::string& root, const std::string& annotation_file,
+                       Pipeline pipeline, bool masks, bool keep_crowd, bool skip_empty,
+                       int64_t max_file_bytes) {
+             vision::CocoDetectionOptions options;
+             options.masks = masks;
+             options.keep_crowd = keep_crowd;
+             options.skip_empty = skip_empty;
+             options.read = ReadLimit(max_file_bytes);
+             return std::make_shared<vision::CocoDetection>(root, annotation_file,
+                                                            std::move(pipeline), options);
+           }),
+           py::arg("root"), py::arg("annotation_file"), py::arg("pipeline"),
+           py::arg("masks") = false, py::arg("keep_crowd") = false, py::arg("skip_empty") = false,
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("root", &vision::CocoDetection::root)
+      .def_property_readonly("annotation_file", &vision::CocoDetection::annotation_file)
+      .def_property_readonly("pipeline", &vision::CocoDetection::pipeline)
+      .def_property_readonly("max_pixels",
+                             [](const vision::CocoDetection& d) {
+                               return d.pipeline().options().decode.max_pixels;
+                             })
+      .def_property_readonly("categories",
+                             [](const vision::CocoDetection& d) {
+                               return d.annotations().categories();
+                             })
+      .def_property_readonly("image_ids",
+                             [](const vision::CocoDetection& d) {
+                               std::vector<int64_t> ids;
+                               ids.reserve(static_cast<size_t>(d.size()));
+                               for (int64_t i = 0; i < d.size(); ++i) {
+                                 ids.push_back(d.annotations().image(d.image_index(i)).id);
+                               }
+                               return ToArray(ids);
+                             })
+      .def("file",
+           [](const vision::CocoDetection& d, int64_t i) {
+             return std::string(d.annotations().file_name(d.image_index(i)));
+           })
+      .def("__reduce__", [](const vision::CocoDetection& d) {
+        const vision::CocoDetectionOptions& o = d.options();
+        return py::make_tuple(py::type::of<vision::CocoDetection>(),
+                              py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
+                                             o.keep_crowd, o.skip_empty, o.read.max_bytes));
+      });
 
   // Packed shards (feedline/storage): the dataset and the packer.
   py::class_<storage::RemoteOptions>(v, "RemoteOptions")

@@ -10,7 +10,7 @@ PACKAGES=(
   libopencv-imgproc-dev
   libcli11-dev nlohmann-json3-dev
   # COCO annotation files (src/vision/coco.cc): hundreds of MB of JSON.
-  rapidjson-dev
+  libsimdjson-dev
   python3-dev python3-numpy python3-pytest pybind11-dev
   # The binding's DLPack export (python/dlpack_export.h): the header.
   libdlpack-dev

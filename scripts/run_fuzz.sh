@@ -3,6 +3,7 @@
 # it on a copy of fuzz/corpus for FUZZ_SECONDS seconds (default 60); then the
 # shard index parser's fuzzer on a copy of fuzz/corpus_shard_index, and the
 # worker-process protocol's decoders on a copy of fuzz/corpus_worker_protocol,
+# and the COCO annotation parser on a copy of fuzz/corpus_coco,
 # for FUZZ_INDEX_SECONDS seconds each (default 10: the parsers are small).
 # Exits non-zero if the fuzzer finds a crash; the crashing input is left in
 # the build directory as fuzz-<fuzzer>-crash-*.
@@ -26,7 +27,8 @@ cmake -S "$root" -B "$build" \
   -DFEEDLINE_BUILD_BENCH=OFF \
   -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++
-cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worker_protocol_fuzzer
+cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worker_protocol_fuzzer \
+  coco_annotations_fuzzer
 # FUZZ_BUILD_ONLY=1: the fuzzers built, none run (make test builds them
 # beside other suites).
 [ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
@@ -55,6 +57,7 @@ decode=$!
   # Its decoders size vectors from counts in the bytes: a count that the
   # bytes cannot hold must be refused before anything is allocated for it.
   fuzz worker_protocol_fuzzer corpus_worker_protocol "$index_seconds" -malloc_limit_mb=256
+  fuzz coco_annotations_fuzzer corpus_coco "$index_seconds"
 } >"$build/fuzz-parsers.log" 2>&1 &
 parsers=$!
 status=0

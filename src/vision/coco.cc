@@ -1,11 +1,10 @@
 #include "feedline/vision/coco.h"
 
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
+#include <simdjson.h>
 
-#include <cstdio>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
 #include <unordered_map>
 
 #include "feedline/error.h"
@@ -13,7 +12,10 @@
 namespace feedline::vision {
 namespace {
 
-using Value = rapidjson::Value;
+using simdjson::dom::array;
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+using simdjson::dom::object;
 
 // Errors name the file and where in it.
 class Context {
@@ -27,31 +29,55 @@ class Context {
   std::string_view source_;
 };
 
-const Value& Member(const Value& object, const char* name, const std::string& where,
-                    const Context& ctx) {
-  auto it = object.FindMember(name);
-  if (it == object.MemberEnd()) ctx.Fail(where, std::string("has no \"") + name + "\"");
-  return it->value;
+bool Has(const object& o, const char* name) { return !o.at_key(name).error(); }
+
+element Member(const object& o, const char* name, const std::string& where, const Context& ctx) {
+  element value;
+  if (o.at_key(name).get(value)) ctx.Fail(where, std::string("has no \"") + name + "\"");
+  return value;
 }
 
-int64_t Integer(const Value& v, const char* name, const std::string& where, const Context& ctx) {
-  if (v.IsInt64()) return v.GetInt64();
+object Object(const element& v, const std::string& where, const Context& ctx) {
+  object o;
+  if (v.get(o)) ctx.Fail(where, "is not an object");
+  return o;
+}
+
+array Array(const element& v, const std::string& where, const std::string& what,
+            const Context& ctx) {
+  array a;
+  if (v.get(a)) ctx.Fail(where, what + " is not a list");
+  return a;
+}
+
+int64_t Integer(const element& v, const char* name, const std::string& where, const Context& ctx) {
+  int64_t i;
+  if (!v.get(i)) return i;
   // Some converters write ids and sizes as 12.0.
-  if (v.IsDouble() && v.GetDouble() == static_cast<double>(static_cast<int64_t>(v.GetDouble()))) {
-    return static_cast<int64_t>(v.GetDouble());
+  double d;
+  if (!v.get(d) && std::isfinite(d) && std::fabs(d) < 9e15 && d == std::trunc(d)) {
+    return static_cast<int64_t>(d);
   }
   ctx.Fail(where, std::string("\"") + name + "\" is not an integer");
 }
 
-float Number(const Value& v, const char* name, const std::string& where, const Context& ctx) {
-  if (!v.IsNumber()) ctx.Fail(where, std::string("\"") + name + "\" is not a number");
-  return static_cast<float>(v.GetDouble());
+float Number(const element& v, const char* name, const std::string& where, const Context& ctx) {
+  double d;
+  if (v.get(d)) ctx.Fail(where, std::string("\"") + name + "\" is not a number");
+  return static_cast<float>(d);
 }
 
-int Size(const Value& v, const char* name, const std::string& where, const Context& ctx) {
+int Size(const element& v, const char* name, const std::string& where, const Context& ctx) {
   const int64_t n = Integer(v, name, where, ctx);
   if (n < 0 || n > (1 << 30)) ctx.Fail(where, std::string("\"") + name + "\" is out of range");
   return static_cast<int>(n);
+}
+
+std::string_view String(const element& v, const char* name, const std::string& where,
+                        const Context& ctx) {
+  std::string_view text;
+  if (v.get(text)) ctx.Fail(where, std::string("\"") + name + "\" is not a string");
+  return text;
 }
 
 }  // namespace
@@ -107,58 +133,58 @@ std::vector<uint32_t> DecodeCocoRleString(std::string_view counts, int height, i
 }
 
 CocoAnnotations CocoAnnotations::Read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("COCO annotations " + path + ": cannot be opened");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) throw Error("COCO annotations " + path + ": cannot be read");
-  return Parse(bytes.str(), path);
+  simdjson::padded_string json;
+  errno = 0;
+  if (simdjson::padded_string::load(path).get(json)) {
+    const int error = errno;
+    throw Error("COCO annotations " + path + ": cannot be read" +
+                (error != 0 ? std::string(": ") + std::strerror(error) : std::string()));
+  }
+  return Parse(json, path);
 }
 
 CocoAnnotations CocoAnnotations::Parse(std::string_view json, std::string_view source) {
   const Context ctx(source);
-  rapidjson::Document doc;
-  doc.Parse(json.data(), json.size());
-  if (doc.HasParseError()) {
-    ctx.Fail("byte " + std::to_string(doc.GetErrorOffset()),
-             std::string("not JSON: ") + rapidjson::GetParseError_En(doc.GetParseError()));
+  simdjson::dom::parser parser;
+  element doc;
+  if (const simdjson::error_code error = parser.parse(json.data(), json.size()).get(doc)) {
+    ctx.Fail("its text", std::string("not JSON (") + simdjson::error_message(error) + ")");
   }
-  if (!doc.IsObject()) ctx.Fail("the top level", "is not a JSON object");
+  object top;
+  if (doc.get(top)) ctx.Fail("the top level", "is not a JSON object");
 
   CocoAnnotations out;
-  const Value& images = Member(doc, "images", "the top level", ctx);
-  if (!images.IsArray()) ctx.Fail("\"images\"", "is not a list");
+  const array images = Array(Member(top, "images", "the top level", ctx), "\"images\"", "it", ctx);
   std::unordered_map<int64_t, uint32_t> image_of_id;
-  out.images_.reserve(images.Size());
-  for (rapidjson::SizeType i = 0; i < images.Size(); ++i) {
-    const Value& im = images[i];
-    const std::string where = "image " + std::to_string(i);
-    if (!im.IsObject()) ctx.Fail(where, "is not an object");
+  out.images_.reserve(images.size());
+  size_t i = 0;
+  for (element entry : images) {
+    const std::string where = "image " + std::to_string(i++);
+    const object im = Object(entry, where, ctx);
     CocoImage image;
     image.id = Integer(Member(im, "id", where, ctx), "id", where, ctx);
-    const Value& name = Member(im, "file_name", where, ctx);
-    if (!name.IsString()) ctx.Fail(where, "\"file_name\" is not a string");
-    if (im.HasMember("height")) image.height = Size(im["height"], "height", where, ctx);
-    if (im.HasMember("width")) image.width = Size(im["width"], "width", where, ctx);
+    const std::string_view name = String(Member(im, "file_name", where, ctx), "file_name", where, ctx);
+    if (Has(im, "height")) image.height = Size(Member(im, "height", where, ctx), "height", where, ctx);
+    if (Has(im, "width")) image.width = Size(Member(im, "width", where, ctx), "width", where, ctx);
     if (!image_of_id.emplace(image.id, static_cast<uint32_t>(out.images_.size())).second) {
       ctx.Fail(where, "repeats image id " + std::to_string(image.id));
     }
-    out.names_.append(name.GetString(), name.GetStringLength());
+    out.names_.append(name);
     out.name_ends_.push_back(out.names_.size());
     out.images_.push_back(image);
   }
 
   // Objects grouped by image, each image's in the file's order: counted
   // first, then placed.
-  std::vector<uint32_t> owner;
-  if (doc.HasMember("annotations")) {
-    const Value& annotations = doc["annotations"];
-    if (!annotations.IsArray()) ctx.Fail("\"annotations\"", "is not a list");
-    owner.reserve(annotations.Size());
-    for (rapidjson::SizeType a = 0; a < annotations.Size(); ++a) {
-      const Value& an = annotations[a];
-      const std::string where = "annotation " + std::to_string(a);
-      if (!an.IsObject()) ctx.Fail(where, "is not an object");
+  if (Has(top, "annotations")) {
+    const array annotations =
+        Array(Member(top, "annotations", "the top level", ctx), "\"annotations\"", "it", ctx);
+    std::vector<uint32_t> owner;
+    owner.reserve(annotations.size());
+    size_t a = 0;
+    for (element entry : annotations) {
+      const std::string where = "annotation " + std::to_string(a++);
+      const object an = Object(entry, where, ctx);
       const int64_t image_id = Integer(Member(an, "image_id", where, ctx), "image_id", where, ctx);
       auto it = image_of_id.find(image_id);
       if (it == image_of_id.end()) {
@@ -174,49 +200,53 @@ CocoAnnotations CocoAnnotations::Parse(std::string_view json, std::string_view s
     }
     std::vector<uint32_t> filled(out.images_.size(), 0);
     out.objects_.resize(owner.size());
-    for (rapidjson::SizeType a = 0; a < annotations.Size(); ++a) {
-      const Value& an = annotations[a];
+    a = 0;
+    for (element entry : annotations) {
       const std::string where = "annotation " + std::to_string(a);
-      const CocoImage& image = out.images_[owner[a]];
-      CocoObject& object = out.objects_[image.first_object + filled[owner[a]]++];
-      const Value& bbox = Member(an, "bbox", where, ctx);
-      if (!bbox.IsArray() || bbox.Size() != 4) ctx.Fail(where, "\"bbox\" is not 4 numbers");
-      for (rapidjson::SizeType k = 0; k < 4; ++k) object.box[k] = Number(bbox[k], "bbox", where, ctx);
-      object.category = Integer(Member(an, "category_id", where, ctx), "category_id", where, ctx);
-      object.crowd = an.HasMember("iscrowd") && Integer(an["iscrowd"], "iscrowd", where, ctx) != 0;
-      object.area = an.HasMember("area") ? Number(an["area"], "area", where, ctx)
-                                         : object.box[2] * object.box[3];
-      if (!an.HasMember("segmentation")) continue;
-      const Value& seg = an["segmentation"];
-      if (seg.IsArray()) {
-        object.segmentation = CocoSegmentation::kPolygons;
-        object.first = static_cast<uint32_t>(out.polygon_ends_.size());
-        for (const Value& polygon : seg.GetArray()) {
-          if (!polygon.IsArray() || polygon.Size() % 2 != 0) {
+      const uint32_t image_at = owner[a++];
+      const object an = Object(entry, where, ctx);
+      CocoObject& item = out.objects_[out.images_[image_at].first_object + filled[image_at]++];
+      const array bbox = Array(Member(an, "bbox", where, ctx), where, "\"bbox\"", ctx);
+      if (bbox.size() != 4) ctx.Fail(where, "\"bbox\" is not 4 numbers");
+      size_t k = 0;
+      for (element c : bbox) item.box[k++] = Number(c, "bbox", where, ctx);
+      item.category = Integer(Member(an, "category_id", where, ctx), "category_id", where, ctx);
+      item.crowd = Has(an, "iscrowd") &&
+                     Integer(Member(an, "iscrowd", where, ctx), "iscrowd", where, ctx) != 0;
+      item.area = Has(an, "area") ? Number(Member(an, "area", where, ctx), "area", where, ctx)
+                                    : item.box[2] * item.box[3];
+      if (!Has(an, "segmentation")) continue;
+      const element seg = Member(an, "segmentation", where, ctx);
+      if (seg.type() == element_type::ARRAY) {
+        item.segmentation = CocoSegmentation::kPolygons;
+        item.first = static_cast<uint32_t>(out.polygon_ends_.size());
+        for (element polygon_entry : Array(seg, where, "\"segmentation\"", ctx)) {
+          array polygon;
+          if (polygon_entry.get(polygon) || polygon.size() % 2 != 0) {
             ctx.Fail(where, "a polygon of \"segmentation\" is not a list of x, y pairs");
           }
-          for (const Value& c : polygon.GetArray()) {
-            out.coordinates_.push_back(Number(c, "segmentation", where, ctx));
-          }
+          for (element c : polygon) out.coordinates_.push_back(Number(c, "segmentation", where, ctx));
           out.polygon_ends_.push_back(out.coordinates_.size());
         }
-        object.count = static_cast<uint32_t>(out.polygon_ends_.size()) - object.first;
-      } else if (seg.IsObject()) {
-        const Value& size = Member(seg, "size", where, ctx);
-        if (!size.IsArray() || size.Size() != 2) ctx.Fail(where, "the mask's \"size\" is not [h, w]");
+        item.count = static_cast<uint32_t>(out.polygon_ends_.size()) - item.first;
+      } else if (seg.type() == element_type::OBJECT) {
+        const object mask = Object(seg, where, ctx);
+        const array size = Array(Member(mask, "size", where, ctx), where, "the mask's \"size\"", ctx);
+        if (size.size() != 2) ctx.Fail(where, "the mask's \"size\" is not [h, w]");
         CocoRle rle;
-        rle.height = Size(size[0], "size", where, ctx);
-        rle.width = Size(size[1], "size", where, ctx);
-        const Value& counts = Member(seg, "counts", where, ctx);
-        if (counts.IsString()) {
-          rle.counts = DecodeCocoRleString(std::string_view(counts.GetString(), counts.GetStringLength()),
-                                           rle.height, rle.width,
-                                           std::string(source) + " " + where);
-        } else if (counts.IsArray()) {
+        rle.height = Size(size.at(0).value_unsafe(), "size", where, ctx);
+        rle.width = Size(size.at(1).value_unsafe(), "size", where, ctx);
+        const element counts = Member(mask, "counts", where, ctx);
+        if (counts.type() == element_type::STRING) {
+          rle.counts = DecodeCocoRleString(String(counts, "counts", where, ctx), rle.height,
+                                           rle.width, std::string(source) + " " + where);
+        } else if (counts.type() == element_type::ARRAY) {
           int64_t total = 0;
-          for (const Value& c : counts.GetArray()) {
+          for (element c : Array(counts, where, "the mask's \"counts\"", ctx)) {
             const int64_t n = Integer(c, "counts", where, ctx);
-            if (n < 0) ctx.Fail(where, "the mask has a negative run");
+            if (n < 0 || n > int64_t{rle.height} * rle.width) {
+              ctx.Fail(where, "the mask has a run of " + std::to_string(n) + " pixels");
+            }
             total += n;
             rle.counts.push_back(static_cast<uint32_t>(n));
           }
@@ -227,9 +257,9 @@ CocoAnnotations CocoAnnotations::Parse(std::string_view json, std::string_view s
         } else {
           ctx.Fail(where, "the mask's \"counts\" is neither a list nor a string");
         }
-        object.segmentation = CocoSegmentation::kRle;
-        object.first = static_cast<uint32_t>(out.rles_.size());
-        object.count = 1;
+        item.segmentation = CocoSegmentation::kRle;
+        item.first = static_cast<uint32_t>(out.rles_.size());
+        item.count = 1;
         out.rles_.push_back(std::move(rle));
       } else {
         ctx.Fail(where, "\"segmentation\" is neither polygons nor a mask");
@@ -237,17 +267,15 @@ CocoAnnotations CocoAnnotations::Parse(std::string_view json, std::string_view s
     }
   }
 
-  if (doc.HasMember("categories")) {
-    const Value& categories = doc["categories"];
-    if (!categories.IsArray()) ctx.Fail("\"categories\"", "is not a list");
-    for (rapidjson::SizeType c = 0; c < categories.Size(); ++c) {
-      const std::string where = "category " + std::to_string(c);
-      const Value& cat = categories[c];
-      if (!cat.IsObject()) ctx.Fail(where, "is not an object");
+  if (Has(top, "categories")) {
+    size_t c = 0;
+    for (element entry :
+         Array(Member(top, "categories", "the top level", ctx), "\"categories\"", "it", ctx)) {
+      const std::string where = "category " + std::to_string(c++);
+      const object cat = Object(entry, where, ctx);
       const int64_t id = Integer(Member(cat, "id", where, ctx), "id", where, ctx);
-      const Value& name = Member(cat, "name", where, ctx);
-      if (!name.IsString()) ctx.Fail(where, "\"name\" is not a string");
-      out.categories_.emplace_back(id, std::string(name.GetString(), name.GetStringLength()));
+      out.categories_.emplace_back(id, std::string(String(Member(cat, "name", where, ctx), "name",
+                                                          where, ctx)));
     }
   }
   return out;

@@ -27,7 +27,9 @@ CocoDetection::CocoDetection(std::string root, const std::string& annotation_fil
                              Pipeline pipeline, CocoDetectionOptions options)
     : CocoDetection(std::move(root),
                     std::make_shared<const CocoAnnotations>(CocoAnnotations::Read(annotation_file)),
-                    std::move(pipeline), options) {}
+                    std::move(pipeline), options) {
+  annotation_file_ = annotation_file;
+}
 
 CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotations> annotations,
                              Pipeline pipeline, CocoDetectionOptions options)
@@ -121,7 +123,18 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
           geometry.FillPolygon(annotations_->polygon(o.first + k), mask);
         }
       } else if (o.segmentation == CocoSegmentation::kRle) {
-        geometry.FillRle(annotations_->rle(o.first), mask);
+        const CocoRle& rle = annotations_->rle(o.first);
+        // A mask is drawn over its image: one of another size is not this
+        // image's (and its size is not trusted for an allocation).
+        if (rle.height != plan.image_height || rle.width != plan.image_width) {
+          throw SampleError(FailureKind::kDecode, name,
+                            "an object's mask is " + std::to_string(rle.height) + "x" +
+                                std::to_string(rle.width) + " (height x width), the image " +
+                                std::to_string(plan.image_height) + "x" +
+                                std::to_string(plan.image_width),
+                            index);
+        }
+        geometry.FillRle(rle, mask);
       }
     }
   }

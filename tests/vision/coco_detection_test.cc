@@ -167,7 +167,7 @@ TEST_F(CocoDetectionTest, ABrokenAnnotationFileIsAnErrorNamingIt) {
     Make({});
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("ann.json: byte"));
+    EXPECT_THAT(e.what(), HasSubstr("ann.json: its text: not JSON"));
   }
 }
 

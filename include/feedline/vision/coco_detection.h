@@ -71,6 +71,8 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   std::string Source(int64_t index) const override;
 
   const std::string& root() const { return root_; }
+  // The file the annotations were read from ("" when they were given).
+  const std::string& annotation_file() const { return annotation_file_; }
   const CocoAnnotations& annotations() const { return *annotations_; }
   const Pipeline& pipeline() const { return pipeline_; }
   const CocoDetectionOptions& options() const { return options_; }
@@ -79,6 +81,7 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
 
  private:
   std::string root_;
+  std::string annotation_file_;
   std::shared_ptr<const CocoAnnotations> annotations_;
   Pipeline pipeline_;
   CocoDetectionOptions options_;

@@ -20,6 +20,7 @@ from feedline.vision.transforms import build_pipeline
 from feedline.vision import transforms as _transforms
 
 __all__ = [
+    "CocoDetection",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_PIXELS",
     "DatasetFolder",
@@ -28,6 +29,7 @@ __all__ = [
     "IMG_EXTENSIONS",
     "ShardDataset",
     "ShardOrderSampler",
+    "detection_targets",
     "pack_shards",
 ]
 
@@ -214,6 +216,89 @@ class FileList(_ImageDataset):
         native = _vision.FileList(os.fspath(list_file), os.fspath(root), pipeline, max_file_bytes)
         super().__init__(native, transform)
         self._python_transform, self._image_type = python_transform, transform_input
+
+
+class CocoDetection(NativeDataset):
+    """COCO-format object detection and instance segmentation, read in C++:
+    the annotation file parsed once (RapidJSON; an error names the file and
+    the image or annotation), each image decoded and transformed by the
+    native pipeline, and its objects moved with the pixels: flips, resizes
+    and crops move the boxes, and masks are drawn from their polygons once,
+    at the output size (or sampled from their run-length encoding).
+
+    `transforms`: feedline.vision.transforms only (RandomHorizontalFlip,
+    Resize, CenterCrop, RandomResizedCrop, ColorJitter, ..., PILToTensor,
+    ConvertImageDtype, ToTensor, Normalize), as a Compose or a list.
+
+    A sample is a dict, each value in output pixels, as torchvision's
+    detection references build a target: "image" (uint8 [H, W, 3], or
+    [3, H, W] float after ToTensor), "boxes" float32 [n, 4] (x0, y0, x1,
+    y1), "labels" int64 [n] (category ids), "masks" uint8 [n, H, W] (with
+    masks=True), "image_id", "area" float32 [n], "iscrowd" int64 [n] and
+    "image_size" int64 [2] (H, W). Crowd objects are dropped unless
+    keep_crowd, and so are objects whose box, clipped to the image, has no
+    width or height, before or after the transforms (as the references'
+    ConvertCocoPolysToMask). skip_empty leaves out images without a box over
+    1 pixel wide and high, as the references' training set does.
+
+    A loader batches samples by padding: images to the batch's largest, the
+    objects to the batch's most with "<name>_lengths"; detection_targets()
+    turns such a batch into torchvision's (images, targets) lists, as views.
+    Bad files are failed samples naming the file (the loader's error
+    policy), as with ImageFolder."""
+
+    def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
+                 skip_empty=False, max_pixels=None, max_file_bytes=None):
+        max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
+        try:
+            _transforms._flatten(transforms)
+        except TypeError:
+            raise TypeError("CocoDetection's transforms run in C++ with the boxes and masks: "
+                            "give feedline.vision.transforms only (a Compose or a list)") from None
+        native = _vision.CocoDetection(os.fspath(root), os.fspath(annFile),
+                                       build_pipeline(transforms, max_pixels),
+                                       masks=bool(masks), keep_crowd=bool(keep_crowd),
+                                       skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes)
+        super().__init__(native)
+        self.root = native.root
+        self.transforms = transforms
+
+    @property
+    def ids(self):
+        """The image id of every sample, in order (torchvision's `ids`)."""
+        return self._native.image_ids.tolist()
+
+    @property
+    def categories(self):
+        """{category id: name}, as the annotation file lists them."""
+        return dict(self._native.categories)
+
+    @property
+    def max_pixels(self):
+        return self._native.max_pixels
+
+
+def detection_targets(batch):
+    """A padded detection batch (CocoDetection's, from a loader) as
+    torchvision's detection models take it: (images, targets), a list of
+    each image at its own size and a list of one dict per image with its
+    "boxes", "labels", "masks" (when the batch has them), "image_id",
+    "area" and "iscrowd". Every array is a view of the batch, not a copy."""
+    images, sizes = batch["image"], batch["image_size"]
+    counts = batch["boxes_lengths"] if "boxes_lengths" in batch else None
+    chw = images.ndim == 4 and images.shape[1] == 3
+    out_images, targets = [], []
+    for i in range(len(sizes)):
+        h, w = (int(v) for v in sizes[i])
+        out_images.append(images[i, :, :h, :w] if chw else images[i, :h, :w])
+        n = int(counts[i]) if counts is not None else batch["boxes"].shape[1]
+        target = {"boxes": batch["boxes"][i, :n], "labels": batch["labels"][i, :n],
+                  "image_id": batch["image_id"][i], "area": batch["area"][i, :n],
+                  "iscrowd": batch["iscrowd"][i, :n]}
+        if "masks" in batch:
+            target["masks"] = batch["masks"][i, :n, :h, :w]
+        targets.append(target)
+    return out_images, targets
 
 
 class ShardDataset(_LabeledImages):

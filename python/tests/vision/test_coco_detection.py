@@ -1,0 +1,174 @@
+"""feedline.vision.datasets.CocoDetection: COCO-format data read in C++,
+the targets built as torchvision's detection references build them
+(ConvertCocoPolysToMask: crowds and boxes without area dropped, boxes as
+corners clamped to the image, category ids as labels), moved with the
+pixels by the native transforms, and batched so that detection_targets()
+gives torchvision's (images, targets) lists."""
+
+import json
+import os
+
+import numpy as np
+import PIL.Image
+import pytest
+
+import feedline
+from feedline.vision import datasets
+from feedline.vision import transforms as T
+
+
+def write_coco(root, images=6, seed=0):
+    """`images` PNGs of different sizes in root/images and their
+    annotations in root/ann.json: each image 1-4 objects with polygons, some
+    crowds, a box reaching past the edge and one with no height; returns the
+    annotation file's path."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(os.path.join(root, "images"), exist_ok=True)
+    doc = {"images": [], "annotations": [], "categories": [
+        {"id": c, "name": f"class{c}"} for c in (1, 3, 8)]}
+    for i in range(images):
+        h, w = int(rng.integers(24, 48)), int(rng.integers(24, 64))
+        pixels = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        name = f"img{i}.png"
+        PIL.Image.fromarray(pixels).save(os.path.join(root, "images", name))
+        doc["images"].append({"id": 100 + i, "file_name": name, "height": h, "width": w})
+        for k in range(int(rng.integers(1, 5))):
+            x, y = float(rng.uniform(0, w - 8)), float(rng.uniform(0, h - 8))
+            bw, bh = float(rng.uniform(2, 20)), float(rng.uniform(2, 20))
+            if k == 3:
+                bh = 0.0  # no height: dropped
+            doc["annotations"].append({
+                "id": len(doc["annotations"]), "image_id": 100 + i,
+                "bbox": [x, y, bw, bh], "category_id": int(rng.choice([1, 3, 8])),
+                "iscrowd": int(k == 2 and i % 2 == 0), "area": bw * bh,
+                "segmentation": [[x, y, x + bw, y, x + bw, y + bh, x, y + bh]]})
+    path = os.path.join(root, "ann.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def reference_target(doc, image_index, flip=False):
+    """What the references' ConvertCocoPolysToMask (then a horizontal flip)
+    makes of an image's annotations, in numpy: boxes, labels, area, iscrowd."""
+    image = doc["images"][image_index]
+    w, h = image["width"], image["height"]
+    anns = [a for a in doc["annotations"] if a["image_id"] == image["id"] and not a["iscrowd"]]
+    boxes = np.array([a["bbox"] for a in anns], dtype=np.float32).reshape(-1, 4)
+    boxes[:, 2:] += boxes[:, :2]
+    boxes[:, 0::2] = boxes[:, 0::2].clip(0, w)
+    boxes[:, 1::2] = boxes[:, 1::2].clip(0, h)
+    keep = (boxes[:, 3] > boxes[:, 1]) & (boxes[:, 2] > boxes[:, 0])
+    boxes = boxes[keep]
+    if flip:
+        boxes[:, [0, 2]] = w - boxes[:, [2, 0]]
+    labels = np.array([a["category_id"] for a in anns], dtype=np.int64)[keep]
+    area = np.array([a["area"] for a in anns], dtype=np.float32)[keep]
+    return {"boxes": boxes, "labels": labels, "area": area,
+            "iscrowd": np.zeros(len(labels), np.int64)}
+
+
+@pytest.fixture(scope="module")
+def coco(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("coco"))
+    ann = write_coco(root)
+    with open(ann) as f:
+        return os.path.join(root, "images"), ann, json.load(f)
+
+
+def test_samples_are_the_references_targets_and_the_decoded_image(coco):
+    images, ann, doc = coco
+    data = datasets.CocoDetection(images, ann)
+    assert len(data) == len(doc["images"])
+    assert data.ids == [im["id"] for im in doc["images"]]
+    assert data.categories == {1: "class1", 3: "class3", 8: "class8"}
+    for i in range(len(data)):
+        sample = data[i]
+        pixels = np.asarray(PIL.Image.open(os.path.join(images, doc["images"][i]["file_name"])))
+        np.testing.assert_array_equal(sample["image"], pixels)
+        expected = reference_target(doc, i)
+        for key, value in expected.items():
+            np.testing.assert_array_equal(sample[key], value, err_msg=key)
+        assert int(sample["image_id"]) == doc["images"][i]["id"]
+        assert sample["image_size"].tolist() == list(pixels.shape[:2])
+        assert "masks" not in sample
+
+
+def test_a_flip_moves_the_boxes_and_the_masks_with_the_pixels(coco):
+    images, ann, doc = coco
+    data = datasets.CocoDetection(images, ann, T.Compose([
+        T.RandomHorizontalFlip(1.0), T.PILToTensor(), T.ConvertImageDtype("float32")]),
+        masks=True)
+    plain = datasets.CocoDetection(images, ann, masks=True)
+    for i in range(len(data)):
+        flipped, original = data[i], plain[i]
+        assert flipped["image"].dtype == np.float32 and flipped["image"].shape[0] == 3
+        np.testing.assert_array_equal(
+            flipped["image"], original["image"][:, ::-1].transpose(2, 0, 1) / np.float32(255))
+        np.testing.assert_array_equal(flipped["boxes"], reference_target(doc, i, flip=True)["boxes"])
+        np.testing.assert_array_equal(flipped["masks"], original["masks"][:, :, ::-1])
+        # Each mask is its rectangle's pixels (centres inside the box).
+        for box, mask in zip(original["boxes"], original["masks"]):
+            x0, y0, x1, y1 = box
+            cols = (np.arange(mask.shape[1]) + 0.5 >= x0) & (np.arange(mask.shape[1]) + 0.5 < x1)
+            rows = (np.arange(mask.shape[0]) + 0.5 >= y0) & (np.arange(mask.shape[0]) + 0.5 < y1)
+            np.testing.assert_array_equal(mask, np.outer(rows, cols).astype(np.uint8))
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_batches_give_torchvisions_images_and_targets_as_views(coco, workers):
+    images, ann, doc = coco
+    data = datasets.CocoDetection(images, ann, T.Compose([T.PILToTensor(),
+                                                          T.ConvertImageDtype("float32")]),
+                                  masks=True)
+    loader = feedline.DataLoader(data, batch_size=4, num_workers=workers)
+    index = 0
+    for batch in loader:
+        pictures, targets = datasets.detection_targets(batch)
+        assert len(pictures) == len(targets) == len(batch["image"])
+        for picture, target in zip(pictures, targets):
+            sample = data[index]
+            np.testing.assert_array_equal(picture, sample["image"])
+            for key in ("boxes", "labels", "masks", "area", "iscrowd"):
+                np.testing.assert_array_equal(target[key], sample[key], err_msg=key)
+            assert int(target["image_id"]) == int(sample["image_id"])
+            assert np.shares_memory(picture, batch["image"])
+            assert np.shares_memory(target["masks"], batch["masks"])
+            index += 1
+    assert index == len(data)
+
+
+def test_options_keep_crowds_and_skip_images_without_boxes(tmp_path):
+    ann = write_coco(str(tmp_path))
+    with open(ann) as f:
+        doc = json.load(f)
+    # One image whose only annotation is a box 1 pixel high.
+    doc["images"].append({"id": 999, "file_name": "img0.png", "height": 1, "width": 1})
+    doc["annotations"].append({"id": 999, "image_id": 999, "bbox": [0, 0, 5, 1],
+                               "category_id": 1, "iscrowd": 0})
+    with open(ann, "w") as f:
+        json.dump(doc, f)
+    images = os.path.join(str(tmp_path), "images")
+    assert len(datasets.CocoDetection(images, ann)) == len(doc["images"])
+    train = datasets.CocoDetection(images, ann, skip_empty=True)
+    assert 999 not in train.ids and len(train) == len(doc["images"]) - 1
+    crowds = datasets.CocoDetection(images, ann, keep_crowd=True)
+    assert crowds[0]["iscrowd"].tolist().count(1) == sum(
+        a["iscrowd"] for a in doc["annotations"] if a["image_id"] == 100)
+
+
+def test_bad_files_are_named(tmp_path):
+    ann = write_coco(str(tmp_path), images=3)
+    images = os.path.join(str(tmp_path), "images")
+    os.remove(os.path.join(images, "img1.png"))
+    data = datasets.CocoDetection(images, ann)
+    with pytest.raises(feedline.SampleError, match="img1.png"):
+        data[1]
+    batches = list(feedline.DataLoader(data, batch_size=3, error_policy="skip"))
+    assert batches[0]["image_id"].tolist() == [100, 102]
+    with open(ann, "w") as f:
+        f.write('{"images": [{"id": 1}]}')
+    with pytest.raises(ValueError, match=r"ann.json: image 0: has no \"file_name\""):
+        datasets.CocoDetection(images, ann)
+    with pytest.raises(TypeError, match="feedline.vision.transforms only"):
+        datasets.CocoDetection(images, ann, transforms=lambda image: image)
