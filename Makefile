@@ -257,14 +257,17 @@ test-wheel: deps
 # torch's; every test passing with torch must pass with feedline
 # (tests/peers/run_torch_suite.py). Then Paddle's
 # DataLoader behaviours, with paddle.io and feedline.paddle side by side, and
-# token documents read from Arrow and Parquet with the venv's pyarrow.
+# token documents read from Arrow and Parquet with the venv's pyarrow. And
+# feedline.vision.datasets.CocoDetection against torchvision's detection
+# references (pycocotools in .venv/detection-bench, the references from
+# Debian's source package: tests/peers/check_coco_detection.py).
 PEERS := $(BUILD)/peer-tests
 VENV := .venv
 venv:
 	@bash scripts/make_venv.sh
 
 #
-# The three run side by side (each suite's tests wait on worker processes,
+# The four run side by side (each suite's tests wait on worker processes,
 # sleeps and timeouts for much of their time), each into its own log, which
 # is printed whole when they are done; make fails if any of them failed.
 test-peers: build venv
@@ -280,11 +283,16 @@ test-peers: build venv
 	PYTHONPATH=$(CURDIR)/$(BUILD)/python PYTHONDONTWRITEBYTECODE=1 \
 	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/paddle_contract \
 	  python/tests/arrow_contract > $(PEERS)/logs/paddle-arrow.log 2>&1 & contracts=$$!; \
+	{ bash scripts/make_detection_bench_venv.sh && $(VENV)/detection-bench/bin/python \
+	  tests/peers/check_coco_detection.py --references $(PEERS)/references/detection \
+	  --pythonpath $(CURDIR)/$(BUILD)/python --out $(PEERS)/coco-detection; } \
+	  > $(PEERS)/logs/coco-detection.log 2>&1 & coco=$$!; \
 	failed=; \
 	wait $$torch1 || failed="$$failed torch-1.13 (exit $$?)"; \
 	wait $$torch2 || failed="$$failed torch-2.6 (exit $$?)"; \
 	wait $$contracts || failed="$$failed paddle-arrow (exit $$?)"; \
-	for suite in torch-1.13 torch-2.6 paddle-arrow; do \
+	wait $$coco || failed="$$failed coco-detection (exit $$?)"; \
+	for suite in torch-1.13 torch-2.6 paddle-arrow coco-detection; do \
 	  echo "== test-peers: $$suite ($(PEERS)/logs/$$suite.log)"; cat $(PEERS)/logs/$$suite.log; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-peers: failed:$$failed"; exit 1; fi
