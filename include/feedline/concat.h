@@ -25,6 +25,8 @@ class FEEDLINE_EXPORT Concat : public Dataset {
   std::string Source(int64_t index) const override;
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
+  // Those of every part.
+  std::vector<std::string> PaddedFields() const override;
 
  private:
   // (part, index within part) for a global index.

@@ -59,6 +59,12 @@ class FEEDLINE_EXPORT Dataset {
   // Fields with a fixed dtype and shape (see FieldSpec). Default: none.
   virtual std::vector<FieldSpec> FixedFields() const { return {}; }
 
+  // Fields whose first dimension varies from sample to sample (a count of
+  // objects): the default collate always pads them, with "<name>_lengths",
+  // even in a batch whose samples happen to agree, so that every batch has
+  // the same fields (CollateOptions::padded). Default: none.
+  virtual std::vector<std::string> PaddedFields() const { return {}; }
+
   // Called by the loader when it abandons the samples in flight (a new
   // iteration, Reset, destruction): their results will be discarded. A
   // dataset whose Get can be stopped from outside (one that waits on a worker

@@ -22,6 +22,7 @@ class FEEDLINE_EXPORT Subset : public Dataset {
   std::string Source(int64_t index) const override;
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override { return dataset_->FixedFields(); }
+  std::vector<std::string> PaddedFields() const override { return dataset_->PaddedFields(); }
 
  private:
   std::shared_ptr<const Dataset> dataset_;

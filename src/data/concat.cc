@@ -39,6 +39,16 @@ int64_t Concat::Length(int64_t index) const {
   return parts_[part]->Length(local);
 }
 
+std::vector<std::string> Concat::PaddedFields() const {
+  std::vector<std::string> names;
+  for (const auto& part : parts_) {
+    for (std::string& name : part->PaddedFields()) {
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
+  }
+  return names;
+}
+
 std::vector<FieldSpec> Concat::FixedFields() const {
   std::vector<FieldSpec> first = parts_[0]->FixedFields();
   for (size_t k = 1; k < parts_.size(); ++k) {

@@ -27,6 +27,10 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
       stats_(options_.num_workers) {
   if (!dataset_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
+  for (std::string& name : dataset_->PaddedFields()) {
+    std::vector<std::string>& padded = options_.collate.padded;
+    if (std::find(padded.begin(), padded.end(), name) == padded.end()) padded.push_back(std::move(name));
+  }
   if (options_.batch_sampler) {
     batch_sampler_ = options_.batch_sampler;
   } else {

@@ -55,6 +55,12 @@ int64_t CocoDetection::image_index(int64_t index) const {
   return images_[static_cast<size_t>(index)];
 }
 
+std::vector<std::string> CocoDetection::PaddedFields() const {
+  std::vector<std::string> fields = {"boxes", "labels", "area", "iscrowd"};
+  if (options_.masks) fields.push_back("masks");
+  return fields;
+}
+
 std::string CocoDetection::Source(int64_t index) const {
   const std::string_view file = annotations_->file_name(image_index(index));
   if (root_.empty() || (!file.empty() && file.front() == '/')) return std::string(file);

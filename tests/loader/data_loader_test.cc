@@ -12,6 +12,8 @@
 #include <set>
 #include <vector>
 
+#include "feedline/concat.h"
+#include "feedline/subset.h"
 #include "loader/test_datasets.h"
 
 namespace feedline {
@@ -216,6 +218,31 @@ TEST(DataLoader, PaddedFieldsKeepTheirLayoutWhenShapesAgree) {
   Batch b = *loader.Next();
   ASSERT_NE(b.Find("tokens_lengths"), nullptr);
   EXPECT_EQ(b["tokens"].shape(), (Shape{2, 3}));
+}
+
+// VariableDataset whose "tokens" it declares padded in every batch.
+class DeclaredPaddedDataset : public VariableDataset {
+ public:
+  using VariableDataset::VariableDataset;
+  std::vector<std::string> PaddedFields() const override { return {"tokens"}; }
+};
+
+TEST(DataLoader, FieldsADatasetDeclaresPaddedKeepTheirLayoutThroughSubsetsAndConcats) {
+  auto data = std::make_shared<DeclaredPaddedDataset>(std::vector<int64_t>{3, 3, 2, 2});
+  LoaderOptions o;
+  o.batch_size = 2;
+  for (std::shared_ptr<const Dataset> d :
+       {std::shared_ptr<const Dataset>(data),
+        std::shared_ptr<const Dataset>(std::make_shared<Subset>(data, std::vector<int64_t>{2, 3})),
+        std::shared_ptr<const Dataset>(std::make_shared<Concat>(
+            std::vector<std::shared_ptr<const Dataset>>{data, data}))}) {
+    DataLoader loader(d, o);
+    Batch b = *loader.Next();
+    ASSERT_NE(b.Find("tokens_lengths"), nullptr);
+  }
+  // Undeclared, samples that agree are stacked.
+  DataLoader plain(std::make_shared<VariableDataset>(std::vector<int64_t>{3, 3}), o);
+  EXPECT_EQ(plain.Next()->Find("tokens_lengths"), nullptr);
 }
 
 TEST(DataLoader, RaiseDeliversEarlierBatchesFirst) {

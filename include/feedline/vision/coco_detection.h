@@ -69,6 +69,9 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   // Throws SampleError naming the file (ReadFile, DecodeImage).
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
+  // The per-object fields: padded in every batch, so that each has
+  // "boxes_lengths" whatever its images hold.
+  std::vector<std::string> PaddedFields() const override;
 
   const std::string& root() const { return root_; }
   // The file the annotations were read from ("" when they were given).

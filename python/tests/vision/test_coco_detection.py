@@ -172,3 +172,49 @@ def test_bad_files_are_named(tmp_path):
         datasets.CocoDetection(images, ann)
     with pytest.raises(TypeError, match="feedline.vision.transforms only"):
         datasets.CocoDetection(images, ann, transforms=lambda image: image)
+
+
+def random_transforms():
+    return T.Compose([T.RandomResizedCrop(24, scale=(0.3, 1.0)), T.RandomHorizontalFlip(0.5),
+                      T.PILToTensor()])
+
+
+def batch_values(loader):
+    return [{k: v.copy() for k, v in batch.items()} for batch in loader]
+
+
+def assert_same_batches(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.keys() == y.keys()
+        for key in x:
+            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
+
+
+def test_random_crops_give_the_same_batches_for_any_worker_count_and_on_resume(coco):
+    images, ann, _ = coco
+    data = datasets.CocoDetection(images, ann, random_transforms(), masks=True)
+
+    def loader(**options):
+        return feedline.DataLoader(data, batch_size=2, shuffle=True, seed=7, **options)
+
+    reference = batch_values(loader(num_workers=0))
+    # The crops moved the boxes: the objects left are inside the crop, and
+    # some were dropped.
+    assert sum(int(b["boxes_lengths"].sum()) for b in reference) < sum(
+        len(datasets.CocoDetection(images, ann)[i]["labels"]) for i in range(len(data)))
+    for batch in reference:
+        sizes = batch["image_size"]
+        assert (sizes == 24).all()
+        for n, boxes in zip(batch["boxes_lengths"], batch["boxes"]):
+            assert ((boxes[:n, 2] > boxes[:n, 0]) & (boxes[:n, 3] > boxes[:n, 1])).all()
+            assert (boxes[:n] >= 0).all() and (boxes[:n] <= 24).all()
+    assert_same_batches(batch_values(loader(num_workers=2)), reference)
+    assert_same_batches(batch_values(loader(num_workers=2, worker_mode="process")), reference)
+    first = loader(num_workers=2)
+    it = iter(first)
+    next(it)
+    state = first.state_dict()
+    resumed = loader(num_workers=1)
+    resumed.load_state_dict(state)
+    assert_same_batches(batch_values(resumed), reference[1:])
