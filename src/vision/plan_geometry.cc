@@ -33,6 +33,8 @@ void PlanGeometry::FillPolygon(std::span<const float> xy, uint8_t* mask) const {
   std::vector<double> px(n), py(n);
   double top = INFINITY, bottom = -INFINITY;
   for (size_t i = 0; i < n; ++i) {
+    // A polygon with a coordinate that is no number draws nothing.
+    if (!std::isfinite(xy[2 * i]) || !std::isfinite(xy[2 * i + 1])) return;
     const std::array<double, 2> p = MapPoint(xy[2 * i], xy[2 * i + 1]);
     px[i] = p[0];
     py[i] = p[1];
@@ -40,10 +42,10 @@ void PlanGeometry::FillPolygon(std::span<const float> xy, uint8_t* mask) const {
     bottom = std::max(bottom, p[1]);
   }
   // Rows whose centre v + 0.5 lies within the polygon's vertical extent.
-  const int v0 = std::max(0, static_cast<int>(std::ceil(top - 0.5)));
-  const int v1 = std::min(oh - 1, static_cast<int>(std::floor(bottom - 0.5)));
+  const int v0 = static_cast<int>(std::ceil(std::clamp(top, -1.0, oh + 1.0) - 0.5));
+  const int v1 = static_cast<int>(std::floor(std::clamp(bottom, -1.0, oh + 1.0) - 0.5));
   std::vector<double> crossings;
-  for (int v = v0; v <= v1; ++v) {
+  for (int v = std::max(v0, 0); v <= std::min(v1, oh - 1); ++v) {
     const double yc = v + 0.5;
     crossings.clear();
     for (size_t i = 0, j = n - 1; i < n; j = i++) {
@@ -55,9 +57,12 @@ void PlanGeometry::FillPolygon(std::span<const float> xy, uint8_t* mask) const {
     std::sort(crossings.begin(), crossings.end());
     uint8_t* row = mask + static_cast<size_t>(v) * ow;
     for (size_t k = 0; k + 1 < crossings.size(); k += 2) {
-      // Pixels whose centre u + 0.5 lies in [left, right).
-      const int u0 = std::max(0, static_cast<int>(std::ceil(crossings[k] - 0.5)));
-      const int u1 = std::min(ow, static_cast<int>(std::ceil(crossings[k + 1] - 0.5)));
+      // Pixels whose centre u + 0.5 lies in [left, right), the edges
+      // clamped first so that a far vertex converts to int safely.
+      const double left = std::clamp(crossings[k], -1.0, ow + 1.0);
+      const double right = std::clamp(crossings[k + 1], -1.0, ow + 1.0);
+      const int u0 = std::max(0, static_cast<int>(std::ceil(left - 0.5)));
+      const int u1 = std::min(ow, static_cast<int>(std::ceil(right - 0.5)));
       if (u1 > u0) std::fill(row + u0, row + u1, uint8_t{1});
     }
   }

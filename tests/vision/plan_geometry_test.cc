@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 namespace feedline::vision {
@@ -75,6 +76,19 @@ TEST(PlanGeometry, APolygonCoversThePixelsWhoseCentreItHolds) {
   EXPECT_THAT(MaskOnes(triangle, 4),
               ElementsAre(std::pair(0, 0), std::pair(0, 1), std::pair(0, 2), std::pair(1, 0),
                           std::pair(1, 1), std::pair(2, 0)));
+}
+
+TEST(PlanGeometry, FarOrBrokenVerticesAreSafe) {
+  std::vector<uint8_t> mask(4 * 4);
+  const PlanGeometry same(MakePlan(0, 0, 4, 4, 4, 4));
+  // A triangle far past the image covering its left half.
+  same.FillPolygon(std::vector<float>{-1e30f, -1e30f, 2, -1e30f, 2, 1e30f}, mask.data());
+  EXPECT_EQ(MaskOnes(mask, 4).size(), 8u);
+  std::vector<uint8_t> none(4 * 4);
+  same.FillPolygon(std::vector<float>{0, 0, NAN, 0, 4, 4}, none.data());
+  same.FillPolygon(std::vector<float>{0, 0, INFINITY, 0, 4, 4}, none.data());
+  same.FillPolygon(std::vector<float>{10, 10, 20, 10, 20, 20}, none.data());
+  EXPECT_TRUE(MaskOnes(none, 4).empty());
 }
 
 TEST(PlanGeometry, ARunLengthMaskIsSampledAtTheOutputPixels) {
