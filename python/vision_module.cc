@@ -20,6 +20,7 @@
 #include "feedline/synth/encode.h"
 #include "feedline/synth/synth.h"
 #include "feedline/vision/coco_detection.h"
+#include "feedline/vision/yolo_detection.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
 #include "feedline/vision/file_list.h"
@@ -395,6 +396,32 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<vision::CocoDetection>(),
                               py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
                                              o.keep_crowd, o.skip_empty, o.read.max_bytes));
+      });
+
+  py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(
+      v, "YoloDetection")
+      .def(py::init([](const std::string& images_dir, Pipeline pipeline, bool masks,
+                       int64_t max_file_bytes) {
+             vision::YoloDetectionOptions options;
+             options.masks = masks;
+             options.read = ReadLimit(max_file_bytes);
+             return std::make_shared<vision::YoloDetection>(images_dir, std::move(pipeline),
+                                                            options);
+           }),
+           py::arg("images_dir"), py::arg("pipeline"), py::arg("masks") = false,
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("images_dir", &vision::YoloDetection::images_dir)
+      .def_property_readonly("pipeline", &vision::YoloDetection::pipeline)
+      .def_property_readonly("max_pixels",
+                             [](const vision::YoloDetection& d) {
+                               return d.pipeline().options().decode.max_pixels;
+                             })
+      .def("label_file", &vision::YoloDetection::LabelFile)
+      .def("__reduce__", [](const vision::YoloDetection& d) {
+        return py::make_tuple(py::type::of<vision::YoloDetection>(),
+                              py::make_tuple(d.images_dir(), d.pipeline(), d.options().masks,
+                                             d.options().read.max_bytes));
       });
 
   // Packed shards (feedline/storage): the dataset and the packer.

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "feedline/error.h"
-#include "feedline/vision/plan_geometry.h"
+#include "src/vision/detection_targets.h"
 
 namespace feedline::vision {
 namespace {
@@ -56,9 +56,7 @@ int64_t CocoDetection::image_index(int64_t index) const {
 }
 
 std::vector<std::string> CocoDetection::PaddedFields() const {
-  std::vector<std::string> fields = {"boxes", "labels", "area", "iscrowd"};
-  if (options_.masks) fields.push_back("masks");
-  return fields;
+  return DetectionObjectFields(options_.masks);
 }
 
 std::string CocoDetection::Source(int64_t index) const {
@@ -88,72 +86,50 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan);
 
   auto timer = ctx.Time(Stage::kTransform);
-  const PlanGeometry geometry(plan);
-  const std::span<const CocoObject> objects = annotations_->objects(image);
-  // The objects kept, with their boxes in output pixels.
-  std::vector<std::pair<const CocoObject*, std::array<float, 4>>> kept;
-  kept.reserve(objects.size());
+  const std::span<const CocoObject> all = annotations_->objects(image);
+  std::vector<ImageObject> objects;
+  std::vector<const CocoObject*> sources;
+  objects.reserve(all.size());
+  sources.reserve(all.size());
   const float width = static_cast<float>(plan.image_width);
   const float height = static_cast<float>(plan.image_height);
-  for (const CocoObject& o : objects) {
+  for (const CocoObject& o : all) {
     if (o.crowd && !options_.keep_crowd) continue;
-    // As the references convert it: corners, clamped to the image.
+    // As the references convert it: corners, clamped to the image, kept
+    // with a width and a height.
     const std::array<float, 4> box = {std::clamp(o.box[0], 0.0f, width),
                                       std::clamp(o.box[1], 0.0f, height),
                                       std::clamp(o.box[0] + o.box[2], 0.0f, width),
                                       std::clamp(o.box[1] + o.box[3], 0.0f, height)};
     if (!(box[2] > box[0] && box[3] > box[1])) continue;
-    const std::array<float, 4> mapped = geometry.MapBox(box);
-    if (!(mapped[2] > mapped[0] && mapped[3] > mapped[1])) continue;
-    kept.emplace_back(&o, mapped);
+    objects.push_back(ImageObject{box, o.category, o.area, o.crowd});
+    sources.push_back(&o);
   }
-  const int64_t n = static_cast<int64_t>(kept.size());
-  Tensor boxes = out.Allocate("boxes", DType::kF32, Shape{n, 4});
-  Tensor labels = out.Allocate("labels", DType::kI64, Shape{n});
-  for (int64_t i = 0; i < n; ++i) {
-    std::memcpy(boxes.data<float>() + 4 * i, kept[static_cast<size_t>(i)].second.data(),
-                4 * sizeof(float));
-    labels.data<int64_t>()[i] = kept[static_cast<size_t>(i)].first->category;
-  }
-  if (options_.masks) {
-    const int oh = plan.out_height, ow = plan.out_width;
-    Tensor masks = out.Allocate("masks", DType::kU8, Shape{n, oh, ow});
-    const size_t plane = static_cast<size_t>(oh) * ow;
-    uint8_t* m = masks.data<uint8_t>();
-    std::memset(m, 0, plane * static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      const CocoObject& o = *kept[static_cast<size_t>(i)].first;
-      uint8_t* mask = m + plane * static_cast<size_t>(i);
-      if (o.segmentation == CocoSegmentation::kPolygons) {
-        for (uint32_t k = 0; k < o.count; ++k) {
-          geometry.FillPolygon(annotations_->polygon(o.first + k), mask);
+  WriteDetectionTargets(
+      plan, objects, options_.masks,
+      [&](size_t i, const PlanGeometry& geometry, uint8_t* mask) {
+        const CocoObject& o = *sources[i];
+        if (o.segmentation == CocoSegmentation::kPolygons) {
+          for (uint32_t k = 0; k < o.count; ++k) {
+            geometry.FillPolygon(annotations_->polygon(o.first + k), mask);
+          }
+        } else if (o.segmentation == CocoSegmentation::kRle) {
+          const CocoRle& rle = annotations_->rle(o.first);
+          // A mask is drawn over its image: one of another size is not this
+          // image's (and its size is not trusted for an allocation).
+          if (rle.height != plan.image_height || rle.width != plan.image_width) {
+            throw SampleError(FailureKind::kDecode, name,
+                              "an object's mask is " + std::to_string(rle.height) + "x" +
+                                  std::to_string(rle.width) + " (height x width), the image " +
+                                  std::to_string(plan.image_height) + "x" +
+                                  std::to_string(plan.image_width),
+                              index);
+          }
+          geometry.FillRle(rle, mask);
         }
-      } else if (o.segmentation == CocoSegmentation::kRle) {
-        const CocoRle& rle = annotations_->rle(o.first);
-        // A mask is drawn over its image: one of another size is not this
-        // image's (and its size is not trusted for an allocation).
-        if (rle.height != plan.image_height || rle.width != plan.image_width) {
-          throw SampleError(FailureKind::kDecode, name,
-                            "an object's mask is " + std::to_string(rle.height) + "x" +
-                                std::to_string(rle.width) + " (height x width), the image " +
-                                std::to_string(plan.image_height) + "x" +
-                                std::to_string(plan.image_width),
-                            index);
-        }
-        geometry.FillRle(rle, mask);
-      }
-    }
-  }
+      },
+      out);
   out.SetScalar<int64_t>("image_id", annotations_->image(image).id);
-  Tensor area = out.Allocate("area", DType::kF32, Shape{n});
-  Tensor crowd = out.Allocate("iscrowd", DType::kI64, Shape{n});
-  for (int64_t i = 0; i < n; ++i) {
-    area.data<float>()[i] = kept[static_cast<size_t>(i)].first->area;
-    crowd.data<int64_t>()[i] = kept[static_cast<size_t>(i)].first->crowd ? 1 : 0;
-  }
-  Tensor size = out.Allocate("image_size", DType::kI64, Shape{2});
-  size.data<int64_t>()[0] = plan.out_height;
-  size.data<int64_t>()[1] = plan.out_width;
 }
 
 }  // namespace feedline::vision

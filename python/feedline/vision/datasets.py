@@ -29,6 +29,7 @@ __all__ = [
     "IMG_EXTENSIONS",
     "ShardDataset",
     "ShardOrderSampler",
+    "YoloDetection",
     "detection_targets",
     "pack_shards",
 ]
@@ -272,6 +273,41 @@ class CocoDetection(NativeDataset):
     def categories(self):
         """{category id: name}, as the annotation file lists them."""
         return dict(self._native.categories)
+
+    @property
+    def max_pixels(self):
+        return self._native.max_pixels
+
+
+class YoloDetection(NativeDataset):
+    """The YOLO layout (Ultralytics, YOLOv5): every image under `images_dir`
+    (a folder with an "images" part in its path), its labels in the file at
+    the same path with "labels" for "images" and ".txt" for its extension,
+    one object a line: "class cx cy w h" normalized to the image, or a class
+    and a polygon of 3 or more normalized x y points (its bounds are the
+    box; masks=True draws it). An image without a label file has no
+    objects. Samples, transforms and batches are CocoDetection's, with
+    "image_id" the sample's index. A malformed label line is a failed sample
+    (feedline.SampleError naming the label file and the line)."""
+
+    def __init__(self, images_dir, transforms=None, *, masks=False, max_pixels=None,
+                 max_file_bytes=None):
+        max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
+        try:
+            _transforms._flatten(transforms)
+        except TypeError:
+            raise TypeError("YoloDetection's transforms run in C++ with the boxes and masks: "
+                            "give feedline.vision.transforms only (a Compose or a list)") from None
+        native = _vision.YoloDetection(os.fspath(images_dir),
+                                       build_pipeline(transforms, max_pixels), masks=bool(masks),
+                                       max_file_bytes=max_file_bytes)
+        super().__init__(native)
+        self.images_dir = native.images_dir
+        self.transforms = transforms
+
+    def label_file(self, index):
+        """Where sample `index`'s labels are read from."""
+        return self._native.label_file(int(index))
 
     @property
     def max_pixels(self):

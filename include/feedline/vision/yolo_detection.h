@@ -1,0 +1,82 @@
+// YoloDetection: a Dataset in the YOLO layout (the one Ultralytics, YOLOv5
+// and most exported datasets use): images under a folder whose path has an
+// "images" part, and beside each one a label file at the same path with
+// "labels" for "images" and ".txt" for its extension
+// (data/images/train/0001.jpg -> data/labels/train/0001.txt). Each line of a
+// label file is one object: "class cx cy w h" (its box: centre and size,
+// normalized to the image's width and height), or "class x1 y1 x2 y2 ..."
+// (a polygon of 3 or more normalized points, whose bounds are its box). An
+// image without a label file has no objects (a background image).
+//
+// Samples are those of CocoDetection (docs/detection.md): the pipeline's
+// "image", the objects' "boxes" (x0, y0, x1, y1 in output pixels),
+// "labels" (the class), "area" (in source pixels), "iscrowd" (0), "masks"
+// from the polygons (with masks = true; a box-only object has an empty
+// mask), "image_id" (the sample's index) and "image_size", moved with the
+// pixels by the same plan.
+//
+// A label file that cannot be read, a line that is not 5 numbers or a class
+// and 3 or more points, a class that is not a whole number >= 0 or a
+// coordinate outside [0, 1] (beyond a rounding slack) is a SampleError
+// naming the label file and its line: the loader's error policy decides, as
+// for a broken image.
+//
+// Thread safety: immutable after construction; Get may be called from many
+// threads at once.
+//
+// Example:
+//   YoloDetection train("/data/coco128/images/train2017", TrainPipeline(640));
+#ifndef FEEDLINE_VISION_YOLO_DETECTION_H_
+#define FEEDLINE_VISION_YOLO_DETECTION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "feedline/dataset.h"
+#include "feedline/export.h"
+#include "feedline/vision/image_dataset.h"
+#include "feedline/vision/pipeline.h"
+#include "feedline/vision/read_file.h"
+
+namespace feedline::vision {
+
+struct YoloDetectionOptions {
+  bool masks = false;  // draw each object's polygon ("masks")
+  ReadOptions read;
+};
+
+class FEEDLINE_EXPORT YoloDetection : public Dataset {
+ public:
+  // Every image (.jpg, .jpeg, .png, .webp) under `images_dir`, at any depth,
+  // sorted by path. Throws Error naming the folder when it cannot be listed,
+  // holds no image, or has no "images" part in its path (where the labels
+  // would be is then unknown).
+  YoloDetection(const std::string& images_dir, Pipeline pipeline,
+                YoloDetectionOptions options = {});
+
+  int64_t size() const override { return files_.size(); }
+  void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
+  std::string Source(int64_t index) const override;
+  std::vector<std::string> PaddedFields() const override;
+
+  const std::string& images_dir() const { return images_dir_; }
+  // Where image `index`'s labels are read from.
+  std::string LabelFile(int64_t index) const;
+  const Pipeline& pipeline() const { return pipeline_; }
+  const YoloDetectionOptions& options() const { return options_; }
+
+ private:
+  std::string images_dir_;
+  ImageList files_;  // paths under images_dir_
+  Pipeline pipeline_;
+  YoloDetectionOptions options_;
+};
+
+// Label path for an image path: the last "/images/" part becomes
+// "/labels/", the extension ".txt"; empty when the path has no such part.
+FEEDLINE_EXPORT std::string YoloLabelPath(const std::string& image_path);
+
+}  // namespace feedline::vision
+
+#endif  // FEEDLINE_VISION_YOLO_DETECTION_H_

@@ -1,0 +1,50 @@
+#include "src/vision/detection_targets.h"
+
+#include <cstring>
+
+namespace feedline::vision {
+
+std::vector<std::string> DetectionObjectFields(bool masks) {
+  std::vector<std::string> fields = {"boxes", "labels", "area", "iscrowd"};
+  if (masks) fields.push_back("masks");
+  return fields;
+}
+
+void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
+                           bool masks, const DrawMask& draw, Sample& out) {
+  const PlanGeometry geometry(plan);
+  // The objects kept (by index), with their boxes in output pixels.
+  std::vector<std::pair<size_t, std::array<float, 4>>> kept;
+  kept.reserve(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const std::array<float, 4> mapped = geometry.MapBox(objects[i].box);
+    if (mapped[2] > mapped[0] && mapped[3] > mapped[1]) kept.emplace_back(i, mapped);
+  }
+  const int64_t n = static_cast<int64_t>(kept.size());
+  Tensor boxes = out.Allocate("boxes", DType::kF32, Shape{n, 4});
+  Tensor labels = out.Allocate("labels", DType::kI64, Shape{n});
+  Tensor area = out.Allocate("area", DType::kF32, Shape{n});
+  Tensor crowd = out.Allocate("iscrowd", DType::kI64, Shape{n});
+  for (int64_t k = 0; k < n; ++k) {
+    const auto& [i, box] = kept[static_cast<size_t>(k)];
+    std::memcpy(boxes.data<float>() + 4 * k, box.data(), 4 * sizeof(float));
+    labels.data<int64_t>()[k] = objects[i].category;
+    area.data<float>()[k] = objects[i].area;
+    crowd.data<int64_t>()[k] = objects[i].crowd ? 1 : 0;
+  }
+  if (masks) {
+    const int oh = plan.out_height, ow = plan.out_width;
+    Tensor planes = out.Allocate("masks", DType::kU8, Shape{n, oh, ow});
+    const size_t plane = static_cast<size_t>(oh) * ow;
+    uint8_t* m = planes.data<uint8_t>();
+    std::memset(m, 0, plane * static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k) {
+      draw(kept[static_cast<size_t>(k)].first, geometry, m + plane * static_cast<size_t>(k));
+    }
+  }
+  Tensor size = out.Allocate("image_size", DType::kI64, Shape{2});
+  size.data<int64_t>()[0] = plan.out_height;
+  size.data<int64_t>()[1] = plan.out_width;
+}
+
+}  // namespace feedline::vision

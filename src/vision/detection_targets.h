@@ -1,0 +1,47 @@
+// The fields of a detection sample's objects (docs/detection.md), written
+// the same way whatever the annotations came from (COCO, YOLO): each object
+// given in the source image's pixels, mapped through the image's
+// PipelinePlan, dropped when nothing of its box is left in the output, and
+// written as "boxes" f32 [n, 4], "labels" i64 [n], "area" f32 [n],
+// "iscrowd" i64 [n], "masks" u8 [n, H, W] (when asked for) and
+// "image_size" i64 [2].
+//
+// Thread safety: pure functions.
+#ifndef FEEDLINE_SRC_VISION_DETECTION_TARGETS_H_
+#define FEEDLINE_SRC_VISION_DETECTION_TARGETS_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "feedline/sample.h"
+#include "feedline/vision/pipeline.h"
+#include "feedline/vision/plan_geometry.h"
+
+namespace feedline::vision {
+
+// One object of an image, in the source image's pixels.
+struct ImageObject {
+  std::array<float, 4> box{};  // x0, y0, x1, y1
+  int64_t category = 0;
+  float area = 0;
+  bool crowd = false;
+};
+
+// The names of the per-object fields (padded in every batch).
+std::vector<std::string> DetectionObjectFields(bool masks);
+
+// Writes the fields above into `out` for the objects whose box, clipped to
+// the output, keeps a width and a height. With `masks`, draw(i, geometry,
+// mask) draws object i's mask into `mask` (uint8 [H, W], zeroed) through
+// `geometry`.
+using DrawMask = std::function<void(size_t object, const PlanGeometry& geometry, uint8_t* mask)>;
+void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
+                           bool masks, const DrawMask& draw, Sample& out);
+
+}  // namespace feedline::vision
+
+#endif  // FEEDLINE_SRC_VISION_DETECTION_TARGETS_H_

@@ -1,0 +1,226 @@
+#include "feedline/vision/yolo_detection.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "feedline/error.h"
+#include "src/vision/detection_targets.h"
+
+namespace feedline::vision {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Scratch buffers of Get (Pipeline::Run uses its own).
+constexpr int kBytesSlot = 0;
+constexpr int kLabelsSlot = 1;
+static_assert(kLabelsSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+
+// How far past [0, 1] a normalized coordinate may be (exporters round).
+constexpr double kSlack = 1e-3;
+
+bool IsImageName(const fs::path& path) {
+  std::string e = path.extension().string();
+  if (!e.empty()) e.erase(0, 1);
+  for (char& c : e) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return e == "jpg" || e == "jpeg" || e == "png" || e == "webp";
+}
+
+// One object of a label line, in the image's pixels, and its polygon.
+struct LabelObject {
+  ImageObject object;
+  std::vector<float> polygon;  // x, y pairs in pixels; empty for a box
+};
+
+[[noreturn]] void BadLabel(const std::string& file, int line, const std::string& why,
+                           int64_t index) {
+  throw SampleError(FailureKind::kDecode, file, "line " + std::to_string(line) + ": " + why,
+                    index);
+}
+
+// The objects of a label file's text, for an image of `width` x `height`.
+std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& file, int width,
+                                     int height, int64_t index) {
+  std::vector<LabelObject> objects;
+  std::vector<double> values;
+  int line_number = 0;
+  while (!text.empty()) {
+    const size_t end = text.find('\n');
+    std::string_view line = text.substr(0, end);
+    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+    ++line_number;
+    values.clear();
+    size_t at = 0;
+    while (true) {
+      while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at]))) ++at;
+      if (at >= line.size()) break;
+      double v = 0;
+      const auto [next, error] = std::from_chars(line.data() + at, line.data() + line.size(), v);
+      if (error != std::errc() || !std::isfinite(v)) {
+        BadLabel(file, line_number, "'" + std::string(line) + "' is not a list of numbers", index);
+      }
+      values.push_back(v);
+      at = static_cast<size_t>(next - line.data());
+    }
+    if (values.empty()) continue;  // a blank line
+    if (values.size() != 5 && (values.size() < 7 || values.size() % 2 == 0)) {
+      BadLabel(file, line_number,
+               "has " + std::to_string(values.size()) +
+                   " numbers: an object is 'class cx cy w h' or a class and 3 or more x y points",
+               index);
+    }
+    if (values[0] < 0 || values[0] != std::trunc(values[0]) || values[0] > 1e9) {
+      BadLabel(file, line_number, "class " + std::to_string(values[0]) + " is not a whole number >= 0",
+               index);
+    }
+    for (size_t k = 1; k < values.size(); ++k) {
+      if (values[k] < -kSlack || values[k] > 1 + kSlack) {
+        BadLabel(file, line_number,
+                 "coordinate " + std::to_string(values[k]) + " is outside [0, 1] (normalized)",
+                 index);
+      }
+    }
+    LabelObject o;
+    o.object.category = static_cast<int64_t>(values[0]);
+    double x0, y0, x1, y1;
+    if (values.size() == 5) {
+      x0 = (values[1] - values[3] / 2) * width;
+      x1 = (values[1] + values[3] / 2) * width;
+      y0 = (values[2] - values[4] / 2) * height;
+      y1 = (values[2] + values[4] / 2) * height;
+    } else {
+      x0 = y0 = INFINITY;
+      x1 = y1 = -INFINITY;
+      for (size_t k = 1; k + 1 < values.size(); k += 2) {
+        const double x = values[k] * width, y = values[k + 1] * height;
+        o.polygon.push_back(static_cast<float>(x));
+        o.polygon.push_back(static_cast<float>(y));
+        x0 = std::min(x0, x);
+        x1 = std::max(x1, x);
+        y0 = std::min(y0, y);
+        y1 = std::max(y1, y);
+      }
+    }
+    auto clamp = [](double v, int limit) {
+      return static_cast<float>(std::clamp(v, 0.0, static_cast<double>(limit)));
+    };
+    o.object.box = {clamp(x0, width), clamp(y0, height), clamp(x1, width), clamp(y1, height)};
+    o.object.area = (o.object.box[2] - o.object.box[0]) * (o.object.box[3] - o.object.box[1]);
+    objects.push_back(std::move(o));
+  }
+  return objects;
+}
+
+}  // namespace
+
+std::string YoloLabelPath(const std::string& image_path) {
+  const size_t part = image_path.rfind("/images/");
+  if (part == std::string::npos) return {};
+  std::string out = image_path;
+  out.replace(part, 8, "/labels/");
+  const size_t slash = out.rfind('/');
+  const size_t dot = out.rfind('.');
+  if (dot != std::string::npos && dot > slash) out.erase(dot);
+  return out + ".txt";
+}
+
+YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
+                             YoloDetectionOptions options)
+    : images_dir_(images_dir), pipeline_(std::move(pipeline)), options_(options) {
+  if (options_.read.max_bytes <= 0) {
+    throw Error("YOLO dataset: max_file_bytes must be > 0, got " +
+                std::to_string(options_.read.max_bytes));
+  }
+  options_.read.image = true;
+  while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
+  const std::string absolute = fs::absolute(images_dir_).lexically_normal().string() + "/";
+  if (absolute.find("/images/") == std::string::npos) {
+    throw Error("YOLO dataset " + images_dir_ +
+                ": its path has no 'images' folder, so where its labels are is unknown "
+                "(the YOLO layout: .../images/... beside .../labels/...)");
+  }
+  std::error_code ec;
+  if (!fs::is_directory(images_dir_, ec)) {
+    throw Error("YOLO dataset " + images_dir_ + ": not a folder" +
+                (ec ? std::string(" (") + ec.message() + ")" : std::string()));
+  }
+  std::vector<std::string> paths;
+  fs::recursive_directory_iterator it(images_dir_, fs::directory_options::follow_directory_symlink,
+                                      ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (IsImageName(it->path()) && !it->is_directory()) {
+      paths.push_back(it->path().lexically_relative(images_dir_).string());
+    }
+  }
+  if (ec) throw Error("YOLO dataset " + images_dir_ + ": cannot be listed: " + ec.message());
+  if (paths.empty()) {
+    throw Error("YOLO dataset " + images_dir_ + ": no image files (.jpg, .jpeg, .png, .webp)");
+  }
+  std::sort(paths.begin(), paths.end());
+  for (const std::string& p : paths) files_.Add(p, 0);
+}
+
+std::string YoloDetection::Source(int64_t index) const {
+  CheckIndex(index, size());
+  return images_dir_ + "/" + std::string(files_.path(index));
+}
+
+std::string YoloDetection::LabelFile(int64_t index) const {
+  return YoloLabelPath(fs::absolute(Source(index)).lexically_normal().string());
+}
+
+std::vector<std::string> YoloDetection::PaddedFields() const {
+  return DetectionObjectFields(options_.masks);
+}
+
+void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  const std::string image = Source(index);
+  std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
+  {
+    auto timer = ctx.Time(Stage::kRead);
+    ReadFile(image.c_str(), bytes, options_.read);
+  }
+  PipelinePlan plan;
+  pipeline_.Run(bytes, image, out, "image", ctx, {}, &plan);
+
+  const std::string label_file = LabelFile(index);
+  std::vector<uint8_t>& text = ctx.scratch(kLabelsSlot);
+  text.clear();
+  {
+    auto timer = ctx.Time(Stage::kRead);
+    std::error_code ec;
+    if (fs::exists(label_file, ec)) {
+      ReadOptions read;
+      read.max_bytes = int64_t{64} << 20;
+      ReadFile(label_file.c_str(), text, read);
+    }
+  }
+  auto timer = ctx.Time(Stage::kTransform);
+  const std::vector<LabelObject> labelled =
+      ParseLabels(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
+                  label_file, plan.image_width, plan.image_height, index);
+  std::vector<ImageObject> objects;
+  std::vector<const LabelObject*> sources;
+  for (const LabelObject& o : labelled) {
+    if (!(o.object.box[2] > o.object.box[0] && o.object.box[3] > o.object.box[1])) continue;
+    objects.push_back(o.object);
+    sources.push_back(&o);
+  }
+  WriteDetectionTargets(
+      plan, objects, options_.masks,
+      [&](size_t i, const PlanGeometry& geometry, uint8_t* mask) {
+        if (!sources[i]->polygon.empty()) geometry.FillPolygon(sources[i]->polygon, mask);
+      },
+      out);
+  out.SetScalar<int64_t>("image_id", index);
+}
+
+}  // namespace feedline::vision
