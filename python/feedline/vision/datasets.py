@@ -30,6 +30,7 @@ __all__ = [
     "ShardDataset",
     "ShardOrderSampler",
     "YoloDetection",
+    "detection_rows",
     "detection_targets",
     "pack_shards",
 ]
@@ -335,6 +336,26 @@ def detection_targets(batch):
             target["masks"] = batch["masks"][i, :n, :h, :w]
         targets.append(target)
     return out_images, targets
+
+
+def detection_rows(batch):
+    """A padded detection batch's objects as one table, the layout YOLO
+    trainers take (Ultralytics' "batch_idx", "cls", "bboxes"): "batch_idx"
+    int64 [N] (the image of each object), "labels" int64 [N], "boxes"
+    float32 [N, 4] (x0, y0, x1, y1 in pixels) and "boxes_cxcywh" float32
+    [N, 4] (centre and size normalized to each image's size), N the batch's
+    objects, in image order. Copies (N rows), not views."""
+    counts = batch["boxes_lengths"]
+    index = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    keep = np.arange(batch["boxes"].shape[1])[None, :] < counts[:, None]
+    boxes = batch["boxes"][keep]
+    size = batch["image_size"][index].astype(np.float32)  # (H, W) per row
+    wh = boxes[:, 2:] - boxes[:, :2]
+    centre = boxes[:, :2] + wh / 2
+    scale = size[:, ::-1]
+    normalized = np.concatenate([centre / scale, wh / scale], axis=1).astype(np.float32)
+    return {"batch_idx": index, "labels": batch["labels"][keep], "boxes": boxes,
+            "boxes_cxcywh": normalized}
 
 
 class ShardDataset(_LabeledImages):

@@ -90,3 +90,20 @@ def test_a_folder_outside_the_layout_is_refused(tmp_path):
     PIL.Image.new("RGB", (4, 4)).save(str(tmp_path / "photos" / "a.png"))
     with pytest.raises(ValueError, match="no 'images' folder"):
         datasets.YoloDetection(str(tmp_path / "photos"))
+
+
+def test_detection_rows_give_the_batch_as_yolo_trainers_take_it(tmp_path):
+    truth = write_yolo(str(tmp_path))
+    images = os.path.join(str(tmp_path), "images", "train")
+    data = datasets.YoloDetection(images)
+    batch = next(iter(feedline.DataLoader(data, batch_size=len(truth))))
+    rows = datasets.detection_rows(batch)
+    expected_index, expected_rows = [], []
+    for i, (name, (w, h, labels)) in enumerate(sorted(truth.items())):
+        expected_index += [i] * len(labels)
+        expected_rows += [[float(f"{v:.6f}") for v in r[1:]] for r in labels]
+    assert rows["batch_idx"].tolist() == expected_index
+    assert rows["labels"].tolist() == [r[0] for name in sorted(truth) for r in truth[name][2]]
+    np.testing.assert_allclose(rows["boxes_cxcywh"], np.array(expected_rows).reshape(-1, 4),
+                               atol=1e-4)
+    assert rows["boxes"].shape == (len(expected_index), 4)
