@@ -556,7 +556,7 @@ void HttpClient::ReadRange(const std::string& url, uint64_t offset, size_t size,
   request.size = size;
   request.dst = dst;
   const long status = Run(request);
-  if (NotFound(status)) throw Error(request.What() + ": HTTP " + std::to_string(status) + " (not found)");
+  if (NotFound(status)) throw Error(request.What() + ": " + NotFoundText(status));
 }
 
 void HttpClient::StreamRange(const std::string& url, uint64_t offset, uint64_t size,
@@ -568,18 +568,27 @@ void HttpClient::StreamRange(const std::string& url, uint64_t offset, uint64_t s
   request.size = size;
   request.sink = &sink;
   const long status = Run(request);
-  if (NotFound(status)) throw Error(request.What() + ": HTTP " + std::to_string(status) + " (not found)");
+  if (NotFound(status)) throw Error(request.What() + ": " + NotFoundText(status));
 }
 
 std::optional<std::vector<uint8_t>> HttpClient::ReadAll(const std::string& url,
-                                                        uint64_t max_bytes) const {
+                                                        uint64_t max_bytes,
+                                                        long* not_found) const {
   std::vector<uint8_t> body;
   Request request;
   request.url = url;
   request.body = &body;
   request.max_bytes = max_bytes;
-  if (NotFound(Run(request))) return std::nullopt;
+  const long status = Run(request);
+  if (NotFound(status)) {
+    if (not_found != nullptr) *not_found = status;
+    return std::nullopt;
+  }
   return body;
+}
+
+std::string HttpClient::NotFoundText(long status) {
+  return "HTTP " + std::to_string(status) + (status == 410 ? " (gone)" : " (not found)");
 }
 
 HttpClient::Answer HttpClient::Send(const std::string& method, const std::string& url,
@@ -596,10 +605,10 @@ HttpClient::Answer HttpClient::Send(const std::string& method, const std::string
   request.max_bytes = uint64_t{1} << 20;
   const long status = Run(request);
   if (NotFound(status)) {
-    std::string problem = "HTTP " + std::to_string(status);
+    std::string problem = NotFoundText(status);
     const std::string s3_code = S3ErrorCode(request.error_body);
     if (!s3_code.empty()) problem += " " + s3_code;
-    throw Error(request.What() + ": " + problem + " (not found)");
+    throw Error(request.What() + ": " + problem);
   }
   Answer answer;
   answer.status = status;
@@ -608,11 +617,15 @@ HttpClient::Answer HttpClient::Send(const std::string& method, const std::string
   return answer;
 }
 
-std::optional<uint64_t> HttpClient::Size(const std::string& url) const {
+std::optional<uint64_t> HttpClient::Size(const std::string& url, long* not_found) const {
   Request request;
   request.url = url;
   request.head = true;
-  if (NotFound(Run(request))) return std::nullopt;
+  const long status = Run(request);
+  if (NotFound(status)) {
+    if (not_found != nullptr) *not_found = status;
+    return std::nullopt;
+  }
   return request.content_length;
 }
 

@@ -67,12 +67,18 @@ class HttpClient {
                    const std::function<void(const uint8_t*, size_t)>& sink) const;
 
   // The whole body of `url` (at most `max_bytes`, else an Error), or nullopt
-  // if the server answers 404 or 410.
-  std::optional<std::vector<uint8_t>> ReadAll(const std::string& url, uint64_t max_bytes) const;
+  // if the server answers 404 or 410; `not_found`, when given, then receives
+  // that status, so that a message says which.
+  std::optional<std::vector<uint8_t>> ReadAll(const std::string& url, uint64_t max_bytes,
+                                              long* not_found = nullptr) const;
 
   // The length of `url` from a HEAD request, or nullopt if the server
-  // answers 404 or 410. Throws Error if the answer has no length.
-  std::optional<uint64_t> Size(const std::string& url) const;
+  // answers 404 or 410 (`not_found` as ReadAll's). Throws Error if the
+  // answer has no length.
+  std::optional<uint64_t> Size(const std::string& url, long* not_found = nullptr) const;
+
+  // "HTTP 410 (gone)" or "HTTP 404 (not found)", for such a status.
+  static std::string NotFoundText(long status);
 
   // The answer to a request that Send made.
   struct Answer {

@@ -43,12 +43,13 @@ std::vector<std::string> HttpPackStore::FindIndexes(const std::string& url,
   if (EndsWith(url, ".tar")) return {url.substr(0, url.size() - 4) + ".idx"};
   const std::string folder = EndsWith(url, "/") ? url : url + "/";
   const HttpClient client(options);
+  long status = 0;
   const std::optional<std::vector<uint8_t>> manifest =
-      client.ReadAll(folder + "pack.txt", kMaxTextBytes);
+      client.ReadAll(folder + "pack.txt", kMaxTextBytes, &status);
   if (!manifest) {
-    throw Error(folder + "pack.txt: HTTP 404 (not found): a pack over HTTP is found through the "
-                         "pack.txt that 'feedline pack' writes; serve that folder, or give one "
-                         "shard's .tar or .idx URL");
+    throw Error(folder + "pack.txt: " + HttpClient::NotFoundText(status) +
+                ": a pack over HTTP is found through the pack.txt that 'feedline pack' writes; "
+                "serve that folder, or give one shard's .tar or .idx URL");
   }
   const std::string text(manifest->begin(), manifest->end());
   const std::string shards = ManifestValue(text, "shards");
@@ -85,10 +86,11 @@ std::optional<ShardIndex> HttpPackStore::ReadIndex(const std::string& location) 
 
 ShardIndex HttpPackStore::IndexTar(size_t shard, const std::string& index_location) const {
   const std::string& url = tar_urls_.at(shard);
-  const std::optional<uint64_t> size = client_.Size(url);
+  long status = 0;
+  const std::optional<uint64_t> size = client_.Size(url, &status);
   if (!size) {
-    throw Error(index_location + ": cannot read shard index: HTTP 404 (not found), nor is " + url +
-                " there to index (HTTP 404)");
+    throw Error(index_location + ": cannot read shard index (the server has none), nor is " + url +
+                " there to index: " + HttpClient::NotFoundText(status));
   }
   TarIndexer indexer(url);
   if (*size > 0) {
@@ -100,8 +102,9 @@ ShardIndex HttpPackStore::IndexTar(size_t shard, const std::string& index_locati
 
 void HttpPackStore::CheckTar(size_t shard, uint64_t bytes) const {
   const std::string& url = tar_urls_.at(shard);
-  const std::optional<uint64_t> size = client_.Size(url);
-  if (!size) throw Error(url + ": cannot open shard: HTTP 404 (not found)");
+  long status = 0;
+  const std::optional<uint64_t> size = client_.Size(url, &status);
+  if (!size) throw Error(url + ": cannot open shard: " + HttpClient::NotFoundText(status));
   if (*size < bytes) {
     throw Error(url + ": truncated shard: " + std::to_string(*size) +
                 " bytes, its index expects " + std::to_string(bytes));

@@ -251,13 +251,15 @@ void ShardCache::Download(size_t shard) const {
   if (::unlink(damage_list.c_str()) != 0 && errno != ENOENT) {
     throw Error(ErrnoMessage("cannot remove", damage_list));
   }
+  long status = 0;
   std::optional<std::vector<uint8_t>> index_bytes =
-      client_->ReadAll(index_urls_[shard], kMaxIndexBytes);
+      client_->ReadAll(index_urls_[shard], kMaxIndexBytes, &status);
   // A shard the server has no index of: the one saved when it was indexed.
   std::optional<ShardIndex> saved;
   if (!index_bytes) saved = SavedIndex(shard);
   if (!index_bytes && !saved) {
-    throw Error(index_urls_[shard] + ": cannot read shard index: HTTP 404 (not found)");
+    throw Error(index_urls_[shard] + ": cannot read shard index: " +
+                HttpClient::NotFoundText(status));
   }
   const ShardIndex index = saved ? *saved : ParseShardIndex(*index_bytes, index_urls_[shard]);
   MakeRoom(index.tar_size, shard);
@@ -364,10 +366,11 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
   if (::access(path.c_str(), F_OK) == 0) {
     index = IndexTarFile(path);
   } else {
-    const std::optional<uint64_t> size = client_->Size(url);
+    long status = 0;
+    const std::optional<uint64_t> size = client_->Size(url, &status);
     if (!size) {
-      throw Error(index_location + ": cannot read shard index: HTTP 404 (not found), nor is " +
-                  url + " there to index (HTTP 404)");
+      throw Error(index_location + ": cannot read shard index (the server has none), nor is " +
+                  url + " there to index: " + HttpClient::NotFoundText(status));
     }
     MakeRoom(*size, shard);
     const std::string part = path + ".part";

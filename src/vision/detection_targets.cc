@@ -37,7 +37,7 @@ void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject
     Tensor planes = out.Allocate("masks", DType::kU8, Shape{n, oh, ow});
     const size_t plane = static_cast<size_t>(oh) * ow;
     uint8_t* m = planes.data<uint8_t>();
-    std::memset(m, 0, plane * static_cast<size_t>(n));
+    if (n > 0) std::memset(m, 0, plane * static_cast<size_t>(n));  // no buffer when empty
     for (int64_t k = 0; k < n; ++k) {
       draw(kept[static_cast<size_t>(k)].first, geometry, m + plane * static_cast<size_t>(k));
     }

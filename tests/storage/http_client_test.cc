@@ -125,6 +125,20 @@ TEST_F(HttpClientTest, NotFoundAndAccessRefusedFailAtOnce) {
   EXPECT_EQ(Requests(server_, "/status/403", 1), 1u);
 }
 
+TEST_F(HttpClientTest, AGoneAnswerIsNamedAsItWasGiven) {
+  const HttpClient client(Quick(5));
+  std::vector<uint8_t> got(10);
+  EXPECT_THAT(MessageOf([&] { client.ReadRange(server_.Url("status/410"), 0, 10, got.data()); }),
+              HasSubstr(server_.Url("status/410") + ": bytes 0-9: HTTP 410 (gone)"));
+  long status = 0;
+  EXPECT_FALSE(client.ReadAll(server_.Url("status/410"), 1 << 20, &status));
+  EXPECT_EQ(status, 410);
+  EXPECT_FALSE(client.Size(server_.Url("absent.bin"), &status));
+  EXPECT_EQ(status, 404);
+  EXPECT_EQ(HttpClient::NotFoundText(410), "HTTP 410 (gone)");
+  EXPECT_EQ(Requests(server_, "/status/410", 2), 2u);  // neither retried
+}
+
 // Retried for the whole budget, at least max_attempts times, each request
 // on its own: an HTTP answer, if only an error, shows the server is there.
 TEST_F(HttpClientTest, ServerErrorsAndThrottlingAreRetriedForTheWholeBudget) {

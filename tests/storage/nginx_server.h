@@ -223,6 +223,7 @@ class NginxServer {
          << "    " << server_config_ << "\n"
          // Fixed answers for the tests of failures.
          << "    location = /status/403 { return 403; }\n"
+         << "    location = /status/410 { return 410; }\n"
          << "    location = /status/429 { return 429; }\n"
          << "    location = /status/503 { return 503; }\n"
          << "  }\n"
