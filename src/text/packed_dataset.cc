@@ -1,6 +1,7 @@
 #include "feedline/text/packed_dataset.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string>
@@ -25,7 +26,19 @@ void Widen(const Tensor& field, std::vector<int64_t>& out) {
 
 void ReadTokens(const Tensor& field, std::vector<int64_t>& out) {
   switch (field.dtype()) {
-    case DType::kI64: Widen<int64_t>(field, out); return;
+    case DType::kI64: {
+      // Token ids fit in 32 bits wherever feedline keeps them (TokenDataset
+      // stores them so); a wider one is a corrupt document, not an id.
+      Widen<int64_t>(field, out);
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (out[i] < std::numeric_limits<int32_t>::min() ||
+            out[i] > std::numeric_limits<int32_t>::max()) {
+          throw Error("holds token " + std::to_string(out[i]) + " at " + std::to_string(i) +
+                      ", which does not fit in 32 bits (as TokenDataset refuses it)");
+        }
+      }
+      return;
+    }
     case DType::kI32: Widen<int32_t>(field, out); return;
     case DType::kI16: Widen<int16_t>(field, out); return;
     case DType::kU16: Widen<uint16_t>(field, out); return;

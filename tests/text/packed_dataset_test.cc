@@ -165,6 +165,45 @@ TEST(PackedDatasetTest, AMissingFieldIsASampleErrorNamingIt) {
   EXPECT_THROW(PackedDataset(docs, Schedule({1, 2}, PackOptions{})), Error);
 }
 
+// One int64 document per index, its tokens as given.
+class Int64Documents : public Dataset {
+ public:
+  explicit Int64Documents(std::vector<std::vector<int64_t>> docs) : docs_(std::move(docs)) {}
+  int64_t size() const override { return static_cast<int64_t>(docs_.size()); }
+  int64_t Length(int64_t i) const override {
+    return static_cast<int64_t>(docs_[static_cast<size_t>(i)].size());
+  }
+  void Get(int64_t i, Sample& out, SampleContext&) const override {
+    const std::vector<int64_t>& d = docs_[static_cast<size_t>(i)];
+    out.SetVector<int64_t>("tokens", d.data(), static_cast<int64_t>(d.size()));
+  }
+
+ private:
+  std::vector<std::vector<int64_t>> docs_;
+};
+
+TEST(PackedDatasetTest, ATokenOutside32BitsIsASampleErrorAsTokenDatasetRefusesIt) {
+  PackedRowOptions row_options;
+  row_options.tokens_field = "tokens";
+  for (int64_t bad : {int64_t{1} << 32, int64_t{1} << 31, -(int64_t{1} << 31) - 1}) {
+    PackedDataset data(std::make_shared<Int64Documents>(std::vector<std::vector<int64_t>>{
+                           {5, bad, 7}}),
+                       Schedule({3}, PackOptions{}), row_options);
+    try {
+      GetRow(data, 0);
+      FAIL() << bad;
+    } catch (const SampleError& e) {
+      EXPECT_NE(e.message().find("holds token " + std::to_string(bad) + " at 1"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  PackedDataset fine(std::make_shared<Int64Documents>(std::vector<std::vector<int64_t>>{
+                         {5, (int64_t{1} << 31) - 1, 7}}),
+                     Schedule({3}, PackOptions{}), row_options);
+  EXPECT_EQ(GetRow(fine, 0).input_ids[1], (int64_t{1} << 31) - 1);
+}
+
 // One epoch through the loader: the rows' tokens (padding left out), row
 // by row in batch order.
 std::vector<std::vector<int64_t>> Epoch(DataLoader& loader, int64_t max_batches = -1) {
