@@ -587,8 +587,9 @@ std::optional<std::vector<uint8_t>> HttpClient::ReadAll(const std::string& url,
   return body;
 }
 
-std::string HttpClient::NotFoundText(long status) {
-  return "HTTP " + std::to_string(status) + (status == 410 ? " (gone)" : " (not found)");
+std::string HttpClient::NotFoundText(long status, const std::string& code) {
+  return "HTTP " + std::to_string(status) + (code.empty() ? "" : " " + code) +
+         (status == 410 ? " (gone)" : " (not found)");
 }
 
 HttpClient::Answer HttpClient::Send(const std::string& method, const std::string& url,
@@ -605,10 +606,7 @@ HttpClient::Answer HttpClient::Send(const std::string& method, const std::string
   request.max_bytes = uint64_t{1} << 20;
   const long status = Run(request);
   if (NotFound(status)) {
-    std::string problem = NotFoundText(status);
-    const std::string s3_code = S3ErrorCode(request.error_body);
-    if (!s3_code.empty()) problem += " " + s3_code;
-    throw Error(request.What() + ": " + problem);
+    throw Error(request.What() + ": " + NotFoundText(status, S3ErrorCode(request.error_body)));
   }
   Answer answer;
   answer.status = status;

@@ -77,8 +77,9 @@ class HttpClient {
   // answer has no length.
   std::optional<uint64_t> Size(const std::string& url, long* not_found = nullptr) const;
 
-  // "HTTP 410 (gone)" or "HTTP 404 (not found)", for such a status.
-  static std::string NotFoundText(long status);
+  // "HTTP 410 (gone)" or "HTTP 404 (not found)", for such a status, with
+  // `code` (an S3 error code) after the number when given.
+  static std::string NotFoundText(long status, const std::string& code = "");
 
   // The answer to a request that Send made.
   struct Answer {
