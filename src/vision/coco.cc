@@ -4,7 +4,9 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <unordered_map>
 
 #include "feedline/error.h"
@@ -101,8 +103,10 @@ std::vector<uint32_t> DecodeCocoRleString(std::string_view counts, int height, i
       }
       const int c = static_cast<unsigned char>(counts[p]) - 48;
       if (c < 0 || c > 63) {
-        throw Error("COCO mask " + std::string(source) + ": its compressed counts hold a character '" +
-                    std::string(1, counts[p]) + "' outside the format");
+        char shown[8];
+        std::snprintf(shown, sizeof(shown), "0x%02x", static_cast<unsigned char>(counts[p]));
+        throw Error("COCO mask " + std::string(source) + ": its compressed counts hold a character " +
+                    shown + " outside the format");
       }
       x |= static_cast<int64_t>(c & 0x1f) << (5 * k);
       more = (c & 0x20) != 0;
@@ -133,6 +137,10 @@ std::vector<uint32_t> DecodeCocoRleString(std::string_view counts, int height, i
 }
 
 CocoAnnotations CocoAnnotations::Read(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw Error("COCO annotations " + path + ": is a folder, not an annotation file");
+  }
   simdjson::padded_string json;
   errno = 0;
   if (simdjson::padded_string::load(path).get(json)) {

@@ -42,6 +42,7 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
                 std::to_string(options_.read.max_bytes));
   }
   options_.read.image = true;
+  CheckDetectionPipeline(pipeline_, "COCO dataset");
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   images_.reserve(static_cast<size_t>(annotations_->num_images()));
   for (int64_t i = 0; i < annotations_->num_images(); ++i) {
@@ -126,6 +127,8 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
                               index);
           }
           geometry.FillRle(rle, mask);
+        } else {
+          FillBox(objects[i].box, geometry, mask);  // no segmentation: its box
         }
       },
       out);

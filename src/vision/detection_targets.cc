@@ -2,12 +2,31 @@
 
 #include <cstring>
 
+#include "feedline/error.h"
+
 namespace feedline::vision {
 
 std::vector<std::string> DetectionObjectFields(bool masks) {
   std::vector<std::string> fields = {"boxes", "labels", "area", "iscrowd"};
   if (masks) fields.push_back("masks");
   return fields;
+}
+
+void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset) {
+  for (const Transform& t : pipeline.transforms()) {
+    if (t.kind == Transform::Kind::kTrivialAugmentWide || t.kind == Transform::Kind::kRandAugment ||
+        t.kind == Transform::Kind::kAutoAugment) {
+      throw Error(dataset + ": " + t.ToString() +
+                  " shears, translates and rotates the pixels where the boxes and masks cannot "
+                  "follow; a detection pipeline takes flips, resizes, crops and photometric "
+                  "steps (ColorJitter)");
+    }
+  }
+}
+
+void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint8_t* mask) {
+  const float corners[8] = {box[0], box[1], box[2], box[1], box[2], box[3], box[0], box[3]};
+  geometry.FillPolygon(corners, mask);
 }
 
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,

@@ -34,6 +34,15 @@ struct ImageObject {
 // The names of the per-object fields (padded in every batch).
 std::vector<std::string> DetectionObjectFields(bool masks);
 
+// Throws Error naming `dataset` if `pipeline` has a step that moves pixels
+// without telling the plan (the AutoAugment family's shears, translations
+// and rotations): the objects could not follow them.
+void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset);
+
+// Draws an object's box (source pixels) as its mask: what an object without
+// a segmentation gets, so that each mask covers its object.
+void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint8_t* mask);
+
 // Writes the fields above into `out` for the objects whose box, clipped to
 // the output, keeps a width and a height. With `masks`, draw(i, geometry,
 // mask) draws object i's mask into `mask` (uint8 [H, W], zeroed) through

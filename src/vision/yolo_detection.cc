@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string_view>
@@ -40,6 +41,13 @@ struct LabelObject {
   std::vector<float> polygon;  // x, y pairs in pixels; empty for a box
 };
 
+// `v` as a label file would write it (1.5, 1e+12), for messages.
+std::string Number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", v);
+  return text;
+}
+
 [[noreturn]] void BadLabel(const std::string& file, int line, const std::string& why,
                            int64_t index) {
   throw SampleError(FailureKind::kDecode, file, "line " + std::to_string(line) + ": " + why,
@@ -63,8 +71,12 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
       while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at]))) ++at;
       if (at >= line.size()) break;
       double v = 0;
+      if (line[at] == '+') ++at;  // "+0.5", as numpy and Ultralytics read it
       const auto [next, error] = std::from_chars(line.data() + at, line.data() + line.size(), v);
-      if (error != std::errc() || !std::isfinite(v)) {
+      // A number ends at a space or the line's end ("0.5.5" is no number).
+      const bool separated =
+          next == line.data() + line.size() || std::isspace(static_cast<unsigned char>(*next));
+      if (error != std::errc() || !std::isfinite(v) || !separated) {
         BadLabel(file, line_number, "'" + std::string(line) + "' is not a list of numbers", index);
       }
       values.push_back(v);
@@ -78,13 +90,12 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
                index);
     }
     if (values[0] < 0 || values[0] != std::trunc(values[0]) || values[0] > 1e9) {
-      BadLabel(file, line_number, "class " + std::to_string(values[0]) + " is not a whole number >= 0",
-               index);
+      BadLabel(file, line_number, "class " + Number(values[0]) + " is not a whole number >= 0", index);
     }
     for (size_t k = 1; k < values.size(); ++k) {
       if (values[k] < -kSlack || values[k] > 1 + kSlack) {
         BadLabel(file, line_number,
-                 "coordinate " + std::to_string(values[k]) + " is outside [0, 1] (normalized)",
+                 "coordinate " + Number(values[k]) + " is outside [0, 1] (normalized)",
                  index);
       }
     }
@@ -140,6 +151,7 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
                 std::to_string(options_.read.max_bytes));
   }
   options_.read.image = true;
+  CheckDetectionPipeline(pipeline_, "YOLO dataset " + images_dir);
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
   const std::string absolute = fs::absolute(images_dir_).lexically_normal().string() + "/";
   if (absolute.find("/images/") == std::string::npos) {
@@ -148,6 +160,13 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
                 "(the YOLO layout: .../images/... beside .../labels/...)");
   }
   std::error_code ec;
+  // Where the labels are: a missing folder is a wrong path far more often
+  // than a dataset of background images only (Ultralytics stops there too).
+  const fs::path labels = fs::path(YoloLabelPath(absolute + "x.jpg")).parent_path();
+  if (!fs::is_directory(labels, ec)) {
+    throw Error("YOLO dataset " + images_dir_ + ": its labels folder " + labels.string() +
+                " is missing (the YOLO layout: .../images/... beside .../labels/...)");
+  }
   if (!fs::is_directory(images_dir_, ec)) {
     throw Error("YOLO dataset " + images_dir_ + ": not a folder" +
                 (ec ? std::string(" (") + ec.message() + ")" : std::string()));
@@ -217,7 +236,11 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   WriteDetectionTargets(
       plan, objects, options_.masks,
       [&](size_t i, const PlanGeometry& geometry, uint8_t* mask) {
-        if (!sources[i]->polygon.empty()) geometry.FillPolygon(sources[i]->polygon, mask);
+        if (!sources[i]->polygon.empty()) {
+          geometry.FillPolygon(sources[i]->polygon, mask);
+        } else {
+          FillBox(objects[i].box, geometry, mask);  // a box line: its box
+        }
       },
       out);
   out.SetScalar<int64_t>("image_id", index);

@@ -93,7 +93,7 @@ TEST_F(CocoDetectionTest, ATargetAsTheReferencesBuildIt) {
       set += masks[static_cast<size_t>(600 + y * 30 + x)];
     }
   }
-  EXPECT_EQ(set, 0);  // no segmentation: an empty mask
+  EXPECT_EQ(set, 5 * 10);  // no segmentation: its box (25..30 x 10..20) as its mask
 
   Sample empty;
   data.Get(1, empty, ctx);
@@ -159,6 +159,15 @@ TEST_F(CocoDetectionTest, AMissingImageIsASampleErrorNamingIt) {
     EXPECT_THAT(e.what(), HasSubstr("b.png"));
   }
   EXPECT_THROW(Make({}).Get(2, s, ctx), Error);  // out of range
+}
+
+TEST_F(CocoDetectionTest, PixelMovingAugmentationsAreRefused) {
+  try {
+    Make({Transform::RandAugment()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("COCO dataset: rand_augment"));
+  }
 }
 
 TEST_F(CocoDetectionTest, ABrokenAnnotationFileIsAnErrorNamingIt) {

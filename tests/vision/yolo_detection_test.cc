@@ -68,12 +68,12 @@ TEST_F(YoloDetectionTest, LabelsBesideTheImagesBecomeBoxesInPixels) {
   EXPECT_THAT(YoloValues<int64_t>(s, "image_id"), ElementsAre(0));
   ASSERT_EQ(s.Find("masks")->shape(), (Shape{2, 20, 40}));
   const std::vector<uint8_t> masks = YoloValues<uint8_t>(s, "masks");
-  // The box has no polygon: an empty mask. The triangle (20, 0), (40, 0),
+  // The box has no polygon: its box is its mask. The triangle (20, 0), (40, 0),
   // (40, 20): a pixel whose centre is right of the diagonal.
   int box_pixels = 0, triangle_pixels = 0;
   for (size_t i = 0; i < 800; ++i) box_pixels += masks[i];
   for (size_t i = 800; i < 1600; ++i) triangle_pixels += masks[i];
-  EXPECT_EQ(box_pixels, 0);
+  EXPECT_EQ(box_pixels, 10 * 20);  // a box line: its box as its mask
   EXPECT_EQ(triangle_pixels, 210);  // 20 + 19 + ... + 1 over the 20 rows
   Sample background;
   data.Get(1, background, ctx);
@@ -110,6 +110,29 @@ TEST_F(YoloDetectionTest, ABadLabelLineIsASampleErrorNamingTheFileAndLine) {
   EXPECT_THAT(message("2.5 0.5 0.5 0.1 0.1\n"), HasSubstr("is not a whole number >= 0"));
   EXPECT_THAT(message("2 0.5 0.5 30 20\n"), HasSubstr("outside [0, 1]"));
   EXPECT_THAT(message("2 0.5 0.5 nan 0.1\n"), HasSubstr("is not a list of numbers"));
+  EXPECT_THAT(message("0 0.5.5 0.2 0.3\n"), HasSubstr("is not a list of numbers"));
+  EXPECT_THAT(message("1e12 0.5 0.5 0.2 0.3\n"), HasSubstr("class 1e+12 is not"));
+  EXPECT_THAT(message("2 0.5 0.5 1.5 0.1\n"), HasSubstr("coordinate 1.5 is outside"));
+  // A leading '+' and CRLF line ends are read as Ultralytics reads them.
+  WriteText(dir_ / "labels/train/a.txt", "+3 +0.25 0.5 0.5 0.5\r\n");
+  data.Get(0, s, ctx);
+  EXPECT_THAT(YoloValues<float>(s, "boxes"), ElementsAre(0, 5, 20, 15));
+}
+
+TEST_F(YoloDetectionTest, PixelMovingAugmentationsAndAMissingLabelsFolderAreRefused) {
+  try {
+    Make({Transform::TrivialAugmentWide()});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("where the boxes and masks cannot follow"));
+  }
+  std::filesystem::remove_all(dir_ / "labels");
+  try {
+    Make({});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("labels folder " + dir_ / "labels/train is missing"));
+  }
 }
 
 TEST_F(YoloDetectionTest, AFolderOutsideTheLayoutIsAnErrorNamingIt) {
@@ -121,6 +144,7 @@ TEST_F(YoloDetectionTest, AFolderOutsideTheLayoutIsAnErrorNamingIt) {
     EXPECT_THAT(e.what(), HasSubstr("no 'images' folder"));
   }
   std::filesystem::create_directories(dir_ / "images/empty");
+  std::filesystem::create_directories(dir_ / "labels/empty");
   try {
     YoloDetection(dir_ / "images/empty", Pipeline({}));
     FAIL() << "no error";

@@ -222,15 +222,18 @@ class FileList(_ImageDataset):
 
 class CocoDetection(NativeDataset):
     """COCO-format object detection and instance segmentation, read in C++:
-    the annotation file parsed once (RapidJSON; an error names the file and
+    the annotation file parsed once (simdjson; an error names the file and
     the image or annotation), each image decoded and transformed by the
     native pipeline, and its objects moved with the pixels: flips, resizes
     and crops move the boxes, and masks are drawn from their polygons once,
     at the output size (or sampled from their run-length encoding).
 
     `transforms`: feedline.vision.transforms only (RandomHorizontalFlip,
-    Resize, CenterCrop, RandomResizedCrop, ColorJitter, ..., PILToTensor,
-    ConvertImageDtype, ToTensor, Normalize), as a Compose or a list.
+    Resize, CenterCrop, RandomResizedCrop, ColorJitter, RandomErasing,
+    PILToTensor, ConvertImageDtype, ToTensor, Normalize), as a Compose or a
+    list; the AutoAugment family is refused (its shears and rotations would
+    leave the boxes behind). An object without a segmentation gets its box
+    as its mask.
 
     A sample is a dict, each value in output pixels, as torchvision's
     detection references build a target: "image" (uint8 [H, W, 3], or
@@ -323,7 +326,10 @@ def detection_targets(batch):
     "area" and "iscrowd". Every array is a view of the batch, not a copy."""
     images, sizes = batch["image"], batch["image_size"]
     counts = batch["boxes_lengths"] if "boxes_lengths" in batch else None
-    chw = images.ndim == 4 and images.shape[1] == 3
+    # [B, H, W, 3] (no ToTensor) or [B, 3, H, W]: told by the sizes, so that
+    # images 3 pixels high are not taken for channels.
+    tallest, widest = (int(v) for v in np.asarray(sizes).max(axis=0))
+    chw = not (images.shape[-1] == 3 and images.shape[1] >= tallest and images.shape[2] >= widest)
     out_images, targets = [], []
     for i in range(len(sizes)):
         h, w = (int(v) for v in sizes[i])
@@ -344,7 +350,9 @@ def detection_rows(batch):
     int64 [N] (the image of each object), "labels" int64 [N], "boxes"
     float32 [N, 4] (x0, y0, x1, y1 in pixels) and "boxes_cxcywh" float32
     [N, 4] (centre and size normalized to each image's size), N the batch's
-    objects, in image order. Copies (N rows), not views."""
+    objects, in image order. Copies (N rows), not views; numpy arrays,
+    whether the batch holds numpy arrays or torch tensors."""
+    batch = {k: np.asarray(batch[k]) for k in ("boxes", "boxes_lengths", "labels", "image_size")}
     counts = batch["boxes_lengths"]
     index = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
     keep = np.arange(batch["boxes"].shape[1])[None, :] < counts[:, None]

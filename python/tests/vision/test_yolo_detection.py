@@ -107,3 +107,17 @@ def test_detection_rows_give_the_batch_as_yolo_trainers_take_it(tmp_path):
     np.testing.assert_allclose(rows["boxes_cxcywh"], np.array(expected_rows).reshape(-1, 4),
                                atol=1e-4)
     assert rows["boxes"].shape == (len(expected_index), 4)
+
+
+def test_torch_batches_and_images_three_pixels_high(tmp_path):
+    import feedline.torch
+    truth = write_yolo(str(tmp_path))
+    images = os.path.join(str(tmp_path), "images", "train")
+    data = datasets.YoloDetection(images, T.Compose([T.Resize((3, 50))]))
+    batch = next(iter(feedline.torch.DataLoader(data, batch_size=len(truth))))
+    rows = datasets.detection_rows(batch)
+    assert rows["batch_idx"].tolist() == [i for i, name in enumerate(sorted(truth))
+                                          for _ in truth[name][2]]
+    pictures, targets = datasets.detection_targets(batch)
+    assert [tuple(p.shape) for p in pictures] == [(3, 50, 3)] * len(truth)
+    assert [len(t["labels"]) for t in targets] == [len(truth[n][2]) for n in sorted(truth)]
