@@ -320,6 +320,21 @@ def check_batch(batch, name):
                              f"{tuple(labels.shape)}, masks {tuple(masks.shape)}")
 
 
+def answer_epochs(epoch, answers):
+    """One timed epoch(), with the CPU of this process tree, per line
+    'epoch' on stdin; each answer a JSON line on `answers`."""
+    last = tree_cpu_seconds()
+    for line in sys.stdin:
+        if line.strip() != "epoch":
+            break
+        before = tree_cpu_seconds()
+        images, seconds = epoch()
+        after = tree_cpu_seconds()
+        print(json.dumps({"images": images, "seconds": seconds, "cpu": after - before,
+                          "idle_cpu": before - last}), file=answers, flush=True)
+        last = after
+
+
 def serve(args):
     """A warm-up epoch, then one timed epoch per line 'epoch' on stdin; each
     answer is a JSON line on stdout."""
@@ -363,16 +378,7 @@ def serve(args):
         raise SystemExit(f"{args.loader}: the warm-up epoch gave {images} images of "
                          f"{len(dataset)}")
     print(json.dumps({"ready": True, "origin": origin}), file=answers, flush=True)
-    last = tree_cpu_seconds()
-    for line in sys.stdin:
-        if line.strip() != "epoch":
-            break
-        before = tree_cpu_seconds()
-        images, seconds = epoch()
-        after = tree_cpu_seconds()
-        print(json.dumps({"images": images, "seconds": seconds, "cpu": after - before,
-                          "idle_cpu": before - last}), file=answers, flush=True)
-        last = after
+    answer_epochs(epoch, answers)
 
 
 def serve_native(args, answers):
@@ -412,16 +418,7 @@ def serve_native(args, answers):
         raise SystemExit(f"native: the warm-up epoch gave {images} images of {len(data)}")
     print(json.dumps({"ready": True, "origin": os.path.dirname(feedline.__file__) + " (native)"}),
           file=answers, flush=True)
-    last = tree_cpu_seconds()
-    for line in sys.stdin:
-        if line.strip() != "epoch":
-            break
-        before = tree_cpu_seconds()
-        images, seconds = epoch()
-        after = tree_cpu_seconds()
-        print(json.dumps({"images": images, "seconds": seconds, "cpu": after - before,
-                          "idle_cpu": before - last}), file=answers, flush=True)
-        last = after
+    answer_epochs(epoch, answers)
 
 
 # ----------------------------------------------------------------------------

@@ -153,7 +153,9 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
   options_.read.image = true;
   CheckDetectionPipeline(pipeline_, "YOLO dataset " + images_dir);
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
-  const std::string absolute = fs::absolute(images_dir_).lexically_normal().string() + "/";
+  absolute_dir_ = fs::absolute(images_dir_).lexically_normal().string();
+  if (absolute_dir_.empty() || absolute_dir_.back() != '/') absolute_dir_ += '/';
+  const std::string& absolute = absolute_dir_;
   if (absolute.find("/images/") == std::string::npos) {
     throw Error("YOLO dataset " + images_dir_ +
                 ": its path has no 'images' folder, so where its labels are is unknown "
@@ -193,7 +195,8 @@ std::string YoloDetection::Source(int64_t index) const {
 }
 
 std::string YoloDetection::LabelFile(int64_t index) const {
-  return YoloLabelPath(fs::absolute(Source(index)).lexically_normal().string());
+  CheckIndex(index, size());
+  return YoloLabelPath(absolute_dir_ + std::string(files_.path(index)));
 }
 
 std::vector<std::string> YoloDetection::PaddedFields() const {

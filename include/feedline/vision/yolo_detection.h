@@ -68,6 +68,9 @@ class FEEDLINE_EXPORT YoloDetection : public Dataset {
 
  private:
   std::string images_dir_;
+  // images_dir_ made absolute and normal, with a trailing '/': where the
+  // labels are is found from it once, not with a getcwd per sample.
+  std::string absolute_dir_;
   ImageList files_;  // paths under images_dir_
   Pipeline pipeline_;
   YoloDetectionOptions options_;
