@@ -57,10 +57,11 @@ void PythonWorkerProgram::BeforeFork() { fork_.Before(); }
 void PythonWorkerProgram::AfterForkInParent() { fork_.InParent(); }
 void PythonWorkerProgram::AfterForkInChild() { fork_.InChild(); }
 
-void PythonWorkerProgram::RunChild(const extension::WorkerChannel& channel) {
-  RunWorkerProcess(channel,
-                   PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_,
-                                      structure_->carries_whole(), collate_fn_, held_limit_});
+std::unique_ptr<extension::WorkerTask> PythonWorkerProgram::MakeTask(
+    const extension::WorkerTaskInfo& info) {
+  return MakePythonWorkerTask(
+      info, PythonWorkerConfig{dataset_, worker_init_fn_, seed_samples_,
+                               structure_->carries_whole(), collate_fn_, held_limit_});
 }
 
 void PythonWorkerProgram::CollateInWorkers(py::object collate_fn,
@@ -75,15 +76,14 @@ void PythonWorkerProgram::OnSampleReply(int worker, int64_t process, const Sampl
   if (collate_) collate_->Record(worker, process, out);
 }
 
-void PyNativeWorkerProgram::RunChild(const extension::WorkerChannel& channel) {
-  // The fork left this thread holding the GIL; native code runs without it.
+void PyNativeWorkerProgram::AfterForkInChild() {
+  fork_.InChild();
   PyEval_SaveThread();
-  NativeWorkerProgram::RunChild(channel);
 }
 
-void PythonWorkerProgram::CheckReply(const extension::SampleReply& reply) const {
+void PythonWorkerProgram::CheckSchema(const SampleSchema& schema) const {
   // A collated batch (worker_collate.h) is no sample of the loader's.
-  if (!AwaitingWorkerCollate()) structure_->Observe(reply.schema);
+  if (!AwaitingWorkerCollate()) structure_->Observe(schema);
 }
 
 void PythonWorkerProgram::RaiseError(const extension::ErrorReply& error, int64_t index) const {

@@ -6,8 +6,8 @@
 // which runs it when it decides the workers are processes.
 //
 // PythonWorkerProgram forks with the GIL held, between PyOS_BeforeFork and
-// PyOS_AfterFork_Child/Parent (what os.fork does), runs the Python worker
-// loop in the child (worker_process.h), checks each reply's schema against
+// PyOS_AfterFork_Child/Parent (what os.fork does), gives the child the
+// Python worker task (worker_process.h), checks each reply's schema against
 // the loader's Structure, and raises a child's KeyboardInterrupt, SystemExit,
 // GeneratorExit or MemoryError again as itself (and a stream worker's death
 // as a RuntimeError, whatever the error policy).
@@ -64,8 +64,8 @@ class PythonWorkerProgram : public extension::WorkerProgram {
   void BeforeFork() override;
   void AfterForkInParent() override;
   void AfterForkInChild() override;
-  void RunChild(const extension::WorkerChannel& channel) override;
-  void CheckReply(const extension::SampleReply& reply) const override;
+  std::unique_ptr<extension::WorkerTask> MakeTask(const extension::WorkerTaskInfo& info) override;
+  void CheckSchema(const SampleSchema& schema) const override;
   void OnSampleReply(int worker, int64_t process, const Sample* out) const override;
   [[noreturn]] void RaiseError(const extension::ErrorReply& error, int64_t index) const override;
   [[noreturn]] void RaiseStreamDeath(int worker,
@@ -84,16 +84,17 @@ class PythonWorkerProgram : public extension::WorkerProgram {
 };
 
 // A native dataset in worker processes of a Python program: the library's
-// native worker loop (the child calls Get without the GIL, as a worker
-// thread would; a Python transform takes it), forked as PythonFork says,
-// since a native dataset may hold Python transforms.
+// native task (the child calls Get without the GIL, as a worker thread
+// would; a Python transform takes it), forked as PythonFork says, since a
+// native dataset may hold Python transforms.
 class PyNativeWorkerProgram : public extension::NativeWorkerProgram {
  public:
   using NativeWorkerProgram::NativeWorkerProgram;
   void BeforeFork() override { fork_.Before(); }
   void AfterForkInParent() override { fork_.InParent(); }
-  void AfterForkInChild() override { fork_.InChild(); }
-  void RunChild(const extension::WorkerChannel& channel) override;
+  // The fork left the child's thread holding the GIL; native code runs
+  // without it.
+  void AfterForkInChild() override;
 
  private:
   PythonFork fork_;

@@ -25,19 +25,6 @@ class AwaitingScope {
   ~AwaitingScope() { awaiting_collate = false; }
 };
 
-// What collate_fn (or pickling its batch) raised in the child, as the
-// parent's own collate reports it: a batch error of kind kCollate, or an
-// interrupt that is never one.
-extension::ErrorReply CollateErrorFor(py::error_already_set& e, const std::string& what) {
-  if (IsInterrupt(e)) {
-    return extension::InterruptReply(py::str(e.type().attr("__name__")), py::str(e.value()));
-  }
-  extension::ErrorReply error =
-      extension::ExceptionReply(what + PythonErrorText(e), PythonErrorOrigin(e).exception_type);
-  error.kind = FailureKind::kCollate;
-  return error;
-}
-
 // The field of a collated batch's pickle stream (pickled_fields.h).
 constexpr const char* kPickleField = "batch";
 // The only field of a placeholder for a kept sample: its HeldOrigin.
@@ -47,14 +34,11 @@ constexpr const char* kHeldField = "held_sample";
 
 bool AwaitingWorkerCollate() { return awaiting_collate; }
 
-void StageHeldSample(const HeldOrigin& origin, extension::ReplyStaging& staging,
-                     extension::SampleReply& reply) {
-  reply.fields.clear();
-  reply.schema = WholeSampleSchema();
+void StageHeldSample(const HeldOrigin& origin, extension::TaskOutput& out) {
+  out.SetSchema(WholeSampleSchema());
   const int64_t values[4] = {origin.index, origin.epoch, static_cast<int64_t>(origin.seed),
                              origin.worker};
-  char* to = staging.AddField(kHeldField, DType::kI64, Shape({4}), &reply);
-  std::memcpy(to, values, sizeof(values));
+  std::memcpy(out.Field(kHeldField, DType::kI64, Shape({4})).raw(), values, sizeof(values));
 }
 
 std::optional<HeldOrigin> HeldOriginOf(const Sample& sample) {
@@ -100,7 +84,7 @@ void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
 bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::object* result) {
   if (samples.empty()) return false;
   std::shared_ptr<extension::WorkerProcesses> workers;
-  std::string body;
+  std::vector<int64_t> replies;
   int worker = -1;
   int64_t process = -1;
   {
@@ -121,19 +105,16 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
       } else if (origin.worker != worker || origin.process != process) {
         return false;
       }
-      extension::EncodeRequestedSample(origin.seq, origin.seq, std::string(), &body);
+      replies.push_back(origin.seq);
     }
   }
-  extension::WorkRequest request;
-  request.kind = static_cast<uint32_t>(extension::RequestKind::kCollate);
-  request.index = static_cast<int64_t>(samples.size());
   // Shared by the arrays made over its buffers: they outlive this call.
   std::shared_ptr<Sample> batch = ReplySamples::Take(replies_);
   bool collated;
   {
     py::gil_scoped_release nogil;
     AwaitingScope awaiting;
-    collated = workers->ExchangeIfIdle(worker, process, request, body, batch.get());
+    collated = workers->CollateIfIdle(worker, process, replies, batch.get());
   }
   if (!collated) return false;
   // Its arrays view the reply's memory: a large array of the batch arrives
@@ -165,39 +146,33 @@ void WorkerHeldItems::Keep(const py::object& item) {
   while (static_cast<int64_t>(held_.size()) > limit_) held_.pop_front();
 }
 
-void WorkerHeldItems::Collate(int fd, extension::RequestedRow& row,
-                              extension::ReplyStaging& staging, extension::SampleReply& reply) {
+bool WorkerHeldItems::Collate(std::span<const int64_t> replies, extension::TaskOutput& out) {
   py::list items;
   int64_t last = -1;
-  for (size_t i = 0; i < row.num_samples(); ++i) {
-    const int64_t seq = row.Select(i).index;
+  for (const int64_t seq : replies) {
     auto it = std::lower_bound(held_.begin(), held_.end(), seq,
                                [](const auto& held, int64_t s) { return held.first < s; });
-    if (!active() || it == held_.end() || it->first != seq) {
-      // Not held (any more): the parent collates the samples it has.
-      if (!extension::WriteMessage(fd, extension::ReplyKind::kEnd, std::string())) _exit(0);
-      return;
-    }
+    if (!active() || it == held_.end() || it->first != seq) return false;  // not held (any more)
     items.append(it->second);
     last = std::max(last, seq);
   }
   // What came before the batch's last row was collated, skipped or
   // replaced, or belongs to a batch the parent collates itself.
   while (!held_.empty() && held_.front().first <= last) held_.pop_front();
-  staging.Clear();
-  reply.fields.clear();
-  reply.schema = SampleSchema();
   try {
     FillPickledFields(collate_fn_(items), kPickleField,
                       [&](const std::string& name, DType dtype, const Shape& shape) {
-                        return Tensor(dtype, shape, staging.AddField(name, dtype, shape, &reply));
+                        return out.Field(name, dtype, shape);
                       });
   } catch (py::error_already_set& e) {
-    // Raised by collate_fn itself, or by pickling what it returned.
-    extension::SendErrorReply(fd, CollateErrorFor(e, "collate_fn raised "));
-    return;
+    // Raised by collate_fn itself, or by pickling what it returned: a batch
+    // error, as the parent's own collate reports it; an interrupt passes
+    // through as itself.
+    if (IsInterrupt(e)) throw;
+    throw SampleError(FailureKind::kCollate, "", "collate_fn raised " + PythonErrorText(e), -1,
+                      PythonErrorOrigin(e));
   }
-  if (!staging.Send(fd, &reply)) _exit(0);  // the parent is gone
+  return true;
 }
 
 }  // namespace feedline::python

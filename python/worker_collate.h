@@ -13,8 +13,8 @@
 // (HeldOrigin: its index, epoch, seed and worker), not its arrays: the
 // child keeps the Python object it loaded. Both processes count the
 // child's sample replies (WorkerProgram::OnSampleReply), so the parent
-// names a batch's kept rows by those numbers in one kCollate request; the
-// child calls collate_fn on its objects and sends the result back as
+// names a batch's kept rows by those numbers (WorkerProcesses::
+// CollateIfIdle, WorkerTask::Collate); the child calls collate_fn on its objects and sends the result back as
 // pickled fields (pickled_fields.h: its numpy arrays and torch tensors out
 // of band, each copied once into the reply); the parent unpickles it with
 // those buffers as arrays over the reply's memory. So each array of a
@@ -47,14 +47,13 @@
 
 #include "feedline/sample.h"
 #include "python/python_support.h"
-#include "feedline/extension/worker_child.h"
 #include "feedline/extension/worker_processes.h"
-#include "feedline/extension/worker_protocol.h"
+#include "feedline/extension/worker_task.h"
 
 namespace feedline::python {
 
-// Whether this thread is waiting for a kCollate reply: its sample reply is a
-// batch, not a sample (no schema check, not counted).
+// Whether this thread is waiting for a collated batch: its sample reply is
+// a batch, not a sample (no schema check, not counted).
 bool AwaitingWorkerCollate();
 
 // Where a sample kept in a worker process came from: what crosses instead
@@ -69,8 +68,7 @@ struct HeldOrigin {
 // The child's reply for a sample it keeps: `origin` as its only field,
 // under the schema of a sample carried whole (the parent's check of the
 // first sample's schema is the same for both).
-void StageHeldSample(const HeldOrigin& origin, extension::ReplyStaging& staging,
-                     extension::SampleReply& reply);
+void StageHeldSample(const HeldOrigin& origin, extension::TaskOutput& out);
 
 // The origin a placeholder names, or null for a sample that crossed.
 std::optional<HeldOrigin> HeldOriginOf(const Sample& sample);
@@ -151,8 +149,7 @@ class WorkerCollate {
   std::unordered_map<int, Counter> counters_;                   // GUARDED_BY(mu_)
 };
 
-// The child's side: the objects of its last sample replies, by sequence
-// number, and the kCollate request they serve.
+// The child's side: the objects of its last sample replies, by number.
 class WorkerHeldItems {
  public:
   // `collate_fn`: None leaves the child as it was (nothing kept).
@@ -162,9 +159,10 @@ class WorkerHeldItems {
   bool active() const { return !collate_fn_.is_none(); }
   // After a sample reply with `item` was staged.
   void Keep(const py::object& item);
-  // Serves a kCollate request for the rows of `row`, answering on `fd`.
-  void Collate(int fd, extension::RequestedRow& row, extension::ReplyStaging& staging,
-               extension::SampleReply& reply);
+  // collate_fn over the objects of sample replies `replies`, its batch
+  // pickled into `out`; false if one is no longer held (WorkerTask::
+  // Collate). Throws SampleError (kCollate) for what collate_fn raised.
+  bool Collate(std::span<const int64_t> replies, extension::TaskOutput& out);
 
  private:
   py::object collate_fn_;

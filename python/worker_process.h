@@ -1,20 +1,22 @@
-// The loop a forked worker process runs for a Python dataset: read a
-// WorkRequest, and for a map-style sample seed the Python generators, call
-// dataset[index] and write the arrays with FillFields, as a thread worker
-// would into its batch row, into the shared arena (or a buffer sent after
-// the metadata); for an IterableDataset open a pass (iter(dataset), with
-// get_worker_info() naming this worker) or take its next item.
+// The task a forked worker process runs for a Python dataset
+// (feedline/extension/worker_task.h; the library's child loop calls it):
+// Start sets get_worker_info(), one torch thread and worker_init_fn; Load
+// seeds the Python generators, calls dataset[index] and writes the sample's
+// arrays with FillSample, as a thread worker would, into the batch row the
+// request named or the shared arena (or, with a collate_fn run here, keeps
+// the sample and writes a placeholder, worker_collate.h); OpenPass and Next
+// run iter(dataset) with get_worker_info() naming this worker; Collate calls
+// collate_fn on the samples it kept. The interpreter lock is released while
+// the child waits for a request.
 //
-// The process setup (die with the parent, ignore SIGINT, close the other
-// workers' descriptors) and the staging are the library's, through its
-// extension surface (feedline/extension/worker_child.h). The child leaves
-// with _exit: it never runs the parent's atexit handlers or destructors.
+// The child leaves with _exit: it never runs the parent's atexit handlers
+// or destructors.
 #ifndef FEEDLINE_PYTHON_WORKER_PROCESS_H_
 #define FEEDLINE_PYTHON_WORKER_PROCESS_H_
 
 #include <memory>
 
-#include "feedline/extension/worker_child.h"
+#include "feedline/extension/worker_task.h"
 #include "python/python_support.h"
 #include "python/worker_collate.h"
 
@@ -37,9 +39,10 @@ struct PythonWorkerConfig {
   int64_t held_limit = 0;
 };
 
-// Runs in the child right after the fork. REQUIRES: the GIL. Never returns.
-[[noreturn]] void RunWorkerProcess(const extension::WorkerChannel& channel,
-                                   const PythonWorkerConfig& config);
+// In the child right after the fork. REQUIRES: the GIL, which the task
+// keeps except while the child waits for a request.
+std::unique_ptr<extension::WorkerTask> MakePythonWorkerTask(const extension::WorkerTaskInfo& info,
+                                                            const PythonWorkerConfig& config);
 
 }  // namespace feedline::python
 

@@ -26,8 +26,8 @@ fi
 # exported; the loader's entry points must be there. So must the extension
 # surface (include/feedline/extension/, installed): the program a worker
 # process runs is derived from WorkerProgram or NativeWorkerProgram, its
-# child stages replies with ReplyStaging, and a front end builds its loader
-# with BuildDataLoader.
+# task from WorkerTask, and a front end builds its loader with
+# BuildDataLoader.
 for required in 'vtable for feedline::Dataset' 'typeinfo for feedline::SampleError' \
                  'typeinfo for feedline::Error' 'feedline::DataLoader::Next()' \
                  'feedline::Sample::Allocate(' 'feedline::vision::DecodeImage(' \
@@ -35,7 +35,8 @@ for required in 'vtable for feedline::Dataset' 'typeinfo for feedline::SampleErr
                  'typeinfo for feedline::extension::WorkerProgram' \
                  'vtable for feedline::extension::NativeWorkerProgram' \
                  'feedline::extension::WorkerProgram::RaiseError(' \
-                 'feedline::extension::ReplyStaging::AddField(' \
+                 'typeinfo for feedline::extension::WorkerTask' \
+                 'feedline::extension::WorkerTask::Failure(' \
                  'feedline::extension::BuildDataLoader(' \
                  'feedline::extension::ExitCodeOf('; do
   if ! grep -qF -- "$required" <<<"$symbols"; then

@@ -60,6 +60,7 @@ PUBLIC_HEADERS_WITHOUT_SOURCE = {
     # The extension surface (docs/architecture.md, "Extension surface").
     "extension/loader_spec.h": "loader_factory",
     "extension/worker_program.h": "process",
+    "extension/worker_failure.h": "process",
     "extension/worker_processes.h": "process",
 }
 

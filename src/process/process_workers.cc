@@ -16,6 +16,7 @@
 
 #include "feedline/error.h"
 #include "src/core/sample_binder.h"
+#include "src/process/child_loop.h"
 #include "src/process/shared_arena.h"
 
 namespace feedline::extension {
@@ -101,7 +102,7 @@ struct ProcessWorkers::Worker {
   std::string samples;  // the body of a kSamples request
   std::vector<RowDestination> row;
   SampleReply reply;
-  // The program's CheckReply accepted reply.schema (the last schema decoded):
+  // The program's CheckSchema accepted reply.schema (the last schema decoded):
   // the same schema again is not checked again.
   bool schema_checked = false;
   std::vector<char> drain;
@@ -208,7 +209,7 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
   pid_t pid;
   try {
     WorkerProgram* program = program_.get();
-    pid = spawner_.Spawn([program, channel] { program->RunChild(channel); });
+    pid = spawner_.Spawn([program, channel] { RunWorkerChild(channel, *program); });
   } catch (const std::exception& e) {
     for (int fd : ends) {
       UnregisterInheritedFd(fd);
@@ -460,8 +461,8 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   return false;
 }
 
-bool ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, WorkRequest request,
-                                    const std::string& body, Sample* out) const {
+bool ProcessWorkers::CollateIfIdle(int w, int64_t serial, std::span<const int64_t> replies,
+                                   Sample* out) const {
   Worker& worker = this->worker(w);
   {
     std::lock_guard<std::mutex> lock(worker.mu);
@@ -481,8 +482,13 @@ bool ProcessWorkers::ExchangeIfIdle(int w, int64_t serial, WorkRequest request,
     }
   } release{worker};
   worker.abandoned_at_ns.store(-1);
-  worker.message = body;
-  request.destinations_bytes = static_cast<uint32_t>(body.size());
+  // The replies listed as a kSamples request lists samples.
+  worker.message.clear();
+  for (int64_t reply : replies) EncodeRequestedSample(reply, reply, std::string(), &worker.message);
+  WorkRequest request;
+  request.kind = static_cast<uint32_t>(RequestKind::kCollate);
+  request.index = static_cast<int64_t>(replies.size());
+  request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
   ReplyKind kind;
   WorkerDeath death;
   if (!Call(worker, request, -1, out, nullptr, &kind, &death)) {
@@ -571,7 +577,7 @@ bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, 
     // it sent before: checked once, not per sample on the round trip's path.
     if (!reply.schema_repeated || !worker.schema_checked) {
       worker.schema_checked = false;
-      program_->CheckReply(reply);
+      program_->CheckSchema(reply.schema);
       worker.schema_checked = true;
     }
     if (ctx != nullptr) {

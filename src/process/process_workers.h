@@ -133,8 +133,8 @@ class ProcessWorkers final : public WorkerProcesses {
   std::vector<int64_t> worker_pids() const override;
   // Replacements started for workers that died.
   int64_t restarts() const override { return restarts_.load(std::memory_order_relaxed); }
-  bool ExchangeIfIdle(int worker, int64_t process, WorkRequest request, const std::string& body,
-                      Sample* out) const override;
+  bool CollateIfIdle(int worker, int64_t process, std::span<const int64_t> replies,
+                     Sample* out) const override;
   const ProcessWorkerOptions& options() const { return options_; }
 
  private:

@@ -1,4 +1,4 @@
-#include "feedline/extension/worker_child.h"
+#include "src/process/worker_child.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -11,12 +11,9 @@
 #include "src/process/process_spawner.h"
 #include "src/process/shared_arena.h"
 
-namespace feedline::extension {
+namespace feedline::internal {
 namespace {
 
-using internal::CloseInheritedFdsExcept;
-using internal::SampleBinder;
-using internal::SharedArena;
 
 constexpr size_t kAlign = 64;
 constexpr size_t kGrowStep = size_t{1} << 20;
@@ -184,4 +181,4 @@ void SendErrorReply(int fd, const ErrorReply& error) {
   if (!WriteMessage(fd, ReplyKind::kError, EncodeErrorReply(error))) _exit(0);
 }
 
-}  // namespace feedline::extension
+}  // namespace feedline::internal

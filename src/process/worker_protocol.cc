@@ -1,4 +1,4 @@
-#include "feedline/extension/worker_protocol.h"
+#include "src/process/worker_protocol.h"
 
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <utility>
 
-namespace feedline::extension {
+namespace feedline::internal {
 namespace {
 
 // Little-endian host order throughout: both ends are the same program on the
@@ -269,28 +269,6 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   return r.done();
 }
 
-ErrorReply SampleErrorReply(const SampleError& error) {
-  return {ErrorCause::kSample, error.kind(), error.message(), error.source(), error.origin()};
-}
-
-ErrorReply ExceptionReply(std::string message, std::string exception_type) {
-  FailureOrigin origin;
-  origin.exception_type = std::move(exception_type);
-  return {ErrorCause::kSample, FailureKind::kException, std::move(message), "",
-          std::move(origin)};
-}
-
-ErrorReply WorkerInitReply(std::string message) {
-  return {ErrorCause::kWorkerInit, FailureKind::kException, std::move(message), "", {}};
-}
-
-ErrorReply InterruptReply(std::string exception_type, std::string message) {
-  FailureOrigin origin;
-  origin.exception_type = std::move(exception_type);
-  return {ErrorCause::kInterrupt, FailureKind::kException, std::move(message), "",
-          std::move(origin)};
-}
-
 std::string EncodeErrorReply(const ErrorReply& reply) {
   Writer w;
   w.Put<uint8_t>(static_cast<uint8_t>(reply.cause));
@@ -385,4 +363,4 @@ void AppendMessage(std::string* out, ReplyKind kind, const std::string& body, co
   if (payload_bytes > 0) out->append(static_cast<const char*>(payload), payload_bytes);
 }
 
-}  // namespace feedline::extension
+}  // namespace feedline::internal

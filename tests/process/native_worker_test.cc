@@ -1,6 +1,7 @@
-// NativeWorkerProgram: a forked child that serves a C++ Dataset's samples (or
-// an IterableDataset's pass) over the worker protocol. The test forks the
-// child and plays the parent on the other end of its socket.
+// NativeWorkerProgram: its task, run by the library's child loop in a forked
+// child, serves a C++ Dataset's samples (or an IterableDataset's pass) over
+// the worker protocol. The test forks the child and plays the parent on the
+// other end of its socket.
 #include "src/process/native_worker.h"
 
 #include <sys/socket.h>
@@ -20,6 +21,7 @@
 #include "feedline/dataset.h"
 #include "feedline/error.h"
 #include "feedline/iterable_dataset.h"
+#include "src/process/child_loop.h"
 #include "src/process/worker_child.h"
 #include "src/process/worker_protocol.h"
 
@@ -83,8 +85,7 @@ class ForkedWorker {
     pid_ = ::fork();
     if (pid_ == 0) {
       ::close(fds[0]);
-      program.RunChild(channel);
-      _exit(0);
+      RunWorkerChild(channel, program);
     }
     ::close(fds[1]);
     fd_ = fds[0];
@@ -228,7 +229,7 @@ TEST(NativeWorkerTest, WorkerInitRunsBeforeReadyAndItsFailureEndsTheChild) {
 
 TEST_F(TensWorkerTest, ADatasetsWorkerRefusesStreamRequests) {
   worker_.Send(RequestKind::kOpen, 0);
-  EXPECT_THAT(ErrorOf(worker_.Read()).message, HasSubstr("map-style samples only"));
+  EXPECT_THAT(ErrorOf(worker_.Read()).message, HasSubstr("serves map-style samples, not a stream"));
 }
 
 TEST(NativeWorkerTest, AStreamsWorkerServesItsPassUntilItsEnd) {
@@ -253,7 +254,7 @@ TEST(NativeWorkerTest, AStreamsWorkerServesItsPassUntilItsEnd) {
   EXPECT_EQ(error.kind, FailureKind::kIo);
   EXPECT_THAT(error.message, HasSubstr("no such epoch"));
   worker.Send(RequestKind::kSample, 0);
-  EXPECT_THAT(ErrorOf(worker.Read()).message, HasSubstr("serves its stream only"));
+  EXPECT_THAT(ErrorOf(worker.Read()).message, HasSubstr("serves a stream, not map-style samples"));
 }
 
 }  // namespace

@@ -156,7 +156,7 @@ class CountingProgram : public NativeWorkerProgram {
  public:
   CountingProgram(std::shared_ptr<const Dataset> dataset, bool refuse)
       : NativeWorkerProgram(std::move(dataset), {}), refuse_(refuse) {}
-  void CheckReply(const SampleReply&) const override {
+  void CheckSchema(const SampleSchema&) const override {
     checks.fetch_add(1);
     if (refuse_) throw SampleError(FailureKind::kType, "", "refused");
   }

@@ -10,7 +10,7 @@
 // its own way (the Python binding's PyNativeWorkerProgram takes the GIL
 // around the fork). It may change with any version of the library.
 //
-// Thread safety: RunChild runs only in a forked child.
+// Thread safety: MakeTask runs only in a forked child.
 #ifndef FEEDLINE_EXTENSION_NATIVE_WORKER_H_
 #define FEEDLINE_EXTENSION_NATIVE_WORKER_H_
 
@@ -24,26 +24,20 @@
 
 namespace feedline::extension {
 
-// Serves map-style requests by calling `dataset`->Get in the child, or a
-// stream's requests (open a pass, its next item) from `stream`.
-// `worker_init` (LoaderOptions::worker_init) runs in the child before it
-// reports ready.
+// Its task loads map-style samples with `dataset`->Get in the child, or
+// opens and advances the child's passes over `stream`. `worker_init`
+// (LoaderOptions::worker_init) is the task's Start.
 class FEEDLINE_EXPORT NativeWorkerProgram : public WorkerProgram {
  public:
   NativeWorkerProgram(std::shared_ptr<const Dataset> dataset,
                       std::function<void(int worker_id)> worker_init);
   NativeWorkerProgram(std::shared_ptr<const IterableDataset> stream,
                       std::function<void(int worker_id)> worker_init);
-  void RunChild(const WorkerChannel& channel) override;
+  std::unique_ptr<WorkerTask> MakeTask(const WorkerTaskInfo& info) override;
   // std::bad_alloc in the child is raised as itself, as on a worker thread.
   [[noreturn]] void RaiseError(const ErrorReply& error, int64_t index) const override;
 
  private:
-  // A kOpen request: opens this worker's pass into `*pass`, replies kReady
-  // or what Open threw.
-  void ServePassOpen(const WorkerChannel& channel, const WorkRequest& request,
-                     std::unique_ptr<SampleStream>* pass) const;
-
   std::shared_ptr<const Dataset> dataset_;          // or
   std::shared_ptr<const IterableDataset> stream_;
   std::function<void(int)> worker_init_;

@@ -10,11 +10,10 @@
 #define FEEDLINE_EXTENSION_WORKER_PROCESSES_H_
 
 #include <cstdint>
-#include <string>
+#include <span>
 #include <vector>
 
 #include "feedline/export.h"
-#include "feedline/extension/worker_protocol.h"
 #include "feedline/sample.h"
 
 namespace feedline::extension {
@@ -31,15 +30,16 @@ class FEEDLINE_EXPORT WorkerProcesses {
   virtual std::vector<int64_t> worker_pids() const = 0;
   // Replacements started for workers that died.
   virtual int64_t restarts() const = 0;
-  // One request to `worker`'s process (a kCollate, worker_protocol.h), made
-  // only if it is still process number `process` (WorkerProgram::
-  // OnSampleReply) and no thread is loading through it; `body` follows the
-  // request. True with the reply's sample in `out`; false when the process
-  // is busy, another one, gone, or answered kEnd (the caller then does the
-  // work itself). An error reply raises as the program says (index -1); a
-  // death is handled as a load's: the next load restarts the process.
-  virtual bool ExchangeIfIdle(int worker, int64_t process, WorkRequest request,
-                              const std::string& body, Sample* out) const = 0;
+  // Asks `worker`'s process to collate the samples of its sample replies
+  // numbered `replies` (WorkerTask::Collate), only if it is still process
+  // number `process` (WorkerProgram::OnSampleReply) and no thread is
+  // loading through it. True with the batch in `out`; false when the
+  // process is busy, another one, gone, or no longer holds a sample (the
+  // caller then collates itself). A failure raises as the program says
+  // (index -1); a death is handled as a load's: the next load restarts the
+  // process.
+  virtual bool CollateIfIdle(int worker, int64_t process, std::span<const int64_t> replies,
+                             Sample* out) const = 0;
 };
 
 }  // namespace feedline::extension

@@ -1,16 +1,17 @@
 // Extension surface (docs/architecture.md, "Extension surface"): what a
 // loader's worker processes run. The library owns the processes, their
-// sockets, shared arenas, restarts and death diagnosis (src/process/); a
-// WorkerProgram says what the child does (RunChild: serve the requests of
-// worker_protocol.h with the tools of worker_child.h) and how the parent
-// raises what a child reports. The library's own program runs a C++
-// Dataset or IterableDataset (NativeWorkerProgram, native_worker.h); the
-// Python binding's runs a Python dataset (python/python_worker_program.h).
+// sockets, shared arenas, restarts, death diagnosis and the child's one
+// loop (src/process/); a WorkerProgram gives each child its task
+// (MakeTask: what a request does, worker_task.h) and says how the parent
+// checks and raises what a child reports. The library's own program runs a
+// C++ Dataset or IterableDataset (NativeWorkerProgram, native_worker.h);
+// the Python binding's runs a Python dataset
+// (python/python_worker_program.h).
 // A program reaches the loader through a LoaderSpec (loader_spec.h). It may
 // change with any version of the library.
 //
 // Thread safety: the fork hooks run on the library's spawner thread, one
-// call at a time; RunChild in the forked child only; CheckReply, RaiseError
+// call at a time; MakeTask in the forked child only; CheckSchema, RaiseError
 // and RaiseStreamDeath on the engine's worker threads, concurrently.
 #ifndef FEEDLINE_EXTENSION_WORKER_PROGRAM_H_
 #define FEEDLINE_EXTENSION_WORKER_PROGRAM_H_
@@ -19,9 +20,13 @@
 #include <string>
 
 #include "feedline/export.h"
-#include "feedline/extension/worker_child.h"
+#include <memory>
+
 #include "feedline/extension/worker_death.h"
-#include "feedline/extension/worker_protocol.h"
+#include "feedline/extension/worker_failure.h"
+#include "feedline/extension/worker_task.h"
+#include "feedline/sample.h"
+#include "feedline/sample_schema.h"
 
 namespace feedline::extension {
 
@@ -33,28 +38,28 @@ class FEEDLINE_EXPORT ForkHooks {
   virtual ~ForkHooks() = default;
   virtual void BeforeFork() {}
   virtual void AfterForkInParent() {}
-  // In the child, before RunChild.
+  // In the child, before MakeTask.
   virtual void AfterForkInChild() {}
 };
 
 // What the worker processes run, and how the parent reads their answers.
 class FEEDLINE_EXPORT WorkerProgram : public ForkHooks {
  public:
-  // In the child, right after the fork: calls EnterWorkerChild(channel),
-  // replies kReady once set up, then serves requests until end of file and
-  // _exits (returning _exits with status 0).
-  virtual void RunChild(const WorkerChannel& channel) = 0;
-  // In the parent, before a sample reply's fields are copied (the Python
-  // binding checks the sample's schema here). A reply whose schema repeats
-  // the one this worker sent last, which CheckReply accepted, is not
-  // checked again: the check must depend only on the schema. Default:
-  // nothing.
-  virtual void CheckReply(const SampleReply& reply) const { (void)reply; }
+  // In the child, right after the fork (and AfterForkInChild): the task
+  // this worker runs. The library's child loop calls its Start, then serves
+  // the parent's requests with it until the parent closes the channel.
+  virtual std::unique_ptr<WorkerTask> MakeTask(const WorkerTaskInfo& info) = 0;
+  // In the parent, before a sample reply's fields are copied: the schema
+  // the task set (TaskOutput::SetSchema; the Python binding checks it
+  // against the first sample's). A schema that repeats the one this worker
+  // sent last, which CheckSchema accepted, is not checked again: the check
+  // must depend only on the schema. Default: nothing.
+  virtual void CheckSchema(const SampleSchema& schema) const { (void)schema; }
   // In the parent, on the loading thread, as a sample reply of `worker`'s
   // process number `process` (1 for its first, 2 for the one started after
-  // it, ...) is read into `out`, before CheckReply: the replies of one
-  // process, counted from 0, are the sequence numbers a kCollate request
-  // names. Default: nothing.
+  // it, ...) is read into `out`, before CheckSchema: the replies of one
+  // process, counted from 0, are the numbers WorkerTask::Collate is given
+  // (WorkerProcesses::CollateIfIdle). Default: nothing.
   virtual void OnSampleReply(int worker, int64_t process, const Sample* out) const {
     (void)worker, (void)process, (void)out;
   }

@@ -1,0 +1,238 @@
+#include "src/process/child_loop.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "src/core/sample_binder.h"
+#include "src/core/sample_context_access.h"
+
+namespace feedline::internal {
+namespace {
+
+using extension::TaskOutput;
+using extension::TaskRequest;
+using extension::WorkerTask;
+
+// A reply's fields, where the parent reads them: the requested batch row
+// for a field it expects there, else the staging (the shared arena).
+class ChildReply final : public TaskOutput {
+ public:
+  ChildReply(RequestedRow& row, ReplyStaging& staging) : row_(row), staging_(staging) {}
+
+  // Before each reply: no fields, no schema.
+  void Begin() {
+    reply_.fields.clear();
+    if (!reply_.schema.empty()) reply_.schema = SampleSchema();
+  }
+  SampleReply& reply() { return reply_; }
+
+  Tensor Field(const std::string& name, DType dtype, const Shape& shape) override {
+    if (std::byte* to = row_.Find(name, dtype, shape)) {
+      ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row_.OffsetOf(to)),
+                               &reply_);
+      return Tensor(dtype, shape, to);
+    }
+    return Tensor(dtype, shape, staging_.AddField(name, dtype, shape, &reply_));
+  }
+
+  void SetSchema(SampleSchema schema) override { reply_.schema = std::move(schema); }
+
+  void Bind(Sample& sample) override { row_.Bind(sample); }
+
+  void Put(const Sample& sample) override {
+    for (int i = 0; i < sample.num_fields(); ++i) {
+      const Tensor& field = sample.field(i);
+      const int64_t in_row =
+          SampleBinder::IsBound(sample, i) ? row_.OffsetOf(field.raw()) : -1;
+      if (in_row >= 0) {
+        ReplyStaging::AddInPlace(sample.field_name(i), field.dtype(), field.shape(),
+                                 static_cast<uint64_t>(in_row), &reply_);
+        continue;
+      }
+      char* to = staging_.AddField(sample.field_name(i), field.dtype(), field.shape(), &reply_);
+      if (field.bytes() > 0) std::memcpy(to, field.raw(), field.bytes());
+    }
+  }
+
+ private:
+  RequestedRow& row_;
+  ReplyStaging& staging_;
+  SampleReply reply_;
+};
+
+class ChildLoop {
+ public:
+  ChildLoop(const WorkerChannel& channel, WorkerTask& task)
+      : fd_(channel.socket_fd), task_(task), row_(channel), staging_(channel.arena_fd),
+        out_(row_, staging_), context_(channel.seed, 0, 0, channel.worker_id) {}
+
+  void Run() {
+    WorkRequest request;
+    while (Read(&request)) {
+      switch (static_cast<RequestKind>(request.kind)) {
+        case RequestKind::kSample:
+          staging_.Clear();
+          ServeItem(request, request.index, request.context_index, nullptr, /*stream=*/false);
+          break;
+        case RequestKind::kSamples:
+          ServeSamples(request);
+          break;
+        case RequestKind::kOpen:
+          ServeOpen(request);
+          break;
+        case RequestKind::kNext:
+          staging_.Clear();
+          ServeItem(request, request.index, request.context_index, nullptr, /*stream=*/true);
+          break;
+        case RequestKind::kCollate:
+          ServeCollate();
+          break;
+        default:
+          SendErrorReply(fd_, extension::ExceptionReply("the worker process got a request of "
+                                                        "unknown kind " +
+                                                        std::to_string(request.kind)));
+      }
+    }
+  }
+
+ private:
+  // The next request, the task told before and after the wait. False at end
+  // of file; a malformed request ends the child (the parent sees its exit).
+  bool Read(WorkRequest* request) {
+    task_.BeforeWait();
+    bool ok = false;
+    try {
+      ok = row_.Read(fd_, request);
+    } catch (...) {
+      _exit(1);
+    }
+    task_.AfterWait();
+    return ok;
+  }
+
+  void Reply(ReplyKind kind) {
+    if (!WriteMessage(fd_, kind, std::string())) _exit(0);  // the parent is gone
+  }
+
+  void Fail(std::string* gather) {
+    const ErrorReply error = task_.Failure(std::current_exception());
+    if (gather != nullptr) {
+      AppendErrorReply(gather, error);
+    } else {
+      SendErrorReply(fd_, error);
+    }
+  }
+
+  // One Load or Next: its fields replied (to `gather`, when not null: one
+  // of a kSamples request's replies), its failure replied as the task
+  // reports it, or a pass's end as kEnd.
+  void ServeItem(const WorkRequest& request, int64_t index, int64_t context_index,
+                 std::string* gather, bool stream) {
+    try {
+      SampleContextAccess::Reset(context_, request.epoch, context_index);
+      out_.Begin();
+      const TaskRequest task_request{index, request.epoch, request.seed, &context_};
+      bool produced = true;
+      if (stream) {
+        produced = task_.Next(task_request, out_);
+      } else {
+        task_.Load(task_request, out_);
+      }
+      if (!produced) {
+        Reply(ReplyKind::kEnd);
+        return;
+      }
+      SampleReply& reply = out_.reply();
+      const auto stages = SampleContextAccess::DrainStageTimes(context_);
+      for (int s = 0; s < kNumStages; ++s) reply.stage_ns[s] = stages[static_cast<size_t>(s)];
+      if (gather != nullptr) {
+        staging_.Append(gather, &reply);
+      } else if (!staging_.Send(fd_, &reply)) {
+        _exit(0);  // the parent is gone
+      }
+    } catch (...) {
+      Fail(gather);
+    }
+  }
+
+  // Each sample as a kSample, a failed one replied as its failure while the
+  // others go on; the replies written at once, so that the parent wakes once.
+  void ServeSamples(const WorkRequest& request) {
+    gather_.clear();
+    staging_.Clear();
+    for (size_t i = 0; i < row_.num_samples(); ++i) {
+      const RequestedSample& sample = row_.Select(i);
+      staging_.NextSample();
+      ServeItem(request, sample.index, sample.context_index, &gather_, /*stream=*/false);
+    }
+    if (!WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);  // the parent is gone
+  }
+
+  void ServeOpen(const WorkRequest& request) {
+    try {
+      task_.OpenPass(TaskRequest{request.index, request.epoch, request.seed, &context_});
+    } catch (...) {
+      Fail(nullptr);
+      return;
+    }
+    Reply(ReplyKind::kReady);
+  }
+
+  // The request lists the replies by number as a kSamples request lists
+  // samples (their index).
+  void ServeCollate() {
+    replies_.clear();
+    for (size_t i = 0; i < row_.num_samples(); ++i) replies_.push_back(row_.Select(i).index);
+    staging_.Clear();
+    out_.Begin();
+    try {
+      if (!task_.Collate(replies_, out_)) {
+        Reply(ReplyKind::kEnd);  // not held: the parent collates
+        return;
+      }
+    } catch (...) {
+      Fail(nullptr);
+      return;
+    }
+    if (!staging_.Send(fd_, &out_.reply())) _exit(0);  // the parent is gone
+  }
+
+  const int fd_;
+  WorkerTask& task_;
+  RequestedRow row_;
+  ReplyStaging staging_;
+  ChildReply out_;
+  SampleContext context_;
+  std::string gather_;            // the replies to a kSamples request
+  std::vector<int64_t> replies_;  // a kCollate request's
+};
+
+}  // namespace
+
+void RunWorkerChild(const WorkerChannel& channel, extension::WorkerProgram& program) {
+  EnterWorkerChild(channel);
+  const int fd = channel.socket_fd;
+  std::unique_ptr<WorkerTask> task;
+  try {
+    task = program.MakeTask(
+        extension::WorkerTaskInfo{channel.worker_id, channel.num_workers, channel.seed});
+    task->Start();
+  } catch (...) {
+    const WorkerTask fallback;  // MakeTask threw: the default report
+    const WorkerTask& reporter = task ? *task : fallback;
+    SendErrorReply(fd, extension::WorkerInitReply(
+                           reporter.Failure(std::current_exception()).message));
+    _exit(1);
+  }
+  if (!WriteMessage(fd, ReplyKind::kReady, std::string())) _exit(0);
+  ChildLoop(channel, *task).Run();
+  _exit(0);  // end of file: the loader closed this worker
+}
+
+}  // namespace feedline::internal

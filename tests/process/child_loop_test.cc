@@ -1,0 +1,250 @@
+// The one child loop: a WorkerTask of the test's own, run in a forked child
+// by RunWorkerChild, the test playing the parent on the other end of the
+// channel: every request kind reaches the task, its fields and failures come
+// back as replies, and a batch of the samples it kept crosses as one reply.
+#include "src/process/child_loop.h"
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "src/process/worker_protocol.h"
+
+namespace feedline::internal {
+namespace {
+
+using extension::TaskOutput;
+using extension::TaskRequest;
+using extension::WorkerTask;
+using extension::WorkerTaskInfo;
+using ::testing::HasSubstr;
+
+// What the task throws for sample 3: not a std::exception, reported by its
+// own Failure.
+struct Refusal {};
+
+// Sample i: "x" = i * 10 and "waits" = the waits for a request so far; it
+// keeps x, and collates kept samples into "sum". Sample 3 is refused.
+class KeepingTask : public WorkerTask {
+ public:
+  explicit KeepingTask(bool fail_start) : fail_start_(fail_start) {}
+  void Start() override {
+    if (fail_start_) throw std::runtime_error("no device for this worker");
+  }
+  void Load(const TaskRequest& request, TaskOutput& out) override {
+    if (request.index == 3) throw Refusal{};
+    const int64_t x = request.index * 10;
+    std::memcpy(out.Field("x", DType::kI64, Shape()).raw(), &x, sizeof(x));
+    std::memcpy(out.Field("waits", DType::kI64, Shape()).raw(), &waits_, sizeof(waits_));
+    kept_[next_reply_++] = x;
+  }
+  bool Collate(std::span<const int64_t> replies, TaskOutput& out) override {
+    int64_t sum = 0;
+    for (int64_t reply : replies) {
+      auto it = kept_.find(reply);
+      if (it == kept_.end()) return false;
+      sum += it->second;
+    }
+    std::memcpy(out.Field("sum", DType::kI64, Shape()).raw(), &sum, sizeof(sum));
+    return true;
+  }
+  void AfterWait() override { ++waits_; }
+  ErrorReply Failure(std::exception_ptr error) const override {
+    try {
+      std::rethrow_exception(error);
+    } catch (const Refusal&) {
+      return extension::ExceptionReply("refused by the task", "Refusal");
+    } catch (...) {
+      return WorkerTask::Failure(std::current_exception());
+    }
+  }
+
+ private:
+  const bool fail_start_;
+  int64_t waits_ = 0;
+  int64_t next_reply_ = 0;
+  std::map<int64_t, int64_t> kept_;
+};
+
+class KeepingProgram : public extension::WorkerProgram {
+ public:
+  explicit KeepingProgram(bool fail_start = false) : fail_start_(fail_start) {}
+  std::unique_ptr<WorkerTask> MakeTask(const WorkerTaskInfo&) override {
+    return std::make_unique<KeepingTask>(fail_start_);
+  }
+
+ private:
+  const bool fail_start_;
+};
+
+struct LoopReply {
+  ReplyKind kind{};
+  std::string body;
+  std::string payload;
+};
+
+// A child running `program` through the child loop, without shared memory
+// (fields follow each reply), and the parent's end of its channel.
+class LoopChild {
+ public:
+  explicit LoopChild(extension::WorkerProgram& program) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) throw Error("socketpair failed");
+    WorkerChannel channel;
+    channel.parent_pid = ::getpid();
+    channel.socket_fd = fds[1];
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(fds[0]);
+      RunWorkerChild(channel, program);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+  }
+  ~LoopChild() { Exit(); }
+
+  LoopReply Read() {
+    LoopReply reply;
+    ReplyHeader header{};
+    if (!ReadAll(fd_, &header, sizeof(header))) {
+      ADD_FAILURE() << "the child closed its channel";
+      return reply;
+    }
+    reply.kind = static_cast<ReplyKind>(header.kind);
+    reply.body.resize(header.body_bytes);
+    reply.payload.resize(header.payload_bytes);
+    if (!reply.body.empty()) EXPECT_TRUE(ReadAll(fd_, reply.body.data(), reply.body.size()));
+    if (!reply.payload.empty()) {
+      EXPECT_TRUE(ReadAll(fd_, reply.payload.data(), reply.payload.size()));
+    }
+    return reply;
+  }
+  // A request for several samples (kSamples) or replies (kCollate).
+  void SendList(RequestKind kind, const std::vector<int64_t>& list) {
+    std::string body;
+    for (int64_t i : list) EncodeRequestedSample(i, i, std::string(), &body);
+    WorkRequest request;
+    request.kind = static_cast<uint32_t>(kind);
+    request.index = static_cast<int64_t>(list.size());
+    request.destinations_bytes = static_cast<uint32_t>(body.size());
+    std::string message(reinterpret_cast<const char*>(&request), sizeof(request));
+    ASSERT_TRUE(WriteAll(fd_, (message + body).data(), message.size() + body.size()));
+  }
+  void SendSample(int64_t index) {
+    WorkRequest request;
+    request.kind = static_cast<uint32_t>(RequestKind::kSample);
+    request.index = index;
+    ASSERT_TRUE(WriteAll(fd_, &request, sizeof(request)));
+  }
+  // Closes the channel; the child's exit status (-1: a signal).
+  int Exit() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+    if (pid_ <= 0) return status_;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  int status_ = -1;
+};
+
+// Field `name` (an i64 scalar) of a sample reply.
+int64_t LoopField(const LoopReply& reply, const std::string& name) {
+  EXPECT_EQ(reply.kind, ReplyKind::kSample);
+  SampleReply sample;
+  EXPECT_TRUE(DecodeSampleReply(reply.body.data(), reply.body.size(), &sample));
+  for (const FieldMeta& f : sample.fields) {
+    if (f.name != name) continue;
+    int64_t value = -1;
+    if (reply.payload.size() >= f.offset + sizeof(value)) {
+      std::memcpy(&value, reply.payload.data() + f.offset, sizeof(value));
+    }
+    return value;
+  }
+  ADD_FAILURE() << "no field " << name;
+  return -1;
+}
+
+ErrorReply LoopError(const LoopReply& reply) {
+  EXPECT_EQ(reply.kind, ReplyKind::kError);
+  ErrorReply error;
+  EXPECT_TRUE(DecodeErrorReply(reply.body.data(), reply.body.size(), &error));
+  return error;
+}
+
+TEST(ChildLoopTest, TheTaskLoadsEachRequestedSampleBetweenWaits) {
+  KeepingProgram program;
+  LoopChild child(program);
+  ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
+  child.SendSample(1);
+  const LoopReply first = child.Read();
+  EXPECT_EQ(LoopField(first, "x"), 10);
+  EXPECT_EQ(LoopField(first, "waits"), 1) << "the task is told of each wait for a request";
+  child.SendSample(2);
+  EXPECT_EQ(LoopField(child.Read(), "waits"), 2);
+  EXPECT_EQ(child.Exit(), 0) << "end of file ends the child cleanly";
+}
+
+TEST(ChildLoopTest, AFailedSampleAmongSeveralIsItsOwnReplyAsTheTaskReportsIt) {
+  KeepingProgram program;
+  LoopChild child(program);
+  ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
+  child.SendList(RequestKind::kSamples, {2, 3, 4});
+  EXPECT_EQ(LoopField(child.Read(), "x"), 20);
+  const ErrorReply refused = LoopError(child.Read());
+  EXPECT_EQ(refused.message, "refused by the task");
+  EXPECT_EQ(refused.origin.exception_type, "Refusal");
+  EXPECT_EQ(LoopField(child.Read(), "x"), 40) << "the samples after it still load";
+}
+
+TEST(ChildLoopTest, KeptSamplesCrossAsOneCollatedBatch) {
+  KeepingProgram program;
+  LoopChild child(program);
+  ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
+  child.SendList(RequestKind::kSamples, {1, 2, 5});  // replies 0, 1, 2
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(child.Read().kind, ReplyKind::kSample);
+  child.SendList(RequestKind::kCollate, {0, 2});
+  EXPECT_EQ(LoopField(child.Read(), "sum"), 10 + 50);
+  child.SendList(RequestKind::kCollate, {1, 7});
+  EXPECT_EQ(child.Read().kind, ReplyKind::kEnd) << "reply 7 is not held: the parent collates";
+}
+
+TEST(ChildLoopTest, AStartThatThrowsIsAFailedStartNamingWhy) {
+  KeepingProgram program(/*fail_start=*/true);
+  LoopChild child(program);
+  const ErrorReply error = LoopError(child.Read());
+  EXPECT_EQ(error.cause, ErrorCause::kWorkerInit);
+  EXPECT_THAT(error.message, HasSubstr("no device for this worker"));
+  EXPECT_EQ(child.Exit(), 1);
+}
+
+TEST(ChildLoopTest, AStreamRequestToAMapStyleTaskIsRefusedAndTheChildGoesOn) {
+  KeepingProgram program;
+  LoopChild child(program);
+  ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
+  child.SendList(RequestKind::kOpen, {});
+  EXPECT_THAT(LoopError(child.Read()).message, HasSubstr("not a stream"));
+  child.SendSample(4);
+  EXPECT_EQ(LoopField(child.Read(), "x"), 40);
+}
+
+}  // namespace
+}  // namespace feedline::internal
