@@ -37,13 +37,13 @@ def _close_live_loaders():
 class _FeedlineFrontend:
     """feedline's own rules, the Frontend (feedline/frontends/frontend.py) of
     a DataLoader given none: numpy batches (a torch.bfloat16 field refused,
-    naming it), a collate_fn's result copied into the batch's arrays, every
+    naming it), a collate_fn's result handed on as it was returned, every
     sample seeded from (seed, epoch, index), any idle worker loading any
     row, and feedline's rule for which datasets are streams."""
 
     name = "feedline"
     delivers_torch_bfloat16 = False
-    keeps_collate_result = False
+    keeps_collate_result = True
     seeds_samples = True
     assigns_batches_to_workers = False
     imports_through_dlpack = False
@@ -100,9 +100,10 @@ class DataLoader:
                           loader runs as many as help, up to the cores it may
                           use (shared among the ranks of the host), fewer when
                           the training step is the bottleneck (docs/tuning.md).
-      collate_fn          f(list of samples) -> the batch (tuple, dict or array of
-                          numbers). Default: stack each field; fields whose shape
-                          varies are padded, with a "<field>_lengths" array.
+      collate_fn          f(list of samples) -> the batch, handed on as it was
+                          returned. Default: stack each field into the shared
+                          batch slots; fields whose shape varies are padded,
+                          with a "<field>_lengths" array.
       drop_last           drop the last, short batch.
       prefetch_factor     batches in flight per worker (at most
                           max(2, num_workers * prefetch_factor) exist at once).

@@ -151,6 +151,28 @@ def test_feedline_loader_keeps_the_list_its_collate_fn_returns():
         assert batches[0][0].shape == (4, 3, 5, 7) and batches[2][1].tolist() == [8, 9]
 
 
+@pytest.mark.parametrize("workers,mode", MODES)
+def test_feedline_loader_hands_on_a_batch_whose_structure_varies(workers, mode):
+    # A detection-style collate_fn: lists as long as the batch (the last one
+    # shorter), a key only some batches have, Python ints and strings. The
+    # loader hands each result on as it was returned, as torch's does.
+    def collate(samples):
+        batch = {"ids": [s["input_ids"] for s in samples],
+                 "labels": [s["label"] for s in samples], "count": len(samples)}
+        if samples[0]["label"] == 0:  # batches 0 and 3
+            batch["first_is_zero"] = "yes"
+        return batch
+
+    dataset = Tokenized()
+    ours = list(io.DataLoader(dataset, batch_size=5, collate_fn=collate, num_workers=workers,
+                              worker_mode=mode))
+    theirs = list(tud.DataLoader(dataset, batch_size=5, collate_fn=collate))
+    assert ours == theirs
+    assert [b["count"] for b in ours] == [5, 5, 5, 5, 3]
+    assert ["first_is_zero" in b for b in ours] == [True, False, False, True, False]
+    assert type(ours[-1]["labels"]) is list and type(ours[-1]["count"]) is int
+
+
 class Unpicklable(tud.Dataset):
     def __len__(self):
         return 6
