@@ -268,21 +268,17 @@ std::shared_ptr<const BatchSampler> ToBatchSampler(const py::object& sampler) {
 }
 
 // A Python collate_fn: the samples go to Python as the dataset returned them
-// (copies: sample memory is reused), and what it returns becomes the batch.
-// With `keep_result` what it returns is the batch, as it is (torch's
-// contract): attached to the slot, not copied into fields. With `in_worker`
-// the process that loaded the batch runs it when it can (worker_collate.h).
+// (copies: sample memory is reused), and what it returns is the batch, as it
+// returned it (torch's contract, every front end's): attached to the slot,
+// not copied into fields. With `in_worker` the process that loaded the batch
+// runs it when it can (worker_collate.h).
 CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
-                        std::shared_ptr<Structure> batches, bool keep_result,
                         std::shared_ptr<WorkerCollate> in_worker) {
   auto ref = std::make_shared<PyRef>(std::move(fn));
-  return [ref, samples, batches, keep_result, in_worker](std::span<const Sample* const> in,
-                                                         BatchBuilder& out) {
+  return [ref, samples, in_worker](std::span<const Sample* const> in, BatchBuilder& out) {
     py::gil_scoped_acquire gil;
     LoaderCodeScope running(samples.get());
     try {
-      // Whatever it returns comes back: numeric arrays in the slot, other
-      // objects (a custom batch class, strings) through object fields.
       py::object result;
       if (!in_worker || !in_worker->TryCollate(in, &result)) {
         py::list items;
@@ -293,18 +289,7 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
         }
         result = ref->get()(items);
       }
-      if (keep_result) {
-        out.Attach(std::make_shared<PyRef>(std::move(result)));
-        return;
-      }
-      try {
-        FillFields(result, *batches,
-                   [&](const std::string& name, DType dtype, const Shape& shape) {
-                     return out.Add(name, dtype, shape);
-                   });
-      } catch (const SampleError& e) {
-        throw SampleError(FailureKind::kCollate, "", "collate_fn returned a batch that " + e.message());
-      }
+      out.Attach(std::make_shared<PyRef>(std::move(result)));
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};  // never a batch error
       throw SampleError(FailureKind::kCollate, "", "collate_fn raised " + PythonErrorText(e), -1,
@@ -348,7 +333,7 @@ class PyLoader {
       });
       if (status == NextStatus::kEnd) return py::none();
       if (status == NextStatus::kBatch) {
-        // A collate_fn's own object (keep_collate_result): the batch is it.
+        // A collate_fn's own object: the batch is it.
         if (std::shared_ptr<const void> kept = batch.attachment()) {
           return static_cast<const PyRef*>(kept.get())->get();
         }
@@ -491,7 +476,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
                                      const std::string& error_policy, py::object fields,
                                      const std::string& worker_mode, bool use_shared_memory,
                                      bool in_order, int64_t memory_budget_bytes,
-                                     bool torch_bfloat16, bool keep_collate_result,
+                                     bool torch_bfloat16,
                                      bool seed_samples, bool batch_per_worker) {
   if (batch_size.is_none()) {
     throw Error("batch_size=None (no automatic batching) is not supported; give a batch size");
@@ -542,7 +527,6 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     samples->DeclareObjectFields(dataset.attr("object_fields").cast<std::vector<std::string>>());
   // feedline.torch's batches are torch tensors, so they can hold bfloat16.
   if (torch_bfloat16) samples->DeliverTorchBFloat16();
-  auto batches = samples;
   // A collate_fn a front end marked for the worker (its `in_worker`) runs in
   // the worker processes of a Python map-style dataset, each batch loaded
   // by one of them (worker_collate.h).
@@ -557,13 +541,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   // A Python dataset's samples reach a collate_fn as the dataset returned
   // them, whatever their structure, as torch and Paddle hand them over.
   if (!native && !collate_fn.is_none()) samples->CarryWhole();
-  if (!collate_fn.is_none()) {
-    batches = std::make_shared<Structure>();
-    batches->KeepLists();
-    if (torch_bfloat16) batches->DeliverTorchBFloat16();
-    options.collate_fn =
-        MakePyCollate(collate_fn, samples, batches, keep_collate_result, worker_collate);
-  }
+  if (!collate_fn.is_none()) options.collate_fn = MakePyCollate(collate_fn, samples, worker_collate);
 
   // The adapters for both places a sample may load (a thread, a worker
   // process); BuildDataLoader decides which from worker_mode.
@@ -602,7 +580,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   std::shared_ptr<DataLoader> loader = std::move(built.loader);
   std::shared_ptr<extension::WorkerProcesses> workers = std::move(built.processes);
   if (worker_collate) worker_collate->set_workers(workers);
-  auto py_loader = std::make_unique<PyLoader>(std::move(loader), batches, std::move(workers));
+  auto py_loader = std::make_unique<PyLoader>(std::move(loader), samples, std::move(workers));
   py_loader->set_samples(samples);
   py_loader->set_seeds_caller_generators(seed_samples && !native && !iterable &&
                                          worker_count == 0);
@@ -883,7 +861,7 @@ void BindCore(py::module_& m) {
            py::arg("seed"), py::arg("error_policy"), py::arg("fields"),
            py::arg("worker_mode") = "thread", py::arg("use_shared_memory") = true,
            py::arg("in_order") = true, py::arg("memory_budget_bytes") = 0,
-           py::arg("torch_bfloat16") = false, py::arg("keep_collate_result") = false,
+           py::arg("torch_bfloat16") = false,
            py::arg("seed_samples") = true, py::arg("batch_per_worker") = false)
       .def("next", &PyLoader::Next, py::arg("dlpack_leaves") = false)
       .def("close", &PyLoader::CloseChecked)

@@ -397,12 +397,10 @@ class FieldTable {
 class TreeBuilder {
  public:
   using ValueFn = std::function<py::object(size_t, const SchemaNode*)>;
-  // `keep_lists`: a list stays a list (a collate_fn's batch, as it was
-  // returned); otherwise every sequence becomes a tuple (feedline's collate).
-  TreeBuilder(const SampleSchema& schema, FieldTable& fields, ValueFn value, bool extras,
-              bool keep_lists = false)
-      : schema_(schema), fields_(fields), value_(std::move(value)), extras_(extras),
-        keep_lists_(keep_lists) {}
+  // Every sequence becomes a tuple (feedline's collate; a collate_fn's batch
+  // is handed on as it was returned and never built here).
+  TreeBuilder(const SampleSchema& schema, FieldTable& fields, ValueFn value, bool extras)
+      : schema_(schema), fields_(fields), value_(std::move(value)), extras_(extras) {}
 
   py::object Root() {
     const SchemaNode& root = schema_.root();
@@ -475,10 +473,7 @@ class TreeBuilder {
     return out;
   }
 
-  py::object Sequence(const SchemaNode& node, py::list out) const {
-    if (keep_lists_ && node.kind == SchemaKind::kList) return std::move(out);
-    return py::tuple(out);
-  }
+  py::object Sequence(const SchemaNode&, py::list out) const { return py::tuple(out); }
 
   void AppendRest(py::list& out) {
     if (!extras_) return;
@@ -491,7 +486,6 @@ class TreeBuilder {
   FieldTable& fields_;
   ValueFn value_;
   bool extras_;
-  bool keep_lists_;
 };
 
 }  // namespace
@@ -731,9 +725,7 @@ py::object ShapeBatch(const Batch& batch, const Structure& structure, bool dlpac
     }
     return out;
   }
-  return TreeBuilder(structure.schema(), fields, value, /*extras=*/true,
-                     structure.keeps_lists())
-      .Root();
+  return TreeBuilder(structure.schema(), fields, value, /*extras=*/true).Root();
 }
 
 py::object StructureToPython(const Structure& structure) {

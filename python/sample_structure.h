@@ -63,11 +63,6 @@ class Structure {
   // the first sample.
   void CarryWhole() { whole_ = true; }
   bool carries_whole() const { return whole_; }
-  // Batches keep a list as a list (a collate_fn's batches, as it returned
-  // them); otherwise sequences are shaped as tuples. Call before the first
-  // batch.
-  void KeepLists() { keep_lists_ = true; }
-  bool keeps_lists() const { return keep_lists_; }
   // Lets torch.bfloat16 leaves (bfloat16_fields.h) through; without it
   // Observe refuses them. For a loader that delivers torch tensors; call
   // before the first sample.
@@ -91,7 +86,6 @@ class Structure {
   std::vector<std::string> object_fields_;  // set before the first sample
   bool torch_bfloat16_ = false;     // set before the first Observe
   bool whole_ = false;              // likewise
-  bool keep_lists_ = false;         // likewise
 };
 
 // The top-level kind of `schema`'s root.

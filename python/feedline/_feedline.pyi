@@ -176,7 +176,6 @@ class _Loader:
         in_order: bool = True,
         memory_budget_bytes: SupportsIndex = 0,
         torch_bfloat16: bool = False,
-        keep_collate_result: bool = False,
         seed_samples: bool = True,
         batch_per_worker: bool = False,
     ) -> None: ...

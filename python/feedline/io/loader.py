@@ -276,7 +276,6 @@ class DataLoader:
             in_order=bool(in_order),
             memory_budget_bytes=budget,
             torch_bfloat16=bool(frontend.delivers_torch_bfloat16),
-            keep_collate_result=bool(frontend.keeps_collate_result),
             seed_samples=bool(frontend.seeds_samples),
             batch_per_worker=bool(frontend.assigns_batches_to_workers) and native is None,
         )
