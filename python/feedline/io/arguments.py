@@ -4,6 +4,7 @@ TypeError or ValueError that names the argument."""
 
 import logging
 import numbers
+import os
 import operator
 import sys
 
@@ -162,3 +163,48 @@ def _positive_int(name, value, default):
     if not 1 <= value <= _INT64[1]:
         raise ValueError(f"{name} must be between 1 and {_INT64[1]}, got {value}")
     return value
+
+
+def _size_in(name, value, low, high):
+    """`value` as bytes in [low, high]: an int, or a string such as "256MiB"
+    or "1.5GB" read by the rule of every size argument (feedline.io's
+    _byte_size_argument); `name` begins the messages."""
+    number = _byte_size_argument(name, value)
+    if not low <= number <= high:
+        given = f"{value!r} ({number} bytes)" if isinstance(value, str) else f"{number}"
+        raise ValueError(f"{name} must be between {low} and {high}, got {given}")
+    return number
+
+
+def _remote_options(remote):
+    """A dict of RemoteOptions fields as _feedline.vision.RemoteOptions, each name and
+    value checked."""
+    options = _feedline.vision.RemoteOptions()
+    if remote is None:
+        return options
+    if not isinstance(remote, dict):
+        raise TypeError(f"remote must be a dict of retry and timeout options, got "
+                        f"{type(remote).__name__}")
+    for name, value in remote.items():
+        if name.startswith("_") or not hasattr(options, name):
+            raise TypeError(f"remote: unknown option {name!r}; expected max_attempts, "
+                            "retry_budget_s, connect_timeout_s, stall_timeout_s, backoff_s, "
+                            "cache_dir, cache_limit, prefetch_bytes, prefetch_requests, "
+                            "download_part_bytes, download_parts or ca_file")
+        if name in ("cache_dir", "ca_file"):
+            setattr(options, name, os.fspath(value))
+            continue
+        if name in ("cache_limit", "prefetch_bytes", "download_part_bytes"):
+            setattr(options, name, _size_in(f"remote: {name}", value, 0, (1 << 63) - 1))
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"remote: {name} must be a number, got {type(value).__name__}")
+        if name in ("max_attempts", "prefetch_requests", "download_parts"):
+            if value != int(value):
+                raise ValueError(f"remote: {name} must be a whole number, got {value!r}")
+            value = int(value)
+            if not -(1 << 31) <= value < (1 << 31):
+                raise ValueError(f"remote: {name} must be >= 1, got {value}")
+        setattr(options, name, value if isinstance(value, int) else float(value))
+    options.check()
+    return options

@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from feedline import _feedline
+from feedline.io.arguments import _remote_options
 from feedline.io.datasets import NativeDataset
 
 # Arrow integer and float types and the dtype their values keep.
@@ -100,8 +101,6 @@ class RemoteFile(io.RawIOBase):
 def remote_reader(remote):
     """The HTTP(S) / S3 reader of a dict of RemoteOptions fields (retries,
     timeouts, ca_file: docs/storage.md)."""
-    from feedline.vision.datasets import _remote_options
-
     return _feedline.text.RemoteFileReader(_remote_options(remote))
 
 

@@ -118,9 +118,9 @@ def is_hf_iterable_dataset(dataset):
                for c in type(dataset).__mro__)
 
 
-def _native_form(dataset):
+def native_form(dataset):
     """(ArrowTableDataset, description) for a datasets.Dataset, or raises
-    _StaysInPython with the reason."""
+    StaysInPython with the reason."""
     table, columns, row_map = _table_of(dataset)
     fmt = dataset.format
     formatted = fmt.get("columns") if fmt.get("output_all_columns") else None
@@ -129,24 +129,24 @@ def _native_form(dataset):
         native = ArrowTableDataset(table, columns, row_map, "datasets.Dataset's Arrow table",
                                    dtypes)
     except TypeError as error:
-        raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
+        raise StaysInPython(str(error).split(": ", 1)[-1]) from None
     selected = "" if row_map is None else f", {len(row_map)} selected by its indices"
     return native, f"{table.num_rows} rows{selected}, columns {', '.join(columns)}"
 
 
 def _table_of(dataset, check_format=True):
     """(Arrow table, columns, row map or None) of a datasets.Dataset, or
-    raises _StaysInPython with the reason."""
+    raises StaysInPython with the reason."""
     fmt = dataset.format
     if not check_format:
         fmt = {"type": None, "columns": None}
     kind = fmt.get("type")
     if kind not in _NATIVE_FORMATS:
-        raise _StaysInPython(f"its format is {kind!r} (native: numpy, torch or none)"
+        raise StaysInPython(f"its format is {kind!r} (native: numpy, torch or none)"
                              if kind != "custom" else "it has a transform (set_transform / "
                              "with_transform)")
     if fmt.get("format_kwargs"):
-        raise _StaysInPython(f"its format has arguments {fmt['format_kwargs']!r}")
+        raise StaysInPython(f"its format has arguments {fmt['format_kwargs']!r}")
     columns = list(dataset.column_names)
     if fmt.get("columns") is not None and not fmt.get("output_all_columns"):
         columns = [c for c in fmt["columns"]]
@@ -154,27 +154,27 @@ def _table_of(dataset, check_format=True):
     for name in columns:
         nulls = table.column(name).null_count
         if nulls:
-            raise _StaysInPython(f"column {name!r} has {nulls} nulls (None in Python)")
+            raise StaysInPython(f"column {name!r} has {nulls} nulls (None in Python)")
     row_map = None
     if dataset._indices is not None:
         row_map = np.asarray(dataset._indices.column(0).to_numpy(), dtype=np.int64)
     return table, columns, row_map
 
 
-def _native_iterable_form(dataset):
+def native_iterable_form(dataset):
     """(native dataset, description) for a datasets.IterableDataset, or
-    raises _StaysInPython with the reason."""
+    raises StaysInPython with the reason."""
     if dataset._shuffling is not None:
-        raise _StaysInPython("it is shuffled (IterableDataset.shuffle: a buffer shuffle "
+        raise StaysInPython("it is shuffled (IterableDataset.shuffle: a buffer shuffle "
                              "of its own)")
     if dataset._distributed is not None:
-        raise _StaysInPython("it is split by node (split_dataset_by_node)")
+        raise StaysInPython("it is split by node (split_dataset_by_node)")
     kind = dataset._formatting.format_type if dataset._formatting is not None else None
     if kind not in _NATIVE_FORMATS:
-        raise _StaysInPython(f"its format is {kind!r} (native: numpy, torch or none)")
+        raise StaysInPython(f"its format is {kind!r} (native: numpy, torch or none)")
     examples = dataset._ex_iterable
     if type(examples).__name__ != "ArrowExamplesIterable":
-        raise _StaysInPython(f"its examples come through {type(examples).__name__} (a map, "
+        raise StaysInPython(f"its examples come through {type(examples).__name__} (a map, "
                              "filter, shuffle, skip, take or a generator over them)")
     tables = examples.generate_tables_fn
     builder = getattr(tables, "__self__", None)
@@ -183,7 +183,7 @@ def _native_iterable_form(dataset):
     if (builder is not None and type(builder).__name__ == "Parquet"
             and type(builder).__module__.startswith("datasets.packaged_modules.parquet")):
         return _parquet_form(dataset, builder, examples.kwargs["files"], kind)
-    raise _StaysInPython(f"its examples come from {getattr(tables, '__qualname__', tables)}, "
+    raise StaysInPython(f"its examples come from {getattr(tables, '__qualname__', tables)}, "
                          "not Parquet files or a datasets.Dataset")
 
 
@@ -195,7 +195,7 @@ def _shards_form(shards, format_type):
     parts = [_table_of(shard, check_format=False) for shard in shards]
     columns = parts[0][1]
     if any(p[1] != columns for p in parts):
-        raise _StaysInPython("its shards have other columns")
+        raise StaysInPython("its shards have other columns")
     tables = [table.select(columns) for table, _, _ in parts]
     row_map = None
     if any(r is not None for _, _, r in parts):
@@ -210,7 +210,7 @@ def _shards_form(shards, format_type):
         native = ArrowTableDataset(table, columns, row_map, what,
                                    scalar_dtypes(table.schema, columns, format_type))
     except TypeError as error:
-        raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
+        raise StaysInPython(str(error).split(": ", 1)[-1]) from None
     rows = table.num_rows if row_map is None else len(row_map)
     return native, (f"{len(shards)} shard{'s' * (len(shards) > 1)} of a datasets.Dataset, "
                     f"{rows} rows, columns {', '.join(columns)}")
@@ -225,13 +225,13 @@ def _parquet_form(dataset, builder, file_lists, format_type):
 
     config = builder.config
     if config.filters is not None:
-        raise _StaysInPython(f"it filters rows ({config.filters!r})")
+        raise StaysInPython(f"it filters rows ({config.filters!r})")
     files = list(itertools.chain.from_iterable(file_lists))
     remote = [f for f in files if not os.path.isfile(f)]
     if remote:
-        raise _StaysInPython(f"{remote[0]} is not a local file")
+        raise StaysInPython(f"{remote[0]} is not a local file")
     if not files:
-        raise _StaysInPython("it reads no files")
+        raise StaysInPython("it reads no files")
     columns = list(config.columns) if config.columns else None
     features = dataset.features
     schema = pq.read_schema(files[0])
@@ -241,7 +241,7 @@ def _parquet_form(dataset, builder, file_lists, format_type):
         wanted = features.arrow_schema
         for field in wanted:
             if field.name in schema.names and schema.field(field.name).type != field.type:
-                raise _StaysInPython(f"its features cast column {field.name!r} from "
+                raise StaysInPython(f"its features cast column {field.name!r} from "
                                      f"{schema.field(field.name).type} to {field.type}")
         if columns is None:
             columns = [f.name for f in wanted]
@@ -250,13 +250,13 @@ def _parquet_form(dataset, builder, file_lists, format_type):
         native = ParquetDataset(files, columns=columns,
                                 _dtypes=scalar_dtypes(schema, named, format_type))
     except (TypeError, ValueError) as error:
-        raise _StaysInPython(str(error).split(": ", 1)[-1]) from None
+        raise StaysInPython(str(error).split(": ", 1)[-1]) from None
     return native, (f"{len(files)} Parquet file{'s' * (len(files) > 1)}, {len(native)} rows, "
                     f"columns {', '.join(native.columns)}")
 
 
-class _StaysInPython(Exception):
-    pass
+class StaysInPython(Exception):
+    """Why a dataset is not read natively (its message says)."""
 
 
 def native_documents(dataset):
@@ -266,65 +266,6 @@ def native_documents(dataset):
     if not is_hf_dataset(dataset):
         return None
     try:
-        return _native_form(dataset)[0]
-    except _StaysInPython:
+        return native_form(dataset)[0]
+    except StaysInPython:
         return None
-
-
-def lower_iterable(dataset, framework, collate_fn=None, enabled=True, ordering=(None,) * 3):
-    """The map-style native dataset of a datasets.IterableDataset's rows
-    when it can be read natively, carrying its Lowering for lower() to
-    return; else `dataset` itself (the front end then iterates it, and
-    lower() gives the reason). `ordering` is the loader's (shuffle, sampler,
-    batch_sampler): any of them given, the stream is left as it is, for the
-    front end to refuse them as it refuses them for any iterable."""
-    if not is_hf_iterable_dataset(dataset):
-        return dataset
-    shuffle, sampler, batch_sampler = ordering
-    if shuffle or sampler is not None or batch_sampler is not None:
-        return dataset
-    native, lowering = lower(dataset, framework, collate_fn, enabled)
-    if lowering is not None and lowering.native:
-        native.hf_lowering = lowering
-    return native
-
-
-def lower(dataset, framework, collate_fn=None, enabled=True):
-    """(dataset to load, Lowering), or (dataset, None) when `dataset` is not
-    a datasets.Dataset or IterableDataset."""
-    lowered = getattr(dataset, "hf_lowering", None)
-    if lowered is not None:  # an IterableDataset lower_iterable read natively
-        return dataset, lowered
-    iterable = is_hf_iterable_dataset(dataset)
-    if not iterable and not is_hf_dataset(dataset):
-        return dataset, None
-    from feedline.frontends.lowering import Lowering
-
-    name = "datasets.IterableDataset" if iterable else "datasets.Dataset"
-    try:
-        if not enabled:
-            raise _StaysInPython("native_transforms=False")
-        if collate_fn is not None:
-            # A collate_fn is given exactly what torch's loader gives it: the
-            # rows as datasets formats them (Python lists for a token column
-            # under no format, however ragged; 0-d tensors under "torch";
-            # Python ints, strs, decoded features ...). Native samples are
-            # typed fields (int64 arrays, numpy scalars): remaking each row's
-            # objects from them would be Python per row again, redoing what
-            # datasets' formatters do, with every type to get right. In
-            # Python, the dataset's own __getitem__ runs in the worker
-            # processes, beside the collate_fn's Python per batch.
-            raise _StaysInPython("a collate_fn is given, and it would receive numpy arrays "
-                                 "where the dataset gives its own format")
-        native, description = (_native_iterable_form if iterable else _native_form)(dataset)
-    except _StaysInPython as stay:
-        reason = str(stay)
-    except Exception as error:  # a dataset this module misreads still loads, as it is
-        reason = f"inspecting it raised {type(error).__name__}: {error}"
-    else:
-        source = "Parquet files" if type(native).__name__ == "ParquetDataset" else "Arrow table"
-        summary = (f"feedline.{framework}: {name} ({description}) loads natively from its "
-                   f"{source}" + (", in the stream's order" if iterable else ""))
-        return native, Lowering(summary, [source], [], native=True)
-    summary = f"feedline.{framework}: {name} runs in Python: {reason}"
-    return dataset, Lowering(summary, [], [name], native=False, reason=reason)

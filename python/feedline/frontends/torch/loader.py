@@ -32,7 +32,7 @@ from feedline.frontends.torch import datapipes as _datapipes
 from feedline.frontends.torch import errors as _errors
 from feedline.frontends.torch import lowering as _lowering
 from feedline.frontends.torch import seeding as _seeding
-from feedline.io import hf_datasets as _hf_datasets
+from feedline.frontends import hf_lowering as _hf_lowering
 
 __all__ = ["DataLoader"]
 
@@ -266,7 +266,7 @@ class DataLoader(io.DataLoader):
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         _check_multiprocessing_context(multiprocessing_context, num_workers)
-        dataset = _hf_datasets.lower_iterable(dataset, "torch", collate_fn, native_transforms,
+        dataset = _hf_lowering.lower_iterable(dataset, "torch", collate_fn, native_transforms,
                                               ordering=(shuffle, sampler, batch_sampler))
         iterable = io._is_iterable_dataset(dataset)
         if iterable:
@@ -305,7 +305,7 @@ class DataLoader(io.DataLoader):
         dataset, self._lowering = _lowering.lower(dataset, native_transforms,
                                                   collate_fn=collate_fn)
         if self._lowering is None:  # a Hugging Face datasets.Dataset: its Arrow table natively
-            dataset, self._lowering = _hf_datasets.lower(dataset, "torch", collate_fn,
+            dataset, self._lowering = _hf_lowering.lower(dataset, "torch", collate_fn,
                                                           native_transforms)
         seed = feedline_options.pop("seed", None)
         if seed is None:
