@@ -551,7 +551,7 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   if (native) {
     auto native_dataset = dataset.cast<std::shared_ptr<Dataset>>();
     // A crash in native code ends one worker process, which is replaced
-    // (docs/architecture.md); the fork is made safe for the interpreter.
+    // (src/process/README.md); the fork is made safe for the interpreter.
     spec.worker_program =
         std::make_shared<PyNativeWorkerProgram>(native_dataset, options.worker_init);
     spec.dataset = std::move(native_dataset);

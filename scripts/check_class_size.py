@@ -2,7 +2,7 @@
 """Checks that no class of the library's sources has more than 20 public functions.
 
 A class whose public interface outgrows what a reader holds in their head is
-split into parts with one job each (docs/architecture.md, "The engine": the
+split into parts with one job each (src/loader/README.md, "The engine": the
 Scheduler is a facade over EpochCursor, RowClaims, WorkerRoster and
 ConsumerSignal). Counted per class or struct of every header under src/: the
 declarations and definitions of functions in its public section (each

@@ -3,7 +3,7 @@
 
 Every worker and the consumer wait for the scheduler's mutex, so what runs
 under it is kept to short steps that a reader can check at a glance
-(docs/architecture.md, "The engine"). A function of src/loader/*.cc runs
+(src/loader/README.md, "The engine"). A function of src/loader/*.cc runs
 under the lock when
   - its name ends in "Locked" (the house convention: it REQUIRES the lock),
   - its body takes the lock (a MutexLock on mu(), scheduler_->mu() or

@@ -41,7 +41,7 @@ enum class WorkerMode {
   kThread,   // worker threads of this process (a C++ Dataset's default)
   kProcess,  // a forked worker process per worker: a crash in Dataset::Get
              // (a decoder's segfault or abort) ends that process, which is
-             // restarted and the sample loaded again (docs/architecture.md)
+             // restarted and the sample loaded again (src/process/README.md)
   kAuto,     // threads for a C++ Dataset (it needs no global lock); the Python
              // binding picks processes for Python datasets (docs/python.md)
 };

@@ -1,5 +1,5 @@
 // Engine: the DataLoader's machinery, composed of parts that each own one
-// concept (docs/architecture.md, "The engine"):
+// concept (src/loader/README.md, "The engine"):
 //   - Scheduler (scheduler.h): the epoch plan, binding batches to slots,
 //     claiming rows in chunks, retrying rebound batches, in-order delivery,
 //     and the runtime controls; it owns the scheduling state and its lock;
