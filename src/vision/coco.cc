@@ -63,10 +63,10 @@ int64_t Integer(const element& v, const char* name, const std::string& where, co
   ctx.Fail(where, std::string("\"") + name + "\" is not an integer");
 }
 
-float Number(const element& v, const char* name, const std::string& where, const Context& ctx) {
+double Number(const element& v, const char* name, const std::string& where, const Context& ctx) {
   double d;
   if (v.get(d)) ctx.Fail(where, std::string("\"") + name + "\" is not a number");
-  return static_cast<float>(d);
+  return d;
 }
 
 int Size(const element& v, const char* name, const std::string& where, const Context& ctx) {
@@ -217,12 +217,13 @@ CocoAnnotations CocoAnnotations::Parse(std::string_view json, std::string_view s
       const array bbox = Array(Member(an, "bbox", where, ctx), where, "\"bbox\"", ctx);
       if (bbox.size() != 4) ctx.Fail(where, "\"bbox\" is not 4 numbers");
       size_t k = 0;
-      for (element c : bbox) item.box[k++] = Number(c, "bbox", where, ctx);
+      for (element c : bbox) item.box[k++] = static_cast<float>(Number(c, "bbox", where, ctx));
       item.category = Integer(Member(an, "category_id", where, ctx), "category_id", where, ctx);
       item.crowd = Has(an, "iscrowd") &&
                      Integer(Member(an, "iscrowd", where, ctx), "iscrowd", where, ctx) != 0;
-      item.area = Has(an, "area") ? Number(Member(an, "area", where, ctx), "area", where, ctx)
-                                    : item.box[2] * item.box[3];
+      item.area = Has(an, "area")
+                      ? static_cast<float>(Number(Member(an, "area", where, ctx), "area", where, ctx))
+                      : item.box[2] * item.box[3];
       if (!Has(an, "segmentation")) continue;
       const element seg = Member(an, "segmentation", where, ctx);
       if (seg.type() == element_type::ARRAY) {
@@ -300,9 +301,9 @@ std::span<const CocoObject> CocoAnnotations::objects(int64_t image) const {
   return std::span<const CocoObject>(objects_).subspan(im.first_object, im.num_objects);
 }
 
-std::span<const float> CocoAnnotations::polygon(uint32_t k) const {
+std::span<const double> CocoAnnotations::polygon(uint32_t k) const {
   const size_t begin = k == 0 ? 0 : polygon_ends_[k - 1];
-  return std::span<const float>(coordinates_).subspan(begin, polygon_ends_[k] - begin);
+  return std::span<const double>(coordinates_).subspan(begin, polygon_ends_[k] - begin);
 }
 
 }  // namespace feedline::vision

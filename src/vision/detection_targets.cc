@@ -25,7 +25,7 @@ void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset
 }
 
 void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint8_t* mask) {
-  const float corners[8] = {box[0], box[1], box[2], box[1], box[2], box[3], box[0], box[3]};
+  const double corners[8] = {box[0], box[1], box[2], box[1], box[2], box[3], box[0], box[3]};
   geometry.FillPolygon(corners, mask);
 }
 

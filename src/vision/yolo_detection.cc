@@ -38,7 +38,7 @@ bool IsImageName(const fs::path& path) {
 // One object of a label line, in the image's pixels, and its polygon.
 struct LabelObject {
   ImageObject object;
-  std::vector<float> polygon;  // x, y pairs in pixels; empty for a box
+  std::vector<double> polygon;  // x, y pairs in pixels; empty for a box
 };
 
 // `v` as a label file would write it (1.5, 1e+12), for messages.
@@ -112,8 +112,8 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
       x1 = y1 = -INFINITY;
       for (size_t k = 1; k + 1 < values.size(); k += 2) {
         const double x = values[k] * width, y = values[k + 1] * height;
-        o.polygon.push_back(static_cast<float>(x));
-        o.polygon.push_back(static_cast<float>(y));
+        o.polygon.push_back(x);
+        o.polygon.push_back(y);
         x0 = std::min(x0, x);
         x1 = std::max(x1, x);
         y0 = std::min(y0, y);

@@ -19,9 +19,9 @@ Must hold: the same images in the same order; boxes, labels, image ids,
 areas and crowd flags equal (the reference's areas and crowd flags include
 the objects it drops, which feedline's do not: compared on the objects
 kept); pixels within 1/255 (both decode with
-libjpeg-turbo); each mask's IoU with pycocotools' >= 0.9 and the median
->= 0.98 (feedline draws a pixel when its centre is inside the polygon;
-pycocotools traces the edges at 5x and differs along them).
+libjpeg-turbo); every mask equal to pycocotools', pixel for pixel (feedline
+draws polygons by COCO's own rule, and mirrors the drawn mask as the
+reference's flip does).
 
 Usage: .venv/detection-bench/bin/python tests/peers/check_coco_detection.py
        --references build/peer-tests/references/detection
@@ -178,17 +178,13 @@ def main():
             continue
         for k, (a, b) in enumerate(zip(masks, theirs)):
             union, differ = (a | b).sum(), (a ^ b).sum()
-            iou = (a & b).sum() / max(union, 1)
-            ious.append(iou)
-            # Along the edges only: a few pixels of a small mask.
-            if iou < 0.9 and differ > max(0.1 * union, 6):
-                failures.append(f"{where}: mask {k}'s IoU with pycocotools' is {iou:.3f} "
-                                f"({differ} of {union} pixels differ)")
+            ious.append((a & b).sum() / max(union, 1))
+            if differ:
+                failures.append(f"{where}: mask {k} differs from pycocotools' in {differ} of "
+                                f"{union} pixels")
     if worst_pixel > 1 / 255 + 1e-6:
         failures.append(f"pixels differ by up to {worst_pixel * 255:.1f} / 255")
     median = float(np.median(ious)) if ious else 0.0
-    if median < 0.98:
-        failures.append(f"the median mask IoU is {median:.4f}")
     print(f"check_coco_detection: {len(reference)} images ({flips} flipped by the reference), "
           f"{len(ious)} masks, IoU min {min(ious, default=0):.4f} median {median:.4f}, "
           f"pixels within {worst_pixel * 255:.2f} / 255")

@@ -77,8 +77,9 @@ class FEEDLINE_EXPORT CocoAnnotations {
   const CocoImage& image(int64_t i) const { return images_[static_cast<size_t>(i)]; }
   std::string_view file_name(int64_t i) const;
   std::span<const CocoObject> objects(int64_t image) const;
-  // Polygon k's coordinates: x0, y0, x1, y1, ...
-  std::span<const float> polygon(uint32_t k) const;
+  // Polygon k's coordinates: x0, y0, x1, y1, ... (doubles, as the file
+  // gives them: COCO's tools draw from them unrounded).
+  std::span<const double> polygon(uint32_t k) const;
   const CocoRle& rle(uint32_t k) const { return rles_[k]; }
   // (id, name) of each category, in the file's order.
   const std::vector<std::pair<int64_t, std::string>>& categories() const { return categories_; }
@@ -88,7 +89,7 @@ class FEEDLINE_EXPORT CocoAnnotations {
   std::string names_;                 // every file name, back to back
   std::vector<uint64_t> name_ends_;  // file_name(i) ends at name_ends_[i]
   std::vector<CocoObject> objects_;
-  std::vector<float> coordinates_;
+  std::vector<double> coordinates_;
   std::vector<uint64_t> polygon_ends_;  // polygon k ends at polygon_ends_[k] in coordinates_
   std::vector<CocoRle> rles_;
   std::vector<std::pair<int64_t, std::string>> categories_;

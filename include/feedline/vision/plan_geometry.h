@@ -5,10 +5,13 @@
 //
 // Coordinates are continuous: pixel (u, v) covers [u, u + 1) x [v, v + 1),
 // so a box from 0 to the image's width covers the whole image. A polygon is
-// rasterized once, at the output size, by the pixel-centre rule (a pixel is
-// inside when its centre is, even-odd across the polygon's edges): what
-// COCO's tools draw at the image size, to within the pixels its edges cross.
-// A run-length mask is sampled at the output pixels' centres (nearest).
+// rasterized once, at the output size, by COCO's own rule (pycocotools'
+// frPyObjects: the outline traced on a grid 5 times finer, a pixel inside
+// when the outline crosses its column's centre an odd number of times
+// above it, counted in column-major order): at the image's own size the
+// mask is the one pycocotools draws, bit for bit, and a mirror flips the
+// drawn mask as it flips the pixels. A run-length mask is sampled at the
+// output pixels' centres (nearest).
 //
 // Thread safety: pure functions.
 #ifndef FEEDLINE_VISION_PLAN_GEOMETRY_H_
@@ -39,8 +42,9 @@ class FEEDLINE_EXPORT PlanGeometry {
 
   // Sets to 1 the pixels of `mask` (uint8 [out_height, out_width],
   // row-major) inside polygon `xy` (x0, y0, x1, y1, ... in source pixels);
-  // others are left as they are, so polygons of one object add up.
-  void FillPolygon(std::span<const float> xy, uint8_t* mask) const;
+  // others are left as they are, so polygons of one object add up (their
+  // union, as the references' ConvertCocoPolysToMask takes it).
+  void FillPolygon(std::span<const double> xy, uint8_t* mask) const;
   // Sets to 1 the pixels of `mask` whose centre maps into a 1 of `rle` (a
   // mask of the source image's size).
   void FillRle(const CocoRle& rle, uint8_t* mask) const;
