@@ -168,10 +168,16 @@ void PlanGeometry::FillPolygon(std::span<const double> xy, uint8_t* mask) const 
   // Inside between each pair of toggles (two at one position cancel).
   const int64_t end = static_cast<int64_t>(ow) * oh;
   for (size_t k = 0; k < toggles.size(); k += 2) {
+    const int64_t first = toggles[k];
     const int64_t last = k + 1 < toggles.size() ? std::min(toggles[k + 1], end) : end;
-    for (int64_t p = toggles[k]; p < last; ++p) {
-      const int64_t x = p / oh, y = p % oh;
+    // Down each column of the run (column-major), one division per run.
+    int64_t x = first / oh, y = first % oh;
+    for (int64_t p = first; p < last; ++p) {
       mask[y * ow + (plan_.flip ? ow - 1 - x : x)] = 1;
+      if (++y == oh) {
+        y = 0;
+        ++x;
+      }
     }
   }
 }
