@@ -66,10 +66,9 @@ test: deps
 	$(call beside,test-peers,test-wheel)
 	@echo "make test: all suites passed"
 
-# The fuzzers run for a fixed time (FUZZ_SECONDS) whatever core they get,
-# so beside the Python ASan suite (whose workers leave a core idle for much
-# of its run) they cost no wall time; they make fewer runs there, at nice
-# 19, than alone.
+# The fuzzers run for a fixed time (FUZZ_SECONDS) whatever share of the
+# cores they get, so beside the Python ASan suite they add no wall time of
+# their own; at nice 19 there they make fewer runs than alone.
 # Each part of make test says how long it took, so that the log shows where
 # the time goes (the goal: all of it under 30 minutes on 2 cores).
 TIMED = bash scripts/timed_make.sh $(MAKE) --no-print-directory
