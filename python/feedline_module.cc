@@ -782,6 +782,19 @@ void BindCore(py::module_& m) {
              return std::make_shared<FixedBatchSampler>(ToSampler(sampler), batch_size, drop_last);
            }),
            py::arg("sampler"), py::arg("batch_size"), py::arg("drop_last"));
+  py::class_<GroupedBatchSampler, BatchSampler, std::shared_ptr<GroupedBatchSampler>>(
+      m, "_GroupedBatchSampler")
+      .def(py::init([](const py::object& sampler, std::vector<int64_t> group_ids,
+                       int64_t batch_size) {
+             return std::make_shared<GroupedBatchSampler>(ToSampler(sampler), std::move(group_ids),
+                                                          batch_size);
+           }),
+           py::arg("sampler"), py::arg("group_ids"), py::arg("batch_size"));
+  m.def("_aspect_ratio_groups",
+        [](const std::vector<int64_t>& widths, const std::vector<int64_t>& heights, int k) {
+          return ToArray(AspectRatioGroups(widths, heights, k));
+        },
+        py::arg("widths"), py::arg("heights"), py::arg("k"));
   py::class_<DistributedBatchSampler, BatchSampler, std::shared_ptr<DistributedBatchSampler>>(
       m, "_DistributedBatchSampler")
       .def(py::init([](int64_t n, int64_t batch_size, int64_t num_replicas, int64_t rank,

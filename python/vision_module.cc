@@ -387,6 +387,17 @@ void BindVision(py::module_& m) {
                                }
                                return ToArray(ids);
                              })
+      .def_property_readonly("image_sizes",
+                             [](const vision::CocoDetection& d) {
+                               // (height, width) of each sample's image, as the file gives them.
+                               std::vector<int64_t> heights, widths;
+                               for (int64_t i = 0; i < d.size(); ++i) {
+                                 const vision::CocoImage& im = d.annotations().image(d.image_index(i));
+                                 heights.push_back(im.height);
+                                 widths.push_back(im.width);
+                               }
+                               return py::make_tuple(ToArray(heights), ToArray(widths));
+                             })
       .def("file",
            [](const vision::CocoDetection& d, int64_t i) {
              return std::string(d.annotations().file_name(d.image_index(i)));

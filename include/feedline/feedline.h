@@ -10,6 +10,7 @@
 #include "feedline/data_loader.h"
 #include "feedline/dataset.h"
 #include "feedline/error.h"
+#include "feedline/grouped_batch_sampler.h"
 #include "feedline/hard_example_sampler.h"
 #include "feedline/iterable_dataset.h"
 #include "feedline/launcher.h"

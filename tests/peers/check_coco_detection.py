@@ -21,7 +21,10 @@ the objects it drops, which feedline's do not: compared on the objects
 kept); pixels within 1/255 (both decode with
 libjpeg-turbo); every mask equal to pycocotools', pixel for pixel (feedline
 draws polygons by COCO's own rule, and mirrors the drawn mask as the
-reference's flip does).
+reference's flip does). feedline.io.GroupedBatchSampler gives the
+references' GroupedBatchSampler's batches for 200 random orders, groups and
+batch sizes, and aspect_ratio_groups their create_aspect_ratio_groups'
+groups of this dataset for k = 0..3.
 
 Usage: .venv/detection-bench/bin/python tests/peers/check_coco_detection.py
        --references build/peer-tests/references/detection
@@ -109,6 +112,49 @@ def kept_objects(doc, image_id):
     return np.array(keep, dtype=bool)
 
 
+def check_grouped_batches(reference, ours, failures):
+    """feedline.io.GroupedBatchSampler and aspect_ratio_groups against the
+    references' GroupedBatchSampler and create_aspect_ratio_groups: the
+    groups of the dataset's images for k = 0..3, and the batches of random
+    orders, groups and batch sizes."""
+    import torch.utils.data as tud
+    import group_by_aspect_ratio as grouping
+    from feedline import io as fio
+
+    class Order(tud.Sampler):
+        def __init__(self, indices):
+            self.indices = list(indices)
+
+        def __iter__(self):
+            return iter(self.indices)
+
+        def __len__(self):
+            return len(self.indices)
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        for k in range(4):
+            theirs = list(grouping.create_aspect_ratio_groups(reference, k=k))
+            mine = fio.aspect_ratio_groups(ours, k=k)
+            if mine != theirs:
+                failures.append(f"aspect_ratio_groups(k={k}) {mine[:10]}..., the reference "
+                                f"{theirs[:10]}...")
+    rng = np.random.default_rng(1)
+    trials = 0
+    for trial in range(200):
+        n = int(rng.integers(1, 60))
+        groups = rng.integers(0, int(rng.integers(1, 6)), size=n).tolist()
+        order = Order(rng.permutation(n).tolist())
+        batch = int(rng.integers(1, 9))
+        theirs = list(grouping.GroupedBatchSampler(order, groups, batch))
+        mine = list(fio.GroupedBatchSampler(order, groups, batch))
+        trials += 1
+        if mine != theirs:
+            failures.append(f"GroupedBatchSampler trial {trial} (n {n}, batch {batch}): "
+                            f"{mine}, the reference {theirs}")
+            break
+    return trials
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--references", required=True)
@@ -182,12 +228,14 @@ def main():
             if differ:
                 failures.append(f"{where}: mask {k} differs from pycocotools' in {differ} of "
                                 f"{union} pixels")
+    trials = check_grouped_batches(reference, ours, failures)
     if worst_pixel > 1 / 255 + 1e-6:
         failures.append(f"pixels differ by up to {worst_pixel * 255:.1f} / 255")
     median = float(np.median(ious)) if ious else 0.0
     print(f"check_coco_detection: {len(reference)} images ({flips} flipped by the reference), "
           f"{len(ious)} masks, IoU min {min(ious, default=0):.4f} median {median:.4f}, "
-          f"pixels within {worst_pixel * 255:.2f} / 255")
+          f"pixels within {worst_pixel * 255:.2f} / 255; GroupedBatchSampler {trials} random "
+          f"orders, aspect ratio groups k = 0..3")
     for failure in failures:
         print(f"check_coco_detection: FAILED {failure}")
     sys.exit(1 if failures else 0)

@@ -34,6 +34,7 @@ from feedline.io.samplers import (
     ClassBalancedSampler,
     DistributedBatchSampler,
     DynamicBatchSampler,
+    GroupedBatchSampler,
     HardExampleSampler,
     RandomSampler,
     Sampler,
@@ -41,6 +42,7 @@ from feedline.io.samplers import (
     SequentialSampler,
     SubsetRandomSampler,
     WeightedRandomSampler,
+    aspect_ratio_groups,
     resolve_launch,
 )
 from feedline.io.columnar import ParquetDataset
@@ -54,6 +56,7 @@ __all__ = [
     "Dataset",
     "DistributedBatchSampler",
     "DynamicBatchSampler",
+    "GroupedBatchSampler",
     "HardExampleSampler",
     "IterableDataset",
     "MixedDataset",
@@ -70,6 +73,7 @@ __all__ = [
     "WeightedRandomSampler",
     "get_worker_info",
     "random_split",
+    "aspect_ratio_groups",
     "resolve_launch",
 ]
 

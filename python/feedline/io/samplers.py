@@ -249,6 +249,38 @@ class DynamicBatchSampler(BatchSampler):
         self._epoch = 0
 
 
+class GroupedBatchSampler(BatchSampler):
+    """Batches whose indices share a group, as torchvision's detection
+    references' GroupedBatchSampler makes them (images of similar aspect
+    ratio together, so a batch pads little): each index of `sampler` goes to
+    its group's buffer (`group_ids[index]`), a full buffer is a batch, and
+    len(sampler) // batch_size batches come out each epoch, the fullest
+    leftover buffers topped up with their group's indices of the epoch.
+    `group_ids`: e.g. aspect_ratio_groups(dataset, k=3). In C++, from
+    (seed, epoch) like every feedline sampler (docs/samplers.md)."""
+
+    def __init__(self, sampler, group_ids, batch_size):
+        self.sampler = sampler
+        self.group_ids = np.asarray(group_ids, dtype=np.int64).ravel().tolist()
+        self.batch_size = batch_size
+        self._native = _feedline._GroupedBatchSampler(_native(sampler), self.group_ids,
+                                                      int(batch_size))
+        self._epoch = 0
+
+
+def aspect_ratio_groups(dataset, k=0):
+    """The group of each image by its aspect ratio, as the detection
+    references' create_aspect_ratio_groups(dataset, k) gives them: width /
+    height against the bins 2 ** linspace(-1, 1, 2k + 1) (k = 0: the one bin
+    1). `dataset`: a feedline.vision.datasets.CocoDetection (its sizes from
+    the annotation file, no image read) or a (heights, widths) pair."""
+    sizes = getattr(getattr(dataset, "_native", None), "image_sizes", None)
+    heights, widths = sizes if sizes is not None else dataset
+    return _feedline._aspect_ratio_groups(np.asarray(widths, dtype=np.int64).tolist(),
+                                          np.asarray(heights, dtype=np.int64).tolist(),
+                                          int(k)).tolist()
+
+
 def resolve_launch(num_replicas=None, rank=None):
     """Where this process stands in a distributed job, without a process group.
 

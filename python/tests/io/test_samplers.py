@@ -451,3 +451,37 @@ def test_valid_masks_count_every_sample_once_with_equal_steps(partition):
         counted += [i for b, m in zip(batches, masks) for i, ok in zip(b, m) if ok]
     assert len(steps) == 1  # pad=True: equal steps
     assert sorted(counted) == list(range(23))  # and the mask makes the count exact
+
+
+class Indexed:
+    def __len__(self):
+        return 50
+
+    def __getitem__(self, i):
+        return np.int64(i)
+
+
+def test_grouped_batches_hold_one_group_each_through_the_loader():
+    # Groups by i % 3 (aspect-ratio groups in detection); 50 samples, batch 4:
+    # 12 batches an epoch, each of one group, the same for any worker count.
+    groups = [i % 3 for i in range(50)]
+    runs = []
+    for workers in (0, 2):
+        batches = io.GroupedBatchSampler(io.RandomSampler(Indexed(), seed=5), groups, 4)
+        assert len(batches) == 12
+        loader = feedline.DataLoader(Indexed(), batch_sampler=batches, num_workers=workers)
+        epoch = [np.asarray(b).tolist() for b in loader]
+        assert len(epoch) == 12
+        for batch in epoch:
+            assert len(batch) == 4 and len({i % 3 for i in batch}) == 1, batch
+        runs.append(epoch)
+    assert runs[0] == runs[1]
+
+
+def test_aspect_ratio_groups_follow_the_references_bins():
+    # k = 1: bins 1/2, 1, 2 (width / height).
+    heights, widths = [4, 2, 4, 4, 2, 2, 1], [1, 1, 3, 4, 3, 4, 3]
+    assert io.aspect_ratio_groups((heights, widths), k=1) == [0, 1, 1, 2, 2, 3, 3]
+    assert io.aspect_ratio_groups((heights, widths)) == [0, 0, 0, 1, 1, 1, 1]
+    with pytest.raises(ValueError, match="height"):
+        io.aspect_ratio_groups(([0], [3]), k=1)
