@@ -21,6 +21,7 @@
 
 #include "feedline/error.h"
 #include "src/process/worker_protocol.h"
+#include "process/worker_reply_reader.h"
 
 namespace feedline::internal {
 namespace {
@@ -89,12 +90,6 @@ class KeepingProgram : public extension::WorkerProgram {
   const bool fail_start_;
 };
 
-struct LoopReply {
-  ReplyKind kind{};
-  std::string body;
-  std::string payload;
-};
-
 // A child running `program` through the child loop, without shared memory
 // (fields follow each reply), and the parent's end of its channel.
 class LoopChild {
@@ -115,22 +110,7 @@ class LoopChild {
   }
   ~LoopChild() { Exit(); }
 
-  LoopReply Read() {
-    LoopReply reply;
-    ReplyHeader header{};
-    if (!ReadAll(fd_, &header, sizeof(header))) {
-      ADD_FAILURE() << "the child closed its channel";
-      return reply;
-    }
-    reply.kind = static_cast<ReplyKind>(header.kind);
-    reply.body.resize(header.body_bytes);
-    reply.payload.resize(header.payload_bytes);
-    if (!reply.body.empty()) EXPECT_TRUE(ReadAll(fd_, reply.body.data(), reply.body.size()));
-    if (!reply.payload.empty()) {
-      EXPECT_TRUE(ReadAll(fd_, reply.payload.data(), reply.payload.size()));
-    }
-    return reply;
-  }
+  WorkerReply Read() { return ReadWorkerReply(fd_); }
   // A request for several samples (kSamples) or replies (kCollate).
   void SendList(RequestKind kind, const std::vector<int64_t>& list) {
     std::string body;
@@ -167,7 +147,7 @@ class LoopChild {
 };
 
 // Field `name` (an i64 scalar) of a sample reply.
-int64_t LoopField(const LoopReply& reply, const std::string& name) {
+int64_t LoopField(const WorkerReply& reply, const std::string& name) {
   EXPECT_EQ(reply.kind, ReplyKind::kSample);
   SampleReply sample;
   EXPECT_TRUE(DecodeSampleReply(reply.body.data(), reply.body.size(), &sample));
@@ -183,7 +163,7 @@ int64_t LoopField(const LoopReply& reply, const std::string& name) {
   return -1;
 }
 
-ErrorReply LoopError(const LoopReply& reply) {
+ErrorReply LoopError(const WorkerReply& reply) {
   EXPECT_EQ(reply.kind, ReplyKind::kError);
   ErrorReply error;
   EXPECT_TRUE(DecodeErrorReply(reply.body.data(), reply.body.size(), &error));
@@ -195,7 +175,7 @@ TEST(ChildLoopTest, TheTaskLoadsEachRequestedSampleBetweenWaits) {
   LoopChild child(program);
   ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
   child.SendSample(1);
-  const LoopReply first = child.Read();
+  const WorkerReply first = child.Read();
   EXPECT_EQ(LoopField(first, "x"), 10);
   EXPECT_EQ(LoopField(first, "waits"), 1) << "the task is told of each wait for a request";
   child.SendSample(2);

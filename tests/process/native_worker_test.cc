@@ -24,6 +24,7 @@
 #include "src/process/child_loop.h"
 #include "src/process/worker_child.h"
 #include "src/process/worker_protocol.h"
+#include "process/worker_reply_reader.h"
 
 namespace feedline::internal {
 namespace {
@@ -64,13 +65,6 @@ class CountingStream : public IterableDataset {
   }
 };
 
-// One reply read from the child.
-struct Reply {
-  ReplyKind kind{};
-  std::string body;
-  std::string payload;
-};
-
 // A child running `program`, and the parent's end of its socket.
 class ForkedWorker {
  public:
@@ -95,22 +89,7 @@ class ForkedWorker {
     if (pid_ > 0) ExitStatus();
   }
 
-  Reply Read() {
-    Reply reply;
-    ReplyHeader header{};
-    if (!ReadAll(fd_, &header, sizeof(header))) {
-      ADD_FAILURE() << "the worker closed its socket";
-      return reply;
-    }
-    reply.kind = static_cast<ReplyKind>(header.kind);
-    reply.body.resize(header.body_bytes);
-    reply.payload.resize(header.payload_bytes);
-    if (!reply.body.empty()) EXPECT_TRUE(ReadAll(fd_, reply.body.data(), reply.body.size()));
-    if (!reply.payload.empty()) {
-      EXPECT_TRUE(ReadAll(fd_, reply.payload.data(), reply.payload.size()));
-    }
-    return reply;
-  }
+  WorkerReply Read() { return ReadWorkerReply(fd_); }
   void Send(RequestKind kind, int64_t index, int64_t epoch = 0, const std::string& body = {}) {
     WorkRequest request;
     request.kind = static_cast<uint32_t>(kind);
@@ -136,7 +115,7 @@ class ForkedWorker {
 };
 
 // The i64 scalar of a sample reply whose one field came through the socket.
-int64_t ScalarOf(const Reply& reply) {
+int64_t ScalarOf(const WorkerReply& reply) {
   SampleReply sample;
   EXPECT_TRUE(DecodeSampleReply(reply.body.data(), reply.body.size(), &sample));
   EXPECT_EQ(sample.fields.size(), 1u);
@@ -146,7 +125,7 @@ int64_t ScalarOf(const Reply& reply) {
   return value;
 }
 
-ErrorReply ErrorOf(const Reply& reply) {
+ErrorReply ErrorOf(const WorkerReply& reply) {
   EXPECT_EQ(reply.kind, ReplyKind::kError);
   ErrorReply error;
   EXPECT_TRUE(DecodeErrorReply(reply.body.data(), reply.body.size(), &error));
@@ -164,7 +143,7 @@ class TensWorkerTest : public ::testing::Test {
 
 TEST_F(TensWorkerTest, ServesSamplesAfterReportingReadyAndExitsAtEndOfFile) {
   worker_.Send(RequestKind::kSample, 7);
-  const Reply reply = worker_.Read();
+  const WorkerReply reply = worker_.Read();
   ASSERT_EQ(reply.kind, ReplyKind::kSample);
   EXPECT_EQ(ScalarOf(reply), 70);
   worker_.Send(RequestKind::kSample, 2);
