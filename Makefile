@@ -150,6 +150,11 @@ run-asan-tests:
 # Here (2 shared cores, 2026-12-06): the build from nothing about 20
 # minutes (4 with ccache's objects), the tests about 1 minute when no file
 # hangs, 2 more per hang (a whole run with one: 199 s).
+# Each test's bound there: each of these files takes under 20 s in all
+# under ASan (a clean-clone run, 2026-12-06: test_workers.py 17.6 s, the
+# slowest), so a hung worker costs 40 s, not the suite's 120 s (that run hit
+# three hangs: 291 s for the step).
+PYTHON_ASAN_TEST_BOUND_S := 40
 PYTHON_ASAN_TESTS := python/tests/frontends/test_collate_in_worker.py \
   python/tests/io/test_samples_for_collate_fn.py python/tests/io/test_workers.py \
   python/tests/io/test_multi_row_requests.py python/tests/io/test_shared_slots.py \
@@ -177,6 +182,7 @@ run-python-asan:
 	    LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libstdc++.so)" \
 	    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    PYTHONPATH=$(CURDIR)/build-asan-python/python PYTHONDONTWRITEBYTECODE=1 \
+	    FEEDLINE_TEST_BOUND_S=$(PYTHON_ASAN_TEST_BOUND_S) \
 	      setsid --wait sh -c 'echo $$$$ > build-asan-python/session; exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "$$0"' $$file \
 	      > $$log 2>&1; status=$$?; \
 	    pkill -KILL -s "$$(cat build-asan-python/session)" 2>/dev/null; \
