@@ -4,8 +4,6 @@
 // back as replies, and a batch of the samples it kept crosses as one reply.
 #include "src/process/child_loop.h"
 
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gmock/gmock.h>
@@ -21,7 +19,7 @@
 
 #include "feedline/error.h"
 #include "src/process/worker_protocol.h"
-#include "process/worker_reply_reader.h"
+#include "process/forked_worker.h"
 
 namespace feedline::internal {
 namespace {
@@ -90,61 +88,13 @@ class KeepingProgram : public extension::WorkerProgram {
   const bool fail_start_;
 };
 
-// A child running `program` through the child loop, without shared memory
-// (fields follow each reply), and the parent's end of its channel.
-class LoopChild {
- public:
-  explicit LoopChild(extension::WorkerProgram& program) {
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) throw Error("socketpair failed");
-    WorkerChannel channel;
-    channel.parent_pid = ::getpid();
-    channel.socket_fd = fds[1];
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(fds[0]);
-      RunWorkerChild(channel, program);
-    }
-    ::close(fds[1]);
-    fd_ = fds[0];
-  }
-  ~LoopChild() { Exit(); }
-
-  WorkerReply Read() { return ReadWorkerReply(fd_); }
-  // A request for several samples (kSamples) or replies (kCollate).
-  void SendList(RequestKind kind, const std::vector<int64_t>& list) {
-    std::string body;
-    for (int64_t i : list) EncodeRequestedSample(i, i, std::string(), &body);
-    WorkRequest request;
-    request.kind = static_cast<uint32_t>(kind);
-    request.index = static_cast<int64_t>(list.size());
-    request.destinations_bytes = static_cast<uint32_t>(body.size());
-    std::string message(reinterpret_cast<const char*>(&request), sizeof(request));
-    ASSERT_TRUE(WriteAll(fd_, (message + body).data(), message.size() + body.size()));
-  }
-  void SendSample(int64_t index) {
-    WorkRequest request;
-    request.kind = static_cast<uint32_t>(RequestKind::kSample);
-    request.index = index;
-    ASSERT_TRUE(WriteAll(fd_, &request, sizeof(request)));
-  }
-  // Closes the channel; the child's exit status (-1: a signal).
-  int Exit() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    if (pid_ <= 0) return status_;
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return status_;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int fd_ = -1;
-  int status_ = -1;
-};
+// The body of a request for several samples (kSamples) or replies
+// (kCollate): each listed as a kSamples request lists its samples.
+std::string ListBody(const std::vector<int64_t>& list) {
+  std::string body;
+  for (int64_t i : list) EncodeRequestedSample(i, i, std::string(), &body);
+  return body;
+}
 
 // Field `name` (an i64 scalar) of a sample reply.
 int64_t LoopField(const WorkerReply& reply, const std::string& name) {
@@ -172,22 +122,22 @@ ErrorReply LoopError(const WorkerReply& reply) {
 
 TEST(ChildLoopTest, TheTaskLoadsEachRequestedSampleBetweenWaits) {
   KeepingProgram program;
-  LoopChild child(program);
+  ForkedWorker child(program);
   ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
-  child.SendSample(1);
+  child.Send(RequestKind::kSample, 1);
   const WorkerReply first = child.Read();
   EXPECT_EQ(LoopField(first, "x"), 10);
   EXPECT_EQ(LoopField(first, "waits"), 1) << "the task is told of each wait for a request";
-  child.SendSample(2);
+  child.Send(RequestKind::kSample, 2);
   EXPECT_EQ(LoopField(child.Read(), "waits"), 2);
-  EXPECT_EQ(child.Exit(), 0) << "end of file ends the child cleanly";
+  EXPECT_EQ(child.ExitStatus(), 0) << "end of file ends the child cleanly";
 }
 
 TEST(ChildLoopTest, AFailedSampleAmongSeveralIsItsOwnReplyAsTheTaskReportsIt) {
   KeepingProgram program;
-  LoopChild child(program);
+  ForkedWorker child(program);
   ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
-  child.SendList(RequestKind::kSamples, {2, 3, 4});
+  child.Send(RequestKind::kSamples, 3, 0, ListBody({2, 3, 4}));
   EXPECT_EQ(LoopField(child.Read(), "x"), 20);
   const ErrorReply refused = LoopError(child.Read());
   EXPECT_EQ(refused.message, "refused by the task");
@@ -197,32 +147,32 @@ TEST(ChildLoopTest, AFailedSampleAmongSeveralIsItsOwnReplyAsTheTaskReportsIt) {
 
 TEST(ChildLoopTest, KeptSamplesCrossAsOneCollatedBatch) {
   KeepingProgram program;
-  LoopChild child(program);
+  ForkedWorker child(program);
   ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
-  child.SendList(RequestKind::kSamples, {1, 2, 5});  // replies 0, 1, 2
+  child.Send(RequestKind::kSamples, 3, 0, ListBody({1, 2, 5}));  // replies 0, 1, 2
   for (int i = 0; i < 3; ++i) EXPECT_EQ(child.Read().kind, ReplyKind::kSample);
-  child.SendList(RequestKind::kCollate, {0, 2});
+  child.Send(RequestKind::kCollate, 2, 0, ListBody({0, 2}));
   EXPECT_EQ(LoopField(child.Read(), "sum"), 10 + 50);
-  child.SendList(RequestKind::kCollate, {1, 7});
+  child.Send(RequestKind::kCollate, 2, 0, ListBody({1, 7}));
   EXPECT_EQ(child.Read().kind, ReplyKind::kEnd) << "reply 7 is not held: the parent collates";
 }
 
 TEST(ChildLoopTest, AStartThatThrowsIsAFailedStartNamingWhy) {
   KeepingProgram program(/*fail_start=*/true);
-  LoopChild child(program);
+  ForkedWorker child(program);
   const ErrorReply error = LoopError(child.Read());
   EXPECT_EQ(error.cause, ErrorCause::kWorkerInit);
   EXPECT_THAT(error.message, HasSubstr("no device for this worker"));
-  EXPECT_EQ(child.Exit(), 1);
+  EXPECT_EQ(child.ExitStatus(), 1);
 }
 
 TEST(ChildLoopTest, AStreamRequestToAMapStyleTaskIsRefusedAndTheChildGoesOn) {
   KeepingProgram program;
-  LoopChild child(program);
+  ForkedWorker child(program);
   ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
-  child.SendList(RequestKind::kOpen, {});
+  child.Send(RequestKind::kOpen, 0);
   EXPECT_THAT(LoopError(child.Read()).message, HasSubstr("not a stream"));
-  child.SendSample(4);
+  child.Send(RequestKind::kSample, 4);
   EXPECT_EQ(LoopField(child.Read(), "x"), 40);
 }
 

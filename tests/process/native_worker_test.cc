@@ -24,7 +24,7 @@
 #include "src/process/child_loop.h"
 #include "src/process/worker_child.h"
 #include "src/process/worker_protocol.h"
-#include "process/worker_reply_reader.h"
+#include "process/forked_worker.h"
 
 namespace feedline::internal {
 namespace {
@@ -63,55 +63,6 @@ class CountingStream : public IterableDataset {
     pass->base = worker * 100 + epoch * 10;
     return pass;
   }
-};
-
-// A child running `program`, and the parent's end of its socket.
-class ForkedWorker {
- public:
-  explicit ForkedWorker(WorkerProgram& program, int worker_id = 0) {
-    int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) throw Error("socketpair failed");
-    WorkerChannel channel;
-    channel.worker_id = worker_id;
-    channel.num_workers = 2;
-    channel.parent_pid = ::getpid();
-    channel.socket_fd = fds[1];
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(fds[0]);
-      RunWorkerChild(channel, program);
-    }
-    ::close(fds[1]);
-    fd_ = fds[0];
-  }
-  ~ForkedWorker() {
-    if (fd_ >= 0) ::close(fd_);
-    if (pid_ > 0) ExitStatus();
-  }
-
-  WorkerReply Read() { return ReadWorkerReply(fd_); }
-  void Send(RequestKind kind, int64_t index, int64_t epoch = 0, const std::string& body = {}) {
-    WorkRequest request;
-    request.kind = static_cast<uint32_t>(kind);
-    request.index = index;
-    request.epoch = epoch;
-    request.destinations_bytes = static_cast<uint32_t>(body.size());
-    ASSERT_TRUE(WriteAll(fd_, &request, sizeof(request)));
-    if (!body.empty()) ASSERT_TRUE(WriteAll(fd_, body.data(), body.size()));
-  }
-  // Closes the socket and returns the child's exit status (-1: a signal).
-  int ExitStatus() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int fd_ = -1;
 };
 
 // The i64 scalar of a sample reply whose one field came through the socket.
