@@ -20,6 +20,7 @@
 #include "feedline/synth/encode.h"
 #include "feedline/synth/synth.h"
 #include "feedline/vision/coco_detection.h"
+#include "feedline/vision/voc_detection.h"
 #include "feedline/vision/yolo_detection.h"
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/decode.h"
@@ -433,6 +434,61 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<vision::YoloDetection>(),
                               py::make_tuple(d.images_dir(), d.pipeline(), d.options().masks,
                                              d.options().read.max_bytes));
+      });
+
+  v.attr("VOC_CLASSES") = vision::VocAnnotations::DefaultClasses();
+  // Pascal VOC detection (feedline/vision/voc_detection.h). The annotation
+  // files are parsed without the GIL.
+  py::class_<vision::VocDetection, Dataset, std::shared_ptr<vision::VocDetection>>(
+      v, "VocDetection")
+      .def(py::init([](const std::string& root, const std::string& image_set,
+                       Pipeline pipeline, bool keep_difficult, std::vector<std::string> classes,
+                       int64_t max_file_bytes) {
+             vision::VocDetectionOptions options;
+             options.keep_difficult = keep_difficult;
+             options.classes = std::move(classes);
+             options.read = ReadLimit(max_file_bytes);
+             return std::make_shared<vision::VocDetection>(root, image_set, std::move(pipeline),
+                                                           options);
+           }),
+           py::arg("root"), py::arg("image_set"), py::arg("pipeline"),
+           py::arg("keep_difficult") = false, py::arg("classes") = std::vector<std::string>(),
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("root", &vision::VocDetection::root)
+      .def_property_readonly("image_set", &vision::VocDetection::image_set)
+      .def_property_readonly("pipeline", &vision::VocDetection::pipeline)
+      .def_property_readonly("max_pixels",
+                             [](const vision::VocDetection& d) {
+                               return d.pipeline().options().decode.max_pixels;
+                             })
+      .def_property_readonly("classes",
+                             [](const vision::VocDetection& d) {
+                               return d.annotations().classes();
+                             })
+      .def_property_readonly("image_ids",
+                             [](const vision::VocDetection& d) {
+                               std::vector<std::string> ids;
+                               for (int64_t i = 0; i < d.size(); ++i) {
+                                 ids.push_back(d.annotations().id(i));
+                               }
+                               return ids;
+                             })
+      .def_property_readonly("image_sizes",
+                             [](const vision::VocDetection& d) {
+                               // (height, width) of each image, as its annotation gives them.
+                               std::vector<int64_t> heights, widths;
+                               for (int64_t i = 0; i < d.size(); ++i) {
+                                 heights.push_back(d.annotations().image(i).height);
+                                 widths.push_back(d.annotations().image(i).width);
+                               }
+                               return py::make_tuple(ToArray(heights), ToArray(widths));
+                             })
+      .def("__reduce__", [](const vision::VocDetection& d) {
+        const vision::VocDetectionOptions& o = d.options();
+        return py::make_tuple(py::type::of<vision::VocDetection>(),
+                              py::make_tuple(d.root(), d.image_set(), d.pipeline(),
+                                             o.keep_difficult, o.classes, o.read.max_bytes));
       });
 
   // Packed shards (feedline/storage): the dataset and the packer.

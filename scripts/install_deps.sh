@@ -11,6 +11,8 @@ PACKAGES=(
   libcli11-dev nlohmann-json3-dev
   # COCO annotation files (src/vision/coco.cc): hundreds of MB of JSON.
   libsimdjson-dev
+  # Pascal VOC annotation files (src/vision/voc.cc): XML.
+  libpugixml-dev
   python3-dev python3-numpy python3-pytest pybind11-dev
   # The binding's DLPack export (python/dlpack_export.h): the header.
   libdlpack-dev

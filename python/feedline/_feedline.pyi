@@ -213,6 +213,7 @@ class _VisionModule:
 
     DEFAULT_MAX_FILE_BYTES: ClassVar[int]
     DEFAULT_MAX_PIXELS: ClassVar[int]
+    VOC_CLASSES: ClassVar[list[str]]
 
     class Transform:
         __hash__: ClassVar[None]  # type: ignore[assignment]
@@ -363,6 +364,32 @@ class _VisionModule:
         def max_pixels(self) -> int: ...
         @property
         def pipeline(self) -> _VisionModule.Pipeline: ...
+
+    class VocDetection(_Dataset):
+        def __init__(
+            self,
+            root: str,
+            image_set: str,
+            pipeline: _VisionModule.Pipeline,
+            keep_difficult: bool = False,
+            classes: Sequence[str] = [],
+            max_file_bytes: SupportsIndex = 1073741824,
+        ) -> None: ...
+        def __reduce__(self) -> tuple[Any, ...]: ...
+        @property
+        def classes(self) -> list[str]: ...
+        @property
+        def image_ids(self) -> list[str]: ...
+        @property
+        def image_set(self) -> str: ...
+        @property
+        def image_sizes(self) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64]]: ...
+        @property
+        def max_pixels(self) -> int: ...
+        @property
+        def pipeline(self) -> _VisionModule.Pipeline: ...
+        @property
+        def root(self) -> str: ...
 
     class RemoteOptions:
         max_attempts: int

@@ -29,6 +29,7 @@ __all__ = [
     "IMG_EXTENSIONS",
     "ShardDataset",
     "ShardOrderSampler",
+    "VOCDetection",
     "YoloDetection",
     "detection_rows",
     "detection_targets",
@@ -301,6 +302,73 @@ class YoloDetection(NativeDataset):
     def label_file(self, index):
         """Where sample `index`'s labels are read from."""
         return self._native.label_file(int(index))
+
+    @property
+    def max_pixels(self):
+        return self._native.max_pixels
+
+
+class VOCDetection(NativeDataset):
+    """Pascal VOC detection (torchvision.datasets.VOCDetection's layout),
+    read in C++: root/VOCdevkit/VOC<year>/ImageSets/Main/<image_set>.txt
+    lists the images, each read from JPEGImages/<id>.jpg, and its objects
+    from Annotations/<id>.xml, all parsed once when the dataset is made
+    (pugixml; an error names the file and the object).
+
+    Samples, transforms and batches are CocoDetection's, with "labels" the
+    index of an object's <name> in `classes` (VOC's 20 in their usual
+    order, VOCDetection.CLASSES, unless given; a name not in it is an error
+    naming the file), "image_id" the sample's index and no masks (VOC's
+    detection annotations have no polygons). Boxes are pixel edges counted
+    from 0: a <bndbox> counts pixels from 1 and includes its max, so
+    xmin=1, xmax=10 is the box (0, 10). Objects marked difficult are left
+    out unless keep_difficult, which keeps them with iscrowd 1: VOC's
+    evaluation neither credits nor penalizes them, and COCO's evaluation
+    treats a crowd the same way."""
+
+    CLASSES = tuple(_vision.VOC_CLASSES)
+
+    def __init__(self, root, year="2012", image_set="train", transforms=None, *,
+                 keep_difficult=False, classes=None, max_pixels=None, max_file_bytes=None):
+        max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
+        try:
+            _transforms._flatten(transforms)
+        except TypeError:
+            raise TypeError("VOCDetection's transforms run in C++ with the boxes: "
+                            "give feedline.vision.transforms only (a Compose or a list)") from None
+        if not isinstance(year, str) or not year:
+            raise ValueError(f"year must be a string such as '2012', got {year!r}")
+        if not isinstance(image_set, str) or not image_set or "/" in image_set:
+            raise ValueError(f"image_set must name a list under ImageSets/Main (such as "
+                             f"'train', 'val', 'trainval', 'test'), got {image_set!r}")
+        if classes is not None:
+            classes = [str(c) for c in classes]
+            if not classes:
+                raise ValueError("classes must name at least one class")
+        voc_root = os.path.join(os.fspath(root), "VOCdevkit", "VOC" + year)
+        native = _vision.VocDetection(voc_root, image_set, build_pipeline(transforms, max_pixels),
+                                      keep_difficult=bool(keep_difficult), classes=classes or [],
+                                      max_file_bytes=max_file_bytes)
+        super().__init__(native)
+        self.root = os.fspath(root)
+        self.year = year
+        self.image_set = image_set
+        self.transforms = transforms
+
+    @property
+    def classes(self):
+        """The class names; a label is an index in this list."""
+        return list(self._native.classes)
+
+    @property
+    def ids(self):
+        """Each sample's image id, as its image set lists it."""
+        return list(self._native.image_ids)
+
+    @property
+    def image_sizes(self):
+        """(heights, widths) of the samples' images, as their annotations give them."""
+        return self._native.image_sizes
 
     @property
     def max_pixels(self):

@@ -1,0 +1,77 @@
+#include "feedline/vision/voc_detection.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "feedline/error.h"
+#include "src/vision/detection_targets.h"
+
+namespace feedline::vision {
+namespace {
+
+// Scratch buffers of Get (Pipeline::Run uses its own).
+constexpr int kBytesSlot = 0;
+static_assert(kBytesSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+
+std::vector<std::string> ClassesOrDefault(const std::vector<std::string>& classes) {
+  return classes.empty() ? VocAnnotations::DefaultClasses() : classes;
+}
+
+}  // namespace
+
+VocDetection::VocDetection(std::string root, const std::string& image_set, Pipeline pipeline,
+                           VocDetectionOptions options)
+    : root_(std::move(root)),
+      image_set_(image_set),
+      pipeline_(std::move(pipeline)),
+      options_(std::move(options)) {
+  if (options_.read.max_bytes <= 0) {
+    throw Error("VOC dataset: max_file_bytes must be > 0, got " +
+                std::to_string(options_.read.max_bytes));
+  }
+  options_.read.image = true;
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  CheckDetectionPipeline(pipeline_, "VOC dataset " + root_);
+  annotations_ = std::make_shared<const VocAnnotations>(
+      VocAnnotations::Read(root_, image_set_, ClassesOrDefault(options_.classes)));
+}
+
+std::string VocDetection::Source(int64_t index) const {
+  CheckIndex(index, size());
+  return root_ + "/JPEGImages/" + annotations_->id(index) + ".jpg";
+}
+
+std::vector<std::string> VocDetection::PaddedFields() const {
+  return DetectionObjectFields(/*masks=*/false);
+}
+
+void VocDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  const std::string name = Source(index);
+  std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
+  {
+    auto timer = ctx.Time(Stage::kRead);
+    ReadFile(name.c_str(), bytes, options_.read);
+  }
+  PipelinePlan plan;
+  pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan);
+
+  auto timer = ctx.Time(Stage::kTransform);
+  const std::span<const VocObject> all = annotations_->objects(index);
+  std::vector<ImageObject> objects;
+  objects.reserve(all.size());
+  const float width = static_cast<float>(plan.image_width);
+  const float height = static_cast<float>(plan.image_height);
+  for (const VocObject& o : all) {
+    if (o.difficult && !options_.keep_difficult) continue;
+    const std::array<float, 4> box = {
+        std::clamp(o.box[0], 0.0f, width), std::clamp(o.box[1], 0.0f, height),
+        std::clamp(o.box[2], 0.0f, width), std::clamp(o.box[3], 0.0f, height)};
+    if (!(box[2] > box[0] && box[3] > box[1])) continue;
+    objects.push_back(
+        ImageObject{box, o.label, (box[2] - box[0]) * (box[3] - box[1]), o.difficult});
+  }
+  WriteDetectionTargets(plan, objects, /*masks=*/false, {}, out);
+  out.SetScalar<int64_t>("image_id", index);
+}
+
+}  // namespace feedline::vision
