@@ -1,27 +1,27 @@
 // libFuzzer target for the COCO annotation parser (feedline/vision/coco.h).
 //
-// Every input is parsed as an instances file. An Error is the expected
-// answer to bad bytes; anything else (a crash, a sanitizer report, another
-// exception) is a bug. A file that parses must describe what a dataset can
-// trust: each image's objects inside the object list, polygons of x, y pairs,
-// and masks whose runs cover exactly their height x width.
+// Every input is parsed as an instances file, and read as an annotation
+// index (CocoAnnotations::FromIndex). An Error is the expected answer to bad
+// bytes; anything else (a crash, a sanitizer report, another exception) is a
+// bug. What parses or loads must describe what a dataset can trust: each
+// image's objects inside the object list, polygons of x, y pairs, and masks
+// whose runs cover exactly their height x width; and a parsed file's index
+// must load back to the same arrays.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 
 #include "feedline/error.h"
 #include "feedline/vision/coco.h"
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+namespace {
+
+using feedline::vision::CocoAnnotations;
+
+void CheckTrustworthy(const CocoAnnotations& coco) {
   using namespace feedline::vision;
-  CocoAnnotations coco;
-  try {
-    coco = CocoAnnotations::Parse(std::string_view(reinterpret_cast<const char*>(data), size),
-                                  "fuzz.json");
-  } catch (const feedline::Error&) {
-    return 0;
-  }
   for (int64_t i = 0; i < coco.num_images(); ++i) {
     if (coco.image(i).height < 0 || coco.image(i).width < 0) std::abort();
     (void)coco.file_name(i);
@@ -38,5 +38,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
   }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    CheckTrustworthy(CocoAnnotations::FromIndex(bytes, "fuzz.index"));
+  } catch (const feedline::Error&) {
+  }
+  CocoAnnotations coco;
+  try {
+    coco = CocoAnnotations::Parse(bytes, "fuzz.json");
+  } catch (const feedline::Error&) {
+    return 0;
+  }
+  CheckTrustworthy(coco);
+  const std::string index = coco.ToIndex();
+  if (CocoAnnotations::FromIndex(index, "fuzz.index").ToIndex() != index) std::abort();
   return 0;
 }

@@ -19,6 +19,7 @@
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/synth/encode.h"
 #include "feedline/synth/synth.h"
+#include "feedline/vision/annotation_index.h"
 #include "feedline/vision/coco_detection.h"
 #include "feedline/vision/voc_detection.h"
 #include "feedline/vision/yolo_detection.h"
@@ -355,18 +356,19 @@ void BindVision(py::module_& m) {
       v, "CocoDetection")
       .def(py::init([](const std::string& root, const std::string& annotation_file,
                        Pipeline pipeline, bool masks, bool keep_crowd, bool skip_empty,
-                       int64_t max_file_bytes) {
+                       int64_t max_file_bytes, const std::string& index_dir) {
              vision::CocoDetectionOptions options;
              options.masks = masks;
              options.keep_crowd = keep_crowd;
              options.skip_empty = skip_empty;
              options.read = ReadLimit(max_file_bytes);
+             options.index_dir = index_dir;
              return std::make_shared<vision::CocoDetection>(root, annotation_file,
                                                             std::move(pipeline), options);
            }),
            py::arg("root"), py::arg("annotation_file"), py::arg("pipeline"),
            py::arg("masks") = false, py::arg("keep_crowd") = false, py::arg("skip_empty") = false,
-           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes, py::arg("index_dir") = "",
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::CocoDetection::root)
       .def_property_readonly("annotation_file", &vision::CocoDetection::annotation_file)
@@ -407,7 +409,8 @@ void BindVision(py::module_& m) {
         const vision::CocoDetectionOptions& o = d.options();
         return py::make_tuple(py::type::of<vision::CocoDetection>(),
                               py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
-                                             o.keep_crowd, o.skip_empty, o.read.max_bytes));
+                                             o.keep_crowd, o.skip_empty, o.read.max_bytes,
+                                             o.index_dir));
       });
 
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(
@@ -437,6 +440,7 @@ void BindVision(py::module_& m) {
       });
 
   v.attr("VOC_CLASSES") = vision::VocAnnotations::DefaultClasses();
+  v.def("default_annotation_index_dir", &vision::DefaultAnnotationIndexDir);
   // Pascal VOC detection (feedline/vision/voc_detection.h). The annotation
   // files are parsed without the GIL.
   py::class_<vision::VocDetection, Dataset, std::shared_ptr<vision::VocDetection>>(

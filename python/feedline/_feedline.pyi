@@ -214,6 +214,8 @@ class _VisionModule:
     DEFAULT_MAX_FILE_BYTES: ClassVar[int]
     DEFAULT_MAX_PIXELS: ClassVar[int]
     VOC_CLASSES: ClassVar[list[str]]
+    @staticmethod
+    def default_annotation_index_dir() -> str: ...
 
     class Transform:
         __hash__: ClassVar[None]  # type: ignore[assignment]
@@ -330,6 +332,7 @@ class _VisionModule:
             keep_crowd: bool = False,
             skip_empty: bool = False,
             max_file_bytes: SupportsIndex = 1073741824,
+            index_dir: str = "",
         ) -> None: ...
         def __reduce__(self) -> tuple[Any, ...]: ...
         def file(self, arg0: SupportsIndex) -> str: ...

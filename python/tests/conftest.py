@@ -21,6 +21,13 @@ def pytest_configure(config):
         time_bounds.hang_report = os.fdopen(os.dup(2), "w")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def annotation_indexes_in_the_run(tmp_path_factory):
+    """Annotation indexes (CocoDetection's annotation_index) of the tests'
+    temporary files go to a folder of this run, not the user's cache."""
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture(autouse=True)
 def bounded():
     """Every test is bounded in time (time_bounds.py)."""

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "feedline/vision/annotation_index.h"
 #include "src/vision/detection_targets.h"
 
 namespace feedline::vision {
@@ -26,7 +27,8 @@ bool HasUsableBox(std::span<const CocoObject> objects) {
 CocoDetection::CocoDetection(std::string root, const std::string& annotation_file,
                              Pipeline pipeline, CocoDetectionOptions options)
     : CocoDetection(std::move(root),
-                    std::make_shared<const CocoAnnotations>(CocoAnnotations::Read(annotation_file)),
+                    std::make_shared<const CocoAnnotations>(
+                        ReadCocoAnnotations(annotation_file, options.index_dir)),
                     std::move(pipeline), options) {
   annotation_file_ = annotation_file;
 }

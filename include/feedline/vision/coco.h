@@ -73,6 +73,13 @@ class FEEDLINE_EXPORT CocoAnnotations {
   // The same from the file's bytes; `source` names it in errors.
   static CocoAnnotations Parse(std::string_view json, std::string_view source);
 
+  // The parsed arrays as bytes (an annotation index, coco_index.cc), and
+  // back: FromIndex gives what Parse gave for the same file. Every count and
+  // offset of `bytes` is checked, so a damaged index is an Error naming
+  // `source`, never a crash or a wrong object.
+  std::string ToIndex() const;
+  static CocoAnnotations FromIndex(std::string_view bytes, std::string_view source);
+
   int64_t num_images() const { return static_cast<int64_t>(images_.size()); }
   const CocoImage& image(int64_t i) const { return images_[static_cast<size_t>(i)]; }
   std::string_view file_name(int64_t i) const;

@@ -52,6 +52,10 @@ struct CocoDetectionOptions {
   // (_coco_remove_images_without_annotations); their evaluation keeps every
   // image.
   bool skip_empty = false;
+  // Where the parsed annotation file is kept, so that the next start loads
+  // it instead of parsing the JSON (annotation_index.h); "" keeps nothing.
+  // DefaultAnnotationIndexDir() is the usual place (Python's default).
+  std::string index_dir;
   ReadOptions read;
 };
 

@@ -210,6 +210,17 @@ class FileList(_ImageDataset):
         self._python_transform, self._image_type = python_transform, transform_input
 
 
+def _annotation_index_dir(annotation_index):
+    if annotation_index is True:
+        return _vision.default_annotation_index_dir()
+    if annotation_index is False or annotation_index is None:
+        return ""
+    if isinstance(annotation_index, (str, os.PathLike)):
+        return os.fspath(annotation_index)
+    raise TypeError("annotation_index must be True, False or a folder, got "
+                    f"{type(annotation_index).__name__}")
+
+
 class CocoDetection(NativeDataset):
     """COCO-format object detection and instance segmentation, read in C++:
     the annotation file parsed once (simdjson; an error names the file and
@@ -240,10 +251,16 @@ class CocoDetection(NativeDataset):
     objects to the batch's most with "<name>_lengths"; detection_targets()
     turns such a batch into torchvision's (images, targets) lists, as views.
     Bad files are failed samples naming the file (the loader's error
-    policy), as with ImageFolder."""
+    policy), as with ImageFolder.
+
+    annotation_index: where the parsed annotation file is kept so that the
+    next start loads it instead of parsing the JSON again (True: the user's
+    cache, $XDG_CACHE_HOME or ~/.cache/feedline/annotation-index; a path: that
+    folder; False: nothing kept). An index is used only for the file, size
+    and modification time it was made from, and rewritten otherwise."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
-                 skip_empty=False, max_pixels=None, max_file_bytes=None):
+                 skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         try:
             _transforms._flatten(transforms)
@@ -253,7 +270,8 @@ class CocoDetection(NativeDataset):
         native = _vision.CocoDetection(os.fspath(root), os.fspath(annFile),
                                        build_pipeline(transforms, max_pixels),
                                        masks=bool(masks), keep_crowd=bool(keep_crowd),
-                                       skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes)
+                                       skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes,
+                                       index_dir=_annotation_index_dir(annotation_index))
         super().__init__(native)
         self.root = native.root
         self.transforms = transforms

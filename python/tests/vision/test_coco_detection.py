@@ -218,3 +218,34 @@ def test_random_crops_give_the_same_batches_for_any_worker_count_and_on_resume(c
     resumed = loader(num_workers=1)
     resumed.load_state_dict(state)
     assert_same_batches(batch_values(resumed), reference[1:])
+
+
+def samples_of(data):
+    return [{k: np.asarray(v).tolist() for k, v in data[i].items() if k != "image"}
+            for i in range(len(data))]
+
+
+def test_the_annotation_index_gives_the_parsed_samples_and_follows_the_file(tmp_path, monkeypatch):
+    root = str(tmp_path / "coco")
+    ann = write_coco(root)
+    images = os.path.join(root, "images")
+    parsed = samples_of(datasets.CocoDetection(images, ann, annotation_index=False))
+    index_dir = tmp_path / "index"
+    first = datasets.CocoDetection(images, ann, annotation_index=index_dir)
+    assert len(os.listdir(index_dir)) == 1
+    again = datasets.CocoDetection(images, ann, annotation_index=str(index_dir))
+    assert samples_of(first) == samples_of(again) == parsed
+    assert again.ids == list(range(100, 106))
+
+    write_coco(root, images=4, seed=1)  # the file changes: parsed again
+    changed = datasets.CocoDetection(images, ann, annotation_index=index_dir)
+    assert samples_of(changed) == samples_of(datasets.CocoDetection(images, ann,
+                                                                    annotation_index=False))
+    assert len(changed) == 4 and len(os.listdir(index_dir)) == 1
+
+    # By default the index is kept in the user's cache.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    datasets.CocoDetection(images, ann)
+    assert len(os.listdir(tmp_path / "cache" / "feedline" / "annotation-index")) == 1
+    with pytest.raises(TypeError, match="annotation_index"):
+        datasets.CocoDetection(images, ann, annotation_index=3)
