@@ -151,3 +151,16 @@ def test_bad_files_are_errors_naming_them(tmp_path):
         data[0]
     batches = list(feedline.DataLoader(data, batch_size=3, error_policy="skip"))
     assert batches[0]["image_id"].tolist() == [1, 2]
+
+
+def test_it_pickles_with_its_options(tmp_path):
+    import pickle
+    write_voc(str(tmp_path), count=4)
+    data = datasets.VOCDetection(str(tmp_path), transforms=[T.RandomHorizontalFlip(1.0)],
+                                 keep_difficult=True,
+                                 classes=datasets.VOCDetection.CLASSES + ("unicorn",))
+    copied = pickle.loads(pickle.dumps(data))
+    assert len(copied) == 4 and copied.classes == data.classes
+    for i in range(4):
+        for key, value in data[i].items():
+            np.testing.assert_array_equal(copied[i][key], value)
