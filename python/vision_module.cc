@@ -356,8 +356,10 @@ void BindVision(py::module_& m) {
       v, "CocoDetection")
       .def(py::init([](const std::string& root, const std::string& annotation_file,
                        Pipeline pipeline, bool masks, bool keep_crowd, bool skip_empty,
-                       int64_t max_file_bytes, const std::string& index_dir) {
+                       int64_t max_file_bytes, const std::string& index_dir,
+                       int64_t size_divisibility) {
              vision::CocoDetectionOptions options;
+             options.size_divisibility = size_divisibility;
              options.masks = masks;
              options.keep_crowd = keep_crowd;
              options.skip_empty = skip_empty;
@@ -369,6 +371,7 @@ void BindVision(py::module_& m) {
            py::arg("root"), py::arg("annotation_file"), py::arg("pipeline"),
            py::arg("masks") = false, py::arg("keep_crowd") = false, py::arg("skip_empty") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes, py::arg("index_dir") = "",
+           py::arg("size_divisibility") = 1,
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::CocoDetection::root)
       .def_property_readonly("annotation_file", &vision::CocoDetection::annotation_file)
@@ -410,21 +413,23 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<vision::CocoDetection>(),
                               py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
                                              o.keep_crowd, o.skip_empty, o.read.max_bytes,
-                                             o.index_dir));
+                                             o.index_dir, o.size_divisibility));
       });
 
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(
       v, "YoloDetection")
       .def(py::init([](const std::string& images_dir, Pipeline pipeline, bool masks,
-                       int64_t max_file_bytes) {
+                       int64_t max_file_bytes, int64_t size_divisibility) {
              vision::YoloDetectionOptions options;
              options.masks = masks;
+             options.size_divisibility = size_divisibility;
              options.read = ReadLimit(max_file_bytes);
              return std::make_shared<vision::YoloDetection>(images_dir, std::move(pipeline),
                                                             options);
            }),
            py::arg("images_dir"), py::arg("pipeline"), py::arg("masks") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::arg("size_divisibility") = 1,
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("images_dir", &vision::YoloDetection::images_dir)
       .def_property_readonly("pipeline", &vision::YoloDetection::pipeline)
@@ -436,7 +441,8 @@ void BindVision(py::module_& m) {
       .def("__reduce__", [](const vision::YoloDetection& d) {
         return py::make_tuple(py::type::of<vision::YoloDetection>(),
                               py::make_tuple(d.images_dir(), d.pipeline(), d.options().masks,
-                                             d.options().read.max_bytes));
+                                             d.options().read.max_bytes,
+                                             d.options().size_divisibility));
       });
 
   v.attr("VOC_CLASSES") = vision::VocAnnotations::DefaultClasses();
@@ -447,8 +453,9 @@ void BindVision(py::module_& m) {
       v, "VocDetection")
       .def(py::init([](const std::string& root, const std::string& image_set,
                        Pipeline pipeline, bool keep_difficult, std::vector<std::string> classes,
-                       int64_t max_file_bytes) {
+                       int64_t max_file_bytes, int64_t size_divisibility) {
              vision::VocDetectionOptions options;
+             options.size_divisibility = size_divisibility;
              options.keep_difficult = keep_difficult;
              options.classes = std::move(classes);
              options.read = ReadLimit(max_file_bytes);
@@ -458,6 +465,7 @@ void BindVision(py::module_& m) {
            py::arg("root"), py::arg("image_set"), py::arg("pipeline"),
            py::arg("keep_difficult") = false, py::arg("classes") = std::vector<std::string>(),
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
+           py::arg("size_divisibility") = 1,
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::VocDetection::root)
       .def_property_readonly("image_set", &vision::VocDetection::image_set)
@@ -492,7 +500,8 @@ void BindVision(py::module_& m) {
         const vision::VocDetectionOptions& o = d.options();
         return py::make_tuple(py::type::of<vision::VocDetection>(),
                               py::make_tuple(d.root(), d.image_set(), d.pipeline(),
-                                             o.keep_difficult, o.classes, o.read.max_bytes));
+                                             o.keep_difficult, o.classes, o.read.max_bytes,
+                                             o.size_divisibility));
       });
 
   // Packed shards (feedline/storage): the dataset and the packer.

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "feedline/dataset.h"
 #include "feedline/export.h"
 #include "feedline/sample.h"
 #include "feedline/tensor.h"
@@ -48,6 +49,10 @@ struct FEEDLINE_EXPORT CollateOptions {
   // Fields always padded, with "<name>_lengths", even in a batch whose samples
   // happen to agree in shape, so the batch layout does not vary.
   std::vector<std::string> padded;
+  // Padded fields whose extents are rounded up to multiples (PadMultiple,
+  // dataset.h); each is padded in every batch, as if listed in `padded`.
+  // A sample whose rank differs from its multiples' count is a SampleError.
+  std::vector<PadMultiple> pad_multiples;
 };
 
 // The default collation of `samples` into `out` (see above). Throws

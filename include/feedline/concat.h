@@ -27,6 +27,8 @@ class FEEDLINE_EXPORT Concat : public Dataset {
   std::vector<FieldSpec> FixedFields() const override;
   // Those of every part.
   std::vector<std::string> PaddedFields() const override;
+  // Those of every part; the first part's for a field several declare.
+  std::vector<PadMultiple> PadMultiples() const override;
 
  private:
   // (part, index within part) for a global index.

@@ -37,6 +37,16 @@ struct FEEDLINE_EXPORT FieldSpec {
   Shape shape;  // of one sample, without the batch dimension
 };
 
+// A field padded to a multiple: in a batch, its extent in dimension d of a
+// sample is the batch's largest rounded up to a multiple of multiples[d]
+// (1 leaves it as it is): {"image", {1, 32, 32}} gives CHW images heights
+// and widths that are multiples of 32, what detection models call
+// size_divisibility.
+struct PadMultiple {
+  std::string field;
+  std::vector<int64_t> multiples;
+};
+
 class FEEDLINE_EXPORT Dataset {
  public:
   virtual ~Dataset() = default;
@@ -64,6 +74,11 @@ class FEEDLINE_EXPORT Dataset {
   // even in a batch whose samples happen to agree, so that every batch has
   // the same fields (CollateOptions::padded). Default: none.
   virtual std::vector<std::string> PaddedFields() const { return {}; }
+
+  // Fields whose padded extents the default collate rounds up to a
+  // multiple (PadMultiple; a detection dataset's size_divisibility), padded
+  // in every batch. Default: none.
+  virtual std::vector<PadMultiple> PadMultiples() const { return {}; }
 
   // Called by the loader when it abandons the samples in flight (a new
   // iteration, Reset, destruction): their results will be discarded. A

@@ -23,6 +23,7 @@ class FEEDLINE_EXPORT Subset : public Dataset {
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override { return dataset_->FixedFields(); }
   std::vector<std::string> PaddedFields() const override { return dataset_->PaddedFields(); }
+  std::vector<PadMultiple> PadMultiples() const override { return dataset_->PadMultiples(); }
 
  private:
   std::shared_ptr<const Dataset> dataset_;

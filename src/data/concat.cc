@@ -49,6 +49,18 @@ std::vector<std::string> Concat::PaddedFields() const {
   return names;
 }
 
+std::vector<PadMultiple> Concat::PadMultiples() const {
+  std::vector<PadMultiple> all;
+  for (const auto& part : parts_) {
+    for (PadMultiple& pad : part->PadMultiples()) {
+      const bool known = std::any_of(all.begin(), all.end(),
+                                     [&](const PadMultiple& p) { return p.field == pad.field; });
+      if (!known) all.push_back(std::move(pad));
+    }
+  }
+  return all;
+}
+
 std::vector<FieldSpec> Concat::FixedFields() const {
   std::vector<FieldSpec> first = parts_[0]->FixedFields();
   for (size_t k = 1; k < parts_.size(); ++k) {

@@ -13,8 +13,16 @@ bool IsRagged(const CollateOptions& options, const std::string& name) {
   return std::find(options.ragged.begin(), options.ragged.end(), name) != options.ragged.end();
 }
 
+const PadMultiple* MultiplesOf(const CollateOptions& options, const std::string& name) {
+  for (const PadMultiple& pad : options.pad_multiples) {
+    if (pad.field == name) return &pad;
+  }
+  return nullptr;
+}
+
 bool IsPadded(const CollateOptions& options, const std::string& name) {
-  return std::find(options.padded.begin(), options.padded.end(), name) != options.padded.end();
+  return std::find(options.padded.begin(), options.padded.end(), name) != options.padded.end() ||
+         MultiplesOf(options, name) != nullptr;
 }
 
 // Writes `value` converted to `dtype` `count` times at `dst`.
@@ -131,7 +139,20 @@ void DefaultCollate(std::span<const Sample* const> samples, const CollateOptions
       }
       continue;
     }
-    // Pad to the largest extent in every dimension.
+    // Pad to the largest extent in every dimension, rounded up to its
+    // multiple.
+    if (const PadMultiple* pad = MultiplesOf(options, name)) {
+      if (static_cast<int>(pad->multiples.size()) != max_shape.rank()) {
+        throw SampleError(FailureKind::kCollate, "",
+                          "field '" + name + "' is " + head.shape().ToString() + ", but its pad "
+                          "multiples give " + std::to_string(pad->multiples.size()) +
+                          " dimensions");
+      }
+      for (int d = 0; d < max_shape.rank(); ++d) {
+        const int64_t m = pad->multiples[static_cast<size_t>(d)];
+        if (m > 1) max_shape[d] = (max_shape[d] + m - 1) / m * m;
+      }
+    }
     Tensor dst = out.Add(name, head.dtype(), max_shape.Prepend(batch));
     Tensor lengths = out.Add(name + "_lengths", DType::kI64, Shape{batch});
     const size_t row_elems = static_cast<size_t>(max_shape.elements());

@@ -12,6 +12,31 @@
 
 namespace feedline::internal {
 
+namespace {
+
+// Beyond any image's side: a padded extent rounded up to it stays far from
+// overflowing.
+constexpr int64_t kMaxPadMultiple = 65536;
+
+// Checks each field's pad multiples and lists the field as padded.
+void PadFieldsWithMultiples(CollateOptions& collate) {
+  for (const PadMultiple& pad : collate.pad_multiples) {
+    for (int64_t m : pad.multiples) {
+      if (m < 1 || m > kMaxPadMultiple) {
+        throw Error("DataLoader: the pad multiples of field '" + pad.field +
+                    "' must be from 1 to " + std::to_string(kMaxPadMultiple) + ", got " +
+                    std::to_string(m));
+      }
+    }
+    if (std::find(collate.padded.begin(), collate.padded.end(), pad.field) ==
+        collate.padded.end()) {
+      collate.padded.push_back(pad.field);
+    }
+  }
+}
+
+}  // namespace
+
 Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
                std::shared_ptr<const LoadBackend> backend)
     // Worker processes cost a fork or a kill to change: the tuner waits
@@ -31,6 +56,15 @@ Engine::Engine(std::shared_ptr<const Dataset> dataset, LoaderOptions options,
     std::vector<std::string>& padded = options_.collate.padded;
     if (std::find(padded.begin(), padded.end(), name) == padded.end()) padded.push_back(std::move(name));
   }
+  // The dataset's multiples, unless the options name the field already;
+  // every such field is padded in every batch.
+  std::vector<PadMultiple>& multiples = options_.collate.pad_multiples;
+  for (PadMultiple& pad : dataset_->PadMultiples()) {
+    const bool given = std::any_of(multiples.begin(), multiples.end(),
+                                   [&](const PadMultiple& p) { return p.field == pad.field; });
+    if (!given) multiples.push_back(std::move(pad));
+  }
+  PadFieldsWithMultiples(options_.collate);
   if (options_.batch_sampler) {
     batch_sampler_ = options_.batch_sampler;
   } else {
@@ -87,6 +121,7 @@ Engine::Engine(std::shared_ptr<const IterableDataset> dataset, LoaderOptions opt
       stats_(options_.num_workers) {
   if (!iterable_) throw Error("DataLoader: dataset must not be null");
   ValidateOptions();
+  PadFieldsWithMultiples(options_.collate);
   if (options_.sampler || options_.batch_sampler || options_.shuffle) {
     throw Error("DataLoader: an IterableDataset takes no sampler, batch_sampler or shuffle");
   }

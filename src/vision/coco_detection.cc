@@ -43,6 +43,10 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
     throw Error("COCO dataset: max_file_bytes must be > 0, got " +
                 std::to_string(options_.read.max_bytes));
   }
+  if (options_.size_divisibility < 1 || options_.size_divisibility > 65536) {
+    throw Error("COCO dataset: size_divisibility must be from 1 to 65536, got " +
+                std::to_string(options_.size_divisibility));
+  }
   options_.read.image = true;
   CheckDetectionPipeline(pipeline_, "COCO dataset");
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
@@ -56,6 +60,10 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
 int64_t CocoDetection::image_index(int64_t index) const {
   CheckIndex(index, size());
   return images_[static_cast<size_t>(index)];
+}
+
+std::vector<PadMultiple> CocoDetection::PadMultiples() const {
+  return DetectionImagePadding(pipeline_, options_.size_divisibility);
 }
 
 std::vector<std::string> CocoDetection::PaddedFields() const {

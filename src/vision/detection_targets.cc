@@ -6,6 +6,14 @@
 
 namespace feedline::vision {
 
+std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline,
+                                               int64_t size_divisibility) {
+  if (size_divisibility <= 1) return {};
+  const int64_t s = size_divisibility;
+  return {PadMultiple{"image", pipeline.chw() ? std::vector<int64_t>{1, s, s}
+                                              : std::vector<int64_t>{s, s, 1}}};
+}
+
 std::vector<std::string> DetectionObjectFields(bool masks) {
   std::vector<std::string> fields = {"boxes", "labels", "area", "iscrowd"};
   if (masks) fields.push_back("masks");

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "feedline/dataset.h"
 #include "feedline/sample.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/plan_geometry.h"
@@ -38,6 +39,10 @@ std::vector<std::string> DetectionObjectFields(bool masks);
 // without telling the plan (the AutoAugment family's shears, translations
 // and rotations): the objects could not follow them.
 void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset);
+
+// The image field's pad multiples for `size_divisibility` (> 1): its height
+// and width, in the pipeline's layout; none for 1.
+std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline, int64_t size_divisibility);
 
 // Draws an object's box (source pixels) as its mask: what an object without
 // a segmentation gets, so that each mask covers its object.

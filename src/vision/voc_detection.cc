@@ -29,6 +29,10 @@ VocDetection::VocDetection(std::string root, const std::string& image_set, Pipel
     throw Error("VOC dataset: max_file_bytes must be > 0, got " +
                 std::to_string(options_.read.max_bytes));
   }
+  if (options_.size_divisibility < 1 || options_.size_divisibility > 65536) {
+    throw Error("VOC dataset: size_divisibility must be from 1 to 65536, got " +
+                std::to_string(options_.size_divisibility));
+  }
   options_.read.image = true;
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   CheckDetectionPipeline(pipeline_, "VOC dataset " + root_);
@@ -39,6 +43,10 @@ VocDetection::VocDetection(std::string root, const std::string& image_set, Pipel
 std::string VocDetection::Source(int64_t index) const {
   CheckIndex(index, size());
   return root_ + "/JPEGImages/" + annotations_->id(index) + ".jpg";
+}
+
+std::vector<PadMultiple> VocDetection::PadMultiples() const {
+  return DetectionImagePadding(pipeline_, options_.size_divisibility);
 }
 
 std::vector<std::string> VocDetection::PaddedFields() const {

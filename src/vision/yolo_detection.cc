@@ -150,6 +150,10 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
     throw Error("YOLO dataset: max_file_bytes must be > 0, got " +
                 std::to_string(options_.read.max_bytes));
   }
+  if (options_.size_divisibility < 1 || options_.size_divisibility > 65536) {
+    throw Error("YOLO dataset: size_divisibility must be from 1 to 65536, got " +
+                std::to_string(options_.size_divisibility));
+  }
   options_.read.image = true;
   CheckDetectionPipeline(pipeline_, "YOLO dataset " + images_dir);
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
@@ -197,6 +201,10 @@ std::string YoloDetection::Source(int64_t index) const {
 std::string YoloDetection::LabelFile(int64_t index) const {
   CheckIndex(index, size());
   return YoloLabelPath(absolute_dir_ + std::string(files_.path(index)));
+}
+
+std::vector<PadMultiple> YoloDetection::PadMultiples() const {
+  return DetectionImagePadding(pipeline_, options_.size_divisibility);
 }
 
 std::vector<std::string> YoloDetection::PaddedFields() const {

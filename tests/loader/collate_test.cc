@@ -2,8 +2,10 @@
 // public API: samples in, batch fields out of a BatchBuilder.
 #include "feedline/collate.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -148,6 +150,40 @@ TEST(Collate, FieldsListedAsPaddedGetLengthsEvenWhenShapesAgree) {
   EXPECT_EQ(out["tokens"].shape(), (Shape{2, 3}));
   EXPECT_EQ(Values<int32_t>(out["tokens"]), (std::vector<int32_t>{1, 1, 1, 2, 2, 2}));
   EXPECT_EQ(Values<int64_t>(out["tokens_lengths"]), (std::vector<int64_t>{3, 3}));
+}
+
+TEST(Collate, PadMultiplesRoundThePaddedExtentsUp) {
+  // Two 1 x 2 x 3 and 1 x 3 x 1 "images": padded to 1 x 4 x 4 with
+  // multiples {1, 2, 4}, even in a batch whose shapes agree.
+  Samples s(2);
+  Tensor a = s[0].Allocate("image", DType::kU8, Shape{1, 2, 3});
+  Tensor b = s[1].Allocate("image", DType::kU8, Shape{1, 3, 1});
+  std::fill_n(a.data<uint8_t>(), 6, 1);
+  std::fill_n(b.data<uint8_t>(), 3, 2);
+  CollateOptions options;
+  options.pad_multiples = {PadMultiple{"image", {1, 2, 4}}};
+  VectorBuilder out;
+  DefaultCollate(s.span(), options, out);
+  EXPECT_EQ(out["image"].shape(), (Shape{2, 1, 4, 4}));
+  EXPECT_EQ(Values<uint8_t>(out["image"]),
+            (std::vector<uint8_t>{1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                  2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0}));
+  Samples same(1);
+  same[0].Allocate("image", DType::kU8, Shape{1, 4, 4});
+  VectorBuilder exact;
+  DefaultCollate(same.span(), options, exact);
+  EXPECT_EQ(exact["image"].shape(), (Shape{1, 1, 4, 4}));
+  EXPECT_EQ(exact.names(), (std::vector<std::string>{"image", "image_lengths"}));
+
+  options.pad_multiples = {PadMultiple{"image", {32, 32}}};
+  VectorBuilder wrong;
+  try {
+    DefaultCollate(s.span(), options, wrong);
+    FAIL() << "no error";
+  } catch (const SampleError& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("field 'image' is [1, 2, 3], but its pad "
+                                               "multiples give 2 dimensions"));
+  }
 }
 
 TEST(Collate, RaggedFieldsAreConcatenatedWithOffsets) {

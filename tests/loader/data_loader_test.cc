@@ -245,6 +245,37 @@ TEST(DataLoader, FieldsADatasetDeclaresPaddedKeepTheirLayoutThroughSubsetsAndCon
   EXPECT_EQ(plain.Next()->Find("tokens_lengths"), nullptr);
 }
 
+// VariableDataset whose "tokens" it pads to multiples of 4.
+class DeclaredMultipleDataset : public VariableDataset {
+ public:
+  using VariableDataset::VariableDataset;
+  std::vector<PadMultiple> PadMultiples() const override { return {{"tokens", {4}}}; }
+};
+
+TEST(DataLoader, PadMultiplesADatasetDeclaresHoldThroughSubsetsAndConcats) {
+  auto data = std::make_shared<DeclaredMultipleDataset>(std::vector<int64_t>{3, 3, 5, 2});
+  LoaderOptions o;
+  o.batch_size = 2;
+  for (std::shared_ptr<const Dataset> d :
+       {std::shared_ptr<const Dataset>(data),
+        std::shared_ptr<const Dataset>(std::make_shared<Subset>(data, std::vector<int64_t>{2, 3})),
+        std::shared_ptr<const Dataset>(std::make_shared<Concat>(
+            std::vector<std::shared_ptr<const Dataset>>{data, data}))}) {
+    DataLoader loader(d, o);
+    Batch b = *loader.Next();
+    ASSERT_NE(b.Find("tokens_lengths"), nullptr);
+    EXPECT_EQ(b["tokens"].shape()[1] % 4, 0);
+  }
+  DataLoader first(data, o);
+  EXPECT_EQ(first.Next()->operator[]("tokens").shape(), (Shape{2, 4}));  // 3 and 3: 4
+  // The options' multiples for the field win over the dataset's.
+  o.collate.pad_multiples = {PadMultiple{"tokens", {8}}};
+  DataLoader given(data, o);
+  EXPECT_EQ(given.Next()->operator[]("tokens").shape(), (Shape{2, 8}));
+  o.collate.pad_multiples = {PadMultiple{"tokens", {0}}};
+  EXPECT_THROW(DataLoader(data, o), Error);
+}
+
 TEST(DataLoader, RaiseDeliversEarlierBatchesFirst) {
   for (int workers : {0, 2}) {
     LoaderOptions o;

@@ -91,6 +91,21 @@ TEST_F(VocDetectionTest, AMissingImageIsASampleErrorNamingIt) {
   }
 }
 
+TEST_F(VocDetectionTest, SizeDivisibilityPadsTheImageInItsLayout) {
+  EXPECT_TRUE(Make({}).PadMultiples().empty());
+  VocDetectionOptions options;
+  options.size_divisibility = 32;
+  VocDetection hwc(dir_.path(), "train", Pipeline({}, {.dtype = DType::kU8}), options);
+  ASSERT_EQ(hwc.PadMultiples().size(), 1u);
+  EXPECT_EQ(hwc.PadMultiples()[0].field, "image");
+  EXPECT_THAT(hwc.PadMultiples()[0].multiples, ElementsAre(32, 32, 1));
+  VocDetection chw(dir_.path(), "train",
+                   Pipeline({Transform::ToCHW()}, {.dtype = DType::kF32}), options);
+  EXPECT_THAT(chw.PadMultiples()[0].multiples, ElementsAre(1, 32, 32));
+  options.size_divisibility = 0;
+  EXPECT_THROW(VocDetection(dir_.path(), "train", Pipeline({}), options), Error);
+}
+
 TEST_F(VocDetectionTest, PixelMovingAugmentationsAreRefused) {
   try {
     Make({Transform::TrivialAugmentWide()});

@@ -56,6 +56,10 @@ struct CocoDetectionOptions {
   // it instead of parsing the JSON (annotation_index.h); "" keeps nothing.
   // DefaultAnnotationIndexDir() is the usual place (Python's default).
   std::string index_dir;
+  // Batches pad images to the batch's largest, rounded up to a multiple of
+  // this (detection models' size_divisibility, 32 for most); 1: no rounding.
+  // From 1 to 65536 (Error).
+  int64_t size_divisibility = 1;
   ReadOptions read;
 };
 
@@ -76,6 +80,8 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   // The per-object fields: padded in every batch, so that each has
   // "boxes_lengths" whatever its images hold.
   std::vector<std::string> PaddedFields() const override;
+  // "image", when size_divisibility > 1.
+  std::vector<PadMultiple> PadMultiples() const override;
 
   const std::string& root() const { return root_; }
   // The file the annotations were read from ("" when they were given).

@@ -39,6 +39,10 @@ struct VocDetectionOptions {
   bool keep_difficult = false;
   // The class names, a label being an index in it (VOC's 20 when empty).
   std::vector<std::string> classes;
+  // Batches pad images to the batch's largest, rounded up to a multiple of
+  // this (detection models' size_divisibility, 32 for most); 1: no rounding.
+  // From 1 to 65536 (Error).
+  int64_t size_divisibility = 1;
   ReadOptions read;
 };
 
@@ -56,6 +60,8 @@ class FEEDLINE_EXPORT VocDetection : public Dataset {
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
   std::vector<std::string> PaddedFields() const override;
+  // "image", when size_divisibility > 1.
+  std::vector<PadMultiple> PadMultiples() const override;
 
   const std::string& root() const { return root_; }
   const std::string& image_set() const { return image_set_; }

@@ -43,6 +43,10 @@ namespace feedline::vision {
 
 struct YoloDetectionOptions {
   bool masks = false;  // draw each object's polygon ("masks")
+  // Batches pad images to the batch's largest, rounded up to a multiple of
+  // this (detection models' size_divisibility, 32 for most); 1: no rounding.
+  // From 1 to 65536 (Error).
+  int64_t size_divisibility = 1;
   ReadOptions read;
 };
 
@@ -59,6 +63,8 @@ class FEEDLINE_EXPORT YoloDetection : public Dataset {
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
   std::vector<std::string> PaddedFields() const override;
+  // "image", when size_divisibility > 1.
+  std::vector<PadMultiple> PadMultiples() const override;
 
   const std::string& images_dir() const { return images_dir_; }
   // Where image `index`'s labels are read from.

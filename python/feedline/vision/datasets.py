@@ -210,6 +210,10 @@ class FileList(_ImageDataset):
         self._python_transform, self._image_type = python_transform, transform_input
 
 
+def _size_divisibility(value):
+    return _size_in("size_divisibility", value, 1, 65536)
+
+
 def _annotation_index_dir(annotation_index):
     if annotation_index is True:
         return _vision.default_annotation_index_dir()
@@ -253,6 +257,11 @@ class CocoDetection(NativeDataset):
     Bad files are failed samples naming the file (the loader's error
     policy), as with ImageFolder.
 
+    size_divisibility: a loader pads a batch's images to its largest, rounded
+    up to a multiple of this (32 for most detection models; torchvision's
+    GeneralizedRCNNTransform, DETR and YOLO pad so); 1 rounds nothing.
+    Samples keep their own size ("image_size").
+
     annotation_index: where the parsed annotation file is kept so that the
     next start loads it instead of parsing the JSON again (True: the user's
     cache, $XDG_CACHE_HOME or ~/.cache/feedline/annotation-index; a path: that
@@ -260,7 +269,8 @@ class CocoDetection(NativeDataset):
     and modification time it was made from, and rewritten otherwise."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
-                 skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True):
+                 skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,
+                 size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         try:
             _transforms._flatten(transforms)
@@ -271,7 +281,8 @@ class CocoDetection(NativeDataset):
                                        build_pipeline(transforms, max_pixels),
                                        masks=bool(masks), keep_crowd=bool(keep_crowd),
                                        skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes,
-                                       index_dir=_annotation_index_dir(annotation_index))
+                                       index_dir=_annotation_index_dir(annotation_index),
+                                       size_divisibility=_size_divisibility(size_divisibility))
         super().__init__(native)
         self.root = native.root
         self.transforms = transforms
@@ -303,7 +314,7 @@ class YoloDetection(NativeDataset):
     (feedline.SampleError naming the label file and the line)."""
 
     def __init__(self, images_dir, transforms=None, *, masks=False, max_pixels=None,
-                 max_file_bytes=None):
+                 max_file_bytes=None, size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         try:
             _transforms._flatten(transforms)
@@ -312,7 +323,8 @@ class YoloDetection(NativeDataset):
                             "give feedline.vision.transforms only (a Compose or a list)") from None
         native = _vision.YoloDetection(os.fspath(images_dir),
                                        build_pipeline(transforms, max_pixels), masks=bool(masks),
-                                       max_file_bytes=max_file_bytes)
+                                       max_file_bytes=max_file_bytes,
+                                       size_divisibility=_size_divisibility(size_divisibility))
         super().__init__(native)
         self.images_dir = native.images_dir
         self.transforms = transforms
@@ -347,7 +359,8 @@ class VOCDetection(NativeDataset):
     CLASSES = tuple(_vision.VOC_CLASSES)
 
     def __init__(self, root, year="2012", image_set="train", transforms=None, *,
-                 keep_difficult=False, classes=None, max_pixels=None, max_file_bytes=None):
+                 keep_difficult=False, classes=None, max_pixels=None, max_file_bytes=None,
+                 size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         try:
             _transforms._flatten(transforms)
@@ -366,7 +379,8 @@ class VOCDetection(NativeDataset):
         voc_root = os.path.join(os.fspath(root), "VOCdevkit", "VOC" + year)
         native = _vision.VocDetection(voc_root, image_set, build_pipeline(transforms, max_pixels),
                                       keep_difficult=bool(keep_difficult), classes=classes or [],
-                                      max_file_bytes=max_file_bytes)
+                                      max_file_bytes=max_file_bytes,
+                                      size_divisibility=_size_divisibility(size_divisibility))
         super().__init__(native)
         self.root = os.fspath(root)
         self.year = year

@@ -249,3 +249,29 @@ def test_the_annotation_index_gives_the_parsed_samples_and_follows_the_file(tmp_
     assert len(os.listdir(tmp_path / "cache" / "feedline" / "annotation-index")) == 1
     with pytest.raises(TypeError, match="annotation_index"):
         datasets.CocoDetection(images, ann, annotation_index=3)
+
+
+@pytest.mark.parametrize("workers,mode", [(0, "thread"), (2, "thread"), (2, "process")])
+def test_size_divisibility_pads_the_batch_to_multiples_and_keeps_each_image(coco, workers, mode):
+    images, ann, doc = coco
+    transforms = T.Compose([T.PILToTensor()])
+    data = datasets.CocoDetection(images, ann, transforms, size_divisibility=32)
+    loader = feedline.DataLoader(data, batch_size=3, num_workers=workers, worker_mode=mode)
+    seen = 0
+    for batch in loader:
+        image = np.asarray(batch["image"])
+        assert image.shape[2] % 32 == 0 and image.shape[3] % 32 == 0
+        heights, widths = np.asarray(batch["image_size"]).T
+        assert image.shape[2] == -(-heights.max() // 32) * 32
+        assert image.shape[3] == -(-widths.max() // 32) * 32
+        for k, (h, w) in enumerate(zip(heights, widths)):
+            i = int(batch["image_id"][k]) - 100
+            np.testing.assert_array_equal(image[k, :, :h, :w], data[i]["image"])
+            assert not image[k, :, h:, :].any() and not image[k, :, :, w:].any()
+        seen += len(heights)
+    assert seen == len(data)
+    hwc = feedline.DataLoader(datasets.CocoDetection(images, ann, size_divisibility=16),
+                              batch_size=6)
+    assert [d % 16 for d in next(iter(hwc))["image"].shape[1:3]] == [0, 0]
+    with pytest.raises(ValueError, match="size_divisibility"):
+        datasets.CocoDetection(images, ann, size_divisibility=0)
