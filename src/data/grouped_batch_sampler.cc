@@ -89,7 +89,10 @@ std::vector<int64_t> AspectRatioGroups(std::span<const int64_t> widths,
   for (size_t i = 0; i < widths.size(); ++i) {
     if (heights[i] <= 0) {
       throw Error("AspectRatioGroups: image " + std::to_string(i) + " has height " +
-                  std::to_string(heights[i]));
+                  std::to_string(heights[i]) +
+                  (heights[i] == 0 ? " (its size is unknown: a VOC annotation without <size>, "
+                                     "a COCO image without \"height\"?)"
+                                   : ""));
     }
     const double ratio = static_cast<double>(widths[i]) / static_cast<double>(heights[i]);
     // numpy.digitize (increasing bins, right=False): the i with

@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <pugixml.hpp>
 
@@ -14,8 +19,10 @@
 namespace feedline::vision {
 namespace {
 
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
 std::string_view Trim(std::string_view s) {
-  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  const auto space = IsSpace;
   while (!s.empty() && space(s.front())) s.remove_prefix(1);
   while (!s.empty() && space(s.back())) s.remove_suffix(1);
   return s;
@@ -25,38 +32,84 @@ std::string_view Trim(std::string_view s) {
   throw Error("VOC annotation " + std::string(source) + ": " + why);
 }
 
-// The text of `parent`'s child `name`, trimmed; empty when it has none.
-std::string_view ChildText(const pugi::xml_node& parent, const char* name) {
-  return Trim(parent.child(name).child_value());
+// The text of `parent`'s child `name` (all of it: "1<!-- -->5" is "15"),
+// trimmed; empty when it has none.
+std::string ChildText(const pugi::xml_node& parent, const char* name) {
+  std::string text;
+  for (const pugi::xml_node part : parent.child(name).children()) {
+    if (part.type() == pugi::node_pcdata || part.type() == pugi::node_cdata) text += part.value();
+  }
+  return std::string(Trim(text));
 }
 
 // A number as VOC files write them: "174", or "174.5" from converters.
 double Number(const pugi::xml_node& parent, const char* name, std::string_view source,
               std::string_view object) {
-  const std::string_view text = ChildText(parent, name);
+  const std::string text = ChildText(parent, name);
+  // "+5" as Python's float() reads it.
+  const size_t sign = !text.empty() && text[0] == '+' ? 1 : 0;
   double v = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size() ||
+  const auto [end, error] = std::from_chars(text.data() + sign, text.data() + text.size(), v);
+  if (text.size() == sign || error != std::errc() || end != text.data() + text.size() ||
       !std::isfinite(v)) {
     Bad(source, std::string(object) + ": <" + name + "> is '" + std::string(text) +
                     "', not a number");
   }
+  // No image is a billion pixels across; such a number is a damaged file
+  // (and would not fit the boxes' floats).
+  if (std::fabs(v) > 1e9) {
+    Bad(source, std::string(object) + ": <" + name + "> is " + std::string(text) +
+                    ", beyond any image (more than 1e9)");
+  }
   return v;
 }
 
-// A flag (<difficult>, <truncated>): absent or "0" is false.
-bool Flag(const pugi::xml_node& object, const char* name) {
-  const std::string_view text = ChildText(object, name);
-  return !text.empty() && text != "0";
+// A flag (<difficult>, <truncated>): absent, a number 0 ("0", "0.0") or
+// "false" is false; a number not 0 or "true" is true; anything else is an
+// error (a flag misread would drop or keep an object silently).
+bool Flag(const pugi::xml_node& object, const char* name, std::string_view source,
+          std::string_view what) {
+  std::string text = ChildText(object, name);
+  if (text.empty()) return false;
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (text == "true") return true;
+  if (text == "false") return false;
+  double v = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (error != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
+    Bad(source, std::string(what) + ": <" + name + "> is '" + text +
+                    "', not 0, 1, true or false");
+  }
+  return v != 0;
 }
 
+// A regular file's text. Opened without blocking, so that a FIFO in its
+// place is refused rather than waited on.
 std::string ReadText(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("VOC " + std::string(what) + " " + path + " cannot be read: no such file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error("VOC " + std::string(what) + " " + path + " cannot be read");
-  return text.str();
+  const auto fail = [&](const std::string& why) -> std::string {
+    throw Error("VOC " + std::string(what) + " " + path + " cannot be read: " + why);
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const bool folder = S_ISDIR(st.st_mode);
+    ::close(fd);
+    return fail(folder ? "it is a folder" : "it is not a regular file");
+  }
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  const int error = errno;
+  ::close(fd);
+  if (done != text.size()) return fail(done < text.size() && error != 0 ? std::strerror(error)
+                                                                          : "it changed size");
+  return text;
 }
 
 }  // namespace
@@ -71,6 +124,12 @@ const std::vector<std::string>& VocAnnotations::DefaultClasses() {
 
 VocAnnotations::VocAnnotations(std::vector<std::string> classes) : classes_(std::move(classes)) {
   if (classes_.empty()) throw Error("VOC annotations: the list of classes is empty");
+  for (size_t i = 0; i < classes_.size(); ++i) {
+    if (std::find(classes_.begin(), classes_.begin() + static_cast<std::ptrdiff_t>(i),
+                  classes_[i]) != classes_.begin() + static_cast<std::ptrdiff_t>(i)) {
+      throw Error("VOC annotations: class '" + classes_[i] + "' is listed twice");
+    }
+  }
 }
 
 VocAnnotations VocAnnotations::Read(const std::string& root, const std::string& image_set,
@@ -80,11 +139,13 @@ VocAnnotations VocAnnotations::Read(const std::string& root, const std::string& 
   const std::string ids = ReadText(list, "image set");
   std::string_view rest = ids;
   while (!rest.empty()) {
-    const size_t end = rest.find('\n');
+    // Lines end with \n, \r\n or \r.
+    const size_t end = rest.find_first_of("\r\n");
     std::string_view line = Trim(rest.substr(0, end));
     rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-    // "<id>" in Main/<set>.txt; "<id> <1|-1|0>" in the per-class lists.
-    line = line.substr(0, std::min(line.find(' '), line.find('\t')));
+    // "<id>" in Main/<set>.txt; "<id> <1|-1|0>" in the per-class lists: an
+    // id ends at the first space.
+    line = line.substr(0, std::find_if(line.begin(), line.end(), IsSpace) - line.begin());
     if (line.empty()) continue;
     const std::string xml_path = root + "/Annotations/" + std::string(line) + ".xml";
     voc.Add(std::string(line), ReadText(xml_path, "annotation"), xml_path);
@@ -100,8 +161,19 @@ void VocAnnotations::Add(std::string id, std::string_view xml, std::string_view 
     Bad(source, std::string("not XML: ") + parsed.description() + " at offset " +
                     std::to_string(parsed.offset));
   }
+  // One element at the top and no text after it, as XML has it (pugixml
+  // reads fragments too and drops text at the top).
+  int elements = 0;
+  for (const pugi::xml_node top : document.children()) {
+    if (top.type() == pugi::node_element) ++elements;
+  }
+  const size_t last = xml.rfind('>');
+  if (last != std::string_view::npos && !Trim(xml.substr(last + 1)).empty()) {
+    Bad(source, "not XML: text after the <annotation> element");
+  }
   const pugi::xml_node annotation = document.child("annotation");
   if (!annotation) Bad(source, "no <annotation> element");
+  if (elements != 1) Bad(source, "not XML: more than one element at the top");
   VocImage image;
   if (const pugi::xml_node size = annotation.child("size")) {
     const double width = Number(size, "width", source, "<size>");
@@ -118,15 +190,15 @@ void VocAnnotations::Add(std::string id, std::string_view xml, std::string_view 
   for (const pugi::xml_node object : annotation.children("object")) {
     const std::string what = "object " + std::to_string(number++);
     VocObject o;
-    const std::string_view name = ChildText(object, "name");
+    const std::string name = ChildText(object, "name");
     const auto it = std::find(classes_.begin(), classes_.end(), name);
     if (it == classes_.end()) {
       Bad(source, what + ": class '" + std::string(name) + "' is not one of the " +
                       std::to_string(classes_.size()) + " classes given");
     }
     o.label = it - classes_.begin();
-    o.difficult = Flag(object, "difficult");
-    o.truncated = Flag(object, "truncated");
+    o.difficult = Flag(object, "difficult", source, what);
+    o.truncated = Flag(object, "truncated", source, what);
     const pugi::xml_node box = object.child("bndbox");
     if (!box) Bad(source, what + " ('" + std::string(name) + "') has no <bndbox>");
     const double xmin = Number(box, "xmin", source, what);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -40,6 +42,14 @@ std::string OnlyIndex(const std::string& dir) {
   return found.empty() ? "" : found[0];
 }
 
+// The index file's inode: a read that parses writes a new file (renamed
+// into place), one that loads the index leaves it.
+uint64_t IndexInode(const std::string& path) {
+  struct stat st;
+  EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
 TEST(AnnotationIndex, TheSecondReadLoadsTheIndexOfTheSameFile) {
   testing::TempDir dir;
   const std::string json = dir / "ann.json";
@@ -47,15 +57,10 @@ TEST(AnnotationIndex, TheSecondReadLoadsTheIndexOfTheSameFile) {
   WriteIndexText(json, Coco(7, "a.jpg"));
   EXPECT_EQ(ReadCocoAnnotations(json, index_dir).image(0).id, 7);
   const std::string index = OnlyIndex(index_dir);
-  // What the second read returns comes from the index: an index holding
-  // other arrays (under the same file's header) is what it returns.
-  const std::string text = ReadIndexText(index);
-  const std::string arrays = CocoAnnotations::Parse(Coco(7, "a.jpg"), "x").ToIndex();
-  ASSERT_EQ(text.substr(text.size() - arrays.size()), arrays);
-  const std::string header = text.substr(0, text.size() - arrays.size());
-  WriteIndexText(index, header + CocoAnnotations::Parse(Coco(8, "b.jpg"), "x").ToIndex());
-  EXPECT_EQ(ReadCocoAnnotations(json, index_dir).image(0).id, 8);
-  EXPECT_EQ(ReadCocoAnnotations(json, index_dir).file_name(0), "b.jpg");
+  const uint64_t written = IndexInode(index);
+  const CocoAnnotations loaded = ReadCocoAnnotations(json, index_dir);
+  EXPECT_EQ(IndexInode(index), written);  // loaded, not parsed and written again
+  EXPECT_EQ(loaded.ToIndex(), CocoAnnotations::Parse(Coco(7, "a.jpg"), "x").ToIndex());
 }
 
 TEST(AnnotationIndex, AChangedFileOrADamagedIndexIsParsedAgainAndTheIndexRewritten) {
@@ -69,16 +74,35 @@ TEST(AnnotationIndex, AChangedFileOrADamagedIndexIsParsedAgainAndTheIndexRewritt
   WriteIndexText(json, Coco(9, "c.jpg"));  // another size
   EXPECT_EQ(ReadCocoAnnotations(json, index_dir).image(0).id, 9);
   EXPECT_EQ(OnlyIndex(index_dir), index);
-  WriteIndexText(json, Coco(5, "c.jpg"));  // the same size, a later time
-  fs::last_write_time(json, fs::last_write_time(json) + std::chrono::seconds(2));
+  // The same size, its modification time set back: the change time tells.
+  const auto before = fs::last_write_time(json);
+  WriteIndexText(json, Coco(5, "c.jpg"));
+  fs::last_write_time(json, before);
   EXPECT_EQ(ReadCocoAnnotations(json, index_dir).image(0).id, 5);
 
-  std::string text = ReadIndexText(index);
-  text[text.size() - 3] ^= 0x7f;  // damaged arrays under a good header
-  WriteIndexText(index, text);
-  EXPECT_EQ(ReadCocoAnnotations(json, index_dir).image(0).id, 5);
-  EXPECT_NE(ReadIndexText(index), text);  // rewritten
-  EXPECT_EQ(ReadCocoAnnotations(json, index_dir).image(0).id, 5);
+  // Every byte of the arrays changed in turn: never a wrong object, always
+  // parsed again and rewritten.
+  const std::string good = ReadIndexText(index);
+  const std::string arrays = CocoAnnotations::Parse(Coco(5, "c.jpg"), "x").ToIndex();
+  ASSERT_EQ(good.substr(good.size() - arrays.size()), arrays);
+  for (size_t at = good.size() - arrays.size(); at < good.size(); at += 7) {
+    std::string damaged = good;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+    WriteIndexText(index, damaged);
+    EXPECT_EQ(ReadCocoAnnotations(json, index_dir).ToIndex(), arrays) << at;
+    EXPECT_EQ(ReadIndexText(index), good) << at;
+  }
+}
+
+TEST(AnnotationIndex, AFifoWhereTheIndexWouldBeIsPassedOverNotWaitedOn) {
+  testing::TempDir dir;
+  const std::string json = dir / "ann.json";
+  WriteIndexText(json, Coco(7, "a.jpg"));
+  ReadCocoAnnotations(json, dir / "index");
+  const std::string index = OnlyIndex(dir / "index");
+  fs::remove(index);
+  ASSERT_EQ(::mkfifo(index.c_str(), 0644), 0);
+  EXPECT_EQ(ReadCocoAnnotations(json, dir / "index").image(0).id, 7);
 }
 
 TEST(AnnotationIndex, NoFolderOrOneThatCannotBeWrittenOnlyCostsTheParse) {

@@ -1,8 +1,11 @@
 #include "feedline/vision/voc.h"
 
+#include <sys/stat.h>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -89,10 +92,72 @@ TEST(VocAnnotationsTest, BadAnnotationsAreErrorsNamingTheFileAndTheObject) {
   EXPECT_THAT(ErrorOf("<annotation><object><name>cat</name><bndbox><xmin>5</xmin><ymin>1</ymin>"
                       "<xmax>3</xmax><ymax>4</ymax></bndbox></object></annotation>"),
               HasSubstr("has its minimum past its maximum"));
+  EXPECT_THAT(ErrorOf("<annotation><object><name>cat</name><bndbox><xmin>1</xmin><ymin>1</ymin>"
+                      "<xmax>3</xmax><ymax>1e40</ymax></bndbox></object></annotation>"),
+              HasSubstr("<ymax> is 1e40, beyond any image"));
   EXPECT_THAT(ErrorOf("<annotation><size><width>-3</width><height>2</height></size></annotation>"),
               HasSubstr("is not an image's size"));
   EXPECT_THAT(ErrorOf("<annotation><size><width>nan</width><height>2</height></size></annotation>"),
               HasSubstr("<width> is 'nan', not a number"));
+}
+
+// One object of class "cat" with `box` and `difficult` as XML text.
+std::string CatXml(const std::string& box, const std::string& difficult = "0") {
+  return "<annotation><object><name>cat</name><difficult>" + difficult +
+         "</difficult><bndbox>" + box + "</bndbox></object></annotation>";
+}
+
+TEST(VocAnnotationsTest, TextIsReadAsXmlAndPythonReadIt) {
+  const std::string box = "<xmin>1<!-- c -->5</xmin><ymin>+2</ymin><xmax>20</xmax><ymax>9</ymax>";
+  VocAnnotations voc;
+  voc.Add("a", CatXml(box), "a.xml");
+  EXPECT_THAT(voc.objects(0)[0].box, ElementsAre(14, 1, 20, 9));  // 15 and +2
+  for (const char* flag : {"0", "0.0", "false", "False", ""}) {
+    voc.Add("b", CatXml(box, flag), "b.xml");
+    EXPECT_FALSE(voc.objects(voc.num_images() - 1)[0].difficult) << flag;
+  }
+  for (const char* flag : {"1", "1.0", "true", "TRUE"}) {
+    voc.Add("c", CatXml(box, flag), "c.xml");
+    EXPECT_TRUE(voc.objects(voc.num_images() - 1)[0].difficult) << flag;
+  }
+  EXPECT_THAT(ErrorOf(CatXml(box, "maybe")),
+              HasSubstr("object 0: <difficult> is 'maybe', not 0, 1, true or false"));
+  EXPECT_THAT(ErrorOf(CatXml(box) + "<annotation/>"),
+              HasSubstr("not XML: more than one element at the top"));
+  EXPECT_THAT(ErrorOf(CatXml(box) + "junk"), HasSubstr("not XML"));
+  EXPECT_THROW(VocAnnotations({"cat", "dog", "cat"}), Error);
+}
+
+TEST(VocAnnotationsTest, ListsWithAnyLineEndAndFilesThatAreNotFiles) {
+  testing::TempDir dir;
+  const std::string xml = kXml;
+  for (const char* id : {"a", "b", "c"}) {
+    testing::WriteBytes(dir / (std::string("Annotations/") + id + ".xml"),
+                        std::vector<uint8_t>(xml.begin(), xml.end()));
+  }
+  const std::string list = "a\rb\r\nc\v\n";
+  testing::WriteBytes(dir / "ImageSets/Main/train.txt",
+                      std::vector<uint8_t>(list.begin(), list.end()));
+  const VocAnnotations voc = VocAnnotations::Read(dir.path(), "train");
+  ASSERT_EQ(voc.num_images(), 3);
+  EXPECT_EQ(voc.id(2), "c");
+
+  std::filesystem::remove(dir / "Annotations/b.xml");
+  std::filesystem::create_directories(dir / "Annotations/b.xml");
+  try {
+    VocAnnotations::Read(dir.path(), "train");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Annotations/b.xml cannot be read: it is a folder"));
+  }
+  std::filesystem::remove(dir / "Annotations/b.xml");
+  ASSERT_EQ(::mkfifo((dir / "Annotations/b.xml").c_str(), 0644), 0);
+  try {
+    VocAnnotations::Read(dir.path(), "train");  // refused, not waited on
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("Annotations/b.xml cannot be read: it is not a regular file"));
+  }
 }
 
 TEST(VocAnnotationsTest, ReadFollowsTheImageSetAndNamesWhatIsMissing) {

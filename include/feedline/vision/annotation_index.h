@@ -3,9 +3,10 @@
 // loads the flat arrays instead of parsing the JSON again (about 1 s per
 // 100 MB of JSON here; an index of it loads in a tenth of that).
 //
-// An index belongs to the file whose absolute path, size and modification
-// time it records; for any other, or when it is damaged, the file is parsed
-// again and its index rewritten. It is written to a temporary file and
+// An index belongs to the file whose absolute path, size, inode and
+// modification and change times it records; for any other, or when it is
+// damaged (its arrays' checksum, then FromIndex's checks), the file is
+// parsed again and its index rewritten. It is written to a temporary file and
 // renamed into place, so that ranks starting together on a node never read
 // half an index (each may parse once; the last rename wins, all equal). A
 // folder that cannot be made or written only costs the parse: no error.

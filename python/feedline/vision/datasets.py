@@ -240,11 +240,12 @@ class CocoDetection(NativeDataset):
     leave the boxes behind). An object without a segmentation gets its box
     as its mask.
 
-    A sample is a dict, each value in output pixels, as torchvision's
-    detection references build a target: "image" (uint8 [H, W, 3], or
-    [3, H, W] float after ToTensor), "boxes" float32 [n, 4] (x0, y0, x1,
+    A sample is a dict, as torchvision's detection references build a
+    target, its pixels and boxes in output pixels: "image" (uint8 [H, W, 3],
+    or [3, H, W] float after ToTensor), "boxes" float32 [n, 4] (x0, y0, x1,
     y1), "labels" int64 [n] (category ids), "masks" uint8 [n, H, W] (with
-    masks=True), "image_id", "area" float32 [n], "iscrowd" int64 [n] and
+    masks=True), "image_id", "area" float32 [n] (as the file gives it, in
+    its source pixels, as the references keep it), "iscrowd" int64 [n] and
     "image_size" int64 [2] (H, W). Crowd objects are dropped unless
     keep_crowd, and so are objects whose box, clipped to the image, has no
     width or height, before or after the transforms (as the references'
@@ -265,8 +266,9 @@ class CocoDetection(NativeDataset):
     annotation_index: where the parsed annotation file is kept so that the
     next start loads it instead of parsing the JSON again (True: the user's
     cache, $XDG_CACHE_HOME or ~/.cache/feedline/annotation-index; a path: that
-    folder; False: nothing kept). An index is used only for the file, size
-    and modification time it was made from, and rewritten otherwise."""
+    folder; False: nothing kept). An index is used only for the file (path,
+    size, inode, modification and change times) it was made from, and is
+    rewritten otherwise or when damaged."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
                  skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,
@@ -348,8 +350,12 @@ class VOCDetection(NativeDataset):
     Samples, transforms and batches are CocoDetection's, with "labels" the
     index of an object's <name> in `classes` (VOC's 20 in their usual
     order, VOCDetection.CLASSES, unless given; a name not in it is an error
-    naming the file), "image_id" the sample's index and no masks (VOC's
-    detection annotations have no polygons). Boxes are pixel edges counted
+    naming the file), "image_id" the sample's index, "area" the box's in
+    source pixels, and no masks (VOC's detection annotations have no
+    polygons). An image set's line is an id up to its first space (the
+    per-class lists add a flag after it). <difficult> is 0, 1, true or false
+    (another value is an error); image_sizes come from each file's <size>
+    (0 where it has none). Boxes are pixel edges counted
     from 0: a <bndbox> counts pixels from 1 and includes its max, so
     xmin=1, xmax=10 is the box (0, 10). Objects marked difficult are left
     out unless keep_difficult, which keeps them with iscrowd 1: VOC's
@@ -373,9 +379,13 @@ class VOCDetection(NativeDataset):
             raise ValueError(f"image_set must name a list under ImageSets/Main (such as "
                              f"'train', 'val', 'trainval', 'test'), got {image_set!r}")
         if classes is not None:
+            if isinstance(classes, (str, bytes)):
+                raise TypeError("classes must be a list of class names, got a string")
             classes = [str(c) for c in classes]
             if not classes:
                 raise ValueError("classes must name at least one class")
+            if len(set(classes)) != len(classes):
+                raise ValueError(f"classes names a class twice: {classes}")
         voc_root = os.path.join(os.fspath(root), "VOCdevkit", "VOC" + year)
         native = _vision.VocDetection(voc_root, image_set, build_pipeline(transforms, max_pixels),
                                       keep_difficult=bool(keep_difficult), classes=classes or [],

@@ -122,6 +122,10 @@ def test_bad_files_are_errors_naming_them(tmp_path):
         datasets.VOCDetection(str(tmp_path), image_set="val")
     with pytest.raises(ValueError, match="image_set"):
         datasets.VOCDetection(str(tmp_path), image_set="../train")
+    with pytest.raises(TypeError, match="a list of class names, got a string"):
+        datasets.VOCDetection(str(tmp_path), classes="dog")
+    with pytest.raises(ValueError, match="names a class twice"):
+        datasets.VOCDetection(str(tmp_path), classes=["dog", "cat", "dog"])
 
     xml = os.path.join(base, "Annotations", ids[1] + ".xml")
     with open(xml) as f:
