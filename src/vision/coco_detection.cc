@@ -39,16 +39,8 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
       annotations_(std::move(annotations)),
       pipeline_(std::move(pipeline)),
       options_(options) {
-  if (options_.read.max_bytes <= 0) {
-    throw Error("COCO dataset: max_file_bytes must be > 0, got " +
-                std::to_string(options_.read.max_bytes));
-  }
-  if (options_.size_divisibility < 1 || options_.size_divisibility > 65536) {
-    throw Error("COCO dataset: size_divisibility must be from 1 to 65536, got " +
-                std::to_string(options_.size_divisibility));
-  }
+  CheckDetectionOptions("COCO dataset", pipeline_, options_.read, options_.size_divisibility);
   options_.read.image = true;
-  CheckDetectionPipeline(pipeline_, "COCO dataset");
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   images_.reserve(static_cast<size_t>(annotations_->num_images()));
   for (int64_t i = 0; i < annotations_->num_images(); ++i) {

@@ -6,6 +6,18 @@
 
 namespace feedline::vision {
 
+void CheckDetectionOptions(const std::string& dataset, const Pipeline& pipeline,
+                           const ReadOptions& read, int64_t size_divisibility) {
+  if (read.max_bytes <= 0) {
+    throw Error(dataset + ": max_file_bytes must be > 0, got " + std::to_string(read.max_bytes));
+  }
+  if (size_divisibility < 1 || size_divisibility > 65536) {
+    throw Error(dataset + ": size_divisibility must be from 1 to 65536, got " +
+                std::to_string(size_divisibility));
+  }
+  CheckDetectionPipeline(pipeline, dataset);
+}
+
 std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline,
                                                int64_t size_divisibility) {
   if (size_divisibility <= 1) return {};

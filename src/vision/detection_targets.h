@@ -21,6 +21,7 @@
 #include "feedline/sample.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/plan_geometry.h"
+#include "feedline/vision/read_file.h"
 
 namespace feedline::vision {
 
@@ -39,6 +40,12 @@ std::vector<std::string> DetectionObjectFields(bool masks);
 // without telling the plan (the AutoAugment family's shears, translations
 // and rotations): the objects could not follow them.
 void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset);
+
+// What every detection dataset checks of its options, naming `dataset`: a
+// max_file_bytes > 0, a size_divisibility from 1 to 65536, and its pipeline
+// (CheckDetectionPipeline).
+void CheckDetectionOptions(const std::string& dataset, const Pipeline& pipeline,
+                           const ReadOptions& read, int64_t size_divisibility);
 
 // The image field's pad multiples for `size_divisibility` (> 1): its height
 // and width, in the pipeline's layout; none for 1.

@@ -25,17 +25,10 @@ VocDetection::VocDetection(std::string root, const std::string& image_set, Pipel
       image_set_(image_set),
       pipeline_(std::move(pipeline)),
       options_(std::move(options)) {
-  if (options_.read.max_bytes <= 0) {
-    throw Error("VOC dataset: max_file_bytes must be > 0, got " +
-                std::to_string(options_.read.max_bytes));
-  }
-  if (options_.size_divisibility < 1 || options_.size_divisibility > 65536) {
-    throw Error("VOC dataset: size_divisibility must be from 1 to 65536, got " +
-                std::to_string(options_.size_divisibility));
-  }
-  options_.read.image = true;
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
-  CheckDetectionPipeline(pipeline_, "VOC dataset " + root_);
+  CheckDetectionOptions("VOC dataset " + root_, pipeline_, options_.read,
+                        options_.size_divisibility);
+  options_.read.image = true;
   annotations_ = std::make_shared<const VocAnnotations>(
       VocAnnotations::Read(root_, image_set_, ClassesOrDefault(options_.classes)));
 }

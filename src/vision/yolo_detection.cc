@@ -146,16 +146,9 @@ std::string YoloLabelPath(const std::string& image_path) {
 YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
                              YoloDetectionOptions options)
     : images_dir_(images_dir), pipeline_(std::move(pipeline)), options_(options) {
-  if (options_.read.max_bytes <= 0) {
-    throw Error("YOLO dataset: max_file_bytes must be > 0, got " +
-                std::to_string(options_.read.max_bytes));
-  }
-  if (options_.size_divisibility < 1 || options_.size_divisibility > 65536) {
-    throw Error("YOLO dataset: size_divisibility must be from 1 to 65536, got " +
-                std::to_string(options_.size_divisibility));
-  }
+  CheckDetectionOptions("YOLO dataset " + images_dir, pipeline_, options_.read,
+                        options_.size_divisibility);
   options_.read.image = true;
-  CheckDetectionPipeline(pipeline_, "YOLO dataset " + images_dir);
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
   absolute_dir_ = fs::absolute(images_dir_).lexically_normal().string();
   if (absolute_dir_.empty() || absolute_dir_.back() != '/') absolute_dir_ += '/';

@@ -210,6 +210,17 @@ class FileList(_ImageDataset):
         self._python_transform, self._image_type = python_transform, transform_input
 
 
+def _detection_pipeline(dataset, transforms, max_pixels):
+    """The native pipeline of a detection dataset's transforms, which must
+    all be feedline's: they run in C++ and move the objects with the pixels."""
+    try:
+        _transforms._flatten(transforms)
+    except TypeError:
+        raise TypeError(f"{dataset}'s transforms run in C++ with the boxes and masks: "
+                        "give feedline.vision.transforms only (a Compose or a list)") from None
+    return build_pipeline(transforms, max_pixels)
+
+
 def _size_divisibility(value):
     return _size_in("size_divisibility", value, 1, 65536)
 
@@ -274,13 +285,8 @@ class CocoDetection(NativeDataset):
                  skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,
                  size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
-        try:
-            _transforms._flatten(transforms)
-        except TypeError:
-            raise TypeError("CocoDetection's transforms run in C++ with the boxes and masks: "
-                            "give feedline.vision.transforms only (a Compose or a list)") from None
-        native = _vision.CocoDetection(os.fspath(root), os.fspath(annFile),
-                                       build_pipeline(transforms, max_pixels),
+        pipeline = _detection_pipeline("CocoDetection", transforms, max_pixels)
+        native = _vision.CocoDetection(os.fspath(root), os.fspath(annFile), pipeline,
                                        masks=bool(masks), keep_crowd=bool(keep_crowd),
                                        skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes,
                                        index_dir=_annotation_index_dir(annotation_index),
@@ -318,13 +324,8 @@ class YoloDetection(NativeDataset):
     def __init__(self, images_dir, transforms=None, *, masks=False, max_pixels=None,
                  max_file_bytes=None, size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
-        try:
-            _transforms._flatten(transforms)
-        except TypeError:
-            raise TypeError("YoloDetection's transforms run in C++ with the boxes and masks: "
-                            "give feedline.vision.transforms only (a Compose or a list)") from None
-        native = _vision.YoloDetection(os.fspath(images_dir),
-                                       build_pipeline(transforms, max_pixels), masks=bool(masks),
+        pipeline = _detection_pipeline("YoloDetection", transforms, max_pixels)
+        native = _vision.YoloDetection(os.fspath(images_dir), pipeline, masks=bool(masks),
                                        max_file_bytes=max_file_bytes,
                                        size_divisibility=_size_divisibility(size_divisibility))
         super().__init__(native)
@@ -368,11 +369,7 @@ class VOCDetection(NativeDataset):
                  keep_difficult=False, classes=None, max_pixels=None, max_file_bytes=None,
                  size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
-        try:
-            _transforms._flatten(transforms)
-        except TypeError:
-            raise TypeError("VOCDetection's transforms run in C++ with the boxes: "
-                            "give feedline.vision.transforms only (a Compose or a list)") from None
+        pipeline = _detection_pipeline("VOCDetection", transforms, max_pixels)
         if not isinstance(year, str) or not year:
             raise ValueError(f"year must be a string such as '2012', got {year!r}")
         if not isinstance(image_set, str) or not image_set or "/" in image_set:
@@ -387,7 +384,7 @@ class VOCDetection(NativeDataset):
             if len(set(classes)) != len(classes):
                 raise ValueError(f"classes names a class twice: {classes}")
         voc_root = os.path.join(os.fspath(root), "VOCdevkit", "VOC" + year)
-        native = _vision.VocDetection(voc_root, image_set, build_pipeline(transforms, max_pixels),
+        native = _vision.VocDetection(voc_root, image_set, pipeline,
                                       keep_difficult=bool(keep_difficult), classes=classes or [],
                                       max_file_bytes=max_file_bytes,
                                       size_divisibility=_size_divisibility(size_divisibility))
