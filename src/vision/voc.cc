@@ -86,29 +86,34 @@ bool Flag(const pugi::xml_node& object, const char* name, std::string_view sourc
 // A regular file's text. Opened without blocking, so that a FIFO in its
 // place is refused rather than waited on.
 std::string ReadText(const std::string& path, const char* what) {
+  // A list or an annotation is kilobytes; more is not one (and is not
+  // read into memory).
+  constexpr int64_t kMaxBytes = int64_t{256} << 20;
   const auto fail = [&](const std::string& why) -> std::string {
     throw Error("VOC " + std::string(what) + " " + path + " cannot be read: " + why);
   };
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return fail(std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    const bool folder = S_ISDIR(st.st_mode);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kMaxBytes) {
+    const std::string why = S_ISDIR(st.st_mode)   ? "it is a folder"
+                            : S_ISREG(st.st_mode) ? "it is larger than 256 MB"
+                                                  : "it is not a regular file";
     ::close(fd);
-    return fail(folder ? "it is a folder" : "it is not a regular file");
+    return fail(why);
   }
   std::string text(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
+  int error = 0;
   while (done < text.size()) {
     const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = errno;
     if (n <= 0) break;
     done += static_cast<size_t>(n);
   }
-  const int error = errno;
   ::close(fd);
-  if (done != text.size()) return fail(done < text.size() && error != 0 ? std::strerror(error)
-                                                                          : "it changed size");
+  if (done != text.size()) return fail(error != 0 ? std::strerror(error) : "it changed size");
   return text;
 }
 
