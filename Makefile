@@ -247,7 +247,13 @@ test-install: build
 	@bash scripts/check_exports.sh $(BUILD)/install-check/prefix/lib/libfeedline.so
 	@! grep -rn '#include "src/' $(BUILD)/install-check/prefix/include/feedline \
 	  || (echo "install check: an installed header includes a source-tree header"; exit 1)
-	@echo "install check: 3 passed, 0 failed"
+	@# The Python package went under the prefix (not the system's site-packages)
+	@# and imports from there, its module finding the prefix's libfeedline.
+	@package=$$(ls -d $(BUILD)/install-check/prefix/lib/python3*/*-packages/feedline) && \
+	  PYTHONPATH=$$(dirname $$package) python3 -c "import sys, feedline, feedline._feedline; \
+	  assert feedline.__file__.startswith(sys.argv[1]), feedline.__file__" $$(cd $$(dirname $$package) && pwd) \
+	  || (echo "install check: the Python package is not under the prefix or does not import"; exit 1)
+	@echo "install check: 4 passed, 0 failed"
 
 # The Python package as its users install it (pyproject.toml): pip install
 # from a clean copy of the tree into a fresh venv, the wheel into another
