@@ -27,7 +27,13 @@ def test_installed_package_imports_and_loads(tmp_path):
     env = dict(os.environ, DESTDIR=str(destdir))
     subprocess.run([cmake, "--install", str(BUILD_DIR)], env=env, check=True,
                    stdout=subprocess.DEVNULL)
-    site = destdir / match.group(1).lstrip("/")
+    # Relative to the install prefix by default (python/CMakeLists.txt).
+    install_dir = pathlib.Path(match.group(1))
+    if not install_dir.is_absolute():
+        prefix = re.search(r"^CMAKE_INSTALL_PREFIX:\w+=(.*)$", CACHE.read_text(), re.M)
+        assert prefix, "the build configures CMAKE_INSTALL_PREFIX"
+        install_dir = pathlib.Path(prefix.group(1)) / install_dir
+    site = destdir / str(install_dir).lstrip("/")
     assert (site / "feedline" / "__init__.py").is_file()
     script = (
         "import feedline, numpy as np\n"
