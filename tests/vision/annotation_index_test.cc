@@ -5,10 +5,12 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "feedline/error.h"
@@ -103,6 +105,35 @@ TEST(AnnotationIndex, AFifoWhereTheIndexWouldBeIsPassedOverNotWaitedOn) {
   fs::remove(index);
   ASSERT_EQ(::mkfifo(index.c_str(), 0644), 0);
   EXPECT_EQ(ReadCocoAnnotations(json, dir / "index").image(0).id, 7);
+}
+
+TEST(AnnotationIndex, ReadersStartingTogetherAllGetTheFilesObjects) {
+  // Ranks of a job start at once: each may parse and write, none may read
+  // half an index. Threads here, the index deleted now and then to make
+  // writers race readers.
+  testing::TempDir dir;
+  const std::string json = dir / "ann.json";
+  const std::string index_dir = dir / "index";
+  WriteIndexText(json, Coco(7, "a.jpg"));
+  const std::string want = CocoAnnotations::Parse(Coco(7, "a.jpg"), "x").ToIndex();
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round) {
+        if (t == 0 && round % 5 == 0) {
+          std::error_code ec;
+          fs::remove_all(index_dir, ec);
+        }
+        if (ReadCocoAnnotations(json, index_dir).ToIndex() != want) ++wrong;
+      }
+    });
+  }
+  for (std::thread& reader : readers) reader.join();
+  EXPECT_EQ(wrong.load(), 0);
+  for (const auto& entry : fs::directory_iterator(index_dir)) {
+    EXPECT_EQ(entry.path().string().find(".tmp."), std::string::npos) << entry.path();
+  }
 }
 
 TEST(AnnotationIndex, NoFolderOrOneThatCannotBeWrittenOnlyCostsTheParse) {
