@@ -58,7 +58,7 @@ class PyDataset : public Dataset {
   PyDataset(py::object dataset, int num_workers, std::shared_ptr<Structure> structure,
             bool seed_samples)
       : dataset_(std::make_shared<PyRef>(dataset)),
-        getitem_(std::make_shared<PyRef>(dataset.attr("__getitem__"))),
+        getitem_(std::make_shared<PyRef>(RowLoader(dataset))),
         size_(static_cast<int64_t>(py::len(dataset))),
         num_workers_(num_workers),
         structure_(std::move(structure)),

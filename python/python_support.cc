@@ -178,6 +178,10 @@ py::object CurrentWorkerInfo() {
                   py::arg("dataset") = info->dataset->get());
 }
 
+py::object RowLoader(const py::handle& dataset) {
+  return py::module_::import("feedline._rows").attr("row_loader")(dataset);
+}
+
 void RegisterExceptions(py::module_& m) {
   // Leaked on purpose: the types must outlive every translation.
   static py::handle sample_error =

@@ -101,6 +101,11 @@ class WorkerInfoScope {
 // A dict (id, num_workers, seed, epoch, dataset), or None outside a worker.
 py::object CurrentWorkerInfo();
 
+// The callable that loads one row of a Python map-style dataset: its
+// __getitem__, or __getitems__([index])'s sample for a dataset that has only
+// __getitems__, as torch's DataLoader loads it (feedline/_rows.py).
+py::object RowLoader(const py::handle& dataset);
+
 // A Python exception that is not an Exception: KeyboardInterrupt, SystemExit,
 // GeneratorExit. It is never a sample error. Deliberately not a
 // std::exception, so that the engine does not take it for a failed sample: it

@@ -129,7 +129,7 @@ py::object WorkerCollate::LoadAgain(const HeldOrigin& origin) const {
   try {
     SavedPythonGenerators callers;
     if (seed_samples_) SeedPythonGenerators(origin.seed, origin.epoch, origin.index);
-    return dataset_->get()[py::int_(origin.index)];
+    return RowLoader(dataset_->get())(origin.index);  // rare: made for the row
   } catch (py::error_already_set& e) {
     if (IsInterrupt(e)) throw;
     throw SampleError(FailureKind::kException, "",

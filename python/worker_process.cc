@@ -41,7 +41,7 @@ class PythonWorkerTask final : public extension::WorkerTask {
 
   void Load(const TaskRequest& request, TaskOutput& out) override {
     Enter(request);
-    if (!getitem_) getitem_ = config_.dataset->get().attr("__getitem__");
+    if (!getitem_) getitem_ = RowLoader(config_.dataset->get());
     Seed(request, request.index);
     py::object item = getitem_(request.index);
     if (held_.active()) {
@@ -123,7 +123,7 @@ class PythonWorkerTask final : public extension::WorkerTask {
   const extension::WorkerTaskInfo info_;
   const PythonWorkerConfig config_;
   std::optional<WorkerInfoScope> scope_;  // from Start on
-  py::object getitem_;
+  py::object getitem_;  // RowLoader's
   py::object iterator_;
   WorkerHeldItems held_;  // for a collate_fn run here
   PyThreadState* wait_state_ = nullptr;
