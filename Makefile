@@ -278,7 +278,8 @@ test-wheel: deps
 # token documents read from Arrow and Parquet with the venv's pyarrow. And
 # feedline.vision.datasets.CocoDetection against torchvision's detection
 # references (pycocotools in .venv/detection-bench, the references from
-# Debian's source package: tests/peers/check_coco_detection.py).
+# Debian's source package: tests/peers/check_coco_detection.py), and the
+# one-line swap on the references' get_coco (tests/peers/check_detection_swap.py).
 PEERS := $(BUILD)/peer-tests
 VENV := .venv
 venv:
@@ -303,7 +304,10 @@ test-peers: build venv
 	  python/tests/arrow_contract > $(PEERS)/logs/paddle-arrow.log 2>&1 & contracts=$$!; \
 	{ bash scripts/make_detection_bench_venv.sh && $(VENV)/detection-bench/bin/python \
 	  tests/peers/check_coco_detection.py --references $(PEERS)/references/detection \
-	  --pythonpath $(CURDIR)/$(BUILD)/python --out $(PEERS)/coco-detection; } \
+	  --pythonpath $(CURDIR)/$(BUILD)/python --out $(PEERS)/coco-detection \
+	  && $(VENV)/detection-bench/bin/python tests/peers/check_detection_swap.py \
+	  --references $(PEERS)/references/detection --pythonpath $(CURDIR)/$(BUILD)/python \
+	  --out $(PEERS)/detection-swap; } \
 	  > $(PEERS)/logs/coco-detection.log 2>&1 & coco=$$!; \
 	failed=; \
 	wait $$torch1 || failed="$$failed torch-1.13 (exit $$?)"; \

@@ -30,6 +30,7 @@ from feedline.frontends.samples import SamplesAsReturned
 from feedline.frontends.torch import batches as _batches
 from feedline.frontends.torch import datapipes as _datapipes
 from feedline.frontends.torch import errors as _errors
+from feedline.frontends.torch import detection_lowering as _detection_lowering
 from feedline.frontends.torch import lowering as _lowering
 from feedline.frontends.torch import seeding as _seeding
 from feedline.frontends import hf_lowering as _hf_lowering
@@ -300,10 +301,24 @@ class DataLoader(io.DataLoader):
             raise ValueError(f"pin_memory_device must be '' or a CUDA device, got {pin_memory_device!r}")
         _warn_if_excessive(num_workers)
 
-        # A torchvision ImageFolder whose transforms feedline has natively
-        # loads through the native pipeline (frontends/lowering.py).
-        dataset, self._lowering = _lowering.lower(dataset, native_transforms,
-                                                  collate_fn=collate_fn)
+        users_dataset, users_collate_fn = dataset, collate_fn
+        # torchvision's detection references (get_coco + utils.collate_fn)
+        # load through feedline.vision.datasets.CocoDetection, and their
+        # batches come out as the references' (detection_lowering.py).
+        detection = _detection_lowering.lower(dataset, native_transforms, collate_fn,
+                                              batched=batch_size is not None
+                                              or batch_sampler is not None)
+        self._detection_batches = None
+        if detection is not None:
+            dataset, self._lowering = detection.dataset, detection.lowering
+            if detection.batches is not None:
+                # The native collate pads; the references' layout is made from it.
+                self._detection_batches, collate_fn = detection.batches, None
+        else:
+            # A torchvision ImageFolder whose transforms feedline has natively
+            # loads through the native pipeline (frontends/lowering.py).
+            dataset, self._lowering = _lowering.lower(dataset, native_transforms,
+                                                      collate_fn=collate_fn)
         if self._lowering is None:  # a Hugging Face datasets.Dataset: its Arrow table natively
             dataset, self._lowering = _hf_lowering.lower(dataset, "torch", collate_fn,
                                                           native_transforms)
@@ -354,12 +369,14 @@ class DataLoader(io.DataLoader):
             **feedline_options,
         )
         super().__init__(**self._arguments)
-        self.dataset = dataset  # the pipe, not the stream loaded in its place
+        # The pipe, not the stream loaded in its place; the references' own
+        # dataset, whose .coco their evaluation reads, not the native one.
+        self.dataset = users_dataset if self._detection_batches is not None else dataset
         self._planned_length = None if self._iterable else len(dataset)
         self._torch_attributes(dataset, batch_size, shuffle, sampler, batch_sampler, drop_last,
                                unbatched)
         self.worker_init_fn = worker_init_fn  # the user's, as torch shows them
-        self.collate_fn = collate_fn.collate_fn if collate_fn is not None else None
+        self.collate_fn = users_collate_fn
         self.prefetch_factor = prefetch_factor
         self.pin_memory = bool(pin_memory)
         self.pin_memory_device = pin_memory_device
@@ -462,6 +479,8 @@ class DataLoader(io.DataLoader):
         return value.pin_memory() if self._pin else value
 
     def _convert(self, batch):
+        if self._detection_batches is not None:
+            return self._detection_batches(self._convert_without_schema(batch))
         if self._frontend.keeps_collate_result:
             return batch  # what collate_fn returned, as it returned it
         if self._schema_tree is None:

@@ -1,0 +1,295 @@
+"""The one-line swap for torchvision's detection references: the training
+set their train.py builds, `coco_utils.get_coco(root, image_set,
+DetectionPresetTrain(data_augmentation="hflip"))` (or `DetectionPresetEval()`),
+batched by `utils.collate_fn`, loads through feedline.vision.datasets.
+CocoDetection, in C++, and comes out as the references' own batches: a tuple
+of images and a tuple of target dicts.
+
+The references are scripts a user copies, not a library, so their classes
+are recognized by their source: each class or function the dataset's
+samples go through must be, line for line, the one in torchvision 0.14.1's
+references/detection (a SHA-256 of its source, blank lines and trailing
+spaces aside). An edited copy may do anything and stays in Python, and
+stats()["native_transforms"] says which part differs. Transforms the
+native pipeline does not have yet (RandomIoUCrop, RandomZoomOut,
+RandomPhotometricDistort, ScaleJitter, FixedSizeCrop, RandomShortestSize)
+keep the dataset in Python, named likewise.
+
+What a batch is (docs/detection.md, "The one-line swap"): per image, the
+image float32 [3, H, W] and "boxes", "labels", "masks" (uint8), "image_id"
+(int64 [1]) as views of the padded native batch; "area" and "iscrowd" as
+the references' ConvertCocoPolysToMask makes them, from the dataset's own
+annotations (one entry per non-crowd object, including objects whose box it
+drops: its quirk, kept).
+"""
+
+import functools
+import hashlib
+import inspect
+import os
+import sys
+import textwrap
+
+from feedline import io as _io
+from feedline.frontends import lowering as _lowering
+from feedline.vision import datasets as _datasets
+from feedline.vision import transforms as _T
+
+# torchvision 0.14.1's references/detection, by name: the fingerprint of
+# each piece of code a sample goes through (see _fingerprint).
+_REFERENCE_0_14 = {
+    "CocoDetection": "c9820b451ca8e470",
+    "ConvertCocoPolysToMask": "07aa40c01d0f61e1",
+    "convert_coco_poly_to_mask": "557a5d76f0ac4677",
+    "Compose": "7260d4e897344f12",
+    "RandomHorizontalFlip": "9545db25f7f3f8ee",
+    "PILToTensor": "46507360580ee5bd",
+    "ConvertImageDtype": "540be03c7917745f",
+    "DetectionPresetTrain.__call__": "0110baa9d22fef5b",
+    "DetectionPresetEval.__call__": "0110baa9d22fef5b",
+}
+
+# The references' transforms with no native form yet: named in the reason.
+_NOT_YET = ("RandomIoUCrop", "RandomZoomOut", "RandomPhotometricDistort", "ScaleJitter",
+            "FixedSizeCrop", "RandomShortestSize", "SimpleCopyPaste")
+
+
+# The references' transforms feedline runs natively.
+_NATIVE_STEPS = ("RandomHorizontalFlip", "PILToTensor", "ConvertImageDtype")
+
+
+@functools.lru_cache(maxsize=64)
+def _fingerprint(obj):
+    """SHA-256 (16 hex digits) of obj's source, dedented, without blank
+    lines or trailing spaces; None when the source cannot be read."""
+    try:
+        lines = textwrap.dedent(inspect.getsource(obj)).splitlines()
+    except (OSError, TypeError):
+        return None
+    text = "\n".join(line.rstrip() for line in lines if line.strip())
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _is_reference(obj, name):
+    """True when obj (a class or function) is the references' `name`."""
+    return getattr(obj, "__name__", None) == name.rsplit(".", 1)[-1] and \
+        _fingerprint(obj) == _REFERENCE_0_14[name]
+
+
+def _transpose(batch):
+    return tuple(zip(*batch))
+
+
+def _is_transpose(function):
+    """True for a function whose code is exactly `return tuple(zip(*batch))`,
+    the references' utils.collate_fn (the same bytecode, names and constants)."""
+    code = getattr(function, "__code__", None)
+    reference = _transpose.__code__
+    return (code is not None and code.co_code == reference.co_code
+            and code.co_names == reference.co_names and code.co_consts == reference.co_consts
+            and code.co_argcount == 1 and not code.co_kwonlyargcount
+            and getattr(function, "__defaults__", None) is None
+            and getattr(function, "__closure__", None) is None)
+
+
+class _NotLowered(Exception):
+    """Why a recognized references dataset stays in Python."""
+
+
+def _unwrap_subsets(dataset):
+    """(innermost dataset, its indices or None, the Subsets' names)."""
+    data = sys.modules.get("torch.utils.data")
+    indices, names = None, []
+    while data is not None and type(dataset) is data.Subset:
+        names.append("Subset")
+        inner = [int(i) for i in dataset.indices]
+        indices = inner if indices is None else [inner[i] for i in indices]
+        dataset = dataset.dataset
+    return dataset, indices, names
+
+
+def _references_dataset(dataset):
+    """True for the references' coco_utils.CocoDetection (a torchvision
+    CocoDetection whose class is the references', exactly)."""
+    datasets = sys.modules.get("torchvision.datasets")
+    if datasets is None or not isinstance(dataset, datasets.CocoDetection):
+        return False
+    return _is_reference(type(dataset), "CocoDetection")
+
+
+def _leaves(transform, depth=0):
+    """The transforms of the references' (nested) Compose and presets, in order."""
+    if depth > 32:
+        raise _NotLowered("its transforms nest deeper than 32 levels")
+    cls = type(transform)
+    if _is_reference(cls, "Compose"):
+        return [leaf for t in transform.transforms for leaf in _leaves(t, depth + 1)]
+    for preset in ("DetectionPresetTrain", "DetectionPresetEval"):
+        if cls.__name__ == preset:
+            if not _is_reference(cls.__call__, preset + ".__call__"):
+                raise _NotLowered(f"its {preset} is not the references' (its __call__ differs)")
+            return _leaves(transform.transforms, depth + 1)
+    return [transform]
+
+
+def _native_steps(leaves):
+    """The feedline transforms equal to the references' `leaves` (after
+    ConvertCocoPolysToMask), and their names."""
+    import torch
+
+    steps, names, tensor = [], [], False
+    for t in leaves:
+        name = type(t).__name__
+        names.append(name)
+        if name in _NOT_YET:
+            raise _NotLowered(f"{name} has no native form yet")
+        if name not in _NATIVE_STEPS or not _is_reference(type(t), name):
+            raise _NotLowered(f"{name} is not one of torchvision's references' transforms "
+                              "(or its source differs from theirs)")
+        if name == "RandomHorizontalFlip":
+            steps.append(_T.RandomHorizontalFlip(float(t.p)))
+        elif name == "PILToTensor":
+            steps.append(_T.PILToTensor())
+            tensor = True
+        elif name == "ConvertImageDtype":
+            if t.dtype is not torch.float32:
+                raise _NotLowered(f"ConvertImageDtype({t.dtype}) runs natively only to float32")
+            if not tensor:
+                raise _NotLowered("ConvertImageDtype comes before PILToTensor")
+            steps.append(_T.ConvertImageDtype("float32"))
+    if not tensor:
+        raise _NotLowered("its images stay PIL images (no PILToTensor)")
+    return steps, names
+
+
+def _annotation_file(dataset):
+    """The instances file get_coco read for `dataset` (torchvision's
+    CocoDetection keeps the parsed file, not its path): root/../annotations/
+    instances_<folder>.json, where get_coco puts it."""
+    root = os.fspath(dataset.root)
+    folder = os.path.basename(os.path.normpath(root))
+    path = os.path.join(os.path.dirname(os.path.normpath(root)), "annotations",
+                        f"instances_{folder}.json")
+    if not os.path.isfile(path):
+        raise _NotLowered(f"its annotation file is not where get_coco puts it ({path})")
+    return path
+
+
+def _check_same_annotations(dataset, native, path):
+    """The file at `path`, as feedline read it, is the one the dataset holds."""
+    if [int(i) for i in native.ids] != [int(i) for i in dataset.ids]:
+        raise _NotLowered(f"{path} lists other images than the dataset holds")
+    coco = dataset.coco
+    if len(coco.anns) != sum(len(coco.imgToAnns.get(i, ())) for i in dataset.ids):
+        raise _NotLowered("its annotations name images the dataset does not list")
+    if any("keypoints" in ann for ann in coco.anns.values()):
+        raise _NotLowered("its annotations have keypoints, which have no native form yet")
+
+
+class DetectionBatches:
+    """Turns a native CocoDetection batch (tensors, padded) into the
+    references' batch: (images, targets), tuples of one entry per image."""
+
+    def __init__(self, coco):
+        self._coco = coco
+
+    def __call__(self, batch):
+        import torch
+
+        images, sizes, counts = batch["image"], batch["image_size"], batch["boxes_lengths"]
+        out_images, targets = [], []
+        for i in range(len(sizes)):
+            h, w = (int(v) for v in sizes[i])
+            n = int(counts[i])
+            image_id = int(batch["image_id"][i])
+            # ConvertCocoPolysToMask's area and iscrowd: every non-crowd
+            # object of the image, in the file's order, as torch.tensor makes them.
+            kept = [ann for ann in self._coco.imgToAnns.get(image_id, ()) if ann["iscrowd"] == 0]
+            out_images.append(images[i, :, :h, :w])
+            targets.append({
+                "boxes": batch["boxes"][i, :n],
+                "labels": batch["labels"][i, :n],
+                "masks": batch["masks"][i, :n, :h, :w],
+                "image_id": batch["image_id"][i:i + 1],
+                "area": torch.tensor([ann["area"] for ann in kept]),
+                "iscrowd": torch.tensor([ann["iscrowd"] for ann in kept]),
+            })
+        return tuple(out_images), tuple(targets)
+
+
+class Lowered:
+    """A recognized references dataset: `dataset` is what to load (native,
+    or the user's when it stays in Python), `lowering` the Lowering that
+    stats() reports, `batches` the DetectionBatches turning a native batch
+    into the references' (None when it stays in Python)."""
+
+    def __init__(self, dataset, lowering, batches=None):
+        self.dataset = dataset
+        self.lowering = lowering
+        self.batches = batches
+
+
+def lower(dataset, enabled, collate_fn, batched):
+    """A Lowered for torchvision's detection references' dataset (with
+    `collate_fn` the references' utils.collate_fn and `batched` True), or
+    None for any other dataset."""
+    inner, indices, wrappers = _unwrap_subsets(dataset)
+    try:
+        recognized = _references_dataset(inner)
+    except Exception:  # a class whose source cannot be read is not theirs
+        recognized = False
+    if not recognized:
+        return None
+    description = " of ".join(wrappers + ["CocoDetection (torchvision's detection references)"])
+    try:
+        native, names = _build(inner, indices, enabled, collate_fn, batched)
+    except _NotLowered as e:
+        reason = str(e)
+        summary = f"feedline.torch: {description} runs in Python: {reason}"
+        return Lowered(dataset, _lowering.Lowering(summary, [], ["CocoDetection"], native=False,
+                                                   reason=reason))
+    summary = (f"feedline.torch: {description} + ConvertCocoPolysToMask + "
+               f"{len(names)} transform{'s' if len(names) != 1 else ''} run natively")
+    lowering = _lowering.Lowering(summary, ["ConvertCocoPolysToMask"] + names, [], native=True)
+    return Lowered(native, lowering, DetectionBatches(inner.coco))
+
+
+def _build(dataset, indices, enabled, collate_fn, batched):
+    """(native dataset, transform names), or _NotLowered saying why not."""
+    if not enabled:
+        raise _NotLowered("native_transforms=False")
+    if not batched:
+        raise _NotLowered("it is loaded without batching (batch_size=None)")
+    if collate_fn is None or not _is_transpose(collate_fn):
+        raise _NotLowered("its collate_fn is not the references' utils.collate_fn")
+    for attribute in ("transform", "target_transform", "transforms"):
+        if getattr(dataset, attribute, None) is not None:
+            raise _NotLowered(f"its {attribute} is set (the references set _transforms only)")
+    transforms = getattr(dataset, "_transforms", None)
+    leaves = [] if transforms is None else _leaves(transforms)
+    if not leaves or not _is_reference(type(leaves[0]), "ConvertCocoPolysToMask"):
+        raise _NotLowered("its transforms do not start with the references' "
+                          "ConvertCocoPolysToMask")
+    module = sys.modules.get(type(leaves[0]).__module__)
+    if not _is_reference(getattr(module, "convert_coco_poly_to_mask", None),
+                         "convert_coco_poly_to_mask"):
+        raise _NotLowered("its convert_coco_poly_to_mask is not the references'")
+    steps, names = _native_steps(leaves[1:])
+    path = _annotation_file(dataset)
+    files = [img["file_name"] for img in dataset.coco.imgs.values()]
+    others = [f for f in files if not f.lower().endswith(_lowering._NATIVE_SUFFIXES)]
+    if others:
+        raise _NotLowered(f"{len(others)} of its images are not JPEG, PNG or WebP by name "
+                          f"(e.g. {others[0]}), which PIL decodes")
+    try:
+        native = _datasets.CocoDetection(dataset.root, path, steps, masks=True,
+                                         max_pixels=_lowering._pil_pixel_limit())
+    except Exception as e:  # the file as feedline reads it, refused
+        raise _NotLowered(f"feedline could not read it: {e}") from None
+    _check_same_annotations(dataset, native, path)
+    if indices is not None:
+        try:
+            native = _io.Subset(native, indices)
+        except Exception as e:  # an index out of range: torch's loader raises it
+            raise _NotLowered(f"its Subset's indices have no native form: {e}") from None
+    return native, names

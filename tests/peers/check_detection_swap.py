@@ -1,0 +1,218 @@
+"""The one-line swap on torchvision's detection references (torchvision
+0.14.1's references/detection, fetched from Debian's source package at test
+time, never committed): feedline.torch.DataLoader over what their train.py
+builds, coco_utils.get_coco(root, image_set, preset) with utils.collate_fn,
+loads natively (stats()["native_transforms"]) and gives torch's
+DataLoader's batches.
+
+Data: check_coco_detection.py's COCO-format images (polygons in one or two
+parts, crowds as compressed run-length masks, a box with no height whose
+object the references drop but count in "area", an image with no object),
+as train2017 and, for get_coco(..., "val"), as val2017 too.
+
+Must hold:
+- DetectionPresetEval, and DetectionPresetTrain("hflip") with hflip_prob 0
+  and 1 (no random draw left): every batch equal to torch's DataLoader's,
+  tensor for tensor (images, boxes, labels, masks, image_id, area,
+  iscrowd, their dtypes and shapes, the dict's key order), for 0 workers
+  and 2 worker processes, train (the Subset without empty images) and val
+  (every image), and with the references' GroupedBatchSampler;
+- hflip_prob 0.5: each image equal to torch's unflipped one or its mirror,
+  each mirrored about half the time over 6 epochs;
+- loader.dataset is the references' dataset, so their evaluation finds its
+  .coco;
+- what cannot be lowered loads in Python, torch's batches, and stats() says
+  why: the ssd preset, another collate_fn, an edited copy of a reference
+  class, native_transforms=False.
+
+Usage: .venv/detection-bench/bin/python tests/peers/check_detection_swap.py
+       --references build/peer-tests/references/detection
+       --pythonpath build/python --out build/peer-tests/detection-swap
+"""
+import argparse
+import contextlib
+import io
+import os
+import shutil
+import sys
+
+
+def quiet(function, *args, **kwargs):
+    with contextlib.redirect_stdout(io.StringIO()):  # pycocotools' "loading annotations..."
+        return function(*args, **kwargs)
+
+
+def same_batches(ours, theirs, where, failures):
+    import torch
+
+    if len(ours) != len(theirs):
+        failures.append(f"{where}: {len(ours)} batches, torch's {len(theirs)}")
+        return
+    for b, ((images, targets), (their_images, their_targets)) in enumerate(zip(ours, theirs)):
+        if not (isinstance(images, tuple) and isinstance(targets, tuple)):
+            failures.append(f"{where}: batch {b} is not a tuple of tuples")
+            return
+        for i, (a, t) in enumerate(zip(images, their_images)):
+            if a.dtype != t.dtype or a.shape != t.shape or not torch.equal(a, t):
+                failures.append(f"{where}: batch {b} image {i}: {a.dtype} {tuple(a.shape)}, "
+                                f"torch's {t.dtype} {tuple(t.shape)}"
+                                + ("" if a.shape != t.shape else
+                                   f", largest difference {float((a - t).abs().max())}"))
+        for i, (a, t) in enumerate(zip(targets, their_targets)):
+            if list(a) != list(t):
+                failures.append(f"{where}: batch {b} target {i} keys {list(a)}, torch's {list(t)}")
+                continue
+            for key in a:
+                x, y = a[key], t[key]
+                if x.dtype != y.dtype or x.shape != y.shape or not torch.equal(x, y):
+                    failures.append(f"{where}: batch {b} target {i} {key}: {x.dtype} "
+                                    f"{tuple(x.shape)} {x.flatten()[:8].tolist()}, torch's "
+                                    f"{y.dtype} {tuple(y.shape)} {y.flatten()[:8].tolist()}")
+
+
+def native_text(loader):
+    stats = loader.stats()["native_transforms"]
+    return stats["native"], stats["text"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--references", required=True)
+    parser.add_argument("--pythonpath", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--images", type=int, default=60)
+    args = parser.parse_args()
+    sys.path.insert(0, os.path.abspath(args.pythonpath))
+    sys.path.insert(0, os.path.abspath(args.references))
+    import torch
+    import torch.utils.data as tud
+
+    import coco_utils
+    import group_by_aspect_ratio
+    import presets
+    import utils
+    import feedline.torch
+    from check_coco_detection import write_dataset
+
+    root = os.path.abspath(args.out)
+    write_dataset(root, args.images)
+    if not os.path.exists(os.path.join(root, "val2017")):
+        os.symlink("train2017", os.path.join(root, "val2017"))
+    shutil.copyfile(os.path.join(root, "annotations", "instances_train2017.json"),
+                    os.path.join(root, "annotations", "instances_val2017.json"))
+    failures, checked = [], 0
+
+    def loaders(dataset, **kwargs):
+        kwargs.setdefault("collate_fn", utils.collate_fn)
+        ours = feedline.torch.DataLoader(dataset, **kwargs)
+        kwargs.pop("worker_mode", None)
+        kwargs.pop("timeout", None)
+        return ours, tud.DataLoader(dataset, **kwargs)
+
+    exact = [("eval", "train", presets.DetectionPresetEval()),
+             ("eval", "val", presets.DetectionPresetEval()),
+             ("hflip p=0", "train", presets.DetectionPresetTrain(data_augmentation="hflip",
+                                                                 hflip_prob=0.0)),
+             ("hflip p=1", "train", presets.DetectionPresetTrain(data_augmentation="hflip",
+                                                                 hflip_prob=1.0))]
+    for name, image_set, preset in exact:
+        dataset = quiet(coco_utils.get_coco, root, image_set, preset)
+        for workers in (0, 2):
+            where = f"{name}, {image_set}, {workers} workers"
+            ours, theirs = loaders(dataset, batch_size=4, num_workers=workers,
+                                   timeout=120 if workers else 0)
+            native, text = native_text(ours)
+            if not native:
+                failures.append(f"{where}: not lowered: {text}")
+            if ours.dataset is not dataset:
+                failures.append(f"{where}: loader.dataset is not the references' dataset")
+            same_batches(list(ours), list(theirs), where, failures)
+            checked += 1
+        # The references' GroupedBatchSampler (train.py's default grouping).
+        groups = quiet(group_by_aspect_ratio.create_aspect_ratio_groups, dataset, k=3)
+        batch_sampler = group_by_aspect_ratio.GroupedBatchSampler(
+            tud.SequentialSampler(dataset), groups, 4)
+        ours, theirs = loaders(dataset, batch_sampler=batch_sampler, num_workers=2, timeout=120)
+        same_batches(list(ours), list(theirs), f"{name}, {image_set}, GroupedBatchSampler",
+                     failures)
+        checked += 1
+
+    # hflip 0.5: each image is torch's unflipped one or its mirror.
+    dataset = quiet(coco_utils.get_coco, root, "train",
+                    presets.DetectionPresetTrain(data_augmentation="hflip"))
+    plain = [sample for batch in tud.DataLoader(
+        quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval()),
+        batch_size=4, collate_fn=utils.collate_fn) for sample in zip(*batch)]
+    torch.manual_seed(0)
+    ours = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=2,
+                                     collate_fn=utils.collate_fn, timeout=120)
+    mirrored = draws = 0
+    for _ in range(6):
+        for b, (images, targets) in enumerate(ours):
+            for i, (image, target) in enumerate(zip(images, targets)):
+                reference_image, reference_target = plain[4 * b + i]
+                width = image.shape[-1]
+                if torch.equal(image, reference_image):
+                    boxes = reference_target["boxes"]
+                    masks = reference_target["masks"]
+                else:
+                    image = image.flip(-1)
+                    boxes = reference_target["boxes"].clone()
+                    boxes[:, [0, 2]] = width - boxes[:, [2, 0]]
+                    masks = reference_target["masks"].flip(-1)
+                    mirrored += 1
+                draws += 1
+                if not (torch.equal(image, reference_image) and torch.equal(
+                        target["boxes"], boxes) and torch.equal(target["masks"], masks)):
+                    failures.append(f"hflip p=0.5: batch {b} image {i} is neither torch's "
+                                    "image nor its mirror")
+    if not 0.4 <= mirrored / draws <= 0.6:
+        failures.append(f"hflip p=0.5: {mirrored} of {draws} images mirrored")
+    checked += 1
+
+    # What stays in Python, and says why.
+    class EditedConvert(coco_utils.ConvertCocoPolysToMask):
+        pass
+
+    edited = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval())
+    edited.dataset._transforms.transforms[0] = EditedConvert()
+    kept = [("ssd", quiet(coco_utils.get_coco, root, "train",
+                          presets.DetectionPresetTrain(data_augmentation="ssd")), {},
+             "RandomPhotometricDistort has no native form yet"),
+            ("another collate_fn", quiet(coco_utils.get_coco, root, "train",
+                                         presets.DetectionPresetEval()),
+             dict(collate_fn=lambda batch: list(zip(*batch))),
+             "collate_fn is not the references' utils.collate_fn"),
+            ("an edited ConvertCocoPolysToMask", edited, {},
+             "do not start with the references' ConvertCocoPolysToMask"),
+            ("native_transforms=False", quiet(coco_utils.get_coco, root, "train",
+                                              presets.DetectionPresetEval()),
+             dict(native_transforms=False), "native_transforms=False")]
+    for name, dataset, kwargs, reason in kept:
+        torch.manual_seed(1)
+        ours = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=2, timeout=120,
+                                         **{"collate_fn": utils.collate_fn, **kwargs})
+        native, text = native_text(ours)
+        if native or reason not in text:
+            failures.append(f"{name}: stats() says {text!r}, not why it runs in Python "
+                            f"({reason!r})")
+        batches = list(ours)
+        if name != "ssd":  # the ssd preset draws from torch's generator in each worker
+            theirs = list(tud.DataLoader(dataset, batch_size=4,
+                                         **{"collate_fn": utils.collate_fn, **kwargs}
+                                         if "native_transforms" not in kwargs else
+                                         {"collate_fn": utils.collate_fn}))
+            same_batches(batches, theirs, name, failures)
+        elif len(batches) != (len(dataset) + 3) // 4:
+            failures.append(f"ssd: {len(batches)} batches in Python")
+        checked += 1
+
+    for failure in failures[:40]:
+        print("FAILED:", failure)
+    print(f"check_detection_swap: {checked} checks on {args.images} images, "
+          f"{len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
