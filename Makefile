@@ -331,6 +331,19 @@ test-reference-train: build
 	@/usr/bin/python3 tests/peers/run_reference_train.py --references $(PEERS)/references \
 	  --out $(PEERS)/reference-train --python /usr/bin/python3 --pythonpath $(CURDIR)/$(BUILD)/python
 
+# torchvision's detection reference (references/detection/train.py of
+# torchvision 0.14.1, fetched at test time) with the same one line added:
+# fasterrcnn_mobilenet_v3_large_320_fpn trains on a few COCO-format images
+# and its COCO evaluation runs, with torch's DataLoader and with feedline's,
+# whose datasets must load natively (tests/peers/run_reference_detection_train.py;
+# pycocotools in .venv/detection-bench). About 5 minutes; not part of make test.
+.PHONY: test-reference-train-detection
+test-reference-train-detection: build
+	@bash scripts/make_detection_bench_venv.sh
+	@$(VENV)/detection-bench/bin/python tests/peers/run_reference_detection_train.py \
+	  --references $(PEERS)/references --out $(PEERS)/reference-train-detection \
+	  --python $(CURDIR)/$(VENV)/detection-bench/bin/python --pythonpath $(CURDIR)/$(BUILD)/python
+
 # feedline side by side with DALI, SPDL, Grain, torchdata, paddle.io and
 # torch (bench/peers.py, docs/peers.md). The peers go into the venv
 # (bench/peers-requirements.txt); SPDL needs FFmpeg's libraries from Debian;

@@ -40,6 +40,11 @@ workers and the reference's collate_fn:
             default: build/python beside this script)
   main      the same from another build (--baseline-pythonpath); left out
             when not given
+  swap      with --swap: feedline.torch.DataLoader over the references'
+            dataset itself (get_coco's Subset, not wrapped), as their
+            train.py hands it over with the one-line swap: it loads
+            natively where the swap lowers the preset (hflip), in Python
+            worker processes otherwise (ssd); the line says which
   native    with --native, hflip preset only: no Python dataset at all, but
             feedline.vision.datasets.CocoDetection over the same files
             (skip_empty, masks=True, RandomHorizontalFlip, PILToTensor,
@@ -70,6 +75,7 @@ does both and runs this script (DETECTION_ARGS="..." for its options).
 Usage: .venv/detection-bench/bin/python bench/detection_python_vs_torch.py
        [--rounds 5] [--images 800] [--presets hflip,ssd]
        [--pythonpath build/python] [--baseline-pythonpath OTHER/build/python]
+       [--swap] [--native]
 Tiny check: --rounds 1 --images 32
 """
 import argparse
@@ -360,9 +366,16 @@ def serve(args):
     with contextlib.redirect_stdout(io.StringIO()):  # pycocotools' "loading annotations..."
         reference = coco_utils.get_coco(
             args.cache, "train", presets.DetectionPresetTrain(data_augmentation=args.preset))
-    dataset = user_dataset_class()(reference, args.images)
+    if args.loader == "swap":
+        # The references' dataset itself, as their train.py hands it over.
+        import torch.utils.data as tud
+        dataset = tud.Subset(reference, range(min(args.images, len(reference))))
+    else:
+        dataset = user_dataset_class()(reference, args.images)
     loader = make(dataset, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
                   collate_fn=utils.collate_fn, persistent_workers=True)
+    if args.loader == "swap":
+        origin += f" ({loader.stats()['native_transforms']['text']})"
 
     def epoch(check=False):
         start = time.perf_counter()
@@ -482,7 +495,7 @@ def run_preset(preset, loaders, args):
         if name != "torch" and "torch" in med:
             line += (f"  {med[name] / med['torch']:.2f}x torch's rate, "
                      f"{med_cpu[name] / med_cpu['torch']:.2f}x its CPU")
-        if name == "native" and "feedline" in med:
+        if name in ("native", "swap") and "feedline" in med:
             line += f"  {med[name] / med['feedline']:.2f}x feedline.torch's"
         if name == "feedline" and "main" in med:
             line += f"  {med[name] / med['main']:.2f}x main's rate"
@@ -519,6 +532,9 @@ def main():
     parser.add_argument("--baseline-pythonpath", default=None,
                         help="another feedline build to compare with (e.g. main's build/python)")
     parser.add_argument("--no-torch", action="store_true", help="leave torch's DataLoader out")
+    parser.add_argument("--swap", action="store_true",
+                        help="add feedline.torch over the references' own dataset (lowered "
+                             "where the swap can)")
     parser.add_argument("--native", action="store_true",
                         help="add feedline's native CocoDetection (hflip preset only)")
     # Internal: one loader served to the driver.
@@ -569,6 +585,8 @@ def main():
           f"{LONG_SIDE} px, 1-8 polygon objects per image")
     for preset in presets:
         with_native = dict(loaders)
+        if args.swap:
+            with_native["swap"] = loaders["feedline"]
         if args.native and preset == "hflip":
             with_native["native"] = loaders["feedline"]
         run_preset(preset, with_native, args)

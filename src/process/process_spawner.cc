@@ -2,29 +2,14 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <mutex>
 #include <string>
-#include <vector>
 
 #include "feedline/error.h"
+#include "src/core/inherited_fds.h"
 
 namespace feedline::internal {
-namespace {
-
-// Leaked on purpose: a child may still read it while the parent exits.
-std::mutex& RegistryMutex() {
-  static auto* mu = new std::mutex;
-  return *mu;
-}
-std::vector<int>& Registry() {
-  static auto* fds = new std::vector<int>;
-  return *fds;
-}
-
-}  // namespace
 
 struct ProcessSpawner::Request {
   std::function<void()> child_main;
@@ -74,10 +59,14 @@ void ProcessSpawner::Run() {
       MutexUnlock unlocked(&mu_);
       {
         if (hooks_ != nullptr) hooks_->BeforeFork();
-        // The registry is locked across the fork, so the child's copy of it is
-        // complete; the child reads it without locking (it is single-threaded).
-        std::lock_guard<std::mutex> registry(RegistryMutex());
-        pid = ::fork();
+        {
+          // The registry is locked across the fork, so the child's copy of it
+          // is complete; both processes unlock it right after (the child's
+          // own downloads register theirs).
+          const InheritedFdsForkLock registry;
+          pid = ::fork();
+          error = errno;
+        }
         if (pid == 0) {
           // Nothing may unwind out of here into the parent's copy of this thread.
           try {
@@ -88,7 +77,6 @@ void ProcessSpawner::Run() {
           }
           _exit(0);
         }
-        error = errno;
       }
       if (hooks_ != nullptr) hooks_->AfterForkInParent();
     }
@@ -97,24 +85,6 @@ void ProcessSpawner::Run() {
     request->done = true;
     cv_.NotifyAll();
   }
-}
-
-void RegisterInheritedFd(int fd) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  Registry().push_back(fd);
-}
-
-void UnregisterInheritedFd(int fd) {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
-  auto& fds = Registry();
-  fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
-}
-
-void CloseInheritedFdsExcept(std::initializer_list<int> keep) {
-  for (int fd : Registry()) {
-    if (std::find(keep.begin(), keep.end(), fd) == keep.end()) ::close(fd);
-  }
-  Registry().clear();
 }
 
 }  // namespace feedline::internal

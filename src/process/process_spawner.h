@@ -10,10 +10,10 @@
 // protocol); it never touches the engine, whose mutexes other threads may
 // have held at the fork, and it leaves with _exit.
 //
-// The registry of inherited descriptors: every socket and arena descriptor
-// the loaders create is registered, and a new child closes all registered
-// descriptors but its own, so one worker never holds another's socket open
-// (which would hide that worker's death from the parent).
+// The registry of inherited descriptors (src/core/inherited_fds.h) is held
+// across the fork, so that a new child closes all registered descriptors but
+// its own: one worker never holds another's socket open (which would hide
+// that worker's death from the parent), nor a shard being downloaded.
 //
 // Thread safety: Spawn may be called from any thread; calls are serialized.
 #ifndef FEEDLINE_SRC_PROCESS_PROCESS_SPAWNER_H_
@@ -23,7 +23,6 @@
 
 #include <deque>
 #include <functional>
-#include <initializer_list>
 #include <thread>
 
 #include "feedline/extension/worker_program.h"
@@ -61,12 +60,6 @@ class ProcessSpawner {
   bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
-
-// Descriptors a forked worker must not keep (see above).
-void RegisterInheritedFd(int fd);
-void UnregisterInheritedFd(int fd);
-// In a freshly forked child: closes every registered descriptor except `keep`.
-void CloseInheritedFdsExcept(std::initializer_list<int> keep);
 
 }  // namespace feedline::internal
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "feedline/error.h"
+#include "src/core/inherited_fds.h"
 #include "src/core/sample_binder.h"
 #include "src/process/child_loop.h"
 #include "src/process/shared_arena.h"

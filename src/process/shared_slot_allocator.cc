@@ -14,6 +14,7 @@
 #include <string>
 
 #include "feedline/error.h"
+#include "src/core/inherited_fds.h"
 #include "src/loader/tuner_resources.h"
 #include "src/process/process_spawner.h"
 

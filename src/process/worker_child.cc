@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "feedline/error.h"
+#include "src/core/inherited_fds.h"
 #include "src/core/sample_binder.h"
 #include "src/process/process_spawner.h"
 #include "src/process/shared_arena.h"

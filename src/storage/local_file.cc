@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/core/inherited_fds.h"
 
 namespace feedline::storage {
 
@@ -20,11 +21,15 @@ LocalFile LocalFile::OpenForWriting(const std::string& path, bool truncate) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | (truncate ? O_TRUNC : 0),
                         0644);
   if (fd < 0) throw Error(ErrnoMessage("cannot open", path));
+  // A download in progress: a worker process forked now closes its copy.
+  internal::RegisterInheritedFd(fd);
   return LocalFile(fd, path);
 }
 
 LocalFile::~LocalFile() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ < 0) return;
+  internal::UnregisterInheritedFd(fd_);  // before the number can be reused
+  ::close(fd_);
 }
 
 LocalFile::LocalFile(LocalFile&& other) noexcept

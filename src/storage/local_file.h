@@ -1,6 +1,9 @@
 // LocalFile: a file descriptor that closes itself, and whole reads and
 // writes at an offset that name the file when they fail: what the shard
-// cache and the parted download need of the local disk.
+// cache and the parted download need of the local disk. Each is a file
+// being written (a download), which a worker process forked while it is
+// open closes at once (src/core/inherited_fds.h): held by a worker, its
+// blocks would outlive the parent's unlink of it.
 //
 // Thread safety: ReadAt and WriteAt may be called from many threads at once
 // (pread / pwrite); the object itself is not shared while it is moved.

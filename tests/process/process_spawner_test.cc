@@ -3,7 +3,6 @@
 // workers.
 #include "src/process/process_spawner.h"
 
-#include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,48 +88,6 @@ TEST(ProcessSpawnerTest, SpawnsFromSeveralThreadsAreServedOneAtATime) {
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(pids.size(), 4u);
-}
-
-// True if `fd` is open in this process.
-bool IsOpen(int fd) { return ::fcntl(fd, F_GETFD) != -1; }
-
-TEST(ProcessSpawnerTest, AChildClosesEveryRegisteredDescriptorButItsOwn) {
-  int mine[2];
-  int other[2];
-  ASSERT_EQ(::pipe(mine), 0);
-  ASSERT_EQ(::pipe(other), 0);
-  for (int fd : {mine[0], mine[1], other[0], other[1]}) RegisterInheritedFd(fd);
-  ProcessSpawner spawner(nullptr);
-  const pid_t pid = spawner.Spawn([&] {
-    CloseInheritedFdsExcept({mine[0], mine[1]});
-    const bool kept = IsOpen(mine[0]) && IsOpen(mine[1]);
-    const bool closed = !IsOpen(other[0]) && !IsOpen(other[1]);
-    _exit(kept && closed ? 0 : 2);
-  });
-  EXPECT_EQ(ExitStatusOf(pid), 0);
-  // The parent keeps all of them.
-  for (int fd : {mine[0], mine[1], other[0], other[1]}) EXPECT_TRUE(IsOpen(fd));
-  for (int fd : {mine[0], mine[1], other[0], other[1]}) {
-    UnregisterInheritedFd(fd);
-    ::close(fd);
-  }
-}
-
-TEST(ProcessSpawnerTest, AnUnregisteredDescriptorIsLeftToTheChild) {
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  RegisterInheritedFd(fds[0]);
-  RegisterInheritedFd(fds[1]);
-  UnregisterInheritedFd(fds[1]);
-  ProcessSpawner spawner(nullptr);
-  const pid_t pid = spawner.Spawn([&] {
-    CloseInheritedFdsExcept({});
-    _exit(!IsOpen(fds[0]) && IsOpen(fds[1]) ? 0 : 2);
-  });
-  EXPECT_EQ(ExitStatusOf(pid), 0);
-  UnregisterInheritedFd(fds[0]);
-  ::close(fds[0]);
-  ::close(fds[1]);
 }
 
 TEST(ProcessSpawnerTest, AChildDiesWithItsSpawnerThreadWhenItAsksTo) {

@@ -19,6 +19,7 @@
 
 #include "feedline/error.h"
 #include "feedline/sample.h"
+#include "src/core/inherited_fds.h"
 #include "src/process/process_spawner.h"
 #include "src/process/shared_arena.h"
 #include "src/process/worker_protocol.h"

@@ -1,6 +1,10 @@
-// LocalFile: whole reads and writes at offsets, and errors that name the
-// file.
+// LocalFile: whole reads and writes at offsets, errors that name the
+// file, and a worker process forked while it is open closing its copy.
 #include "src/storage/local_file.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,6 +13,7 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "src/core/inherited_fds.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -61,6 +66,47 @@ TEST(LocalFile, MovedItClosesOnce) {
   EXPECT_EQ(first.fd(), -1);  // NOLINT(bugprone-use-after-move): the moved-from state
   second.WriteAt("x", 1, 0);
   EXPECT_EQ(second.Size(), 1u);
+}
+
+// In a child forked as worker processes are (the registry locked across the
+// fork, then CloseInheritedFdsExcept): whether `fd` is still open there.
+bool OpenInForkedWorker(int fd) {
+  pid_t pid;
+  {
+    const internal::InheritedFdsForkLock lock;
+    pid = ::fork();
+    if (pid == 0) {
+      internal::CloseInheritedFdsExcept({});
+      _exit(::fcntl(fd, F_GETFD) != -1 ? 1 : 0);
+    }
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
+TEST(LocalFile, AWorkerForkedWhileItIsOpenClosesItsCopy) {
+  // Held by a worker, a download's blocks would outlive the parent's unlink.
+  TempDir dir;
+  const LocalFile file = LocalFile::OpenForWriting(dir / "shard.tar.part");
+  EXPECT_FALSE(OpenInForkedWorker(file.fd()));
+  file.WriteAt("x", 1, 0);  // the parent's is untouched
+}
+
+TEST(LocalFile, ADescriptorNumberReusedAfterItClosedIsLeftAlone) {
+  TempDir dir;
+  int fd;
+  {
+    const LocalFile file = LocalFile::OpenForWriting(dir / "gone");
+    fd = file.fd();
+  }
+  // The lowest free number: the one the file had.
+  int pipe_ends[2];
+  ASSERT_EQ(::pipe(pipe_ends), 0);
+  ASSERT_EQ(pipe_ends[0], fd);
+  EXPECT_TRUE(OpenInForkedWorker(fd));
+  ::close(pipe_ends[0]);
+  ::close(pipe_ends[1]);
 }
 
 }  // namespace
