@@ -155,8 +155,11 @@ def check_grouped_batches(reference, ours, failures):
     return trials
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_arguments(doc):
+    """The arguments of a check against the references (--references,
+    --pythonpath, --out, --images), with the references' folder and
+    feedline's put first on sys.path."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--references", required=True)
     parser.add_argument("--pythonpath", required=True)
     parser.add_argument("--out", required=True)
@@ -164,6 +167,11 @@ def main():
     args = parser.parse_args()
     sys.path.insert(0, os.path.abspath(args.pythonpath))
     sys.path.insert(0, os.path.abspath(args.references))
+    return args
+
+
+def main():
+    args = parse_arguments(__doc__)
     import torch
     import coco_utils
     import presets

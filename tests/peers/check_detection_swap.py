@@ -21,19 +21,24 @@ Must hold:
   each mirrored about half the time over 6 epochs;
 - loader.dataset is the references' dataset, so their evaluation finds its
   .coco;
+- the annotations the dataset holds are what loads: val's file lists its
+  images out of id order, get_coco(..., mode="relabelled") reads another
+  file, and labels edited in memory before the loader is made; a dataset
+  that changes length after the loader is made raises an error saying so;
 - what cannot be lowered loads in Python, torch's batches, and stats() says
   why: the ssd preset, another collate_fn, an edited copy of a reference
-  class, native_transforms=False.
+  class, native_transforms=False, and methods replaced at run time (on the
+  dataset, on torchvision's CocoDetection, on ConvertCocoPolysToMask).
 
 Usage: .venv/detection-bench/bin/python tests/peers/check_detection_swap.py
        --references build/peer-tests/references/detection
        --pythonpath build/python --out build/peer-tests/detection-swap
 """
-import argparse
 import contextlib
 import io
+import json
 import os
-import shutil
+import random
 import sys
 
 
@@ -76,14 +81,9 @@ def native_text(loader):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--references", required=True)
-    parser.add_argument("--pythonpath", required=True)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--images", type=int, default=60)
-    args = parser.parse_args()
-    sys.path.insert(0, os.path.abspath(args.pythonpath))
-    sys.path.insert(0, os.path.abspath(args.references))
+    from check_coco_detection import parse_arguments, write_dataset
+
+    args = parse_arguments(__doc__)
     import torch
     import torch.utils.data as tud
 
@@ -92,14 +92,25 @@ def main():
     import presets
     import utils
     import feedline.torch
-    from check_coco_detection import write_dataset
 
     root = os.path.abspath(args.out)
     write_dataset(root, args.images)
     if not os.path.exists(os.path.join(root, "val2017")):
         os.symlink("train2017", os.path.join(root, "val2017"))
-    shutil.copyfile(os.path.join(root, "annotations", "instances_train2017.json"),
-                    os.path.join(root, "annotations", "instances_val2017.json"))
+    with open(os.path.join(root, "annotations", "instances_train2017.json")) as f:
+        doc = json.load(f)
+    # val: the images and objects listed out of id order, as COCO's own files
+    # list them (torchvision's CocoDetection sorts its ids).
+    random.Random(0).shuffle(doc["images"])
+    random.Random(1).shuffle(doc["annotations"])
+    with open(os.path.join(root, "annotations", "instances_val2017.json"), "w") as f:
+        json.dump(doc, f)
+    # get_coco(..., mode="relabelled") reads relabelled_train2017.json: the
+    # same images, other labels.
+    for ann in doc["annotations"]:
+        ann["category_id"] = 100 + ann["category_id"]
+    with open(os.path.join(root, "annotations", "relabelled_train2017.json"), "w") as f:
+        json.dump(doc, f)
     failures, checked = [], 0
 
     def loaders(dataset, **kwargs):
@@ -136,6 +147,33 @@ def main():
         same_batches(list(ours), list(theirs), f"{name}, {image_set}, GroupedBatchSampler",
                      failures)
         checked += 1
+
+    # What the dataset holds is what loads, wherever it came from: another
+    # file of get_coco's (mode), or the annotations edited in memory
+    # (class-agnostic labels) before the loader is made.
+    relabelled = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval(),
+                       mode="relabelled")
+    edited = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval())
+    for ann in edited.dataset.coco.anns.values():
+        ann["category_id"] = 1
+    for name, dataset in (("mode='relabelled'", relabelled), ("labels edited", edited)):
+        ours, theirs = loaders(dataset, batch_size=4, num_workers=2, timeout=120)
+        if not native_text(ours)[0]:
+            failures.append(f"{name}: not lowered: {native_text(ours)[1]}")
+        same_batches(list(ours), list(theirs), name, failures)
+        checked += 1
+
+    # A dataset that changes length after the loader lowered it: a clear error.
+    shrunk = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval())
+    ours = feedline.torch.DataLoader(shrunk, batch_size=4, collate_fn=utils.collate_fn)
+    shrunk.indices = shrunk.indices[:5]
+    try:
+        list(ours)
+        failures.append("a dataset shrunk after lowering loaded without an error")
+    except RuntimeError as e:
+        if "make a new DataLoader" not in str(e):
+            failures.append(f"a dataset shrunk after lowering: {e}")
+    checked += 1
 
     # hflip 0.5: each image is torch's unflipped one or its mirror.
     dataset = quiet(coco_utils.get_coco, root, "train",
@@ -188,6 +226,29 @@ def main():
             ("native_transforms=False", quiet(coco_utils.get_coco, root, "train",
                                               presets.DetectionPresetEval()),
              dict(native_transforms=False), "native_transforms=False")]
+    # Methods replaced at run time, which the files' source does not show.
+    import torchvision.datasets
+    replaced = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval())
+    replaced.dataset._load_image = lambda image_id: None
+    kept.append(("the dataset's _load_image replaced", replaced, {},
+                 "the dataset's _load_image is replaced"))
+    patches = [(torchvision.datasets.CocoDetection, "_load_target",
+                "torchvision's CocoDetection._load_target is replaced"),
+               (coco_utils.ConvertCocoPolysToMask, "__call__",
+                "do not start with the references' ConvertCocoPolysToMask")]
+    for cls, method, reason in patches:
+        original = getattr(cls, method)
+        setattr(cls, method, lambda self, *args: original(self, *args))
+        try:
+            ours = feedline.torch.DataLoader(
+                quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval()),
+                batch_size=4, collate_fn=utils.collate_fn)
+            native, text = native_text(ours)
+            if native or reason not in text:
+                failures.append(f"{cls.__name__}.{method} replaced: stats() says {text!r}")
+        finally:
+            setattr(cls, method, original)
+        checked += 1
     for name, dataset, kwargs, reason in kept:
         torch.manual_seed(1)
         ours = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=2, timeout=120,
@@ -196,6 +257,9 @@ def main():
         if native or reason not in text:
             failures.append(f"{name}: stats() says {text!r}, not why it runs in Python "
                             f"({reason!r})")
+        if name.startswith("the dataset's _load_image"):
+            checked += 1
+            continue  # its samples have no image: they fail in Python as in torch
         batches = list(ours)
         if name != "ssd":  # the ssd preset draws from torch's generator in each worker
             theirs = list(tud.DataLoader(dataset, batch_size=4,

@@ -34,12 +34,10 @@ import os
 import random
 import re
 import shutil
-import subprocess
 import sys
-import time
 
-SWAP = ("import feedline.torch; "
-        "torch.utils.data.DataLoader = feedline.torch.DataLoader  # the swap\n")
+from reference_scripts import copy_scripts, run_train
+
 NATIVE_LOG = re.compile(r"feedline\.torch: .*run natively")
 
 
@@ -68,31 +66,12 @@ def make_folder(root, classes, per_class, seed=0):
 
 
 def run(label, script_dir, args, data):
-    out_dir = os.path.join(args.out, label + "-output")
-    os.makedirs(out_dir, exist_ok=True)
-    # train.py runs as its own __main__, in an interpreter whose logging shows
-    # INFO (where feedline.torch says what it loads natively), as a user's
-    # logging.basicConfig(level=logging.INFO) would.
-    launcher = ("import logging, runpy, sys; logging.basicConfig(level=logging.INFO); "
-                "sys.argv[0] = 'train.py'; runpy.run_path('train.py', run_name='__main__')")
-    command = [args.python, "-c", launcher, "--data-path", data, "--model", "resnet18",
-               "--device", "cpu", "--epochs", str(args.epochs), "--batch-size", "32",
-               "--workers", "2", "--lr", "0.01", "--lr-step-size", "100",
-               "--train-crop-size", "96", "--val-resize-size", "110", "--val-crop-size", "96",
-               "--print-freq", "1", "--output-dir", out_dir]
-    env = dict(os.environ)
-    if args.pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join(
-            [args.pythonpath] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    start = time.monotonic()
-    result = subprocess.run(command, cwd=script_dir, env=env, capture_output=True, text=True,
-                            timeout=args.timeout)
-    seconds = time.monotonic() - start
-    log = result.stdout + result.stderr
-    with open(os.path.join(args.out, label + ".log"), "w") as f:
-        f.write(log)
-    return result.returncode, log, seconds
+    return run_train(label, script_dir, args.out,
+                     ["--data-path", data, "--model", "resnet18", "--device", "cpu",
+                      "--epochs", str(args.epochs), "--batch-size", "32", "--workers", "2",
+                      "--lr", "0.01", "--lr-step-size", "100", "--train-crop-size", "96",
+                      "--val-resize-size", "110", "--val-crop-size", "96", "--print-freq", "1"],
+                     args.python, args.pythonpath, args.timeout)
 
 
 def parse(log, epochs):
@@ -137,20 +116,7 @@ def main():
         make_folder(data, args.classes, args.per_class)
         open(os.path.join(data, ".complete"), "w").close()
 
-    source = os.path.join(args.references, "classification")
-    scripts = {}
-    for label in ("torch", "feedline"):
-        target = os.path.join(args.out, label)
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(source, target)
-        scripts[label] = target
-    train = os.path.join(scripts["feedline"], "train.py")
-    with open(train) as f:
-        lines = f.readlines()
-    at = lines.index("import torch.utils.data\n") + 1
-    lines.insert(at, SWAP)
-    with open(train, "w") as f:
-        f.writelines(lines)
+    scripts = copy_scripts(os.path.join(args.references, "classification"), args.out)
 
     failures = []
     results = {}

@@ -26,9 +26,13 @@ drops: its quirk, kept).
 import functools
 import hashlib
 import inspect
+import json
 import os
+import shutil
 import sys
+import tempfile
 import textwrap
+import weakref
 
 from feedline import io as _io
 from feedline.frontends import lowering as _lowering
@@ -71,9 +75,12 @@ def _fingerprint(obj):
 
 
 def _is_reference(obj, name):
-    """True when obj (a class or function) is the references' `name`."""
-    return getattr(obj, "__name__", None) == name.rsplit(".", 1)[-1] and \
-        _fingerprint(obj) == _REFERENCE_0_14[name]
+    """True when obj (a class or function) is the references' `name`: its
+    source, and for a class every method in it, as the references wrote them."""
+    if getattr(obj, "__name__", None) != name.rsplit(".", 1)[-1] or \
+            _fingerprint(obj) != _REFERENCE_0_14[name]:
+        return False
+    return not inspect.isclass(obj) or _own_methods(obj)
 
 
 def _transpose(batch):
@@ -162,36 +169,77 @@ def _native_steps(leaves):
     return steps, names
 
 
-def _annotation_file(dataset):
-    """The instances file get_coco read for `dataset` (torchvision's
-    CocoDetection keeps the parsed file, not its path): root/../annotations/
-    instances_<folder>.json, where get_coco puts it."""
-    root = os.fspath(dataset.root)
-    folder = os.path.basename(os.path.normpath(root))
-    path = os.path.join(os.path.dirname(os.path.normpath(root)), "annotations",
-                        f"instances_{folder}.json")
-    if not os.path.isfile(path):
-        raise _NotLowered(f"its annotation file is not where get_coco puts it ({path})")
-    return path
-
-
-def _check_same_annotations(dataset, native, path):
-    """The file at `path`, as feedline read it, is the one the dataset holds."""
-    if [int(i) for i in native.ids] != [int(i) for i in dataset.ids]:
-        raise _NotLowered(f"{path} lists other images than the dataset holds")
+def _annotation_snapshot(dataset):
+    """What the dataset's samples are made of, as torchvision's CocoDetection
+    reads it when a sample is loaded (`coco.loadImgs(id)`, and
+    `coco.loadAnns(coco.getAnnIds(id))`, for each of `ids`, in that order),
+    written as a COCO instances file into a folder of its own: (path,
+    folder, {image id: (areas, crowd flags) of its non-crowd objects}). torchvision keeps the parsed file, not its path, and a script
+    may have edited it (relabelled, filtered) since: the snapshot is what
+    the references would load now, whatever file it came from."""
     coco = dataset.coco
-    if len(coco.anns) != sum(len(coco.imgToAnns.get(i, ())) for i in dataset.ids):
-        raise _NotLowered("its annotations name images the dataset does not list")
-    if any("keypoints" in ann for ann in coco.anns.values()):
-        raise _NotLowered("its annotations have keypoints, which have no native form yet")
+    images, annotations, counted = [], [], {}
+    for image_id in dataset.ids:
+        images.append(coco.loadImgs(image_id)[0])
+        anns = coco.loadAnns(coco.getAnnIds(image_id))
+        if any("keypoints" in ann for ann in anns):
+            raise _NotLowered("its annotations have keypoints, which have no native form yet")
+        annotations.extend(anns)
+        # ConvertCocoPolysToMask's area and iscrowd: every non-crowd object.
+        kept = [ann for ann in anns if ann["iscrowd"] == 0]
+        counted[int(image_id)] = ([ann["area"] for ann in kept], [ann["iscrowd"] for ann in kept])
+    folder = tempfile.mkdtemp(prefix="feedline-detection-swap-")
+    path = os.path.join(folder, "instances.json")
+    try:
+        # One dumps (json's C encoder) and one write: json.dump to a file
+        # encodes in Python, 2-3 times slower.
+        text = json.dumps({"images": images, "annotations": annotations}, allow_nan=False)
+        with open(path, "w") as f:
+            f.write(text)
+    except (TypeError, ValueError) as e:  # a value JSON cannot hold
+        shutil.rmtree(folder, ignore_errors=True)
+        raise _NotLowered(f"its annotations have no JSON form: {e}") from None
+    return path, folder, counted
+
+
+def _check_methods(dataset):
+    """The methods a sample goes through are the ones whose source was
+    checked: none replaced on the class (its functions are its own, by
+    their qualified names), nor on torchvision's CocoDetection, nor set on
+    the dataset itself."""
+    import torchvision.datasets
+
+    base = torchvision.datasets.CocoDetection
+    for name in ("__getitem__", "__len__", "_load_image", "_load_target"):
+        function = getattr(base, name, None)
+        if getattr(function, "__qualname__", None) != f"CocoDetection.{name}" or \
+                getattr(function, "__module__", None) != base.__module__:
+            raise _NotLowered(f"torchvision's CocoDetection.{name} is replaced")
+        if name in vars(dataset):
+            raise _NotLowered(f"the dataset's {name} is replaced")
+
+
+def _own_methods(cls):
+    """True when every function in the class's namespace was defined in
+    its body (a method assigned to the class later is not what its source
+    shows)."""
+    for name, value in vars(cls).items():
+        function = getattr(value, "__func__", value)
+        if inspect.isfunction(function) and (
+                function.__qualname__ != f"{cls.__qualname__}.{name}"
+                or function.__module__ != cls.__module__):
+            return False
+    return True
 
 
 class DetectionBatches:
     """Turns a native CocoDetection batch (tensors, padded) into the
-    references' batch: (images, targets), tuples of one entry per image."""
+    references' batch: (images, targets), tuples of one entry per image.
+    `counted`: by image id, the areas and crowd flags ConvertCocoPolysToMask
+    gives (every non-crowd object, the ones whose box it drops included)."""
 
-    def __init__(self, coco):
-        self._coco = coco
+    def __init__(self, counted):
+        self._counted = counted
 
     def __call__(self, batch):
         import torch
@@ -201,18 +249,15 @@ class DetectionBatches:
         for i in range(len(sizes)):
             h, w = (int(v) for v in sizes[i])
             n = int(counts[i])
-            image_id = int(batch["image_id"][i])
-            # ConvertCocoPolysToMask's area and iscrowd: every non-crowd
-            # object of the image, in the file's order, as torch.tensor makes them.
-            kept = [ann for ann in self._coco.imgToAnns.get(image_id, ()) if ann["iscrowd"] == 0]
+            areas, crowds = self._counted[int(batch["image_id"][i])]
             out_images.append(images[i, :, :h, :w])
             targets.append({
                 "boxes": batch["boxes"][i, :n],
                 "labels": batch["labels"][i, :n],
                 "masks": batch["masks"][i, :n, :h, :w],
                 "image_id": batch["image_id"][i:i + 1],
-                "area": torch.tensor([ann["area"] for ann in kept]),
-                "iscrowd": torch.tensor([ann["iscrowd"] for ann in kept]),
+                "area": torch.tensor(areas),  # as torch.tensor makes them from the lists
+                "iscrowd": torch.tensor(crowds),
             })
         return tuple(out_images), tuple(targets)
 
@@ -242,7 +287,7 @@ def lower(dataset, enabled, collate_fn, batched):
         return None
     description = " of ".join(wrappers + ["CocoDetection (torchvision's detection references)"])
     try:
-        native, names = _build(inner, indices, enabled, collate_fn, batched)
+        native, names, counted = _build(inner, indices, enabled, collate_fn, batched)
     except _NotLowered as e:
         reason = str(e)
         summary = f"feedline.torch: {description} runs in Python: {reason}"
@@ -251,11 +296,12 @@ def lower(dataset, enabled, collate_fn, batched):
     summary = (f"feedline.torch: {description} + ConvertCocoPolysToMask + "
                f"{len(names)} transform{'s' if len(names) != 1 else ''} run natively")
     lowering = _lowering.Lowering(summary, ["ConvertCocoPolysToMask"] + names, [], native=True)
-    return Lowered(native, lowering, DetectionBatches(inner.coco))
+    return Lowered(native, lowering, DetectionBatches(counted))
 
 
 def _build(dataset, indices, enabled, collate_fn, batched):
-    """(native dataset, transform names), or _NotLowered saying why not."""
+    """(native dataset, transform names, the objects' areas and crowd flags
+    by image id), or _NotLowered saying why not."""
     if not enabled:
         raise _NotLowered("native_transforms=False")
     if not batched:
@@ -275,21 +321,27 @@ def _build(dataset, indices, enabled, collate_fn, batched):
                          "convert_coco_poly_to_mask"):
         raise _NotLowered("its convert_coco_poly_to_mask is not the references'")
     steps, names = _native_steps(leaves[1:])
-    path = _annotation_file(dataset)
-    files = [img["file_name"] for img in dataset.coco.imgs.values()]
+    _check_methods(dataset)
+    files = [img["file_name"] for img in dataset.coco.loadImgs(dataset.ids)]
     others = [f for f in files if not f.lower().endswith(_lowering._NATIVE_SUFFIXES)]
     if others:
         raise _NotLowered(f"{len(others)} of its images are not JPEG, PNG or WebP by name "
                           f"(e.g. {others[0]}), which PIL decodes")
+    path, folder, counted = _annotation_snapshot(dataset)
     try:
         native = _datasets.CocoDetection(dataset.root, path, steps, masks=True,
-                                         max_pixels=_lowering._pil_pixel_limit())
-    except Exception as e:  # the file as feedline reads it, refused
-        raise _NotLowered(f"feedline could not read it: {e}") from None
-    _check_same_annotations(dataset, native, path)
+                                         max_pixels=_lowering._pil_pixel_limit(),
+                                         annotation_index=False)
+    except Exception as e:  # the annotations as feedline reads them, refused
+        shutil.rmtree(folder, ignore_errors=True)
+        raise _NotLowered(f"feedline could not read its annotations: {e}") from None
+    # Kept while the dataset lives (a spawned worker reads it again).
+    weakref.finalize(native, shutil.rmtree, folder, True)
+    if [int(i) for i in native.ids] != [int(i) for i in dataset.ids]:
+        raise _NotLowered("feedline read other images than the dataset lists")
     if indices is not None:
         try:
             native = _io.Subset(native, indices)
         except Exception as e:  # an index out of range: torch's loader raises it
             raise _NotLowered(f"its Subset's indices have no native form: {e}") from None
-    return native, names
+    return native, names, counted

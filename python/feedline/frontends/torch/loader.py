@@ -435,6 +435,13 @@ class DataLoader(io.DataLoader):
         arguments and seed, before the next len() or iteration."""
         if self._iterable or len(self.dataset) == self._planned_length:
             return
+        if self._detection_batches is not None:
+            # Lowered from the dataset as it was: what changed is not in the
+            # native copy, and planning that again would load the old one.
+            raise RuntimeError(
+                f"feedline.torch: the detection references' dataset has {len(self.dataset)} "
+                f"samples now, {self._planned_length} when this DataLoader loaded it natively: "
+                "make a new DataLoader after changing it (or pass native_transforms=False)")
         arguments = self._arguments
         if arguments["sampler"] is not None or arguments["batch_sampler"] is not None:
             return  # the user's sampler says how long an epoch is
