@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 
 #include "feedline/storage/remote_options.h"
 #include "tools/byte_size_option.h"
 #include "tools/command_line.h"
+#include "tools/detection_source.h"
 #include "tools/image_source.h"
 #include "tools/shard_source.h"
 
@@ -17,7 +19,8 @@ namespace fs = std::filesystem;
 
 // What SOURCE may be, for the messages that say it is none of them.
 constexpr std::string_view kEverySource =
-    "an image folder, a file list, packed shards or an HDF5 file";
+    "an image folder, a file list, packed shards, an HDF5 file or detection data (a COCO "
+    "instances file, a VOC image set, a YOLO images folder)";
 
 // The first ':' of `source` follows a name ending like an HDF5 file's: the
 // user meant FILE.h5:DATASET, and FILE is what is missing.
@@ -40,6 +43,12 @@ const char* SourceKindName(SourceKind kind) {
       return "shards";
     case SourceKind::kHDF5:
       return "hdf5";
+    case SourceKind::kCoco:
+      return "coco";
+    case SourceKind::kVoc:
+      return "voc";
+    case SourceKind::kYolo:
+      return "yolo";
   }
   return "unknown";
 }
@@ -49,7 +58,10 @@ CLI::Option* AddSourceOptions(CLI::App* app, SourceArgs& args) {
       app->add_option("SOURCE", args.source,
                       "Image folder (one subfolder per class), file list ('path label' lines), "
                       "packed shards (their folder, a glob, a .tar or .idx, or the http(s):// "
-                      "URL of a served pack folder or shard) or an HDF5 file (FILE.h5:DATASET)")
+                      "URL of a served pack folder or shard), an HDF5 file (FILE.h5:DATASET) or "
+                      "detection data: a COCO instances file (annotations/instances_NAME.json, "
+                      "images in NAME/), a VOC image set (VOC2012/ImageSets/Main/train.txt) or "
+                      "a YOLO images folder (images/train, beside labels/train)")
           ->type_name("PATH");
   app->add_option("--fields", args.fields,
                   "HDF5 only: datasets read into each sample besides SOURCE's, as DATASET or "
@@ -125,6 +137,19 @@ ParsedSource ParseSource(const SourceArgs& args) {
       throw UsageError("SOURCE '" + text + "' does not exist");
     }
   }
+  if (exists) {
+    if (std::optional<DetectionSource> detection = FindDetectionSource(text)) {
+      if (!args.fields.empty()) {
+        throw UsageError("--fields names datasets of an HDF5 file, but SOURCE '" + text +
+                         "' is detection data");
+      }
+      parsed.detection = *detection;
+      parsed.kind = detection->layout == DetectionLayout::kCoco  ? SourceKind::kCoco
+                    : detection->layout == DetectionLayout::kVoc ? SourceKind::kVoc
+                                                                 : SourceKind::kYolo;
+      return parsed;
+    }
+  }
   if (IsShardSource(text)) {
     parsed.kind = SourceKind::kShards;
   } else {
@@ -153,6 +178,10 @@ std::shared_ptr<const Dataset> OpenSource(const ParsedSource& source, const std:
       return OpenShardSource(source.path, pipeline, image_size, limits, source.remote);
     case SourceKind::kHDF5:
       return OpenHDF5Source(source.hdf5, pipeline, image_size, limits);
+    case SourceKind::kCoco:
+    case SourceKind::kVoc:
+    case SourceKind::kYolo:
+      return OpenDetectionSource(source.detection, pipeline, image_size, limits);
   }
   throw UsageError("SOURCE '" + source.path + "': unknown kind");
 }

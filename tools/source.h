@@ -1,7 +1,9 @@
 // SOURCE, the data `bench`, `tune` and `verify` read, in every form the
 // library reads: an image folder, a file list (tools/image_source.h), packed
-// shards (a folder, a glob pattern, one .tar or .idx: tools/shard_source.h)
-// or an HDF5 file ("FILE.h5:DATASET" and --fields: tools/hdf5_source.h).
+// shards (a folder, a glob pattern, one .tar or .idx: tools/shard_source.h),
+// an HDF5 file ("FILE.h5:DATASET" and --fields: tools/hdf5_source.h) or
+// detection data in COCO's, VOC's or YOLO's layout
+// (tools/detection_source.h).
 // The three commands parse and open it here, so they accept the same
 // sources with the same messages.
 //
@@ -17,14 +19,16 @@
 
 #include "feedline/dataset.h"
 #include "feedline/storage/remote_options.h"
+#include "tools/detection_source.h"
 #include "tools/hdf5_source.h"
 #include "tools/source_limits.h"
 
 namespace feedline::cli {
 
-enum class SourceKind { kFolder, kFileList, kShards, kHDF5 };
+enum class SourceKind { kFolder, kFileList, kShards, kHDF5, kCoco, kVoc, kYolo };
 
-// "folder", "file_list", "shards", "hdf5": the JSON reports' source_kind.
+// "folder", "file_list", "shards", "hdf5", "coco", "voc", "yolo": the JSON
+// reports' source_kind.
 const char* SourceKindName(SourceKind kind);
 
 // The command line that names a SOURCE and how to read it.
@@ -46,6 +50,7 @@ struct ParsedSource {
   SourceKind kind = SourceKind::kFolder;
   std::string path;  // SOURCE as given; for an HDF5 file, the file
   HDF5Source hdf5;   // kHDF5: the file and its fields
+  DetectionSource detection;  // kCoco, kVoc, kYolo: where its images and objects are
   storage::RemoteOptions remote;  // a URL: how it is read (--cache-dir, --cache-limit)
 };
 

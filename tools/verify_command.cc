@@ -108,6 +108,11 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
       } catch (const SampleError& e) {
         file.reason = e.reason();
         file.message = e.message();
+        // Another file than the sample's own is at fault (a YOLO image's
+        // label file, say): the message names it.
+        if (!e.source().empty() && e.source() != dataset.Source(i)) {
+          file.message = e.source() + ": " + file.message;
+        }
       } catch (const std::exception& e) {
         file.reason = "exception";
         file.message = e.what();

@@ -170,7 +170,7 @@ TEST(BadFiles, AnImageGivenAsSourceIsNoFileList) {
     ExpectOneCleanErrorLine(r, "feedline " + command);
     EXPECT_THAT(r.err, HasSubstr("SOURCE '" + (dir / "imgs") + "/" + jpeg +
                                  "' is an image, not an image folder, a file list, packed "
-                                 "shards or an HDF5 file"));
+                                 "shards, an HDF5 file or detection data"));
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
   // pack takes image files only, and says so.
@@ -185,14 +185,14 @@ TEST(BadFiles, AnImageGivenAsSourceIsNoFileList) {
   EXPECT_EQ(r.exit_code, 2);
   ExpectOneCleanErrorLine(r, "feedline verify");
   EXPECT_THAT(r.err, HasSubstr("is a binary file, not an image folder, a file list, packed "
-                               "shards or an HDF5 file"));
+                               "shards, an HDF5 file or detection data"));
   ASSERT_EQ(::mkfifo((dir / "fifo").c_str(), 0600), 0);
   const RunResult fifo = RunFeedline({"verify", dir / "fifo"}, kTimeoutS);
   EXPECT_EQ(fifo.exit_code, 2);
   ExpectOneCleanErrorLine(fifo, "feedline verify");
   EXPECT_THAT(fifo.err, HasSubstr("SOURCE '" + (dir / "fifo") +
                                   "' is a FIFO, not an image folder, a file list, packed "
-                                  "shards or an HDF5 file"));
+                                  "shards, an HDF5 file or detection data"));
 }
 
 // Skip over a folder where nothing loads is no benchmark: it says so on

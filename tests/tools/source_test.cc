@@ -92,7 +92,7 @@ TEST(ParseSource, WhatIsNoSourceIsAUsageErrorNamingIt) {
   testing::WriteHDF5Images(dir / "data.h5", 4);
   std::ofstream(dir / "list.txt") << "imgs/a.jpg 0\n";
   EXPECT_THAT(UsageMessage(Args("")), HasSubstr("SOURCE is required: an image folder, a file "
-                                                "list, packed shards or an HDF5 file"));
+                                                "list, packed shards, an HDF5 file or detection data"));
   EXPECT_THAT(UsageMessage(Args(dir / "none")),
               HasSubstr("SOURCE '" + (dir / "none") + "' does not exist"));
   EXPECT_THAT(UsageMessage(Args(dir / "missing.h5:images")),
