@@ -232,6 +232,14 @@ def main():
     replaced.dataset._load_image = lambda image_id: None
     kept.append(("the dataset's _load_image replaced", replaced, {},
                  "the dataset's _load_image is replaced"))
+    # A transform's forward set on the instance (nn.Module calls it first):
+    # a flip that never flips.
+    no_flip = quiet(coco_utils.get_coco, root, "train",
+                    presets.DetectionPresetTrain(data_augmentation="hflip", hflip_prob=1.0))
+    flip = no_flip.dataset._transforms.transforms[1].transforms.transforms[0]
+    flip.forward = lambda image, target=None: (image, target)
+    kept.append(("a flip's forward replaced on the instance", no_flip, {},
+                 "its RandomHorizontalFlip's forward is replaced"))
     patches = [(torchvision.datasets.CocoDetection, "_load_target",
                 "torchvision's CocoDetection._load_target is replaced"),
                (coco_utils.ConvertCocoPolysToMask, "__call__",

@@ -139,6 +139,15 @@ def _leaves(transform, depth=0):
     return [transform]
 
 
+def _replaced_on_instance(obj):
+    """The method set on `obj` itself that its class's source does not show
+    (nn.Module calls self.forward, found on the instance first), or None."""
+    for name in ("forward", "__call__"):
+        if name in getattr(obj, "__dict__", {}):
+            return name
+    return None
+
+
 def _native_steps(leaves):
     """The feedline transforms equal to the references' `leaves` (after
     ConvertCocoPolysToMask), and their names."""
@@ -150,6 +159,8 @@ def _native_steps(leaves):
         names.append(name)
         if name in _NOT_YET:
             raise _NotLowered(f"{name} has no native form yet")
+        if _replaced_on_instance(t) is not None:
+            raise _NotLowered(f"its {name}'s {_replaced_on_instance(t)} is replaced")
         if name not in _NATIVE_STEPS or not _is_reference(type(t), name):
             raise _NotLowered(f"{name} is not one of torchvision's references' transforms "
                               "(or its source differs from theirs)")
@@ -313,7 +324,8 @@ def _build(dataset, indices, enabled, collate_fn, batched):
             raise _NotLowered(f"its {attribute} is set (the references set _transforms only)")
     transforms = getattr(dataset, "_transforms", None)
     leaves = [] if transforms is None else _leaves(transforms)
-    if not leaves or not _is_reference(type(leaves[0]), "ConvertCocoPolysToMask"):
+    if not leaves or not _is_reference(type(leaves[0]), "ConvertCocoPolysToMask") or \
+            _replaced_on_instance(leaves[0]) is not None:
         raise _NotLowered("its transforms do not start with the references' "
                           "ConvertCocoPolysToMask")
     module = sys.modules.get(type(leaves[0]).__module__)
