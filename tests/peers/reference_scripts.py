@@ -3,8 +3,10 @@ torchvision's reference scripts (fetched at test time, never committed)
 copied twice, once as they are and once with the one-line swap, and one
 of their train.py runs."""
 
+import argparse
 import os
 import shutil
+import sys
 import subprocess
 import time
 
@@ -16,6 +18,28 @@ SWAP = ("import feedline.torch; "
 # logging.basicConfig(level=logging.INFO) would show it.
 LAUNCHER = ("import logging, runpy, sys; logging.basicConfig(level=logging.INFO); "
             "sys.argv[0] = 'train.py'; runpy.run_path('train.py', run_name='__main__')")
+
+
+def parse_arguments(doc, epochs, add_data_arguments):
+    """The scripts' shared arguments (--references, --out, --python,
+    --pythonpath, --epochs, --timeout) and those `add_data_arguments(parser)`
+    adds; --out made and both paths absolute (train.py runs in its own
+    folder)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--references", required=True,
+                        help="the folder fetch_torchvision_references.sh wrote")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--pythonpath", help="where feedline is (build/python)")
+    parser.add_argument("--epochs", type=int, default=epochs)
+    parser.add_argument("--timeout", type=int, default=900)
+    add_data_arguments(parser)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    args.out = os.path.abspath(args.out)
+    if args.pythonpath:
+        args.pythonpath = os.path.abspath(args.pythonpath)
+    return args
 
 
 def copy_scripts(source, out):

@@ -33,14 +33,13 @@ Prints the mean loss per epoch and the time of both runs.
                                      [--pythonpath P] [--epochs 1] [--images 6]
 """
 
-import argparse
 import math
 import os
 import re
 import shutil
 import sys
 
-from reference_scripts import copy_scripts, run_train
+from reference_scripts import copy_scripts, parse_arguments, run_train
 
 NATIVE_LOG = re.compile(r"feedline\.torch: .*CocoDetection \(torchvision's detection "
                         r"references\).* run natively")
@@ -81,20 +80,10 @@ def parse(log, epochs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--references", required=True,
-                        help="the folder fetch_torchvision_references.sh wrote")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--python", default=sys.executable)
-    parser.add_argument("--pythonpath", help="where feedline is (build/python)")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--images", type=int, default=6)
-    parser.add_argument("--timeout", type=int, default=900)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    args.out = os.path.abspath(args.out)
-    if args.pythonpath:
-        args.pythonpath = os.path.abspath(args.pythonpath)  # train.py runs in its own folder
+    def data_arguments(parser):
+        parser.add_argument("--images", type=int, default=6)
+
+    args = parse_arguments(__doc__, epochs=1, add_data_arguments=data_arguments)
     data = os.path.join(args.out, "data")
     shutil.rmtree(data, ignore_errors=True)
     write_data(data, args.images)

@@ -29,14 +29,13 @@ Prints a table of mean loss per epoch, Acc@1 and the training images/s.
                            [--pythonpath P] [--epochs 4]
 """
 
-import argparse
 import os
 import random
 import re
 import shutil
 import sys
 
-from reference_scripts import copy_scripts, run_train
+from reference_scripts import copy_scripts, parse_arguments, run_train
 
 NATIVE_LOG = re.compile(r"feedline\.torch: .*run natively")
 
@@ -96,19 +95,11 @@ def parse(log, epochs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--references", required=True,
-                        help="the folder fetch_torchvision_references.sh wrote")
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--python", default=sys.executable)
-    parser.add_argument("--pythonpath", help="where feedline is (build/python)")
-    parser.add_argument("--epochs", type=int, default=4)
-    parser.add_argument("--classes", type=int, default=10)
-    parser.add_argument("--per-class", type=int, default=48)
-    parser.add_argument("--timeout", type=int, default=900)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    args.out = os.path.abspath(args.out)
+    def data_arguments(parser):
+        parser.add_argument("--classes", type=int, default=10)
+        parser.add_argument("--per-class", type=int, default=48)
+
+    args = parse_arguments(__doc__, epochs=4, add_data_arguments=data_arguments)
 
     data = os.path.join(args.out, "data")
     if not os.path.exists(os.path.join(data, ".complete")):
