@@ -8,19 +8,22 @@
 namespace feedline::internal {
 
 SlotStorage::~SlotStorage() {
+  if (held_ != nullptr) held_->fetch_sub(block_.bytes, std::memory_order_relaxed);
   if (allocator_ != nullptr) allocator_->Free(block_);
 }
 
 SlotStorage::SlotStorage(SlotStorage&& other) noexcept
-    : allocator_(other.allocator_), block_(other.block_), size_(other.size_) {
+    : allocator_(other.allocator_), held_(other.held_), block_(other.block_), size_(other.size_) {
   other.block_ = SlotBlock{};
   other.size_ = 0;
 }
 
 SlotStorage& SlotStorage::operator=(SlotStorage&& other) noexcept {
   if (this != &other) {
+    if (held_ != nullptr) held_->fetch_sub(block_.bytes, std::memory_order_relaxed);
     if (allocator_ != nullptr) allocator_->Free(block_);
     allocator_ = other.allocator_;
+    held_ = other.held_;
     block_ = other.block_;
     size_ = other.size_;
     other.block_ = SlotBlock{};
@@ -37,6 +40,10 @@ void SlotStorage::resize(size_t bytes) {
   if (allocator_ == nullptr) throw std::logic_error("slot storage has no allocator");
   SlotBlock grown = allocator_->Allocate(std::max(bytes, 2 * size_));
   if (size_ > 0) std::memcpy(grown.data, block_.data, size_);
+  if (held_ != nullptr) {
+    held_->fetch_add(grown.bytes, std::memory_order_relaxed);
+    held_->fetch_sub(block_.bytes, std::memory_order_relaxed);
+  }
   allocator_->Free(block_);
   block_ = grown;
   size_ = bytes;
@@ -45,14 +52,12 @@ void SlotStorage::resize(size_t bytes) {
 SlotField& Slot::AddField(std::string name) {
   fields.emplace_back();
   fields.back().name = std::move(name);
-  fields.back().storage = SlotStorage(allocator);
+  fields.back().storage = SlotStorage(allocator, &storage_bytes_held);
   return fields.back();
 }
 
 size_t Slot::storage_bytes() const {
-  size_t bytes = 0;
-  for (const SlotField& f : fields) bytes += f.storage.capacity();
-  return bytes;
+  return storage_bytes_held.load(std::memory_order_relaxed);
 }
 
 SlotField& Slot::FieldFor(std::string_view name) {

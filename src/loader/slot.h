@@ -43,7 +43,10 @@ enum class RowStatus : uint8_t { kPending, kOk, kReplaced, kSkipped, kFailed, kC
 class SlotStorage {
  public:
   SlotStorage() = default;
-  explicit SlotStorage(SlotAllocator* allocator) : allocator_(allocator) {}
+  // `held`, if given, counts the bytes of the blocks this storage holds
+  // (its slot's storage_bytes(), read by other threads for statistics).
+  explicit SlotStorage(SlotAllocator* allocator, std::atomic<size_t>* held = nullptr)
+      : allocator_(allocator), held_(held) {}
   ~SlotStorage();
   SlotStorage(SlotStorage&& other) noexcept;
   SlotStorage& operator=(SlotStorage&& other) noexcept;
@@ -62,6 +65,7 @@ class SlotStorage {
 
  private:
   SlotAllocator* allocator_ = nullptr;  // the pool's; outlives the slot
+  std::atomic<size_t>* held_ = nullptr;  // the slot's; outlives this storage
   SlotBlock block_;
   size_t size_ = 0;
 };
@@ -132,6 +136,9 @@ struct Slot {
   std::shared_ptr<const FixedLayout> layout;
   // Where the fields' storage comes from (the pool's allocator).
   SlotAllocator* allocator = nullptr;
+  // The bytes of the fields' blocks, kept by their storage as it grows, so
+  // that statistics read it while a worker adds fields and grows them.
+  std::atomic<size_t> storage_bytes_held{0};
 
   // Field `name` of this batch, as the next used field; keeps the storage it had
   // in earlier batches (the caller sizes it). A name added twice is a SampleError.
