@@ -101,6 +101,7 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
       SampleContext ctx(/*seed=*/0, /*epoch=*/0, i, worker_id);
       sample.Clear();
       BrokenFile file;
+      std::string error_source;  // the file the SampleError names
       bool failed = true;
       try {
         dataset.Get(i, sample, ctx);
@@ -108,11 +109,7 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
       } catch (const SampleError& e) {
         file.reason = e.reason();
         file.message = e.message();
-        // Another file than the sample's own is at fault (a YOLO image's
-        // label file, say): the message names it.
-        if (!e.source().empty() && e.source() != dataset.Source(i)) {
-          file.message = e.source() + ": " + file.message;
-        }
+        error_source = e.source();
       } catch (const std::exception& e) {
         file.reason = "exception";
         file.message = e.what();
@@ -123,6 +120,11 @@ std::vector<BrokenFile> FindBrokenSamples(const Dataset& dataset, int threads,
           file.path = dataset.Source(i);
         } catch (const std::exception&) {
           file.path = "#" + std::to_string(i);
+        }
+        // Another file than the sample's own is at fault (a YOLO image's
+        // label file, say): the message names it.
+        if (!error_source.empty() && error_source != file.path) {
+          file.message = error_source + ": " + file.message;
         }
         std::lock_guard<std::mutex> lock(mu);
         broken.push_back(std::move(file));
