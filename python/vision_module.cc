@@ -160,12 +160,12 @@ py::tuple TransformState(const Transform& t) {
       static_cast<int>(t.kind), t.height, t.width, t.max_size, static_cast<int>(t.interpolation),
       t.scale, t.ratio, t.p, t.mean, t.std, t.brightness, t.contrast, t.saturation, t.hue,
       t.num_ops, t.magnitude, t.num_magnitude_bins, static_cast<int>(t.policy), t.fill,
-      t.random_value);
+      t.random_value, t.side_range, t.iou_options, t.trials);
 }
 
 Transform TransformFromState(const py::tuple& state) {
-  if (state.size() != 20) throw Error("a pickled Transform has " + std::to_string(state.size()) +
-                                      " fields, expected 20 (pickled by another feedline?)");
+  if (state.size() != 23) throw Error("a pickled Transform has " + std::to_string(state.size()) +
+                                      " fields, expected 23 (pickled by another feedline?)");
   Transform t;
   t.kind = static_cast<Transform::Kind>(state[0].cast<int>());
   t.height = state[1].cast<int>();
@@ -187,6 +187,9 @@ Transform TransformFromState(const py::tuple& state) {
   t.policy = static_cast<vision::AutoAugmentPolicy>(state[17].cast<int>());
   t.fill = state[18].cast<std::array<float, 3>>();
   t.random_value = state[19].cast<bool>();
+  t.side_range = state[20].cast<std::array<double, 2>>();
+  t.iou_options = state[21].cast<std::vector<double>>();
+  t.trials = state[22].cast<int>();
   t.Validate();
   return t;
 }
@@ -279,6 +282,13 @@ void BindVision(py::module_& m) {
           py::arg("fill") = std::array<float, 3>{0, 0, 0})
       .def_static("random_erasing", &Transform::RandomErasing, py::arg("p"), py::arg("scale"),
                   py::arg("ratio"), py::arg("value"), py::arg("random_value"))
+      .def_static("random_zoom_out", &Transform::RandomZoomOut, py::arg("fill"),
+                  py::arg("side_range"), py::arg("p"))
+      .def_static("random_iou_crop", &Transform::RandomIoUCrop, py::arg("scale"),
+                  py::arg("ratio"), py::arg("options"), py::arg("trials"))
+      .def_static("random_photometric_distort", &Transform::RandomPhotometricDistort,
+                  py::arg("contrast"), py::arg("saturation"), py::arg("hue"),
+                  py::arg("brightness"), py::arg("p"))
       .def("__repr__", &Transform::ToString)
       .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; })
       .def(py::pickle(&TransformState, &TransformFromState));
@@ -357,10 +367,11 @@ void BindVision(py::module_& m) {
       .def(py::init([](const std::string& root, const std::string& annotation_file,
                        Pipeline pipeline, bool masks, bool keep_crowd, bool skip_empty,
                        int64_t max_file_bytes, const std::string& index_dir,
-                       int64_t size_divisibility) {
+                       int64_t size_divisibility, bool source_masks) {
              vision::CocoDetectionOptions options;
              options.size_divisibility = size_divisibility;
              options.masks = masks;
+             options.source_masks = source_masks;
              options.keep_crowd = keep_crowd;
              options.skip_empty = skip_empty;
              options.read = ReadLimit(max_file_bytes);
@@ -371,7 +382,7 @@ void BindVision(py::module_& m) {
            py::arg("root"), py::arg("annotation_file"), py::arg("pipeline"),
            py::arg("masks") = false, py::arg("keep_crowd") = false, py::arg("skip_empty") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes, py::arg("index_dir") = "",
-           py::arg("size_divisibility") = 1,
+           py::arg("size_divisibility") = 1, py::arg("source_masks") = false,
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::CocoDetection::root)
       .def_property_readonly("annotation_file", &vision::CocoDetection::annotation_file)
@@ -413,7 +424,7 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<vision::CocoDetection>(),
                               py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
                                              o.keep_crowd, o.skip_empty, o.read.max_bytes,
-                                             o.index_dir, o.size_divisibility));
+                                             o.index_dir, o.size_divisibility, o.source_masks));
       });
 
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(

@@ -15,7 +15,11 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "feedline: creating $venv over /usr/bin/python3's packages"
   /usr/bin/python3 -m venv --system-site-packages "$venv"
 fi
-if ! "$venv/bin/python" -c "import pycocotools.mask, pycocotools.coco" 2>/dev/null; then
+# A run cut short (torch not yet installed) may have left pip's numpy 2 in
+# the venv: the check below covers Debian's numpy too.
+if ! "$venv/bin/python" -c "import numpy, pycocotools.mask, pycocotools.coco
+assert numpy.__file__.startswith('/usr/lib/python3/')" 2>/dev/null; then
+  "$venv/bin/python" -m pip uninstall -q -y numpy 2>/dev/null || true
   "$venv/bin/python" -m pip install -q --disable-pip-version-check "pycocotools==2.0.11" \
     2>&1 | grep -v "^WARNING: Location" || true
   "$venv/bin/python" -c "import numpy, torch, torchvision, pycocotools.mask, pycocotools.coco

@@ -246,6 +246,18 @@ class _VisionModule:
         @staticmethod
         def random_horizontal_flip(p: float = 0.5) -> _VisionModule.Transform: ...
         @staticmethod
+        def random_iou_crop(
+            scale: Sequence[float], ratio: Sequence[float], options: Sequence[float], trials: SupportsIndex
+        ) -> _VisionModule.Transform: ...
+        @staticmethod
+        def random_photometric_distort(
+            contrast: Sequence[float],
+            saturation: Sequence[float],
+            hue: Sequence[float],
+            brightness: Sequence[float],
+            p: float,
+        ) -> _VisionModule.Transform: ...
+        @staticmethod
         def random_resized_crop(
             height: SupportsIndex,
             width: SupportsIndex,
@@ -253,6 +265,8 @@ class _VisionModule:
             ratio: Sequence[float],
             interpolation: str = "bilinear",
         ) -> _VisionModule.Transform: ...
+        @staticmethod
+        def random_zoom_out(fill: Sequence[float], side_range: Sequence[float], p: float) -> _VisionModule.Transform: ...
         @staticmethod
         def resize(
             height: SupportsIndex, width: SupportsIndex = 0, interpolation: str = "bilinear", max_size: SupportsIndex = 0
@@ -334,6 +348,7 @@ class _VisionModule:
             max_file_bytes: SupportsIndex = 1073741824,
             index_dir: str = "",
             size_divisibility: SupportsIndex = 1,
+            source_masks: bool = False,
         ) -> None: ...
         def __reduce__(self) -> tuple[Any, ...]: ...
         def file(self, arg0: SupportsIndex) -> str: ...

@@ -2,6 +2,7 @@
 
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/color_jitter.h"
+#include "feedline/vision/photometric_distort.h"
 
 namespace feedline::vision::internal {
 
@@ -11,6 +12,9 @@ void ApplyPixelAugmentation(const Transform& t, RgbImageView image, Rng& rng,
   switch (t.kind) {
     case Transform::Kind::kColorJitter:
       ApplyColorJitter(image, DrawColorJitter(t, rng));
+      return;
+    case Transform::Kind::kRandomPhotometricDistort:
+      ApplyPhotometricDistort(image, DrawPhotometricDistort(t, rng));
       return;
     case Transform::Kind::kTrivialAugmentWide:
       choices = DrawTrivialAugmentWide(t.num_magnitude_bins, rng);

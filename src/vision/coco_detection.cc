@@ -85,29 +85,43 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     auto timer = ctx.Time(Stage::kRead);
     ReadFile(name, bytes, options_.read);
   }
-  PipelinePlan plan;
-  pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan);
-
-  auto timer = ctx.Time(Stage::kTransform);
+  // The objects as the references convert them: corners clamped to the
+  // image, kept with a width and a height. The image's size comes from its
+  // header, so they are clamped once it is read (Plan clamps the boxes
+  // RandomIoUCrop chooses from the same way).
   const std::span<const CocoObject> all = annotations_->objects(image);
   std::vector<ImageObject> objects;
   std::vector<const CocoObject*> sources;
+  std::vector<std::array<float, 4>> corners;
   objects.reserve(all.size());
   sources.reserve(all.size());
-  const float width = static_cast<float>(plan.image_width);
-  const float height = static_cast<float>(plan.image_height);
   for (const CocoObject& o : all) {
     if (o.crowd && !options_.keep_crowd) continue;
-    // As the references convert it: corners, clamped to the image, kept
-    // with a width and a height.
-    const std::array<float, 4> box = {std::clamp(o.box[0], 0.0f, width),
-                                      std::clamp(o.box[1], 0.0f, height),
-                                      std::clamp(o.box[0] + o.box[2], 0.0f, width),
-                                      std::clamp(o.box[1] + o.box[3], 0.0f, height)};
-    if (!(box[2] > box[0] && box[3] > box[1])) continue;
-    objects.push_back(ImageObject{box, o.category, o.area, o.crowd});
+    objects.push_back(ImageObject{{o.box[0], o.box[1], o.box[0] + o.box[2], o.box[1] + o.box[3]},
+                                  o.category, o.area, o.crowd});
     sources.push_back(&o);
   }
+  if (pipeline_.ChoosesFromBoxes()) {
+    for (const ImageObject& o : objects) corners.push_back(o.box);
+  }
+  PipelinePlan plan;
+  pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan, PlanBoxes{corners});
+
+  auto timer = ctx.Time(Stage::kTransform);
+  const float width = static_cast<float>(plan.image_width);
+  const float height = static_cast<float>(plan.image_height);
+  size_t kept = 0;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::array<float, 4>& box = objects[i].box;
+    box = {std::clamp(box[0], 0.0f, width), std::clamp(box[1], 0.0f, height),
+           std::clamp(box[2], 0.0f, width), std::clamp(box[3], 0.0f, height)};
+    if (!(box[2] > box[0] && box[3] > box[1])) continue;
+    objects[kept] = objects[i];
+    sources[kept] = sources[i];
+    ++kept;
+  }
+  objects.resize(kept);
+  sources.resize(kept);
   WriteDetectionTargets(
       plan, objects, options_.masks,
       [&](size_t i, const PlanGeometry& geometry, uint8_t* mask) {
@@ -133,7 +147,7 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
           FillBox(objects[i].box, geometry, mask);  // no segmentation: its box
         }
       },
-      out);
+      out, options_.source_masks ? MaskPlacement::kSourceMirrored : MaskPlacement::kOutput);
   out.SetScalar<int64_t>("image_id", annotations_->image(image).id);
 }
 

@@ -1,5 +1,7 @@
 #include "src/vision/detection_targets.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "feedline/error.h"
@@ -38,8 +40,9 @@ void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset
         t.kind == Transform::Kind::kAutoAugment) {
       throw Error(dataset + ": " + t.ToString() +
                   " shears, translates and rotates the pixels where the boxes and masks cannot "
-                  "follow; a detection pipeline takes flips, resizes, crops and photometric "
-                  "steps (ColorJitter)");
+                  "follow; a detection pipeline takes flips, resizes, crops, RandomZoomOut, "
+                  "RandomIoUCrop and photometric steps (ColorJitter, "
+                  "RandomPhotometricDistort)");
     }
   }
 }
@@ -49,13 +52,77 @@ void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint
   geometry.FillPolygon(corners, mask);
 }
 
+namespace {
+
+// Clears the pixels of `mask` outside `image` (x0, y0, x1, y1 in output
+// pixels): where a zoom-out's canvas or a crop's padding shows no image, no
+// object shows either, though its polygon may reach there.
+void ClearOutside(const std::array<int, 4>& image, int oh, int ow, uint8_t* mask) {
+  for (int y = 0; y < oh; ++y) {
+    uint8_t* row = mask + static_cast<size_t>(y) * ow;
+    if (y < image[1] || y >= image[3]) {
+      std::memset(row, 0, static_cast<size_t>(ow));
+      continue;
+    }
+    std::memset(row, 0, static_cast<size_t>(image[0]));
+    std::memset(row + image[2], 0, static_cast<size_t>(ow - image[2]));
+  }
+}
+
+// Draws masks of `objects` (indices) through `geometry` into "masks".
+void WriteMasks(const PlanGeometry& geometry, const std::vector<size_t>& objects,
+                const std::array<float, 4>& source, const DrawMask& draw, Sample& out) {
+  const int oh = geometry.out_height(), ow = geometry.out_width();
+  const int64_t n = static_cast<int64_t>(objects.size());
+  Tensor planes = out.Allocate("masks", DType::kU8, Shape{n, oh, ow});
+  const size_t plane = static_cast<size_t>(oh) * ow;
+  uint8_t* m = planes.data<uint8_t>();
+  if (n > 0) std::memset(m, 0, plane * static_cast<size_t>(n));  // no buffer when empty
+  // The image's own pixels in the output (all of it unless padded).
+  const std::array<float, 4> shown = geometry.MapBox(source);
+  const std::array<int, 4> image = {
+      std::clamp(static_cast<int>(std::lround(shown[0])), 0, ow),
+      std::clamp(static_cast<int>(std::lround(shown[1])), 0, oh),
+      std::clamp(static_cast<int>(std::lround(shown[2])), 0, ow),
+      std::clamp(static_cast<int>(std::lround(shown[3])), 0, oh)};
+  const bool padded = image[0] > 0 || image[1] > 0 || image[2] < ow || image[3] < oh;
+  for (size_t k = 0; k < objects.size(); ++k) {
+    draw(objects[k], geometry, m + plane * k);
+    if (padded) ClearOutside(image, oh, ow, m + plane * k);
+  }
+}
+
+// The plan of the source image as it is, mirrored as `plan` mirrors it.
+PipelinePlan SourceMirrored(const PipelinePlan& plan) {
+  PipelinePlan source;
+  source.width = plan.image_width;
+  source.height = plan.image_height;
+  source.out_width = plan.image_width;
+  source.out_height = plan.image_height;
+  source.image_width = plan.image_width;
+  source.image_height = plan.image_height;
+  source.flip = plan.flip;
+  return source;
+}
+
+}  // namespace
+
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
-                           bool masks, const DrawMask& draw, Sample& out) {
+                           bool masks, const DrawMask& draw, Sample& out,
+                           MaskPlacement placement) {
   const PlanGeometry geometry(plan);
+  const std::array<float, 4> source = {0, 0, static_cast<float>(plan.image_width),
+                                       static_cast<float>(plan.image_height)};
   // The objects kept (by index), with their boxes in output pixels.
   std::vector<std::pair<size_t, std::array<float, 4>>> kept;
   kept.reserve(objects.size());
   for (size_t i = 0; i < objects.size(); ++i) {
+    if (plan.center_window) {  // RandomIoUCrop keeps the objects centred in its crop
+      const std::array<double, 4>& w = *plan.center_window;
+      const std::array<float, 4>& b = objects[i].box;
+      const double cx = 0.5 * (double{b[0]} + b[2]), cy = 0.5 * (double{b[1]} + b[3]);
+      if (!(w[0] < cx && cx < w[2] && w[1] < cy && cy < w[3])) continue;
+    }
     const std::array<float, 4> mapped = geometry.MapBox(objects[i].box);
     if (mapped[2] > mapped[0] && mapped[3] > mapped[1]) kept.emplace_back(i, mapped);
   }
@@ -71,15 +138,17 @@ void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject
     area.data<float>()[k] = objects[i].area;
     crowd.data<int64_t>()[k] = objects[i].crowd ? 1 : 0;
   }
-  if (masks) {
-    const int oh = plan.out_height, ow = plan.out_width;
-    Tensor planes = out.Allocate("masks", DType::kU8, Shape{n, oh, ow});
-    const size_t plane = static_cast<size_t>(oh) * ow;
-    uint8_t* m = planes.data<uint8_t>();
-    if (n > 0) std::memset(m, 0, plane * static_cast<size_t>(n));  // no buffer when empty
-    for (int64_t k = 0; k < n; ++k) {
-      draw(kept[static_cast<size_t>(k)].first, geometry, m + plane * static_cast<size_t>(k));
-    }
+  if (masks && placement == MaskPlacement::kOutput) {
+    std::vector<size_t> drawn;
+    for (const auto& entry : kept) drawn.push_back(entry.first);
+    WriteMasks(geometry, drawn, source, draw, out);
+  } else if (masks) {
+    std::vector<size_t> all(objects.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    WriteMasks(PlanGeometry(SourceMirrored(plan)), all, source, draw, out);
+    Tensor size = out.Allocate("masks_size", DType::kI64, Shape{2});
+    size.data<int64_t>()[0] = plan.image_height;
+    size.data<int64_t>()[1] = plan.image_width;
   }
   Tensor size = out.Allocate("image_size", DType::kI64, Shape{2});
   size.data<int64_t>()[0] = plan.out_height;

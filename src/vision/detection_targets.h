@@ -1,7 +1,8 @@
 // The fields of a detection sample's objects (docs/detection.md), written
-// the same way whatever the annotations came from (COCO, YOLO): each object
-// given in the source image's pixels, mapped through the image's
-// PipelinePlan, dropped when nothing of its box is left in the output, and
+// the same way whatever the annotations came from (COCO, VOC, YOLO): each
+// object given in the source image's pixels, mapped through the image's
+// PipelinePlan, dropped when nothing of its box is left in the output or
+// when a RandomIoUCrop's crop does not hold its box's centre, and
 // written as "boxes" f32 [n, 4], "labels" i64 [n], "area" f32 [n],
 // "iscrowd" i64 [n], "masks" u8 [n, H, W] (when asked for) and
 // "image_size" i64 [2].
@@ -55,13 +56,22 @@ std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline, int64_t
 // a segmentation gets, so that each mask covers its object.
 void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint8_t* mask);
 
+// Where masks are drawn: at the output, following every geometric step
+// (kOutput), or at the source image's size, mirrored when the image is, one
+// for every object given (kSourceMirrored), plus "masks_size" i64 [2], their
+// (height, width): what torchvision's references' ssd and ssdlite presets
+// hand out, their RandomZoomOut and RandomIoUCrop leaving masks as they
+// are.
+enum class MaskPlacement : uint8_t { kOutput, kSourceMirrored };
+
 // Writes the fields above into `out` for the objects whose box, clipped to
 // the output, keeps a width and a height. With `masks`, draw(i, geometry,
 // mask) draws object i's mask into `mask` (uint8 [H, W], zeroed) through
 // `geometry`.
 using DrawMask = std::function<void(size_t object, const PlanGeometry& geometry, uint8_t* mask)>;
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
-                           bool masks, const DrawMask& draw, Sample& out);
+                           bool masks, const DrawMask& draw, Sample& out,
+                           MaskPlacement placement = MaskPlacement::kOutput);
 
 }  // namespace feedline::vision
 

@@ -10,6 +10,7 @@
 
 
 #include "feedline/error.h"
+#include "feedline/vision/iou_crop.h"
 #include "src/vision/augment.h"
 #include "src/vision/decoders.h"
 #include "src/vision/opencv.h"
@@ -108,7 +109,12 @@ void Resample(const PipelinePlan& plan, const DecodedImage& image, const Decoded
   const int ow = plan.out_width;
   const int oh = plan.out_height;
   if (box.padded) {
-    std::memset(dst, 0, static_cast<size_t>(ow) * oh * 3);
+    const size_t pixels = static_cast<size_t>(ow) * oh;
+    if (plan.fill[0] == plan.fill[1] && plan.fill[1] == plan.fill[2]) {
+      std::memset(dst, plan.fill[0], pixels * 3);
+    } else {
+      for (size_t i = 0; i < pixels; ++i) std::memcpy(dst + i * 3, plan.fill.data(), 3);
+    }
     if (box.ox1 == box.ox0 || box.oy1 == box.oy0 || box.vx1 - box.vx0 < 0.5 ||
         box.vy1 - box.vy0 < 0.5) {
       return;  // all padding
@@ -138,7 +144,8 @@ std::optional<internal::PixelBox> FusedLinearBox(const PipelinePlan& plan,
 
 bool IsGeometric(Kind kind) {
   return kind == Kind::kResize || kind == Kind::kCenterCrop || kind == Kind::kRandomResizedCrop ||
-         kind == Kind::kRandomHorizontalFlip;
+         kind == Kind::kRandomHorizontalFlip || kind == Kind::kRandomZoomOut ||
+         kind == Kind::kRandomIoUCrop;
 }
 
 // The output's pixels, values and layout, straight from the decoded pixels:
@@ -172,11 +179,12 @@ void WriteImage(const PipelinePlan& plan, const DecodedImage& image, const Decod
 }
 
 // The path with pixel augmentations: the resampled (and flipped) image as
-// uint8 RGB in `resampled`, the augmentations in list order, then the value
-// mapping and layout. `decoded` is spent by then and becomes their scratch.
+// uint8 RGB in `resampled`, the augmentations from transforms[first_late]
+// on in list order, then the value mapping and layout. `decoded` is spent by then and becomes their scratch.
 void WriteAugmentedImage(const PipelinePlan& plan, const DecodedImage& image,
                          const DecodedBox& box, std::vector<uint8_t>& decoded,
-                         const std::vector<Transform>& transforms, DType dtype, bool chw,
+                         const std::vector<Transform>& transforms, size_t first_late,
+                         DType dtype, bool chw,
                          const internal::ValueMap& values, const Tensor& dst, Rng& rng,
                          std::vector<uint8_t>& resampled, std::vector<uint8_t>& buffer) {
   const int ow = plan.out_width;
@@ -198,7 +206,8 @@ void WriteAugmentedImage(const PipelinePlan& plan, const DecodedImage& image,
     }
   }
   const RgbImageView view{resampled.data(), oh, ow};
-  for (const Transform& t : transforms) {
+  for (size_t i = first_late; i < transforms.size(); ++i) {
+    const Transform& t = transforms[i];
     if (t.IsPixelAugmentation()) internal::ApplyPixelAugmentation(t, view, rng, decoded);
   }
   if (dtype == DType::kU8 && !chw) {
@@ -229,11 +238,21 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
   // pixel augmentations run on the uint8 image after them, and RandomErasing
   // on the output tensor: the list must have that order for the random
   // draws, and the result, to be torchvision's.
+  // A RandomPhotometricDistort before the last geometric step runs on the
+  // whole decoded image (early_augmentations_): its pixel operations do not
+  // move pixels, so it can run before them, as the references run it.
+  for (size_t i = 0; i < transforms_.size(); ++i) {
+    if (IsGeometric(transforms_[i].kind)) first_late_ = i + 1;
+  }
   const Transform* augmentation = nullptr;
   const Transform* erasing = nullptr;
   const Transform* normalized = nullptr;
   for (size_t i = 0; i < transforms_.size(); ++i) {
     const Transform& t = transforms_[i];
+    if (t.kind == Kind::kRandomPhotometricDistort && i < first_late_) {
+      early_augmentations_.push_back(i);
+      continue;
+    }
     const Transform* after = erasing != nullptr ? erasing : augmentation;
     if (IsGeometric(t.kind) && after != nullptr) {
       throw Error("pipeline: " + t.ToString() + " comes after " + after->ToString() +
@@ -314,7 +333,7 @@ std::optional<Shape> Pipeline::FixedShape() const {
     if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomResizedCrop ||
         (t.kind == Kind::kResize && t.width != 0)) {
       size = std::array<int64_t, 2>{t.height, t.width};
-    } else if (t.kind == Kind::kResize) {
+    } else if (t.kind == Kind::kResize || t.IsDetectionGeometry()) {
       size.reset();
     }
   }
@@ -337,13 +356,38 @@ Shape Pipeline::OutputShape(int height, int width) const {
   return chw_ ? Shape{3, h, w} : Shape{h, w, 3};
 }
 
-PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
+PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) const {
   // The image as transformed so far: `cw` x `ch` pixels showing the source
   // box (bx, by, bw, bh), mirrored when `flip`.
   double bx = 0, by = 0, bw = width, bh = height;
   int cw = width, ch = height;
   bool flip = false;
   Interpolation interpolation = Interpolation::kBilinear;
+  std::array<uint8_t, 3> fill = {0, 0, 0};
+  std::optional<std::array<double, 4>> center_window;
+  // The objects' boxes in the current image's pixels (RandomIoUCrop's input).
+  std::vector<std::array<double, 4>> current;
+  auto current_boxes = [&]() -> std::span<const std::array<double, 4>> {
+    current.clear();
+    const double fx = boxes.normalized ? width : 1.0, fy = boxes.normalized ? height : 1.0;
+    for (const std::array<float, 4>& b : boxes.boxes) {
+      // In float, as the datasets clamp their objects.
+      const float sx0 = std::clamp(static_cast<float>(b[0] * fx), 0.0f, float(width));
+      const float sy0 = std::clamp(static_cast<float>(b[1] * fy), 0.0f, float(height));
+      const float sx1 = std::clamp(static_cast<float>(b[2] * fx), 0.0f, float(width));
+      const float sy1 = std::clamp(static_cast<float>(b[3] * fy), 0.0f, float(height));
+      if (!(sx1 > sx0 && sy1 > sy0)) continue;
+      double x0 = (sx0 - bx) * cw / bw, x1 = (sx1 - bx) * cw / bw;
+      const double y0 = (sy0 - by) * ch / bh, y1 = (sy1 - by) * ch / bh;
+      if (flip) {
+        const double mirrored0 = cw - x1;
+        x1 = cw - x0;
+        x0 = mirrored0;
+      }
+      current.push_back({x0, y0, x1, y1});
+    }
+    return current;
+  };
   // Keeps the window [left, left + w) x [top, top + h) of the current image.
   auto crop = [&](int top, int left, int h, int w) {
     const double sx = bw / cw, sy = bh / ch;
@@ -378,6 +422,32 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
       case Kind::kRandomHorizontalFlip:
         if (rng.Bernoulli(t.p)) flip = !flip;
         break;
+      case Kind::kRandomZoomOut: {
+        // The references' draws: the coin, the side factor, the offsets.
+        if (!rng.Bernoulli(t.p)) break;
+        const double side = rng.Uniform(t.side_range[0], t.side_range[1]);
+        const int canvas_w = static_cast<int>(cw * side);
+        const int canvas_h = static_cast<int>(ch * side);
+        const int left = static_cast<int>((canvas_w - cw) * rng.Uniform());
+        const int top = static_cast<int>((canvas_h - ch) * rng.Uniform());
+        crop(-top, -left, canvas_h, canvas_w);
+        for (int c = 0; c < 3; ++c) fill[c] = static_cast<uint8_t>(t.fill[c]);
+        break;
+      }
+      case Kind::kRandomIoUCrop:
+        if (const std::optional<CropBox> box = RandomIoUCropBox(ch, cw, current_boxes(), t, rng)) {
+          crop(box->top, box->left, box->height, box->width);
+          std::array<double, 4> window = {bx, by, bx + bw, by + bh};
+          if (center_window) {  // a second crop keeps what both keep
+            window = {std::max(window[0], (*center_window)[0]),
+                      std::max(window[1], (*center_window)[1]),
+                      std::min(window[2], (*center_window)[2]),
+                      std::min(window[3], (*center_window)[3])};
+          }
+          center_window = window;
+        }
+        break;
+      case Kind::kRandomPhotometricDistort:
       case Kind::kNormalize:
       case Kind::kToCHW:
       case Kind::kColorJitter:
@@ -395,6 +465,8 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
   plan.interpolation = interpolation;
   plan.image_height = height;
   plan.image_width = width;
+  plan.fill = fill;
+  plan.center_window = center_window;
   // The largest DCT scale whose decoded box still covers the output.
   // Nearest-neighbour output must show real pixels, not DCT averages.
   if (interpolation != Interpolation::kNearest) {
@@ -425,7 +497,8 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng) const {
 
 void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
                    std::string_view field, SampleContext& ctx,
-                   std::span<const uint32_t> jpeg_restarts, PipelinePlan* plan_used) const {
+                   std::span<const uint32_t> jpeg_restarts, PipelinePlan* plan_used,
+                   PlanBoxes boxes) const {
   std::vector<uint8_t>& decoded = ctx.scratch(kDecodedSlot);
   std::vector<uint8_t>& resampled = ctx.scratch(kResampledSlot);
   std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
@@ -434,17 +507,19 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     const Pipeline* pipeline;
     Rng* rng;
     std::span<const uint32_t> jpeg_restarts;
+    PlanBoxes boxes;
     PipelinePlan plan;
-  } planning{this, &ctx.rng(), jpeg_restarts, {}};
+  } planning{this, &ctx.rng(), jpeg_restarts, boxes, {}};
   internal::RequestSource requests;
   requests.grow_only = true;
   requests.context = &planning;
   requests.planner = [](const ImageInfo& info, void* context) {
     Planning& p = *static_cast<Planning*>(context);
-    p.plan = p.pipeline->Plan(info.height, info.width, *p.rng);
+    p.plan = p.pipeline->Plan(info.height, info.width, *p.rng, p.boxes);
     DecodeRequest request;
     request.jpeg_restarts = p.jpeg_restarts;
-    if (p.pipeline->options().fused) {
+    // Augmentations before the geometric steps see the whole image.
+    if (p.pipeline->options().fused && p.pipeline->early_augmentations_.empty()) {
       const PipelinePlan& plan = p.plan;
       const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));
       const int y0 = static_cast<int>(std::floor(std::max(plan.y, 0.0)));
@@ -462,6 +537,13 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   }
   const PipelinePlan& plan = planning.plan;
   if (plan_used != nullptr) *plan_used = plan;
+  if (!early_augmentations_.empty()) {
+    auto timer = ctx.Time(Stage::kTransform);
+    const RgbImageView whole{decoded.data(), image.height, image.width};
+    for (size_t index : early_augmentations_) {
+      internal::ApplyPixelAugmentation(transforms_[index], whole, ctx.rng(), buffer);
+    }
+  }
 
   auto timer = ctx.Time(Stage::kTransform);
   const int ow = plan.out_width;
@@ -482,8 +564,8 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     WriteImage(plan, image, box, decoded.data(), options_.dtype, chw_, *values_, dst, resampled,
                buffer);
   } else {
-    WriteAugmentedImage(plan, image, box, decoded, transforms_, options_.dtype, chw_, *values_,
-                        dst, ctx.rng(), resampled, buffer);
+    WriteAugmentedImage(plan, image, box, decoded, transforms_, first_late_, options_.dtype, chw_,
+                        *values_, dst, ctx.rng(), resampled, buffer);
   }
   if (!erasing_.empty()) {
     // value="random" draws its noise into this per-thread buffer, reused.
@@ -492,6 +574,11 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
       internal::ApplyRandomErasing(transforms_[index], dst, chw_, normalization, ctx.rng(), noise);
     }
   }
+}
+
+bool Pipeline::ChoosesFromBoxes() const {
+  return std::any_of(transforms_.begin(), transforms_.end(),
+                     [](const Transform& t) { return t.kind == Kind::kRandomIoUCrop; });
 }
 
 std::string Pipeline::ToString() const {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "feedline/error.h"
 
@@ -52,6 +54,12 @@ const char* KindName(Transform::Kind kind) {
       return "auto_augment";
     case Transform::Kind::kRandomErasing:
       return "random_erasing";
+    case Transform::Kind::kRandomZoomOut:
+      return "random_zoom_out";
+    case Transform::Kind::kRandomIoUCrop:
+      return "random_iou_crop";
+    case Transform::Kind::kRandomPhotometricDistort:
+      return "random_photometric_distort";
   }
   return "?";
 }
@@ -88,6 +96,30 @@ void CheckFill(const Transform& t, const char* name) {
 void CheckBins(const Transform& t) {
   if (t.num_magnitude_bins < 2) {
     Invalid(t, "num_magnitude_bins must be >= 2, got " + std::to_string(t.num_magnitude_bins));
+  }
+}
+
+std::string FormatVector(const std::vector<double>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ':';
+    out += FormatDouble(values[i]);
+  }
+  return out;
+}
+
+void CheckProbability(const Transform& t) {
+  if (!(t.p >= 0 && t.p <= 1)) Invalid(t, "p must be in [0, 1], got " + FormatDouble(t.p));
+}
+
+void CheckJitterRanges(const Transform& t) {
+  const double inf = std::numeric_limits<double>::infinity();
+  CheckRange(t, t.brightness, "brightness", 0, inf);
+  CheckRange(t, t.contrast, "contrast", 0, inf);
+  CheckRange(t, t.saturation, "saturation", 0, inf);
+  CheckRange(t, t.hue, "hue", -0.5, 0.5);
+  for (const auto* range : {&t.brightness, &t.contrast, &t.saturation}) {
+    if (!std::isfinite((*range)[1])) Invalid(t, "factor ranges must be finite");
   }
 }
 
@@ -271,9 +303,52 @@ Transform Transform::RandomErasing(double p, std::array<double, 2> scale,
   return t;
 }
 
+Transform Transform::RandomZoomOut(std::array<float, 3> fill, std::array<double, 2> side_range,
+                                   double p) {
+  Transform t;
+  t.kind = Kind::kRandomZoomOut;
+  t.fill = fill;
+  t.side_range = side_range;
+  t.p = p;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::RandomIoUCrop(std::array<double, 2> scale, std::array<double, 2> ratio,
+                                   std::vector<double> options, int trials) {
+  Transform t;
+  t.kind = Kind::kRandomIoUCrop;
+  t.scale = scale;
+  t.ratio = ratio;
+  t.iou_options = std::move(options);
+  t.trials = trials;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::RandomPhotometricDistort(std::array<double, 2> contrast,
+                                              std::array<double, 2> saturation,
+                                              std::array<double, 2> hue,
+                                              std::array<double, 2> brightness, double p) {
+  Transform t;
+  t.kind = Kind::kRandomPhotometricDistort;
+  t.contrast = contrast;
+  t.saturation = saturation;
+  t.hue = hue;
+  t.brightness = brightness;
+  t.p = p;
+  t.Validate();
+  return t;
+}
+
 bool Transform::IsPixelAugmentation() const {
   return kind == Kind::kColorJitter || kind == Kind::kTrivialAugmentWide ||
-         kind == Kind::kRandAugment || kind == Kind::kAutoAugment;
+         kind == Kind::kRandAugment || kind == Kind::kAutoAugment ||
+         kind == Kind::kRandomPhotometricDistort;
+}
+
+bool Transform::IsDetectionGeometry() const {
+  return kind == Kind::kRandomZoomOut || kind == Kind::kRandomIoUCrop;
 }
 
 void Transform::Validate() const {
@@ -314,17 +389,42 @@ void Transform::Validate() const {
       break;
     case Kind::kToCHW:
       break;
-    case Kind::kColorJitter: {
-      const double inf = std::numeric_limits<double>::infinity();
-      CheckRange(*this, brightness, "brightness", 0, inf);
-      CheckRange(*this, contrast, "contrast", 0, inf);
-      CheckRange(*this, saturation, "saturation", 0, inf);
-      CheckRange(*this, hue, "hue", -0.5, 0.5);
-      for (const auto* range : {&brightness, &contrast, &saturation}) {
-        if (!std::isfinite((*range)[1])) Invalid(*this, "factor ranges must be finite");
+    case Kind::kColorJitter:
+      CheckJitterRanges(*this);
+      break;
+    case Kind::kRandomPhotometricDistort:
+      CheckJitterRanges(*this);
+      CheckProbability(*this);
+      break;
+    case Kind::kRandomZoomOut:
+      CheckProbability(*this);
+      // A side of 4 makes 16 times the pixels; more is a typo.
+      if (!(side_range[0] >= 1 && side_range[0] <= side_range[1] && side_range[1] <= 16)) {
+        Invalid(*this, "side_range must satisfy 1 <= min <= max <= 16, got " +
+                           FormatList(side_range));
+      }
+      for (float v : fill) {
+        if (!(v >= 0 && v < 256)) Invalid(*this, "fill must be in [0, 256), got " + FormatList(fill));
       }
       break;
-    }
+    case Kind::kRandomIoUCrop:
+      if (!(scale[0] > 0 && scale[0] <= scale[1] && scale[1] <= 1)) {
+        Invalid(*this, "scale must satisfy 0 < min <= max <= 1, got " + FormatList(scale));
+      }
+      if (!(ratio[0] > 0 && ratio[0] <= ratio[1] && std::isfinite(ratio[1]))) {
+        Invalid(*this, "ratio must satisfy 0 < min <= max, got " + FormatList(ratio));
+      }
+      if (iou_options.empty() || iou_options.size() > 64) {
+        Invalid(*this, "options must list 1 to 64 minimum IoUs, got " +
+                           std::to_string(iou_options.size()));
+      }
+      for (double v : iou_options) {
+        if (!std::isfinite(v)) Invalid(*this, "options must be finite, got " + FormatVector(iou_options));
+      }
+      if (trials < 1 || trials > 10000) {
+        Invalid(*this, "trials must be in [1, 10000], got " + std::to_string(trials));
+      }
+      break;
     case Kind::kTrivialAugmentWide:
       CheckBins(*this);
       CheckAugmentInterpolation(*this);
@@ -397,6 +497,30 @@ std::string Transform::ToString() const {
       break;
     case Kind::kToCHW:
       break;
+    case Kind::kRandomZoomOut: {
+      const Transform zoom_defaults = RandomZoomOut();
+      if (fill != zoom_defaults.fill) add("fill=" + FormatList(fill));
+      if (side_range != zoom_defaults.side_range) add("side_range=" + FormatList(side_range));
+      if (p != zoom_defaults.p) add("p=" + FormatDouble(p));
+      break;
+    }
+    case Kind::kRandomIoUCrop: {
+      const Transform crop_defaults = RandomIoUCrop();
+      if (scale != crop_defaults.scale) add("scale=" + FormatList(scale));
+      if (ratio != crop_defaults.ratio) add("ratio=" + FormatList(ratio));
+      if (iou_options != crop_defaults.iou_options) add("options=" + FormatVector(iou_options));
+      if (trials != crop_defaults.trials) add("trials=" + std::to_string(trials));
+      break;
+    }
+    case Kind::kRandomPhotometricDistort: {
+      const Transform distort_defaults = RandomPhotometricDistort();
+      if (contrast != distort_defaults.contrast) add("contrast=" + FormatList(contrast));
+      if (saturation != distort_defaults.saturation) add("saturation=" + FormatList(saturation));
+      if (hue != distort_defaults.hue) add("hue=" + FormatList(hue));
+      if (brightness != distort_defaults.brightness) add("brightness=" + FormatList(brightness));
+      if (p != distort_defaults.p) add("p=" + FormatDouble(p));
+      break;
+    }
     case Kind::kColorJitter:
       if (brightness != defaults.brightness) add("brightness=" + FormatList(brightness));
       if (contrast != defaults.contrast) add("contrast=" + FormatList(contrast));
@@ -550,6 +674,12 @@ class ItemParser {
     return out;
   }
 
+  std::vector<double> Numbers(std::string_view text) const {
+    std::vector<double> out;
+    for (std::string_view part : Split(text, ':')) out.push_back(Number(part));
+    return out;
+  }
+
   // The library's parsers, with this item named in the message.
   Interpolation ParseInterpolation(std::string_view text) const {
     try {
@@ -638,11 +768,21 @@ Transform ParseItem(std::string_view item) {
   } else if (kind == "randomerasing") {
     t = Transform::RandomErasing();
     max_positional = 1;
+  } else if (kind == "randomzoomout") {
+    t = Transform::RandomZoomOut();
+    max_positional = 0;
+  } else if (kind == "randomioucrop") {
+    t = Transform::RandomIoUCrop();
+    max_positional = 0;
+  } else if (kind == "randomphotometricdistort") {
+    t = Transform::RandomPhotometricDistort();
+    max_positional = 0;
   } else {
     parser.Fail(
         "unknown transform; expected resize, center_crop, random_resized_crop, "
         "random_horizontal_flip, normalize, to_chw, color_jitter, trivial_augment_wide, "
-        "rand_augment, auto_augment or random_erasing");
+        "rand_augment, auto_augment, random_erasing, random_zoom_out, random_iou_crop or "
+        "random_photometric_distort");
   }
   using Kind = Transform::Kind;
   const bool augment = t.kind == Kind::kTrivialAugmentWide || t.kind == Kind::kRandAugment ||
@@ -665,7 +805,9 @@ Transform ParseItem(std::string_view item) {
     const bool geometric =
         t.kind == Transform::Kind::kResize || t.kind == Transform::Kind::kRandomResizedCrop;
     const bool erasing = t.kind == Kind::kRandomErasing;
-    const bool jitter = t.kind == Kind::kColorJitter;
+    const bool jitter = t.kind == Kind::kColorJitter || t.kind == Kind::kRandomPhotometricDistort;
+    const bool zoom = t.kind == Kind::kRandomZoomOut;
+    const bool iou_crop = t.kind == Kind::kRandomIoUCrop;
     if (key == "interpolation" && (geometric || augment)) {
       t.interpolation = parser.ParseInterpolation(value);
     } else if (jitter && key == "brightness") {
@@ -685,8 +827,20 @@ Transform ParseItem(std::string_view item) {
       t.num_magnitude_bins = parser.Integer(value);
     } else if (key == "policy" && t.kind == Kind::kAutoAugment) {
       t.policy = parser.ParsePolicy(value);
-    } else if (key == "fill" && augment) {
+    } else if (key == "fill" && (augment || zoom)) {
       t.fill = parser.List<3, float>(value);
+    } else if (zoom && key == "side_range") {
+      t.side_range = parser.List<2, double>(value);
+    } else if (key == "p" && (zoom || t.kind == Kind::kRandomPhotometricDistort)) {
+      t.p = parser.Number(value);
+    } else if (iou_crop && key == "scale") {
+      t.scale = parser.List<2, double>(value);
+    } else if (iou_crop && key == "ratio") {
+      t.ratio = parser.List<2, double>(value);
+    } else if (iou_crop && key == "options") {
+      t.iou_options = parser.Numbers(value);
+    } else if (iou_crop && key == "trials") {
+      t.trials = parser.Integer(value);
     } else if (erasing && (key == "scale" || key == "ratio" || key == "p")) {
       if (key == "p") t.p = parser.Number(value);
       if (key == "scale") t.scale = parser.List<2, double>(value);

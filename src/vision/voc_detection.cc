@@ -53,11 +53,17 @@ void VocDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     auto timer = ctx.Time(Stage::kRead);
     ReadFile(name.c_str(), bytes, options_.read);
   }
+  const std::span<const VocObject> all = annotations_->objects(index);
+  std::vector<std::array<float, 4>> corners;  // for a RandomIoUCrop
+  if (pipeline_.ChoosesFromBoxes()) {
+    for (const VocObject& o : all) {
+      if (!o.difficult || options_.keep_difficult) corners.push_back(o.box);
+    }
+  }
   PipelinePlan plan;
-  pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan);
+  pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan, PlanBoxes{corners});
 
   auto timer = ctx.Time(Stage::kTransform);
-  const std::span<const VocObject> all = annotations_->objects(index);
   std::vector<ImageObject> objects;
   objects.reserve(all.size());
   const float width = static_cast<float>(plan.image_width);

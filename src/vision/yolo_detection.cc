@@ -211,9 +211,6 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     auto timer = ctx.Time(Stage::kRead);
     ReadFile(image.c_str(), bytes, options_.read);
   }
-  PipelinePlan plan;
-  pipeline_.Run(bytes, image, out, "image", ctx, {}, &plan);
-
   const std::string label_file = LabelFile(index);
   std::vector<uint8_t>& text = ctx.scratch(kLabelsSlot);
   text.clear();
@@ -226,10 +223,22 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       ReadFile(label_file.c_str(), text, read);
     }
   }
+  const std::string_view label_text(reinterpret_cast<const char*>(text.data()), text.size());
+  // A RandomIoUCrop chooses from the boxes before the image's size is
+  // known: read as fractions of a 1 x 1 image.
+  std::vector<std::array<float, 4>> corners;
+  if (pipeline_.ChoosesFromBoxes()) {
+    for (const LabelObject& o : ParseLabels(label_text, label_file, 1, 1, index)) {
+      corners.push_back(o.object.box);
+    }
+  }
+  PipelinePlan plan;
+  pipeline_.Run(bytes, image, out, "image", ctx, {}, &plan,
+                PlanBoxes{corners, /*normalized=*/true});
+
   auto timer = ctx.Time(Stage::kTransform);
   const std::vector<LabelObject> labelled =
-      ParseLabels(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()),
-                  label_file, plan.image_width, plan.image_height, index);
+      ParseLabels(label_text, label_file, plan.image_width, plan.image_height, index);
   std::vector<ImageObject> objects;
   std::vector<const LabelObject*> sources;
   for (const LabelObject& o : labelled) {

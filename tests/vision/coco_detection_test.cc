@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,85 @@ TEST_F(CocoDetectionTest, ResizedBoxesScaleWithTheImage) {
   data.Get(0, s, ctx);
   EXPECT_THAT(FieldValues<float>(s, "boxes"), ElementsAre(4, 6, 24, 14, 50, 20, 60, 40));
   EXPECT_EQ(s.Find("masks"), nullptr);  // not asked for
+}
+
+// RandomZoomOut moves the boxes and masks with the image: each box keeps
+// its size, shifted by where the image landed on the canvas, and its mask
+// is drawn there.
+TEST_F(CocoDetectionTest, ZoomOutMovesBoxesAndMasks) {
+  CocoDetection data = Make({Transform::RandomZoomOut({9, 9, 9}, {2, 2}, 1.0)}, {.masks = true});
+  for (int64_t epoch = 0; epoch < 4; ++epoch) {
+    Sample s;
+    SampleContext ctx(0, epoch, 0);
+    data.Get(0, s, ctx);
+    ASSERT_EQ(s.Find("image")->shape(), (Shape{40, 60, 3}));
+    const std::vector<float> boxes = FieldValues<float>(s, "boxes");
+    ASSERT_EQ(boxes.size(), 8u);
+    const float dx = boxes[0] - 2, dy = boxes[1] - 3;  // where the image landed
+    EXPECT_THAT(boxes, ElementsAre(2 + dx, 3 + dy, 12 + dx, 7 + dy, 25 + dx, 10 + dy, 30 + dx,
+                                   20 + dy));
+    // The image's pixel (0, 0) is at (dx, dy): red 0, green 0; the fill
+    // around it.
+    const uint8_t* image = s.Find("image")->data<uint8_t>();
+    const size_t at = (static_cast<size_t>(dy) * 60 + static_cast<size_t>(dx)) * 3;
+    EXPECT_EQ(image[at + 2], 0);
+    if (dx > 0) EXPECT_EQ(image[at - 3], 9);
+    const std::vector<uint8_t> masks = FieldValues<uint8_t>(s, "masks");
+    int set = 0;
+    for (int y = 0; y < 40; ++y) {
+      for (int x = 0; x < 60; ++x) {
+        const bool inside = x >= 2 + dx && x < 12 + dx && y >= 3 + dy && y < 7 + dy;
+        set += masks[static_cast<size_t>(y * 60 + x)];
+        EXPECT_EQ(masks[static_cast<size_t>(y * 60 + x)], inside ? 1 : 0) << x << "," << y;
+      }
+    }
+    EXPECT_EQ(set, 40);
+  }
+}
+
+// RandomIoUCrop keeps only the objects whose box centre is in its crop,
+// even where another object's box still shows in it, as the references do.
+TEST_F(CocoDetectionTest, IoUCropKeepsTheObjectsCentredInTheCrop) {
+  CocoDetection data =
+      Make({Transform::RandomIoUCrop({0.3, 1.0}, {0.5, 2.0}, {0.0}, 40)}, {.masks = true});
+  int both = 0, one = 0;
+  for (int64_t epoch = 0; epoch < 60; ++epoch) {
+    Sample s;
+    SampleContext ctx(0, epoch, 0);
+    data.Get(0, s, ctx);
+    const std::vector<int64_t> size = FieldValues<int64_t>(s, "image_size");
+    const std::vector<float> boxes = FieldValues<float>(s, "boxes");
+    const std::vector<int64_t> labels = FieldValues<int64_t>(s, "labels");
+    ASSERT_FALSE(labels.empty()) << "a crop holds a centred object";
+    ASSERT_EQ(s.Find("masks")->shape()[0], static_cast<int64_t>(labels.size()));
+    ASSERT_EQ(s.Find("image")->shape(), (Shape{size[0], size[1], 3}));
+    // The image is the crop: its (0, 0) pixel has red 8 * left, green 8 * top.
+    const uint8_t* image = s.Find("image")->data<uint8_t>();
+    const int left = image[0] / 8, top = image[1] / 8;
+    // Object 4 (2..12 x 3..7) has its centre at (7, 5); object 7 (25..30 x
+    // 10..20) at (27.5, 15).
+    const bool has4 = left < 7 && 7 < left + size[1] && top < 5 && 5 < top + size[0];
+    const bool has7 = left < 27.5 && 27.5 < left + size[1] && top < 15 && 15 < top + size[0];
+    std::vector<int64_t> want;
+    if (has4) want.push_back(4);
+    if (has7) want.push_back(7);
+    EXPECT_EQ(labels, want) << "crop at " << left << "," << top << " " << size[1] << "x" << size[0];
+    if (has4 && !has7) {
+      // Box 4 in crop pixels, clipped to the crop.
+      EXPECT_EQ(boxes[0], std::max(2 - left, 0));
+      EXPECT_EQ(boxes[1], std::max(3 - top, 0));
+    }
+    (want.size() == 2 ? both : one) += 1;
+  }
+  EXPECT_GT(one, 0);  // some crops leave an object out
+}
+
+TEST_F(CocoDetectionTest, IoUCropOfAnImageWithoutObjectsLeavesIt) {
+  CocoDetection data = Make({Transform::RandomIoUCrop({0.3, 1.0}, {0.5, 2.0}, {0.0})});
+  Sample s;
+  SampleContext ctx(0, 0, 1);
+  data.Get(1, s, ctx);
+  EXPECT_EQ(s.Find("image")->shape(), (Shape{20, 30, 3}));
 }
 
 TEST_F(CocoDetectionTest, OptionsKeepCrowdsAndSkipImagesWithoutBoxes) {

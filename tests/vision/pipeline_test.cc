@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -13,6 +14,7 @@
 #include "feedline/synth/encode.h"
 #include "feedline/synth/synth.h"
 #include "feedline/vision/decode.h"
+#include "feedline/vision/image_ops.h"
 #include "src/core/sample_binder.h"
 #include "tests/vision/vision_testing.h"
 
@@ -458,6 +460,133 @@ TEST(Pipeline, RejectsListsItCannotRun) {
   Transform bad = Transform::CenterCrop(10);
   bad.height = 0;
   EXPECT_THROW(Pipeline({bad}), Error);
+}
+
+// RandomZoomOut places the image whole on the canvas, the rest in its fill:
+// found by searching the output for the image's own pixels.
+TEST(Pipeline, ZoomOutPlacesTheImageWholeOnAFilledCanvas) {
+  const std::vector<uint8_t> rgb = SynthesizeImage(24, 16, 5);
+  const std::vector<uint8_t> png = EncodePng(rgb, 24, 16);
+  const Pipeline pipeline({Transform::RandomZoomOut({123, 117, 104.9f}, {1.5, 2.5}, 1.0)},
+                          Options(DType::kU8));
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Shape shape;
+    const std::vector<uint8_t> out = RunBytes(pipeline, png, seed, 0, 0, &shape);
+    const int h = static_cast<int>(shape[0]), w = static_cast<int>(shape[1]);
+    ASSERT_GE(w, 36);
+    ASSERT_LE(w, 60);
+    EXPECT_NEAR(w / 24.0, h / 16.0, 1.0 / 16) << "one side factor for both sides";
+    int found = 0, fx = 0, fy = 0;
+    for (int y = 0; y + 16 <= h; ++y) {
+      for (int x = 0; x + 24 <= w; ++x) {
+        bool same = true;
+        for (int r = 0; r < 16 && same; ++r) {
+          same = std::memcmp(&out[(static_cast<size_t>(y + r) * w + x) * 3], &rgb[r * 24 * 3],
+                             24 * 3) == 0;
+        }
+        if (same) ++found, fx = x, fy = y;
+      }
+    }
+    ASSERT_EQ(found, 1) << seed;
+    for (int y = 0; y < h; ++y) {
+      for (int x = 0; x < w; ++x) {
+        if (x >= fx && x < fx + 24 && y >= fy && y < fy + 16) continue;
+        const uint8_t* p = &out[(static_cast<size_t>(y) * w + x) * 3];
+        ASSERT_TRUE(p[0] == 123 && p[1] == 117 && p[2] == 104) << x << "," << y;  // 104.9: 104
+      }
+    }
+  }
+}
+
+// Listed before a crop (where the references list it), the distort works
+// on the whole image: contrast blends with the whole image's mean, not the
+// crop's. The output is the crop of the whole image adjusted, its channels
+// in one of the six orders (p = 1 also draws a permutation).
+TEST(Pipeline, PhotometricDistortBeforeTheCropSeesTheWholeImage) {
+  std::vector<uint8_t> rgb(32 * 32 * 3);
+  for (int y = 0; y < 32; ++y) {
+    for (int x = 0; x < 32; ++x) {
+      for (int c = 0; c < 3; ++c) {  // a bright left quarter, outside the crop
+        rgb[(y * 32 + x) * 3 + c] = static_cast<uint8_t>(x < 8 ? 200 + c * 10 : 60 + c * 5 + y);
+      }
+    }
+  }
+  const std::vector<uint8_t> png = EncodePng(rgb, 32, 32);
+  const Pipeline pipeline(
+      {Transform::RandomPhotometricDistort({1.3, 1.3}, {1, 1}, {0, 0}, {1, 1}, 1.0),
+       Transform::CenterCrop(8)},
+      Options(DType::kU8));
+  // p = 1 runs every step: brightness 1, saturation 1 and hue 0 too (which
+  // round as torchvision's do), contrast before or after the last two.
+  auto adjusted = [&](bool contrast_first, int x0, int y0, int size, int w) {
+    std::vector<uint8_t> image(static_cast<size_t>(size) * size * 3);
+    for (int y = 0; y < size; ++y) {
+      std::memcpy(&image[static_cast<size_t>(y) * size * 3], &rgb[((y + y0) * w + x0) * 3],
+                  static_cast<size_t>(size) * 3);
+    }
+    const RgbImageView view{image.data(), size, size};
+    AdjustBrightness(view, 1.0);
+    if (contrast_first) AdjustContrast(view, 1.3);
+    AdjustSaturation(view, 1.0);
+    AdjustHue(view, 0.0);
+    if (!contrast_first) AdjustContrast(view, 1.3);
+    return image;
+  };
+  auto crop_of = [](const std::vector<uint8_t>& whole) {
+    std::vector<uint8_t> crop(8 * 8 * 3);
+    for (int y = 0; y < 8; ++y) std::memcpy(&crop[y * 8 * 3], &whole[((y + 12) * 32 + 12) * 3], 24);
+    return crop;
+  };
+  const std::vector<std::vector<uint8_t>> wants = {crop_of(adjusted(true, 0, 0, 32, 32)),
+                                                   crop_of(adjusted(false, 0, 0, 32, 32))};
+  // What a distort of the crop alone would give: the test tells them apart.
+  ASSERT_NE(wants[0], adjusted(true, 12, 12, 8, 32));
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    const std::vector<uint8_t> got = RunBytes(pipeline, png, seed, 0, 0);
+    bool matched = false;
+    for (const std::vector<uint8_t>& want : wants) {
+      for (const std::array<int, 3>& order : std::vector<std::array<int, 3>>{
+               {0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}) {
+        bool same = true;
+        for (size_t i = 0; i < 64 && same; ++i) {
+          for (int c = 0; c < 3; ++c) same = same && got[i * 3 + c] == want[i * 3 + order[c]];
+        }
+        matched = matched || same;
+      }
+    }
+    EXPECT_TRUE(matched) << seed;
+  }
+}
+
+TEST(Pipeline, ZoomOutAndIoUCropMakeTheShapeVary) {
+  EXPECT_FALSE(Pipeline({Transform::CenterCrop(8), Transform::RandomZoomOut()}).FixedShape());
+  EXPECT_FALSE(Pipeline({Transform::CenterCrop(8), Transform::RandomIoUCrop()}).FixedShape());
+  EXPECT_TRUE(Pipeline({Transform::RandomZoomOut(), Transform::CenterCrop(8)}).FixedShape());
+  EXPECT_TRUE(Pipeline({Transform::RandomIoUCrop()}).ChoosesFromBoxes());
+  EXPECT_FALSE(Pipeline({Transform::RandomZoomOut()}).ChoosesFromBoxes());
+}
+
+// RandomIoUCrop chooses from the boxes Plan is given, in source pixels or
+// as fractions (YOLO), and the plan says which objects it keeps.
+TEST(Pipeline, IoUCropPlansFromTheBoxesAndNamesItsWindow) {
+  const Pipeline pipeline({Transform::RandomIoUCrop({0.3, 1.0}, {0.5, 2.0}, {0.7})});
+  const std::vector<std::array<float, 4>> pixels = {{40, 30, 100, 90}};
+  const std::vector<std::array<float, 4>> fractions = {{0.2f, 0.25f, 0.5f, 0.75f}};
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    Rng a(seed, 0, 0), b(seed, 0, 0);
+    const PipelinePlan plan = pipeline.Plan(120, 200, a, PlanBoxes{pixels});
+    const PipelinePlan same = pipeline.Plan(120, 200, b, PlanBoxes{fractions, true});
+    ASSERT_TRUE(plan.center_window.has_value());
+    EXPECT_EQ(plan.x, same.x);
+    EXPECT_EQ(plan.width, same.width);
+    const std::array<double, 4>& w = *plan.center_window;
+    EXPECT_EQ(w[0], plan.x);
+    EXPECT_EQ(w[2], plan.x + plan.width);
+    EXPECT_TRUE(w[0] < 70 && 70 < w[2] && w[1] < 60 && 60 < w[3]);  // the box's centre
+    EXPECT_EQ(plan.out_width, static_cast<int>(plan.width));
+  }
+  Rng rng(1, 0, 0);
+  EXPECT_FALSE(pipeline.Plan(120, 200, rng).center_window.has_value());  // no boxes
 }
 
 }  // namespace

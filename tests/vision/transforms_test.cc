@@ -158,6 +158,25 @@ TEST(ParseTransforms, RoundTripsEveryTransform) {
   EXPECT_EQ(Transform::Resize(100, 200).ToString(), "resize(100,200)");
 }
 
+TEST(ParseTransforms, RoundTripsTheDetectionSteps) {
+  const std::vector<Transform> all = {
+      Transform::RandomZoomOut(),
+      Transform::RandomZoomOut({123, 117, 104}, {1.5, 3.0}, 0.25),
+      Transform::RandomIoUCrop(),
+      Transform::RandomIoUCrop({0.5, 0.9}, {0.75, 1.5}, {0.1, 0.5, 1.0}, 12),
+      Transform::RandomPhotometricDistort(),
+      Transform::RandomPhotometricDistort({0.6, 1.4}, {0.7, 1.3}, {-0.1, 0.1}, {0.9, 1.1}, 0.75),
+  };
+  const std::string text = TransformsToString(all);
+  EXPECT_EQ(ParseTransforms(text), all) << text;
+  EXPECT_EQ(all[3].ToString(),
+            "random_iou_crop(scale=0.5:0.9,ratio=0.75:1.5,options=0.1:0.5:1,trials=12)");
+  EXPECT_EQ(ParseTransforms("RandomZoomOut(fill=1:2:3)")[0],
+            Transform::RandomZoomOut({1, 2, 3}));
+  EXPECT_THROW(ParseTransforms("random_zoom_out(side_range=0.5:2)"), Error);
+  EXPECT_THROW(ParseTransforms("random_zoom_out(fill=300:0:0)"), Error);
+}
+
 TEST(ParseTransforms, AcceptsTorchvisionNamesAndSpaces) {
   const std::vector<Transform> parsed = ParseTransforms(
       " RandomResizedCrop(224, scale=0.08:1) ; RandomHorizontalFlip ;Normalize; ToCHW ");

@@ -45,6 +45,13 @@ namespace feedline::vision {
 struct CocoDetectionOptions {
   // Draw each object's mask ("masks").
   bool masks = false;
+  // With masks: draw them at the source image's size, mirrored when the
+  // image is, one for every object the transforms started with (a crop's
+  // drops included), with "masks_size" i64 [2] their (height, width). What
+  // torchvision's references' ssd and ssdlite presets hand out (their
+  // RandomZoomOut and RandomIoUCrop leave masks as they are), for the
+  // one-line swap; models that use masks want them at the output.
+  bool source_masks = false;
   // Keep crowd objects (iscrowd 1); the references drop them for training.
   bool keep_crowd = false;
   // Leave out images with no annotation, or whose every box is at most 1

@@ -9,8 +9,14 @@
 // the layout change are written in one pass straight into the destination
 // (the batch row when the dataset declared the field fixed). When the list
 // has pixel augmentations (ColorJitter, TrivialAugmentWide, RandAugment,
-// AutoAugment), the resampled image goes through a uint8 buffer where they
-// run before the write; RandomErasing works on the written output.
+// AutoAugment, RandomPhotometricDistort), the resampled image goes through
+// a uint8 buffer where they run before the write; RandomErasing works on
+// the written output. A RandomPhotometricDistort listed before a geometric
+// step runs on the whole decoded image instead, as torchvision's runs on
+// the image before the crops. Detection's RandomZoomOut and RandomIoUCrop
+// fold into the source box too: the canvas is the box reaching past the
+// image, filled, and the IoU crop is chosen from the objects' boxes
+// (PlanBoxes) before decoding.
 // docs/vision.md explains the path and its accuracy.
 //
 // Thread safety: a Pipeline is immutable after construction; Run is const
@@ -80,6 +86,23 @@ struct FEEDLINE_EXPORT PipelinePlan {
   // The largest DCT downscale that keeps the box at least as large as the
   // output (1, 2, 4 or 8); 1 for nearest-neighbour output.
   int max_scale = 1;
+  // The colour of the output pixels outside the image (RandomZoomOut's
+  // fill; black otherwise).
+  std::array<uint8_t, 3> fill = {0, 0, 0};
+  // After a RandomIoUCrop: the crop (x0, y0, x1, y1) in source pixels. Only
+  // the objects whose box centre lies strictly inside it are kept.
+  std::optional<std::array<double, 4>> center_window;
+};
+
+// The boxes (x0, y0, x1, y1) of an image's objects, which RandomIoUCrop
+// chooses its crop from: in the source image's pixels or, when
+// `normalized`, as fractions of its width and height (YOLO's labels, in
+// pixels only once the header gives the size). Plan clamps them to the
+// image and passes over those left without a width and a height, as the
+// detection datasets do with their objects.
+struct FEEDLINE_EXPORT PlanBoxes {
+  std::span<const std::array<float, 4>> boxes;
+  bool normalized = false;
 };
 
 class FEEDLINE_EXPORT Pipeline {
@@ -113,8 +136,9 @@ class FEEDLINE_EXPORT Pipeline {
   // The output shape for an image of height x width.
   Shape OutputShape(int height, int width) const;
 
-  // Draws the random parameters, in transform order, from `rng`.
-  PipelinePlan Plan(int height, int width, Rng& rng) const;
+  // Draws the random parameters, in transform order, from `rng`; a
+  // RandomIoUCrop chooses from `boxes`.
+  PipelinePlan Plan(int height, int width, Rng& rng, PlanBoxes boxes = {}) const;
 
   // Decodes `data` and writes the result into field `field` of `out`:
   // Allocate(field, dtype(), OutputShape(...)), so the last step writes
@@ -125,11 +149,16 @@ class FEEDLINE_EXPORT Pipeline {
   // a JPEG with a restart marker every MCU row (DecodeRequest::jpeg_restarts;
   // packed shards keep them): a crop then decodes only from its rows on.
   // `plan_used`, when given, receives the plan the image went through, so
-  // that annotations in image pixels (boxes, polygons) can follow it.
+  // that annotations in image pixels (boxes, polygons) can follow it;
+  // `boxes` are its objects, for a RandomIoUCrop.
   void Run(std::span<const uint8_t> data, std::string_view source, Sample& out,
            std::string_view field, SampleContext& ctx,
            std::span<const uint32_t> jpeg_restarts = {},
-           PipelinePlan* plan_used = nullptr) const;
+           PipelinePlan* plan_used = nullptr, PlanBoxes boxes = {}) const;
+
+  // Whether RandomIoUCrop is listed: it chooses its crop from the objects,
+  // so a dataset without objects refuses the pipeline.
+  bool ChoosesFromBoxes() const;
 
   // "random_resized_crop(224); random_horizontal_flip(0.5); ... -> f32".
   std::string ToString() const;
@@ -140,9 +169,16 @@ class FEEDLINE_EXPORT Pipeline {
   bool chw_ = false;
   // How pixel values become output values (shared by copies: immutable).
   std::shared_ptr<const internal::ValueMap> values_;
-  // Whether ColorJitter or the AutoAugment family is listed: the image then
-  // goes through a uint8 buffer instead of straight into the output.
+  // Whether a pixel augmentation is listed after the geometric steps: the
+  // image then goes through a uint8 buffer instead of straight into the
+  // output.
   bool pixel_augmentations_ = false;
+  // The RandomPhotometricDistort steps listed before a geometric step
+  // (indices into transforms_): they run on the whole decoded image.
+  std::vector<size_t> early_augmentations_;
+  // The index after the last geometric step: pixel augmentations from here
+  // on run on the output's pixels.
+  size_t first_late_ = 0;
   // The RandomErasing steps (indices into transforms_), with the Normalize
   // their values go through when listed before it.
   std::vector<std::pair<size_t, ErasingNormalization>> erasing_;

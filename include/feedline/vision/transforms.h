@@ -3,7 +3,10 @@
 // CenterCrop, RandomResizedCrop, RandomHorizontalFlip, Normalize, ToCHW, and
 // the augmentations of the classification recipes: ColorJitter,
 // TrivialAugmentWide, RandAugment, AutoAugment (on the uint8 image after
-// the geometric steps) and RandomErasing (on the output tensor).
+// the geometric steps) and RandomErasing (on the output tensor), and the
+// detection steps of torchvision's references/detection: RandomZoomOut,
+// RandomIoUCrop (chosen from the image's boxes) and
+// RandomPhotometricDistort.
 //
 // A Transform is a plain description; a Pipeline (pipeline.h) runs a list of
 // them. Thread safety: Transforms are values; concurrent reads are safe.
@@ -66,6 +69,9 @@ struct FEEDLINE_EXPORT Transform {
     kRandAugment,
     kAutoAugment,
     kRandomErasing,
+    kRandomZoomOut,
+    kRandomIoUCrop,
+    kRandomPhotometricDistort,
   };
 
   // torchvision.transforms.Resize(size): the shorter side becomes `size`, the
@@ -130,9 +136,47 @@ struct FEEDLINE_EXPORT Transform {
                                  std::array<float, 3> value = {0, 0, 0},
                                  bool random_value = false);
 
-  // ColorJitter and the AutoAugment family: they change the pixels of the
-  // uint8 image, between the geometric steps and the output.
+  // The references' RandomZoomOut: with probability p, the image is placed
+  // on a canvas side_range times its size (a factor drawn uniformly from
+  // side_range, the offsets uniformly), the rest filled with `fill`
+  // (0-255 per channel, truncated to whole levels as PIL's pad takes it).
+  // Boxes and masks move with the image.
+  static Transform RandomZoomOut(std::array<float, 3> fill = {0, 0, 0},
+                                 std::array<double, 2> side_range = {1.0, 4.0}, double p = 0.5);
+  // The references' RandomIoUCrop (SSD's sampling): draws one of
+  // `options`, a minimum IoU (1 or more: the image is left as it is), then
+  // up to `trials` crops of width and height fractions in `scale` and
+  // aspect ratio (width / height) in `ratio`, and takes the first whose
+  // centre-inside objects include one with that IoU or more; after
+  // `trials` failures it draws an option again. Only objects whose box
+  // centre lies inside the crop are kept. Chosen from the boxes before
+  // decoding, so only the crop is decoded. An image without objects is
+  // left as it is (torchvision's would draw options until it draws 1).
+  static Transform RandomIoUCrop(std::array<double, 2> scale = {0.3, 1.0},
+                                 std::array<double, 2> ratio = {0.5, 2.0},
+                                 std::vector<double> options = {0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0},
+                                 int trials = 40);
+  // The references' RandomPhotometricDistort: brightness with probability
+  // p, then contrast either before or after saturation and hue (a coin),
+  // each with probability p, then with probability p a random permutation
+  // of the channels; factors drawn uniformly from the ranges, the
+  // adjustments those of ColorJitter. Listed before the geometric steps
+  // (where the references put it) it runs on the whole decoded image, so
+  // contrast's mean is the image's and a RandomZoomOut's fill is left as
+  // it is.
+  static Transform RandomPhotometricDistort(std::array<double, 2> contrast = {0.5, 1.5},
+                                            std::array<double, 2> saturation = {0.5, 1.5},
+                                            std::array<double, 2> hue = {-0.05, 0.05},
+                                            std::array<double, 2> brightness = {0.875, 1.125},
+                                            double p = 0.5);
+
+  // ColorJitter, RandomPhotometricDistort and the AutoAugment family: they
+  // change the pixels of the uint8 image, between the geometric steps and
+  // the output (RandomPhotometricDistort may also come before them).
   bool IsPixelAugmentation() const;
+  // RandomZoomOut and RandomIoUCrop: geometric steps that need the
+  // image's objects (the crop is chosen from them, or they must follow).
+  bool IsDetectionGeometry() const;
 
   // Throws Error naming the bad parameter. The factories call it.
   void Validate() const;
@@ -166,6 +210,12 @@ struct FEEDLINE_EXPORT Transform {
   // RandomErasing's value unless random_value.
   std::array<float, 3> fill = {0, 0, 0};
   bool random_value = false;
+  // RandomZoomOut's canvas size range (uses fill and p above).
+  std::array<double, 2> side_range = {1.0, 4.0};
+  // RandomIoUCrop's minimum IoUs to draw from and tries per draw (uses
+  // scale and ratio above).
+  std::vector<double> iou_options;
+  int trials = 40;
 };
 
 // A crop of an image: rows [top, top + height), columns [left, left + width).

@@ -245,9 +245,11 @@ class CocoDetection(NativeDataset):
     at the output size (or sampled from their run-length encoding).
 
     `transforms`: feedline.vision.transforms only (RandomHorizontalFlip,
-    Resize, CenterCrop, RandomResizedCrop, ColorJitter, RandomErasing,
-    PILToTensor, ConvertImageDtype, ToTensor, Normalize), as a Compose or a
-    list; the AutoAugment family is refused (its shears and rotations would
+    Resize, CenterCrop, RandomResizedCrop, RandomZoomOut, RandomIoUCrop,
+    ColorJitter, RandomPhotometricDistort, RandomErasing, PILToTensor,
+    ConvertImageDtype, ToTensor, Normalize), as a Compose or a list;
+    RandomIoUCrop keeps only the objects centred in its crop, as the
+    references'; the AutoAugment family is refused (its shears and rotations would
     leave the boxes behind). An object without a segmentation gets its box
     as its mask.
 
@@ -279,15 +281,24 @@ class CocoDetection(NativeDataset):
     cache, $XDG_CACHE_HOME or ~/.cache/feedline/annotation-index; a path: that
     folder; False: nothing kept). An index is used only for the file (path,
     size, inode, modification and change times) it was made from, and is
-    rewritten otherwise or when damaged."""
+    rewritten otherwise or when damaged.
+
+    masks="source" draws the masks at the source image's size, mirrored when
+    the image is, one for every object the transforms started with, with
+    "masks_size" int64 [2]: what torchvision's references' ssd and ssdlite
+    presets hand out (their RandomZoomOut and RandomIoUCrop leave the masks
+    as they are); the one-line swap uses it for them."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
                  skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,
                  size_divisibility=1):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         pipeline = _detection_pipeline("CocoDetection", transforms, max_pixels)
+        if isinstance(masks, str) and masks != "source":
+            raise ValueError(f"CocoDetection masks must be True, False or 'source', got {masks!r}")
         native = _vision.CocoDetection(os.fspath(root), os.fspath(annFile), pipeline,
-                                       masks=bool(masks), keep_crowd=bool(keep_crowd),
+                                       masks=bool(masks), source_masks=masks == "source",
+                                       keep_crowd=bool(keep_crowd),
                                        skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes,
                                        index_dir=_annotation_index_dir(annotation_index),
                                        size_divisibility=_size_divisibility(size_divisibility))
@@ -434,7 +445,10 @@ def detection_targets(batch):
         target = {"boxes": batch["boxes"][i, :n], "labels": batch["labels"][i, :n],
                   "image_id": batch["image_id"][i], "area": batch["area"][i, :n],
                   "iscrowd": batch["iscrowd"][i, :n]}
-        if "masks" in batch:
+        if "masks_size" in batch:  # masks="source": their own count and size
+            mh, mw = (int(v) for v in batch["masks_size"][i])
+            target["masks"] = batch["masks"][i, :int(batch["masks_lengths"][i]), :mh, :mw]
+        elif "masks" in batch:
             target["masks"] = batch["masks"][i, :n, :h, :w]
         targets.append(target)
     return out_images, targets

@@ -12,7 +12,10 @@ The recipes' augmentations run natively too, with torchvision's parameters,
 sampling and arithmetic: ColorJitter, TrivialAugmentWide, RandAugment and
 AutoAugment on the uint8 image after the geometric steps, RandomErasing on
 the float tensor. Their random numbers come from (seed, epoch, sample
-index), so batches are the same for any number of workers. paddle.vision's
+index), so batches are the same for any number of workers. The detection
+steps of torchvision's references/detection run natively in the detection
+datasets (docs/detection.md): RandomZoomOut, RandomIoUCrop (its crop chosen
+from the boxes before decoding) and RandomPhotometricDistort. paddle.vision's
 names are aliases: BrightnessTransform, ContrastTransform,
 SaturationTransform, HueTransform, and RandomErasing(prob=...).
 
@@ -46,7 +49,10 @@ __all__ = [
     "RandAugment",
     "RandomErasing",
     "RandomHorizontalFlip",
+    "RandomIoUCrop",
+    "RandomPhotometricDistort",
     "RandomResizedCrop",
+    "RandomZoomOut",
     "Resize",
     "SaturationTransform",
     "ToTensor",
@@ -488,6 +494,89 @@ class RandomErasing(Transform):
                 f"value={self.value!r})")
 
 
+def _range(value, name, owner):
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{owner} {name} must be a (min, max) pair, got {value!r}") from None
+    return [low, high]
+
+
+class RandomZoomOut(Transform):
+    """torchvision's references/detection RandomZoomOut: with probability
+    p, the image is placed at a random spot of a canvas side_range times
+    its size (the factor drawn uniformly), the rest filled with `fill`
+    (0-255 per channel, whole levels as PIL pads). Boxes and masks move
+    with it. In a detection dataset, or on its own image."""
+
+    def __init__(self, fill=None, side_range=(1.0, 4.0), p=0.5):
+        self.fill = [0.0, 0.0, 0.0] if fill is None else _fill(fill, "RandomZoomOut")
+        self.side_range = _range(side_range, "side_range", "RandomZoomOut")
+        if not 1.0 <= self.side_range[0] <= self.side_range[1]:
+            raise ValueError(f"Invalid canvas side range provided {tuple(side_range)}.")
+        self.p = float(p)
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        return [_NATIVE.random_zoom_out(self.fill, self.side_range, self.p)]
+
+    def __repr__(self):
+        return f"RandomZoomOut(fill={self.fill}, side_range={self.side_range}, p={self.p})"
+
+
+class RandomIoUCrop(Transform):
+    """torchvision's references/detection RandomIoUCrop (SSD's sampling):
+    a crop whose width and height fractions are in [min_scale, max_scale]
+    and aspect ratio in [min_aspect_ratio, max_aspect_ratio], such that some
+    object centred in it overlaps it by one of `sampler_options` IoU or
+    more (1: the image as it is). Only objects centred in the crop are
+    kept. The crop is chosen from the boxes before decoding, so only it is
+    decoded. Detection datasets only: it needs the image's objects."""
+
+    def __init__(self, min_scale=0.3, max_scale=1.0, min_aspect_ratio=0.5, max_aspect_ratio=2.0,
+                 sampler_options=None, trials=40):
+        self.scale = [float(min_scale), float(max_scale)]
+        self.ratio = [float(min_aspect_ratio), float(max_aspect_ratio)]
+        self.options = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0] if sampler_options is None else \
+            [float(v) for v in sampler_options]
+        self.trials = int(trials)
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        return [_NATIVE.random_iou_crop(self.scale, self.ratio, self.options, self.trials)]
+
+    def __repr__(self):
+        return (f"RandomIoUCrop(scale={self.scale}, aspect_ratio={self.ratio}, "
+                f"sampler_options={self.options}, trials={self.trials})")
+
+
+class RandomPhotometricDistort(Transform):
+    """torchvision's references/detection RandomPhotometricDistort:
+    brightness, then contrast before or after saturation and hue, each with
+    probability p and a factor drawn from its range, then with probability
+    p a random order of the channels; ColorJitter's arithmetic. Listed
+    before the geometric steps, as the references list it, it works on the
+    whole decoded image."""
+
+    def __init__(self, contrast=(0.5, 1.5), saturation=(0.5, 1.5), hue=(-0.05, 0.05),
+                 brightness=(0.875, 1.125), p=0.5):
+        owner = "RandomPhotometricDistort"
+        self.contrast = _range(contrast, "contrast", owner)
+        self.saturation = _range(saturation, "saturation", owner)
+        self.hue = _range(hue, "hue", owner)
+        self.brightness = _range(brightness, "brightness", owner)
+        self.p = float(p)
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        return [_NATIVE.random_photometric_distort(self.contrast, self.saturation, self.hue,
+                                                   self.brightness, self.p)]
+
+    def __repr__(self):
+        return (f"RandomPhotometricDistort(contrast={self.contrast}, saturation="
+                f"{self.saturation}, hue={self.hue}, brightness={self.brightness}, p={self.p})")
+
+
 def _flatten(transform):
     if transform is None:
         return []
@@ -543,9 +632,9 @@ def build_pipeline(transform, max_pixels=None):
             if state not in ("float", "normalized"):
                 raise TypeError("RandomErasing works on float tensors: put ToTensor() (or "
                                 "PILToTensor() and ConvertImageDtype(torch.float)) before it")
-        elif isinstance(step, ColorJitter):
+        elif isinstance(step, (ColorJitter, RandomPhotometricDistort)):
             if state == "normalized":
-                raise TypeError("ColorJitter works on images: put it before Normalize")
+                raise TypeError(f"{name} works on images: put it before Normalize")
         elif isinstance(step, (TrivialAugmentWide, RandAugment, AutoAugment)):
             if state not in ("image", "uint8"):
                 raise TypeError(f"{name} works on uint8 images: put it before ToTensor / "

@@ -1,6 +1,7 @@
 """The one-line swap for torchvision's detection references: the training
 set their train.py builds, `coco_utils.get_coco(root, image_set,
-DetectionPresetTrain(data_augmentation="hflip"))` (or `DetectionPresetEval()`),
+DetectionPresetTrain(data_augmentation="hflip" or "ssd" or "ssdlite"))` (or
+`DetectionPresetEval()`),
 batched by `utils.collate_fn`, loads through feedline.vision.datasets.
 CocoDetection, in C++, and comes out as the references' own batches: a tuple
 of images and a tuple of target dicts.
@@ -11,16 +12,25 @@ samples go through must be, line for line, the one in torchvision 0.14.1's
 references/detection (a SHA-256 of its source, blank lines and trailing
 spaces aside). An edited copy may do anything and stays in Python, and
 stats()["native_transforms"] says which part differs. Transforms the
-native pipeline does not have yet (RandomIoUCrop, RandomZoomOut,
-RandomPhotometricDistort, ScaleJitter, FixedSizeCrop, RandomShortestSize)
-keep the dataset in Python, named likewise.
+native pipeline does not have yet (ScaleJitter, FixedSizeCrop,
+RandomShortestSize, SimpleCopyPaste) keep the dataset in Python, named
+likewise.
 
 What a batch is (docs/detection.md, "The one-line swap"): per image, the
 image float32 [3, H, W] and "boxes", "labels", "masks" (uint8), "image_id"
 (int64 [1]) as views of the padded native batch; "area" and "iscrowd" as
 the references' ConvertCocoPolysToMask makes them, from the dataset's own
 annotations (one entry per non-crowd object, including objects whose box it
-drops: its quirk, kept).
+drops: its quirk, kept). With RandomZoomOut or RandomIoUCrop (the ssd and
+ssdlite presets) the masks are, as theirs, at the source image's size,
+mirrored with the image, one per object before the crop (masks="source").
+
+The random presets draw from feedline's generator, (seed, epoch, index),
+not torch's: their batches follow the same distributions as the
+references', not the same draws. RandomPhotometricDistort's adjustments are
+torchvision's arithmetic on tensors; the references run them on PIL images,
+whose rounding differs by a level or so (and whose hue is quantized to 256
+steps).
 """
 
 import functools
@@ -49,17 +59,25 @@ _REFERENCE_0_14 = {
     "RandomHorizontalFlip": "9545db25f7f3f8ee",
     "PILToTensor": "46507360580ee5bd",
     "ConvertImageDtype": "540be03c7917745f",
+    "RandomPhotometricDistort": "976726c5b99014b1",
+    "RandomZoomOut": "bc0984ec1820b9fe",
+    "RandomIoUCrop": "4d2c1f81026a7c1e",
     "DetectionPresetTrain.__call__": "0110baa9d22fef5b",
     "DetectionPresetEval.__call__": "0110baa9d22fef5b",
 }
 
 # The references' transforms with no native form yet: named in the reason.
-_NOT_YET = ("RandomIoUCrop", "RandomZoomOut", "RandomPhotometricDistort", "ScaleJitter",
-            "FixedSizeCrop", "RandomShortestSize", "SimpleCopyPaste")
+_NOT_YET = ("ScaleJitter", "FixedSizeCrop", "RandomShortestSize", "SimpleCopyPaste")
 
 
 # The references' transforms feedline runs natively.
-_NATIVE_STEPS = ("RandomHorizontalFlip", "PILToTensor", "ConvertImageDtype")
+_NATIVE_STEPS = ("RandomHorizontalFlip", "PILToTensor", "ConvertImageDtype",
+                 "RandomPhotometricDistort", "RandomZoomOut", "RandomIoUCrop")
+
+# The references' steps that move pixels, and those among them that leave
+# the masks as they are (their quirk: the masks stay at the source size).
+_GEOMETRIC = ("RandomHorizontalFlip", "RandomZoomOut", "RandomIoUCrop")
+_MASKS_STAY = ("RandomZoomOut", "RandomIoUCrop")
 
 
 @functools.lru_cache(maxsize=64)
@@ -148,6 +166,39 @@ def _replaced_on_instance(obj):
     return None
 
 
+def _jitter_range(distort, part, name, identity):
+    """The factor range of one of RandomPhotometricDistort's ColorJitters
+    (None, torchvision's "off", is the identity range)."""
+    import torchvision.transforms
+
+    jitter = getattr(distort, part, None)
+    if type(jitter) is not torchvision.transforms.ColorJitter or \
+            _replaced_on_instance(jitter) is not None:
+        raise _NotLowered(f"its RandomPhotometricDistort's {part} is not torchvision's ColorJitter")
+    value = getattr(jitter, name)
+    return list(identity) if value is None else [float(v) for v in value]
+
+
+def _photometric_distort(t):
+    return _T.RandomPhotometricDistort(
+        contrast=_jitter_range(t, "_contrast", "contrast", (1, 1)),
+        saturation=_jitter_range(t, "_saturation", "saturation", (1, 1)),
+        hue=_jitter_range(t, "_hue", "hue", (0, 0)),
+        brightness=_jitter_range(t, "_brightness", "brightness", (1, 1)), p=float(t.p))
+
+
+def _check_distort_order(names):
+    """A RandomPhotometricDistort runs natively on the whole image when it
+    comes before every geometric step, or on the output after all of them:
+    between two, the native pipeline would not see what the references'
+    sees (a zoom-out's fill, a crop's mean)."""
+    geometric = [i for i, name in enumerate(names) if name in _GEOMETRIC]
+    for i, name in enumerate(names):
+        if name == "RandomPhotometricDistort" and geometric and \
+                geometric[0] < i < geometric[-1]:
+            raise _NotLowered("its RandomPhotometricDistort comes between geometric steps")
+
+
 def _native_steps(leaves):
     """The feedline transforms equal to the references' `leaves` (after
     ConvertCocoPolysToMask), and their names."""
@@ -166,6 +217,14 @@ def _native_steps(leaves):
                               "(or its source differs from theirs)")
         if name == "RandomHorizontalFlip":
             steps.append(_T.RandomHorizontalFlip(float(t.p)))
+        elif name == "RandomPhotometricDistort":
+            steps.append(_photometric_distort(t))
+        elif name == "RandomZoomOut":
+            steps.append(_T.RandomZoomOut(fill=[float(v) for v in t.fill],
+                                          side_range=tuple(t.side_range), p=float(t.p)))
+        elif name == "RandomIoUCrop":
+            steps.append(_T.RandomIoUCrop(t.min_scale, t.max_scale, t.min_aspect_ratio,
+                                          t.max_aspect_ratio, list(t.options), t.trials))
         elif name == "PILToTensor":
             steps.append(_T.PILToTensor())
             tensor = True
@@ -177,6 +236,7 @@ def _native_steps(leaves):
             steps.append(_T.ConvertImageDtype("float32"))
     if not tensor:
         raise _NotLowered("its images stay PIL images (no PILToTensor)")
+    _check_distort_order(names)
     return steps, names
 
 
@@ -256,16 +316,22 @@ class DetectionBatches:
         import torch
 
         images, sizes, counts = batch["image"], batch["image_size"], batch["boxes_lengths"]
+        source_masks = "masks_size" in batch
         out_images, targets = [], []
         for i in range(len(sizes)):
             h, w = (int(v) for v in sizes[i])
             n = int(counts[i])
             areas, crowds = self._counted[int(batch["image_id"][i])]
             out_images.append(images[i, :, :h, :w])
+            if source_masks:  # the ssd presets' masks: source size, every object
+                mh, mw = (int(v) for v in batch["masks_size"][i])
+                masks = batch["masks"][i, :int(batch["masks_lengths"][i]), :mh, :mw]
+            else:
+                masks = batch["masks"][i, :n, :h, :w]
             targets.append({
                 "boxes": batch["boxes"][i, :n],
                 "labels": batch["labels"][i, :n],
-                "masks": batch["masks"][i, :n, :h, :w],
+                "masks": masks,
                 "image_id": batch["image_id"][i:i + 1],
                 "area": torch.tensor(areas),  # as torch.tensor makes them from the lists
                 "iscrowd": torch.tensor(crowds),
@@ -341,7 +407,8 @@ def _build(dataset, indices, enabled, collate_fn, batched):
                           f"(e.g. {others[0]}), which PIL decodes")
     path, folder, counted = _annotation_snapshot(dataset)
     try:
-        native = _datasets.CocoDetection(dataset.root, path, steps, masks=True,
+        masks = "source" if any(name in _MASKS_STAY for name in names) else True
+        native = _datasets.CocoDetection(dataset.root, path, steps, masks=masks,
                                          max_pixels=_lowering._pil_pixel_limit(),
                                          annotation_index=False)
     except Exception as e:  # the annotations as feedline reads them, refused
