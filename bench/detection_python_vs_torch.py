@@ -43,13 +43,15 @@ workers and the reference's collate_fn:
   swap      with --swap: feedline.torch.DataLoader over the references'
             dataset itself (get_coco's Subset, not wrapped), as their
             train.py hands it over with the one-line swap: it loads
-            natively where the swap lowers the preset (hflip), in Python
-            worker processes otherwise (ssd); the line says which
-  native    with --native, hflip preset only: no Python dataset at all, but
-            feedline.vision.datasets.CocoDetection over the same files
-            (skip_empty, masks=True, RandomHorizontalFlip, PILToTensor,
-            ConvertImageDtype(float32): the preset's steps, run in C++ with
-            the boxes and masks) through feedline.DataLoader, each batch
+            natively where the swap lowers the preset (hflip, ssd,
+            ssdlite), in Python worker processes otherwise (multiscale,
+            lsj); the line says which
+  native    with --native, the hflip, ssd and ssdlite presets: no Python
+            dataset at all, but feedline.vision.datasets.CocoDetection over
+            the same files (skip_empty, masks=True, or "source" as the ssd
+            presets leave them, the preset's steps, PILToTensor,
+            ConvertImageDtype(float32), run in C++ with the boxes and
+            masks) through feedline.DataLoader, each batch
             turned into the same (images, targets) lists by
             detection_targets (views of the padded batch)
 
@@ -401,13 +403,18 @@ def serve_native(args, answers):
     from feedline import io as fio
     from feedline.vision import datasets
     from feedline.vision import transforms as T
-    if args.preset != "hflip":
+    steps = {"hflip": [T.RandomHorizontalFlip(0.5)],
+             "ssd": [T.RandomPhotometricDistort(), T.RandomZoomOut(fill=[123.0, 117.0, 104.0]),
+                     T.RandomIoUCrop(), T.RandomHorizontalFlip(0.5)],
+             "ssdlite": [T.RandomIoUCrop(), T.RandomHorizontalFlip(0.5)]}
+    if args.preset not in steps:
         raise SystemExit(f"native: the {args.preset} preset's transforms are not native yet")
+    # The ssd presets' masks as the references leave them (source size).
     data = datasets.CocoDetection(
         os.path.join(args.cache, "train2017"),
         os.path.join(args.cache, "annotations", "instances_train2017.json"),
-        T.Compose([T.RandomHorizontalFlip(0.5), T.PILToTensor(), T.ConvertImageDtype("float32")]),
-        masks=True, skip_empty=True)
+        T.Compose(steps[args.preset] + [T.PILToTensor(), T.ConvertImageDtype("float32")]),
+        masks=True if args.preset == "hflip" else "source", skip_empty=True)
     data = fio.Subset(data, range(min(args.images, len(data))))
     loader = feedline.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
                                  persistent_workers=True)
@@ -421,7 +428,7 @@ def serve_native(args, answers):
                 for picture, target in zip(pictures, targets):
                     if picture.dtype.name != "float32" or picture.shape[0] != 3:
                         raise SystemExit(f"native: an image is {picture.dtype} {picture.shape}")
-                    if target["masks"].shape[0] != len(target["boxes"]):
+                    if target["masks"].shape[0] < len(target["boxes"]):
                         raise SystemExit("native: masks and boxes disagree")
             images += len(pictures)
         return images, time.perf_counter() - start
@@ -536,7 +543,7 @@ def main():
                         help="add feedline.torch over the references' own dataset (lowered "
                              "where the swap can)")
     parser.add_argument("--native", action="store_true",
-                        help="add feedline's native CocoDetection (hflip preset only)")
+                        help="add feedline's native CocoDetection (hflip, ssd, ssdlite)")
     # Internal: one loader served to the driver.
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--loader", help=argparse.SUPPRESS)
@@ -587,7 +594,7 @@ def main():
         with_native = dict(loaders)
         if args.swap:
             with_native["swap"] = loaders["feedline"]
-        if args.native and preset == "hflip":
+        if args.native and preset in ("hflip", "ssd", "ssdlite"):
             with_native["native"] = loaders["feedline"]
         run_preset(preset, with_native, args)
 

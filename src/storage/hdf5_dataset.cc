@@ -157,6 +157,7 @@ HDF5Dataset::HDF5Dataset(std::string path, std::vector<HDF5Field> fields,
                          std::optional<vision::Pipeline> pipeline)
     : path_(std::move(path)), pipeline_(std::move(pipeline)) {
   if (fields.empty()) throw Error(path_ + ": HDF5Dataset needs at least one field");
+  if (pipeline_) pipeline_->CheckWithoutObjects(path_ + ": HDF5Dataset");
   for (const HDF5Field& field : fields) dataset_paths_.push_back(field.dataset);
   std::shared_ptr<const Handles> handles = Open();  // throws naming the file or dataset
   try {

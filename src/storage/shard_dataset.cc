@@ -130,6 +130,7 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
                            RemoteOptions remote)
     : pipeline_(std::move(pipeline)), classes_(std::move(classes)), remote_(remote) {
   if (index_files.empty()) throw Error("shard dataset: no shard index given");
+  pipeline_.CheckWithoutObjects("shard dataset " + index_files.front());
   static_assert(kSourceSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
   for (const std::string& index_path : index_files) tar_paths_.push_back(TarPathOf(index_path));
   // Every file below is read through the store: local or remote, the same

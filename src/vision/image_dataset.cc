@@ -44,6 +44,7 @@ ImageDataset::ImageDataset(std::string root, ImageList files, std::vector<std::s
     throw Error("image dataset: max_file_bytes must be > 0, got " +
                 std::to_string(read_.max_bytes));
   }
+  pipeline_.CheckWithoutObjects("image dataset " + root_);
   // The pipeline decodes every file: one that is no image fails from its
   // first bytes.
   read_.image = true;

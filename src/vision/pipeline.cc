@@ -581,6 +581,13 @@ bool Pipeline::ChoosesFromBoxes() const {
                      [](const Transform& t) { return t.kind == Kind::kRandomIoUCrop; });
 }
 
+void Pipeline::CheckWithoutObjects(const std::string& dataset) const {
+  if (!ChoosesFromBoxes()) return;
+  throw Error(dataset + ": random_iou_crop chooses its crop from the objects' boxes, and its "
+              "images have none; use it in a detection dataset (CocoDetection, VOCDetection, "
+              "YoloDetection)");
+}
+
 std::string Pipeline::ToString() const {
   std::string out = TransformsToString(transforms_);
   if (out.empty()) out = "decode";

@@ -19,6 +19,15 @@ Must hold:
   (every image), and with the references' GroupedBatchSampler;
 - hflip_prob 0.5: each image equal to torch's unflipped one or its mirror,
   each mirrored about half the time over 6 epochs;
+- the ssd and ssdlite presets, lowered: every target has torch's keys,
+  dtypes and the references' quirks (masks at the source size, one per
+  object before the crop, equal to ConvertCocoPolysToMask's or their
+  mirror; area, iscrowd and image_id unchanged; the labels a subsequence
+  of the image's; the boxes inside the image), and over 5 epochs the
+  output's size against the source's, the share of objects kept, the
+  images' mean value, their spread and their red mean less their blue
+  mean (two-sample Kolmogorov-Smirnov, alpha 0.001) and the share mirrored
+  are those of torch's DataLoader on the same dataset;
 - loader.dataset is the references' dataset, so their evaluation finds its
   .coco;
 - the annotations the dataset holds are what loads: val's file lists its
@@ -26,7 +35,7 @@ Must hold:
   file, and labels edited in memory before the loader is made; a dataset
   that changes length after the loader is made raises an error saying so;
 - what cannot be lowered loads in Python, torch's batches, and stats() says
-  why: the ssd preset, another collate_fn, an edited copy of a reference
+  why: the multiscale preset, another collate_fn, an edited copy of a reference
   class, native_transforms=False, and methods replaced at run time (on the
   dataset, on torchvision's CocoDetection, on ConvertCocoPolysToMask).
 
@@ -73,6 +82,91 @@ def same_batches(ours, theirs, where, failures):
                     failures.append(f"{where}: batch {b} target {i} {key}: {x.dtype} "
                                     f"{tuple(x.shape)} {x.flatten()[:8].tolist()}, torch's "
                                     f"{y.dtype} {tuple(y.shape)} {y.flatten()[:8].tolist()}")
+
+
+def ks_statistic(a, b):
+    """The two-sample Kolmogorov-Smirnov statistic of samples a and b."""
+    a, b = sorted(a), sorted(b)
+    i = j = 0
+    d = 0.0
+    while i < len(a) and j < len(b):
+        x = min(a[i], b[j])
+        while i < len(a) and a[i] <= x:
+            i += 1
+        while j < len(b) and b[j] <= x:
+            j += 1
+        d = max(d, abs(i / len(a) - j / len(b)))
+    return d
+
+
+def ssd_statistics(loader, plain, epochs, where, failures):
+    """Each sample's (area ratio, share of objects kept, mean value, standard
+    deviation, red mean - blue mean, mirrored), checking its target against the references' quirks on the
+    way. `plain`: (image, target) of each image under DetectionPresetEval,
+    in dataset order (the loader is sequential)."""
+    import torch
+
+    stats = []
+    for _ in range(epochs):
+        index = 0
+        for images, targets in loader:
+            for image, target in zip(images, targets):
+                reference_image, reference = plain[index]
+                index += 1
+                keys = ["boxes", "labels", "masks", "image_id", "area", "iscrowd"]
+                if list(target) != keys:
+                    failures.append(f"{where}: keys {list(target)}")
+                    continue
+                dtypes = [target[k].dtype for k in keys]
+                if dtypes != [reference[k].dtype for k in keys] or image.dtype != torch.float32:
+                    failures.append(f"{where}: dtypes {dtypes}, image {image.dtype}")
+                    continue
+                for key in ("image_id", "area", "iscrowd"):
+                    if not torch.equal(target[key], reference[key]):
+                        failures.append(f"{where}: {key} {target[key]}, {reference[key]}")
+                mirrored = not torch.equal(target["masks"], reference["masks"])
+                if mirrored and not torch.equal(target["masks"], reference["masks"].flip(-1)):
+                    failures.append(f"{where}: image {index - 1}'s masks are neither the "
+                                    "references' nor their mirror")
+                labels, boxes = target["labels"].tolist(), target["boxes"]
+                it = iter(reference["labels"].tolist())
+                if not all(label in it for label in labels):
+                    failures.append(f"{where}: labels {labels} not a subsequence of "
+                                    f"{reference['labels'].tolist()}")
+                h, w = image.shape[-2:]
+                if len(boxes) and not (
+                        (boxes[:, 0] >= 0).all() and (boxes[:, 1] >= 0).all()
+                        and (boxes[:, 2] <= w).all() and (boxes[:, 3] <= h).all()
+                        and (boxes[:, 2] > boxes[:, 0]).all() and (boxes[:, 3] > boxes[:, 1]).all()):
+                    failures.append(f"{where}: boxes outside the {w}x{h} image: {boxes.tolist()}")
+                source = reference_image.shape[-2] * reference_image.shape[-1]
+                stats.append((h * w / source, len(labels) / max(len(reference["labels"]), 1),
+                              float(image.mean()), float(image.std()),
+                              float(image[0].mean() - image[2].mean()), mirrored))
+    return stats
+
+
+def compare_distributions(ours, theirs, where, failures):
+    """Each statistic of ssd_statistics, ours against torch's."""
+    import math
+
+    n, m = len(ours), len(theirs)
+    bound = 1.95 * math.sqrt((n + m) / (n * m))  # KS at alpha 0.001
+    statistics = []
+    for k, name in enumerate(("output size / source size", "share of objects kept",
+                              "mean value", "standard deviation of the values",
+                              "red mean - blue mean")):
+        d = ks_statistic([s[k] for s in ours], [s[k] for s in theirs])
+        statistics.append(f"{d:.3f}")
+        if d > bound:
+            failures.append(f"{where}: {name}: KS statistic {d:.3f} over {bound:.3f} "
+                            f"(means {sum(s[k] for s in ours) / n:.3f}, torch's "
+                            f"{sum(s[k] for s in theirs) / m:.3f})")
+    print(f"{where}: {n} samples, torch's {m}; KS statistics {', '.join(statistics)} "
+          f"(bound {bound:.3f})")
+    a, b = sum(s[5] for s in ours) / n, sum(s[5] for s in theirs) / m
+    if abs(a - b) > 4 * math.sqrt(0.25 * (1 / n + 1 / m)):
+        failures.append(f"{where}: mirrored {a:.2f} of the time, torch's {b:.2f}")
 
 
 def native_text(loader):
@@ -208,15 +302,43 @@ def main():
         failures.append(f"hflip p=0.5: {mirrored} of {draws} images mirrored")
     checked += 1
 
+    # ssd and ssdlite: natively, the references' targets, torch's distributions.
+    plain = [sample for batch in tud.DataLoader(
+        quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval()),
+        batch_size=4, collate_fn=utils.collate_fn) for sample in zip(*batch)]
+    for augmentation in ("ssd", "ssdlite", "ssd's distort alone"):
+        preset = presets.DetectionPresetTrain(data_augmentation=augmentation.split("'")[0])
+        if augmentation == "ssd's distort alone":
+            # The references' own classes, set to leave the geometry alone
+            # (the lowering reads their attributes): the colours compare
+            # without a canvas or a crop in the way.
+            _, zoom_out, iou_crop, flip = preset.transforms.transforms[:4]
+            zoom_out.p, iou_crop.options, flip.p = 0.0, [1.0], 0.0
+        dataset = quiet(coco_utils.get_coco, root, "train", preset)
+        # Both loaders seeded from torch's generator: the same draws every
+        # run, so the comparison is a fixed one, not a flaky one.
+        torch.manual_seed(0)
+        ours = feedline.torch.DataLoader(dataset, batch_size=4, num_workers=2,
+                                         collate_fn=utils.collate_fn, timeout=120)
+        native, text = native_text(ours)
+        if not native:
+            failures.append(f"{augmentation}: not lowered: {text}")
+        torch.manual_seed(0)
+        theirs = tud.DataLoader(dataset, batch_size=4, num_workers=2, collate_fn=utils.collate_fn)
+        ours_stats = ssd_statistics(ours, plain, 5, f"{augmentation} (feedline)", failures)
+        their_stats = ssd_statistics(theirs, plain, 5, f"{augmentation} (torch)", failures)
+        compare_distributions(ours_stats, their_stats, augmentation, failures)
+        checked += 1
+
     # What stays in Python, and says why.
     class EditedConvert(coco_utils.ConvertCocoPolysToMask):
         pass
 
     edited = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval())
     edited.dataset._transforms.transforms[0] = EditedConvert()
-    kept = [("ssd", quiet(coco_utils.get_coco, root, "train",
-                          presets.DetectionPresetTrain(data_augmentation="ssd")), {},
-             "RandomPhotometricDistort has no native form yet"),
+    kept = [("multiscale", quiet(coco_utils.get_coco, root, "train",
+                                 presets.DetectionPresetTrain(data_augmentation="multiscale")),
+             {}, "RandomShortestSize has no native form yet"),
             ("another collate_fn", quiet(coco_utils.get_coco, root, "train",
                                          presets.DetectionPresetEval()),
              dict(collate_fn=lambda batch: list(zip(*batch))),
@@ -269,14 +391,14 @@ def main():
             checked += 1
             continue  # its samples have no image: they fail in Python as in torch
         batches = list(ours)
-        if name != "ssd":  # the ssd preset draws from torch's generator in each worker
+        if name != "multiscale":  # it draws from torch's generator in each worker
             theirs = list(tud.DataLoader(dataset, batch_size=4,
                                          **{"collate_fn": utils.collate_fn, **kwargs}
                                          if "native_transforms" not in kwargs else
                                          {"collate_fn": utils.collate_fn}))
             same_batches(batches, theirs, name, failures)
         elif len(batches) != (len(dataset) + 3) // 4:
-            failures.append(f"ssd: {len(batches)} batches in Python")
+            failures.append(f"multiscale: {len(batches)} batches in Python")
         checked += 1
 
     for failure in failures[:40]:

@@ -215,6 +215,37 @@ TEST_F(CocoDetectionTest, IoUCropOfAnImageWithoutObjectsLeavesIt) {
   EXPECT_EQ(s.Find("image")->shape(), (Shape{20, 30, 3}));
 }
 
+// source_masks: the references' ssd masks, at the source size, one per
+// object the crop started with, mirrored with the image, whatever the
+// zoom-out and the crop did to the image and the boxes.
+TEST_F(CocoDetectionTest, SourceMasksStayAtTheSourceSizeMirroredWithTheImage) {
+  CocoDetection plain = Make({}, {.masks = true});
+  CocoDetection mirrored = Make({Transform::RandomHorizontalFlip(1.0)}, {.masks = true});
+  CocoDetection data = Make({Transform::RandomZoomOut({0, 0, 0}, {2, 3}, 1.0),
+                             Transform::RandomIoUCrop({0.3, 1.0}, {0.5, 2.0}, {0.0}),
+                             Transform::RandomHorizontalFlip(0.5)},
+                            {.masks = true, .source_masks = true});
+  SampleContext ctx(0, 0, 0);
+  Sample a, b;
+  plain.Get(0, a, ctx);
+  mirrored.Get(0, b, ctx);
+  int flips = 0;
+  for (int64_t epoch = 0; epoch < 12; ++epoch) {
+    Sample s;
+    SampleContext sample_ctx(0, epoch, 0);
+    data.Get(0, s, sample_ctx);
+    ASSERT_EQ(s.Find("masks")->shape(), (Shape{2, 20, 30}));
+    EXPECT_THAT(FieldValues<int64_t>(s, "masks_size"), ElementsAre(20, 30));
+    EXPECT_LE(s.Find("labels")->shape()[0], 2);
+    const std::vector<uint8_t> masks = FieldValues<uint8_t>(s, "masks");
+    if (masks == FieldValues<uint8_t>(a, "masks")) continue;
+    EXPECT_EQ(masks, FieldValues<uint8_t>(b, "masks")) << epoch;
+    ++flips;
+  }
+  EXPECT_GT(flips, 0);
+  EXPECT_LT(flips, 12);
+}
+
 TEST_F(CocoDetectionTest, OptionsKeepCrowdsAndSkipImagesWithoutBoxes) {
   CocoDetection crowds = Make({}, {.keep_crowd = true});
   Sample s;

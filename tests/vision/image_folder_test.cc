@@ -94,6 +94,23 @@ TEST(ImageFolder, BrokenFilesAreSampleErrorsNamingThem) {
   testing::ExpectSampleError([&] { folder.Get(0, sample, ctx); }, "io", dir / "a/empty.jpg");
 }
 
+// RandomIoUCrop chooses from objects, which a classification folder lacks:
+// refused when the dataset is made, not a crop that never happens.
+TEST(ImageFolder, RefusesAStepThatNeedsObjects) {
+  testing::TempDir dir;
+  testing::WriteBytes(dir / "a/x.png", EncodePng(std::vector<uint8_t>(8 * 8 * 3, 7), 8, 8));
+  try {
+    ImageFolder folder(dir.path(), Pipeline({Transform::RandomIoUCrop()}));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("random_iou_crop chooses its crop from the objects"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir.path()), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(ImageFolder(dir.path(), Pipeline({Transform::RandomZoomOut()})));
+}
+
 // A FIFO and a symlink to a device, named like images, among good files:
 // each is a failed sample naming the file and what it is, found without
 // blocking or reading, and a loader that skips them finishes.

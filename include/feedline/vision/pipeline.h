@@ -159,6 +159,9 @@ class FEEDLINE_EXPORT Pipeline {
   // Whether RandomIoUCrop is listed: it chooses its crop from the objects,
   // so a dataset without objects refuses the pipeline.
   bool ChoosesFromBoxes() const;
+  // Throws Error naming `dataset` when ChoosesFromBoxes(): for the datasets
+  // whose samples have no objects (it would never crop).
+  void CheckWithoutObjects(const std::string& dataset) const;
 
   // "random_resized_crop(224); random_horizontal_flip(0.5); ... -> f32".
   std::string ToString() const;
