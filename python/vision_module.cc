@@ -123,6 +123,7 @@ std::span<const uint8_t> BytesSpan(const py::buffer_info& info) {
 // `index` of `epoch` (so with the same random parameters).
 py::array RunPipeline(const Pipeline& pipeline, const py::buffer& data, const std::string& source,
                       uint64_t seed, int64_t epoch, int64_t index) {
+  pipeline.CheckWithoutObjects("a transform called on one image");
   py::buffer_info info = data.request();
   Sample sample;
   {
@@ -160,12 +161,12 @@ py::tuple TransformState(const Transform& t) {
       static_cast<int>(t.kind), t.height, t.width, t.max_size, static_cast<int>(t.interpolation),
       t.scale, t.ratio, t.p, t.mean, t.std, t.brightness, t.contrast, t.saturation, t.hue,
       t.num_ops, t.magnitude, t.num_magnitude_bins, static_cast<int>(t.policy), t.fill,
-      t.random_value, t.side_range, t.iou_options, t.trials);
+      t.random_value, t.side_range, t.iou_options, t.trials, t.sizes);
 }
 
 Transform TransformFromState(const py::tuple& state) {
-  if (state.size() != 23) throw Error("a pickled Transform has " + std::to_string(state.size()) +
-                                      " fields, expected 23 (pickled by another feedline?)");
+  if (state.size() != 24) throw Error("a pickled Transform has " + std::to_string(state.size()) +
+                                      " fields, expected 24 (pickled by another feedline?)");
   Transform t;
   t.kind = static_cast<Transform::Kind>(state[0].cast<int>());
   t.height = state[1].cast<int>();
@@ -190,6 +191,7 @@ Transform TransformFromState(const py::tuple& state) {
   t.side_range = state[20].cast<std::array<double, 2>>();
   t.iou_options = state[21].cast<std::vector<double>>();
   t.trials = state[22].cast<int>();
+  t.sizes = state[23].cast<std::vector<int>>();
   t.Validate();
   return t;
 }
@@ -289,6 +291,24 @@ void BindVision(py::module_& m) {
       .def_static("random_photometric_distort", &Transform::RandomPhotometricDistort,
                   py::arg("contrast"), py::arg("saturation"), py::arg("hue"),
                   py::arg("brightness"), py::arg("p"))
+      .def_static(
+          "random_shortest_size",
+          [](std::vector<int> sizes, int max_size, const std::string& interpolation) {
+            return Transform::RandomShortestSize(std::move(sizes), max_size,
+                                                 vision::ParseInterpolation(interpolation));
+          },
+          py::arg("sizes"), py::arg("max_size"), py::arg("interpolation") = "bilinear")
+      .def_static(
+          "scale_jitter",
+          [](int height, int width, std::array<double, 2> scale_range,
+             const std::string& interpolation) {
+            return Transform::ScaleJitter(height, width, scale_range,
+                                          vision::ParseInterpolation(interpolation));
+          },
+          py::arg("target_height"), py::arg("target_width"), py::arg("scale_range"),
+          py::arg("interpolation") = "bilinear")
+      .def_static("fixed_size_crop", &Transform::FixedSizeCrop, py::arg("height"),
+                  py::arg("width"), py::arg("fill"))
       .def("__repr__", &Transform::ToString)
       .def("__eq__", [](const Transform& a, const Transform& b) { return a == b; })
       .def(py::pickle(&TransformState, &TransformFromState));

@@ -230,6 +230,8 @@ class _VisionModule:
             brightness: Sequence[float], contrast: Sequence[float], saturation: Sequence[float], hue: Sequence[float]
         ) -> _VisionModule.Transform: ...
         @staticmethod
+        def fixed_size_crop(height: SupportsIndex, width: SupportsIndex, fill: Sequence[float]) -> _VisionModule.Transform: ...
+        @staticmethod
         def normalize(mean: Sequence[float], std: Sequence[float]) -> _VisionModule.Transform: ...
         @staticmethod
         def rand_augment(
@@ -266,10 +268,21 @@ class _VisionModule:
             interpolation: str = "bilinear",
         ) -> _VisionModule.Transform: ...
         @staticmethod
+        def random_shortest_size(
+            sizes: Sequence[SupportsIndex], max_size: SupportsIndex, interpolation: str = "bilinear"
+        ) -> _VisionModule.Transform: ...
+        @staticmethod
         def random_zoom_out(fill: Sequence[float], side_range: Sequence[float], p: float) -> _VisionModule.Transform: ...
         @staticmethod
         def resize(
             height: SupportsIndex, width: SupportsIndex = 0, interpolation: str = "bilinear", max_size: SupportsIndex = 0
+        ) -> _VisionModule.Transform: ...
+        @staticmethod
+        def scale_jitter(
+            target_height: SupportsIndex,
+            target_width: SupportsIndex,
+            scale_range: Sequence[float],
+            interpolation: str = "bilinear",
         ) -> _VisionModule.Transform: ...
         @staticmethod
         def to_chw() -> _VisionModule.Transform: ...

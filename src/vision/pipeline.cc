@@ -145,8 +145,13 @@ std::optional<internal::PixelBox> FusedLinearBox(const PipelinePlan& plan,
 bool IsGeometric(Kind kind) {
   return kind == Kind::kResize || kind == Kind::kCenterCrop || kind == Kind::kRandomResizedCrop ||
          kind == Kind::kRandomHorizontalFlip || kind == Kind::kRandomZoomOut ||
-         kind == Kind::kRandomIoUCrop;
+         kind == Kind::kRandomIoUCrop || kind == Kind::kRandomShortestSize ||
+         kind == Kind::kScaleJitter || kind == Kind::kFixedSizeCrop;
 }
+
+// A side scaled by r, truncated to whole pixels as the references' int()
+// does, and at least 1.
+int ScaledSide(int side, double r) { return std::max(static_cast<int>(side * r), 1); }
 
 // The output's pixels, values and layout, straight from the decoded pixels:
 // the path without pixel augmentations.
@@ -238,20 +243,50 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
   // pixel augmentations run on the uint8 image after them, and RandomErasing
   // on the output tensor: the list must have that order for the random
   // draws, and the result, to be torchvision's.
-  // A RandomPhotometricDistort before the last geometric step runs on the
-  // whole decoded image (early_augmentations_): its pixel operations do not
-  // move pixels, so it can run before them, as the references run it.
+  // A RandomPhotometricDistort before the first geometric step runs on the
+  // whole decoded image (early_augmentations_), as the references run it on
+  // the image before their crops; one between geometric steps would see
+  // what no plan makes (a canvas, a crop's mean) and is refused below as
+  // ColorJitter is.
+  // Without a geometric step the output is the whole image: every pixel
+  // augmentation runs on it, in list order.
+  first_late_ = 0;
   for (size_t i = 0; i < transforms_.size(); ++i) {
-    if (IsGeometric(transforms_[i].kind)) first_late_ = i + 1;
+    if (IsGeometric(transforms_[i].kind)) {
+      first_late_ = i;
+      break;
+    }
   }
   const Transform* augmentation = nullptr;
   const Transform* erasing = nullptr;
   const Transform* normalized = nullptr;
+  const Transform* iou_crop = nullptr;
+  const Transform* padding = nullptr;  // the first step that pads, with its fill
   for (size_t i = 0; i < transforms_.size(); ++i) {
     const Transform& t = transforms_[i];
     if (t.kind == Kind::kRandomPhotometricDistort && i < first_late_) {
       early_augmentations_.push_back(i);
       continue;
+    }
+    if (t.kind == Kind::kRandomIoUCrop) {
+      // Which objects a second crop keeps would depend on the boxes the
+      // first one clamped, which the plan does not keep.
+      if (iou_crop != nullptr) throw Error("pipeline: random_iou_crop is listed twice");
+      iou_crop = &t;
+    }
+    if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomZoomOut ||
+        t.kind == Kind::kFixedSizeCrop) {
+      // A plan pads with one colour (CenterCrop's is black).
+      const std::array<float, 3> fill =
+          t.kind == Kind::kCenterCrop ? std::array<float, 3>{0, 0, 0} : t.fill;
+      const std::array<float, 3> first = padding == nullptr || padding->kind == Kind::kCenterCrop
+                                             ? std::array<float, 3>{0, 0, 0}
+                                             : padding->fill;
+      if (padding != nullptr && fill != first) {
+        throw Error("pipeline: " + padding->ToString() + " and " + t.ToString() +
+                    " pad with different colours, and a pipeline pads with one");
+      }
+      if (padding == nullptr) padding = &t;
     }
     const Transform* after = erasing != nullptr ? erasing : augmentation;
     if (IsGeometric(t.kind) && after != nullptr) {
@@ -307,7 +342,7 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
   const Transform* last_sized = nullptr;
   for (const Transform& t : transforms_) {
     if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomResizedCrop ||
-        t.kind == Kind::kResize) {
+        t.kind == Kind::kResize || t.kind == Kind::kFixedSizeCrop) {
       last_sized = &t;
     }
   }
@@ -331,7 +366,7 @@ std::optional<Shape> Pipeline::FixedShape() const {
   std::optional<std::array<int64_t, 2>> size;
   for (const Transform& t : transforms_) {
     if (t.kind == Kind::kCenterCrop || t.kind == Kind::kRandomResizedCrop ||
-        (t.kind == Kind::kResize && t.width != 0)) {
+        t.kind == Kind::kFixedSizeCrop || (t.kind == Kind::kResize && t.width != 0)) {
       size = std::array<int64_t, 2>{t.height, t.width};
     } else if (t.kind == Kind::kResize || t.IsDetectionGeometry()) {
       size.reset();
@@ -447,6 +482,39 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
           center_window = window;
         }
         break;
+      case Kind::kRandomShortestSize: {
+        const int size = t.sizes[rng.UniformInt(static_cast<uint64_t>(t.sizes.size()))];
+        const double r = std::min(static_cast<double>(size) / std::min(ch, cw),
+                                  static_cast<double>(t.max_size) / std::max(ch, cw));
+        cw = ScaledSide(cw, r);
+        ch = ScaledSide(ch, r);
+        interpolation = t.interpolation;
+        break;
+      }
+      case Kind::kScaleJitter: {
+        // The references pair target_size[1] with the height: kept.
+        const double r = std::min(static_cast<double>(t.width) / ch,
+                                  static_cast<double>(t.height) / cw) *
+                         rng.Uniform(t.scale[0], t.scale[1]);
+        cw = ScaledSide(cw, r);
+        ch = ScaledSide(ch, r);
+        interpolation = t.interpolation;
+        break;
+      }
+      case Kind::kFixedSizeCrop: {
+        const int new_h = std::min(ch, t.height), new_w = std::min(cw, t.width);
+        if (new_h != ch || new_w != cw) {
+          const double r = rng.Uniform();  // one draw for both offsets, as theirs
+          const int top = static_cast<int>(std::max(ch - t.height, 0) * r);
+          const int left = static_cast<int>(std::max(cw - t.width, 0) * r);
+          crop(top, left, new_h, new_w);
+        }
+        if (new_h != t.height || new_w != t.width) {  // padded at the right and bottom
+          crop(0, 0, t.height, t.width);
+          for (int c = 0; c < 3; ++c) fill[c] = static_cast<uint8_t>(t.fill[c]);
+        }
+        break;
+      }
       case Kind::kRandomPhotometricDistort:
       case Kind::kNormalize:
       case Kind::kToCHW:
@@ -481,6 +549,11 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
   // Edges inside the image stay inside.
   const double s = plan.max_scale;
   auto snap = [s](double v, int limit) {
+    // The image's own far edge is whole in decoded pixels already (a
+    // partial block decodes to a whole pixel): kept, so that a resize of
+    // the whole image keeps its last rows and the objects' scale is
+    // exactly the sizes' ratio.
+    if (v == limit) return v;
     double snapped = std::nearbyint(v / s) * s;
     if (v >= 0 && snapped < 0) snapped = 0;
     if (v <= limit && snapped > limit) snapped = limit;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <utility>
@@ -60,6 +61,12 @@ const char* KindName(Transform::Kind kind) {
       return "random_iou_crop";
     case Transform::Kind::kRandomPhotometricDistort:
       return "random_photometric_distort";
+    case Transform::Kind::kRandomShortestSize:
+      return "random_shortest_size";
+    case Transform::Kind::kScaleJitter:
+      return "scale_jitter";
+    case Transform::Kind::kFixedSizeCrop:
+      return "fixed_size_crop";
   }
   return "?";
 }
@@ -341,6 +348,39 @@ Transform Transform::RandomPhotometricDistort(std::array<double, 2> contrast,
   return t;
 }
 
+Transform Transform::RandomShortestSize(std::vector<int> sizes, int max_size,
+                                        Interpolation interpolation) {
+  Transform t;
+  t.kind = Kind::kRandomShortestSize;
+  t.sizes = std::move(sizes);
+  t.max_size = max_size;
+  t.interpolation = interpolation;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::ScaleJitter(int target_height, int target_width,
+                                 std::array<double, 2> scale_range, Interpolation interpolation) {
+  Transform t;
+  t.kind = Kind::kScaleJitter;
+  t.height = target_height;
+  t.width = target_width;
+  t.scale = scale_range;
+  t.interpolation = interpolation;
+  t.Validate();
+  return t;
+}
+
+Transform Transform::FixedSizeCrop(int height, int width, std::array<float, 3> fill) {
+  Transform t;
+  t.kind = Kind::kFixedSizeCrop;
+  t.height = height;
+  t.width = width;
+  t.fill = fill;
+  t.Validate();
+  return t;
+}
+
 bool Transform::IsPixelAugmentation() const {
   return kind == Kind::kColorJitter || kind == Kind::kTrivialAugmentWide ||
          kind == Kind::kRandAugment || kind == Kind::kAutoAugment ||
@@ -348,7 +388,8 @@ bool Transform::IsPixelAugmentation() const {
 }
 
 bool Transform::IsDetectionGeometry() const {
-  return kind == Kind::kRandomZoomOut || kind == Kind::kRandomIoUCrop;
+  return kind == Kind::kRandomZoomOut || kind == Kind::kRandomIoUCrop ||
+         kind == Kind::kRandomShortestSize || kind == Kind::kScaleJitter;
 }
 
 void Transform::Validate() const {
@@ -403,6 +444,29 @@ void Transform::Validate() const {
         Invalid(*this, "side_range must satisfy 1 <= min <= max <= 16, got " +
                            FormatList(side_range));
       }
+      for (float v : fill) {
+        if (!(v >= 0 && v < 256)) Invalid(*this, "fill must be in [0, 256), got " + FormatList(fill));
+      }
+      break;
+    case Kind::kRandomShortestSize:
+      if (sizes.empty() || sizes.size() > 256) {
+        Invalid(*this, "sizes must list 1 to 256 short sides, got " + std::to_string(sizes.size()));
+      }
+      for (int size : sizes) CheckSize(*this, size, "each size");
+      CheckSize(*this, max_size, "max_size");
+      if (interpolation == Interpolation::kArea) Invalid(*this, "interpolation must be bilinear or nearest");
+      break;
+    case Kind::kScaleJitter:
+      CheckSize(*this, height, "target height");
+      CheckSize(*this, width, "target width");
+      if (!(scale[0] > 0 && scale[0] <= scale[1] && scale[1] <= 16)) {
+        Invalid(*this, "scale_range must satisfy 0 < min <= max <= 16, got " + FormatList(scale));
+      }
+      if (interpolation == Interpolation::kArea) Invalid(*this, "interpolation must be bilinear or nearest");
+      break;
+    case Kind::kFixedSizeCrop:
+      CheckSize(*this, height, "height");
+      CheckSize(*this, width, "width");
       for (float v : fill) {
         if (!(v >= 0 && v < 256)) Invalid(*this, "fill must be in [0, 256), got " + FormatList(fill));
       }
@@ -521,6 +585,29 @@ std::string Transform::ToString() const {
       if (p != distort_defaults.p) add("p=" + FormatDouble(p));
       break;
     }
+    case Kind::kRandomShortestSize: {
+      std::string sizes_text;
+      for (int size : sizes) sizes_text += (sizes_text.empty() ? "" : ":") + std::to_string(size);
+      add("sizes=" + sizes_text);
+      add("max_size=" + std::to_string(max_size));
+      if (interpolation != defaults.interpolation) {
+        add(std::string("interpolation=") + InterpolationName(interpolation));
+      }
+      break;
+    }
+    case Kind::kScaleJitter:
+      add(std::to_string(height));
+      add(std::to_string(width));
+      if (scale != ScaleJitter(1, 1).scale) add("scale=" + FormatList(scale));
+      if (interpolation != defaults.interpolation) {
+        add(std::string("interpolation=") + InterpolationName(interpolation));
+      }
+      break;
+    case Kind::kFixedSizeCrop:
+      add(std::to_string(height));
+      add(std::to_string(width));
+      if (fill != defaults.fill) add("fill=" + FormatList(fill));
+      break;
     case Kind::kColorJitter:
       if (brightness != defaults.brightness) add("brightness=" + FormatList(brightness));
       if (contrast != defaults.contrast) add("contrast=" + FormatList(contrast));
@@ -777,12 +864,19 @@ Transform ParseItem(std::string_view item) {
   } else if (kind == "randomphotometricdistort") {
     t = Transform::RandomPhotometricDistort();
     max_positional = 0;
+  } else if (kind == "randomshortestsize") {
+    t.kind = Transform::Kind::kRandomShortestSize;
+    max_positional = 0;
+  } else if (kind == "scalejitter") {
+    t = Transform::ScaleJitter(1, 1);
+  } else if (kind == "fixedsizecrop") {
+    t.kind = Transform::Kind::kFixedSizeCrop;
   } else {
     parser.Fail(
         "unknown transform; expected resize, center_crop, random_resized_crop, "
         "random_horizontal_flip, normalize, to_chw, color_jitter, trivial_augment_wide, "
-        "rand_augment, auto_augment, random_erasing, random_zoom_out, random_iou_crop or "
-        "random_photometric_distort");
+        "rand_augment, auto_augment, random_erasing, random_zoom_out, random_iou_crop, "
+        "random_photometric_distort, random_shortest_size, scale_jitter or fixed_size_crop");
   }
   using Kind = Transform::Kind;
   const bool augment = t.kind == Kind::kTrivialAugmentWide || t.kind == Kind::kRandAugment ||
@@ -808,7 +902,9 @@ Transform ParseItem(std::string_view item) {
     const bool jitter = t.kind == Kind::kColorJitter || t.kind == Kind::kRandomPhotometricDistort;
     const bool zoom = t.kind == Kind::kRandomZoomOut;
     const bool iou_crop = t.kind == Kind::kRandomIoUCrop;
-    if (key == "interpolation" && (geometric || augment)) {
+    const bool shortest = t.kind == Kind::kRandomShortestSize;
+    const bool jitter_size = t.kind == Kind::kScaleJitter;
+    if (key == "interpolation" && (geometric || augment || shortest || jitter_size)) {
       t.interpolation = parser.ParseInterpolation(value);
     } else if (jitter && key == "brightness") {
       t.brightness = parser.List<2, double>(value);
@@ -827,7 +923,17 @@ Transform ParseItem(std::string_view item) {
       t.num_magnitude_bins = parser.Integer(value);
     } else if (key == "policy" && t.kind == Kind::kAutoAugment) {
       t.policy = parser.ParsePolicy(value);
-    } else if (key == "fill" && (augment || zoom)) {
+    } else if (shortest && key == "sizes") {
+      t.sizes.clear();
+      for (double size : parser.Numbers(value)) {
+        if (size != std::floor(size) || size > INT32_MAX) parser.Fail("sizes must be whole numbers");
+        t.sizes.push_back(static_cast<int>(size));
+      }
+    } else if (shortest && key == "max_size") {
+      t.max_size = parser.Integer(value);
+    } else if (jitter_size && key == "scale") {
+      t.scale = parser.List<2, double>(value);
+    } else if (key == "fill" && (augment || zoom || t.kind == Kind::kFixedSizeCrop)) {
       t.fill = parser.List<3, float>(value);
     } else if (zoom && key == "side_range") {
       t.side_range = parser.List<2, double>(value);

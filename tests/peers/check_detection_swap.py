@@ -19,11 +19,13 @@ Must hold:
   (every image), and with the references' GroupedBatchSampler;
 - hflip_prob 0.5: each image equal to torch's unflipped one or its mirror,
   each mirrored about half the time over 6 epochs;
-- the ssd and ssdlite presets, lowered: every target has torch's keys,
-  dtypes and the references' quirks (masks at the source size, one per
-  object before the crop, equal to ConvertCocoPolysToMask's or their
-  mirror; area, iscrowd and image_id unchanged; the labels a subsequence
-  of the image's; the boxes inside the image), and over 5 epochs the
+- the random presets (ssd, ssdlite, multiscale, lsj), lowered: every
+  target has torch's keys, dtypes and the references' quirks (ssd and
+  ssdlite: masks at the source size, one per object before the crop, equal
+  to ConvertCocoPolysToMask's or their mirror; the others: masks of the
+  output's size, one per box, inside it; area, iscrowd and image_id
+  unchanged; the labels a subsequence of the image's; the boxes inside the
+  image), and over 5 epochs (3 for multiscale and lsj) the
   output's size against the source's, the share of objects kept, the
   images' mean value, their spread and their red mean less their blue
   mean (two-sample Kolmogorov-Smirnov, alpha 0.001) and the share mirrored
@@ -35,7 +37,7 @@ Must hold:
   file, and labels edited in memory before the loader is made; a dataset
   that changes length after the loader is made raises an error saying so;
 - what cannot be lowered loads in Python, torch's batches, and stats() says
-  why: the multiscale preset, another collate_fn, an edited copy of a reference
+  why: a preset edited past what feedline takes, another collate_fn, an edited copy of a reference
   class, native_transforms=False, and methods replaced at run time (on the
   dataset, on torchvision's CocoDetection, on ConvertCocoPolysToMask).
 
@@ -99,11 +101,14 @@ def ks_statistic(a, b):
     return d
 
 
-def ssd_statistics(loader, plain, epochs, where, failures):
+def random_preset_statistics(loader, plain, epochs, source_masks, where, failures):
     """Each sample's (area ratio, share of objects kept, mean value, standard
-    deviation, red mean - blue mean, mirrored), checking its target against the references' quirks on the
-    way. `plain`: (image, target) of each image under DetectionPresetEval,
-    in dataset order (the loader is sequential)."""
+    deviation, red mean - blue mean, mirrored), checking its target on the
+    way: with `source_masks` (ssd, ssdlite) the references' masks or their
+    mirror (mirrored then says which), else masks of the output's size, one
+    per box, each inside its box (mirrored is then None). `plain`: (image,
+    target) of each image under DetectionPresetEval, in dataset order (the
+    loader is sequential)."""
     import torch
 
     stats = []
@@ -124,19 +129,38 @@ def ssd_statistics(loader, plain, epochs, where, failures):
                 for key in ("image_id", "area", "iscrowd"):
                     if not torch.equal(target[key], reference[key]):
                         failures.append(f"{where}: {key} {target[key]}, {reference[key]}")
-                mirrored = not torch.equal(target["masks"], reference["masks"])
-                if mirrored and not torch.equal(target["masks"], reference["masks"].flip(-1)):
-                    failures.append(f"{where}: image {index - 1}'s masks are neither the "
-                                    "references' nor their mirror")
                 labels, boxes = target["labels"].tolist(), target["boxes"]
+                h, w = image.shape[-2:]
+                masks = target["masks"]
+                if source_masks:
+                    mirrored = not torch.equal(masks, reference["masks"])
+                    if mirrored and not torch.equal(masks, reference["masks"].flip(-1)):
+                        failures.append(f"{where}: image {index - 1}'s masks are neither the "
+                                        "references' nor their mirror")
+                else:
+                    mirrored = None
+                    if tuple(masks.shape) != (len(labels), h, w):
+                        failures.append(f"{where}: masks {tuple(masks.shape)} for {len(labels)} "
+                                        f"boxes of a {w}x{h} image")
+                    else:
+                        # Within a source pixel (torch resizes source-size
+                        # masks) and one output pixel of its box.
+                        slack = 1 + max(h / reference_image.shape[-2],
+                                        w / reference_image.shape[-1])
+                        for mask, box in zip(masks, boxes.tolist()):
+                            ys, xs = torch.nonzero(mask, as_tuple=True)
+                            if len(xs) and (xs.min() < box[0] - slack or xs.max() > box[2] + slack
+                                            or ys.min() < box[1] - slack
+                                            or ys.max() > box[3] + slack):
+                                failures.append(f"{where}: a mask outside its box {box}")
                 it = iter(reference["labels"].tolist())
                 if not all(label in it for label in labels):
                     failures.append(f"{where}: labels {labels} not a subsequence of "
                                     f"{reference['labels'].tolist()}")
-                h, w = image.shape[-2:]
+                # (torch's resized boxes may pass the edge by a float's rounding)
                 if len(boxes) and not (
-                        (boxes[:, 0] >= 0).all() and (boxes[:, 1] >= 0).all()
-                        and (boxes[:, 2] <= w).all() and (boxes[:, 3] <= h).all()
+                        (boxes[:, 0] >= -1e-3).all() and (boxes[:, 1] >= -1e-3).all()
+                        and (boxes[:, 2] <= w + 1e-3).all() and (boxes[:, 3] <= h + 1e-3).all()
                         and (boxes[:, 2] > boxes[:, 0]).all() and (boxes[:, 3] > boxes[:, 1]).all()):
                     failures.append(f"{where}: boxes outside the {w}x{h} image: {boxes.tolist()}")
                 source = reference_image.shape[-2] * reference_image.shape[-1]
@@ -147,7 +171,7 @@ def ssd_statistics(loader, plain, epochs, where, failures):
 
 
 def compare_distributions(ours, theirs, where, failures):
-    """Each statistic of ssd_statistics, ours against torch's."""
+    """Each statistic of random_preset_statistics, ours against torch's."""
     import math
 
     n, m = len(ours), len(theirs)
@@ -164,6 +188,8 @@ def compare_distributions(ours, theirs, where, failures):
                             f"{sum(s[k] for s in theirs) / m:.3f})")
     print(f"{where}: {n} samples, torch's {m}; KS statistics {', '.join(statistics)} "
           f"(bound {bound:.3f})")
+    if ours[0][5] is None:
+        return
     a, b = sum(s[5] for s in ours) / n, sum(s[5] for s in theirs) / m
     if abs(a - b) > 4 * math.sqrt(0.25 * (1 / n + 1 / m)):
         failures.append(f"{where}: mirrored {a:.2f} of the time, torch's {b:.2f}")
@@ -302,11 +328,12 @@ def main():
         failures.append(f"hflip p=0.5: {mirrored} of {draws} images mirrored")
     checked += 1
 
-    # ssd and ssdlite: natively, the references' targets, torch's distributions.
+    # The random presets: natively, the references' targets, torch's
+    # distributions.
     plain = [sample for batch in tud.DataLoader(
         quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval()),
         batch_size=4, collate_fn=utils.collate_fn) for sample in zip(*batch)]
-    for augmentation in ("ssd", "ssdlite", "ssd's distort alone"):
+    for augmentation in ("ssd", "ssdlite", "ssd's distort alone", "multiscale", "lsj"):
         preset = presets.DetectionPresetTrain(data_augmentation=augmentation.split("'")[0])
         if augmentation == "ssd's distort alone":
             # The references' own classes, set to leave the geometry alone
@@ -325,8 +352,12 @@ def main():
             failures.append(f"{augmentation}: not lowered: {text}")
         torch.manual_seed(0)
         theirs = tud.DataLoader(dataset, batch_size=4, num_workers=2, collate_fn=utils.collate_fn)
-        ours_stats = ssd_statistics(ours, plain, 5, f"{augmentation} (feedline)", failures)
-        their_stats = ssd_statistics(theirs, plain, 5, f"{augmentation} (torch)", failures)
+        source_masks = augmentation.startswith("ssd")
+        epochs = 5 if source_masks else 3
+        ours_stats = random_preset_statistics(ours, plain, epochs, source_masks,
+                                              f"{augmentation} (feedline)", failures)
+        their_stats = random_preset_statistics(theirs, plain, epochs, source_masks,
+                                               f"{augmentation} (torch)", failures)
         compare_distributions(ours_stats, their_stats, augmentation, failures)
         checked += 1
 
@@ -336,9 +367,13 @@ def main():
 
     edited = quiet(coco_utils.get_coco, root, "train", presets.DetectionPresetEval())
     edited.dataset._transforms.transforms[0] = EditedConvert()
-    kept = [("multiscale", quiet(coco_utils.get_coco, root, "train",
-                                 presets.DetectionPresetTrain(data_augmentation="multiscale")),
-             {}, "RandomShortestSize has no native form yet"),
+    # A preset edited past what feedline takes (a flip with p=2, which
+    # torch's loader runs: every image flipped) stays in Python.
+    flip_twice = quiet(coco_utils.get_coco, root, "train",
+                       presets.DetectionPresetTrain(data_augmentation="hflip"))
+    flip_twice.dataset._transforms.transforms[1].transforms.transforms[0].p = 2.0
+    kept = [("a flip with p=2", flip_twice, {},
+             "its RandomHorizontalFlip's parameters have no native form"),
             ("another collate_fn", quiet(coco_utils.get_coco, root, "train",
                                          presets.DetectionPresetEval()),
              dict(collate_fn=lambda batch: list(zip(*batch))),
@@ -391,14 +426,11 @@ def main():
             checked += 1
             continue  # its samples have no image: they fail in Python as in torch
         batches = list(ours)
-        if name != "multiscale":  # it draws from torch's generator in each worker
-            theirs = list(tud.DataLoader(dataset, batch_size=4,
-                                         **{"collate_fn": utils.collate_fn, **kwargs}
-                                         if "native_transforms" not in kwargs else
-                                         {"collate_fn": utils.collate_fn}))
-            same_batches(batches, theirs, name, failures)
-        elif len(batches) != (len(dataset) + 3) // 4:
-            failures.append(f"multiscale: {len(batches)} batches in Python")
+        theirs = list(tud.DataLoader(dataset, batch_size=4,
+                                     **{"collate_fn": utils.collate_fn, **kwargs}
+                                     if "native_transforms" not in kwargs else
+                                     {"collate_fn": utils.collate_fn}))
+        same_batches(batches, theirs, name, failures)
         checked += 1
 
     for failure in failures[:40]:

@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -555,6 +556,86 @@ TEST(Pipeline, PhotometricDistortBeforeTheCropSeesTheWholeImage) {
       }
     }
     EXPECT_TRUE(matched) << seed;
+  }
+}
+
+TEST(Pipeline, RefusesDetectionListsItWouldRunOtherwiseThanTorchvision) {
+  auto message = [](std::vector<Transform> steps) {
+    try {
+      Pipeline pipeline(std::move(steps));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Between two geometric steps a distort would see a canvas or a crop's
+  // mean that no plan makes.
+  EXPECT_NE(message({Transform::RandomZoomOut(), Transform::RandomPhotometricDistort(),
+                     Transform::RandomHorizontalFlip()})
+                .find("comes after random_photometric_distort"),
+            std::string::npos);
+  EXPECT_NE(message({Transform::RandomIoUCrop(), Transform::RandomIoUCrop()}).find("listed twice"),
+            std::string::npos);
+  EXPECT_NE(message({Transform::CenterCrop(40), Transform::RandomZoomOut({255, 0, 0})})
+                .find("pad with different colours"),
+            std::string::npos);
+  EXPECT_NE(message({Transform::RandomZoomOut({1, 2, 3}), Transform::FixedSizeCrop(8, 8, {3, 2, 1})})
+                .find("pad with different colours"),
+            std::string::npos);
+  // Before every geometric step, or after all of them: as torchvision.
+  EXPECT_EQ(message({Transform::RandomPhotometricDistort(), Transform::RandomZoomOut(),
+                     Transform::RandomHorizontalFlip(), Transform::RandomPhotometricDistort()}),
+            "no error");
+  EXPECT_EQ(message({Transform::RandomZoomOut({1, 2, 3}), Transform::FixedSizeCrop(8, 8, {1, 2, 3})}),
+            "no error");
+}
+
+// The references' resizes: RandomShortestSize scales the short side to
+// one of its sizes with the long side capped; ScaleJitter fits the target
+// times a drawn factor; FixedSizeCrop crops or pads to its size.
+TEST(Pipeline, ShortestSizeScaleJitterAndFixedSizeCropPlanTheReferencesSizes) {
+  const Pipeline shortest({Transform::RandomShortestSize({50, 60}, 90)});
+  const Pipeline jitter({Transform::ScaleJitter(100, 100, {0.5, 1.5})});
+  const Pipeline fixed({Transform::ScaleJitter(100, 100, {0.5, 1.5}),
+                        Transform::FixedSizeCrop(100, 100, {7, 7, 7})});
+  std::set<int> short_sides;
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    Rng a(seed, 0, 0), b(seed, 0, 0), c(seed, 0, 0);
+    const PipelinePlan s = shortest.Plan(40, 80, a);  // r = min(size / 40, 90 / 80)
+    short_sides.insert(s.out_height);
+    EXPECT_TRUE((s.out_height == 45 && s.out_width == 90)) << s.out_height << "x" << s.out_width;
+    const PipelinePlan j = jitter.Plan(40, 80, b);
+    EXPECT_NEAR(double(j.out_width) / j.out_height, 2.0, 0.1);
+    EXPECT_GE(j.out_width, static_cast<int>(80 * 1.25 * 0.5) - 1);  // min(100/40, 100/80) = 1.25
+    EXPECT_LE(j.out_width, static_cast<int>(80 * 1.25 * 1.5));
+    const PipelinePlan f = fixed.Plan(40, 80, c);
+    EXPECT_EQ(f.out_height, 100);
+    EXPECT_EQ(f.out_width, 100);
+  }
+  EXPECT_EQ(short_sides.size(), 1u);  // both sizes capped by max_size here
+  Rng rng(3, 0, 0);
+  std::set<int> drawn;
+  for (int i = 0; i < 20; ++i) drawn.insert(shortest.Plan(200, 150, rng).out_width);
+  EXPECT_EQ(drawn, (std::set<int>{50, 60}));
+  EXPECT_EQ(fixed.FixedShape(), (Shape{100, 100, 3}));
+  EXPECT_FALSE(jitter.FixedShape());
+}
+
+TEST(Pipeline, FixedSizeCropPadsWithItsFillAtTheRightAndBottom) {
+  const std::vector<uint8_t> rgb = SynthesizeImage(12, 8, 9);
+  const Pipeline pipeline({Transform::FixedSizeCrop(10, 16, {5, 6, 7})}, Options(DType::kU8));
+  Shape shape;
+  const std::vector<uint8_t> out = RunBytes(pipeline, EncodePng(rgb, 12, 8), 0, 0, 0, &shape);
+  ASSERT_EQ(shape, (Shape{10, 16, 3}));
+  for (int y = 0; y < 10; ++y) {
+    for (int x = 0; x < 16; ++x) {
+      const uint8_t* p = &out[(static_cast<size_t>(y) * 16 + x) * 3];
+      if (y < 8 && x < 12) {
+        EXPECT_EQ(std::memcmp(p, &rgb[(y * 12 + x) * 3], 3), 0) << x << "," << y;
+      } else {
+        EXPECT_TRUE(p[0] == 5 && p[1] == 6 && p[2] == 7) << x << "," << y;
+      }
+    }
   }
 }
 

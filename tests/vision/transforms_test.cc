@@ -166,6 +166,12 @@ TEST(ParseTransforms, RoundTripsTheDetectionSteps) {
       Transform::RandomIoUCrop({0.5, 0.9}, {0.75, 1.5}, {0.1, 0.5, 1.0}, 12),
       Transform::RandomPhotometricDistort(),
       Transform::RandomPhotometricDistort({0.6, 1.4}, {0.7, 1.3}, {-0.1, 0.1}, {0.9, 1.1}, 0.75),
+      Transform::RandomShortestSize({480, 512, 800}, 1333),
+      Transform::RandomShortestSize({64}, 100, Interpolation::kNearest),
+      Transform::ScaleJitter(1024, 1024),
+      Transform::ScaleJitter(512, 640, {0.5, 1.5}),
+      Transform::FixedSizeCrop(1024, 1024),
+      Transform::FixedSizeCrop(100, 120, {123, 117, 104}),
   };
   const std::string text = TransformsToString(all);
   EXPECT_EQ(ParseTransforms(text), all) << text;
@@ -175,6 +181,10 @@ TEST(ParseTransforms, RoundTripsTheDetectionSteps) {
             Transform::RandomZoomOut({1, 2, 3}));
   EXPECT_THROW(ParseTransforms("random_zoom_out(side_range=0.5:2)"), Error);
   EXPECT_THROW(ParseTransforms("random_zoom_out(fill=300:0:0)"), Error);
+  EXPECT_THROW(ParseTransforms("random_shortest_size(sizes=480:0,max_size=1333)"), Error);
+  EXPECT_THROW(ParseTransforms("random_shortest_size(sizes=480.5,max_size=1333)"), Error);
+  EXPECT_THROW(ParseTransforms("scale_jitter(1024,1024,scale=0:2)"), Error);
+  EXPECT_EQ(ParseTransforms("ScaleJitter(1024, 1024)")[0], Transform::ScaleJitter(1024, 1024));
 }
 
 TEST(ParseTransforms, AcceptsTorchvisionNamesAndSpaces) {

@@ -118,10 +118,12 @@ class FEEDLINE_EXPORT Pipeline {
   static_assert(kWorkSlot < SampleContext::kScratchSlots, "Run needs three scratch slots");
 
   // Throws Error if a transform is invalid or the list cannot be run:
-  // Normalize with a u8 output, Normalize / ToCHW listed twice, a geometric
-  // step after an augmentation (they are folded into the decode), a pixel
-  // augmentation after Normalize or RandomErasing, or RandomErasing with a
-  // u8 output.
+  // Normalize with a u8 output, Normalize / ToCHW / RandomIoUCrop listed
+  // twice, a geometric step after an augmentation (they are folded into the
+  // decode; a RandomPhotometricDistort before every geometric step is the
+  // exception), a pixel augmentation after Normalize or RandomErasing,
+  // RandomErasing with a u8 output, or two steps that pad with different
+  // colours (CenterCrop black, RandomZoomOut and FixedSizeCrop their fill).
   explicit Pipeline(std::vector<Transform> transforms, PipelineOptions options = {});
 
   const std::vector<Transform>& transforms() const { return transforms_; }
@@ -179,8 +181,9 @@ class FEEDLINE_EXPORT Pipeline {
   // The RandomPhotometricDistort steps listed before a geometric step
   // (indices into transforms_): they run on the whole decoded image.
   std::vector<size_t> early_augmentations_;
-  // The index after the last geometric step: pixel augmentations from here
-  // on run on the output's pixels.
+  // The index of the first geometric step (0 when there is none): the
+  // pixel augmentations from it on (after the last one, or the constructor
+  // refuses them) run on the output's pixels.
   size_t first_late_ = 0;
   // The RandomErasing steps (indices into transforms_), with the Normalize
   // their values go through when listed before it.

@@ -5,8 +5,8 @@
 // TrivialAugmentWide, RandAugment, AutoAugment (on the uint8 image after
 // the geometric steps) and RandomErasing (on the output tensor), and the
 // detection steps of torchvision's references/detection: RandomZoomOut,
-// RandomIoUCrop (chosen from the image's boxes) and
-// RandomPhotometricDistort.
+// RandomIoUCrop (chosen from the image's boxes), RandomPhotometricDistort,
+// RandomShortestSize, ScaleJitter and FixedSizeCrop.
 //
 // A Transform is a plain description; a Pipeline (pipeline.h) runs a list of
 // them. Thread safety: Transforms are values; concurrent reads are safe.
@@ -72,6 +72,9 @@ struct FEEDLINE_EXPORT Transform {
     kRandomZoomOut,
     kRandomIoUCrop,
     kRandomPhotometricDistort,
+    kRandomShortestSize,
+    kScaleJitter,
+    kFixedSizeCrop,
   };
 
   // torchvision.transforms.Resize(size): the shorter side becomes `size`, the
@@ -170,12 +173,32 @@ struct FEEDLINE_EXPORT Transform {
                                             std::array<double, 2> brightness = {0.875, 1.125},
                                             double p = 0.5);
 
+  // The references' RandomShortestSize (their multiscale preset): a short
+  // side drawn from `sizes`, the long side capped at max_size: the image
+  // scaled by min(size / short, max_size / long), each side truncated to
+  // whole pixels.
+  static Transform RandomShortestSize(std::vector<int> sizes, int max_size,
+                                      Interpolation interpolation = Interpolation::kBilinear);
+  // The references' ScaleJitter (large-scale jitter, their lsj preset):
+  // the image scaled by min(target_width / height, target_height / width)
+  // times a factor drawn from `scale_range`, each side truncated (at least
+  // 1). The references' own pairing of target and image sides, kept: for
+  // their square 1024 x 1024 target it is the usual fit.
+  static Transform ScaleJitter(int target_height, int target_width,
+                               std::array<double, 2> scale_range = {0.1, 2.0},
+                               Interpolation interpolation = Interpolation::kBilinear);
+  // The references' FixedSizeCrop: a window of at most height x width at a
+  // random offset (one uniform for both axes, as theirs), then padded at
+  // the right and bottom with `fill` to exactly height x width. Objects
+  // left without area are dropped.
+  static Transform FixedSizeCrop(int height, int width, std::array<float, 3> fill = {0, 0, 0});
+
   // ColorJitter, RandomPhotometricDistort and the AutoAugment family: they
   // change the pixels of the uint8 image, between the geometric steps and
   // the output (RandomPhotometricDistort may also come before them).
   bool IsPixelAugmentation() const;
-  // RandomZoomOut and RandomIoUCrop: geometric steps that need the
-  // image's objects (the crop is chosen from them, or they must follow).
+  // The steps of torchvision's detection references whose output size is
+  // random: RandomZoomOut, RandomIoUCrop, RandomShortestSize, ScaleJitter.
   bool IsDetectionGeometry() const;
 
   // Throws Error naming the bad parameter. The factories call it.
@@ -216,6 +239,8 @@ struct FEEDLINE_EXPORT Transform {
   // scale and ratio above).
   std::vector<double> iou_options;
   int trials = 40;
+  // RandomShortestSize's short sides (uses max_size and interpolation).
+  std::vector<int> sizes;
 };
 
 // A crop of an image: rows [top, top + height), columns [left, left + width).

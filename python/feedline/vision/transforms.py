@@ -15,7 +15,8 @@ the float tensor. Their random numbers come from (seed, epoch, sample
 index), so batches are the same for any number of workers. The detection
 steps of torchvision's references/detection run natively in the detection
 datasets (docs/detection.md): RandomZoomOut, RandomIoUCrop (its crop chosen
-from the boxes before decoding) and RandomPhotometricDistort. paddle.vision's
+from the boxes before decoding), RandomPhotometricDistort,
+RandomShortestSize, ScaleJitter and FixedSizeCrop. paddle.vision's
 names are aliases: BrightnessTransform, ContrastTransform,
 SaturationTransform, HueTransform, and RandomErasing(prob=...).
 
@@ -43,6 +44,7 @@ __all__ = [
     "Compose",
     "ContrastTransform",
     "ConvertImageDtype",
+    "FixedSizeCrop",
     "HueTransform",
     "Normalize",
     "PILToTensor",
@@ -52,9 +54,11 @@ __all__ = [
     "RandomIoUCrop",
     "RandomPhotometricDistort",
     "RandomResizedCrop",
+    "RandomShortestSize",
     "RandomZoomOut",
     "Resize",
     "SaturationTransform",
+    "ScaleJitter",
     "ToTensor",
     "TrivialAugmentWide",
     "from_torchvision",
@@ -575,6 +579,67 @@ class RandomPhotometricDistort(Transform):
     def __repr__(self):
         return (f"RandomPhotometricDistort(contrast={self.contrast}, saturation="
                 f"{self.saturation}, hue={self.hue}, brightness={self.brightness}, p={self.p})")
+
+
+class RandomShortestSize(Transform):
+    """torchvision's references/detection RandomShortestSize (their
+    multiscale preset): a short side drawn from `min_size`, the long side
+    at most `max_size`; each side truncated to whole pixels as theirs."""
+
+    def __init__(self, min_size, max_size, interpolation="bilinear"):
+        self.min_size = [int(min_size)] if isinstance(min_size, numbers.Integral) else \
+            [int(v) for v in min_size]
+        self.max_size = int(max_size)
+        self.interpolation = _interpolation(interpolation)
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        return [_NATIVE.random_shortest_size(self.min_size, self.max_size, self.interpolation)]
+
+    def __repr__(self):
+        return f"RandomShortestSize(min_size={self.min_size}, max_size={self.max_size})"
+
+
+class ScaleJitter(Transform):
+    """torchvision's references/detection ScaleJitter (large-scale jitter):
+    the image scaled to fit `target_size` (height, width) times a factor
+    drawn from `scale_range`, with the references' own pairing of sides
+    (min(target_size[1] / height, target_size[0] / width): the usual fit
+    for their square target)."""
+
+    def __init__(self, target_size, scale_range=(0.1, 2.0), interpolation="bilinear"):
+        self.target_size = _pair(target_size, "ScaleJitter")
+        self.scale_range = _range(scale_range, "scale_range", "ScaleJitter")
+        self.interpolation = _interpolation(interpolation)
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        height, width = self.target_size
+        return [_NATIVE.scale_jitter(height, width, self.scale_range, self.interpolation)]
+
+    def __repr__(self):
+        return f"ScaleJitter(target_size={self.target_size}, scale_range={self.scale_range})"
+
+
+class FixedSizeCrop(Transform):
+    """torchvision's references/detection FixedSizeCrop: a window of at
+    most `size` (height, width) at a random offset, then padded at the
+    right and bottom with `fill` to exactly `size`; objects left without
+    area are dropped. Only padding_mode="constant"."""
+
+    def __init__(self, size, fill=0, padding_mode="constant"):
+        if padding_mode != "constant":
+            raise ValueError(f"FixedSizeCrop padding_mode must be 'constant' natively, got "
+                             f"{padding_mode!r}")
+        self.size = _pair(size, "FixedSizeCrop")
+        self.fill = _fill(fill, "FixedSizeCrop")
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        return [_NATIVE.fixed_size_crop(self.size[0], self.size[1], self.fill)]
+
+    def __repr__(self):
+        return f"FixedSizeCrop(size={self.size}, fill={self.fill})"
 
 
 def _flatten(transform):

@@ -201,3 +201,40 @@ def test_iou_crop_in_voc_and_yolo_too(tmp_path):
             assert sample["labels"].tolist() == want
             alone += len(want) == 1
     assert alone > 0
+
+
+def test_the_references_resizes_scale_the_boxes_with_the_image(coco):
+    """RandomShortestSize and ScaleJitter scale boxes as the references do
+    (by new / old size per axis); FixedSizeCrop crops or pads to its size,
+    its padding in the fill, objects without area dropped."""
+    images, ann, _ = coco
+    plain = datasets.CocoDetection(images, ann, masks=True)
+    for steps in ([T.RandomShortestSize([30, 50], 70)], [T.ScaleJitter((64, 64))]):
+        data = datasets.CocoDetection(images, ann, steps, masks=True)
+        for seed in range(3):
+            for i, sample in enumerate(samples(data, seed)):
+                h0, w0 = plain[i]["image"].shape[:2]
+                h, w = sample["image"].shape[:2]
+                scale = np.float32([w / w0, h / h0, w / w0, h / h0])
+                want = np.minimum(plain[i]["boxes"] * scale, np.float32([w, h, w, h]))
+                np.testing.assert_allclose(sample["boxes"], want, atol=1e-3)
+                assert sample["masks"].shape == (len(sample["labels"]), h, w)
+    data = datasets.CocoDetection(
+        images, ann, [T.ScaleJitter((64, 64)), T.FixedSizeCrop((64, 64), fill=[1, 2, 3])])
+    padded = 0
+    for seed in range(3):
+        for sample in samples(data, seed):
+            assert sample["image"].shape == (64, 64, 3)
+            boxes = sample["boxes"]
+            assert ((boxes[:, 2] > boxes[:, 0]) & (boxes[:, 3] > boxes[:, 1])).all()
+            assert (boxes >= 0).all() and (boxes <= 64).all()
+            padded += bool((sample["image"][-1, -1] == [1, 2, 3]).all())
+    assert padded > 0
+
+
+def test_a_crop_that_chooses_from_objects_needs_them():
+    image = np.zeros((20, 30, 3), np.uint8)
+    with pytest.raises(Exception, match="random_iou_crop chooses its crop from the objects"):
+        T.RandomIoUCrop()(image)
+    with pytest.raises(ValueError, match="pad with different colours"):
+        T.Compose([T.CenterCrop(40), T.RandomZoomOut(fill=[255, 0, 0])])(image)

@@ -1,7 +1,7 @@
 """The one-line swap for torchvision's detection references: the training
 set their train.py builds, `coco_utils.get_coco(root, image_set,
-DetectionPresetTrain(data_augmentation="hflip" or "ssd" or "ssdlite"))` (or
-`DetectionPresetEval()`),
+DetectionPresetTrain(data_augmentation=...))` with any of its presets (hflip,
+ssd, ssdlite, multiscale, lsj) or `DetectionPresetEval()`,
 batched by `utils.collate_fn`, loads through feedline.vision.datasets.
 CocoDetection, in C++, and comes out as the references' own batches: a tuple
 of images and a tuple of target dicts.
@@ -12,9 +12,8 @@ samples go through must be, line for line, the one in torchvision 0.14.1's
 references/detection (a SHA-256 of its source, blank lines and trailing
 spaces aside). An edited copy may do anything and stays in Python, and
 stats()["native_transforms"] says which part differs. Transforms the
-native pipeline does not have yet (ScaleJitter, FixedSizeCrop,
-RandomShortestSize, SimpleCopyPaste) keep the dataset in Python, named
-likewise.
+native pipeline does not have yet (SimpleCopyPaste, with its batch-level
+collate) keep the dataset in Python, named likewise.
 
 What a batch is (docs/detection.md, "The one-line swap"): per image, the
 image float32 [3, H, W] and "boxes", "labels", "masks" (uint8), "image_id"
@@ -24,6 +23,9 @@ annotations (one entry per non-crowd object, including objects whose box it
 drops: its quirk, kept). With RandomZoomOut or RandomIoUCrop (the ssd and
 ssdlite presets) the masks are, as theirs, at the source image's size,
 mirrored with the image, one per object before the crop (masks="source").
+With RandomShortestSize and ScaleJitter (multiscale, lsj) the references
+resize the source-size masks (nearest); feedline draws them from the
+polygons at the output size, which differs along the edges.
 
 The random presets draw from feedline's generator, (seed, epoch, index),
 not torch's: their batches follow the same distributions as the
@@ -62,21 +64,26 @@ _REFERENCE_0_14 = {
     "RandomPhotometricDistort": "976726c5b99014b1",
     "RandomZoomOut": "bc0984ec1820b9fe",
     "RandomIoUCrop": "4d2c1f81026a7c1e",
+    "RandomShortestSize": "e3bb176353b6a2db",
+    "ScaleJitter": "54cef40e45b73fa0",
+    "FixedSizeCrop": "b23133c466f2f5c6",
     "DetectionPresetTrain.__call__": "0110baa9d22fef5b",
     "DetectionPresetEval.__call__": "0110baa9d22fef5b",
 }
 
 # The references' transforms with no native form yet: named in the reason.
-_NOT_YET = ("ScaleJitter", "FixedSizeCrop", "RandomShortestSize", "SimpleCopyPaste")
+_NOT_YET = ("SimpleCopyPaste",)
 
 
 # The references' transforms feedline runs natively.
 _NATIVE_STEPS = ("RandomHorizontalFlip", "PILToTensor", "ConvertImageDtype",
-                 "RandomPhotometricDistort", "RandomZoomOut", "RandomIoUCrop")
+                 "RandomPhotometricDistort", "RandomZoomOut", "RandomIoUCrop",
+                 "RandomShortestSize", "ScaleJitter", "FixedSizeCrop")
 
 # The references' steps that move pixels, and those among them that leave
 # the masks as they are (their quirk: the masks stay at the source size).
-_GEOMETRIC = ("RandomHorizontalFlip", "RandomZoomOut", "RandomIoUCrop")
+_GEOMETRIC = ("RandomHorizontalFlip", "RandomZoomOut", "RandomIoUCrop", "RandomShortestSize",
+              "ScaleJitter", "FixedSizeCrop")
 _MASKS_STAY = ("RandomZoomOut", "RandomIoUCrop")
 
 
@@ -187,6 +194,14 @@ def _photometric_distort(t):
         brightness=_jitter_range(t, "_brightness", "brightness", (1, 1)), p=float(t.p))
 
 
+def _interpolation(mode):
+    """A references' transform's InterpolationMode, if feedline has it."""
+    name = str(getattr(mode, "value", mode)).lower()
+    if name not in ("bilinear", "nearest"):
+        raise _NotLowered(f"its {name} interpolation has no native form")
+    return name
+
+
 def _check_distort_order(names):
     """A RandomPhotometricDistort runs natively on the whole image when it
     comes before every geometric step, or on the output after all of them:
@@ -197,6 +212,38 @@ def _check_distort_order(names):
         if name == "RandomPhotometricDistort" and geometric and \
                 geometric[0] < i < geometric[-1]:
             raise _NotLowered("its RandomPhotometricDistort comes between geometric steps")
+
+
+def _native_step(name, t):
+    """The feedline transform equal to the references' geometric or
+    photometric step `t`, or None for the tensor conversions. Raises
+    ValueError or TypeError for parameters feedline refuses or that would
+    make torch's loader fail (a fill of one value, a float trials)."""
+    if name == "RandomHorizontalFlip":
+        return _T.RandomHorizontalFlip(float(t.p))
+    if name == "RandomPhotometricDistort":
+        return _photometric_distort(t)
+    if name == "RandomZoomOut":
+        if len(t.fill) != 3:  # PIL's pad takes one per channel
+            raise ValueError(f"fill has {len(t.fill)} values, not 3")
+        return _T.RandomZoomOut(fill=[float(v) for v in t.fill], side_range=tuple(t.side_range),
+                                p=float(t.p))
+    if name == "RandomIoUCrop":
+        if not isinstance(t.trials, int):  # range(trials) in theirs
+            raise TypeError(f"trials is {type(t.trials).__name__}, not int")
+        return _T.RandomIoUCrop(t.min_scale, t.max_scale, t.min_aspect_ratio,
+                                t.max_aspect_ratio, list(t.options), t.trials)
+    if name == "RandomShortestSize":
+        return _T.RandomShortestSize(list(t.min_size), t.max_size,
+                                     _interpolation(t.interpolation))
+    if name == "ScaleJitter":
+        return _T.ScaleJitter(tuple(t.target_size), tuple(t.scale_range),
+                              _interpolation(t.interpolation))
+    if name == "FixedSizeCrop":
+        if t.padding_mode != "constant":
+            raise ValueError(f"padding_mode {t.padding_mode!r} (natively only 'constant')")
+        return _T.FixedSizeCrop((t.crop_height, t.crop_width), fill=t.fill)
+    return None
 
 
 def _native_steps(leaves):
@@ -215,17 +262,15 @@ def _native_steps(leaves):
         if name not in _NATIVE_STEPS or not _is_reference(type(t), name):
             raise _NotLowered(f"{name} is not one of torchvision's references' transforms "
                               "(or its source differs from theirs)")
-        if name == "RandomHorizontalFlip":
-            steps.append(_T.RandomHorizontalFlip(float(t.p)))
-        elif name == "RandomPhotometricDistort":
-            steps.append(_photometric_distort(t))
-        elif name == "RandomZoomOut":
-            steps.append(_T.RandomZoomOut(fill=[float(v) for v in t.fill],
-                                          side_range=tuple(t.side_range), p=float(t.p)))
-        elif name == "RandomIoUCrop":
-            steps.append(_T.RandomIoUCrop(t.min_scale, t.max_scale, t.min_aspect_ratio,
-                                          t.max_aspect_ratio, list(t.options), t.trials))
-        elif name == "PILToTensor":
+        try:
+            native = _native_step(name, t)
+            if native is not None:
+                native._native()  # feedline's checks, here rather than in the dataset
+        except (ValueError, TypeError) as e:  # torch's loader may take it, or fail its own way
+            raise _NotLowered(f"its {name}'s parameters have no native form: {e}") from None
+        if native is not None:
+            steps.append(native)
+        if name == "PILToTensor":
             steps.append(_T.PILToTensor())
             tensor = True
         elif name == "ConvertImageDtype":
