@@ -209,6 +209,12 @@ def test_random_crops_give_the_same_batches_for_any_worker_count_and_on_resume(c
         for n, boxes in zip(batch["boxes_lengths"], batch["boxes"]):
             assert ((boxes[:n, 2] > boxes[:n, 0]) & (boxes[:n, 3] > boxes[:n, 1])).all()
             assert (boxes[:n] >= 0).all() and (boxes[:n] <= 24).all()
+    assert_same_for_any_worker_count_and_on_resume(loader, reference)
+
+
+def assert_same_for_any_worker_count_and_on_resume(loader, reference):
+    """loader(**options) gives `reference` (its batches with 0 workers)
+    with 2 threads, 2 processes, and resumed after its first batch."""
     assert_same_batches(batch_values(loader(num_workers=2)), reference)
     assert_same_batches(batch_values(loader(num_workers=2, worker_mode="process")), reference)
     first = loader(num_workers=2)

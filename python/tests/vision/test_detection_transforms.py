@@ -15,7 +15,8 @@ import feedline
 from feedline.vision import datasets
 from feedline.vision import transforms as T
 
-from test_coco_detection import write_coco, reference_target
+from test_coco_detection import (assert_same_for_any_worker_count_and_on_resume, batch_values,
+                                 reference_target, write_coco)
 
 
 @pytest.fixture(scope="module")
@@ -114,18 +115,6 @@ def ssd_transforms():
                       T.ConvertImageDtype("float32")])
 
 
-def batch_values(loader):
-    return [{k: np.array(v) for k, v in batch.items()} for batch in loader]
-
-
-def assert_same_batches(a, b):
-    assert len(a) == len(b)
-    for x, y in zip(a, b):
-        assert x.keys() == y.keys()
-        for key in x:
-            np.testing.assert_array_equal(x[key], y[key], err_msg=key)
-
-
 @pytest.mark.parametrize("masks", [True, "source"])
 def test_the_ssd_recipe_gives_the_same_batches_for_any_worker_count_and_on_resume(coco, masks):
     images, ann, _ = coco
@@ -134,16 +123,7 @@ def test_the_ssd_recipe_gives_the_same_batches_for_any_worker_count_and_on_resum
     def loader(**options):
         return feedline.DataLoader(data, batch_size=2, shuffle=True, seed=11, **options)
 
-    reference = batch_values(loader(num_workers=0))
-    assert_same_batches(batch_values(loader(num_workers=2)), reference)
-    assert_same_batches(batch_values(loader(num_workers=2, worker_mode="process")), reference)
-    first = loader(num_workers=2)
-    it = iter(first)
-    next(it)
-    state = first.state_dict()
-    resumed = loader(num_workers=1)
-    resumed.load_state_dict(state)
-    assert_same_batches(batch_values(resumed), reference[1:])
+    assert_same_for_any_worker_count_and_on_resume(loader, batch_values(loader(num_workers=0)))
 
 
 def test_source_masks_are_the_references_ssd_masks(coco):
