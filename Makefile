@@ -388,5 +388,22 @@ bench-detection:
 	@$(VENV)/detection-bench/bin/python bench/detection_python_vs_torch.py \
 	  --pythonpath $(CURDIR)/$(BUILD)/python $(DETECTION_ARGS)
 
+# An SSD-style detection pipeline through feedline, DALI 2.4's CPU pipeline
+# and torchvision 0.29's transforms.v2 (bench/detection_vs_peers.py): DALI
+# goes into .venv, torch 2.14.1 + torchvision 0.29.1 + pycocotools into
+# .venv/peer-torchvision (as bench-peers makes it). Not part of make test.
+.PHONY: bench-detection-peers
+DETECTION_PEERS_ARGS ?=
+bench-detection-peers: build
+	@bash scripts/make_venv.sh
+	@$(VENV)/bin/python -m pip install -q --disable-pip-version-check nvidia-dali-cuda120==2.4.0 \
+	  2>&1 | grep -v "^WARNING: Location" || true
+	@test -x $(VENV)/peer-torchvision/bin/python || python3 -m venv $(VENV)/peer-torchvision
+	@$(VENV)/peer-torchvision/bin/python -m pip install -q --disable-pip-version-check \
+	  torch==2.14.1 torchvision==0.29.1 numpy==1.26.4 pillow==13.0.0 pycocotools==2.0.11 \
+	  2>&1 | grep -v "^WARNING: Location" || true
+	@$(VENV)/bin/python bench/detection_vs_peers.py --pythonpath $(CURDIR)/$(BUILD)/python \
+	  $(DETECTION_PEERS_ARGS)
+
 clean:
 	rm -rf build build-asan build-asan-python build-tsan build-clang build-fuzz *.configure.log
