@@ -33,6 +33,10 @@ Loaders:
                by crop_mirror_normalize with bb_flip; in .venv
                (nvidia-dali-cuda120)
 
+  feedline_masks  feedline's, with masks=True: each object's polygons
+               drawn at 300 x 300 (the cost of asking for masks); only with
+               --loaders
+
 `make bench-detection-peers` makes both venvs and runs this script.
 
 Data: bench/detection_python_vs_torch.py's synthesized COCO-format photos
@@ -74,6 +78,7 @@ INTERPRETERS = {
     "feedline": os.path.join(ROOT, ".venv", "bin", "python"),
     "tv2": os.path.join(ROOT, ".venv", "peer-torchvision", "bin", "python"),
     "dali": os.path.join(ROOT, ".venv", "bin", "python"),
+    "feedline_masks": os.path.join(ROOT, ".venv", "bin", "python"),
 }
 
 
@@ -96,7 +101,7 @@ def subset_annotations(count, out):
 # number of images in each.
 # --------------------------------------------------------------------------
 
-def make_feedline(ann):
+def make_feedline(ann, masks=False):
     import feedline
     from feedline.vision import datasets
     from feedline.vision import transforms as T
@@ -105,7 +110,7 @@ def make_feedline(ann):
         T.Compose([T.RandomIoUCrop(sampler_options=[0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]),
                    T.RandomHorizontalFlip(0.5), T.Resize((SIZE, SIZE)),
                    T.RandomPhotometricDistort(), T.ToTensor(), T.Normalize(MEAN, STD)]),
-        skip_empty=True, annotation_index=False)
+        skip_empty=True, annotation_index=False, masks=masks)
     loader = feedline.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
                                  persistent_workers=True)
 
@@ -195,7 +200,8 @@ def make_dali(ann):
     return epoch
 
 
-LOADERS = {"feedline": make_feedline, "tv2": make_tv2, "dali": make_dali}
+LOADERS = {"feedline": make_feedline, "tv2": make_tv2, "dali": make_dali,
+           "feedline_masks": lambda ann: make_feedline(ann, masks=True)}
 
 
 def serve(name, ann):
