@@ -43,9 +43,8 @@ workers and the reference's collate_fn:
   swap      with --swap: feedline.torch.DataLoader over the references'
             dataset itself (get_coco's Subset, not wrapped), as their
             train.py hands it over with the one-line swap: it loads
-            natively where the swap lowers the preset (hflip, ssd,
-            ssdlite), in Python worker processes otherwise (multiscale,
-            lsj); the line says which
+            natively (the swap lowers every preset of the references);
+            the line says so, or why it ran in Python
   native    with --native, the hflip, ssd and ssdlite presets: no Python
             dataset at all, but feedline.vision.datasets.CocoDetection over
             the same files (skip_empty, masks=True, or "source" as the ssd

@@ -98,7 +98,8 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   for (const CocoObject& o : all) {
     if (o.crowd && !options_.keep_crowd) continue;
     objects.push_back(ImageObject{{o.box[0], o.box[1], o.box[0] + o.box[2], o.box[1] + o.box[3]},
-                                  o.category, o.area, o.crowd});
+                                  o.category, o.area, o.crowd,
+                                  static_cast<int32_t>(objects.size())});
     sources.push_back(&o);
   }
   if (pipeline_.ChoosesFromBoxes()) {

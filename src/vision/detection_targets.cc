@@ -117,11 +117,11 @@ void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject
   std::vector<std::pair<size_t, std::array<float, 4>>> kept;
   kept.reserve(objects.size());
   for (size_t i = 0; i < objects.size(); ++i) {
-    if (plan.center_window) {  // RandomIoUCrop keeps the objects centred in its crop
-      const std::array<double, 4>& w = *plan.center_window;
-      const std::array<float, 4>& b = objects[i].box;
-      const double cx = 0.5 * (double{b[0]} + b[2]), cy = 0.5 * (double{b[1]} + b[3]);
-      if (!(w[0] < cx && cx < w[2] && w[1] < cy && cy < w[3])) continue;
+    if (!plan.kept_boxes.empty()) {  // a RandomIoUCrop keeps what it chose from
+      const int32_t k = objects[i].plan_box;
+      if (k < 0 || static_cast<size_t>(k) >= plan.kept_boxes.size() || !plan.kept_boxes[k]) {
+        continue;
+      }
     }
     const std::array<float, 4> mapped = geometry.MapBox(objects[i].box);
     if (mapped[2] > mapped[0] && mapped[3] > mapped[1]) kept.emplace_back(i, mapped);

@@ -2,7 +2,7 @@
 // the same way whatever the annotations came from (COCO, VOC, YOLO): each
 // object given in the source image's pixels, mapped through the image's
 // PipelinePlan, dropped when nothing of its box is left in the output or
-// when a RandomIoUCrop's crop does not hold its box's centre, and
+// when a RandomIoUCrop did not keep it (PipelinePlan::kept_boxes), and
 // written as "boxes" f32 [n, 4], "labels" i64 [n], "area" f32 [n],
 // "iscrowd" i64 [n], "masks" u8 [n, H, W] (when asked for) and
 // "image_size" i64 [2].
@@ -32,6 +32,9 @@ struct ImageObject {
   int64_t category = 0;
   float area = 0;
   bool crowd = false;
+  // Its index in the PlanBoxes the image was planned with (what a
+  // RandomIoUCrop kept: PipelinePlan::kept_boxes); -1 when not given.
+  int32_t plan_box = -1;
 };
 
 // The names of the per-object fields (padded in every batch).

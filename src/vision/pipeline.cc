@@ -67,7 +67,7 @@ double ToDecoded(double v, int s, int image_size, int origin) {
 }
 
 // The plan's box in decoded pixels: the part of it that lies on decoded
-// pixels (vx0..vx1, vy0..vy1) and, when the rest is zero padding, the output
+// pixels (vx0..vx1, vy0..vy1) and, when the rest is padding, the output
 // rectangle the pixels land in (ox0..ox1, oy0..oy1).
 struct DecodedBox {
   double bx, by, bw, bh;
@@ -151,7 +151,9 @@ bool IsGeometric(Kind kind) {
 
 // A side scaled by r, truncated to whole pixels as the references' int()
 // does, and at least 1.
-int ScaledSide(int side, double r) { return std::max(static_cast<int>(side * r), 1); }
+int ScaledSide(int side, double r) {
+  return static_cast<int>(std::clamp(std::floor(side * r), 1.0, double{INT32_MAX}));
+}
 
 // The output's pixels, values and layout, straight from the decoded pixels:
 // the path without pixel augmentations.
@@ -265,6 +267,12 @@ Pipeline::Pipeline(std::vector<Transform> transforms, PipelineOptions options)
   for (size_t i = 0; i < transforms_.size(); ++i) {
     const Transform& t = transforms_[i];
     if (t.kind == Kind::kRandomPhotometricDistort && i < first_late_) {
+      if (erasing != nullptr || normalized != nullptr) {
+        throw Error("pipeline: " + t.ToString() + " comes after " +
+                    (erasing != nullptr ? erasing : normalized)->ToString() +
+                    "; it works on the uint8 image, so list it before normalize and "
+                    "random_erasing");
+      }
       early_augmentations_.push_back(i);
       continue;
     }
@@ -379,7 +387,14 @@ std::optional<Shape> Pipeline::FixedShape() const {
 Shape Pipeline::OutputShape(int height, int width) const {
   int h = height, w = width;
   for (const Transform& t : transforms_) {
-    if (t.kind == Kind::kResize) {
+    if (t.IsDetectionGeometry()) {
+      throw Error("pipeline: the output size of " + t.ToString() +
+                  " varies with its draws; Plan gives an image's");
+    }
+    if (t.kind == Kind::kFixedSizeCrop) {
+      h = t.height;
+      w = t.width;
+    } else if (t.kind == Kind::kResize) {
       const std::array<int, 2> size = ResizedSize(t, h, w);
       h = size[0];
       w = size[1];
@@ -399,13 +414,17 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
   bool flip = false;
   Interpolation interpolation = Interpolation::kBilinear;
   std::array<uint8_t, 3> fill = {0, 0, 0};
-  std::optional<std::array<double, 4>> center_window;
-  // The objects' boxes in the current image's pixels (RandomIoUCrop's input).
+  std::vector<uint8_t> kept_boxes;
+  // The objects' boxes with a width and a height in the current image's
+  // pixels (RandomIoUCrop's input), and the index in `boxes` of each.
   std::vector<std::array<double, 4>> current;
+  std::vector<size_t> current_index;
   auto current_boxes = [&]() -> std::span<const std::array<double, 4>> {
     current.clear();
+    current_index.clear();
     const double fx = boxes.normalized ? width : 1.0, fy = boxes.normalized ? height : 1.0;
-    for (const std::array<float, 4>& b : boxes.boxes) {
+    for (size_t i = 0; i < boxes.boxes.size(); ++i) {
+      const std::array<float, 4>& b = boxes.boxes[i];
       // In float, as the datasets clamp their objects.
       const float sx0 = std::clamp(static_cast<float>(b[0] * fx), 0.0f, float(width));
       const float sy0 = std::clamp(static_cast<float>(b[1] * fy), 0.0f, float(height));
@@ -420,6 +439,7 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
         x0 = mirrored0;
       }
       current.push_back({x0, y0, x1, y1});
+      current_index.push_back(i);
     }
     return current;
   };
@@ -461,8 +481,10 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
         // The references' draws: the coin, the side factor, the offsets.
         if (!rng.Bernoulli(t.p)) break;
         const double side = rng.Uniform(t.side_range[0], t.side_range[1]);
-        const int canvas_w = static_cast<int>(cw * side);
-        const int canvas_h = static_cast<int>(ch * side);
+        // Clamped to an int (a sliver resized to INT32_MAX; Run refuses
+        // such an output by its pixel count).
+        const int canvas_w = static_cast<int>(std::min(std::floor(cw * side), double{INT32_MAX}));
+        const int canvas_h = static_cast<int>(std::min(std::floor(ch * side), double{INT32_MAX}));
         const int left = static_cast<int>((canvas_w - cw) * rng.Uniform());
         const int top = static_cast<int>((canvas_h - ch) * rng.Uniform());
         crop(-top, -left, canvas_h, canvas_w);
@@ -471,15 +493,16 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
       }
       case Kind::kRandomIoUCrop:
         if (const std::optional<CropBox> box = RandomIoUCropBox(ch, cw, current_boxes(), t, rng)) {
-          crop(box->top, box->left, box->height, box->width);
-          std::array<double, 4> window = {bx, by, bx + bw, by + bh};
-          if (center_window) {  // a second crop keeps what both keep
-            window = {std::max(window[0], (*center_window)[0]),
-                      std::max(window[1], (*center_window)[1]),
-                      std::min(window[2], (*center_window)[2]),
-                      std::min(window[3], (*center_window)[3])};
+          // The references' test, on the boxes the crop was chosen from:
+          // decided here once, so that the objects written are those.
+          kept_boxes.assign(boxes.boxes.size(), 0);
+          for (size_t k = 0; k < current.size(); ++k) {
+            const std::array<double, 4>& b = current[k];
+            const double cx = 0.5 * (b[0] + b[2]), cy = 0.5 * (b[1] + b[3]);
+            kept_boxes[current_index[k]] = box->left < cx && cx < box->left + box->width &&
+                                           box->top < cy && cy < box->top + box->height;
           }
-          center_window = window;
+          crop(box->top, box->left, box->height, box->width);
         }
         break;
       case Kind::kRandomShortestSize: {
@@ -534,7 +557,7 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
   plan.image_height = height;
   plan.image_width = width;
   plan.fill = fill;
-  plan.center_window = center_window;
+  plan.kept_boxes = std::move(kept_boxes);
   // The largest DCT scale whose decoded box still covers the output.
   // Nearest-neighbour output must show real pixels, not DCT averages.
   if (interpolation != Interpolation::kNearest) {

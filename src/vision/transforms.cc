@@ -459,6 +459,10 @@ void Transform::Validate() const {
     case Kind::kScaleJitter:
       CheckSize(*this, height, "target height");
       CheckSize(*this, width, "target width");
+      if (height > (1 << 20) || width > (1 << 20)) {
+        Invalid(*this, "the target size must be at most 1048576 a side, got " +
+                           std::to_string(height) + "x" + std::to_string(width));
+      }
       if (!(scale[0] > 0 && scale[0] <= scale[1] && scale[1] <= 16)) {
         Invalid(*this, "scale_range must satisfy 0 < min <= max <= 16, got " + FormatList(scale));
       }
@@ -926,7 +930,9 @@ Transform ParseItem(std::string_view item) {
     } else if (shortest && key == "sizes") {
       t.sizes.clear();
       for (double size : parser.Numbers(value)) {
-        if (size != std::floor(size) || size > INT32_MAX) parser.Fail("sizes must be whole numbers");
+        if (!(size >= 1 && size <= INT32_MAX && size == std::floor(size))) {
+          parser.Fail("sizes must be whole numbers from 1");
+        }
         t.sizes.push_back(static_cast<int>(size));
       }
     } else if (shortest && key == "max_size") {

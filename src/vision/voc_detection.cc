@@ -68,14 +68,16 @@ void VocDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   objects.reserve(all.size());
   const float width = static_cast<float>(plan.image_width);
   const float height = static_cast<float>(plan.image_height);
+  int32_t plan_box = 0;  // the index among the boxes planned with (corners)
   for (const VocObject& o : all) {
     if (o.difficult && !options_.keep_difficult) continue;
+    const int32_t planned = plan_box++;
     const std::array<float, 4> box = {
         std::clamp(o.box[0], 0.0f, width), std::clamp(o.box[1], 0.0f, height),
         std::clamp(o.box[2], 0.0f, width), std::clamp(o.box[3], 0.0f, height)};
     if (!(box[2] > box[0] && box[3] > box[1])) continue;
     objects.push_back(
-        ImageObject{box, o.label, (box[2] - box[0]) * (box[3] - box[1]), o.difficult});
+        ImageObject{box, o.label, (box[2] - box[0]) * (box[3] - box[1]), o.difficult, planned});
   }
   WriteDetectionTargets(plan, objects, /*masks=*/false, {}, out);
   out.SetScalar<int64_t>("image_id", index);

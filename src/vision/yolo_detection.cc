@@ -241,9 +241,11 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       ParseLabels(label_text, label_file, plan.image_width, plan.image_height, index);
   std::vector<ImageObject> objects;
   std::vector<const LabelObject*> sources;
-  for (const LabelObject& o : labelled) {
+  for (size_t i = 0; i < labelled.size(); ++i) {
+    const LabelObject& o = labelled[i];
     if (!(o.object.box[2] > o.object.box[0] && o.object.box[3] > o.object.box[1])) continue;
     objects.push_back(o.object);
+    objects.back().plan_box = static_cast<int32_t>(i);  // corners lists every label line
     sources.push_back(&o);
   }
   WriteDetectionTargets(

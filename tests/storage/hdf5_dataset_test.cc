@@ -185,6 +185,11 @@ TEST(HDF5Dataset, BadFilesAndFieldsThrowNamingThem) {
         HDF5Dataset(path, {{"labels", "", true}}, Decode());
       },
       ::testing::ThrowsMessage<Error>(HasSubstr("marked as an image")));
+  EXPECT_THAT(
+      [&] {
+        HDF5Dataset(path, {{"jpeg", "", true}}, vision::Pipeline({vision::Transform::RandomIoUCrop()}));
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("random_iou_crop chooses its crop from the objects")));
   std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
   EXPECT_THAT(
       [&] {

@@ -86,6 +86,13 @@ TEST_F(ShardDatasetTest, SamplesEqualImageFoldersThroughTheSamePipeline) {
     }
     EXPECT_EQ(shards.FixedFields().size(), 2u);
   }
+  // Packed images have no objects for a RandomIoUCrop to choose from.
+  EXPECT_THAT(
+      [&] {
+        ShardDataset(ShardDataset::Find(out / "shards"),
+                     vision::Pipeline({vision::Transform::RandomIoUCrop()}));
+      },
+      ::testing::ThrowsMessage<Error>(HasSubstr("random_iou_crop chooses its crop from the objects")));
 }
 
 // Packing rewrites the baseline JPEGs with restart markers (and the

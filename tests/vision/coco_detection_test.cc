@@ -151,12 +151,23 @@ TEST_F(CocoDetectionTest, ZoomOutMovesBoxesAndMasks) {
     const float dx = boxes[0] - 2, dy = boxes[1] - 3;  // where the image landed
     EXPECT_THAT(boxes, ElementsAre(2 + dx, 3 + dy, 12 + dx, 7 + dy, 25 + dx, 10 + dy, 30 + dx,
                                    20 + dy));
-    // The image's pixel (0, 0) is at (dx, dy): red 0, green 0; the fill
-    // around it.
+    // The image's pixel (x, y) is at (dx + x, dy + y): red 8x, green 8y;
+    // the fill around it.
     const uint8_t* image = s.Find("image")->data<uint8_t>();
-    const size_t at = (static_cast<size_t>(dy) * 60 + static_cast<size_t>(dx)) * 3;
-    EXPECT_EQ(image[at + 2], 0);
-    if (dx > 0) EXPECT_EQ(image[at - 3], 9);
+    for (int y = 0; y < 20; ++y) {
+      for (int x = 0; x < 30; ++x) {
+        const size_t at = (static_cast<size_t>(dy + y) * 60 + static_cast<size_t>(dx + x)) * 3;
+        ASSERT_EQ(image[at], x * 8) << x << "," << y;
+        ASSERT_EQ(image[at + 1], y * 8) << x << "," << y;
+      }
+    }
+    const int left = static_cast<int>(dx), top = static_cast<int>(dy);
+    if (left > 0) {
+      EXPECT_EQ(image[(static_cast<size_t>(top) * 60 + left - 1) * 3], 9);
+    }
+    if (top > 0) {
+      EXPECT_EQ(image[(static_cast<size_t>(top - 1) * 60 + left) * 3], 9);
+    }
     const std::vector<uint8_t> masks = FieldValues<uint8_t>(s, "masks");
     int set = 0;
     for (int y = 0; y < 40; ++y) {
@@ -168,6 +179,37 @@ TEST_F(CocoDetectionTest, ZoomOutMovesBoxesAndMasks) {
     }
     EXPECT_EQ(set, 40);
   }
+}
+
+// Where the canvas shows no image no mask shows either, though a polygon
+// reaches there: a polygon past the image's right edge is cut at it.
+TEST_F(CocoDetectionTest, MasksStopWhereTheImageStops) {
+  const std::string json = R"({
+    "images": [{"id": 1, "file_name": "a.png", "height": 20, "width": 30}],
+    "annotations": [{"image_id": 1, "bbox": [20, 5, 20, 5], "category_id": 4,
+                     "segmentation": [[20, 5, 40, 5, 40, 10, 20, 10]]}],
+    "categories": [{"id": 4, "name": "four"}]})";
+  testing::WriteBytes(dir_ / "past.json", std::vector<uint8_t>(json.begin(), json.end()));
+  CocoDetection data(dir_.path(), dir_ / "past.json",
+                     Pipeline({Transform::RandomZoomOut({9, 9, 9}, {3, 3}, 1.0)},
+                              {.dtype = DType::kU8}),
+                     {.masks = true});
+  Sample s;
+  SampleContext ctx(0, 0, 0);
+  data.Get(0, s, ctx);
+  const std::vector<float> box = FieldValues<float>(s, "boxes");
+  ASSERT_EQ(box.size(), 4u);
+  const int dx = static_cast<int>(box[0]) - 20, dy = static_cast<int>(box[1]) - 5;
+  const std::vector<uint8_t> mask = FieldValues<uint8_t>(s, "masks");
+  int set = 0;
+  for (int y = 0; y < 60; ++y) {
+    for (int x = 0; x < 90; ++x) {
+      const bool inside = x >= dx + 20 && x < dx + 30 && y >= dy + 5 && y < dy + 10;
+      EXPECT_EQ(mask[static_cast<size_t>(y * 90 + x)], inside ? 1 : 0) << x << "," << y;
+      set += mask[static_cast<size_t>(y * 90 + x)];
+    }
+  }
+  EXPECT_EQ(set, 50);
 }
 
 // RandomIoUCrop keeps only the objects whose box centre is in its crop,

@@ -576,6 +576,10 @@ TEST(Pipeline, RefusesDetectionListsItWouldRunOtherwiseThanTorchvision) {
             std::string::npos);
   EXPECT_NE(message({Transform::RandomIoUCrop(), Transform::RandomIoUCrop()}).find("listed twice"),
             std::string::npos);
+  EXPECT_NE(message({Transform::Normalize(), Transform::RandomPhotometricDistort(),
+                     Transform::RandomZoomOut()})
+                .find("comes after normalize"),
+            std::string::npos);
   EXPECT_NE(message({Transform::CenterCrop(40), Transform::RandomZoomOut({255, 0, 0})})
                 .find("pad with different colours"),
             std::string::npos);
@@ -619,6 +623,13 @@ TEST(Pipeline, ShortestSizeScaleJitterAndFixedSizeCropPlanTheReferencesSizes) {
   EXPECT_EQ(drawn, (std::set<int>{50, 60}));
   EXPECT_EQ(fixed.FixedShape(), (Shape{100, 100, 3}));
   EXPECT_FALSE(jitter.FixedShape());
+  // A target of 512 x 640 (height, width): the references take
+  // min(640 / height, 512 / width), 2.56 for a 100 x 200 image (the usual
+  // fit would be 3.2).
+  const Pipeline wide({Transform::ScaleJitter(512, 640, {1.0, 1.0})});
+  const PipelinePlan plan = wide.Plan(100, 200, rng);
+  EXPECT_EQ(plan.out_height, 256);
+  EXPECT_EQ(plan.out_width, 512);
 }
 
 TEST(Pipeline, FixedSizeCropPadsWithItsFillAtTheRightAndBottom) {
@@ -648,26 +659,50 @@ TEST(Pipeline, ZoomOutAndIoUCropMakeTheShapeVary) {
 }
 
 // RandomIoUCrop chooses from the boxes Plan is given, in source pixels or
-// as fractions (YOLO), and the plan says which objects it keeps.
-TEST(Pipeline, IoUCropPlansFromTheBoxesAndNamesItsWindow) {
-  const Pipeline pipeline({Transform::RandomIoUCrop({0.3, 1.0}, {0.5, 2.0}, {0.7})});
-  const std::vector<std::array<float, 4>> pixels = {{40, 30, 100, 90}};
-  const std::vector<std::array<float, 4>> fractions = {{0.2f, 0.25f, 0.5f, 0.75f}};
-  for (uint64_t seed = 0; seed < 30; ++seed) {
+// as fractions (YOLO), and the plan says which objects it keeps: those
+// centred in the crop, by index among the boxes given.
+TEST(Pipeline, IoUCropPlansFromTheBoxesAndSaysWhichItKeeps) {
+  const Pipeline pipeline({Transform::RandomIoUCrop({0.3, 1.0}, {0.5, 2.0}, {0.0})});
+  // A box with no height (passed over), one on the left, one on the right,
+  // of a 256 x 128 image (fractions exact in binary, so both lists are the
+  // same boxes).
+  const std::vector<std::array<float, 4>> pixels = {
+      {16, 16, 32, 16}, {32, 32, 96, 96}, {160, 32, 224, 64}};
+  const std::vector<std::array<float, 4>> fractions = {
+      {0.0625f, 0.125f, 0.125f, 0.125f}, {0.125f, 0.25f, 0.375f, 0.75f},
+      {0.625f, 0.25f, 0.875f, 0.5f}};
+  int left_only = 0, right_only = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
     Rng a(seed, 0, 0), b(seed, 0, 0);
-    const PipelinePlan plan = pipeline.Plan(120, 200, a, PlanBoxes{pixels});
-    const PipelinePlan same = pipeline.Plan(120, 200, b, PlanBoxes{fractions, true});
-    ASSERT_TRUE(plan.center_window.has_value());
+    const PipelinePlan plan = pipeline.Plan(128, 256, a, PlanBoxes{pixels});
+    const PipelinePlan same = pipeline.Plan(128, 256, b, PlanBoxes{fractions, true});
+    ASSERT_EQ(plan.kept_boxes.size(), 3u);
+    EXPECT_EQ(plan.kept_boxes, same.kept_boxes);
     EXPECT_EQ(plan.x, same.x);
     EXPECT_EQ(plan.width, same.width);
-    const std::array<double, 4>& w = *plan.center_window;
-    EXPECT_EQ(w[0], plan.x);
-    EXPECT_EQ(w[2], plan.x + plan.width);
-    EXPECT_TRUE(w[0] < 70 && 70 < w[2] && w[1] < 60 && 60 < w[3]);  // the box's centre
+    EXPECT_EQ(plan.kept_boxes[0], 0);  // no height: never chosen from nor kept
+    for (size_t k = 1; k < 3; ++k) {
+      const double cx = 0.5 * (pixels[k][0] + pixels[k][2]), cy = 0.5 * (pixels[k][1] + pixels[k][3]);
+      const bool inside = plan.x < cx && cx < plan.x + plan.width && plan.y < cy &&
+                          cy < plan.y + plan.height;
+      EXPECT_EQ(plan.kept_boxes[k], inside ? 1 : 0) << seed << " box " << k;
+    }
+    ASSERT_TRUE(plan.kept_boxes[1] || plan.kept_boxes[2]) << "a crop holds a centred object";
+    left_only += plan.kept_boxes[1] && !plan.kept_boxes[2];
+    right_only += !plan.kept_boxes[1] && plan.kept_boxes[2];
     EXPECT_EQ(plan.out_width, static_cast<int>(plan.width));
   }
+  EXPECT_GT(left_only, 0);
+  EXPECT_GT(right_only, 0);
   Rng rng(1, 0, 0);
-  EXPECT_FALSE(pipeline.Plan(120, 200, rng).center_window.has_value());  // no boxes
+  EXPECT_TRUE(pipeline.Plan(128, 256, rng).kept_boxes.empty());  // no boxes: no crop
+}
+
+TEST(Pipeline, OutputShapeKnowsFixedSizeCropAndRefusesRandomSizes) {
+  EXPECT_EQ(Pipeline({Transform::FixedSizeCrop(100, 100)}).OutputShape(40, 80),
+            (Shape{100, 100, 3}));
+  EXPECT_THROW(Pipeline({Transform::ScaleJitter(64, 64)}).OutputShape(40, 80), Error);
+  EXPECT_THROW(Pipeline({Transform::RandomZoomOut()}).OutputShape(40, 80), Error);
 }
 
 }  // namespace

@@ -69,8 +69,9 @@ struct FEEDLINE_EXPORT PipelineOptions {
 struct FEEDLINE_EXPORT PipelinePlan {
   // The source box, in image pixels. Its edges are snapped to multiples of
   // max_scale (or to the image's edge), moving them by at most max_scale / 2
-  // from where the transforms put them. Parts outside the image are zero
-  // padding (a CenterCrop larger than the image).
+  // from where the transforms put them. Parts outside the image are padding
+  // in `fill` (a CenterCrop larger than the image, a zoom-out's canvas, a
+  // FixedSizeCrop's margin).
   double x = 0;
   double y = 0;
   double width = 0;
@@ -89,9 +90,11 @@ struct FEEDLINE_EXPORT PipelinePlan {
   // The colour of the output pixels outside the image (RandomZoomOut's
   // fill; black otherwise).
   std::array<uint8_t, 3> fill = {0, 0, 0};
-  // After a RandomIoUCrop: the crop (x0, y0, x1, y1) in source pixels. Only
-  // the objects whose box centre lies strictly inside it are kept.
-  std::optional<std::array<double, 4>> center_window;
+  // After a RandomIoUCrop, one entry per box of the PlanBoxes: 1 for the
+  // objects it keeps (their box centre strictly inside the crop, in the
+  // pixels of the image it cropped, as the references test it), 0 for the
+  // rest. Empty without a crop: every object is kept.
+  std::vector<uint8_t> kept_boxes;
 };
 
 // The boxes (x0, y0, x1, y1) of an image's objects, which RandomIoUCrop
@@ -135,7 +138,9 @@ class FEEDLINE_EXPORT Pipeline {
   // The output shape if it is the same for every image (a crop or a
   // two-sided Resize comes last among the geometric steps).
   std::optional<Shape> FixedShape() const;
-  // The output shape for an image of height x width.
+  // The output shape for an image of height x width. Throws Error when a
+  // step's output size is random (RandomZoomOut, RandomIoUCrop,
+  // RandomShortestSize, ScaleJitter): Plan gives an image's.
   Shape OutputShape(int height, int width) const;
 
   // Draws the random parameters, in transform order, from `rng`; a
@@ -143,7 +148,7 @@ class FEEDLINE_EXPORT Pipeline {
   PipelinePlan Plan(int height, int width, Rng& rng, PlanBoxes boxes = {}) const;
 
   // Decodes `data` and writes the result into field `field` of `out`:
-  // Allocate(field, dtype(), OutputShape(...)), so the last step writes
+  // Allocate(field, dtype(), the plan's output shape), so the last step writes
   // straight into a batch row when the field is bound. Randomness comes from
   // ctx.rng(); decode and transform time go to ctx's stage timers; buffers
   // are ctx.scratch(ScratchSlot). Throws SampleError naming `source`.

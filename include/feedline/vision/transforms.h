@@ -209,11 +209,14 @@ struct FEEDLINE_EXPORT Transform {
   bool operator==(const Transform& other) const = default;
 
   Kind kind = Kind::kToCHW;
-  // Resize: height is the short side when width == 0. Crops: output size.
+  // Resize: height is the short side when width == 0. Crops (and
+  // FixedSizeCrop): output size. ScaleJitter: the target size.
   int height = 0;
   int width = 0;
-  int max_size = 0;
+  int max_size = 0;  // Resize, RandomShortestSize
   Interpolation interpolation = Interpolation::kBilinear;
+  // RandomResizedCrop and RandomErasing: area fractions; RandomIoUCrop:
+  // side fractions; ScaleJitter: its scale_range.
   std::array<double, 2> scale = {0.08, 1.0};
   std::array<double, 2> ratio = {3.0 / 4.0, 4.0 / 3.0};
   double p = 0.5;
@@ -229,8 +232,9 @@ struct FEEDLINE_EXPORT Transform {
   int magnitude = 9;
   int num_magnitude_bins = 31;
   AutoAugmentPolicy policy = AutoAugmentPolicy::kImageNet;
-  // The AutoAugment family's fill outside a warped image (0-255), and
-  // RandomErasing's value unless random_value.
+  // The AutoAugment family's fill outside a warped image (0-255),
+  // RandomZoomOut's and FixedSizeCrop's padding, and RandomErasing's value
+  // unless random_value.
   std::array<float, 3> fill = {0, 0, 0};
   bool random_value = false;
   // RandomZoomOut's canvas size range (uses fill and p above).

@@ -246,7 +246,8 @@ class CocoDetection(NativeDataset):
 
     `transforms`: feedline.vision.transforms only (RandomHorizontalFlip,
     Resize, CenterCrop, RandomResizedCrop, RandomZoomOut, RandomIoUCrop,
-    ColorJitter, RandomPhotometricDistort, RandomErasing, PILToTensor,
+    RandomShortestSize, ScaleJitter, FixedSizeCrop, ColorJitter,
+    RandomPhotometricDistort, RandomErasing, PILToTensor,
     ConvertImageDtype, ToTensor, Normalize), as a Compose or a list;
     RandomIoUCrop keeps only the objects centred in its crop, as the
     references'; the AutoAugment family is refused (its shears and rotations would

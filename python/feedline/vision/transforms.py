@@ -597,7 +597,8 @@ class RandomShortestSize(Transform):
         return [_NATIVE.random_shortest_size(self.min_size, self.max_size, self.interpolation)]
 
     def __repr__(self):
-        return f"RandomShortestSize(min_size={self.min_size}, max_size={self.max_size})"
+        return (f"RandomShortestSize(min_size={self.min_size}, max_size={self.max_size}, "
+                f"interpolation={self.interpolation})")
 
 
 class ScaleJitter(Transform):
@@ -618,7 +619,8 @@ class ScaleJitter(Transform):
         return [_NATIVE.scale_jitter(height, width, self.scale_range, self.interpolation)]
 
     def __repr__(self):
-        return f"ScaleJitter(target_size={self.target_size}, scale_range={self.scale_range})"
+        return (f"ScaleJitter(target_size={self.target_size}, scale_range={self.scale_range}, "
+                f"interpolation={self.interpolation})")
 
 
 class FixedSizeCrop(Transform):

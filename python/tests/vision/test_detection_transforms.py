@@ -218,3 +218,44 @@ def test_a_crop_that_chooses_from_objects_needs_them():
         T.RandomIoUCrop()(image)
     with pytest.raises(ValueError, match="pad with different colours"):
         T.Compose([T.CenterCrop(40), T.RandomZoomOut(fill=[255, 0, 0])])(image)
+
+
+@pytest.mark.parametrize("keep_difficult", [False, True])
+def test_iou_crop_in_voc_chooses_from_the_objects_it_writes(tmp_path, keep_difficult):
+    """VOC's boxes (difficult ones only when kept) go to the crop: every
+    crop holds one of the objects written, centred, and keeps exactly the
+    written objects centred in it. JPEG pixels are not compared: the crop
+    is located by its boxes."""
+    from test_voc_detection import write_voc
+
+    write_voc(str(tmp_path), count=8, seed=5)
+    plain = datasets.VOCDetection(str(tmp_path), keep_difficult=keep_difficult)
+    data = datasets.VOCDetection(str(tmp_path), keep_difficult=keep_difficult,
+                                 transforms=[T.RandomIoUCrop(sampler_options=[0.0])])
+    for epoch in range(4):
+        for i, sample in enumerate(samples(data, epoch)):
+            whole = plain[i]
+            if len(whole["labels"]) == 0:
+                assert sample["image"].shape == whole["image"].shape  # left as it is
+                continue
+            assert len(sample["labels"]) >= 1
+            # Where the crop is, from the kept boxes: any kept box moved by
+            # (left, top) is a whole box clipped to the crop.
+            h, w = sample["image"].shape[:2]
+            boxes = whole["boxes"]
+            cx, cy = (boxes[:, 0] + boxes[:, 2]) / 2, (boxes[:, 1] + boxes[:, 3]) / 2
+            found = False
+            for left in range(whole["image"].shape[1] - w + 1):
+                for top in range(whole["image"].shape[0] - h + 1):
+                    keep = (left < cx) & (cx < left + w) & (top < cy) & (cy < top + h)
+                    want = boxes[keep] - np.float32([left, top, left, top])
+                    want[:, 0::2] = want[:, 0::2].clip(0, w)
+                    want[:, 1::2] = want[:, 1::2].clip(0, h)
+                    if keep.sum() == len(sample["labels"]) and np.array_equal(
+                            want, sample["boxes"]) and np.array_equal(
+                            whole["labels"][keep], sample["labels"]):
+                        found = True
+                        break
+                if found:
+                    break
+            assert found, (i, epoch)

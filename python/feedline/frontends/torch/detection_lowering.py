@@ -202,6 +202,18 @@ def _interpolation(mode):
     return name
 
 
+def _check_masks_follow(names):
+    """With masks="source" the masks stay at the source size; the
+    references' RandomShortestSize, ScaleJitter and FixedSizeCrop would
+    still resize or crop them after a RandomZoomOut or RandomIoUCrop."""
+    stay = [i for i, name in enumerate(names) if name in _MASKS_STAY]
+    for i, name in enumerate(names):
+        if stay and i > stay[0] and name in ("RandomShortestSize", "ScaleJitter",
+                                             "FixedSizeCrop"):
+            raise _NotLowered(f"its {name} comes after {names[stay[0]]}, and would resize the "
+                              "masks that one leaves at the source size")
+
+
 def _check_distort_order(names):
     """A RandomPhotometricDistort runs natively on the whole image when it
     comes before every geometric step, or on the output after all of them:
@@ -282,6 +294,7 @@ def _native_steps(leaves):
     if not tensor:
         raise _NotLowered("its images stay PIL images (no PILToTensor)")
     _check_distort_order(names)
+    _check_masks_follow(names)
     return steps, names
 
 
