@@ -67,6 +67,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 from machine import cpu_model  # noqa: E402  (bench/machine.py)
+from peers import INTERPRETERS as PEER_INTERPRETERS  # noqa: E402  (the peers' venvs)
 from detection_python_vs_torch import DEFAULT_CACHE as CACHE, ensure_dataset  # noqa: E402
 
 BATCH = 8
@@ -75,10 +76,10 @@ SIZE = 300
 MEAN = (0.485, 0.456, 0.406)
 STD = (0.229, 0.224, 0.225)
 INTERPRETERS = {
-    "feedline": os.path.join(ROOT, ".venv", "bin", "python"),
-    "tv2": os.path.join(ROOT, ".venv", "peer-torchvision", "bin", "python"),
-    "dali": os.path.join(ROOT, ".venv", "bin", "python"),
-    "feedline_masks": os.path.join(ROOT, ".venv", "bin", "python"),
+    "feedline": PEER_INTERPRETERS["venv"],
+    "tv2": PEER_INTERPRETERS["torchvision"],
+    "dali": PEER_INTERPRETERS["venv"],
+    "feedline_masks": PEER_INTERPRETERS["venv"],
 }
 
 

@@ -22,6 +22,12 @@ constexpr int kMaxOptionDraws = 1000;
 
 }  // namespace
 
+bool CentredIn(const std::array<double, 4>& box, const CropBox& crop) {
+  const double cx = 0.5 * (box[0] + box[2]), cy = 0.5 * (box[1] + box[3]);
+  return crop.left < cx && cx < crop.left + crop.width && crop.top < cy &&
+         cy < crop.top + crop.height;
+}
+
 std::optional<CropBox> RandomIoUCropBox(int height, int width,
                                         std::span<const std::array<double, 4>> boxes,
                                         const Transform& t, Rng& rng) {
@@ -40,19 +46,18 @@ std::optional<CropBox> RandomIoUCropBox(int height, int width,
       if (!(t.ratio[0] <= aspect && aspect <= t.ratio[1])) continue;
       const int left = static_cast<int>((width - new_w) * rng.Uniform());
       const int top = static_cast<int>((height - new_h) * rng.Uniform());
+      const CropBox candidate{top, left, new_h, new_w};
       const std::array<double, 4> crop = {double(left), double(top), double(left + new_w),
                                           double(top + new_h)};
       bool any_inside = false;
       double best = -1;
       for (const std::array<double, 4>& b : boxes) {
-        const double cx = 0.5 * (b[0] + b[2]);
-        const double cy = 0.5 * (b[1] + b[3]);
-        if (!(crop[0] < cx && cx < crop[2] && crop[1] < cy && cy < crop[3])) continue;
+        if (!CentredIn(b, candidate)) continue;
         any_inside = true;
         best = std::max(best, Iou(b, crop));
       }
       if (!any_inside || best < min_iou) continue;
-      return CropBox{top, left, new_h, new_w};
+      return candidate;
     }
   }
   return std::nullopt;

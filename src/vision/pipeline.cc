@@ -497,10 +497,7 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
           // decided here once, so that the objects written are those.
           kept_boxes.assign(boxes.boxes.size(), 0);
           for (size_t k = 0; k < current.size(); ++k) {
-            const std::array<double, 4>& b = current[k];
-            const double cx = 0.5 * (b[0] + b[2]), cy = 0.5 * (b[1] + b[3]);
-            kept_boxes[current_index[k]] = box->left < cx && cx < box->left + box->width &&
-                                           box->top < cy && cy < box->top + box->height;
+            kept_boxes[current_index[k]] = CentredIn(current[k], *box);
           }
           crop(box->top, box->left, box->height, box->width);
         }

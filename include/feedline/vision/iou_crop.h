@@ -16,6 +16,10 @@
 
 namespace feedline::vision {
 
+// The references' test of an object kept by a crop: its box's centre
+// strictly inside the crop (box x0, y0, x1, y1 in the same pixels).
+FEEDLINE_EXPORT bool CentredIn(const std::array<double, 4>& box, const CropBox& crop);
+
 // The crop for a height x width image whose objects have `boxes` (x0, y0,
 // x1, y1 in its pixels), or nullopt for "leave the image as it is": an
 // option of 1 or more was drawn, or there are no boxes. Random numbers from
