@@ -52,27 +52,6 @@ std::optional<HeldOrigin> HeldOriginOf(const Sample& sample) {
   return HeldOrigin{values[0], values[1], static_cast<uint64_t>(values[2]), values[3]};
 }
 
-std::shared_ptr<Sample> ReplySamples::Take(const std::shared_ptr<ReplySamples>& pool) {
-  std::unique_ptr<Sample> sample;
-  {
-    std::lock_guard<std::mutex> lock(pool->mu_);
-    if (!pool->idle_.empty()) {
-      sample = std::move(pool->idle_.back());
-      pool->idle_.pop_back();
-    }
-  }
-  if (!sample) sample = std::make_unique<Sample>();
-  // The deleter holds the pool: a batch may outlive the loader.
-  return std::shared_ptr<Sample>(sample.release(), [pool](Sample* s) { pool->Give(s); });
-}
-
-void ReplySamples::Give(Sample* sample) {
-  std::unique_ptr<Sample> owned(sample);
-  owned->Clear();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (idle_.size() < kMaxIdle) idle_.push_back(std::move(owned));
-}
-
 void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
   if (awaiting_collate) return;  // the batch itself, not a sample
   std::lock_guard<std::mutex> lock(mu_);
@@ -109,16 +88,15 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
     }
   }
   // Shared by the arrays made over its buffers: they outlive this call.
-  std::shared_ptr<Sample> batch = ReplySamples::Take(replies_);
-  bool collated;
+  std::shared_ptr<const Sample> batch;
   {
     py::gil_scoped_release nogil;
     AwaitingScope awaiting;
-    collated = workers->CollateIfIdle(worker, process, replies, batch.get());
+    batch = workers->CollateIfIdle(worker, process, replies);
   }
-  if (!collated) return false;
-  // Its arrays view the reply's memory: a large array of the batch arrives
-  // as a view, not a copy.
+  if (!batch) return false;
+  // Its arrays view the memory the worker wrote them in: a large array of
+  // the batch arrives as a view, not a copy.
   *result = LoadPickledViews(std::move(batch), kPickleField);
   return true;
 }

@@ -14,12 +14,13 @@
 // child keeps the Python object it loaded. Both processes count the
 // child's sample replies (WorkerProgram::OnSampleReply), so the parent
 // names a batch's kept rows by those numbers (WorkerProcesses::
-// CollateIfIdle, WorkerTask::Collate); the child calls collate_fn on its objects and sends the result back as
-// pickled fields (pickled_fields.h: its numpy arrays and torch tensors out
-// of band, each copied once into the reply); the parent unpickles it with
-// those buffers as arrays over the reply's memory. So each array of a
-// batch crosses once, as part of the batch, and a large one arrives as a
-// view, not a copy.
+// CollateIfIdle, WorkerTask::Collate); the child calls collate_fn on its
+// objects and sends the result back as pickled fields (pickled_fields.h:
+// its numpy arrays and torch tensors out of band, each copied once, into
+// a room of the shared slots the parent named: src/process/
+// collated_batches.h); the parent unpickles it with those buffers as
+// arrays over that memory. So each array of a batch is written once, as
+// part of the batch, and read where it was written.
 // A batch whose rows did not all come from the process serving the calling
 // thread (a worker replaced after a timeout or a death, rows lent to
 // another thread) or that the child no longer holds is collated in the
@@ -73,30 +74,6 @@ void StageHeldSample(const HeldOrigin& origin, extension::TaskOutput& out);
 // The origin a placeholder names, or null for a sample that crossed.
 std::optional<HeldOrigin> HeldOriginOf(const Sample& sample);
 
-// The Samples that collated batches are read into, kept for the next reply
-// once every array over one is gone: a reply read into a new Sample has each
-// of its buffers zero-filled (Sample::Field::Reserve) and faulted in before
-// the reply's bytes are copied over them, which for large images cost the
-// training process more than the copy itself; a kept Sample's buffers are
-// only overwritten (grown when a batch is larger).
-//
-// Thread safety: Take and the release of what it gave may happen on any
-// thread; what Take gives may outlive the pool's owner.
-class ReplySamples {
- public:
-  // A cleared Sample, owned by the returned pointer; it comes back here when
-  // the last copy of the pointer is dropped.
-  static std::shared_ptr<Sample> Take(const std::shared_ptr<ReplySamples>& pool);
-
- private:
-  // The most idle Samples kept (their buffers hold a batch's bytes each).
-  static constexpr size_t kMaxIdle = 4;
-  void Give(Sample* sample);
-
-  std::mutex mu_;
-  std::vector<std::unique_ptr<Sample>> idle_;  // GUARDED_BY(mu_)
-};
-
 // The parent's side.
 class WorkerCollate {
  public:
@@ -142,7 +119,6 @@ class WorkerCollate {
   const std::shared_ptr<PyRef> dataset_;
   const int num_workers_;
   const bool seed_samples_;
-  std::shared_ptr<ReplySamples> replies_ = std::make_shared<ReplySamples>();
   std::mutex mu_;
   std::weak_ptr<extension::WorkerProcesses> workers_;            // GUARDED_BY(mu_)
   std::unordered_map<const Sample*, Origin> origins_;          // GUARDED_BY(mu_)

@@ -11,6 +11,7 @@
 
 #include "src/core/sample_binder.h"
 #include "src/core/sample_context_access.h"
+#include "src/loader/slot_allocator.h"
 
 namespace feedline::internal {
 namespace {
@@ -20,20 +21,34 @@ using extension::TaskRequest;
 using extension::WorkerTask;
 
 // A reply's fields, where the parent reads them: the requested batch row
-// for a field it expects there, else the staging (the shared arena).
+// for a field it expects there, else the request's room (a collated
+// batch's fields, as far as they fit), else the staging (the shared arena).
 class ChildReply final : public TaskOutput {
  public:
   ChildReply(RequestedRow& row, ReplyStaging& staging) : row_(row), staging_(staging) {}
 
-  // Before each reply: no fields, no schema.
+  // Before each reply: no fields, no schema, no room.
   void Begin() {
     reply_.fields.clear();
     if (!reply_.schema.empty()) reply_.schema = SampleSchema();
+    room_offset_ = room_end_ = 0;
+  }
+  // The fields that fit go to the `bytes` at `offset` in the slots, one
+  // after the other (each on the slots' alignment), until the next Begin.
+  void SetRoom(uint64_t offset, uint64_t bytes) {
+    if (bytes == 0 || row_.InSlots(offset, bytes) == nullptr) return;  // none, or damaged
+    room_offset_ = offset;
+    room_end_ = offset + bytes;
   }
   SampleReply& reply() { return reply_; }
 
   Tensor Field(const std::string& name, DType dtype, const Shape& shape) override {
     if (std::byte* to = row_.Find(name, dtype, shape)) {
+      ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row_.OffsetOf(to)),
+                               &reply_);
+      return Tensor(dtype, shape, to);
+    }
+    if (std::byte* to = TakeRoom(Tensor(dtype, shape, nullptr).bytes())) {
       ReplyStaging::AddInPlace(name, dtype, shape, static_cast<uint64_t>(row_.OffsetOf(to)),
                                &reply_);
       return Tensor(dtype, shape, to);
@@ -61,9 +76,20 @@ class ChildReply final : public TaskOutput {
   }
 
  private:
+  // `bytes` of the room, or nullptr when they do not fit in what is left.
+  std::byte* TakeRoom(uint64_t bytes) {
+    constexpr uint64_t kAlign = SlotAllocator::kAlignment;
+    const uint64_t at = (room_offset_ + kAlign - 1) / kAlign * kAlign;
+    if (room_end_ == 0 || at > room_end_ || bytes > room_end_ - at) return nullptr;
+    room_offset_ = at + bytes;
+    return row_.InSlots(at, bytes);
+  }
+
   RequestedRow& row_;
   ReplyStaging& staging_;
   SampleReply reply_;
+  uint64_t room_offset_ = 0;  // the room's first free byte, in the slots
+  uint64_t room_end_ = 0;     // 0: no room
 };
 
 class ChildLoop {
@@ -91,7 +117,7 @@ class ChildLoop {
           ServeItem(request, request.index, request.context_index, nullptr, /*stream=*/true);
           break;
         case RequestKind::kCollate:
-          ServeCollate();
+          ServeCollate(request);
           break;
         default:
           SendErrorReply(fd_, extension::ExceptionReply("the worker process got a request of "
@@ -186,11 +212,12 @@ class ChildLoop {
 
   // The request lists the replies by number as a kSamples request lists
   // samples (their index).
-  void ServeCollate() {
+  void ServeCollate(const WorkRequest& request) {
     replies_.clear();
     for (size_t i = 0; i < row_.num_samples(); ++i) replies_.push_back(row_.Select(i).index);
     staging_.Clear();
     out_.Begin();
+    out_.SetRoom(request.room_offset, request.room_bytes);
     try {
       if (!task_.Collate(replies_, out_)) {
         Reply(ReplyKind::kEnd);  // not held: the parent collates

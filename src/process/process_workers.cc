@@ -103,6 +103,10 @@ struct ProcessWorkers::Worker {
   std::string samples;  // the body of a kSamples request
   std::vector<RowDestination> row;
   SampleReply reply;
+  // The room of the kCollate request in flight (room_bytes 0: none): its
+  // reply's fields there are bound into the Sample it is read into.
+  uint64_t room_offset = 0;
+  uint64_t room_bytes = 0;
   // The program's CheckSchema accepted reply.schema (the last schema decoded):
   // the same schema again is not checked again.
   bool schema_checked = false;
@@ -159,6 +163,7 @@ ProcessWorkers::ProcessWorkers(std::shared_ptr<WorkerProgram> program,
       slots_.reset();
     }
   }
+  collated_ = std::make_shared<CollatedBatches>(slots_);
   for (int w = 0; w < options_.num_workers; ++w) workers_.push_back(std::make_unique<Worker>(w));
 }
 
@@ -462,19 +467,20 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   return false;
 }
 
-bool ProcessWorkers::CollateIfIdle(int w, int64_t serial, std::span<const int64_t> replies,
-                                   Sample* out) const {
+std::shared_ptr<const Sample> ProcessWorkers::CollateIfIdle(
+    int w, int64_t serial, std::span<const int64_t> replies) const {
   Worker& worker = this->worker(w);
   {
     std::lock_guard<std::mutex> lock(worker.mu);
     if (shutdown_.load() || worker.in_use || worker.pid <= 0 || worker.serial != serial) {
-      return false;
+      return nullptr;
     }
     worker.in_use = true;
   }
   struct Release {
     Worker& worker;
     ~Release() {
+      worker.room_offset = worker.room_bytes = 0;
       {
         std::lock_guard<std::mutex> lock(worker.mu);
         worker.in_use = false;
@@ -483,6 +489,7 @@ bool ProcessWorkers::CollateIfIdle(int w, int64_t serial, std::span<const int64_
     }
   } release{worker};
   worker.abandoned_at_ns.store(-1);
+  CollatedBatches::Lease batch = collated_->Take();
   // The replies listed as a kSamples request lists samples.
   worker.message.clear();
   for (int64_t reply : replies) EncodeRequestedSample(reply, reply, std::string(), &worker.message);
@@ -490,13 +497,22 @@ bool ProcessWorkers::CollateIfIdle(int w, int64_t serial, std::span<const int64_
   request.kind = static_cast<uint32_t>(RequestKind::kCollate);
   request.index = static_cast<int64_t>(replies.size());
   request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
+  request.room_offset = worker.room_offset = batch.room_offset;
+  request.room_bytes = worker.room_bytes = batch.room_bytes;
   ReplyKind kind;
   WorkerDeath death;
-  if (!Call(worker, request, -1, out, nullptr, &kind, &death)) {
+  if (!Call(worker, request, -1, batch.sample.get(), nullptr, &kind, &death)) {
     if (!shutdown_.load()) worker.died = true;
-    return false;
+    return nullptr;
   }
-  return kind == ReplyKind::kSample;
+  if (kind != ReplyKind::kSample) return nullptr;
+  uint64_t bytes = 0;
+  for (int i = 0; i < batch.sample->num_fields(); ++i) {
+    constexpr uint64_t kAlign = SlotAllocator::kAlignment;
+    bytes += (batch.sample->field(i).bytes() + kAlign - 1) / kAlign * kAlign;
+  }
+  collated_->Saw(bytes);
+  return std::move(batch.sample);
 }
 
 bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
@@ -588,11 +604,21 @@ bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, 
     }
     if (options_.use_shared_memory) worker.arena.MapAtLeast(reply.arena_bytes);
     for (const FieldMeta& f : reply.fields) {
+      if (f.in_place && worker.room_bytes > 0) {
+        // Written into the request's room: the field is bound there, so
+        // Allocate below gives that memory and nothing is copied.
+        if (f.offset < worker.room_offset || f.offset > worker.room_offset + worker.room_bytes ||
+            f.bytes > worker.room_offset + worker.room_bytes - f.offset) {
+          throw Error("field '" + f.name + "' lies outside the collated batch's room");
+        }
+        SampleBinder::Bind(out, f.name, f.dtype, f.shape, slots_->base() + f.offset);
+      }
       Tensor tensor = out.Allocate(f.name, f.dtype, f.shape);
       if (tensor.bytes() != f.bytes) throw Error("field '" + f.name + "' has a wrong byte count");
       if (f.in_place) {
-        // Written by the process into the row the request named, which is
-        // where Allocate points for a bound field of this dtype and shape.
+        // Written by the process into the row the request named (or the
+        // room), which is where Allocate points for a bound field of this
+        // dtype and shape.
         if (!slots_ || f.offset > slots_->reserved() || f.bytes > slots_->reserved() - f.offset) {
           throw Error("field '" + f.name + "' lies outside the shared batch slots");
         }

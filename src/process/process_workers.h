@@ -48,6 +48,7 @@
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "src/loader/load_backend.h"
+#include "src/process/collated_batches.h"
 #include "src/process/process_spawner.h"
 #include "src/process/shared_slot_allocator.h"
 #include "src/process/worker_child.h"
@@ -133,8 +134,10 @@ class ProcessWorkers final : public WorkerProcesses {
   std::vector<int64_t> worker_pids() const override;
   // Replacements started for workers that died.
   int64_t restarts() const override { return restarts_.load(std::memory_order_relaxed); }
-  bool CollateIfIdle(int worker, int64_t process, std::span<const int64_t> replies,
-                     Sample* out) const override;
+  // The batch is read where the process wrote it, in a room of the shared
+  // slots (CollatedBatches).
+  std::shared_ptr<const Sample> CollateIfIdle(int worker, int64_t process,
+                                              std::span<const int64_t> replies) const override;
   const ProcessWorkerOptions& options() const { return options_; }
 
  private:
@@ -168,6 +171,7 @@ class ProcessWorkers final : public WorkerProcesses {
   ProcessWorkerOptions options_;
   // Made before any worker is forked, so that every worker inherits the mapping.
   std::shared_ptr<SharedSlotAllocator> slots_;
+  std::shared_ptr<CollatedBatches> collated_;  // where CollateIfIdle reads batches
   mutable ProcessSpawner spawner_;  // declared before workers_: outlives them
   std::vector<std::unique_ptr<Worker>> workers_;
   mutable std::atomic<bool> shutdown_{false};

@@ -94,6 +94,11 @@ void RequestedRow::Bind(Sample& sample) {
   }
 }
 
+std::byte* RequestedRow::InSlots(uint64_t offset, uint64_t bytes) const {
+  if (base_ == nullptr || offset > bytes_ || bytes > bytes_ - offset) return nullptr;
+  return base_ + offset;
+}
+
 int64_t RequestedRow::OffsetOf(const void* p) const {
   const auto* b = static_cast<const std::byte*>(p);
   if (base_ == nullptr || b < base_ || b >= base_ + bytes_) return -1;

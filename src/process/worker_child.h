@@ -64,6 +64,9 @@ class RequestedRow {
   void Bind(Sample& sample);
   // The offset in the slots of memory inside them, or -1.
   int64_t OffsetOf(const void* p) const;
+  // The memory of `bytes` at `offset` in the slots, or nullptr where that
+  // is not inside them (no slots here, or a damaged request).
+  std::byte* InSlots(uint64_t offset, uint64_t bytes) const;
 
  private:
   std::byte* base_;

@@ -55,11 +55,14 @@ enum class RequestKind : uint32_t {
   // sample reply, counted in both processes), listed in the body as
   // kSamples lists its samples (EncodeRequestedSample(seq, seq, "")). The
   // worker answers with one sample reply holding the batch, or kEnd when it
-  // no longer holds one of them (the parent then collates itself).
+  // no longer holds one of them (the parent then collates itself). The
+  // batch's fields go into the room the request names (`room_offset`,
+  // `room_bytes`: a block of the shared slots the parent reads them in,
+  // without a copy) as far as they fit, the rest into the arena.
   kCollate = 5,
 };
 
-// Parent -> worker (40 bytes, then the destinations). `seed`, `epoch` and
+// Parent -> worker (56 bytes, then the destinations). `seed`, `epoch` and
 // `context_index` rebuild the SampleContext the engine gave the parent's
 // thread, so a sample's Rng draws are the same as on a worker thread.
 struct WorkRequest {
@@ -69,6 +72,10 @@ struct WorkRequest {
   int64_t epoch = 0;
   uint64_t seed = 0;
   int64_t context_index = 0;
+  // kCollate: where in the shared slots the batch's fields may go (none
+  // when room_bytes is 0).
+  uint64_t room_offset = 0;
+  uint64_t room_bytes = 0;
 };
 
 enum class ReplyKind : uint32_t {

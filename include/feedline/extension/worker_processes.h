@@ -10,6 +10,7 @@
 #define FEEDLINE_EXTENSION_WORKER_PROCESSES_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -33,13 +34,14 @@ class FEEDLINE_EXPORT WorkerProcesses {
   // Asks `worker`'s process to collate the samples of its sample replies
   // numbered `replies` (WorkerTask::Collate), only if it is still process
   // number `process` (WorkerProgram::OnSampleReply) and no thread is
-  // loading through it. True with the batch in `out`; false when the
-  // process is busy, another one, gone, or no longer holds a sample (the
-  // caller then collates itself). A failure raises as the program says
-  // (index -1); a death is handled as a load's: the next load restarts the
-  // process.
-  virtual bool CollateIfIdle(int worker, int64_t process, std::span<const int64_t> replies,
-                             Sample* out) const = 0;
+  // loading through it. Returns the batch, its fields where the process
+  // wrote them (shared memory, kept while the pointer lives), or null when
+  // the process is busy, another one, gone, or no longer holds a sample
+  // (the caller then collates itself). A failure raises as the program
+  // says (index -1); a death is handled as a load's: the next load
+  // restarts the process.
+  virtual std::shared_ptr<const Sample> CollateIfIdle(
+      int worker, int64_t process, std::span<const int64_t> replies) const = 0;
 };
 
 }  // namespace feedline::extension
