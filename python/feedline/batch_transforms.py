@@ -25,7 +25,7 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["ConvertImageDtype", "CutMix", "MixUp", "Normalize", "RandomChoice"]
+__all__ = ["ConvertImageDtype", "CutMix", "MixUp", "MultiScaleResize", "Normalize", "RandomChoice"]
 
 
 class ConvertImageDtype:
@@ -157,3 +157,90 @@ class RandomChoice:
     def __call__(self, images, labels, step=None):
         rng = self._sequence if step is None else np.random.default_rng([self.seed, int(step), 1])
         return self.mixers[int(rng.integers(0, len(self.mixers)))](images, labels, step=step)
+
+
+class MultiScaleResize:
+    """Multi-scale training for detection: each batch resized to a size
+    drawn from `sizes`, one size per step, as YOLO's multi-scale training
+    and PaddleDetection's BatchRandomResize do. The batch's longer side
+    becomes the drawn size and the shorter one keeps the aspect ratio, both
+    rounded up to a multiple of `size_divisibility` (the model's stride);
+    the boxes given with it are scaled by the same factors per axis.
+
+    The size is a function of (seed, step) when `step` is given, so every
+    rank of a job (each with its own loader, the same seed and the same
+    step) trains on the same size at the same step, and a resumed run
+    draws the sizes the uninterrupted one drew; without `step` the sizes
+    follow one sequence from `seed`. It runs on the batch tensor wherever
+    it lives (the GPU after `.to(device)`), as the resize belongs to the
+    training step, not to the loader::
+
+        resize = feedline.torch.MultiScaleResize(range(320, 609, 32), seed=0)
+        for step, batch in enumerate(loader):
+            images = batch["image"].to(device)                 # [B, 3, H, W]
+            images, boxes = resize(images, batch["boxes"].to(device), step=step)
+
+    `boxes`: None, a tensor whose last dimension is 4 (x0, y0, x1, y1 in
+    the batch's pixels: a padded [B, N, 4], detection_rows' [N, 4]), or a
+    list or tuple of such tensors (torchvision's per-image targets' boxes);
+    what is returned has the same form. Returns (images, boxes) with
+    images [B, C, H', W'] in their dtype (floating point: integer images
+    are refused, as torch's interpolate refuses them).
+    """
+
+    def __init__(self, sizes, seed=0, size_divisibility=32, mode="bilinear"):
+        try:
+            self.sizes = [int(s) for s in sizes]
+        except (TypeError, ValueError):
+            raise ValueError(f"MultiScaleResize: sizes must be whole numbers, got {sizes!r}") from None
+        if not self.sizes or any(s < 1 for s in self.sizes):
+            raise ValueError(f"MultiScaleResize: sizes must be a non-empty list of sizes >= 1, got {sizes!r}")
+        self.size_divisibility = int(size_divisibility)
+        if self.size_divisibility < 1:
+            raise ValueError(f"MultiScaleResize: size_divisibility must be >= 1, got {size_divisibility!r}")
+        if mode not in ("nearest", "bilinear", "bicubic", "area"):
+            raise ValueError(f"MultiScaleResize: mode must be nearest, bilinear, bicubic or area, got {mode!r}")
+        self.mode = mode
+        self.seed = int(seed)
+        self._sequence = np.random.default_rng(self.seed)
+
+    def size(self, step=None):
+        """The size drawn for `step` (from the sequence without it)."""
+        rng = self._sequence if step is None else np.random.default_rng([self.seed, int(step), 2])
+        return self.sizes[int(rng.integers(0, len(self.sizes)))]
+
+    def output_shape(self, height, width, size):
+        """(H', W') for a batch of height x width resized to `size`."""
+        scale = size / max(height, width)
+        d = self.size_divisibility
+        return (max(d, math.ceil(height * scale / d) * d), max(d, math.ceil(width * scale / d) * d))
+
+    def __call__(self, images, boxes=None, step=None):
+        if not isinstance(images, torch.Tensor) or images.dim() != 4:
+            shape = tuple(images.shape) if isinstance(images, torch.Tensor) else type(images).__name__
+            raise ValueError(f"MultiScaleResize: expected images [B, C, H, W], got {shape}")
+        if not images.is_floating_point():
+            raise TypeError(f"MultiScaleResize: expected floating-point images, got {images.dtype} "
+                            "(convert first, e.g. feedline.torch.ConvertImageDtype)")
+        height, width = images.shape[-2:]
+        size = self.size(step)
+        new_h, new_w = self.output_shape(height, width, size)
+        kwargs = {} if self.mode in ("nearest", "area") else {"align_corners": False}
+        resized = torch.nn.functional.interpolate(images, size=(new_h, new_w), mode=self.mode, **kwargs)
+        factors = (new_w / width, new_h / height)
+        return resized, self._scale_boxes(boxes, factors)
+
+    @staticmethod
+    def _scale_boxes(boxes, factors):
+        if boxes is None:
+            return None
+        if isinstance(boxes, (list, tuple)):
+            return type(boxes)(MultiScaleResize._scale_boxes(b, factors) for b in boxes)
+        if not isinstance(boxes, torch.Tensor) or boxes.dim() < 1 or boxes.shape[-1] != 4:
+            shape = tuple(boxes.shape) if isinstance(boxes, torch.Tensor) else type(boxes).__name__
+            raise ValueError(f"MultiScaleResize: boxes must have a last dimension of 4 (x0, y0, x1, y1), got {shape}")
+        sx, sy = factors
+        scale = torch.tensor([sx, sy, sx, sy], dtype=boxes.dtype if boxes.is_floating_point() else torch.float32,
+                             device=boxes.device)
+        return boxes * scale
+

@@ -13,7 +13,9 @@ torch's own DataLoader test suite runs against it in make test
 The public import path; the front end itself is feedline/frontends/torch/.
 """
 
-from feedline.batch_transforms import ConvertImageDtype, CutMix, MixUp, Normalize, RandomChoice
+from feedline.batch_transforms import (ConvertImageDtype, CutMix, MixUp, MultiScaleResize, Normalize,
+                                       RandomChoice)
 from feedline.frontends.torch.loader import DataLoader
 
-__all__ = ["ConvertImageDtype", "CutMix", "DataLoader", "MixUp", "Normalize", "RandomChoice"]
+__all__ = ["ConvertImageDtype", "CutMix", "DataLoader", "MixUp", "MultiScaleResize", "Normalize",
+           "RandomChoice"]

@@ -98,3 +98,73 @@ def test_invalid_parameters_are_refused():
         ft.Normalize([0.5], [0])
     with pytest.raises(ValueError, match="normalize it first"):
         ft.MixUp(1.0, 3)(torch.zeros(2, 3, 4, 4, dtype=torch.uint8), torch.tensor([0, 1]))
+
+
+SIZES = list(range(320, 609, 32))
+
+
+def test_multi_scale_draws_one_size_per_step_the_same_on_every_rank():
+    # Two ranks: each its own transform, the same seed, steps met in any order.
+    rank0 = ft.MultiScaleResize(SIZES, seed=4)
+    rank1 = ft.MultiScaleResize(SIZES, seed=4)
+    drawn = [rank0.size(step) for step in range(60)]
+    assert drawn == [rank1.size(step) for step in reversed(range(60))][::-1]
+    assert set(drawn) <= set(SIZES) and len(set(drawn)) >= 5
+    assert drawn != [ft.MultiScaleResize(SIZES, seed=5).size(step) for step in range(60)]
+    images = torch.zeros(2, 3, 64, 96)
+    assert rank0(images, step=7)[0].shape[-1] == rank0.size(7) == rank1(images, step=7)[0].shape[-1]
+
+
+def test_multi_scale_resizes_the_batch_and_its_boxes_alike():
+    resize = ft.MultiScaleResize([200], size_divisibility=32, mode="nearest")
+    images = torch.zeros(2, 3, 96, 128)
+    box = torch.tensor([[32.0, 16.0, 64.0, 48.0]])
+    images[0, :, 16:48, 32:64] = 1.0  # the object the box names
+    out, boxes = resize(images, box, step=0)
+    # The longer side becomes 200, the shorter one 150, each rounded up to 32.
+    assert tuple(out.shape) == (2, 3, 160, 224)
+    x0, y0, x1, y1 = boxes[0].tolist()
+    assert (x0, y0, x1, y1) == pytest.approx((32 * 224 / 128, 16 * 160 / 96, 64 * 224 / 128, 48 * 160 / 96))
+    inside = out[0, 0, int(y0) + 1:int(y1) - 1, int(x0) + 1:int(x1) - 1]
+    assert inside.numel() > 0 and bool((inside == 1).all())
+    assert float(out[0].sum()) == pytest.approx(3 * (y1 - y0) * (x1 - x0), rel=0.05)
+    # Boxes as torchvision's per-image targets hold them, and none.
+    per_image = [box, torch.zeros(0, 4)]
+    out_list = resize(images, per_image, step=0)[1]
+    assert isinstance(out_list, list) and torch.equal(out_list[0], boxes) and out_list[1].shape == (0, 4)
+    assert resize(images, step=0)[1] is None
+
+
+def test_multi_scale_on_a_loaders_detection_batch(tmp_path):
+    import os
+    import PIL.Image
+    for i in range(4):  # YOLO's layout: images/train beside labels/train
+        for part in ("images", "labels"):
+            os.makedirs(tmp_path / part / "train", exist_ok=True)
+        PIL.Image.new("RGB", (48, 32), (40 * i, 90, 200)).save(tmp_path / "images" / "train" / f"{i}.png")
+        (tmp_path / "labels" / "train" / f"{i}.txt").write_text(f"{i} 0.5 0.5 0.25 0.{i + 2}\n")
+    data = datasets.YoloDetection(str(tmp_path / "images" / "train"),
+                                  T.Compose([T.Resize((64, 96)), T.ToTensor()]))
+    batch = next(iter(ft.DataLoader(data, batch_size=4)))
+    resize = ft.MultiScaleResize([192])
+    images, boxes = resize(batch["image"], batch["boxes"], step=3)
+    assert tuple(images.shape) == (4, 3, 128, 192)
+    torch.testing.assert_close(boxes, batch["boxes"] * 2)
+
+
+def test_multi_scale_refuses_what_it_cannot_resize():
+    with pytest.raises(ValueError, match="non-empty list of sizes"):
+        ft.MultiScaleResize([])
+    with pytest.raises(ValueError, match="non-empty list of sizes"):
+        ft.MultiScaleResize([320, 0])
+    with pytest.raises(ValueError, match="whole numbers"):
+        ft.MultiScaleResize(["big"])
+    with pytest.raises(ValueError, match="size_divisibility"):
+        ft.MultiScaleResize([320], size_divisibility=0)
+    resize = ft.MultiScaleResize([320])
+    with pytest.raises(TypeError, match="floating-point images"):
+        resize(torch.zeros(2, 3, 8, 8, dtype=torch.uint8))
+    with pytest.raises(ValueError, match=r"\[B, C, H, W\]"):
+        resize(torch.zeros(3, 8, 8))
+    with pytest.raises(ValueError, match="last dimension of 4"):
+        resize(torch.zeros(2, 3, 8, 8), torch.zeros(5, 3))
