@@ -33,6 +33,7 @@
 #include "feedline/feedline.h"
 #include "python/dlpack_export.h"
 #include "python/fork_safe_point.h"
+#include "python/held_objects.h"
 #include "python/python_seeding.h"
 #include "python/python_support.h"
 #include "python/python_worker_program.h"
@@ -51,18 +52,33 @@ namespace {
 // A Python map-style dataset (__getitem__ and __len__). Every Get takes the
 // GIL, so Python datasets load one sample at a time whatever num_workers is,
 // except where the Python code itself releases the GIL (file reads, numpy).
+// A sample loaded in this process: its fields, or, when it is carried whole
+// for a collate_fn (`held` not null), the object itself kept by its ticket.
+void FillInProcess(const py::handle& item, Structure& structure, HeldObjects* held, Sample& out) {
+  if (held != nullptr) {
+    structure.Observe(WholeSampleSchema());
+    held->Hold(item, out);
+    return;
+  }
+  FillFields(item, structure, [&](const std::string& name, DType dtype, const Shape& shape) {
+    return out.Allocate(name, dtype, shape);
+  });
+}
+
 class PyDataset : public Dataset {
  public:
   // `seed_samples`: with num_workers = 0, seed the Python generators per
   // sample (python_seeding.h); feedline.torch leaves them alone, as torch.
+  // `held`: keeps samples carried whole for a collate_fn (else null).
   PyDataset(py::object dataset, int num_workers, std::shared_ptr<Structure> structure,
-            bool seed_samples)
+            bool seed_samples, std::shared_ptr<HeldObjects> held)
       : dataset_(std::make_shared<PyRef>(dataset)),
         getitem_(std::make_shared<PyRef>(RowLoader(dataset))),
         size_(static_cast<int64_t>(py::len(dataset))),
         num_workers_(num_workers),
         structure_(std::move(structure)),
-        seed_samples_(seed_samples) {}
+        seed_samples_(seed_samples),
+        held_(std::move(held)) {}
 
   int64_t size() const override { return size_; }
 
@@ -78,10 +94,7 @@ class PyDataset : public Dataset {
       // The caller's own generators are saved around the whole Next() call
       // (PyLoader), so seeding them here costs little per sample.
       if (ctx.worker_id() < 0 && seed_samples_) SeedPythonGenerators(ctx.seed(), ctx.epoch(), index);
-      py::object item = getitem_->get()(index);
-      FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
-        return out.Allocate(name, dtype, shape);
-      });
+      FillInProcess(getitem_->get()(index), *structure_, held_.get(), out);
     } catch (py::error_already_set& e) {
       // Never a sample error: an interrupt, or the loader used from its own dataset.
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
@@ -111,17 +124,19 @@ class PyDataset : public Dataset {
   int num_workers_;
   std::shared_ptr<Structure> structure_;
   bool seed_samples_;
+  std::shared_ptr<HeldObjects> held_;
 };
 
 // One worker's iterator over a Python IterableDataset.
 class PyStream : public SampleStream {
  public:
   PyStream(std::shared_ptr<PyRef> dataset, std::shared_ptr<PyRef> iterator, int num_workers,
-           std::shared_ptr<Structure> structure)
+           std::shared_ptr<Structure> structure, std::shared_ptr<HeldObjects> held)
       : dataset_(std::move(dataset)),
         iterator_(std::move(iterator)),
         num_workers_(num_workers),
-        structure_(std::move(structure)) {}
+        structure_(std::move(structure)),
+        held_(std::move(held)) {}
 
   bool Next(Sample& out, SampleContext& ctx) override {
     py::gil_scoped_acquire gil;
@@ -133,9 +148,7 @@ class PyStream : public SampleStream {
         if (PyErr_Occurred()) throw py::error_already_set();
         return false;
       }
-      FillFields(item, *structure_, [&](const std::string& name, DType dtype, const Shape& shape) {
-        return out.Allocate(name, dtype, shape);
-      });
+      FillInProcess(item, *structure_, held_.get(), out);
       return true;
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e) || running.misuse()) throw PyInterrupt{std::move(e)};
@@ -149,16 +162,18 @@ class PyStream : public SampleStream {
   std::shared_ptr<PyRef> iterator_;
   int num_workers_;
   std::shared_ptr<Structure> structure_;
+  std::shared_ptr<HeldObjects> held_;
 };
 
 class PyIterableDataset : public IterableDataset {
  public:
   PyIterableDataset(py::object dataset, int num_workers, uint64_t seed,
-                    std::shared_ptr<Structure> structure)
+                    std::shared_ptr<Structure> structure, std::shared_ptr<HeldObjects> held)
       : dataset_(std::make_shared<PyRef>(std::move(dataset))),
         num_workers_(num_workers),
         seed_(seed),
-        structure_(std::move(structure)) {}
+        structure_(std::move(structure)),
+        held_(std::move(held)) {}
 
   std::unique_ptr<SampleStream> Open(int worker_id, int num_workers, int64_t epoch) const override {
     py::gil_scoped_acquire gil;
@@ -166,7 +181,8 @@ class PyIterableDataset : public IterableDataset {
     WorkerInfoScope info(num_workers_ == 0 ? -1 : worker_id, num_workers, seed_, epoch, dataset_);
     try {
       auto iterator = std::make_shared<PyRef>(py::iter(dataset_->get()));
-      return std::make_unique<PyStream>(dataset_, std::move(iterator), num_workers_, structure_);
+      return std::make_unique<PyStream>(dataset_, std::move(iterator), num_workers_, structure_,
+                                        held_);
     } catch (py::error_already_set& e) {
       if (IsInterrupt(e)) throw PyInterrupt{std::move(e)};
       // A sample error, so that the dataset's own exception type can be
@@ -181,6 +197,7 @@ class PyIterableDataset : public IterableDataset {
   int num_workers_;
   uint64_t seed_;
   std::shared_ptr<Structure> structure_;
+  std::shared_ptr<HeldObjects> held_;
 };
 
 // Reads a Python iterable of indices; len() gives the size. Each epoch's
@@ -273,9 +290,10 @@ std::shared_ptr<const BatchSampler> ToBatchSampler(const py::object& sampler) {
 // not copied into fields. With `in_worker` the process that loaded the batch
 // runs it when it can (worker_collate.h).
 CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
-                        std::shared_ptr<WorkerCollate> in_worker) {
+                        std::shared_ptr<WorkerCollate> in_worker,
+                        std::shared_ptr<HeldObjects> held) {
   auto ref = std::make_shared<PyRef>(std::move(fn));
-  return [ref, samples, in_worker](std::span<const Sample* const> in, BatchBuilder& out) {
+  return [ref, samples, in_worker, held](std::span<const Sample* const> in, BatchBuilder& out) {
     py::gil_scoped_acquire gil;
     LoaderCodeScope running(samples.get());
     try {
@@ -283,9 +301,16 @@ CollateFn MakePyCollate(py::object fn, std::shared_ptr<Structure> samples,
       if (!in_worker || !in_worker->TryCollate(in, &result)) {
         py::list items;
         for (const Sample* sample : in) {
+          // A sample loaded in this process is the object its dataset returned.
+          if (held) {
+            if (py::object kept = held->Take(*sample)) {
+              items.append(kept);
+              continue;
+            }
+          }
           // A sample its worker process kept for collate_fn is loaded again.
-          std::optional<HeldOrigin> held = in_worker ? HeldOriginOf(*sample) : std::nullopt;
-          items.append(held ? in_worker->LoadAgain(*held) : SampleToPython(*sample, *samples));
+          std::optional<HeldOrigin> origin = in_worker ? HeldOriginOf(*sample) : std::nullopt;
+          items.append(origin ? in_worker->LoadAgain(*origin) : SampleToPython(*sample, *samples));
         }
         result = ref->get()(items);
       }
@@ -540,8 +565,16 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
   }
   // A Python dataset's samples reach a collate_fn as the dataset returned
   // them, whatever their structure, as torch and Paddle hand them over.
-  if (!native && !collate_fn.is_none()) samples->CarryWhole();
-  if (!collate_fn.is_none()) options.collate_fn = MakePyCollate(collate_fn, samples, worker_collate);
+  // Those loaded in this process (threads, num_workers=0) are kept as the
+  // objects themselves (held_objects.h).
+  std::shared_ptr<HeldObjects> held;
+  if (!native && !collate_fn.is_none()) {
+    samples->CarryWhole();
+    held = std::make_shared<HeldObjects>();
+  }
+  if (!collate_fn.is_none()) {
+    options.collate_fn = MakePyCollate(collate_fn, samples, worker_collate, held);
+  }
 
   // The adapters for both places a sample may load (a thread, a worker
   // process); BuildDataLoader decides which from worker_mode.
@@ -566,9 +599,10 @@ std::unique_ptr<PyLoader> MakeLoader(py::object dataset, bool iterable, py::obje
     }
     spec.worker_program = std::move(program);
     if (iterable) {
-      spec.stream = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples);
+      spec.stream = std::make_shared<PyIterableDataset>(dataset, worker_count, seed, samples, held);
     } else {
-      spec.dataset = std::make_shared<PyDataset>(dataset, worker_count, samples, seed_samples);
+      spec.dataset =
+          std::make_shared<PyDataset>(dataset, worker_count, samples, seed_samples, held);
     }
   }
   spec.options = std::move(options);

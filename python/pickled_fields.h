@@ -5,9 +5,11 @@
 // views of the fields (a collated batch, kept alive by them) or copies (a
 // sample, whose memory the loader reuses).
 //
-// Two things cross this way: a sample handed whole to a collate_fn
-// (Structure::CarryWhole, sample_structure.h), whatever its structure, and
-// the batch a collate_fn made in a worker process (worker_collate.h).
+// Two things cross from a worker process this way: a sample handed whole to
+// a collate_fn (Structure::CarryWhole, sample_structure.h), whatever its
+// structure, and the batch a collate_fn made in the worker
+// (worker_collate.h). In the training process a sample is kept as itself
+// instead (held_objects.h).
 //
 // Thread safety: every function REQUIRES the GIL.
 #ifndef FEEDLINE_PYTHON_PICKLED_FIELDS_H_

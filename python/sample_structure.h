@@ -57,10 +57,11 @@ class Structure {
   void Observe(const SampleSchema& schema);
   // Samples reach a collate_fn whole, as the dataset returned them, whatever
   // their structure (ragged lists, optional keys, strings, custom objects),
-  // as torch hands them to one: each is pickled into fields
-  // (pickled_fields.h) instead of laid out by a schema, and never checked
-  // against the first. For a Python dataset given a collate_fn; call before
-  // the first sample.
+  // as torch hands them to one: each is kept as itself in the process that
+  // loaded it (held_objects.h) or pickled into fields to cross from a
+  // worker process (pickled_fields.h), instead of laid out by a schema, and
+  // never checked against the first. For a Python dataset given a
+  // collate_fn; call before the first sample.
   void CarryWhole() { whole_ = true; }
   bool carries_whole() const { return whole_; }
   // Lets torch.bfloat16 leaves (bfloat16_fields.h) through; without it
