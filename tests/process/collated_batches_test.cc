@@ -141,13 +141,24 @@ void ExpectBatchOf(const Sample& batch, const std::vector<uint8_t>& indices) {
   }
 }
 
+// One started worker process running BatchKeepingProgram, and the slots
+// its batches' rooms come from.
+struct OneKeepingWorker {
+  OneKeepingWorker() {
+    ProcessWorkerOptions options;
+    options.num_workers = 1;
+    workers = std::make_shared<ProcessWorkers>(program, options);
+    workers->StartWorker(0);
+    slots = std::static_pointer_cast<SharedSlotAllocator>(workers->slot_allocator());
+  }
+  std::shared_ptr<BatchKeepingProgram> program = std::make_shared<BatchKeepingProgram>();
+  std::shared_ptr<ProcessWorkers> workers;
+  std::shared_ptr<SharedSlotAllocator> slots;
+};
+
 TEST(CollatedBatchesTest, AWorkersCollatedBatchIsReadWhereTheWorkerWroteIt) {
-  auto program = std::make_shared<BatchKeepingProgram>();
-  ProcessWorkerOptions options;
-  options.num_workers = 1;
-  auto workers = std::make_shared<ProcessWorkers>(program, options);
-  workers->StartWorker(0);
-  const auto slots = std::static_pointer_cast<SharedSlotAllocator>(workers->slot_allocator());
+  OneKeepingWorker worker;
+  auto& [program, workers, slots] = worker;
   ASSERT_NE(slots, nullptr);
   SampleContext ctx(0, 0, 0, /*worker_id=*/0);
   Sample row;
@@ -177,12 +188,8 @@ TEST(CollatedBatchesTest, AWorkersCollatedBatchIsReadWhereTheWorkerWroteIt) {
 }
 
 TEST(CollatedBatchesTest, ABatchLargerThanItsRoomComesThroughTheArenaWhole) {
-  auto program = std::make_shared<BatchKeepingProgram>();
-  ProcessWorkerOptions options;
-  options.num_workers = 1;
-  auto workers = std::make_shared<ProcessWorkers>(program, options);
-  workers->StartWorker(0);
-  const auto slots = std::static_pointer_cast<SharedSlotAllocator>(workers->slot_allocator());
+  OneKeepingWorker worker;
+  auto& [program, workers, slots] = worker;
   SampleContext ctx(0, 0, 0, /*worker_id=*/0);
   Sample row;
   for (int64_t i = 1; i <= 12; ++i) workers->LoadSample(i, ctx, row);  // replies 0-11
