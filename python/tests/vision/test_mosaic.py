@@ -14,7 +14,8 @@ from feedline.vision import datasets
 from feedline.vision import transforms as T
 from feedline.vision.datasets import Mosaic
 
-from test_coco_detection import assert_same_for_any_worker_count_and_on_resume, batch_values
+from test_coco_detection import (assert_same_batches, assert_same_for_any_worker_count_and_on_resume,
+                                 batch_values)
 
 # Every image pixel has green 250 (backgrounds and objects), which neither
 # the fill (114) nor a blend of two image colours can have otherwise.
@@ -147,6 +148,8 @@ def test_batches_are_the_same_for_any_worker_count_and_on_resume(yolo):
 
     reference = batch_values(loader(num_workers=0))
     assert_same_for_any_worker_count_and_on_resume(loader, reference)
+    for workers in (1, 4):
+        assert_same_batches(batch_values(loader(num_workers=workers)), reference)
     # Another seed draws other mosaics.
     other = batch_values(feedline.DataLoader(data, batch_size=2, shuffle=True, seed=12))
     assert any(not np.array_equal(x["image"], y["image"]) for x, y in zip(reference, other))
