@@ -735,16 +735,8 @@ void Pipeline::WriteComposite(RgbImageView image, bool flip, Sample& out, std::s
   }
   const Shape shape = chw_ ? Shape{3, image.height, image.width} : Shape{image.height, image.width, 3};
   Tensor dst = out.Allocate(field, options_.dtype, shape);
-  if (options_.dtype == DType::kU8 && !chw_) {  // nothing to convert
-    std::memcpy(dst.raw(), image.data, image.bytes());
-    if (flip) {
-      cv::Mat mat(image.height, image.width, CV_8UC3, dst.raw());
-      cv::flip(mat, mat, /*flipCode=*/1);
-    }
-  } else {
-    internal::WriteOutput(image.data, image.width, image.height, flip, chw_, options_.dtype,
-                          *values_, dst.raw());
-  }
+  internal::WriteOutput(image.data, image.width, image.height, flip, chw_, options_.dtype, *values_,
+                        dst.raw());
   if (!erasing_.empty()) {
     thread_local std::vector<float> noise;
     for (const auto& [index, normalization] : erasing_) {
