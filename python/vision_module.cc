@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "feedline/error.h"
@@ -447,20 +448,26 @@ void BindVision(py::module_& m) {
                                              o.index_dir, o.size_divisibility, o.source_masks));
       });
 
+  // A mosaic crosses as (size, scale, translate, p), or None.
+  using MosaicTuple = std::optional<std::tuple<int, double, double, double>>;
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(
       v, "YoloDetection")
       .def(py::init([](const std::string& images_dir, Pipeline pipeline, bool masks,
-                       int64_t max_file_bytes, int64_t size_divisibility) {
+                       int64_t max_file_bytes, int64_t size_divisibility, MosaicTuple mosaic) {
              vision::YoloDetectionOptions options;
              options.masks = masks;
              options.size_divisibility = size_divisibility;
              options.read = ReadLimit(max_file_bytes);
+             if (mosaic) {
+               const auto& [size, scale, translate, p] = *mosaic;
+               options.mosaic = vision::MosaicOptions{size, scale, translate, p};
+             }
              return std::make_shared<vision::YoloDetection>(images_dir, std::move(pipeline),
                                                             options);
            }),
            py::arg("images_dir"), py::arg("pipeline"), py::arg("masks") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
-           py::arg("size_divisibility") = 1,
+           py::arg("size_divisibility") = 1, py::arg("mosaic") = py::none(),
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("images_dir", &vision::YoloDetection::images_dir)
       .def_property_readonly("pipeline", &vision::YoloDetection::pipeline)
@@ -470,10 +477,14 @@ void BindVision(py::module_& m) {
                              })
       .def("label_file", &vision::YoloDetection::LabelFile)
       .def("__reduce__", [](const vision::YoloDetection& d) {
+        MosaicTuple mosaic;
+        if (const auto& m = d.options().mosaic) {
+          mosaic = std::make_tuple(m->size, m->scale, m->translate, m->p);
+        }
         return py::make_tuple(py::type::of<vision::YoloDetection>(),
                               py::make_tuple(d.images_dir(), d.pipeline(), d.options().masks,
                                              d.options().read.max_bytes,
-                                             d.options().size_divisibility));
+                                             d.options().size_divisibility, mosaic));
       });
 
   v.attr("VOC_CLASSES") = vision::VocAnnotations::DefaultClasses();

@@ -107,6 +107,21 @@ PipelinePlan SourceMirrored(const PipelinePlan& plan) {
 
 }  // namespace
 
+void WriteObjectFields(std::span<const ImageObject> objects, Sample& out) {
+  const int64_t n = static_cast<int64_t>(objects.size());
+  Tensor boxes = out.Allocate("boxes", DType::kF32, Shape{n, 4});
+  Tensor labels = out.Allocate("labels", DType::kI64, Shape{n});
+  Tensor area = out.Allocate("area", DType::kF32, Shape{n});
+  Tensor crowd = out.Allocate("iscrowd", DType::kI64, Shape{n});
+  for (int64_t k = 0; k < n; ++k) {
+    const ImageObject& o = objects[static_cast<size_t>(k)];
+    std::memcpy(boxes.data<float>() + 4 * k, o.box.data(), 4 * sizeof(float));
+    labels.data<int64_t>()[k] = o.category;
+    area.data<float>()[k] = o.area;
+    crowd.data<int64_t>()[k] = o.crowd ? 1 : 0;
+  }
+}
+
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
                            bool masks, const DrawMask& draw, Sample& out,
                            MaskPlacement placement) {
@@ -126,18 +141,13 @@ void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject
     const std::array<float, 4> mapped = geometry.MapBox(objects[i].box);
     if (mapped[2] > mapped[0] && mapped[3] > mapped[1]) kept.emplace_back(i, mapped);
   }
-  const int64_t n = static_cast<int64_t>(kept.size());
-  Tensor boxes = out.Allocate("boxes", DType::kF32, Shape{n, 4});
-  Tensor labels = out.Allocate("labels", DType::kI64, Shape{n});
-  Tensor area = out.Allocate("area", DType::kF32, Shape{n});
-  Tensor crowd = out.Allocate("iscrowd", DType::kI64, Shape{n});
-  for (int64_t k = 0; k < n; ++k) {
-    const auto& [i, box] = kept[static_cast<size_t>(k)];
-    std::memcpy(boxes.data<float>() + 4 * k, box.data(), 4 * sizeof(float));
-    labels.data<int64_t>()[k] = objects[i].category;
-    area.data<float>()[k] = objects[i].area;
-    crowd.data<int64_t>()[k] = objects[i].crowd ? 1 : 0;
+  std::vector<ImageObject> mapped;
+  mapped.reserve(kept.size());
+  for (const auto& [i, box] : kept) {
+    mapped.push_back(objects[i]);
+    mapped.back().box = box;
   }
+  WriteObjectFields(mapped, out);
   if (masks && placement == MaskPlacement::kOutput) {
     std::vector<size_t> drawn;
     for (const auto& entry : kept) drawn.push_back(entry.first);

@@ -55,6 +55,10 @@ void CheckDetectionOptions(const std::string& dataset, const Pipeline& pipeline,
 // and width, in the pipeline's layout; none for 1.
 std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline, int64_t size_divisibility);
 
+// Writes "boxes", "labels", "area" and "iscrowd" of `objects`, whose boxes
+// are in output pixels already.
+void WriteObjectFields(std::span<const ImageObject> objects, Sample& out);
+
 // Draws an object's box (source pixels) as its mask: what an object without
 // a segmentation gets, so that each mask covers its object.
 void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint8_t* mask);

@@ -105,15 +105,19 @@ DecodedBox FindDecodedBox(const PipelinePlan& plan, const DecodedImage& image) {
 // Resamples the plan's box from the decoded pixels into `dst`
 // (plan.out_height rows of plan.out_width * 3 bytes).
 void Resample(const PipelinePlan& plan, const DecodedImage& image, const DecodedBox& box,
-              const uint8_t* pixels, uint8_t* dst, std::vector<uint8_t>& buffer) {
+              const uint8_t* pixels, uint8_t* dst, std::vector<uint8_t>& buffer,
+              size_t stride = 0) {
   const int ow = plan.out_width;
   const int oh = plan.out_height;
+  if (stride == 0) stride = static_cast<size_t>(ow) * 3;
   if (box.padded) {
-    const size_t pixels = static_cast<size_t>(ow) * oh;
-    if (plan.fill[0] == plan.fill[1] && plan.fill[1] == plan.fill[2]) {
-      std::memset(dst, plan.fill[0], pixels * 3);
-    } else {
-      for (size_t i = 0; i < pixels; ++i) std::memcpy(dst + i * 3, plan.fill.data(), 3);
+    for (int y = 0; y < oh; ++y) {
+      uint8_t* row = dst + y * stride;
+      if (plan.fill[0] == plan.fill[1] && plan.fill[1] == plan.fill[2]) {
+        std::memset(row, plan.fill[0], static_cast<size_t>(ow) * 3);
+      } else {
+        for (int x = 0; x < ow; ++x) std::memcpy(row + x * 3, plan.fill.data(), 3);
+      }
     }
     if (box.ox1 == box.ox0 || box.oy1 == box.oy0 || box.vx1 - box.vx0 < 0.5 ||
         box.vy1 - box.vy0 < 0.5) {
@@ -123,9 +127,8 @@ void Resample(const PipelinePlan& plan, const DecodedImage& image, const Decoded
   const internal::RgbImage src{pixels, image.width, image.height};
   const internal::Filter filter = FilterFor(plan.interpolation, box.bw / ow, box.bh / oh);
   internal::ResampleBox(src, box.vx0, box.vy0, box.vx1 - box.vx0, box.vy1 - box.vy0,
-                        dst + (static_cast<size_t>(box.oy0) * ow + box.ox0) * 3,
-                        box.ox1 - box.ox0, box.oy1 - box.oy0, static_cast<size_t>(ow) * 3, filter,
-                        buffer);
+                        dst + box.oy0 * stride + static_cast<size_t>(box.ox0) * 3,
+                        box.ox1 - box.ox0, box.oy1 - box.oy0, stride, filter, buffer);
 }
 
 // The whole-pixel box of the fused bilinear resize, if this job can take it:
@@ -140,6 +143,44 @@ std::optional<internal::PixelBox> FusedLinearBox(const PipelinePlan& plan,
   }
   const internal::RgbImage src{pixels, image.width, image.height};
   return internal::WholePixels(src, box.vx0, box.vy0, box.vx1 - box.vx0, box.vy1 - box.vy0);
+}
+
+// Sets plan's source box from (bx, by, bw, bh) in image pixels: the
+// largest DCT scale that still covers the output, and the box snapped to
+// whole pixels of that scale. The plan's output and image sizes and
+// interpolation are set.
+void FinishPlan(double bx, double by, double bw, double bh, PipelinePlan& plan) {
+  // The largest DCT scale whose decoded box still covers the output.
+  // Nearest-neighbour output must show real pixels, not DCT averages.
+  if (plan.interpolation != Interpolation::kNearest) {
+    while (plan.max_scale < 8 && bw / (2 * plan.max_scale) >= plan.out_width &&
+           bh / (2 * plan.max_scale) >= plan.out_height) {
+      plan.max_scale *= 2;
+    }
+  }
+  // Snap the box to whole pixels of that scale (each edge moves by at most
+  // max_scale / 2 image pixels, under half an output pixel), so that it is
+  // whole in decoded pixels and the resampler needs no sub-pixel offset.
+  // Edges inside the image stay inside.
+  const double s = plan.max_scale;
+  const int width = plan.image_width, height = plan.image_height;
+  auto snap = [s](double v, int limit) {
+    // The image's own far edge is whole in decoded pixels already (a
+    // partial block decodes to a whole pixel): kept, so that a resize of
+    // the whole image keeps its last rows and the objects' scale is
+    // exactly the sizes' ratio.
+    if (v == limit) return v;
+    double snapped = std::nearbyint(v / s) * s;
+    if (v >= 0 && snapped < 0) snapped = 0;
+    if (v <= limit && snapped > limit) snapped = limit;
+    return snapped;
+  };
+  const double x0 = snap(bx, width), x1 = snap(bx + bw, width);
+  const double y0 = snap(by, height), y1 = snap(by + bh, height);
+  plan.x = x0;
+  plan.y = y0;
+  plan.width = std::max(x1 - x0, 1.0);
+  plan.height = std::max(y1 - y0, 1.0);
 }
 
 bool IsGeometric(Kind kind) {
@@ -555,36 +596,7 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
   plan.image_width = width;
   plan.fill = fill;
   plan.kept_boxes = std::move(kept_boxes);
-  // The largest DCT scale whose decoded box still covers the output.
-  // Nearest-neighbour output must show real pixels, not DCT averages.
-  if (interpolation != Interpolation::kNearest) {
-    while (plan.max_scale < 8 && bw / (2 * plan.max_scale) >= cw &&
-           bh / (2 * plan.max_scale) >= ch) {
-      plan.max_scale *= 2;
-    }
-  }
-  // Snap the box to whole pixels of that scale (each edge moves by at most
-  // max_scale / 2 image pixels, under half an output pixel), so that it is
-  // whole in decoded pixels and the resampler needs no sub-pixel offset.
-  // Edges inside the image stay inside.
-  const double s = plan.max_scale;
-  auto snap = [s](double v, int limit) {
-    // The image's own far edge is whole in decoded pixels already (a
-    // partial block decodes to a whole pixel): kept, so that a resize of
-    // the whole image keeps its last rows and the objects' scale is
-    // exactly the sizes' ratio.
-    if (v == limit) return v;
-    double snapped = std::nearbyint(v / s) * s;
-    if (v >= 0 && snapped < 0) snapped = 0;
-    if (v <= limit && snapped > limit) snapped = limit;
-    return snapped;
-  };
-  const double x0 = snap(bx, width), x1 = snap(bx + bw, width);
-  const double y0 = snap(by, height), y1 = snap(by + bh, height);
-  plan.x = x0;
-  plan.y = y0;
-  plan.width = std::max(x1 - x0, 1.0);
-  plan.height = std::max(y1 - y0, 1.0);
+  FinishPlan(bx, by, bw, bh, plan);
   return plan;
 }
 
@@ -669,6 +681,70 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   }
 }
 
+ImageInfo Pipeline::RunTile(std::span<const uint8_t> data, std::string_view source,
+                           SampleContext& ctx,
+                           const std::function<TilePlacement(int height, int width)>& place,
+                           RgbImageView composite) const {
+  std::vector<uint8_t>& decoded = ctx.scratch(kDecodedSlot);
+  std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
+  DecodedImage image;
+  TilePlacement tile;
+  {
+    auto timer = ctx.Time(Stage::kDecode);
+    // The header first: a tile that does not show is not decoded at all.
+    image.info = ReadImageInfo(data, source, options_.decode);
+    tile = place(image.info.height, image.info.width);
+    const PipelinePlan& plan = tile.plan;
+    if (plan.out_width <= 0 || plan.out_height <= 0) return image.info;
+    if (tile.left < 0 || tile.top < 0 || tile.left + plan.out_width > composite.width ||
+        tile.top + plan.out_height > composite.height) {
+      throw Error("pipeline: a tile of " + std::to_string(plan.out_width) + "x" +
+                  std::to_string(plan.out_height) + " at (" + std::to_string(tile.left) + ", " +
+                  std::to_string(tile.top) + ") is outside its " +
+                  std::to_string(composite.width) + "x" + std::to_string(composite.height) +
+                  " image");
+    }
+    DecodeRequest request;
+    if (options_.fused) {
+      const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));
+      const int y0 = static_cast<int>(std::floor(std::max(plan.y, 0.0)));
+      const int x1 = static_cast<int>(std::ceil(std::min(plan.x + plan.width, 1.0 * image.info.width)));
+      const int y1 =
+          static_cast<int>(std::ceil(std::min(plan.y + plan.height, 1.0 * image.info.height)));
+      request.region = Rect{x0, y0, x1 - x0, y1 - y0};
+      request.max_scale = plan.max_scale;
+    }
+    internal::RequestSource requests;
+    requests.grow_only = true;
+    requests.fixed = &request;
+    image = internal::DecodePlanned(data, source, decoded, requests, options_.decode);
+  }
+  auto timer = ctx.Time(Stage::kTransform);
+  const size_t stride = static_cast<size_t>(composite.width) * 3;
+  uint8_t* dst = composite.data + tile.top * stride + static_cast<size_t>(tile.left) * 3;
+  Resample(tile.plan, image, FindDecodedBox(tile.plan, image), decoded.data(), dst, buffer, stride);
+  return image.info;
+}
+
+void Pipeline::WriteComposite(RgbImageView image, bool flip, Sample& out, std::string_view field,
+                              SampleContext& ctx) const {
+  auto timer = ctx.Time(Stage::kTransform);
+  std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
+  for (const Transform& t : transforms_) {
+    if (t.IsPixelAugmentation()) internal::ApplyPixelAugmentation(t, image, ctx.rng(), buffer);
+  }
+  const Shape shape = chw_ ? Shape{3, image.height, image.width} : Shape{image.height, image.width, 3};
+  Tensor dst = out.Allocate(field, options_.dtype, shape);
+  internal::WriteOutput(image.data, image.width, image.height, flip, chw_, options_.dtype, *values_,
+                        dst.raw());
+  if (!erasing_.empty()) {
+    thread_local std::vector<float> noise;
+    for (const auto& [index, normalization] : erasing_) {
+      internal::ApplyRandomErasing(transforms_[index], dst, chw_, normalization, ctx.rng(), noise);
+    }
+  }
+}
+
 bool Pipeline::ChoosesFromBoxes() const {
   return std::any_of(transforms_.begin(), transforms_.end(),
                      [](const Transform& t) { return t.kind == Kind::kRandomIoUCrop; });
@@ -705,6 +781,17 @@ Pipeline Recipe(std::vector<Transform> steps, DType dtype, const DecodeOptions& 
 }
 
 }  // namespace
+
+PipelinePlan PlanSourceBox(double x, double y, double width, double height, int out_width,
+                           int out_height, int image_width, int image_height) {
+  PipelinePlan plan;
+  plan.out_width = out_width;
+  plan.out_height = out_height;
+  plan.image_width = image_width;
+  plan.image_height = image_height;
+  FinishPlan(x, y, width, height, plan);
+  return plan;
+}
 
 Pipeline TrainPipeline(int size, DType dtype, const DecodeOptions& decode) {
   return Recipe({Transform::RandomResizedCrop(size), Transform::RandomHorizontalFlip(0.5)}, dtype,

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "src/vision/opencv.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #include <immintrin.h>
@@ -164,6 +166,31 @@ void WriteOutputScalar(const uint8_t* rgb, int width, int height, bool flip, boo
 
 void WriteOutput(const uint8_t* rgb, int width, int height, bool flip, bool chw, DType dtype,
                  const ValueMap& map, void* dst) {
+  if (dtype == DType::kU8) {
+    // Bytes stay bytes: OpenCV's vectorized split (or copy), then the flip
+    // in place, instead of a lookup per value (a 640 x 640 mosaic's
+    // planes cost a millisecond that way).
+    const cv::Mat src(height, width, CV_8UC3, const_cast<uint8_t*>(rgb));
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    if (chw) {
+      const size_t plane = static_cast<size_t>(width) * height;
+      cv::Mat planes[3] = {cv::Mat(height, width, CV_8UC1, out),
+                           cv::Mat(height, width, CV_8UC1, out + plane),
+                           cv::Mat(height, width, CV_8UC1, out + 2 * plane)};
+      cv::split(src, planes);
+      if (flip) {
+        for (cv::Mat& p : planes) cv::flip(p, p, /*flipCode=*/1);
+      }
+    } else {
+      cv::Mat image(height, width, CV_8UC3, out);
+      if (flip) {
+        cv::flip(src, image, /*flipCode=*/1);
+      } else {
+        src.copyTo(image);
+      }
+    }
+    return;
+  }
 #if FEEDLINE_HAVE_X86
   if (chw && HasAvx2()) {
     if (dtype == DType::kF32) return WriteChwAvx2<false>(rgb, width, height, flip, map, dst);

@@ -14,6 +14,7 @@
 
 #include "feedline/error.h"
 #include "src/vision/detection_targets.h"
+#include "src/vision/mosaic_sample.h"
 
 namespace feedline::vision {
 namespace {
@@ -23,7 +24,8 @@ namespace fs = std::filesystem;
 // Scratch buffers of Get (Pipeline::Run uses its own).
 constexpr int kBytesSlot = 0;
 constexpr int kLabelsSlot = 1;
-static_assert(kLabelsSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+constexpr int kCanvasSlot = 2;  // a mosaic's tiles
+static_assert(kCanvasSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
 
 // How far past [0, 1] a normalized coordinate may be (exporters round).
 constexpr double kSlack = 1e-3;
@@ -130,6 +132,21 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
   return objects;
 }
 
+// The text of `label_file` (in a scratch buffer of ctx), empty when there
+// is none: a background image.
+std::string_view ReadLabelText(const std::string& label_file, SampleContext& ctx) {
+  std::vector<uint8_t>& text = ctx.scratch(kLabelsSlot);
+  text.clear();
+  auto timer = ctx.Time(Stage::kRead);
+  std::error_code ec;
+  if (fs::exists(label_file, ec)) {
+    ReadOptions read;
+    read.max_bytes = int64_t{64} << 20;
+    ReadFile(label_file.c_str(), text, read);
+  }
+  return std::string_view(reinterpret_cast<const char*>(text.data()), text.size());
+}
+
 }  // namespace
 
 std::string YoloLabelPath(const std::string& image_path) {
@@ -148,6 +165,14 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
     : images_dir_(images_dir), pipeline_(std::move(pipeline)), options_(options) {
   CheckDetectionOptions("YOLO dataset " + images_dir, pipeline_, options_.read,
                         options_.size_divisibility);
+  if (options_.mosaic) {
+    const std::string name = "YOLO dataset " + images_dir;
+    CheckMosaicOptions(*options_.mosaic, name);
+    CheckMosaicPipeline(pipeline_, name);
+    if (options_.masks) {
+      throw Error(name + ": masks with mosaic are not supported; ask for one or the other");
+    }
+  }
   options_.read.image = true;
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
   absolute_dir_ = fs::absolute(images_dir_).lexically_normal().string();
@@ -205,6 +230,7 @@ std::vector<std::string> YoloDetection::PaddedFields() const {
 }
 
 void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  if (options_.mosaic) return GetMosaic(index, out, ctx);
   const std::string image = Source(index);
   std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
   {
@@ -212,18 +238,7 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     ReadFile(image.c_str(), bytes, options_.read);
   }
   const std::string label_file = LabelFile(index);
-  std::vector<uint8_t>& text = ctx.scratch(kLabelsSlot);
-  text.clear();
-  {
-    auto timer = ctx.Time(Stage::kRead);
-    std::error_code ec;
-    if (fs::exists(label_file, ec)) {
-      ReadOptions read;
-      read.max_bytes = int64_t{64} << 20;
-      ReadFile(label_file.c_str(), text, read);
-    }
-  }
-  const std::string_view label_text(reinterpret_cast<const char*>(text.data()), text.size());
+  const std::string_view label_text = ReadLabelText(label_file, ctx);
   // A RandomIoUCrop chooses from the boxes before the image's size is
   // known: read as fractions of a 1 x 1 image.
   std::vector<std::array<float, 4>> corners;
@@ -258,6 +273,28 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
         }
       },
       out);
+  out.SetScalar<int64_t>("image_id", index);
+}
+
+void YoloDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
+  MosaicImages images;
+  images.read = [&](int64_t image, std::vector<uint8_t>& bytes) {
+    std::string path = Source(image);
+    auto timer = ctx.Time(Stage::kRead);
+    ReadFile(path.c_str(), bytes, options_.read);
+    return path;
+  };
+  images.objects = [&](int64_t image, int height, int width) {
+    const std::string label_file = LabelFile(image);
+    const std::string_view text = ReadLabelText(label_file, ctx);
+    std::vector<ImageObject> objects;
+    for (LabelObject& o : ParseLabels(text, label_file, width, height, image)) {
+      objects.push_back(o.object);
+    }
+    return objects;
+  };
+  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, ctx.scratch(kBytesSlot),
+                    ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", index);
 }
 

@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -44,6 +45,7 @@
 #include "feedline/sample_context.h"
 #include "feedline/tensor.h"
 #include "feedline/vision/decode.h"
+#include "feedline/vision/image_ops.h"
 #include "feedline/vision/random_erasing.h"
 #include "feedline/vision/transforms.h"
 
@@ -108,6 +110,15 @@ struct FEEDLINE_EXPORT PlanBoxes {
   bool normalized = false;
 };
 
+// Where one image's pixels go in an image made of several (a mosaic's
+// tiles): its plan (source box and output size; an out_width or out_height
+// of 0 when none of it shows) and where the plan's output lands.
+struct FEEDLINE_EXPORT TilePlacement {
+  PipelinePlan plan;
+  int left = 0;
+  int top = 0;
+};
+
 class FEEDLINE_EXPORT Pipeline {
  public:
   // The SampleContext scratch buffers Run uses: those above a dataset's own
@@ -163,6 +174,25 @@ class FEEDLINE_EXPORT Pipeline {
            std::span<const uint32_t> jpeg_restarts = {},
            PipelinePlan* plan_used = nullptr, PlanBoxes boxes = {}) const;
 
+  // For an image made of several (a mosaic): reads the header of `data`,
+  // asks `place` (given the image's height and width) where it goes,
+  // decodes only its plan's source box (at the plan's DCT scale) and
+  // resamples it into `composite` (u8 RGB) at the placement, leaving the
+  // other pixels as they are. The placement must lie inside `composite`
+  // (Error). Returns the header's ImageInfo. Uses the scratch slots Run
+  // uses; times go to ctx's stage timers. Throws SampleError naming
+  // `source`.
+  ImageInfo RunTile(std::span<const uint8_t> data, std::string_view source, SampleContext& ctx,
+                    const std::function<TilePlacement(int height, int width)>& place,
+                    RgbImageView composite) const;
+  // Writes `image`, made outside the pipeline (RunTile's composite), into
+  // field `field` of `out` as Run ends: the pixel augmentations in list
+  // order (in place, on `image`), then `flip`, the values and the layout,
+  // then RandomErasing. The list's geometric steps are the caller's to
+  // draw (Plan). Randomness from ctx.rng().
+  void WriteComposite(RgbImageView image, bool flip, Sample& out, std::string_view field,
+                      SampleContext& ctx) const;
+
   // Whether RandomIoUCrop is listed: it chooses its crop from the objects,
   // so a dataset without objects refuses the pipeline.
   bool ChoosesFromBoxes() const;
@@ -194,6 +224,14 @@ class FEEDLINE_EXPORT Pipeline {
   // their values go through when listed before it.
   std::vector<std::pair<size_t, ErasingNormalization>> erasing_;
 };
+
+// The plan that resamples the source box (x, y, width, height), in pixels
+// of an image of image_width x image_height, to out_width x out_height,
+// bilinear and unmirrored, with the DCT scale and the snapping that Plan
+// gives its boxes: for boxes chosen outside a pipeline (a mosaic's tiles).
+FEEDLINE_EXPORT PipelinePlan PlanSourceBox(double x, double y, double width, double height,
+                                           int out_width, int out_height, int image_width,
+                                           int image_height);
 
 // The standard ImageNet training recipe: RandomResizedCrop(size),
 // RandomHorizontalFlip(0.5), then for float outputs Normalize(ImageNet) and

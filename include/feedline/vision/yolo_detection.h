@@ -21,6 +21,10 @@
 // naming the label file and its line: the loader's error policy decides, as
 // for a broken image.
 //
+// With options.mosaic a sample is YOLO's training mosaic of 4 images
+// (docs/detection.md): "image_id" is its own image's index, "area" each
+// object's in its own source pixels.
+//
 // Thread safety: immutable after construction; Get may be called from many
 // threads at once.
 //
@@ -30,12 +34,14 @@
 #define FEEDLINE_VISION_YOLO_DETECTION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
 #include "feedline/vision/image_dataset.h"
+#include "feedline/vision/mosaic.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 
@@ -48,6 +54,12 @@ struct YoloDetectionOptions {
   // From 1 to 65536 (Error).
   int64_t size_divisibility = 1;
   ReadOptions read;
+  // Each sample a mosaic of its image and 3 partners (feedline/vision/
+  // mosaic.h), size x size. The pipeline then lists only what follows the
+  // mosaic: RandomHorizontalFlip (the whole mosaic mirrored), colour steps,
+  // RandomErasing and the output's dtype and layout (Error otherwise);
+  // masks are refused (Error).
+  std::optional<MosaicOptions> mosaic;
 };
 
 class FEEDLINE_EXPORT YoloDetection : public Dataset {
@@ -73,6 +85,8 @@ class FEEDLINE_EXPORT YoloDetection : public Dataset {
   const YoloDetectionOptions& options() const { return options_; }
 
  private:
+  void GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const;
+
   std::string images_dir_;
   // images_dir_ made absolute and normal, with a trailing '/': where the
   // labels are is found from it once, not with a getcwd per sample.

@@ -27,6 +27,7 @@ __all__ = [
     "FileList",
     "ImageFolder",
     "IMG_EXTENSIONS",
+    "Mosaic",
     "ShardDataset",
     "ShardOrderSampler",
     "VOCDetection",
@@ -79,6 +80,10 @@ def _split_transform(transform, max_pixels, transform_input):
     if transform_input not in _TRANSFORM_INPUTS:
         raise ValueError(f"transform_input must be one of {_TRANSFORM_INPUTS}, got "
                          f"{transform_input!r}")
+    if _has_mosaic(transform):
+        raise TypeError("Mosaic combines 4 images of a detection dataset with their objects and "
+                        "is not a transform: pass it as YoloDetection(images_dir, transforms, "
+                        "mosaic=Mosaic(...))")
     try:
         _transforms._flatten(transform)
     except TypeError:
@@ -210,9 +215,78 @@ class FileList(_ImageDataset):
         self._python_transform, self._image_type = python_transform, transform_input
 
 
+class Mosaic:
+    """YOLO's training mosaic (Ultralytics v8's Mosaic then RandomPerspective
+    with its defaults), for YoloDetection(..., mosaic=Mosaic()): each sample
+    is its own image and 3 partners drawn uniformly from the dataset, each
+    resized to a longer side of `size`, placed around a random centre of a
+    2 size x 2 size canvas filled with 114, and the canvas scaled by a
+    factor in [1 - scale, 1 + scale] about its centre, which lands in
+    [0.5 - translate, 0.5 + translate] x size of the size x size output.
+    With probability 1 - p a sample is its own image alone, letterboxed and
+    moved the same way (Ultralytics' close_mosaic epochs are p=0).
+
+    Partners and every other draw come from (seed, epoch, index), so batches
+    do not depend on the worker count and a resume meets the same mosaics
+    (Ultralytics draws partners from its worker's recent images). It is a
+    dataset's option, not a transform: it needs the dataset's other images."""
+
+    def __init__(self, size=640, scale=0.5, translate=0.1, p=1.0):
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+            raise TypeError(f"Mosaic size must be an integer, got {size!r}")
+        if not 1 <= int(size) <= 16384:
+            raise ValueError(f"Mosaic size must be from 1 to 16384, got {size}")
+        self.size = int(size)
+        self.scale = self._number("scale", scale, 0, 1, "[0, 1)", high_open=True)
+        self.translate = self._number("translate", translate, 0, 0.5, "[0, 0.5]")
+        self.p = self._number("p", p, 0, 1, "[0, 1]")
+
+    @staticmethod
+    def _number(name, value, low, high, shown, high_open=False):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Mosaic {name} must be a number, got {value!r}")
+        value = float(value)
+        if not (low <= value < high if high_open else low <= value <= high):
+            raise ValueError(f"Mosaic {name} must be in {shown}, got {value}")
+        return value
+
+    def _native(self):
+        return (self.size, self.scale, self.translate, self.p)
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError("Mosaic combines 4 images of a detection dataset and cannot run on one "
+                        "image: pass it as YoloDetection(images_dir, transforms, mosaic=Mosaic(...))")
+
+    def __repr__(self):
+        return (f"Mosaic(size={self.size}, scale={self.scale}, translate={self.translate}, "
+                f"p={self.p})")
+
+
+def _has_mosaic(transforms):
+    """Whether a Mosaic is among `transforms` (a Compose, a list or one)."""
+    if isinstance(transforms, Mosaic):
+        return True
+    steps = transforms.transforms if isinstance(transforms, _transforms.Compose) else transforms
+    return isinstance(steps, (list, tuple)) and any(_has_mosaic(t) for t in steps)
+
+
+def _mosaic_argument(mosaic):
+    if mosaic is None or mosaic is False:
+        return None
+    if mosaic is True:
+        return Mosaic()._native()
+    if not isinstance(mosaic, Mosaic):
+        raise TypeError(f"mosaic must be a feedline.vision.datasets.Mosaic, True or None, "
+                        f"got {type(mosaic).__name__}")
+    return mosaic._native()
+
+
 def _detection_pipeline(dataset, transforms, max_pixels):
     """The native pipeline of a detection dataset's transforms, which must
     all be feedline's: they run in C++ and move the objects with the pixels."""
+    if _has_mosaic(transforms):
+        raise TypeError(f"{dataset}: Mosaic is not a transform (it needs the dataset's other "
+                        f"images); pass it as {dataset}(..., mosaic=Mosaic(...))")
     try:
         _transforms._flatten(transforms)
     except TypeError:
@@ -331,18 +405,27 @@ class YoloDetection(NativeDataset):
     box; masks=True draws it). An image without a label file has no
     objects. Samples, transforms and batches are CocoDetection's, with
     "image_id" the sample's index. A malformed label line is a failed sample
-    (feedline.SampleError naming the label file and the line)."""
+    (feedline.SampleError naming the label file and the line).
+
+    mosaic=Mosaic(size=640) makes each sample YOLO's training mosaic of
+    its image and 3 partners, size x size (see Mosaic); the transforms then
+    list only what follows it: RandomHorizontalFlip (the whole mosaic),
+    colour steps, RandomErasing and the output's dtype and layout. Masks
+    with mosaic are refused. "area" stays each object's own, in its source
+    pixels."""
 
     def __init__(self, images_dir, transforms=None, *, masks=False, max_pixels=None,
-                 max_file_bytes=None, size_divisibility=1):
+                 max_file_bytes=None, size_divisibility=1, mosaic=None):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         pipeline = _detection_pipeline("YoloDetection", transforms, max_pixels)
         native = _vision.YoloDetection(os.fspath(images_dir), pipeline, masks=bool(masks),
                                        max_file_bytes=max_file_bytes,
-                                       size_divisibility=_size_divisibility(size_divisibility))
+                                       size_divisibility=_size_divisibility(size_divisibility),
+                                       mosaic=_mosaic_argument(mosaic))
         super().__init__(native)
         self.images_dir = native.images_dir
         self.transforms = transforms
+        self.mosaic = mosaic
 
     def label_file(self, index):
         """Where sample `index`'s labels are read from."""

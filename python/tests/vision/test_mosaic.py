@@ -1,0 +1,194 @@
+"""YoloDetection(..., mosaic=Mosaic()): YOLO's training mosaic, each tile's
+visible part decoded and resampled once, boxes moved and filtered as
+Ultralytics moves them, the same batches for any worker count and after a
+resume."""
+
+import os
+
+import numpy as np
+import PIL.Image
+import pytest
+
+import feedline
+from feedline.vision import datasets
+from feedline.vision import transforms as T
+from feedline.vision.datasets import Mosaic
+
+from test_coco_detection import (assert_same_batches, assert_same_for_any_worker_count_and_on_resume,
+                                 batch_values)
+
+# Every image pixel has green 250 (backgrounds and objects), which neither
+# the fill (114) nor a blend of two image colours can have otherwise.
+GREEN = 250
+FRAME = 100  # class of the object covering the whole image i: FRAME + i
+SIZE = 128
+
+
+def colour(k):
+    """Object k's colour: red and blue from a grid that skips 114."""
+    levels = [0, 40, 80, 160, 200, 240]
+    return (levels[k % 6], GREEN, levels[(k // 6) % 6])
+
+
+def write_yolo(root, count=6, seed=0):
+    """`count` PNGs of various sizes, each a background of its own colour
+    with 1 or 2 solid rectangles (objects), and a frame object covering the
+    image. Returns {class: colour} of the objects."""
+    rng = np.random.default_rng(seed)
+    colours = {}
+    k = 0
+    for i in range(count):
+        w, h = int(rng.integers(60, 240)), int(rng.integers(60, 240))
+        image = np.empty((h, w, 3), np.uint8)
+        image[:] = (120 + 20 * i, GREEN, 30)
+        rows = [f"{FRAME + i} 0.5 0.5 1 1"]
+        # Objects side by side, in the left and right halves.
+        for half in range(int(rng.integers(1, 3))):
+            x0 = int(rng.integers(half * w // 2 + 2, half * w // 2 + w // 6))
+            x1 = int(rng.integers(x0 + w // 6, half * w // 2 + w // 2 - 1))
+            y0 = int(rng.integers(2, h // 3))
+            y1 = int(rng.integers(y0 + h // 4, h - 2))
+            image[y0:y1, x0:x1] = colour(k)
+            colours[k] = colour(k)
+            rows.append(f"{k} {(x0 + x1) / 2 / w:.8f} {(y0 + y1) / 2 / h:.8f} "
+                        f"{(x1 - x0) / w:.8f} {(y1 - y0) / h:.8f}")
+            k += 1
+        path = os.path.join(root, "images", "train", f"{i:03d}.png")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        PIL.Image.fromarray(image).save(path)
+        label = os.path.join(root, "labels", "train", f"{i:03d}.txt")
+        os.makedirs(os.path.dirname(label), exist_ok=True)
+        with open(label, "w") as f:
+            f.write("\n".join(rows) + "\n")
+    return colours
+
+
+@pytest.fixture(scope="module")
+def yolo(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("mosaic"))
+    return os.path.join(root, "images", "train"), write_yolo(root)
+
+
+def interior(box, margin):
+    """Pixel index ranges strictly inside `box` by `margin` pixels."""
+    x0, y0, x1, y1 = box
+    return (int(np.ceil(y0 + margin)), int(np.floor(y1 - margin)),
+            int(np.ceil(x0 + margin)), int(np.floor(x1 - margin)))
+
+
+def check_mosaic(sample, colours):
+    image, boxes, labels = sample["image"], sample["boxes"], sample["labels"]
+    assert image.shape == (SIZE, SIZE, 3) and image.dtype == np.uint8
+    assert np.all(boxes >= 0) and np.all(boxes <= SIZE)
+    assert np.all(boxes[:, 2] - boxes[:, 0] > 2) and np.all(boxes[:, 3] - boxes[:, 1] > 2)
+    in_frame = np.zeros((SIZE, SIZE), bool)
+    for box, label in zip(boxes, labels):
+        y0, y1, x0, x1 = interior(box, 1.5)
+        if label >= FRAME:
+            # Inside a frame: its image, never the fill.
+            assert np.all(image[y0:y1, x0:x1, 1] == GREEN), (box, label)
+            fy0, fy1, fx0, fx1 = interior(box, -1)
+            in_frame[max(fy0, 0):fy1, max(fx0, 0):fx1] = True
+        else:
+            # Each object's box covers its colour.
+            assert np.all(np.abs(image[y0:y1, x0:x1].astype(int) - colours[label]) <= 1), \
+                (box, label)
+    # Outside every image's frame: the fill, or an image whose frame
+    # box_candidates dropped (under 10% of it shows).
+    outside = image[~in_frame]
+    fill = np.all(outside == 114, axis=1)
+    assert np.all(fill | (outside[:, 1] == GREEN))
+    return int(fill.sum())
+
+
+def test_each_box_covers_its_object_and_the_rest_is_the_fill(yolo):
+    images, colours = yolo
+    for flip in (0.0, 1.0):
+        data = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(flip)]),
+                                      mosaic=Mosaic(size=SIZE))
+        fills, objects = 0, 0
+        for seed in range(8):
+            for i in range(len(data)):
+                sample = data._native.get(i, 0, seed)
+                fills += check_mosaic(sample, colours)
+                objects += int(np.sum(sample["labels"] < FRAME))
+        # Mosaics leave fill and show objects of several images.
+        assert fills > 0 and objects > 10
+
+
+def test_the_image_alone_is_letterboxed_on_the_fill(yolo):
+    images, colours = yolo
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, p=0.0))
+    for i in range(len(data)):
+        sample = data[i]
+        check_mosaic(sample, colours)
+        frames = sample["labels"][sample["labels"] >= FRAME]
+        assert frames.tolist() in ([FRAME + i], [])
+
+
+def test_float_chw_output_and_colour_steps_follow_the_mosaic(yolo):
+    images, _ = yolo
+    plain = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE))
+    tensor = datasets.YoloDetection(
+        images, T.Compose([T.ColorJitter(brightness=0.0), T.ToTensor()]), mosaic=Mosaic(size=SIZE))
+    a, b = plain[3], tensor[3]
+    assert b["image"].shape == (3, SIZE, SIZE) and b["image"].dtype == np.float32
+    np.testing.assert_array_equal(b["image"], a["image"].transpose(2, 0, 1) / np.float32(255))
+    np.testing.assert_array_equal(a["boxes"], b["boxes"])
+    assert a["image_id"] == 3
+
+
+def test_batches_are_the_same_for_any_worker_count_and_on_resume(yolo):
+    images, _ = yolo
+    data = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(0.5), T.ToTensor()]),
+                                  mosaic=Mosaic(size=96), size_divisibility=32)
+
+    def loader(**options):
+        return feedline.DataLoader(data, batch_size=2, shuffle=True, seed=11, **options)
+
+    reference = batch_values(loader(num_workers=0))
+    assert_same_for_any_worker_count_and_on_resume(loader, reference)
+    for workers in (1, 4):
+        assert_same_batches(batch_values(loader(num_workers=workers)), reference)
+    # Another seed draws other mosaics.
+    other = batch_values(feedline.DataLoader(data, batch_size=2, shuffle=True, seed=12))
+    assert any(not np.array_equal(x["image"], y["image"]) for x, y in zip(reference, other))
+
+
+def test_bad_parameters_are_refused_naming_the_argument(yolo):
+    images, _ = yolo
+    with pytest.raises(ValueError, match="Mosaic size must be from 1 to 16384"):
+        Mosaic(size=0)
+    with pytest.raises(TypeError, match="Mosaic size must be an integer"):
+        Mosaic(size=64.0)
+    with pytest.raises(ValueError, match=r"Mosaic scale must be in \[0, 1\)"):
+        Mosaic(scale=1.0)
+    with pytest.raises(ValueError, match=r"Mosaic translate must be in \[0, 0.5\]"):
+        Mosaic(translate=-0.1)
+    with pytest.raises(ValueError, match=r"Mosaic p must be in \[0, 1\]"):
+        Mosaic(p=1.5)
+    with pytest.raises(TypeError, match="mosaic must be a feedline.vision.datasets.Mosaic"):
+        datasets.YoloDetection(images, mosaic=640)
+    # What cannot follow a mosaic, and masks.
+    with pytest.raises(ValueError, match="resize.*cannot follow a mosaic"):
+        datasets.YoloDetection(images, T.Compose([T.Resize(64)]), mosaic=Mosaic())
+    with pytest.raises(ValueError, match="masks with mosaic"):
+        datasets.YoloDetection(images, masks=True, mosaic=Mosaic())
+    # Not a transform: refused where a transform goes.
+    with pytest.raises(TypeError, match="mosaic=Mosaic"):
+        datasets.YoloDetection(images, T.Compose([Mosaic(), T.ToTensor()]))
+    with pytest.raises(TypeError, match="mosaic=Mosaic"):
+        datasets.ImageFolder(os.path.dirname(images), transform=Mosaic())
+    with pytest.raises(TypeError, match="cannot run on one image"):
+        Mosaic()(None)
+
+
+def test_pickles_with_its_mosaic(yolo):
+    import pickle
+    images, _ = yolo
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, scale=0.25, p=0.5))
+    again = pickle.loads(pickle.dumps(data))
+    assert again.mosaic.scale == 0.25
+    for i in range(3):
+        for key, value in data._native.get(i, 1, 5).items():
+            np.testing.assert_array_equal(value, again._native.get(i, 1, 5)[key], err_msg=key)

@@ -1,0 +1,179 @@
+#include "src/vision/mosaic_sample.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "feedline/error.h"
+#include "feedline/synth/encode.h"
+
+namespace feedline::vision {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Four solid images of different sizes and colours, each with one object
+// covering all of it (label = the image's number).
+constexpr std::array<std::array<int, 2>, 4> kSizes = {{{120, 200}, {90, 90}, {200, 100}, {64, 48}}};
+constexpr std::array<std::array<uint8_t, 3>, 4> kColours = {
+    {{250, 0, 0}, {0, 250, 0}, {0, 0, 250}, {250, 250, 0}}};
+
+MosaicImages SolidImages() {
+  MosaicImages images;
+  images.read = [](int64_t image, std::vector<uint8_t>& bytes) {
+    const auto [h, w] = kSizes[image];
+    std::vector<uint8_t> rgb(static_cast<size_t>(h) * w * 3);
+    for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = kColours[image][i % 3];
+    bytes = EncodePng(rgb, w, h);
+    return "image" + std::to_string(image) + ".png";
+  };
+  images.objects = [](int64_t image, int height, int width) {
+    ImageObject o;
+    o.box = {0, 0, static_cast<float>(width), static_cast<float>(height)};
+    o.category = image;
+    o.area = static_cast<float>(width * height);
+    return std::vector<ImageObject>{o};
+  };
+  return images;
+}
+
+// The dataset of SolidImages, 4 images.
+void MosaicOf(const Pipeline& pipeline, const MosaicOptions& options, int64_t index,
+              uint64_t seed, Sample& out) {
+  SampleContext ctx(seed, 0, index);
+  std::vector<uint8_t> bytes, canvas;
+  WriteMosaicSample(pipeline, options, index, 4, SolidImages(), bytes, canvas, out, ctx);
+}
+
+TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
+  MosaicOptions options;
+  options.size = 128;
+  const Pipeline pipeline({}, {.dtype = DType::kU8});
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    Sample out;
+    MosaicOf(pipeline, options, 1, seed, out);
+    const Tensor& image = *out.Find("image");
+    ASSERT_EQ(image.shape(), (Shape{128, 128, 3}));
+    const uint8_t* px = image.data<uint8_t>();
+    // Where each tile lands, from the same draws.
+    Rng rng(seed, 0, 1);
+    const MosaicDraw draw = DrawMosaic(options, 1, 4, rng);
+    std::vector<int> owner(128 * 128, -1);
+    for (int k = 0; k < 4; ++k) {
+      const int64_t i = draw.images[k];
+      const MosaicTile t = PlanMosaicTile(options, draw, k, kSizes[i][0], kSizes[i][1]);
+      for (int y = t.oy0; y < t.oy1; ++y) {
+        for (int x = t.ox0; x < t.ox1; ++x) owner[y * 128 + x] = static_cast<int>(i);
+      }
+    }
+    for (int p = 0; p < 128 * 128; ++p) {
+      const std::array<uint8_t, 3> want =
+          owner[p] < 0 ? std::array<uint8_t, 3>{114, 114, 114} : kColours[owner[p]];
+      ASSERT_EQ(px[p * 3], want[0]) << "seed " << seed << " pixel " << p;
+      ASSERT_EQ(px[p * 3 + 1], want[1]);
+      ASSERT_EQ(px[p * 3 + 2], want[2]);
+    }
+    // Each box covers its image's colour (edges within a pixel).
+    const Tensor& boxes = *out.Find("boxes");
+    const Tensor& labels = *out.Find("labels");
+    for (int64_t b = 0; b < boxes.shape()[0]; ++b) {
+      const float* box = boxes.data<float>() + 4 * b;
+      const int64_t label = labels.data<int64_t>()[b];
+      for (int y = static_cast<int>(box[1]) + 1; y < static_cast<int>(box[3]) - 1; ++y) {
+        for (int x = static_cast<int>(box[0]) + 1; x < static_cast<int>(box[2]) - 1; ++x) {
+          ASSERT_EQ(owner[y * 128 + x], label) << "box " << b << " at " << x << "," << y;
+        }
+      }
+    }
+    EXPECT_EQ(out.Find("image_size")->data<int64_t>()[1], 128);
+  }
+}
+
+TEST(WriteMosaicSample, FlipMirrorsTheWholeMosaicAndItsBoxes) {
+  MosaicOptions options;
+  options.size = 96;
+  const Pipeline plain({Transform::RandomHorizontalFlip(0)}, {.dtype = DType::kU8});
+  const Pipeline flipped({Transform::RandomHorizontalFlip(1)}, {.dtype = DType::kU8});
+  Sample a, b;
+  MosaicOf(plain, options, 2, 5, a);
+  MosaicOf(flipped, options, 2, 5, b);
+  const uint8_t* pa = a.Find("image")->data<uint8_t>();
+  const uint8_t* pb = b.Find("image")->data<uint8_t>();
+  for (int y = 0; y < 96; ++y) {
+    for (int x = 0; x < 96; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        ASSERT_EQ(pa[(y * 96 + x) * 3 + c], pb[(y * 96 + 95 - x) * 3 + c]);
+      }
+    }
+  }
+  const Tensor& ba = *a.Find("boxes");
+  const Tensor& bb = *b.Find("boxes");
+  ASSERT_EQ(ba.shape(), bb.shape());
+  for (int64_t k = 0; k < ba.shape()[0]; ++k) {
+    const float* x = ba.data<float>() + 4 * k;
+    const float* y = bb.data<float>() + 4 * k;
+    EXPECT_FLOAT_EQ(y[0], 96 - x[2]);
+    EXPECT_FLOAT_EQ(y[2], 96 - x[0]);
+    EXPECT_FLOAT_EQ(y[1], x[1]);
+  }
+}
+
+TEST(WriteMosaicSample, WritesTheLayoutAndValuesOfThePipeline) {
+  MosaicOptions options;
+  options.size = 64;
+  options.p = 0;  // the image alone, letterboxed
+  const Pipeline pipeline({Transform::ToCHW()}, {.dtype = DType::kF32});
+  Sample out;
+  MosaicOf(pipeline, options, 0, 1, out);
+  const Tensor& image = *out.Find("image");
+  ASSERT_EQ(image.shape(), (Shape{3, 64, 64}));
+  // The image's colour where its tile landed, 114 / 255 elsewhere.
+  Rng rng(1, 0, 0);
+  const MosaicDraw draw = DrawMosaic(options, 0, 4, rng);
+  ASSERT_EQ(draw.tiles, 1);
+  const MosaicTile t = PlanMosaicTile(options, draw, 0, 120, 200);
+  const float* v = image.data<float>();
+  for (int y = 0; y < 64; ++y) {
+    for (int x = 0; x < 64; ++x) {
+      const bool inside = x >= t.ox0 && x < t.ox1 && y >= t.oy0 && y < t.oy1;
+      ASSERT_FLOAT_EQ(v[y * 64 + x], inside ? 250 / 255.0f : 114 / 255.0f) << x << "," << y;
+    }
+  }
+}
+
+TEST(WriteMosaicSample, AFailingPartnerNamesItsFile) {
+  MosaicOptions options;
+  options.size = 64;
+  const Pipeline pipeline({}, {.dtype = DType::kU8});
+  MosaicImages images = SolidImages();
+  images.read = [](int64_t image, std::vector<uint8_t>& bytes) {
+    bytes.assign(10, 0);  // no image
+    return "broken" + std::to_string(image) + ".png";
+  };
+  SampleContext ctx(0, 0, 0);
+  std::vector<uint8_t> bytes, canvas;
+  Sample out;
+  try {
+    WriteMosaicSample(pipeline, options, 0, 4, images, bytes, canvas, out, ctx);
+    FAIL() << "no error";
+  } catch (const SampleError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("broken0.png"));
+  }
+}
+
+TEST(CheckMosaicPipeline, RefusesGeometricStepsButFlips) {
+  CheckMosaicPipeline(Pipeline({Transform::RandomHorizontalFlip(0.5), Transform::ToCHW()}), "d");
+  try {
+    CheckMosaicPipeline(Pipeline({Transform::Resize(320)}), "YOLO dataset d");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("YOLO dataset d: resize"));
+    EXPECT_THAT(e.what(), HasSubstr("cannot follow a mosaic"));
+  }
+}
+
+}  // namespace
+}  // namespace feedline::vision
