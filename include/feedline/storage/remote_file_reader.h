@@ -2,9 +2,10 @@
 // ("https://host/corpus/part-0.parquet", "s3://bucket/corpus/part-0.parquet"),
 // read by byte ranges through the storage layer's HTTP client: the same
 // retries, timeouts, connection reuse, HTTPS verification and S3 signing as
-// a remote ShardDataset (remote_options.h; cache_dir and prefetching do not
-// apply). For readers of other formats that read a file by ranges, as a
-// Parquet reader reads a footer and then the column chunks of a row group.
+// a remote ShardDataset (remote_options.h). Nothing is kept: for whole
+// files in the node's cache, fetched ahead, see remote_file_cache.h. For
+// readers of other formats that read a file by ranges, as a Parquet reader
+// reads a footer and then the column chunks of a row group.
 //
 // Thread safety: every method may be called from many threads at once (one
 // connection per thread reading at the same time).
