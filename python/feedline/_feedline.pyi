@@ -613,6 +613,22 @@ class _TextModule:
         @property
         def connections(self) -> int: ...
 
+    class RemoteFileCache:
+        def __init__(
+            self,
+            urls: Sequence[str],
+            sizes: Sequence[SupportsIndex],
+            remote: _VisionModule.RemoteOptions,
+        ) -> None: ...
+        def path(self, file: SupportsIndex) -> str: ...
+        def ensure(self, file: SupportsIndex) -> str: ...
+        @property
+        def downloads(self) -> int: ...
+        @property
+        def prefetches(self) -> int: ...
+        @property
+        def peak_bytes_ahead(self) -> int: ...
+
     class ColumnarDataset(_Dataset):
         def __init__(
             self,
@@ -624,6 +640,8 @@ class _TextModule:
             readahead: SupportsIndex,
             row_map: Any,
             lengths: Any,
+            files: _TextModule.RemoteFileCache | None = None,
+            file_of_group: Sequence[SupportsIndex] = ...,
         ) -> None: ...
         @property
         def num_row_groups(self) -> int: ...

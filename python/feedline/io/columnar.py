@@ -272,14 +272,23 @@ class ParquetDataset(ColumnarSamples):
                       (max_row_groups + num_workers) decoded row groups.
       readahead       row groups read ahead of need: the next ones the
                       loader's epoch order needs (see docs/text.md).
-      remote          for URLs: a dict of the storage layer's retry,
-                      timeout and HTTPS options (max_attempts,
-                      retry_budget_s, connect_timeout_s, stall_timeout_s,
-                      backoff_s, ca_file; docs/storage.md). A served file is
+      remote          for URLs: a dict of the storage layer's options
+                      (docs/storage.md): retries, timeouts and HTTPS
+                      (max_attempts, retry_budget_s, connect_timeout_s,
+                      stall_timeout_s, backoff_s, ca_file), and the node's
+                      cache (cache_dir, cache_limit, prefetch_bytes,
+                      prefetch_requests, download_part_bytes,
+                      download_parts). Without cache_dir, a served file is
                       read by ranged GETs: its footer at construction, then
                       a row group's column chunks when the group is read.
+                      With cache_dir, each file is downloaded whole into
+                      the cache once per node (every rank and worker naming
+                      the folder shares it), fetched ahead in the order the
+                      loader's epoch first needs the files, and read from
+                      there (docs/text.md, "Parquet in object storage").
                       Lengths from a list column read that column whole at
-                      construction: give a length_column to read less.
+                      construction (with a cache, by downloading the files):
+                      give a length_column to read less.
 
     Row groups are the unit of I/O: the first row a sample needs from a
     group reads (decodes) the whole group's columns, and later rows of it
@@ -302,13 +311,18 @@ class ParquetDataset(ColumnarSamples):
         self.paths = files
         served = remote_reader(remote) if any(is_url(f) for f in files) else None
         sizes = [None] * len(files)
+        for index, path in enumerate(files):
+            if is_url(path):
+                try:
+                    sizes[index] = served.size(path)
+                except Exception as error:  # the storage layer's Error names the URL
+                    raise ValueError(f"{owner}: {path}: cannot be read ({error})") from None
+        opened = _Opened(files, sizes, served, _file_cache(files, sizes, remote))
         metadata, groups, names = [], [], []
         schema_columns = None
         for index, path in enumerate(files):
             try:
-                if is_url(path):
-                    sizes[index] = served.size(path)
-                reader = open_parquet(path, served, size=sizes[index])
+                reader = opened.open_footer(index)
             except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
                 raise ValueError(f"{owner}: {path}: not a readable Parquet file ({error})") \
                     from None
@@ -335,13 +349,16 @@ class ParquetDataset(ColumnarSamples):
         self.columns = [c.name for c in schema_columns]
         self._kinds = {c.name: c for c in schema_columns}
         rows = [metadata[f].row_group(g).num_rows for f, g in groups]
-        opened = _Opened(files, metadata, sizes, served)
+        opened.metadata = metadata
         lengths = self._lengths(opened, groups, length_column, lengths_from, schema_columns)
         read = _ParquetRowGroups(opened, groups, names, schema_columns)
+        cache = opened.cache
         native = _feedline.text.ColumnarDataset(
             read, rows, names, [c.spec() for c in schema_columns], int(max_row_groups),
-            int(readahead), None, lengths)
+            int(readahead), None, lengths, files=cache,
+            file_of_group=[opened.cached_of[f] for f, _ in groups] if cache else [])
         super().__init__(native)
+        self._cache = cache
         self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
                            readahead, remote, _dtypes)
 
@@ -363,7 +380,11 @@ class ParquetDataset(ColumnarSamples):
         name = length_column if length_column is not None else lengths_from
         parts = []
         for index, path in enumerate(files):
-            reader = opened.open(index)
+            # A length column is a few small reads (from the cached copy if
+            # there is one); a list column's lengths read the column whole,
+            # so through the node's cache when there is one.
+            reader = opened.open_footer(index) if length_column is not None \
+                else opened.open(index)
             if name not in reader.schema_arrow.names:
                 raise ValueError(f"{owner}: {path} has no column {name!r} (its columns: "
                                  f"{', '.join(reader.schema_arrow.names)})")
@@ -395,10 +416,18 @@ class ParquetDataset(ColumnarSamples):
 
     def stats(self):
         """Row groups read so far, those of them read ahead of need, and
-        those held now."""
-        return {"row_group_reads": self._native.row_group_reads,
-                "row_group_reads_ahead": self._native.row_group_reads_ahead,
-                "row_groups_held": self._native.row_groups_held}
+        those held now; with a node cache (remote cache_dir), the files this
+        process downloaded into it (file_downloads), the downloads fetching
+        ahead started (file_prefetches) and the most bytes fetched ahead at
+        once (prefetch_peak_bytes)."""
+        stats = {"row_group_reads": self._native.row_group_reads,
+                 "row_group_reads_ahead": self._native.row_group_reads_ahead,
+                 "row_groups_held": self._native.row_groups_held}
+        if self._cache is not None:
+            stats.update(file_downloads=self._cache.downloads,
+                         file_prefetches=self._cache.prefetches,
+                         prefetch_peak_bytes=self._cache.peak_bytes_ahead)
+        return stats
 
     def __reduce__(self):
         return (_rebuild_parquet, self._arguments)
@@ -415,15 +444,69 @@ def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups
                           readahead=readahead, remote=remote, _dtypes=dtypes)
 
 
-class _Opened:
-    """The dataset's files with their parsed footers: open(i) is a new
-    ParquetFile of file i (a local path, or a URL read by ranged GETs), so
-    that reads of several row groups share no reader."""
+def _file_cache(files, sizes, remote):
+    """The node's cache of the served files among `files` (a RemoteFileCache
+    of them, in order) when `remote` names a cache_dir, else None."""
+    if not remote or not remote.get("cache_dir"):
+        return None
+    urls = [f for f in files if is_url(f)]
+    if not urls:
+        return None
+    return _feedline.text.RemoteFileCache(
+        urls, [s for f, s in zip(files, sizes) if is_url(f)], _remote_options(remote))
 
-    def __init__(self, files, metadata, sizes, reader):
-        self.files, self.metadata, self.sizes, self.reader = files, metadata, sizes, reader
+
+# How many times a file is made present in the cache before its open gives
+# up: another process's download may evict it in between when cache_limit
+# holds fewer files than are downloaded at once.
+_OPEN_TRIES = 4
+
+
+class _Opened:
+    """The dataset's files with their parsed footers (`metadata`, once read):
+    open(i) is a new ParquetFile of file i, so that reads of several row
+    groups share no reader: a local path; a URL's copy in the node's cache
+    (made present first: downloaded whole, once per node); else a URL read
+    by ranged GETs. open_footer(i), for the few small reads of a footer or
+    a length column: the cached copy if it is there, else ranged GETs."""
+
+    def __init__(self, files, sizes, reader, cache):
+        self.files, self.sizes, self.reader, self.cache = files, sizes, reader, cache
+        self.metadata = [None] * len(files)
+        # Each file's entry in the cache, -1 for a local file.
+        self.cached_of, count = [], 0
+        for path in files:
+            self.cached_of.append(count if cache is not None and is_url(path) else -1)
+            count += self.cached_of[-1] >= 0
 
     def open(self, index):
+        entry = self.cached_of[index]
+        if entry < 0:
+            return open_parquet(self.files[index], self.reader, self.metadata[index],
+                                self.sizes[index])
+        import pyarrow.parquet as pq
+
+        for _ in range(_OPEN_TRIES):
+            path = self.cache.ensure(entry)  # the download runs without the GIL
+            try:
+                return pq.ParquetFile(path, metadata=self.metadata[index])
+            except FileNotFoundError:
+                continue
+        raise OSError(f"{self.files[index]}: evicted from the cache each of {_OPEN_TRIES} "
+                      "times it was downloaded before it could be opened (cache_limit holds "
+                      "fewer files than are downloaded at once)")
+
+    def open_footer(self, index):
+        entry = self.cached_of[index]
+        if entry >= 0:
+            import pyarrow.parquet as pq
+
+            path = self.cache.path(entry)
+            try:
+                if os.path.getsize(path) == self.sizes[index]:
+                    return pq.ParquetFile(path, metadata=self.metadata[index])
+            except FileNotFoundError:  # not cached (or evicted just now)
+                pass
         return open_parquet(self.files[index], self.reader, self.metadata[index],
                             self.sizes[index])
 
