@@ -265,6 +265,8 @@ void BindText(py::module_& m) {
       })
       .def("size", &storage::RemoteFileReader::Size, py::arg("url"),
            py::call_guard<py::gil_scoped_release>())
+      .def("glob", &storage::RemoteFileReader::Glob, py::arg("pattern"),
+           py::call_guard<py::gil_scoped_release>())
       .def(
           "read_into",
           [](const storage::RemoteFileReader& reader, const std::string& url, uint64_t offset,

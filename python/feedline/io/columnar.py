@@ -34,9 +34,11 @@ def is_url(path):
     return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
 
 
-def parquet_files(paths, owner):
+def parquet_files(paths, owner, remote=None):
     """The files that `paths` (a path, a glob, a URL, or a list of them)
-    names, each pattern's matches in sorted order; URLs as they are (a
+    names, each pattern's matches in sorted order; an s3:// glob
+    ("s3://bucket/corpus/*.parquet") by listing its folder with the storage
+    layer's client (`remote`: its options), other URLs as they are (a web
     server lists no folder)."""
     patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not patterns:
@@ -45,9 +47,20 @@ def parquet_files(paths, owner):
     for pattern in patterns:
         pattern = os.fspath(pattern)
         if is_url(pattern):
-            if glob.has_magic(pattern):
-                raise ValueError(f"{owner}: {pattern}: a URL cannot be a glob (list the files)")
-            files.append(pattern)
+            if not glob.has_magic(pattern):
+                files.append(pattern)
+                continue
+            if not pattern.startswith("s3://"):
+                raise ValueError(f"{owner}: {pattern}: a URL cannot be a glob over http(s), "
+                                 "where the server lists no folder (list the files; an s3:// "
+                                 "URL can be one)")
+            try:
+                matched = remote_reader(remote).glob(pattern)  # the listing runs without the GIL
+            except Exception as error:  # the storage layer's Error names the folder
+                raise ValueError(f"{owner}: {pattern}: cannot list ({error})") from None
+            if not matched:
+                raise FileNotFoundError(f"{owner}: no file matches {pattern!r}")
+            files += matched
             continue
         matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matched:
@@ -251,8 +264,9 @@ class ParquetDataset(ColumnarSamples):
 
       paths           a path, a glob ("corpus/*.parquet"), a URL
                       ("https://host/corpus/part-0.parquet", "s3://bucket/
-                      key"), or a list of them; each pattern's files in
-                      sorted order, rows file by file.
+                      key"), an s3:// glob ("s3://bucket/corpus/*.parquet":
+                      its folder listed), or a list of them; each
+                      pattern's files in sorted order, rows file by file.
       columns         the columns that become the sample's fields (default
                       all): list<int> / large_list<int> columns int64 arrays
                       (token ids), integer / float / bool columns scalars of
@@ -307,7 +321,7 @@ class ParquetDataset(ColumnarSamples):
         # to as their row groups are read (hf_datasets.py: the dtypes a
         # datasets.IterableDataset's format gives).
         owner = "ParquetDataset"
-        files = parquet_files(paths, owner)
+        files = parquet_files(paths, owner, remote)
         self.paths = files
         served = remote_reader(remote) if any(is_url(f) for f in files) else None
         sizes = [None] * len(files)

@@ -4,8 +4,8 @@ cache_dir), against real servers started here: SeaweedFS as the S3 endpoint
 whose ranges.log shows each GET's Range header and bytes). The batches are
 bit for bit those of the same files on local disk; two processes sharing a
 cache_dir download each file once between them (the server's log); the
-cache keeps within cache_limit; a bad URL or credential is an error naming
-the URL."""
+cache keeps within cache_limit; an s3:// glob lists its folder; a bad URL
+or credential is an error naming the URL."""
 
 import hashlib
 import json
@@ -105,7 +105,10 @@ def test_s3_files_through_the_node_cache_give_the_local_batches_bit_for_bit(
     local = io.ParquetDataset(str(root / "*.parquet"), length_column="n")
     urls = [f"s3://feedline/corpus/{n}" for n in names]
     cache = tmp_path / "cache"
-    served = io.ParquetDataset(urls, length_column="n", remote={"cache_dir": str(cache)})
+    # The bucket's folder listed for the glob.
+    served = io.ParquetDataset("s3://feedline/corpus/*.parquet", length_column="n",
+                               remote={"cache_dir": str(cache)})
+    assert served.paths == urls
     assert len(served) == len(local) and served.lengths.tolist() == local.lengths.tolist()
     options = dict(batch_size=32, shuffle=True, seed=5, num_workers=2, worker_mode="thread")
     want = epochs(local, **options)
@@ -209,6 +212,10 @@ def test_a_bad_credential_or_url_is_an_error_naming_the_url(corpus, seaweedfs, t
     absent = "s3://feedline/corpus/absent.parquet"
     with pytest.raises(ValueError, match=f"{absent}.*404"):
         io.ParquetDataset([absent], remote=remote)
+    with pytest.raises(FileNotFoundError, match="no file matches .*corpus/\\*.arrow"):
+        io.ParquetDataset("s3://feedline/corpus/*.arrow", remote=remote)
+    with pytest.raises(ValueError, match="no-such-bucket.*404"):
+        io.ParquetDataset("s3://no-such-bucket/corpus/*.parquet", remote=remote)
     # A file gone from the server after the dataset was made: the read that
     # needs it fails naming its URL (the loader's error policy decides).
     data = io.ParquetDataset([url, f"s3://feedline/corpus/{names[1]}"], length_column="n",
@@ -223,3 +230,5 @@ def test_a_bad_credential_or_url_is_an_error_naming_the_url(corpus, seaweedfs, t
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
     with pytest.raises(ValueError, match=f"{url}.*403"):
         io.ParquetDataset([url], remote=remote)
+    with pytest.raises(ValueError, match="s3://feedline/corpus/.*403"):
+        io.ParquetDataset("s3://feedline/corpus/*.parquet", remote=remote)
