@@ -288,8 +288,17 @@ void BindText(py::module_& m) {
       .def(py::init<std::vector<std::string>, std::vector<uint64_t>, storage::RemoteOptions>(),
            py::arg("urls"), py::arg("sizes"), py::arg("remote"))
       .def("path", &storage::RemoteFileCache::Path, py::arg("file"))
-      .def("ensure", &storage::RemoteFileCache::Ensure, py::arg("file"),
-           py::call_guard<py::gil_scoped_release>())
+      // The GIL is let go only to download: a thread that releases it for a
+      // stat may wait a switch interval (5 ms) to get it back while another
+      // thread runs Python, once per row group.
+      .def(
+          "ensure",
+          [](const storage::RemoteFileCache& cache, size_t file) {
+            if (cache.Present(file)) return cache.Path(file);
+            py::gil_scoped_release release;
+            return cache.Ensure(file);
+          },
+          py::arg("file"))
       .def_property_readonly("downloads", &storage::RemoteFileCache::downloads)
       .def_property_readonly("prefetches", &storage::RemoteFileCache::prefetches)
       .def_property_readonly("peak_bytes_ahead", &storage::RemoteFileCache::peak_bytes_ahead);

@@ -111,6 +111,12 @@ const std::string& RemoteFileCache::Ensure(size_t file) const {
   return path;
 }
 
+bool RemoteFileCache::Present(size_t file) const {
+  struct stat st {};
+  return ::stat(Path(file).c_str(), &st) == 0 &&
+         static_cast<uint64_t>(st.st_size) == state_->sizes[file];
+}
+
 void RemoteFileCache::Plan(std::vector<PlannedFile> plan) const {
   if (state_->prefetch_bytes == 0) return;
   std::vector<PlannedShard> shards;

@@ -90,7 +90,9 @@ TEST_F(RemoteFileCacheTest, EachFileIsDownloadedOncePerNodeWholeAndEqualToTheSer
   RemoteFileCache first(urls_, Sizes(), Options());
   RemoteFileCache second(urls_, Sizes(), Options());  // another process's, on the node
   for (size_t f = 0; f < kFiles; ++f) {
+    EXPECT_FALSE(first.Present(f));
     const std::string& path = first.Ensure(f);
+    EXPECT_TRUE(first.Present(f));
     EXPECT_EQ(path, first.Path(f));
     EXPECT_EQ(ReadBytes(path), bytes_[f]) << f;
     EXPECT_EQ(second.Ensure(f), path);
@@ -144,7 +146,9 @@ TEST_F(RemoteFileCacheTest, ACopyWhoseLengthIsNotTheServersIsDownloadedAgain) {
   RemoteFileCache cache(urls_, Sizes(), Options());
   std::filesystem::create_directories(std::filesystem::path(cache.Path(1)).parent_path());
   WriteBytes(cache.Path(1), FileBytes(1000, 9));  // left by another version of the file
+  EXPECT_FALSE(cache.Present(1));
   EXPECT_EQ(ReadBytes(cache.Ensure(1)), bytes_[1]);
+  EXPECT_TRUE(cache.Present(1));
   EXPECT_EQ(cache.downloads(), 1);
 }
 

@@ -66,6 +66,11 @@ class FEEDLINE_EXPORT RemoteFileCache {
   // attempts) or the local file.
   const std::string& Ensure(size_t file) const;
 
+  // Whether file `file` is in the cache now, whole, with the length the
+  // server gave (a stat: no request, no wait), so that a caller may skip
+  // Ensure (and, from Python, releasing the GIL for it).
+  bool Present(size_t file) const;
+
   // The epoch's plan, in first-use order (each file once); replaces the
   // last one. Only takes a lock and wakes the fetching threads.
   void Plan(std::vector<PlannedFile> plan) const;
