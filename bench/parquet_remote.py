@@ -86,7 +86,9 @@ def child(loader, paths, cache, epochs_wanted):
     from feedline import io
 
     remote = {"cache_dir": cache} if loader == "s3-cache" else None
+    start = time.perf_counter()
     data = io.ParquetDataset(paths, length_column="n", remote=remote)
+    construct_s = time.perf_counter() - start
     loader = io.DataLoader(data, batch_size=BATCH, num_workers=WORKERS, worker_mode="thread")
     epochs = []
     for _ in range(epochs_wanted):
@@ -98,7 +100,8 @@ def child(loader, paths, cache, epochs_wanted):
                 checksum = (checksum + int(ids.sum(dtype=np.int64))) % (1 << 61)
         epochs.append({"seconds": time.perf_counter() - start, "tokens": tokens,
                        "checksum": checksum})
-    print(json.dumps({"epochs": epochs, "stats": data.stats()}), flush=True)
+    print(json.dumps({"epochs": epochs, "stats": data.stats(), "construct_s": construct_s}),
+          flush=True)
 
 
 def run(loader, paths, environment, scratch, epochs):
@@ -176,6 +179,8 @@ def main():
                     ratios[epoch].append(rates["s3-cache"][epoch][-1] / rates["local"][epoch][-1])
             line = ", ".join(f"{n} {[round(r[-1]) for r in rates[n]]}" for n in order)
             print(f"round {round_ + 1}: tokens/s per epoch: {line}", flush=True)
+            made = ", ".join(f"{n} {results[n]['construct_s']:.2f} s" for n in order)
+            print(f"  construction (sizes, footers, lengths): {made}", flush=True)
             if "s3-cache" in results:
                 print(f"  s3-cache stats: {results['s3-cache']['stats']}", flush=True)
         print(f"\n{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores; "

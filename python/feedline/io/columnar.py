@@ -324,23 +324,31 @@ class ParquetDataset(ColumnarSamples):
         files = parquet_files(paths, owner, remote)
         self.paths = files
         served = remote_reader(remote) if any(is_url(f) for f in files) else None
-        sizes = [None] * len(files)
-        for index, path in enumerate(files):
-            if is_url(path):
-                try:
-                    sizes[index] = served.size(path)
-                except Exception as error:  # the storage layer's Error names the URL
-                    raise ValueError(f"{owner}: {path}: cannot be read ({error})") from None
+
+        def size_of(path):
+            try:
+                return served.size(path) if is_url(path) else None
+            except Exception as error:  # the storage layer's Error names the URL
+                raise ValueError(f"{owner}: {path}: cannot be read ({error})") from None
+
+        sizes = _each(size_of, files, served is not None)
         opened = _Opened(files, sizes, served, _file_cache(files, sizes, remote))
+
+        def footer(index):
+            # The schema and metadata only: the reader (an open file, when
+            # local) is let go at once.
+            try:
+                reader = opened.open_footer(index)
+                return reader.schema_arrow, reader.metadata
+            except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
+                raise ValueError(f"{owner}: {files[index]}: not a readable Parquet file "
+                                 f"({error})") from None
+
+        footers = _each(footer, range(len(files)), served is not None)
         metadata, groups, names = [], [], []
         schema_columns = None
         for index, path in enumerate(files):
-            try:
-                reader = opened.open_footer(index)
-            except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
-                raise ValueError(f"{owner}: {path}: not a readable Parquet file ({error})") \
-                    from None
-            schema = reader.schema_arrow
+            schema, footer_metadata = footers[index]
             wanted = list(schema.names) if columns is None else [str(c) for c in columns]
             missing = [c for c in wanted if c not in schema.names]
             if missing:
@@ -353,8 +361,8 @@ class ParquetDataset(ColumnarSamples):
                 differs = next(a.name for a, b in zip(found, schema_columns) if a != b)
                 raise TypeError(f"{owner}: {path}: column {differs!r} is "
                                 f"{schema.field(differs).type}, unlike in {files[0]}")
-            metadata.append(reader.metadata)
-            for group in range(reader.num_row_groups):
+            metadata.append(footer_metadata)
+            for group in range(footer_metadata.num_row_groups):
                 groups.append((len(metadata) - 1, group))
                 names.append(f"{path}, row group {group}")
         if not schema_columns:
@@ -392,8 +400,14 @@ class ParquetDataset(ColumnarSamples):
             raise ValueError(f"{owner}: lengths_from={lengths_from!r} is not a list column of "
                              f"columns ({', '.join(c.name for c in columns)})")
         name = length_column if length_column is not None else lengths_from
-        parts = []
-        for index, path in enumerate(files):
+        groups_of = [[] for _ in files]
+        for f, group in groups:
+            groups_of[f].append(group)
+
+        def file_lengths(index):
+            import pyarrow as pa
+
+            path = files[index]
             # A length column is a few small reads (from the cached copy if
             # there is one); a list column's lengths read the column whole,
             # so through the node's cache when there is one.
@@ -403,20 +417,20 @@ class ParquetDataset(ColumnarSamples):
                 raise ValueError(f"{owner}: {path} has no column {name!r} (its columns: "
                                  f"{', '.join(reader.schema_arrow.names)})")
             kind = reader.schema_arrow.field(name).type
-            for f, group in groups:
-                if f != index:
-                    continue
+            if length_column is not None and not pa.types.is_integer(kind):
+                raise TypeError(f"{owner}: {path}: length column {name!r} is {kind}, "
+                                "not integers")
+            parts = []
+            for group in groups_of[index]:
                 where = f"{owner}: {path}, row group {group}"
                 array = read_row_group(reader, group, [name], where).column(0)
-                if length_column is not None:
-                    import pyarrow as pa
+                parts.append(scalar_lengths(array, name, where) if length_column is not None
+                             else list_lengths(array))
+            return parts
 
-                    if not pa.types.is_integer(kind):
-                        raise TypeError(f"{owner}: {path}: length column {name!r} is {kind}, "
-                                        "not integers")
-                    parts.append(scalar_lengths(array, name, where))
-                else:
-                    parts.append(list_lengths(array))
+        parts = [part for file_parts in _each(file_lengths, range(len(files)),
+                                              opened.reader is not None)
+                 for part in file_parts]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     @property
@@ -456,6 +470,26 @@ def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups
     return ParquetDataset(files, columns, length_column=length_column,
                           lengths_from=lengths_from, max_row_groups=max_row_groups,
                           readahead=readahead, remote=remote, _dtypes=dtypes)
+
+
+# Served files are opened this many at a time at construction: each opening
+# waits on round trips (a HEAD, the footer's GETs, a length column's), with
+# the GIL let go, so that a corpus of many files far away is not opened one
+# round trip after another.
+_OPENING_THREADS = 16
+
+
+def _each(function, items, parallel):
+    """[function(item) for item in items], on up to _OPENING_THREADS threads
+    when `parallel` (some files are served); the error raised is that of the
+    first item, in order, that failed."""
+    items = list(items)
+    if not parallel or len(items) < 2:
+        return [function(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(_OPENING_THREADS, len(items))) as pool:
+        return list(pool.map(function, items))
 
 
 def _file_cache(files, sizes, remote):
