@@ -18,6 +18,7 @@
 #include "feedline/batch_sampler.h"
 #include "feedline/error.h"
 #include "feedline/sampler.h"
+#include "feedline/storage/remote_file_cache.h"
 #include "feedline/storage/remote_file_reader.h"
 #include "feedline/text/columnar_dataset.h"
 #include "feedline/text/mixed_dataset.h"
@@ -101,11 +102,26 @@ std::shared_ptr<const void> HoldWithGil(py::object object) {
 // pyarrow): read(group) returns one (values, offsets) pair of numpy arrays
 // per column, offsets None for scalars. Python runs once per row group, never
 // per row; the values are the arrays' own buffers (pyarrow's), not copied.
+//
+// Remote files behind the node's cache (`files`, with `file_of_group`: the
+// cache's file of each group, -1 for a local one): a group's file is made
+// present in the cache here, in C++ without the GIL, before Python is
+// called to decode it from the local copy; and the epoch's plan of groups
+// becomes the cache's plan of files, which it fetches ahead.
 class PyRowGroupSource : public text::RowGroupSource {
  public:
-  PyRowGroupSource(py::object read, std::vector<int64_t> rows, std::vector<std::string> names)
-      : read_(std::move(read)), rows_(std::move(rows)), names_(std::move(names)) {
+  PyRowGroupSource(py::object read, std::vector<int64_t> rows, std::vector<std::string> names,
+                   std::shared_ptr<const storage::RemoteFileCache> files = nullptr,
+                   std::vector<int64_t> file_of_group = {})
+      : read_(std::move(read)),
+        rows_(std::move(rows)),
+        names_(std::move(names)),
+        files_(std::move(files)),
+        file_of_group_(std::move(file_of_group)) {
     if (names_.size() != rows_.size()) throw Error("ColumnarDataset: one name per row group");
+    if (files_ != nullptr && file_of_group_.size() != rows_.size()) {
+      throw Error("ColumnarDataset: one cached file (or -1) per row group");
+    }
   }
   ~PyRowGroupSource() override {
     py::gil_scoped_acquire gil;
@@ -120,6 +136,13 @@ class PyRowGroupSource : public text::RowGroupSource {
   text::DecodedRowGroup Read(int64_t group) const override {
     text::DecodedRowGroup out;
     out.rows = rows_.at(static_cast<size_t>(group));
+    if (const int64_t file = CachedFileOf(group); file >= 0) {
+      try {
+        files_->Ensure(static_cast<size_t>(file));
+      } catch (const std::exception& e) {
+        throw Error(names_[static_cast<size_t>(group)] + ": " + e.what());
+      }
+    }
     py::gil_scoped_acquire gil;
     try {
       py::list columns = read_(group);
@@ -146,10 +169,39 @@ class PyRowGroupSource : public text::RowGroupSource {
     return out;
   }
 
+  void PlanGroups(const std::vector<text::PlannedGroup>& plan) const override {
+    if (files_ == nullptr) return;
+    // Each file where its first group is first needed, last used where its
+    // last group is.
+    std::vector<storage::PlannedFile> files;
+    std::vector<int64_t> entry_of(files_->size(), -1);
+    for (const text::PlannedGroup& planned : plan) {
+      const int64_t file = CachedFileOf(planned.group);
+      if (file < 0) continue;
+      int64_t& entry = entry_of[static_cast<size_t>(file)];
+      if (entry < 0) {
+        entry = static_cast<int64_t>(files.size());
+        files.push_back(storage::PlannedFile{static_cast<size_t>(file), planned.last_use});
+      }
+      storage::PlannedFile& kept = files[static_cast<size_t>(entry)];
+      kept.last_use = std::max(kept.last_use, planned.last_use);
+    }
+    files_->Plan(std::move(files));
+  }
+  void PlanProgress(int64_t delivered) const override {
+    if (files_ != nullptr) files_->Progress(delivered);
+  }
+
  private:
+  int64_t CachedFileOf(int64_t group) const {
+    return files_ == nullptr ? -1 : file_of_group_.at(static_cast<size_t>(group));
+  }
+
   py::object read_;
   std::vector<int64_t> rows_;
   std::vector<std::string> names_;
+  std::shared_ptr<const storage::RemoteFileCache> files_;
+  std::vector<int64_t> file_of_group_;
 };
 
 DType ColumnDType(const std::string& name) {
@@ -213,6 +265,8 @@ void BindText(py::module_& m) {
       })
       .def("size", &storage::RemoteFileReader::Size, py::arg("url"),
            py::call_guard<py::gil_scoped_release>())
+      .def("glob", &storage::RemoteFileReader::Glob, py::arg("pattern"),
+           py::call_guard<py::gil_scoped_release>())
       .def(
           "read_into",
           [](const storage::RemoteFileReader& reader, const std::string& url, uint64_t offset,
@@ -226,6 +280,28 @@ void BindText(py::module_& m) {
           },
           py::arg("url"), py::arg("offset"), py::arg("into"))
       .def_property_readonly("connections", &storage::RemoteFileReader::connections);
+
+  // Served Parquet files in the node's cache (cache_dir): ensure(i) makes
+  // file i present, downloading it without the GIL, and gives its path.
+  py::class_<storage::RemoteFileCache, std::shared_ptr<storage::RemoteFileCache>>(
+      t, "RemoteFileCache")
+      .def(py::init<std::vector<std::string>, std::vector<uint64_t>, storage::RemoteOptions>(),
+           py::arg("urls"), py::arg("sizes"), py::arg("remote"))
+      .def("path", &storage::RemoteFileCache::Path, py::arg("file"))
+      // The GIL is let go only to download: a thread that releases it for a
+      // stat may wait a switch interval (5 ms) to get it back while another
+      // thread runs Python, once per row group.
+      .def(
+          "ensure",
+          [](const storage::RemoteFileCache& cache, size_t file) {
+            if (cache.Present(file)) return cache.Path(file);
+            py::gil_scoped_release release;
+            return cache.Ensure(file);
+          },
+          py::arg("file"))
+      .def_property_readonly("downloads", &storage::RemoteFileCache::downloads)
+      .def_property_readonly("prefetches", &storage::RemoteFileCache::prefetches)
+      .def_property_readonly("peak_bytes_ahead", &storage::RemoteFileCache::peak_bytes_ahead);
 
   py::class_<text::TokenDataset, Dataset, std::shared_ptr<text::TokenDataset>>(t, "TokenDataset")
       .def(py::init([](const py::array& tokens,
@@ -396,14 +472,17 @@ void BindText(py::module_& m) {
                        const std::vector<std::tuple<std::string, std::string, std::string,
                                                     std::string, std::string>>& columns,
                        int64_t max_row_groups, int64_t readahead, const py::object& row_map,
-                       const py::object& lengths) {
+                       const py::object& lengths,
+                       std::shared_ptr<const storage::RemoteFileCache> files,
+                       std::vector<int64_t> file_of_group) {
              text::ColumnarOptions options;
              options.max_row_groups = max_row_groups;
              options.readahead = readahead;
              options.row_map = ToVector(row_map);
              options.lengths = ToVector(lengths);
-             auto source = std::make_shared<PyRowGroupSource>(std::move(read), std::move(rows),
-                                                              std::move(names));
+             auto source = std::make_shared<PyRowGroupSource>(
+                 std::move(read), std::move(rows), std::move(names), std::move(files),
+                 std::move(file_of_group));
              auto specs = ToColumnSpecs(columns);
              py::gil_scoped_release release;
              return std::make_shared<text::ColumnarDataset>(std::move(source), std::move(specs),
@@ -411,7 +490,8 @@ void BindText(py::module_& m) {
            }),
            py::arg("read"), py::arg("rows"), py::arg("names"), py::arg("columns"),
            py::arg("max_row_groups"), py::arg("readahead"), py::arg("row_map"),
-           py::arg("lengths"))
+           py::arg("lengths"), py::arg("files") = nullptr,
+           py::arg("file_of_group") = std::vector<int64_t>())
       .def_property_readonly("num_row_groups", &text::ColumnarDataset::num_row_groups)
       .def_property_readonly("row_group_reads", &text::ColumnarDataset::row_group_reads)
       .def_property_readonly("row_groups_held", &text::ColumnarDataset::row_groups_held)

@@ -18,7 +18,9 @@ def _nginx_binary():
 
 
 class Nginx:
-    """nginx in the foreground, serving `root` on a free loopback port."""
+    """nginx in the foreground, serving `root` on a free loopback port. Its
+    scratch folder holds access.log (nginx's combined format) and ranges.log
+    (METHOD URI STATUS "RANGE" BYTES_SENT a request: ranged_gets reads it)."""
 
     def __init__(self, root, scratch):
         self.root, self.scratch, self.process = root, scratch, None
@@ -44,6 +46,8 @@ events {{ worker_connections 256; }}
 http {{
   default_type application/octet-stream;
   access_log {self.scratch}/access.log;
+  log_format ranged '$request_method $uri $status "$http_range" $body_bytes_sent';
+  access_log {self.scratch}/ranges.log ranged;
   client_body_temp_path {temp}/body;
   proxy_temp_path {temp}/proxy;
   fastcgi_temp_path {temp}/fastcgi;
@@ -70,3 +74,16 @@ http {{
             self.process.terminate()
             self.process.wait(timeout=10)
             self.process = None
+
+    def ranged_gets(self):
+        """(uri, status, range header or "", body bytes sent) of every GET
+        served so far, in order."""
+        gets = []
+        with open(os.path.join(self.scratch, "ranges.log")) as f:
+            for line in f:
+                method, uri, status, rest = line.split(" ", 3)
+                header, sent = rest.rsplit(" ", 1)
+                if method == "GET":
+                    gets.append((uri, int(status), "" if header == '"-"' else header.strip('"'),
+                                 int(sent)))
+        return gets

@@ -89,4 +89,31 @@ std::string S3HttpUrl(const S3Config& config, const std::string& s3_url) {
   return "https://" + bucket + ".s3." + config.region + ".amazonaws.com/" + key;
 }
 
+std::string QueryEncode(const std::string& text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || c == '-' ||
+        c == '_' || c == '.' || c == '~') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+std::string XmlElement(const std::string& body, const std::string& tag, size_t from) {
+  const std::string open = "<" + tag + ">";
+  const std::string close = "</" + tag + ">";
+  const size_t begin = body.find(open, from);
+  if (begin == std::string::npos) return {};
+  const size_t end = body.find(close, begin + open.size());
+  if (end == std::string::npos) return {};
+  return body.substr(begin + open.size(), end - begin - open.size());
+}
+
 }  // namespace feedline::storage

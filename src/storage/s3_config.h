@@ -17,6 +17,7 @@
 #ifndef FEEDLINE_SRC_STORAGE_S3_CONFIG_H_
 #define FEEDLINE_SRC_STORAGE_S3_CONFIG_H_
 
+#include <cstddef>
 #include <string>
 
 namespace feedline::storage {
@@ -37,6 +38,16 @@ S3Config LoadS3Config();
 // The HTTP(S) URL of `s3_url` (s3://BUCKET/KEY). Throws Error naming it if
 // it has no bucket.
 std::string S3HttpUrl(const S3Config& config, const std::string& s3_url);
+
+// `text` percent-encoded but for RFC 3986's unreserved characters, as a
+// SigV4 canonical query string wants it (a request's query parameters are
+// also given in their canonical order, by name, so that the signature holds
+// whichever way libcurl orders them).
+std::string QueryEncode(const std::string& text);
+
+// The text of the first <TAG> element of an S3 answer at or after `from`,
+// or "" (entities left as they are).
+std::string XmlElement(const std::string& body, const std::string& tag, size_t from = 0);
 
 }  // namespace feedline::storage
 

@@ -12,39 +12,10 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "src/storage/s3_config.h"
 
 namespace feedline::storage {
 namespace {
-
-// The text of the first <TAG> element of an S3 answer, or "".
-std::string XmlElement(const std::string& body, const std::string& tag) {
-  const std::string open = "<" + tag + ">";
-  const std::string close = "</" + tag + ">";
-  const size_t begin = body.find(open);
-  if (begin == std::string::npos) return {};
-  const size_t end = body.find(close, begin + open.size());
-  if (end == std::string::npos) return {};
-  return body.substr(begin + open.size(), end - begin - open.size());
-}
-
-// `text` percent-encoded but for RFC 3986's unreserved characters, as a
-// SigV4 canonical query string wants it.
-std::string QueryEncode(const std::string& text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (const char c : text) {
-    const auto u = static_cast<unsigned char>(c);
-    if ((u >= 'A' && u <= 'Z') || (u >= 'a' && u <= 'z') || (u >= '0' && u <= '9') || c == '-' ||
-        c == '_' || c == '.' || c == '~') {
-      out += c;
-    } else {
-      out += '%';
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    }
-  }
-  return out;
-}
 
 std::string XmlEscape(const std::string& text) {
   std::string out;

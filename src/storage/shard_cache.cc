@@ -50,6 +50,20 @@ std::string SavedIndexPathOf(const std::string& tar_path) {
   return tar_path.substr(0, tar_path.size() - 4) + ".idx";
 }
 
+// Whether `path`, in a pack's folder of the cache, is a whole cached unit (a
+// shard, or a file of another format) rather than one of the files kept
+// beside one (a download under way, its progress, a lock, a saved index, a
+// list of damaged records).
+bool IsCachedUnit(const fs::path& path) {
+  static const char* const kBeside[] = {".part", ".progress", ".lock", ".idx", ".damaged",
+                                         ".tmp"};
+  const std::string extension = path.extension().string();
+  for (const char* beside : kBeside) {
+    if (extension == beside) return false;
+  }
+  return true;
+}
+
 // A POSIX record lock on the whole of `path`, held until destruction (it
 // belongs to this process: a forked child does not hold it).
 class FileLock {
@@ -251,17 +265,7 @@ void ShardCache::Download(size_t shard) const {
   if (::unlink(damage_list.c_str()) != 0 && errno != ENOENT) {
     throw Error(ErrnoMessage("cannot remove", damage_list));
   }
-  long status = 0;
-  std::optional<std::vector<uint8_t>> index_bytes =
-      client_->ReadAll(index_urls_[shard], kMaxIndexBytes, &status);
-  // A shard the server has no index of: the one saved when it was indexed.
-  std::optional<ShardIndex> saved;
-  if (!index_bytes) saved = SavedIndex(shard);
-  if (!index_bytes && !saved) {
-    throw Error(index_urls_[shard] + ": cannot read shard index: " +
-                HttpClient::NotFoundText(status));
-  }
-  const ShardIndex index = saved ? *saved : ParseShardIndex(*index_bytes, index_urls_[shard]);
+  const ShardIndex index = IndexOf(shard);
   MakeRoom(index.tar_size, shard);
 
   const RemoteOptions& options = client_->options();
@@ -321,7 +325,7 @@ void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
   for (const fs::directory_entry& folder : fs::directory_iterator(root_, ec)) {
     if (!folder.is_directory(ec)) continue;
     for (const fs::directory_entry& entry : fs::directory_iterator(folder.path(), ec)) {
-      if (entry.path().extension() != ".tar" || !entry.is_regular_file(ec)) continue;
+      if (!IsCachedUnit(entry.path()) || !entry.is_regular_file(ec)) continue;
       const uint64_t size = entry.file_size(ec);
       if (ec) continue;
       total += size;
@@ -341,6 +345,26 @@ void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
     }
   }
   if (unlinked) Unlinked();
+}
+
+ShardIndex ShardCache::IndexOf(size_t shard) const {
+  const std::string& url = tar_urls_[shard];
+  long status = 0;
+  if (index_urls_[shard].empty()) {
+    // A whole file of another format: nothing to check but its length.
+    const std::optional<uint64_t> size = client_->Size(url, &status);
+    if (!size) throw Error(url + ": cannot download: " + HttpClient::NotFoundText(status));
+    ShardIndex whole;
+    whole.tar_size = *size;
+    return whole;
+  }
+  std::optional<std::vector<uint8_t>> index_bytes =
+      client_->ReadAll(index_urls_[shard], kMaxIndexBytes, &status);
+  if (index_bytes) return ParseShardIndex(*index_bytes, index_urls_[shard]);
+  // A shard the server has no index of: the one saved when it was indexed.
+  if (std::optional<ShardIndex> saved = SavedIndex(shard)) return *saved;
+  throw Error(index_urls_[shard] + ": cannot read shard index: " +
+              HttpClient::NotFoundText(status));
 }
 
 std::optional<ShardIndex> ShardCache::SavedIndex(size_t shard) const {

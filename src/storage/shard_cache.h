@@ -6,6 +6,11 @@
 // beside each, while one is downloaded, shard-NNNNNN.tar.part (with its
 // .part.progress) and an empty shard-NNNNNN.tar.lock.
 //
+// A unit whose index URL is empty is a whole file of another format (a
+// Parquet file: RemoteFileCache): it is cached as a shard is, under the same
+// locks, limit and eviction, with its length (from a HEAD request) as the
+// only check; its name is the URL's last part, as a shard's.
+//
 // Ensure(shard) makes the whole shard present:
 //  1. Threads of this process wait for one another (one download per shard
 //     per process), then processes: a POSIX record lock (fcntl) on the
@@ -82,7 +87,8 @@ namespace feedline::storage {
 
 class ShardCache {
  public:
-  // `tar_urls` and `index_urls`: the pack's shards, in order; `client`
+  // `tar_urls` and `index_urls`: the pack's shards, in order ("" for a
+  // whole file with no index, above); `client`
   // outlives the cache. `after_unlink`: called in this process after it
   // unlinked cached files (may be empty). Throws Error naming `cache_dir`
   // if it cannot be created.
@@ -134,6 +140,10 @@ class ShardCache {
   static void ParentAfterFork() NO_THREAD_SAFETY_ANALYSIS;
   static void ChildAfterFork() NO_THREAD_SAFETY_ANALYSIS;
   void Download(size_t shard) const;
+  // What a download of `shard` is checked against: its index (the
+  // server's, else the one saved beside it), or, for a unit with no index
+  // URL, its length alone (a HEAD request).
+  ShardIndex IndexOf(size_t shard) const;
   // The index IndexByDownload saved for `shard`, if there is one.
   std::optional<ShardIndex> SavedIndex(size_t shard) const;
   // Marks `shard` downloading in this process once no other thread is

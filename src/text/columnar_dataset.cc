@@ -167,7 +167,7 @@ std::vector<FieldSpec> ColumnarDataset::FixedFields() const {
 
 void ColumnarDataset::EpochOrder(std::span<const int64_t> order) const {
   // Each group once, where the order first needs it, with its last use.
-  std::vector<internal::PlannedGroup> plan;
+  std::vector<PlannedGroup> plan;
   std::vector<int64_t> entry_of(static_cast<size_t>(num_row_groups()), -1);
   for (size_t at = 0; at < order.size(); ++at) {
     const int64_t index = order[at];
@@ -177,14 +177,20 @@ void ColumnarDataset::EpochOrder(std::span<const int64_t> order) const {
     const auto position = static_cast<int64_t>(at);
     if (entry < 0) {
       entry = static_cast<int64_t>(plan.size());
-      plan.push_back(internal::PlannedGroup{group, position, position});
+      plan.push_back(PlannedGroup{group, position, position});
     }
     plan[static_cast<size_t>(entry)].last_use = position;
   }
+  // The source too: one that fetches remote bytes fetches them ahead in
+  // this order, before the decoded-group cache reads ahead.
+  source_->PlanGroups(plan);
   cache_->SetPlan(std::move(plan));
 }
 
-void ColumnarDataset::EpochProgress(int64_t delivered) const { cache_->PlanProgress(delivered); }
+void ColumnarDataset::EpochProgress(int64_t delivered) const {
+  source_->PlanProgress(delivered);
+  cache_->PlanProgress(delivered);
+}
 
 int64_t ColumnarDataset::row_group_reads() const { return cache_->reads(); }
 int64_t ColumnarDataset::row_group_reads_ahead() const { return cache_->reads_ahead(); }

@@ -34,13 +34,7 @@
 
 namespace feedline::text::internal {
 
-// A group of an epoch's plan: where the epoch's order (in samples) first and
-// last needs it.
-struct PlannedGroup {
-  int64_t group = 0;
-  int64_t first_use = 0;
-  int64_t last_use = 0;
-};
+using text::PlannedGroup;
 
 class RowGroupCache {
  public:

@@ -10,6 +10,10 @@ namespace feedline::text {
 
 RowGroupSource::~RowGroupSource() = default;
 
+void RowGroupSource::PlanGroups(const std::vector<PlannedGroup>&) const {}
+
+void RowGroupSource::PlanProgress(int64_t) const {}
+
 DecodedColumn DecodedColumn::Owning(std::vector<std::byte> values, std::vector<int64_t> offsets) {
   auto held = std::make_shared<const std::vector<std::byte>>(std::move(values));
   DecodedColumn column;

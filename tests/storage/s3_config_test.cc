@@ -92,6 +92,17 @@ TEST(S3Config, EnvironmentVariablesComeFirst) {
   EXPECT_EQ(LoadS3Config().endpoint, "http://s3only:1");
 }
 
+TEST(S3Config, QueriesAreEncodedAsSigV4SignsThemAndAnswersRead) {
+  EXPECT_EQ(QueryEncode("corpus/part 1&x=~A-z_0.9"), "corpus%2Fpart%201%26x%3D~A-z_0.9");
+  const std::string body =
+      "<R><Contents><Key>a</Key><Size>1</Size></Contents><Contents><Key>b</Key></Contents></R>";
+  EXPECT_EQ(XmlElement(body, "Key"), "a");
+  const size_t second = body.find("<Contents>", body.find("</Contents>"));
+  EXPECT_EQ(XmlElement(body, "Key", second), "b");
+  EXPECT_EQ(XmlElement(body, "Size", second), "");
+  EXPECT_EQ(XmlElement("<Key>unclosed", "Key"), "");
+}
+
 TEST(S3Config, AProfileReadsTheCredentialsAndConfigFiles) {
   ScopedAwsEnvironment env;
   TempDir home;

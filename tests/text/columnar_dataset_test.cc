@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -194,6 +196,48 @@ TEST(ColumnarDatasetTest, AShuffledEpochReadsEachGroupAheadOfNeedInFirstUseOrder
   EXPECT_EQ(rows->row_group_reads(), static_cast<int64_t>(log.size()));
   EXPECT_GE(rows->row_group_reads_ahead(), rows->row_group_reads() - 2);
   EXPECT_LE(rows->row_groups_held(), 4);
+}
+
+// A source that records the plans and progress it is told (a remote
+// source fetches its files ahead by them).
+class PlannedRowGroups : public MemoryRowGroups {
+ public:
+  using MemoryRowGroups::MemoryRowGroups;
+  void PlanGroups(const std::vector<PlannedGroup>& plan) const override {
+    std::lock_guard<std::mutex> lock(mu);
+    plans.push_back(plan);
+  }
+  void PlanProgress(int64_t delivered) const override {
+    std::lock_guard<std::mutex> lock(mu);
+    progress = std::max(progress, delivered);
+  }
+  mutable std::mutex mu;
+  mutable std::vector<std::vector<PlannedGroup>> plans;
+  mutable int64_t progress = 0;
+};
+
+TEST(ColumnarDatasetTest, TheSourceIsToldTheEpochsGroupsInFirstUseOrderAndTheProgress) {
+  auto source = std::make_shared<PlannedRowGroups>(std::vector<int64_t>(6, 10));
+  auto rows = std::make_shared<ColumnarDataset>(source, MemoryRowGroups::Columns());
+  const std::vector<int64_t> groups{4, 1, 5, 0, 3, 2};
+  LoaderOptions loader;
+  loader.batch_size = 5;
+  loader.num_workers = 1;
+  loader.sampler = std::make_shared<GroupShuffleSampler>(groups, 10);
+  DataLoader data(rows, loader);
+  int64_t delivered = 0;
+  for (const Batch& batch : data) delivered += batch.size();
+  ASSERT_EQ(delivered, 60);
+  std::lock_guard<std::mutex> lock(source->mu);
+  ASSERT_FALSE(source->plans.empty());
+  const std::vector<PlannedGroup>& plan = source->plans.front();
+  ASSERT_EQ(plan.size(), groups.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    EXPECT_EQ(plan[i].group, groups[i]);
+    EXPECT_EQ(plan[i].first_use, static_cast<int64_t>(i) * 10);
+    EXPECT_EQ(plan[i].last_use, static_cast<int64_t>(i) * 10 + 9);
+  }
+  EXPECT_GE(source->progress, 50);  // told as batches were delivered
 }
 
 }  // namespace

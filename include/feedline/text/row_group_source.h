@@ -6,7 +6,8 @@
 //
 // The Python module implements it with pyarrow (feedline.io.ParquetDataset,
 // and a Hugging Face datasets.Dataset's Arrow table); tests implement it in
-// memory.
+// memory. A source may also be told the epoch's plan (PlanGroups), to fetch
+// what it reads ahead of need.
 //
 // Thread safety: Read may be called from several threads at once, for
 // different groups.
@@ -64,6 +65,14 @@ struct FEEDLINE_EXPORT DecodedRowGroup {
   size_t bytes() const;
 };
 
+// A row group of an epoch's plan: where the epoch's order (in samples) first
+// and last needs it.
+struct FEEDLINE_EXPORT PlannedGroup {
+  int64_t group = 0;
+  int64_t first_use = 0;
+  int64_t last_use = 0;
+};
+
 class FEEDLINE_EXPORT RowGroupSource {
  public:
   virtual ~RowGroupSource();
@@ -75,6 +84,14 @@ class FEEDLINE_EXPORT RowGroupSource {
   // The columns of `group`, decoded. Throws Error (naming the file, the
   // column and the reason) when it cannot be read.
   virtual DecodedRowGroup Read(int64_t group) const = 0;
+
+  // The epoch's plan (its groups in first-use order, each once) and how many
+  // samples of its order are delivered, as the ColumnarDataset learns them:
+  // a source whose bytes are remote fetches them ahead in that order (the
+  // Python module's Parquet files through the node's cache). Called under
+  // the loader's lock: they may only record and wake. Default: nothing.
+  virtual void PlanGroups(const std::vector<PlannedGroup>& plan) const;
+  virtual void PlanProgress(int64_t delivered) const;
 };
 
 // Throws Error unless `decoded` holds `rows` rows of every column of

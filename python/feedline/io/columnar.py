@@ -34,9 +34,11 @@ def is_url(path):
     return isinstance(path, str) and path.startswith(("http://", "https://", "s3://"))
 
 
-def parquet_files(paths, owner):
+def parquet_files(paths, owner, remote=None):
     """The files that `paths` (a path, a glob, a URL, or a list of them)
-    names, each pattern's matches in sorted order; URLs as they are (a
+    names, each pattern's matches in sorted order; an s3:// glob
+    ("s3://bucket/corpus/*.parquet") by listing its folder with the storage
+    layer's client (`remote`: its options), other URLs as they are (a web
     server lists no folder)."""
     patterns = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     if not patterns:
@@ -45,9 +47,20 @@ def parquet_files(paths, owner):
     for pattern in patterns:
         pattern = os.fspath(pattern)
         if is_url(pattern):
-            if glob.has_magic(pattern):
-                raise ValueError(f"{owner}: {pattern}: a URL cannot be a glob (list the files)")
-            files.append(pattern)
+            if not glob.has_magic(pattern):
+                files.append(pattern)
+                continue
+            if not pattern.startswith("s3://"):
+                raise ValueError(f"{owner}: {pattern}: a URL cannot be a glob over http(s), "
+                                 "where the server lists no folder (list the files; an s3:// "
+                                 "URL can be one)")
+            try:
+                matched = remote_reader(remote).glob(pattern)  # the listing runs without the GIL
+            except Exception as error:  # the storage layer's Error names the folder
+                raise ValueError(f"{owner}: {pattern}: cannot list ({error})") from None
+            if not matched:
+                raise FileNotFoundError(f"{owner}: no file matches {pattern!r}")
+            files += matched
             continue
         matched = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matched:
@@ -251,8 +264,9 @@ class ParquetDataset(ColumnarSamples):
 
       paths           a path, a glob ("corpus/*.parquet"), a URL
                       ("https://host/corpus/part-0.parquet", "s3://bucket/
-                      key"), or a list of them; each pattern's files in
-                      sorted order, rows file by file.
+                      key"), an s3:// glob ("s3://bucket/corpus/*.parquet":
+                      its folder listed), or a list of them; each
+                      pattern's files in sorted order, rows file by file.
       columns         the columns that become the sample's fields (default
                       all): list<int> / large_list<int> columns int64 arrays
                       (token ids), integer / float / bool columns scalars of
@@ -272,14 +286,23 @@ class ParquetDataset(ColumnarSamples):
                       (max_row_groups + num_workers) decoded row groups.
       readahead       row groups read ahead of need: the next ones the
                       loader's epoch order needs (see docs/text.md).
-      remote          for URLs: a dict of the storage layer's retry,
-                      timeout and HTTPS options (max_attempts,
-                      retry_budget_s, connect_timeout_s, stall_timeout_s,
-                      backoff_s, ca_file; docs/storage.md). A served file is
+      remote          for URLs: a dict of the storage layer's options
+                      (docs/storage.md): retries, timeouts and HTTPS
+                      (max_attempts, retry_budget_s, connect_timeout_s,
+                      stall_timeout_s, backoff_s, ca_file), and the node's
+                      cache (cache_dir, cache_limit, prefetch_bytes,
+                      prefetch_requests, download_part_bytes,
+                      download_parts). Without cache_dir, a served file is
                       read by ranged GETs: its footer at construction, then
                       a row group's column chunks when the group is read.
+                      With cache_dir, each file is downloaded whole into
+                      the cache once per node (every rank and worker naming
+                      the folder shares it), fetched ahead in the order the
+                      loader's epoch first needs the files, and read from
+                      there (docs/text.md, "Parquet in object storage").
                       Lengths from a list column read that column whole at
-                      construction: give a length_column to read less.
+                      construction (with a cache, by downloading the files):
+                      give a length_column to read less.
 
     Row groups are the unit of I/O: the first row a sample needs from a
     group reads (decodes) the whole group's columns, and later rows of it
@@ -298,21 +321,34 @@ class ParquetDataset(ColumnarSamples):
         # to as their row groups are read (hf_datasets.py: the dtypes a
         # datasets.IterableDataset's format gives).
         owner = "ParquetDataset"
-        files = parquet_files(paths, owner)
+        files = parquet_files(paths, owner, remote)
         self.paths = files
         served = remote_reader(remote) if any(is_url(f) for f in files) else None
-        sizes = [None] * len(files)
+
+        def size_of(path):
+            try:
+                return served.size(path) if is_url(path) else None
+            except Exception as error:  # the storage layer's Error names the URL
+                raise ValueError(f"{owner}: {path}: cannot be read ({error})") from None
+
+        sizes = _each(size_of, files, served is not None)
+        opened = _Opened(files, sizes, served, _file_cache(files, sizes, remote))
+
+        def footer(index):
+            # The schema and metadata only: the reader (an open file, when
+            # local) is let go at once.
+            try:
+                reader = opened.open_footer(index)
+                return reader.schema_arrow, reader.metadata
+            except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
+                raise ValueError(f"{owner}: {files[index]}: not a readable Parquet file "
+                                 f"({error})") from None
+
+        footers = _each(footer, range(len(files)), served is not None)
         metadata, groups, names = [], [], []
         schema_columns = None
         for index, path in enumerate(files):
-            try:
-                if is_url(path):
-                    sizes[index] = served.size(path)
-                reader = open_parquet(path, served, size=sizes[index])
-            except Exception as error:  # pyarrow's ArrowInvalid, OSError, ...
-                raise ValueError(f"{owner}: {path}: not a readable Parquet file ({error})") \
-                    from None
-            schema = reader.schema_arrow
+            schema, footer_metadata = footers[index]
             wanted = list(schema.names) if columns is None else [str(c) for c in columns]
             missing = [c for c in wanted if c not in schema.names]
             if missing:
@@ -325,8 +361,8 @@ class ParquetDataset(ColumnarSamples):
                 differs = next(a.name for a, b in zip(found, schema_columns) if a != b)
                 raise TypeError(f"{owner}: {path}: column {differs!r} is "
                                 f"{schema.field(differs).type}, unlike in {files[0]}")
-            metadata.append(reader.metadata)
-            for group in range(reader.num_row_groups):
+            metadata.append(footer_metadata)
+            for group in range(footer_metadata.num_row_groups):
                 groups.append((len(metadata) - 1, group))
                 names.append(f"{path}, row group {group}")
         if not schema_columns:
@@ -335,13 +371,16 @@ class ParquetDataset(ColumnarSamples):
         self.columns = [c.name for c in schema_columns]
         self._kinds = {c.name: c for c in schema_columns}
         rows = [metadata[f].row_group(g).num_rows for f, g in groups]
-        opened = _Opened(files, metadata, sizes, served)
+        opened.metadata = metadata
         lengths = self._lengths(opened, groups, length_column, lengths_from, schema_columns)
         read = _ParquetRowGroups(opened, groups, names, schema_columns)
+        cache = opened.cache
         native = _feedline.text.ColumnarDataset(
             read, rows, names, [c.spec() for c in schema_columns], int(max_row_groups),
-            int(readahead), None, lengths)
+            int(readahead), None, lengths, files=cache,
+            file_of_group=[opened.cached_of[f] for f, _ in groups] if cache else [])
         super().__init__(native)
+        self._cache = cache
         self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
                            readahead, remote, _dtypes)
 
@@ -361,27 +400,37 @@ class ParquetDataset(ColumnarSamples):
             raise ValueError(f"{owner}: lengths_from={lengths_from!r} is not a list column of "
                              f"columns ({', '.join(c.name for c in columns)})")
         name = length_column if length_column is not None else lengths_from
-        parts = []
-        for index, path in enumerate(files):
-            reader = opened.open(index)
+        groups_of = [[] for _ in files]
+        for f, group in groups:
+            groups_of[f].append(group)
+
+        def file_lengths(index):
+            import pyarrow as pa
+
+            path = files[index]
+            # A length column is a few small reads (from the cached copy if
+            # there is one); a list column's lengths read the column whole,
+            # so through the node's cache when there is one.
+            reader = opened.open_footer(index) if length_column is not None \
+                else opened.open(index)
             if name not in reader.schema_arrow.names:
                 raise ValueError(f"{owner}: {path} has no column {name!r} (its columns: "
                                  f"{', '.join(reader.schema_arrow.names)})")
             kind = reader.schema_arrow.field(name).type
-            for f, group in groups:
-                if f != index:
-                    continue
+            if length_column is not None and not pa.types.is_integer(kind):
+                raise TypeError(f"{owner}: {path}: length column {name!r} is {kind}, "
+                                "not integers")
+            parts = []
+            for group in groups_of[index]:
                 where = f"{owner}: {path}, row group {group}"
                 array = read_row_group(reader, group, [name], where).column(0)
-                if length_column is not None:
-                    import pyarrow as pa
+                parts.append(scalar_lengths(array, name, where) if length_column is not None
+                             else list_lengths(array))
+            return parts
 
-                    if not pa.types.is_integer(kind):
-                        raise TypeError(f"{owner}: {path}: length column {name!r} is {kind}, "
-                                        "not integers")
-                    parts.append(scalar_lengths(array, name, where))
-                else:
-                    parts.append(list_lengths(array))
+        parts = [part for file_parts in _each(file_lengths, range(len(files)),
+                                              opened.reader is not None)
+                 for part in file_parts]
         return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
     @property
@@ -395,10 +444,18 @@ class ParquetDataset(ColumnarSamples):
 
     def stats(self):
         """Row groups read so far, those of them read ahead of need, and
-        those held now."""
-        return {"row_group_reads": self._native.row_group_reads,
-                "row_group_reads_ahead": self._native.row_group_reads_ahead,
-                "row_groups_held": self._native.row_groups_held}
+        those held now; with a node cache (remote cache_dir), the files this
+        process downloaded into it (file_downloads), the downloads fetching
+        ahead started (file_prefetches) and the most bytes fetched ahead at
+        once (prefetch_peak_bytes)."""
+        stats = {"row_group_reads": self._native.row_group_reads,
+                 "row_group_reads_ahead": self._native.row_group_reads_ahead,
+                 "row_groups_held": self._native.row_groups_held}
+        if self._cache is not None:
+            stats.update(file_downloads=self._cache.downloads,
+                         file_prefetches=self._cache.prefetches,
+                         prefetch_peak_bytes=self._cache.peak_bytes_ahead)
+        return stats
 
     def __reduce__(self):
         return (_rebuild_parquet, self._arguments)
@@ -415,15 +472,89 @@ def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups
                           readahead=readahead, remote=remote, _dtypes=dtypes)
 
 
-class _Opened:
-    """The dataset's files with their parsed footers: open(i) is a new
-    ParquetFile of file i (a local path, or a URL read by ranged GETs), so
-    that reads of several row groups share no reader."""
+# Served files are opened this many at a time at construction: each opening
+# waits on round trips (a HEAD, the footer's GETs, a length column's), with
+# the GIL let go, so that a corpus of many files far away is not opened one
+# round trip after another.
+_OPENING_THREADS = 16
 
-    def __init__(self, files, metadata, sizes, reader):
-        self.files, self.metadata, self.sizes, self.reader = files, metadata, sizes, reader
+
+def _each(function, items, parallel):
+    """[function(item) for item in items], on up to _OPENING_THREADS threads
+    when `parallel` (some files are served); the error raised is that of the
+    first item, in order, that failed."""
+    items = list(items)
+    if not parallel or len(items) < 2:
+        return [function(item) for item in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(_OPENING_THREADS, len(items))) as pool:
+        return list(pool.map(function, items))
+
+
+def _file_cache(files, sizes, remote):
+    """The node's cache of the served files among `files` (a RemoteFileCache
+    of them, in order) when `remote` names a cache_dir, else None."""
+    if not remote or not remote.get("cache_dir"):
+        return None
+    urls = [f for f in files if is_url(f)]
+    if not urls:
+        return None
+    return _feedline.text.RemoteFileCache(
+        urls, [s for f, s in zip(files, sizes) if is_url(f)], _remote_options(remote))
+
+
+# How many times a file is made present in the cache before its open gives
+# up: another process's download may evict it in between when cache_limit
+# holds fewer files than are downloaded at once.
+_OPEN_TRIES = 4
+
+
+class _Opened:
+    """The dataset's files with their parsed footers (`metadata`, once read):
+    open(i) is a new ParquetFile of file i, so that reads of several row
+    groups share no reader: a local path; a URL's copy in the node's cache
+    (made present first: downloaded whole, once per node); else a URL read
+    by ranged GETs. open_footer(i), for the few small reads of a footer or
+    a length column: the cached copy if it is there, else ranged GETs."""
+
+    def __init__(self, files, sizes, reader, cache):
+        self.files, self.sizes, self.reader, self.cache = files, sizes, reader, cache
+        self.metadata = [None] * len(files)
+        # Each file's entry in the cache, -1 for a local file.
+        self.cached_of, count = [], 0
+        for path in files:
+            self.cached_of.append(count if cache is not None and is_url(path) else -1)
+            count += self.cached_of[-1] >= 0
 
     def open(self, index):
+        entry = self.cached_of[index]
+        if entry < 0:
+            return open_parquet(self.files[index], self.reader, self.metadata[index],
+                                self.sizes[index])
+        import pyarrow.parquet as pq
+
+        for _ in range(_OPEN_TRIES):
+            path = self.cache.ensure(entry)  # the download runs without the GIL
+            try:
+                return pq.ParquetFile(path, metadata=self.metadata[index])
+            except FileNotFoundError:
+                continue
+        raise OSError(f"{self.files[index]}: evicted from the cache each of {_OPEN_TRIES} "
+                      "times it was downloaded before it could be opened (cache_limit holds "
+                      "fewer files than are downloaded at once)")
+
+    def open_footer(self, index):
+        entry = self.cached_of[index]
+        if entry >= 0:
+            import pyarrow.parquet as pq
+
+            path = self.cache.path(entry)
+            try:
+                if os.path.getsize(path) == self.sizes[index]:
+                    return pq.ParquetFile(path, metadata=self.metadata[index])
+            except FileNotFoundError:  # not cached (or evicted just now)
+                pass
         return open_parquet(self.files[index], self.reader, self.metadata[index],
                             self.sizes[index])
 
