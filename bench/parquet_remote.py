@@ -78,9 +78,33 @@ def write_corpus(folder, files, rows, tokens, group_rows):
     return sorted(n for n in os.listdir(folder) if n.endswith(".parquet"))
 
 
-def child(loader, paths, cache, epochs_wanted):
+def cpu_seconds_of(pid):
+    """The CPU time (user + system) process `pid` has used, or 0 if none."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def disk_read_bytes():
+    """The bytes this process has had read from storage (not from the page
+    cache): /proc/self/io's read_bytes, or 0 where there is none."""
+    try:
+        with open("/proc/self/io") as f:
+            for line in f:
+                if line.startswith("read_bytes:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def child(loader, paths, cache, epochs_wanted, server_pid):
     """`epochs_wanted` epochs of `loader` over `paths`: each epoch's seconds,
-    tokens and checksum, as one JSON line."""
+    tokens and checksum, this process's CPU seconds and the S3 server's
+    (which shares the machine's cores), as one JSON line."""
     import numpy as np
 
     from feedline import io
@@ -93,22 +117,27 @@ def child(loader, paths, cache, epochs_wanted):
     epochs = []
     for _ in range(epochs_wanted):
         start, tokens, checksum = time.perf_counter(), 0, 0
+        cpu, server_cpu = time.process_time(), cpu_seconds_of(server_pid)
+        disk = disk_read_bytes()
         for batch in loader:
             for ids in batch["input_ids"]:
                 ids = np.asarray(ids)
                 tokens += ids.size
                 checksum = (checksum + int(ids.sum(dtype=np.int64))) % (1 << 61)
         epochs.append({"seconds": time.perf_counter() - start, "tokens": tokens,
-                       "checksum": checksum})
+                       "checksum": checksum, "cpu_s": time.process_time() - cpu,
+                       "server_cpu_s": cpu_seconds_of(server_pid) - server_cpu,
+                       "disk_read_mib": (disk_read_bytes() - disk) / 2**20})
     print(json.dumps({"epochs": epochs, "stats": data.stats(), "construct_s": construct_s}),
           flush=True)
 
 
-def run(loader, paths, environment, scratch, epochs):
+def run(loader, paths, environment, scratch, epochs, server_pid):
     cache = tempfile.mkdtemp(prefix="cache-", dir=scratch)
     try:
         done = subprocess.run([sys.executable, __file__, "--child", loader, "--cache", cache,
-                               "--paths", ",".join(paths), "--epochs", str(epochs)],
+                               "--paths", ",".join(paths), "--epochs", str(epochs),
+                               "--server-pid", str(server_pid)],
                               env=environment,
                               capture_output=True, text=True, timeout=3600)
     finally:
@@ -137,9 +166,11 @@ def main():
     parser.add_argument("--child")
     parser.add_argument("--cache")
     parser.add_argument("--paths")
+    parser.add_argument("--server-pid", type=int, default=0)
     args = parser.parse_args()
     if args.child:
-        return child(args.child, args.paths.split(","), args.cache, args.epochs)
+        return child(args.child, args.paths.split(","), args.cache, args.epochs,
+                     args.server_pid)
 
     loaders = args.loaders.split(",")
     scratch = tempfile.mkdtemp(prefix="feedline-parquet-bench-")
@@ -165,7 +196,8 @@ def main():
             order = loaders[round_ % len(loaders):] + loaders[:round_ % len(loaders)]
             results = {}
             for name in order:
-                results[name] = run(name, paths[name], environment, scratch, epochs)
+                results[name] = run(name, paths[name], environment, scratch, epochs,
+                                    server.process.pid)
                 for epoch, e in enumerate(results[name]["epochs"]):
                     rates[name][epoch].append(e["tokens"] / e["seconds"])
             want = [e["checksum"] for e in results[loaders[0]]["epochs"]]
@@ -181,6 +213,14 @@ def main():
             print(f"round {round_ + 1}: tokens/s per epoch: {line}", flush=True)
             made = ", ".join(f"{n} {results[n]['construct_s']:.2f} s" for n in order)
             print(f"  construction (sizes, footers, lengths): {made}", flush=True)
+            cpu = ", ".join(
+                f"{n} {[round(e['cpu_s'], 2) for e in results[n]['epochs']]} "
+                f"(server {[round(e['server_cpu_s'], 2) for e in results[n]['epochs']]})"
+                for n in order)
+            print(f"  CPU seconds per epoch: {cpu}", flush=True)
+            disk = ", ".join(f"{n} {[round(e['disk_read_mib']) for e in results[n]['epochs']]}"
+                             for n in order)
+            print(f"  MiB read from the disk (not the page cache) per epoch: {disk}", flush=True)
             if "s3-cache" in results:
                 print(f"  s3-cache stats: {results['s3-cache']['stats']}", flush=True)
         print(f"\n{datetime.date.today()}, {cpu_model()}, {os.cpu_count()} cores; "

@@ -58,8 +58,18 @@ void ShardPrefetcher::Progress(int64_t delivered) {
     internal::MutexLock lock(&mu_);
     if (delivered <= delivered_) return;
     delivered_ = delivered;
+    // Called for every batch: a thread is woken only when the progress
+    // passes a shard (which frees room ahead), not to find nothing to do.
+    if (!AnyPassedLocked()) return;
   }
   wake_.NotifyOne();
+}
+
+bool ShardPrefetcher::AnyPassedLocked() const {
+  for (size_t i = first_live_; i < next_; ++i) {
+    if (plan_[i].state == State::kFetched && plan_[i].planned.last_use < delivered_) return true;
+  }
+  return next_ < plan_.size() && plan_[next_].planned.last_use < delivered_;
 }
 
 int64_t ShardPrefetcher::started() const {

@@ -75,6 +75,8 @@ class ShardPrefetcher {
   void Run();
   // Marks the entries the progress has passed; returns the shards to release.
   std::vector<size_t> PassLocked() REQUIRES(mu_);
+  // Whether PassLocked would pass an entry now.
+  bool AnyPassedLocked() const REQUIRES(mu_);
   // The entry to fetch next, or -1 if none may start now.
   int64_t PickLocked() REQUIRES(mu_);
 
