@@ -38,8 +38,13 @@ py::object DecodeBytes(const uint8_t* data, size_t size) {
   const char* payload = reinterpret_cast<const char*>(data + 1);
   const size_t n = size - 1;
   switch (tag) {
-    case 's':
-      return py::reinterpret_steal<py::object>(PyUnicode_DecodeUTF8(payload, n, "strict"));
+    case 's': {
+      // Bytes that are not UTF-8 (a native dataset's string column) raise
+      // UnicodeDecodeError, never a null object with the error left set.
+      PyObject* text = PyUnicode_DecodeUTF8(payload, static_cast<Py_ssize_t>(n), "strict");
+      if (text == nullptr) throw py::error_already_set();
+      return py::reinterpret_steal<py::object>(text);
+    }
     case 'b':
       return py::bytes(payload, n);
     case 'p':
