@@ -2,7 +2,7 @@
 """YOLO's training mosaic through feedline and through Ultralytics' own
 dataset and loader, side by side on the same YOLO folder.
 
-The pipeline, as YOLO trains by default without its colour step: each
+The pipeline, as YOLO trains by default, with and without its HSV step: each
 sample the mosaic of its image and 3 partners (each resized to a longer
 side of 640 around a random centre of a 1280 x 1280 canvas filled with 114),
 then the canvas scaled by 0.5-1.5 about its centre and moved by up to 10%
@@ -21,12 +21,14 @@ Loaders:
   ultralytics      Ultralytics' build_yolo_dataset + build_dataloader (its
                    YOLODataset, v8_transforms and InfiniteDataLoader, 2
                    worker processes) with its default hyperparameters but
-                   hsv_h = hsv_s = hsv_v = 0 (feedline has no HSV step yet);
+                   hsv_h = hsv_s = hsv_v = 0 (the same work as feedline's);
                    its partners come from a buffer of the images its worker
                    decoded last, kept resized in memory, so it decodes about
                    one image per sample
-  ultralytics_hsv  Ultralytics with its defaults, HSV included (more work
-                   than feedline's; only with --loaders)
+  feedline_hsv     feedline's with RandomHSV() after the flip: YOLO's
+                   default training pipeline
+  ultralytics_hsv  Ultralytics with its defaults, HSV included (hsv_h
+                   0.015, hsv_s 0.7, hsv_v 0.4)
 
 `make bench-mosaic` makes .venv/ultralytics (ultralytics from PyPI, torch
 2.13.0 CPU) and runs this script; feedline runs in Debian's python3 with
@@ -42,7 +44,8 @@ each round; each loader builds, runs one warm-up epoch and then one timed
 epoch, and reports images/s and CPU per image (its process tree's). Medians
 over the rounds are printed, with the range. Usage:
 
-  bench/mosaic_vs_ultralytics.py [--rounds 3] [--images 400] [--loaders feedline,ultralytics]
+  bench/mosaic_vs_ultralytics.py [--rounds 3] [--images 400]
+                                 [--loaders feedline,ultralytics,feedline_hsv,ultralytics_hsv]
 """
 import argparse
 import datetime
@@ -71,6 +74,7 @@ ULTRALYTICS = os.path.join(ROOT, ".venv", "ultralytics", "bin", "python")
 INTERPRETERS = {
     "feedline": PEER_INTERPRETERS["debian"],
     "ultralytics": ULTRALYTICS,
+    "feedline_hsv": PEER_INTERPRETERS["debian"],
     "ultralytics_hsv": ULTRALYTICS,
 }
 
@@ -119,13 +123,12 @@ def ensure_yolo(count):
 # in each batch.
 # --------------------------------------------------------------------------
 
-def make_feedline(images):
+def make_feedline(images, hsv=False):
     import feedline
     from feedline.vision import datasets
     from feedline.vision import transforms as T
-    data = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(0.5),
-                                                     T.PILToTensor()]),
-                                  mosaic=datasets.Mosaic(size=SIZE))
+    steps = [T.RandomHorizontalFlip(0.5)] + ([T.RandomHSV()] if hsv else []) + [T.PILToTensor()]
+    data = datasets.YoloDetection(images, T.Compose(steps), mosaic=datasets.Mosaic(size=SIZE))
     loader = feedline.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
                                  persistent_workers=True)
 
@@ -156,7 +159,10 @@ def make_ultralytics(images, hsv=False):
 
 
 LOADERS = {"feedline": make_feedline, "ultralytics": make_ultralytics,
+           "feedline_hsv": lambda images: make_feedline(images, hsv=True),
            "ultralytics_hsv": lambda images: make_ultralytics(images, hsv=True)}
+# Whose rate each peer's is compared with.
+SAME_WORK = {"ultralytics": "feedline", "ultralytics_hsv": "feedline_hsv"}
 
 
 def serve(name, images):
@@ -187,7 +193,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--images", type=int, default=400)
-    parser.add_argument("--loaders", default="feedline,ultralytics")
+    parser.add_argument("--loaders", default="feedline,ultralytics,feedline_hsv,ultralytics_hsv")
     parser.add_argument("--pythonpath", default=os.path.join(ROOT, "build", "python"))
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -202,7 +208,8 @@ def main():
     for name in names:
         print(f"  {name}: {INTERPRETERS[name]}: "
               f"{', '.join(v for v in versions(INTERPRETERS[name]) if v)}")
-    print(f"data: {args.images} images in {images}; mosaic to {SIZE}x{SIZE} + flip, uint8 CHW, "
+    print(f"data: {args.images} images in {images}; mosaic to {SIZE}x{SIZE} + flip (+ HSV), "
+          f"uint8 CHW, "
           f"batch {BATCH}, {WORKERS} workers, {args.rounds} alternating rounds")
     results = {name: [] for name in names}
     # Ultralytics stays offline and writes its settings beside the run.
@@ -233,8 +240,9 @@ def main():
         cpu = statistics.median(1000 * x["cpu"] / x["images"] for x in done)
         line = (f"{name:15} median {medians[name]:7.1f} images/s (range {min(rates):.1f}-"
                 f"{max(rates):.1f})  CPU {cpu:6.1f} ms/image")
-        if name != "feedline" and "feedline" in medians:
-            line += f"  feedline {medians['feedline'] / medians[name]:.2f}x its rate"
+        ours = SAME_WORK.get(name)
+        if ours in medians:
+            line += f"  {ours} {medians[ours] / medians[name]:.2f}x its rate"
         print(line)
     return 0
 

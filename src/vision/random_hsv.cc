@@ -10,6 +10,7 @@ namespace {
 
 // OpenCV's 8-bit hue wraps at 180 (two degrees a level).
 constexpr double kHueLevels = 180;
+constexpr int kStripBytes = 64 << 10;
 
 }  // namespace
 
@@ -32,11 +33,17 @@ void ApplyRandomHsv(RgbImageView image, const RandomHsvParams& params) {
     entry[1] = static_cast<uint8_t>(std::clamp(x * r[1], 0.0, 255.0));
     entry[2] = static_cast<uint8_t>(std::clamp(x * r[2], 0.0, 255.0));
   }
+  // In strips of rows, so that the HSV copy stays in the cache between the
+  // three passes (a 640 x 640 image whole is 1.2 MB each way).
   cv::Mat rgb(image.height, image.width, CV_8UC3, image.data);
+  const int strip = std::max(1, kStripBytes / std::max(1, image.width * 3));
   cv::Mat hsv;
-  cv::cvtColor(rgb, hsv, cv::COLOR_RGB2HSV);
-  cv::LUT(hsv, lut, hsv);
-  cv::cvtColor(hsv, rgb, cv::COLOR_HSV2RGB);
+  for (int y = 0; y < image.height; y += strip) {
+    cv::Mat rows = rgb.rowRange(y, std::min(y + strip, image.height));
+    cv::cvtColor(rows, hsv, cv::COLOR_RGB2HSV);
+    cv::LUT(hsv, lut, hsv);
+    cv::cvtColor(hsv, rows, cv::COLOR_HSV2RGB);
+  }
 }
 
 }  // namespace feedline::vision
