@@ -405,5 +405,19 @@ bench-detection-peers: build
 	@$(VENV)/bin/python bench/detection_vs_peers.py --pythonpath $(CURDIR)/$(BUILD)/python \
 	  $(DETECTION_PEERS_ARGS)
 
+# YOLO's training mosaic through feedline's YoloDetection and through
+# Ultralytics' own dataset and loader (bench/mosaic_vs_ultralytics.py):
+# ultralytics from PyPI with torch 2.13.0 (CPU) goes into .venv/ultralytics;
+# feedline runs in Debian's python3 with the build's module. Not part of
+# make test.
+.PHONY: bench-mosaic
+MOSAIC_ARGS ?=
+bench-mosaic: build
+	@test -x $(VENV)/ultralytics/bin/python || python3 -m venv $(VENV)/ultralytics
+	@$(VENV)/ultralytics/bin/python -m pip install -q --disable-pip-version-check \
+	  torch==2.13.0 ultralytics==8.4.190 2>&1 | grep -v "^WARNING: Location" || true
+	@/usr/bin/python3 bench/mosaic_vs_ultralytics.py --pythonpath $(CURDIR)/$(BUILD)/python \
+	  $(MOSAIC_ARGS)
+
 clean:
 	rm -rf build build-asan build-asan-python build-tsan build-clang build-fuzz *.configure.log

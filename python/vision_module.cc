@@ -289,6 +289,8 @@ void BindVision(py::module_& m) {
                   py::arg("side_range"), py::arg("p"))
       .def_static("random_iou_crop", &Transform::RandomIoUCrop, py::arg("scale"),
                   py::arg("ratio"), py::arg("options"), py::arg("trials"))
+      .def_static("random_hsv", &Transform::RandomHSV, py::arg("hgain") = 0.015,
+                  py::arg("sgain") = 0.7, py::arg("vgain") = 0.4)
       .def_static("random_photometric_distort", &Transform::RandomPhotometricDistort,
                   py::arg("contrast"), py::arg("saturation"), py::arg("hue"),
                   py::arg("brightness"), py::arg("p"))

@@ -252,6 +252,8 @@ class _VisionModule:
             scale: Sequence[float], ratio: Sequence[float], options: Sequence[float], trials: SupportsIndex
         ) -> _VisionModule.Transform: ...
         @staticmethod
+        def random_hsv(hgain: float = 0.015, sgain: float = 0.7, vgain: float = 0.4) -> _VisionModule.Transform: ...
+        @staticmethod
         def random_photometric_distort(
             contrast: Sequence[float],
             saturation: Sequence[float],

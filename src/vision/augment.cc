@@ -3,6 +3,7 @@
 #include "feedline/vision/auto_augment.h"
 #include "feedline/vision/color_jitter.h"
 #include "feedline/vision/photometric_distort.h"
+#include "feedline/vision/random_hsv.h"
 
 namespace feedline::vision::internal {
 
@@ -15,6 +16,9 @@ void ApplyPixelAugmentation(const Transform& t, RgbImageView image, Rng& rng,
       return;
     case Transform::Kind::kRandomPhotometricDistort:
       ApplyPhotometricDistort(image, DrawPhotometricDistort(t, rng));
+      return;
+    case Transform::Kind::kRandomHSV:
+      ApplyRandomHsv(image, DrawRandomHsv(t, rng));
       return;
     case Transform::Kind::kTrivialAugmentWide:
       choices = DrawTrivialAugmentWide(t.num_magnitude_bins, rng);

@@ -1,5 +1,5 @@
 // The pipeline's augmentation steps: the pixel augmentations (ColorJitter,
-// RandomPhotometricDistort and the AutoAugment family) on the uint8 image
+// RandomPhotometricDistort, RandomHSV and the AutoAugment family) on the uint8 image
 // (after the geometric steps, or on the whole decoded image before them),
 // and RandomErasing on the output tensor. Pipeline::Run calls these only
 // when its transforms list such steps, so the fused path without them is

@@ -577,6 +577,7 @@ PipelinePlan Pipeline::Plan(int height, int width, Rng& rng, PlanBoxes boxes) co
         break;
       }
       case Kind::kRandomPhotometricDistort:
+      case Kind::kRandomHSV:
       case Kind::kNormalize:
       case Kind::kToCHW:
       case Kind::kColorJitter:

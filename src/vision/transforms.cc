@@ -67,6 +67,8 @@ const char* KindName(Transform::Kind kind) {
       return "scale_jitter";
     case Transform::Kind::kFixedSizeCrop:
       return "fixed_size_crop";
+    case Transform::Kind::kRandomHSV:
+      return "random_hsv";
   }
   return "?";
 }
@@ -333,6 +335,16 @@ Transform Transform::RandomIoUCrop(std::array<double, 2> scale, std::array<doubl
   return t;
 }
 
+Transform Transform::RandomHSV(double hgain, double sgain, double vgain) {
+  Transform t;
+  t.kind = Kind::kRandomHSV;
+  t.hue = {-hgain, hgain};
+  t.saturation = {-sgain, sgain};
+  t.brightness = {-vgain, vgain};
+  t.Validate();
+  return t;
+}
+
 Transform Transform::RandomPhotometricDistort(std::array<double, 2> contrast,
                                               std::array<double, 2> saturation,
                                               std::array<double, 2> hue,
@@ -384,7 +396,7 @@ Transform Transform::FixedSizeCrop(int height, int width, std::array<float, 3> f
 bool Transform::IsPixelAugmentation() const {
   return kind == Kind::kColorJitter || kind == Kind::kTrivialAugmentWide ||
          kind == Kind::kRandAugment || kind == Kind::kAutoAugment ||
-         kind == Kind::kRandomPhotometricDistort;
+         kind == Kind::kRandomPhotometricDistort || kind == Kind::kRandomHSV;
 }
 
 bool Transform::IsDetectionGeometry() const {
@@ -437,6 +449,17 @@ void Transform::Validate() const {
       CheckJitterRanges(*this);
       CheckProbability(*this);
       break;
+    case Kind::kRandomHSV: {
+      const std::array<std::array<double, 2>, 3> ranges = {hue, saturation, brightness};
+      const char* names[3] = {"hgain", "sgain", "vgain"};
+      for (int c = 0; c < 3; ++c) {
+        const double gain = ranges[c][1];
+        if (!(gain >= 0 && gain <= 1 && ranges[c][0] == -gain)) {
+          Invalid(*this, std::string(names[c]) + " must be in [0, 1], got " + FormatDouble(gain));
+        }
+      }
+      break;
+    }
     case Kind::kRandomZoomOut:
       CheckProbability(*this);
       // A side of 4 makes 16 times the pixels; more is a typo.
@@ -587,6 +610,13 @@ std::string Transform::ToString() const {
       if (hue != distort_defaults.hue) add("hue=" + FormatList(hue));
       if (brightness != distort_defaults.brightness) add("brightness=" + FormatList(brightness));
       if (p != distort_defaults.p) add("p=" + FormatDouble(p));
+      break;
+    }
+    case Kind::kRandomHSV: {
+      const Transform hsv_defaults = RandomHSV();
+      if (hue != hsv_defaults.hue) add("hgain=" + FormatDouble(hue[1]));
+      if (saturation != hsv_defaults.saturation) add("sgain=" + FormatDouble(saturation[1]));
+      if (brightness != hsv_defaults.brightness) add("vgain=" + FormatDouble(brightness[1]));
       break;
     }
     case Kind::kRandomShortestSize: {
@@ -875,12 +905,16 @@ Transform ParseItem(std::string_view item) {
     t = Transform::ScaleJitter(1, 1);
   } else if (kind == "fixedsizecrop") {
     t.kind = Transform::Kind::kFixedSizeCrop;
+  } else if (kind == "randomhsv") {
+    t = Transform::RandomHSV();
+    max_positional = 0;
   } else {
     parser.Fail(
         "unknown transform; expected resize, center_crop, random_resized_crop, "
         "random_horizontal_flip, normalize, to_chw, color_jitter, trivial_augment_wide, "
         "rand_augment, auto_augment, random_erasing, random_zoom_out, random_iou_crop, "
-        "random_photometric_distort, random_shortest_size, scale_jitter or fixed_size_crop");
+        "random_photometric_distort, random_shortest_size, scale_jitter, fixed_size_crop or "
+        "random_hsv");
   }
   using Kind = Transform::Kind;
   const bool augment = t.kind == Kind::kTrivialAugmentWide || t.kind == Kind::kRandAugment ||
@@ -943,6 +977,11 @@ Transform ParseItem(std::string_view item) {
       t.fill = parser.List<3, float>(value);
     } else if (zoom && key == "side_range") {
       t.side_range = parser.List<2, double>(value);
+    } else if (t.kind == Kind::kRandomHSV && (key == "hgain" || key == "sgain" || key == "vgain")) {
+      const double gain = parser.Number(value);
+      std::array<double, 2>& range =
+          key == "hgain" ? t.hue : key == "sgain" ? t.saturation : t.brightness;
+      range = {-gain, gain};
     } else if (key == "p" && (zoom || t.kind == Kind::kRandomPhotometricDistort)) {
       t.p = parser.Number(value);
     } else if (iou_crop && key == "scale") {

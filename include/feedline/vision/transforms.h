@@ -75,6 +75,7 @@ struct FEEDLINE_EXPORT Transform {
     kRandomShortestSize,
     kScaleJitter,
     kFixedSizeCrop,
+    kRandomHSV,
   };
 
   // torchvision.transforms.Resize(size): the shorter side becomes `size`, the
@@ -193,8 +194,14 @@ struct FEEDLINE_EXPORT Transform {
   // left without area are dropped.
   static Transform FixedSizeCrop(int height, int width, std::array<float, 3> fill = {0, 0, 0});
 
-  // ColorJitter, RandomPhotometricDistort and the AutoAugment family: they
-  // change the pixels of the uint8 image, between the geometric steps and
+  // YOLO's HSV augmentation (Ultralytics' RandomHSV, random_hsv.h): hue,
+  // saturation and value multiplied by 1 + gain * u, u uniform in [-1, 1)
+  // for each. Gains in [0, 1]; kept in hue, saturation and brightness as
+  // [-gain, gain].
+  static Transform RandomHSV(double hgain = 0.015, double sgain = 0.7, double vgain = 0.4);
+
+  // ColorJitter, RandomPhotometricDistort, RandomHSV and the AutoAugment
+  // family: they change the pixels of the uint8 image, between the geometric steps and
   // the output (RandomPhotometricDistort may also come before them).
   bool IsPixelAugmentation() const;
   // The steps of torchvision's detection references whose output size is

@@ -16,7 +16,8 @@ index), so batches are the same for any number of workers. The detection
 steps of torchvision's references/detection run natively in the detection
 datasets (docs/detection.md): RandomZoomOut, RandomIoUCrop (its crop chosen
 from the boxes before decoding), RandomPhotometricDistort,
-RandomShortestSize, ScaleJitter and FixedSizeCrop. paddle.vision's
+RandomShortestSize, ScaleJitter and FixedSizeCrop; and YOLO's RandomHSV
+(after a mosaic, feedline.vision.datasets.Mosaic). paddle.vision's
 names are aliases: BrightnessTransform, ContrastTransform,
 SaturationTransform, HueTransform, and RandomErasing(prob=...).
 
@@ -52,6 +53,7 @@ __all__ = [
     "RandomErasing",
     "RandomHorizontalFlip",
     "RandomIoUCrop",
+    "RandomHSV",
     "RandomPhotometricDistort",
     "RandomResizedCrop",
     "RandomShortestSize",
@@ -581,6 +583,26 @@ class RandomPhotometricDistort(Transform):
                 f"{self.saturation}, hue={self.hue}, brightness={self.brightness}, p={self.p})")
 
 
+class RandomHSV(Transform):
+    """YOLO's HSV augmentation (Ultralytics' RandomHSV; hsv_h, hsv_s, hsv_v):
+    the image in OpenCV's 8-bit HSV, hue multiplied by 1 + hgain * u modulo
+    180, saturation and value by 1 + sgain * u and 1 + vgain * u clipped to
+    255 (u uniform in [-1, 1), one for each), back to RGB. Gains in [0, 1];
+    the defaults are YOLO's training defaults. It runs on the uint8 image
+    after the geometric steps (after a mosaic: on the whole mosaic, fill
+    included, as theirs)."""
+
+    def __init__(self, hgain=0.015, sgain=0.7, vgain=0.4):
+        self.hgain, self.sgain, self.vgain = float(hgain), float(sgain), float(vgain)
+        self._native()  # checks the arguments now, naming the bad one
+
+    def _native(self):
+        return [_NATIVE.random_hsv(self.hgain, self.sgain, self.vgain)]
+
+    def __repr__(self):
+        return f"RandomHSV(hgain={self.hgain}, sgain={self.sgain}, vgain={self.vgain})"
+
+
 class RandomShortestSize(Transform):
     """torchvision's references/detection RandomShortestSize (their
     multiscale preset): a short side drawn from `min_size`, the long side
@@ -699,7 +721,7 @@ def build_pipeline(transform, max_pixels=None):
             if state not in ("float", "normalized"):
                 raise TypeError("RandomErasing works on float tensors: put ToTensor() (or "
                                 "PILToTensor() and ConvertImageDtype(torch.float)) before it")
-        elif isinstance(step, (ColorJitter, RandomPhotometricDistort)):
+        elif isinstance(step, (ColorJitter, RandomPhotometricDistort, RandomHSV)):
             if state == "normalized":
                 raise TypeError(f"{name} works on images: put it before Normalize")
         elif isinstance(step, (TrivialAugmentWide, RandAugment, AutoAugment)):

@@ -192,3 +192,25 @@ def test_pickles_with_its_mosaic(yolo):
     for i in range(3):
         for key, value in data._native.get(i, 1, 5).items():
             np.testing.assert_array_equal(value, again._native.get(i, 1, 5)[key], err_msg=key)
+
+
+def test_yolo_hsv_runs_on_the_whole_mosaic(yolo):
+    images, _ = yolo
+    plain = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE))
+    hsv = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(0.0),
+                                                    T.RandomHSV(hgain=0, sgain=0, vgain=0.4)]),
+                                 mosaic=Mosaic(size=SIZE))
+    changed = 0
+    for seed in range(6):
+        a, b = plain._native.get(1, 0, seed), hsv._native.get(1, 0, seed)
+        np.testing.assert_array_equal(a["boxes"], b["boxes"])  # the geometry is the same
+        fill = np.all(a["image"] == 114, axis=2)
+        if not fill.any():
+            continue
+        # The fill, grey, has its value scaled alike everywhere (truncated).
+        levels = np.unique(b["image"][fill])
+        assert len(levels) == 1
+        changed += int(levels[0] != 114)
+    assert changed > 0
+    with pytest.raises(ValueError, match=r"sgain must be in \[0, 1\], got 2"):
+        T.RandomHSV(sgain=2)
