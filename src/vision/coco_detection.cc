@@ -44,7 +44,7 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
   CheckDetectionOptions("COCO dataset", pipeline_, options_.read, options_.size_divisibility);
   if (options_.mosaic) {
     CheckMosaicOptions(*options_.mosaic, "COCO dataset");
-    CheckMosaicPipeline(pipeline_, "COCO dataset");
+    CheckMosaicPipeline(pipeline_, *options_.mosaic, "COCO dataset");
     if (options_.masks) {
       throw Error("COCO dataset: masks with mosaic are not supported; ask for one or the other");
     }

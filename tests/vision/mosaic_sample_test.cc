@@ -165,13 +165,29 @@ TEST(WriteMosaicSample, AFailingPartnerNamesItsFile) {
 }
 
 TEST(CheckMosaicPipeline, RefusesGeometricStepsButFlips) {
-  CheckMosaicPipeline(Pipeline({Transform::RandomHorizontalFlip(0.5), Transform::ToCHW()}), "d");
+  const MosaicOptions options;
+  CheckMosaicPipeline(Pipeline({Transform::RandomHorizontalFlip(0.5), Transform::ToCHW()}),
+                      options, "d");
   try {
-    CheckMosaicPipeline(Pipeline({Transform::Resize(320)}), "YOLO dataset d");
+    CheckMosaicPipeline(Pipeline({Transform::Resize(320)}), options, "YOLO dataset d");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("YOLO dataset d: resize"));
     EXPECT_THAT(e.what(), HasSubstr("cannot follow a mosaic"));
+  }
+}
+
+TEST(CheckMosaicPipeline, RefusesAnOutputOverMaxPixels) {
+  MosaicOptions options;
+  options.size = 16384;
+  PipelineOptions limited;
+  limited.decode.max_pixels = 1 << 20;
+  try {
+    CheckMosaicPipeline(Pipeline({}, limited), options, "d");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("d: a mosaic of size 16384 makes 268435456 pixels, over "
+                                    "max_pixels 1048576"));
   }
 }
 
