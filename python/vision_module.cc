@@ -197,6 +197,14 @@ Transform TransformFromState(const py::tuple& state) {
   return t;
 }
 
+// A dataset's mosaic as its constructor takes it: (size, scale, translate,
+// p), or None.
+std::optional<std::tuple<int, double, double, double>> MosaicArgument(
+    const std::optional<vision::MosaicOptions>& m) {
+  if (!m) return std::nullopt;
+  return std::make_tuple(m->size, m->scale, m->translate, m->p);
+}
+
 py::tuple PipelineState(const Pipeline& p) {
   const vision::PipelineOptions& o = p.options();
   return py::make_tuple(p.transforms(), std::string(DTypeName(o.dtype)), o.fused,
@@ -385,13 +393,19 @@ void BindVision(py::module_& m) {
 
   // COCO-format detection (feedline/vision/coco_detection.h). The
   // annotation file is parsed without the GIL.
+  // A mosaic crosses as (size, scale, translate, p), or None.
+  using MosaicTuple = std::optional<std::tuple<int, double, double, double>>;
   py::class_<vision::CocoDetection, Dataset, std::shared_ptr<vision::CocoDetection>>(
       v, "CocoDetection")
       .def(py::init([](const std::string& root, const std::string& annotation_file,
                        Pipeline pipeline, bool masks, bool keep_crowd, bool skip_empty,
                        int64_t max_file_bytes, const std::string& index_dir,
-                       int64_t size_divisibility, bool source_masks) {
+                       int64_t size_divisibility, bool source_masks, MosaicTuple mosaic) {
              vision::CocoDetectionOptions options;
+             if (mosaic) {
+               const auto& [size, scale, translate, p] = *mosaic;
+               options.mosaic = vision::MosaicOptions{size, scale, translate, p};
+             }
              options.size_divisibility = size_divisibility;
              options.masks = masks;
              options.source_masks = source_masks;
@@ -406,7 +420,7 @@ void BindVision(py::module_& m) {
            py::arg("masks") = false, py::arg("keep_crowd") = false, py::arg("skip_empty") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes, py::arg("index_dir") = "",
            py::arg("size_divisibility") = 1, py::arg("source_masks") = false,
-           py::call_guard<py::gil_scoped_release>())
+           py::arg("mosaic") = py::none(), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::CocoDetection::root)
       .def_property_readonly("annotation_file", &vision::CocoDetection::annotation_file)
       .def_property_readonly("pipeline", &vision::CocoDetection::pipeline)
@@ -447,11 +461,10 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<vision::CocoDetection>(),
                               py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
                                              o.keep_crowd, o.skip_empty, o.read.max_bytes,
-                                             o.index_dir, o.size_divisibility, o.source_masks));
+                                             o.index_dir, o.size_divisibility, o.source_masks,
+                                             MosaicArgument(o.mosaic)));
       });
 
-  // A mosaic crosses as (size, scale, translate, p), or None.
-  using MosaicTuple = std::optional<std::tuple<int, double, double, double>>;
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(
       v, "YoloDetection")
       .def(py::init([](const std::string& images_dir, Pipeline pipeline, bool masks,
@@ -479,14 +492,11 @@ void BindVision(py::module_& m) {
                              })
       .def("label_file", &vision::YoloDetection::LabelFile)
       .def("__reduce__", [](const vision::YoloDetection& d) {
-        MosaicTuple mosaic;
-        if (const auto& m = d.options().mosaic) {
-          mosaic = std::make_tuple(m->size, m->scale, m->translate, m->p);
-        }
         return py::make_tuple(py::type::of<vision::YoloDetection>(),
                               py::make_tuple(d.images_dir(), d.pipeline(), d.options().masks,
                                              d.options().read.max_bytes,
-                                             d.options().size_divisibility, mosaic));
+                                             d.options().size_divisibility,
+                                             MosaicArgument(d.options().mosaic)));
       });
 
   v.attr("VOC_CLASSES") = vision::VocAnnotations::DefaultClasses();

@@ -7,6 +7,7 @@
 #include "feedline/error.h"
 #include "feedline/vision/annotation_index.h"
 #include "src/vision/detection_targets.h"
+#include "src/vision/mosaic_sample.h"
 
 namespace feedline::vision {
 namespace {
@@ -14,7 +15,8 @@ namespace {
 // Scratch buffers of Get (Pipeline::Run uses its own).
 constexpr int kBytesSlot = 0;
 constexpr int kPathSlot = 1;
-static_assert(kPathSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+constexpr int kCanvasSlot = 2;  // a mosaic's tiles
+static_assert(kCanvasSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
 
 // The references' test for an image worth training on.
 bool HasUsableBox(std::span<const CocoObject> objects) {
@@ -40,6 +42,13 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
       pipeline_(std::move(pipeline)),
       options_(options) {
   CheckDetectionOptions("COCO dataset", pipeline_, options_.read, options_.size_divisibility);
+  if (options_.mosaic) {
+    CheckMosaicOptions(*options_.mosaic, "COCO dataset");
+    CheckMosaicPipeline(pipeline_, *options_.mosaic, "COCO dataset");
+    if (options_.masks) {
+      throw Error("COCO dataset: masks with mosaic are not supported; ask for one or the other");
+    }
+  }
   options_.read.image = true;
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   images_.reserve(static_cast<size_t>(annotations_->num_images()));
@@ -69,6 +78,7 @@ std::string CocoDetection::Source(int64_t index) const {
 }
 
 void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  if (options_.mosaic) return GetMosaic(index, out, ctx);
   const int64_t image = image_index(index);
   std::vector<uint8_t>& path = ctx.scratch(kPathSlot);
   const std::string_view file = annotations_->file_name(image);
@@ -150,6 +160,33 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
       },
       out, options_.source_masks ? MaskPlacement::kSourceMirrored : MaskPlacement::kOutput);
   out.SetScalar<int64_t>("image_id", annotations_->image(image).id);
+}
+
+void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
+  MosaicImages images;
+  images.read = [&](int64_t sample, std::vector<uint8_t>& bytes) {
+    std::string path = Source(sample);
+    auto timer = ctx.Time(Stage::kRead);
+    ReadFile(path.c_str(), bytes, options_.read);
+    return path;
+  };
+  // The objects as Get converts them (crowds dropped unless kept, corners
+  // clamped to the image); those left without area are dropped there.
+  images.objects = [&](int64_t sample, int height, int width) {
+    std::vector<ImageObject> objects;
+    for (const CocoObject& o : annotations_->objects(image_index(sample))) {
+      if (o.crowd && !options_.keep_crowd) continue;
+      const float w = static_cast<float>(width), h = static_cast<float>(height);
+      objects.push_back(ImageObject{{std::clamp(o.box[0], 0.0f, w), std::clamp(o.box[1], 0.0f, h),
+                                     std::clamp(o.box[0] + o.box[2], 0.0f, w),
+                                     std::clamp(o.box[1] + o.box[3], 0.0f, h)},
+                                    o.category, o.area, o.crowd});
+    }
+    return objects;
+  };
+  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, ctx.scratch(kBytesSlot),
+                    ctx.scratch(kCanvasSlot), out, ctx);
+  out.SetScalar<int64_t>("image_id", annotations_->image(image_index(index)).id);
 }
 
 }  // namespace feedline::vision

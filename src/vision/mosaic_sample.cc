@@ -19,7 +19,14 @@ bool FollowsMosaic(const Transform& t) {
 
 }  // namespace
 
-void CheckMosaicPipeline(const Pipeline& pipeline, const std::string& dataset) {
+void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
+                         const std::string& dataset) {
+  const int64_t pixels = int64_t{options.size} * options.size;
+  if (pixels > pipeline.options().decode.max_pixels) {
+    throw Error(dataset + ": a mosaic of size " + std::to_string(options.size) + " makes " +
+                std::to_string(pixels) + " pixels, over max_pixels " +
+                std::to_string(pipeline.options().decode.max_pixels));
+  }
   for (const Transform& t : pipeline.transforms()) {
     if (FollowsMosaic(t)) continue;
     throw Error(dataset + ": " + t.ToString() +

@@ -32,9 +32,11 @@ struct MosaicImages {
 };
 
 // Throws Error naming `dataset` when `pipeline` lists a step that cannot
-// follow a mosaic: any geometric step but RandomHorizontalFlip (the mosaic
-// makes the size x size output itself).
-void CheckMosaicPipeline(const Pipeline& pipeline, const std::string& dataset);
+// follow a mosaic (any geometric step but RandomHorizontalFlip: the mosaic
+// makes the size x size output itself) or when size x size is over the
+// pipeline's max_pixels.
+void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
+                         const std::string& dataset);
 
 // Writes sample `index` of a dataset of `size` images as a mosaic: "image"
 // (the pipeline's dtype and layout, size x size), "boxes", "labels",

@@ -168,7 +168,7 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
   if (options_.mosaic) {
     const std::string name = "YOLO dataset " + images_dir;
     CheckMosaicOptions(*options_.mosaic, name);
-    CheckMosaicPipeline(pipeline_, name);
+    CheckMosaicPipeline(pipeline_, *options_.mosaic, name);
     if (options_.masks) {
       throw Error(name + ": masks with mosaic are not supported; ask for one or the other");
     }

@@ -323,6 +323,44 @@ TEST_F(CocoDetectionTest, PixelMovingAugmentationsAreRefused) {
   }
 }
 
+TEST_F(CocoDetectionTest, AMosaicSampleIsTheSizeAskedWithItsOwnImageId) {
+  CocoDetectionOptions options;
+  options.mosaic = MosaicOptions{.size = 32};
+  CocoDetection data = Make({Transform::RandomHorizontalFlip(0.5)}, options);
+  Sample s;
+  SampleContext ctx(0, 0, 1);
+  data.Get(1, s, ctx);
+  EXPECT_EQ(s.Find("image")->shape(), (Shape{32, 32, 3}));
+  EXPECT_THAT(FieldValues<int64_t>(s, "image_size"), ElementsAre(32, 32));
+  EXPECT_THAT(FieldValues<int64_t>(s, "image_id"),
+              ElementsAre(data.annotations().image(data.image_index(1)).id));
+  for (float v : FieldValues<float>(s, "boxes")) {
+    EXPECT_GE(v, 0);
+    EXPECT_LE(v, 32);
+  }
+}
+
+TEST_F(CocoDetectionTest, AMosaicRefusesMasksAndStepsThatCannotFollowIt) {
+  CocoDetectionOptions options;
+  options.mosaic = MosaicOptions{};
+  try {
+    Make({Transform::CenterCrop(8)}, options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("COCO dataset: center_crop(8) cannot follow a mosaic"));
+  }
+  options.masks = true;
+  EXPECT_THROW(Make({}, options), Error);
+  options.masks = false;
+  options.mosaic->translate = 0.7;
+  try {
+    Make({}, options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("mosaic translate must be in [0, 0.5]"));
+  }
+}
+
 TEST_F(CocoDetectionTest, ABrokenAnnotationFileIsAnErrorNamingIt) {
   testing::WriteBytes(dir_ / "ann.json", {'{', '['});
   try {

@@ -17,16 +17,16 @@ using ::testing::HasSubstr;
 
 // Four solid images of different sizes and colours, each with one object
 // covering all of it (label = the image's number).
-constexpr std::array<std::array<int, 2>, 4> kSizes = {{{120, 200}, {90, 90}, {200, 100}, {64, 48}}};
-constexpr std::array<std::array<uint8_t, 3>, 4> kColours = {
+constexpr std::array<std::array<int, 2>, 4> kSolidSizes = {{{120, 200}, {90, 90}, {200, 100}, {64, 48}}};
+constexpr std::array<std::array<uint8_t, 3>, 4> kSolidColours = {
     {{250, 0, 0}, {0, 250, 0}, {0, 0, 250}, {250, 250, 0}}};
 
 MosaicImages SolidImages() {
   MosaicImages images;
   images.read = [](int64_t image, std::vector<uint8_t>& bytes) {
-    const auto [h, w] = kSizes[image];
+    const auto [h, w] = kSolidSizes[image];
     std::vector<uint8_t> rgb(static_cast<size_t>(h) * w * 3);
-    for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = kColours[image][i % 3];
+    for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = kSolidColours[image][i % 3];
     bytes = EncodePng(rgb, w, h);
     return "image" + std::to_string(image) + ".png";
   };
@@ -64,14 +64,14 @@ TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
     std::vector<int> owner(128 * 128, -1);
     for (int k = 0; k < 4; ++k) {
       const int64_t i = draw.images[k];
-      const MosaicTile t = PlanMosaicTile(options, draw, k, kSizes[i][0], kSizes[i][1]);
+      const MosaicTile t = PlanMosaicTile(options, draw, k, kSolidSizes[i][0], kSolidSizes[i][1]);
       for (int y = t.oy0; y < t.oy1; ++y) {
         for (int x = t.ox0; x < t.ox1; ++x) owner[y * 128 + x] = static_cast<int>(i);
       }
     }
     for (int p = 0; p < 128 * 128; ++p) {
       const std::array<uint8_t, 3> want =
-          owner[p] < 0 ? std::array<uint8_t, 3>{114, 114, 114} : kColours[owner[p]];
+          owner[p] < 0 ? std::array<uint8_t, 3>{114, 114, 114} : kSolidColours[owner[p]];
       ASSERT_EQ(px[p * 3], want[0]) << "seed " << seed << " pixel " << p;
       ASSERT_EQ(px[p * 3 + 1], want[1]);
       ASSERT_EQ(px[p * 3 + 2], want[2]);
@@ -165,13 +165,29 @@ TEST(WriteMosaicSample, AFailingPartnerNamesItsFile) {
 }
 
 TEST(CheckMosaicPipeline, RefusesGeometricStepsButFlips) {
-  CheckMosaicPipeline(Pipeline({Transform::RandomHorizontalFlip(0.5), Transform::ToCHW()}), "d");
+  const MosaicOptions options;
+  CheckMosaicPipeline(Pipeline({Transform::RandomHorizontalFlip(0.5), Transform::ToCHW()}),
+                      options, "d");
   try {
-    CheckMosaicPipeline(Pipeline({Transform::Resize(320)}), "YOLO dataset d");
+    CheckMosaicPipeline(Pipeline({Transform::Resize(320)}), options, "YOLO dataset d");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("YOLO dataset d: resize"));
     EXPECT_THAT(e.what(), HasSubstr("cannot follow a mosaic"));
+  }
+}
+
+TEST(CheckMosaicPipeline, RefusesAnOutputOverMaxPixels) {
+  MosaicOptions options;
+  options.size = 16384;
+  PipelineOptions limited;
+  limited.decode.max_pixels = 1 << 20;
+  try {
+    CheckMosaicPipeline(Pipeline({}, limited), options, "d");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("d: a mosaic of size 16384 makes 268435456 pixels, over "
+                                    "max_pixels 1048576"));
   }
 }
 

@@ -17,7 +17,7 @@ using ::testing::ElementsAre;
 using ::testing::FloatNear;
 using ::testing::HasSubstr;
 
-MosaicOptions Options(int size) {
+MosaicOptions OptionsOfSize(int size) {
   MosaicOptions options;
   options.size = size;
   return options;
@@ -25,7 +25,7 @@ MosaicOptions Options(int size) {
 
 // A draw made by hand: a mosaic meeting at (xc, yc), the canvas scaled by
 // `scale` with its centre at (tx, ty).
-MosaicDraw Draw(int xc, int yc, double scale, double tx, double ty, int tiles = 4) {
+MosaicDraw HandDraw(int xc, int yc, double scale, double tx, double ty, int tiles = 4) {
   MosaicDraw draw;
   draw.tiles = tiles;
   draw.xc = xc;
@@ -37,7 +37,7 @@ MosaicDraw Draw(int xc, int yc, double scale, double tx, double ty, int tiles = 
 }
 
 TEST(DrawMosaic, IsAFunctionOfSeedEpochAndIndex) {
-  const MosaicOptions options = Options(640);
+  const MosaicOptions options = OptionsOfSize(640);
   auto draw = [&](uint64_t seed, uint64_t epoch, int64_t index) {
     Rng rng(seed, epoch, index);
     return DrawMosaic(options, index, 1000, rng);
@@ -57,7 +57,7 @@ TEST(DrawMosaic, IsAFunctionOfSeedEpochAndIndex) {
 }
 
 TEST(DrawMosaic, DrawsWithinUltralyticsRanges) {
-  const MosaicOptions options = Options(640);
+  const MosaicOptions options = OptionsOfSize(640);
   std::array<int, 10> partner_bins{};
   double min_scale = 2, max_scale = 0;
   for (int64_t i = 0; i < 2000; ++i) {
@@ -88,7 +88,7 @@ TEST(DrawMosaic, DrawsWithinUltralyticsRanges) {
 }
 
 TEST(DrawMosaic, PChoosesTheImageAlone) {
-  MosaicOptions options = Options(64);
+  MosaicOptions options = OptionsOfSize(64);
   options.p = 0;
   Rng rng(1, 0, 5);
   EXPECT_EQ(DrawMosaic(options, 5, 10, rng).tiles, 1);
@@ -126,18 +126,18 @@ TEST(CheckMosaicOptions, NamesTheArgument) {
 }
 
 // Image sizes of a few shapes: wide, tall, square, small, large.
-const std::array<std::array<int, 2>, 6> kSizes = {
+const std::array<std::array<int, 2>, 6> kImageSizes = {
     {{480, 640}, {640, 480}, {300, 300}, {33, 71}, {1200, 900}, {640, 640}}};
 
 TEST(PlanMosaicTile, TilesCoverTheOutputWithoutOverlap) {
-  const MosaicOptions options = Options(160);
+  const MosaicOptions options = OptionsOfSize(160);
   const int s = options.size;
   for (int64_t i = 0; i < 300; ++i) {
     Rng rng(3, 1, i);
     const MosaicDraw draw = DrawMosaic(options, i, 100, rng);
     std::vector<int> owner(static_cast<size_t>(s) * s, -1);
     for (int k = 0; k < 4; ++k) {
-      const auto [h, w] = kSizes[(i + k) % kSizes.size()];
+      const auto [h, w] = kImageSizes[(i + k) % kImageSizes.size()];
       const MosaicTile t = PlanMosaicTile(options, draw, k, h, w);
       // The canvas part each tile shows sits in its quadrant.
       const bool right = k == 1 || k == 3, bottom = k >= 2;
@@ -184,7 +184,7 @@ TEST(PlanMosaicTile, TilesCoverTheOutputWithoutOverlap) {
         const double cx = (x + 0.5 - draw.tx) / draw.scale + s;
         const double cy = (y + 0.5 - draw.ty) / draw.scale + s;
         for (int k = 0; k < 4; ++k) {
-          const auto [h, w] = kSizes[(i + k) % kSizes.size()];
+          const auto [h, w] = kImageSizes[(i + k) % kImageSizes.size()];
           const MosaicTile t = PlanMosaicTile(options, draw, k, h, w);
           const double margin = 1 / draw.scale;
           if (cx > t.canvas_x0 + margin && cx < t.canvas_x1 - margin &&
@@ -198,8 +198,8 @@ TEST(PlanMosaicTile, TilesCoverTheOutputWithoutOverlap) {
 }
 
 TEST(PlanMosaicTile, ResizesAsUltralyticsLoadsImages) {
-  const MosaicOptions options = Options(640);
-  const MosaicDraw draw = Draw(640, 640, 1, 320, 320);
+  const MosaicOptions options = OptionsOfSize(640);
+  const MosaicDraw draw = HandDraw(640, 640, 1, 320, 320);
   // ceil(side * 640 / longer side), at most 640.
   MosaicTile t = PlanMosaicTile(options, draw, 0, 375, 500);
   EXPECT_EQ(t.resized_width, 640);
@@ -211,9 +211,9 @@ TEST(PlanMosaicTile, ResizesAsUltralyticsLoadsImages) {
 }
 
 TEST(PlanMosaicTile, PlacesTheImageAloneLetterboxed) {
-  const MosaicOptions options = Options(100);
+  const MosaicOptions options = OptionsOfSize(100);
   // Scale 1 and the canvas centre at the output's: the canvas is the output.
-  const MosaicDraw draw = Draw(0, 0, 1, 50, 50, /*tiles=*/1);
+  const MosaicDraw draw = HandDraw(0, 0, 1, 50, 50, /*tiles=*/1);
   const MosaicTile t = PlanMosaicTile(options, draw, 0, 100, 200);
   EXPECT_EQ(t.resized_width, 100);
   EXPECT_EQ(t.resized_height, 50);
@@ -227,10 +227,10 @@ TEST(PlanMosaicTile, PlacesTheImageAloneLetterboxed) {
 }
 
 TEST(MapMosaicBox, MovesAndFiltersBoxesAsTheFormulasSay) {
-  const MosaicOptions options = Options(100);
+  const MosaicOptions options = OptionsOfSize(100);
   // Output = scale (canvas - 100) + t; an image of 200 x 100 is resized to
   // 100 x 50 (half), tile 3 placed at (xc, yc) = (60, 70).
-  MosaicDraw draw = Draw(60, 70, 1, 50, 50);
+  MosaicDraw draw = HandDraw(60, 70, 1, 50, 50);
   MosaicTile t = PlanMosaicTile(options, draw, 3, 100, 200);
   EXPECT_EQ(t.left, 60);
   EXPECT_EQ(t.top, 70);
@@ -254,7 +254,7 @@ TEST(MapMosaicBox, MovesAndFiltersBoxesAsTheFormulasSay) {
   // Scale 2 with the centre at (-15, 50): canvas (70, 80, 110, 100) ->
   // (-75, 10, 5, 50), clipped to (0, 10, 5, 50): 6% of its scaled area,
   // dropped; the same box further right keeps enough.
-  draw = Draw(60, 70, 2, -15, 50);
+  draw = HandDraw(60, 70, 2, -15, 50);
   t = PlanMosaicTile(options, draw, 3, 100, 200);
   EXPECT_FALSE(map({20, 20, 100, 60}));
   draw.tx = 30;  // (-30, 10, 50, 50) -> (0, 10, 50, 50): 62.5%
@@ -265,10 +265,10 @@ TEST(MapMosaicBox, MovesAndFiltersBoxesAsTheFormulasSay) {
 }
 
 TEST(MapMosaicBox, ClipsToTheCanvasFirst) {
-  const MosaicOptions options = Options(100);
+  const MosaicOptions options = OptionsOfSize(100);
   // Tile 0 ends at (30, 40): the 100 x 50 resized image starts at (-70,
   // -10), cut by the canvas at 0.
-  const MosaicDraw draw = Draw(30, 40, 0.5, 50, 50);
+  const MosaicDraw draw = HandDraw(30, 40, 0.5, 50, 50);
   const MosaicTile t = PlanMosaicTile(options, draw, 0, 100, 200);
   EXPECT_EQ(t.canvas_x0, 0);
   EXPECT_EQ(t.canvas_y0, 0);

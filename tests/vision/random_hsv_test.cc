@@ -33,7 +33,7 @@ TEST(RandomHsv, DrawsOneFactorForEachChannelWithinItsGain) {
 }
 
 // One pixel through ApplyRandomHsv.
-std::vector<uint8_t> Hsv(std::vector<uint8_t> rgb, std::array<double, 3> r) {
+std::vector<uint8_t> HsvOfPixel(std::vector<uint8_t> rgb, std::array<double, 3> r) {
   ApplyRandomHsv(RgbImageView{rgb.data(), 1, 1}, RandomHsvParams{r});
   return rgb;
 }
@@ -41,18 +41,18 @@ std::vector<uint8_t> Hsv(std::vector<uint8_t> rgb, std::array<double, 3> r) {
 TEST(RandomHsv, ScalesHueSaturationAndValueAsUltralytics) {
   using Rgb = std::vector<uint8_t>;
   // Hue in OpenCV's 8-bit levels (green 60, cyan 90, red 0), modulo 180.
-  EXPECT_EQ(Hsv({0, 255, 0}, {1.5, 1, 1}), (Rgb{0, 255, 255}));
-  EXPECT_EQ(Hsv({0, 255, 0}, {3, 1, 1}), (Rgb{255, 0, 0}));
+  EXPECT_EQ(HsvOfPixel({0, 255, 0}, {1.5, 1, 1}), (Rgb{0, 255, 255}));
+  EXPECT_EQ(HsvOfPixel({0, 255, 0}, {3, 1, 1}), (Rgb{255, 0, 0}));
   // Saturation to 0: white; value halved and truncated.
-  EXPECT_EQ(Hsv({255, 0, 0}, {1, 0, 1}), (Rgb{255, 255, 255}));
-  EXPECT_EQ(Hsv({255, 0, 0}, {1, 1, 0.5}), (Rgb{127, 0, 0}));
+  EXPECT_EQ(HsvOfPixel({255, 0, 0}, {1, 0, 1}), (Rgb{255, 255, 255}));
+  EXPECT_EQ(HsvOfPixel({255, 0, 0}, {1, 1, 0.5}), (Rgb{127, 0, 0}));
   // Clipped at 255.
-  EXPECT_EQ(Hsv({200, 0, 0}, {1, 1, 1.5}), (Rgb{255, 0, 0}));
+  EXPECT_EQ(HsvOfPixel({200, 0, 0}, {1, 1, 1.5}), (Rgb{255, 0, 0}));
   // The grey stays grey, its value scaled and truncated, whatever the hue
   // and saturation factors.
-  EXPECT_EQ(Hsv({114, 114, 114}, {1.2, 1.5, 0.5}), (Rgb{57, 57, 57}));
+  EXPECT_EQ(HsvOfPixel({114, 114, 114}, {1.2, 1.5, 0.5}), (Rgb{57, 57, 57}));
   // Factors of 1 leave any pixel as it is.
-  EXPECT_EQ(Hsv({30, 90, 200}, {1, 1, 1}), (Rgb{30, 90, 200}));
+  EXPECT_EQ(HsvOfPixel({30, 90, 200}, {1, 1, 1}), (Rgb{30, 90, 200}));
 }
 
 TEST(RandomHsv, GainsOutsideZeroToOneAreRefusedNamingThem) {

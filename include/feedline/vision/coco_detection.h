@@ -31,12 +31,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
 #include "feedline/vision/coco.h"
+#include "feedline/vision/mosaic.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 
@@ -68,6 +70,10 @@ struct CocoDetectionOptions {
   // From 1 to 65536 (Error).
   int64_t size_divisibility = 1;
   ReadOptions read;
+  // Each sample YOLO's training mosaic of its image and 3 partners (other
+  // samples; feedline/vision/mosaic.h), as YoloDetectionOptions::mosaic:
+  // the pipeline lists only what follows it, masks are refused (Error).
+  std::optional<MosaicOptions> mosaic;
 };
 
 class FEEDLINE_EXPORT CocoDetection : public Dataset {
@@ -106,6 +112,8 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   Pipeline pipeline_;
   CocoDetectionOptions options_;
   std::vector<int64_t> images_;  // sample i is annotations_->image(images_[i])
+
+  void GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const;
 };
 
 }  // namespace feedline::vision

@@ -362,11 +362,15 @@ class CocoDetection(NativeDataset):
     the image is, one for every object the transforms started with, with
     "masks_size" int64 [2]: what torchvision's references' ssd and ssdlite
     presets hand out (their RandomZoomOut and RandomIoUCrop leave the masks
-    as they are); the one-line swap uses it for them."""
+    as they are); the one-line swap uses it for them.
+
+    mosaic=Mosaic(size=640): each sample YOLO's training mosaic of its
+    image and 3 partners drawn from the dataset's samples, as
+    YoloDetection's (see Mosaic); "image_id" is its own image's id."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
                  skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,
-                 size_divisibility=1):
+                 size_divisibility=1, mosaic=None):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         pipeline = _detection_pipeline("CocoDetection", transforms, max_pixels)
         if isinstance(masks, str) and masks != "source":
@@ -376,10 +380,12 @@ class CocoDetection(NativeDataset):
                                        keep_crowd=bool(keep_crowd),
                                        skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes,
                                        index_dir=_annotation_index_dir(annotation_index),
-                                       size_divisibility=_size_divisibility(size_divisibility))
+                                       size_divisibility=_size_divisibility(size_divisibility),
+                                       mosaic=_mosaic_argument(mosaic))
         super().__init__(native)
         self.root = native.root
         self.transforms = transforms
+        self.mosaic = mosaic
 
     @property
     def ids(self):

@@ -214,3 +214,47 @@ def test_yolo_hsv_runs_on_the_whole_mosaic(yolo):
     assert changed > 0
     with pytest.raises(ValueError, match=r"sgain must be in \[0, 1\], got 2"):
         T.RandomHSV(sgain=2)
+
+
+def coco_of_yolo(images, path):
+    """A COCO instances file of the YOLO fixture's images and objects."""
+    import json
+    doc = {"images": [], "annotations": [], "categories": []}
+    classes = set()
+    for i, name in enumerate(sorted(os.listdir(images))):
+        w, h = PIL.Image.open(os.path.join(images, name)).size
+        doc["images"].append({"id": 1000 + i, "file_name": name, "width": w, "height": h})
+        label = os.path.join(os.path.dirname(os.path.dirname(images)), "labels", "train",
+                             os.path.splitext(name)[0] + ".txt")
+        for line in open(label):
+            c, cx, cy, bw, bh = (float(v) for v in line.split())
+            classes.add(int(c))
+            doc["annotations"].append({
+                "id": len(doc["annotations"]) + 1, "image_id": 1000 + i, "category_id": int(c),
+                "bbox": [(cx - bw / 2) * w, (cy - bh / 2) * h, bw * w, bh * h],
+                "area": bw * w * bh * h, "iscrowd": 0})
+    doc["categories"] = [{"id": c, "name": str(c)} for c in sorted(classes)]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def test_coco_detection_takes_the_mosaic_too(yolo, tmp_path):
+    images, colours = yolo
+    ann = coco_of_yolo(images, str(tmp_path / "instances.json"))
+    data = datasets.CocoDetection(images, ann, T.Compose([T.RandomHorizontalFlip(0.5)]),
+                                  annotation_index=False, mosaic=Mosaic(size=SIZE))
+    fills = 0
+    for seed in range(4):
+        for i in range(len(data)):
+            sample = data._native.get(i, 0, seed)
+            fills += check_mosaic(sample, colours)
+            assert sample["image_id"] == 1000 + i
+    assert fills > 0
+
+    def loader(**options):
+        return feedline.DataLoader(data, batch_size=2, shuffle=True, seed=5, **options)
+
+    assert_same_for_any_worker_count_and_on_resume(loader, batch_values(loader(num_workers=0)))
+    with pytest.raises(ValueError, match="masks with mosaic"):
+        datasets.CocoDetection(images, ann, masks=True, annotation_index=False, mosaic=Mosaic())
