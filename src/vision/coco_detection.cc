@@ -164,12 +164,7 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
 
 void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
   MosaicImages images;
-  images.read = [&](int64_t sample, std::vector<uint8_t>& bytes) {
-    std::string path = Source(sample);
-    auto timer = ctx.Time(Stage::kRead);
-    ReadFile(path.c_str(), bytes, options_.read);
-    return path;
-  };
+  images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
   // The objects as Get converts them (crowds dropped unless kept, corners
   // clamped to the image); those left without area are dropped there.
   images.objects = [&](int64_t sample, int height, int width) {

@@ -16,7 +16,9 @@
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
 #include "feedline/vision/mosaic.h"
+#include "feedline/dataset.h"
 #include "feedline/vision/pipeline.h"
+#include "feedline/vision/read_file.h"
 #include "src/vision/detection_targets.h"
 
 namespace feedline::vision {
@@ -26,6 +28,17 @@ struct MosaicImages {
   // Reads image `image`'s file into `bytes`; returns its name for errors
   // (its path).
   std::function<std::string(int64_t image, std::vector<uint8_t>& bytes)> read;
+  // The read of a dataset whose sample `image` is the file Source(image):
+  // timed as the sample's read stage.
+  static std::function<std::string(int64_t, std::vector<uint8_t>&)> FilesOf(
+      const Dataset& dataset, const ReadOptions& options, SampleContext& ctx) {
+    return [&dataset, &options, &ctx](int64_t image, std::vector<uint8_t>& bytes) {
+      std::string path = dataset.Source(image);
+      auto timer = ctx.Time(Stage::kRead);
+      ReadFile(path.c_str(), bytes, options);
+      return path;
+    };
+  }
   // Image `image`'s objects, boxes in the pixels of its height x width
   // source. Objects without area may be left in: they are dropped.
   std::function<std::vector<ImageObject>(int64_t image, int height, int width)> objects;

@@ -278,12 +278,7 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
 
 void YoloDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
   MosaicImages images;
-  images.read = [&](int64_t image, std::vector<uint8_t>& bytes) {
-    std::string path = Source(image);
-    auto timer = ctx.Time(Stage::kRead);
-    ReadFile(path.c_str(), bytes, options_.read);
-    return path;
-  };
+  images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
   images.objects = [&](int64_t image, int height, int width) {
     const std::string label_file = LabelFile(image);
     const std::string_view text = ReadLabelText(label_file, ctx);
