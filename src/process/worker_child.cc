@@ -11,6 +11,7 @@
 #include "src/core/sample_binder.h"
 #include "src/process/process_spawner.h"
 #include "src/process/shared_arena.h"
+#include "src/process/worker_heap.h"
 
 namespace feedline::internal {
 namespace {
@@ -32,6 +33,7 @@ void EnterWorkerChild(const WorkerChannel& channel) {
   // and closes the workers.
   ::signal(SIGINT, SIG_IGN);
   CloseInheritedFdsExcept({channel.socket_fd, channel.arena_fd});
+  KeepFreedMemoryForNextSample();
 }
 
 bool RequestedRow::Read(int fd, WorkRequest* request) {

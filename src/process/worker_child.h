@@ -37,7 +37,8 @@ struct WorkerChannel {
 
 // The first thing a child does: die with the parent (PR_SET_PDEATHSIG; an
 // idle child also sees end of file on its socket), leave Ctrl-C to the
-// parent (SIGINT ignored) and close every other worker's descriptors.
+// parent (SIGINT ignored), close every other worker's descriptors and keep
+// freed memory in the heap for the next sample (worker_heap.h).
 // _exits if the parent is already gone.
 void EnterWorkerChild(const WorkerChannel& channel);
 
