@@ -274,3 +274,35 @@ def test_rows_whose_worker_died_before_the_collate_load_again_in_the_training_pr
     assert batches[2]["pid"] == parent
     assert content(batches) == content(load(Detection(fail={9}), num_workers=0,
                                             error_policy="skip"))
+
+
+class LargeImages(tud.Dataset):
+    """Sample i: a float32 image of 1 MiB filled with i."""
+
+    def __len__(self):
+        return 24
+
+    def __getitem__(self, i):
+        return np.full((4, 256, 256), i, dtype=np.float32)
+
+
+def stack_collate(samples):
+    return np.stack(samples)
+
+
+def test_the_rooms_collated_batches_are_written_in_count_in_slot_bytes():
+    # The rows cross as placeholders of a few bytes, so what the loader's
+    # shared memory holds is the rooms the workers write each 4 MiB batch
+    # in: stats()["slot_bytes"] must show them, or the memory the loader
+    # uses is hidden from the user and from the tuner.
+    loader = feedline.torch.DataLoader(LargeImages(), batch_size=4, num_workers=2,
+                                       collate_fn=stack_collate, persistent_workers=True)
+    held = []
+    for batch in loader:
+        assert batch.shape == (4, 4, 256, 256)
+        held.append(batch)  # each batch keeps its room
+    assert [int(b[0, 0, 0, 0]) for b in held] == list(range(0, 24, 4))
+    batch_bytes = 4 * 4 * 256 * 256 * 4
+    # The first batch goes through the workers' arenas (no room is sized
+    # yet); each later one lies in a room a quarter over the largest batch.
+    assert loader.stats()["slot_bytes"] >= 4 * batch_bytes
