@@ -82,8 +82,7 @@ void PyNativeWorkerProgram::AfterForkInChild() {
 }
 
 void PythonWorkerProgram::CheckSchema(const SampleSchema& schema) const {
-  // A collated batch (worker_collate.h) is no sample of the loader's.
-  if (!AwaitingWorkerCollate()) structure_->Observe(schema);
+  structure_->Observe(schema);  // never a collated batch's (worker_collate.h)
 }
 
 void PythonWorkerProgram::RaiseError(const extension::ErrorReply& error, int64_t index) const {

@@ -67,6 +67,7 @@ class PythonWorkerProgram : public extension::WorkerProgram {
   std::unique_ptr<extension::WorkerTask> MakeTask(const extension::WorkerTaskInfo& info) override;
   void CheckSchema(const SampleSchema& schema) const override;
   void OnSampleReply(int worker, int64_t process, const Sample* out) const override;
+  bool CollatesInWorker() const override { return collate_fn_ != nullptr; }
   [[noreturn]] void RaiseError(const extension::ErrorReply& error, int64_t index) const override;
   [[noreturn]] void RaiseStreamDeath(int worker,
                                      const extension::WorkerDeath& death) const override;

@@ -16,23 +16,12 @@
 namespace feedline::python {
 namespace {
 
-thread_local bool awaiting_collate = false;
-
-// Marks this thread as waiting for a kCollate reply, for as long as it lives.
-class AwaitingScope {
- public:
-  AwaitingScope() { awaiting_collate = true; }
-  ~AwaitingScope() { awaiting_collate = false; }
-};
-
 // The field of a collated batch's pickle stream (pickled_fields.h).
 constexpr const char* kPickleField = "batch";
 // The only field of a placeholder for a kept sample: its HeldOrigin.
 constexpr const char* kHeldField = "held_sample";
 
 }  // namespace
-
-bool AwaitingWorkerCollate() { return awaiting_collate; }
 
 void StageHeldSample(const HeldOrigin& origin, extension::TaskOutput& out) {
   out.SetSchema(WholeSampleSchema());
@@ -53,7 +42,6 @@ std::optional<HeldOrigin> HeldOriginOf(const Sample& sample) {
 }
 
 void WorkerCollate::Record(int worker, int64_t process, const Sample* out) {
-  if (awaiting_collate) return;  // the batch itself, not a sample
   std::lock_guard<std::mutex> lock(mu_);
   Counter& counter = counters_[worker];
   if (counter.process != process) counter = Counter{process, 0};  // a new process counts from 0
@@ -91,7 +79,6 @@ bool WorkerCollate::TryCollate(std::span<const Sample* const> samples, py::objec
   std::shared_ptr<const Sample> batch;
   {
     py::gil_scoped_release nogil;
-    AwaitingScope awaiting;
     batch = workers->CollateIfIdle(worker, process, replies);
   }
   if (!batch) return false;

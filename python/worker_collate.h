@@ -14,7 +14,10 @@
 // child keeps the Python object it loaded. Both processes count the
 // child's sample replies (WorkerProgram::OnSampleReply), so the parent
 // names a batch's kept rows by those numbers (WorkerProcesses::
-// CollateIfIdle, WorkerTask::Collate); the child calls collate_fn on its
+// CollateIfIdle, WorkerTask::Collate): the request that loads a whole
+// batch's rows asks for their collate in the same exchange, so the batch is
+// usually read with its rows and CollateIfIdle hands it out without another
+// round trip (else it asks in one of its own); the child calls collate_fn on its
 // objects and sends the result back as pickled fields (pickled_fields.h:
 // its numpy arrays and torch tensors out of band, each copied once, into
 // a room of the shared slots the parent named: src/process/
@@ -52,10 +55,6 @@
 #include "feedline/extension/worker_task.h"
 
 namespace feedline::python {
-
-// Whether this thread is waiting for a collated batch: its sample reply is
-// a batch, not a sample (no schema check, not counted).
-bool AwaitingWorkerCollate();
 
 // Where a sample kept in a worker process came from: what crosses instead
 // of the sample (one int64[4] field), enough to load it again.

@@ -66,7 +66,8 @@ void BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleCon
     sample.Clear();
     rows[i] = RowLoad{slot->indices[r], &sample, nullptr};
   }
-  backend_->LoadRows(std::span<RowLoad>(rows, n), slot->epoch, ctx);
+  backend_->LoadRows(std::span<RowLoad>(rows, n), slot->epoch, ctx,
+                     /*whole_batch=*/begin == 0 && end == slot->planned_rows);
 }
 
 void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane) {
@@ -179,7 +180,7 @@ LoadOutcome BatchFiller::LoadSample(Slot* slot, int64_t row, int64_t index, int 
   std::exception_ptr interrupt;
   RowLoad one{index, &sample, nullptr};
   if (loaded == nullptr) {
-    backend_->LoadRows(std::span<RowLoad>(&one, 1), slot->epoch, ctx);
+    backend_->LoadRows(std::span<RowLoad>(&one, 1), slot->epoch, ctx, /*whole_batch=*/false);
     loaded = &one;
   }
   try {

@@ -79,13 +79,17 @@ class LoadBackend {
   // row.index; a row that fails gets its `error` (what Get would have
   // thrown) and fails alone. The rows, their order and their contents are
   // exactly those of loading them one by one: only how many cross per
-  // message changes (traits().round_trip_rows). A worker process that dies
+  // message changes (traits().round_trip_rows). `whole_batch`: the rows are
+  // every row of one batch, in order, none loaded before, so a backend whose
+  // workers collate (a Python collate_fn in worker processes) may ask for
+  // the batch's collate in the same exchange. A worker process that dies
   // with the rows in flight is the backend's to handle: it finds out which
   // row killed it, and that row fails (FailureKind::kWorkerDied). Only a
   // thread's cancellation leaves it by an exception. REQUIRES: called by a
   // loader worker (ctx.worker_id()), or the caller's thread with
   // num_workers = 0.
-  virtual void LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const = 0;
+  virtual void LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                        bool whole_batch) const = 0;
   // The loader abandons the samples in flight (a new iteration, Reset,
   // destruction): their results will be discarded, and a Get that can be
   // stopped from outside should return soon.

@@ -23,8 +23,8 @@ void ThreadLoadBackend::StartWorker(int worker) const {
   }
 }
 
-void ThreadLoadBackend::LoadRows(std::span<RowLoad> rows, int64_t epoch,
-                                 SampleContext& ctx) const {
+void ThreadLoadBackend::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                                 bool /*whole_batch*/) const {
   for (RowLoad& row : rows) {
     SampleContextAccess::Reset(ctx, epoch, row.index);
     try {

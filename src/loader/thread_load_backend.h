@@ -34,7 +34,8 @@ class ThreadLoadBackend final : public LoadBackend {
   // naming the worker, except an interrupt, passed on as it is.
   void StartWorker(int worker) const override;
   // Each row by Dataset::Get, in order.
-  void LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const override;
+  void LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                bool whole_batch) const override;
   void AbandonInFlight() const override {
     if (dataset_ != nullptr) dataset_->AbandonInFlight();
   }

@@ -107,7 +107,10 @@ class ChildLoop {
           ServeItem(request, request.index, request.context_index, nullptr, /*stream=*/false);
           break;
         case RequestKind::kSamples:
-          ServeSamples(request);
+          ServeSamples(request, /*then_collate=*/false);
+          break;
+        case RequestKind::kSamplesThenCollate:
+          ServeSamples(request, /*then_collate=*/true);
           break;
         case RequestKind::kOpen:
           ServeOpen(request);
@@ -157,8 +160,8 @@ class ChildLoop {
 
   // One Load or Next: its fields replied (to `gather`, when not null: one
   // of a kSamples request's replies), its failure replied as the task
-  // reports it, or a pass's end as kEnd.
-  void ServeItem(const WorkRequest& request, int64_t index, int64_t context_index,
+  // reports it, or a pass's end as kEnd. True if it replied with a sample.
+  bool ServeItem(const WorkRequest& request, int64_t index, int64_t context_index,
                  std::string* gather, bool stream) {
     try {
       SampleContextAccess::Reset(context_, request.epoch, context_index);
@@ -172,7 +175,7 @@ class ChildLoop {
       }
       if (!produced) {
         Reply(ReplyKind::kEnd);
-        return;
+        return false;
       }
       SampleReply& reply = out_.reply();
       const auto stages = SampleContextAccess::DrainStageTimes(context_);
@@ -182,22 +185,50 @@ class ChildLoop {
       } else if (!staging_.Send(fd_, &reply)) {
         _exit(0);  // the parent is gone
       }
+      ++sample_replies_;
+      return true;
     } catch (...) {
       Fail(gather);
+      return false;
     }
   }
 
   // Each sample as a kSample, a failed one replied as its failure while the
-  // others go on; the replies written at once, so that the parent wakes once.
-  void ServeSamples(const WorkRequest& request) {
+  // others go on; `then_collate`, the batch of them all after (CollateLoaded);
+  // the replies written at once, so that the parent wakes once.
+  void ServeSamples(const WorkRequest& request, bool then_collate) {
     gather_.clear();
     staging_.Clear();
+    size_t loaded = 0;
     for (size_t i = 0; i < row_.num_samples(); ++i) {
       const RequestedSample& sample = row_.Select(i);
       staging_.NextSample();
-      ServeItem(request, sample.index, sample.context_index, &gather_, /*stream=*/false);
+      loaded += ServeItem(request, sample.index, sample.context_index, &gather_,
+                          /*stream=*/false);
     }
+    if (then_collate) CollateLoaded(request, loaded == row_.num_samples() ? loaded : 0);
     if (!WriteAll(fd_, gather_.data(), gather_.size())) _exit(0);  // the parent is gone
+  }
+
+  // The reply after a kSamplesThenCollate request's samples: the batch of
+  // its `count` sample replies (the last ones sent), or kEnd when there is
+  // none to make (count 0: a sample failed, and its substitute belongs to
+  // the batch) or the task keeps nothing; collate's failure as its error.
+  void CollateLoaded(const WorkRequest& request, size_t count) {
+    replies_.clear();
+    for (size_t i = count; i > 0; --i) replies_.push_back(sample_replies_ - static_cast<int64_t>(i));
+    staging_.NextSample();
+    out_.Begin();
+    out_.SetRoom(request.room_offset, request.room_bytes);
+    try {
+      if (count == 0 || !task_.Collate(replies_, out_)) {
+        AppendMessage(&gather_, ReplyKind::kEnd, std::string());
+        return;
+      }
+      staging_.Append(&gather_, &out_.reply());
+    } catch (...) {
+      Fail(&gather_);
+    }
   }
 
   void ServeOpen(const WorkRequest& request) {
@@ -238,6 +269,9 @@ class ChildLoop {
   SampleContext context_;
   std::string gather_;            // the replies to a kSamples request
   std::vector<int64_t> replies_;  // a kCollate request's
+  // The sample replies sent, counted from 0 as the parent counts them
+  // (WorkerProgram::OnSampleReply): the numbers WorkerTask::Collate takes.
+  int64_t sample_replies_ = 0;
 };
 
 }  // namespace

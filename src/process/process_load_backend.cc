@@ -43,8 +43,8 @@ void ProcessLoadBackend::StartWorker(int worker) const {
   }
 }
 
-void ProcessLoadBackend::LoadRows(std::span<RowLoad> rows, int64_t epoch,
-                                  SampleContext& ctx) const {
+void ProcessLoadBackend::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                                  bool whole_batch) const {
   bool in_range = true;
   for (const RowLoad& row : rows) {
     in_range = in_range && row.index >= 0 && row.index < dataset_size_;
@@ -52,7 +52,7 @@ void ProcessLoadBackend::LoadRows(std::span<RowLoad> rows, int64_t epoch,
   // One row, or a row out of range (it fails alone), go one by one; so do
   // rows whose process died with them in flight (ProcessWorkers::LoadRows
   // then loaded none of them).
-  if (rows.size() > 1 && in_range && workers_->LoadRows(rows, epoch, ctx)) return;
+  if (rows.size() > 1 && in_range && workers_->LoadRows(rows, epoch, ctx, whole_batch)) return;
   LoadOneByOne(rows, epoch, ctx);
 }
 

@@ -40,7 +40,8 @@ class ProcessLoadBackend final : public LoadBackend {
   // failed fork a WorkerStartError.
   void StartWorker(int worker) const override;
   // An index out of range fails its row alone, as Get fails it.
-  void LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const override;
+  void LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                bool whole_batch) const override;
   void AbandonInFlight() const override { workers_->AbandonInFlight(); }
   int64_t worker_restarts() const override { return workers_->restarts(); }
 

@@ -10,9 +10,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "feedline/error.h"
 #include "src/core/inherited_fds.h"
@@ -97,6 +99,30 @@ struct ProcessWorkers::Worker {
   // GUARDED_BY(mu): which process `pid` is, 1, 2, ... for each started (a
   // pid may be reused; this is not).
   int64_t serial = 0;
+  // GUARDED_BY(mu): the sample replies read from process `serial`, counted
+  // from 0, as WorkerProgram::OnSampleReply numbers them.
+  int64_t sample_replies = 0;
+  // GUARDED_BY(mu): a batch its process collated in the exchange that loaded
+  // its rows (kSamplesThenCollate), until CollateIfIdle asks for it or the
+  // next request drops it.
+  struct CollatedAhead {
+    int64_t serial = -1;
+    int64_t first_reply = 0;  // it collated sample replies [first_reply, first_reply + count)
+    int64_t count = 0;
+    std::shared_ptr<const Sample> batch;
+    std::exception_ptr error;  // what collate raised, raised by CollateIfIdle
+
+    // Whether it is the batch of process `of`'s sample replies `replies`.
+    bool Holds(int64_t of, std::span<const int64_t> replies) const {
+      if ((!batch && !error) || serial != of || count != static_cast<int64_t>(replies.size())) {
+        return false;
+      }
+      for (int64_t i = 0; i < count; ++i) {
+        if (replies[static_cast<size_t>(i)] != first_reply + i) return false;
+      }
+      return true;
+    }
+  } collated_ahead;
   SharedArena arena;  // made with the first process, kept across restarts
   std::string body;
   std::string message;  // the request being sent: WorkRequest and the row's destinations
@@ -237,6 +263,7 @@ bool ProcessWorkers::Start(int w, WorkerDeath* death) const {
       worker.pid = pid;
       worker.fd = ends[0];
       ++worker.serial;
+      worker.sample_replies = 0;
     }
   }
   if (closing) {
@@ -405,7 +432,8 @@ ProcessWorkers::Outcome ProcessWorkers::Exchange(int w, const WorkRequest& reque
   }
 }
 
-bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const {
+bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                              bool whole_batch) const {
   Worker& worker = this->worker(ctx.worker_id());
   InUse in_use(worker.mu, worker.idle, worker.in_use);
   worker.abandoned_at_ns.store(-1);  // new samples: the loader wants them
@@ -413,10 +441,19 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
     std::lock_guard<std::mutex> lock(worker.mu);
     // Not running (it died, or never started): LoadSample restarts it.
     if (worker.pid <= 0 || shutdown_.load()) return false;
+    worker.collated_ahead = Worker::CollatedAhead{};  // the loader went on without it
   }
+  const bool then_collate = whole_batch && program_->CollatesInWorker();
   WorkRequest request;
-  request.kind = static_cast<uint32_t>(RequestKind::kSamples);
+  request.kind = static_cast<uint32_t>(then_collate ? RequestKind::kSamplesThenCollate
+                                                    : RequestKind::kSamples);
   request.index = static_cast<int64_t>(rows.size());
+  CollatedBatches::Lease batch;
+  if (then_collate) {
+    batch = collated_->Take();
+    request.room_offset = batch.room_offset;
+    request.room_bytes = batch.room_bytes;
+  }
   request.epoch = epoch;
   request.seed = ctx.seed();
   worker.samples.clear();
@@ -441,6 +478,7 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
       row.error = std::current_exception();  // this row fails alone
     }
   }
+  if (alive && then_collate) alive = ReceiveCollatedAhead(worker, std::move(batch), rows.size(), &death);
   if (alive) {
     worker.consecutive_deaths = 0;
     return true;
@@ -470,12 +508,19 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
 std::shared_ptr<const Sample> ProcessWorkers::CollateIfIdle(
     int w, int64_t serial, std::span<const int64_t> replies) const {
   Worker& worker = this->worker(w);
+  Worker::CollatedAhead ahead;
   {
     std::lock_guard<std::mutex> lock(worker.mu);
     if (shutdown_.load() || worker.in_use || worker.pid <= 0 || worker.serial != serial) {
       return nullptr;
     }
-    worker.in_use = true;
+    ahead = std::exchange(worker.collated_ahead, Worker::CollatedAhead{});
+    if (!ahead.Holds(serial, replies)) worker.in_use = true;
+  }
+  if (ahead.Holds(serial, replies)) {
+    // Collated in the exchange that loaded its rows: no round trip.
+    if (ahead.error) std::rethrow_exception(ahead.error);
+    return std::move(ahead.batch);
   }
   struct Release {
     Worker& worker;
@@ -501,18 +546,53 @@ std::shared_ptr<const Sample> ProcessWorkers::CollateIfIdle(
   request.room_bytes = worker.room_bytes = batch.room_bytes;
   ReplyKind kind;
   WorkerDeath death;
-  if (!Call(worker, request, -1, batch.sample.get(), nullptr, &kind, &death)) {
+  if (!Send(worker, request, &death) ||
+      !Receive(worker, -1, batch.sample.get(), nullptr, &kind, &death, /*batch=*/true)) {
     if (!shutdown_.load()) worker.died = true;
     return nullptr;
   }
   if (kind != ReplyKind::kSample) return nullptr;
-  uint64_t bytes = 0;
-  for (int i = 0; i < batch.sample->num_fields(); ++i) {
-    constexpr uint64_t kAlign = SlotAllocator::kAlignment;
-    bytes += (batch.sample->field(i).bytes() + kAlign - 1) / kAlign * kAlign;
-  }
-  collated_->Saw(bytes);
+  collated_->Saw(RoomBytesOf(*batch.sample));
   return std::move(batch.sample);
+}
+
+bool ProcessWorkers::ReceiveCollatedAhead(Worker& worker, CollatedBatches::Lease lease,
+                                          size_t samples, WorkerDeath* death) const {
+  worker.room_offset = lease.room_offset;
+  worker.room_bytes = lease.room_bytes;
+  Worker::CollatedAhead ahead;
+  ReplyKind kind = ReplyKind::kEnd;
+  bool alive = true;
+  try {
+    alive = Receive(worker, -1, lease.sample.get(), nullptr, &kind, death, /*batch=*/true);
+    if (alive && kind == ReplyKind::kSample) {
+      collated_->Saw(RoomBytesOf(*lease.sample));
+      ahead.batch = std::move(lease.sample);
+    }
+  } catch (...) {
+    // What collate raised in the child: the batch's failure, raised when the
+    // loader collates it (CollateIfIdle), as the round trip would raise it.
+    ahead.error = std::current_exception();
+  }
+  worker.room_offset = worker.room_bytes = 0;
+  if (!alive) return false;
+  if (ahead.batch || ahead.error) {  // else kEnd: the parent collates
+    std::lock_guard<std::mutex> lock(worker.mu);
+    ahead.serial = worker.serial;
+    ahead.count = static_cast<int64_t>(samples);
+    ahead.first_reply = worker.sample_replies - ahead.count;
+    worker.collated_ahead = std::move(ahead);
+  }
+  return true;
+}
+
+uint64_t ProcessWorkers::RoomBytesOf(const Sample& batch) {
+  uint64_t bytes = 0;
+  for (int i = 0; i < batch.num_fields(); ++i) {
+    constexpr uint64_t kAlign = SlotAllocator::kAlignment;
+    bytes += (batch.field(i).bytes() + kAlign - 1) / kAlign * kAlign;
+  }
+  return bytes;
 }
 
 bool ProcessWorkers::Call(Worker& worker, const WorkRequest& request, int64_t index, Sample* out,
@@ -540,7 +620,7 @@ bool ProcessWorkers::Send(Worker& worker, const WorkRequest& request, WorkerDeat
 }
 
 bool ProcessWorkers::Receive(Worker& worker, int64_t index, Sample* out, SampleContext* ctx,
-                             ReplyKind* kind, WorkerDeath* death) const {
+                             ReplyKind* kind, WorkerDeath* death, bool batch) const {
   const int fd = worker.fd;
   ReplyHeader header;
   if (!ReadAll(fd, &header, sizeof(header))) {
@@ -571,19 +651,20 @@ bool ProcessWorkers::Receive(Worker& worker, int64_t index, Sample* out, SampleC
                   std::to_string(header.kind));
   }
   if (out == nullptr) throw Error("the worker process sent a sample where none was asked for");
-  {
+  if (!batch) {
     int64_t serial;
     {
       std::lock_guard<std::mutex> lock(worker.mu);
       serial = worker.serial;
+      ++worker.sample_replies;
     }
     program_->OnSampleReply(worker.id, serial, out);
   }
-  return ReadSample(worker, fd, header.payload_bytes, *out, ctx, death);
+  return ReadSample(worker, fd, header.payload_bytes, *out, ctx, death, batch);
 }
 
 bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, Sample& out,
-                                SampleContext* ctx, WorkerDeath* death) const {
+                                SampleContext* ctx, WorkerDeath* death, bool batch) const {
   SampleReply& reply = worker.reply;
   if (!DecodeSampleReply(worker.body.data(), worker.body.size(), &reply)) {
     throw Error("the worker process sent a malformed sample reply");
@@ -592,7 +673,9 @@ bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, 
   try {
     // A worker sends its schema with every sample, nearly always the one
     // it sent before: checked once, not per sample on the round trip's path.
-    if (!reply.schema_repeated || !worker.schema_checked) {
+    if (batch) {
+      worker.schema_checked = false;  // the next sample's schema follows another
+    } else if (!reply.schema_repeated || !worker.schema_checked) {
       worker.schema_checked = false;
       program_->CheckSchema(reply.schema);
       worker.schema_checked = true;

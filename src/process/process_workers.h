@@ -102,7 +102,11 @@ class ProcessWorkers final : public WorkerProcesses {
   // error. False, with no row loaded, if the process is not running or died
   // with the request in flight: LoadSample, row by row, restarts it and
   // finds the row that killed it.
-  bool LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx) const;
+  // `whole_batch` (LoadBackend::LoadRows) with a program that collates in
+  // the worker: the same request asks for the batch's collate, which
+  // CollateIfIdle then hands out.
+  bool LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                bool whole_batch) const;
 
   enum class Outcome {
     kSample,   // `out` holds the item
@@ -157,12 +161,20 @@ class ProcessWorkers final : public WorkerProcesses {
             SampleContext* ctx, ReplyKind* kind, WorkerDeath* death) const;
   // Sends `request` (and worker.message) and waits for the first reply.
   bool Send(Worker& worker, const WorkRequest& request, WorkerDeath* death) const;
-  // Reads one reply (for sample or item `index`).
+  // Reads one reply (for sample or item `index`). `batch`: a collated
+  // batch, whose reply is no sample of the loader's (not counted, its
+  // schema not checked), its fields in worker.room_* where they lie there.
   bool Receive(Worker& worker, int64_t index, Sample* out, SampleContext* ctx, ReplyKind* kind,
-               WorkerDeath* death) const;
+               WorkerDeath* death, bool batch = false) const;
+  // Reads the batch reply after a kSamplesThenCollate request's samples
+  // into worker.collated_ahead.
+  bool ReceiveCollatedAhead(Worker& worker, CollatedBatches::Lease lease, size_t samples,
+                            WorkerDeath* death) const;
+  // The bytes a read batch's fields take in a room.
+  static uint64_t RoomBytesOf(const Sample& batch);
   // Reads a sample reply's fields into `out`.
   bool ReadSample(Worker& worker, int fd, uint64_t payload_bytes, Sample& out, SampleContext* ctx,
-                  WorkerDeath* death) const;
+                  WorkerDeath* death, bool batch) const;
 
   // Where `out`'s bound fields lie in the shared slots, encoded for a request.
   void EncodeRow(const Sample& out, Worker& worker) const;

@@ -44,6 +44,7 @@ bool RequestedRow::Read(int fd, WorkRequest* request) {
   body_.resize(request->destinations_bytes);
   if (!ReadAll(fd, body_.data(), body_.size())) return false;
   if (request->kind == static_cast<uint32_t>(RequestKind::kSamples) ||
+      request->kind == static_cast<uint32_t>(RequestKind::kSamplesThenCollate) ||
       request->kind == static_cast<uint32_t>(RequestKind::kCollate)) {
     if (request->index < 0 ||
         !DecodeRequestedSamples(body_.data(), body_.size(), static_cast<uint64_t>(request->index),

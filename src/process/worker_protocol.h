@@ -60,6 +60,13 @@ enum class RequestKind : uint32_t {
   // `room_bytes`: a block of the shared slots the parent reads them in,
   // without a copy) as far as they fit, the rest into the arena.
   kCollate = 5,
+  // kSamples, then, when every sample loaded, kCollate of all of them (the
+  // replies this request makes) into the room it names: the request that
+  // completes a batch asks for its collate in the same exchange. The worker
+  // answers with the samples' replies and then one more: the batch, kEnd
+  // when it did not collate (a sample failed, or the task keeps nothing),
+  // or collate's error, all in one write.
+  kSamplesThenCollate = 6,
 };
 
 // Parent -> worker (56 bytes, then the destinations). `seed`, `epoch` and
@@ -72,8 +79,8 @@ struct WorkRequest {
   int64_t epoch = 0;
   uint64_t seed = 0;
   int64_t context_index = 0;
-  // kCollate: where in the shared slots the batch's fields may go (none
-  // when room_bytes is 0).
+  // kCollate, kSamplesThenCollate: where in the shared slots the batch's
+  // fields may go (none when room_bytes is 0).
   uint64_t room_offset = 0;
   uint64_t room_bytes = 0;
 };

@@ -110,6 +110,9 @@ TEST(BatchFiller, OnlyRoundTripRowsGoToTheBackendTogetherAndNotUnderATimeout) {
   ASSERT_NE(slot, nullptr);
   EXPECT_EQ(Indices(*together.Deliver(slot)), first_batch);
   EXPECT_EQ(together.rows_per_load_call(), (std::vector<size_t>{4}));
+  // Every row of the batch in one call: a worker that collates may collate
+  // it in the same exchange.
+  EXPECT_EQ(together.whole_batch_load_calls(), (std::vector<bool>{true}));
 
   EngineParts threads(std::make_shared<IndexDataset>(8), Options(ErrorPolicy::kRaise));
   slot = LoadFirstBatch(threads);
@@ -124,6 +127,7 @@ TEST(BatchFiller, OnlyRoundTripRowsGoToTheBackendTogetherAndNotUnderATimeout) {
   ASSERT_NE(slot, nullptr);
   EXPECT_EQ(Indices(*one_by_one.Deliver(slot)), first_batch);
   EXPECT_EQ(one_by_one.rows_per_load_call(), (std::vector<size_t>{1, 1, 1, 1}));
+  EXPECT_EQ(one_by_one.whole_batch_load_calls(), (std::vector<bool>(4, false)));
 }
 
 TEST(BatchFiller, ARowThatFailsAmongRowsLoadedTogetherIsReplacedAloneInItsPlace) {
@@ -140,6 +144,8 @@ TEST(BatchFiller, ARowThatFailsAmongRowsLoadedTogetherIsReplacedAloneInItsPlace)
   EXPECT_EQ(indices[3], 3);
   // The four rows in one call, then the substitute alone.
   EXPECT_EQ(parts.rows_per_load_call(), (std::vector<size_t>{4, 1}));
+  // The substitute is no batch of its own.
+  EXPECT_EQ(parts.whole_batch_load_calls(), (std::vector<bool>{true, false}));
 }
 
 TEST(BatchFiller, UnderRaiseTheBatchRaisesTheRowsSampleError) {

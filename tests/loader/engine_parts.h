@@ -49,13 +49,14 @@ class CountingLoadBackend final : public internal::LoadBackend {
     return threads_.slot_allocator();
   }
   void StartWorker(int worker) const override { threads_.StartWorker(worker); }
-  void LoadRows(std::span<internal::RowLoad> rows, int64_t epoch,
-                SampleContext& ctx) const override {
+  void LoadRows(std::span<internal::RowLoad> rows, int64_t epoch, SampleContext& ctx,
+                bool whole_batch) const override {
     {
       internal::MutexLock lock(&mu_);
       rows_per_call_.push_back(rows.size());
+      whole_batches_.push_back(whole_batch);
     }
-    threads_.LoadRows(rows, epoch, ctx);
+    threads_.LoadRows(rows, epoch, ctx, whole_batch);
   }
   void AbandonInFlight() const override { threads_.AbandonInFlight(); }
   int64_t worker_restarts() const override { return 0; }
@@ -63,12 +64,18 @@ class CountingLoadBackend final : public internal::LoadBackend {
     internal::MutexLock lock(&mu_);
     return rows_per_call_;
   }
+  // Whether each call's rows were a whole batch (LoadRows' whole_batch).
+  std::vector<bool> whole_batches() const {
+    internal::MutexLock lock(&mu_);
+    return whole_batches_;
+  }
 
  private:
   internal::ThreadLoadBackend threads_;
   const bool round_trip_rows_;
   mutable internal::Mutex mu_;
   mutable std::vector<size_t> rows_per_call_ GUARDED_BY(mu_);
+  mutable std::vector<bool> whole_batches_ GUARDED_BY(mu_);
 };
 
 class EngineParts {
@@ -94,6 +101,8 @@ class EngineParts {
   const internal::FailurePolicy& failure_policy() const { return failure_policy_; }
   // The number of rows of each LoadBackend::LoadRows call so far.
   std::vector<size_t> rows_per_load_call() const { return backend_.rows_per_call(); }
+  // Whether each LoadRows call's rows were a whole batch.
+  std::vector<bool> whole_batch_load_calls() const { return backend_.whole_batches(); }
   const internal::StatsCollector& stats() const { return stats_; }
 
   void StartEpoch(int64_t epoch) {

@@ -45,7 +45,7 @@ TEST(ThreadLoadBackend, LoadsEachRowOfASpanWithItsOwnContext) {
   std::vector<RowLoad> rows = {{5, &samples[0], nullptr}, {1, &samples[1], nullptr},
                                {7, &samples[2], nullptr}};
   SampleContext ctx(/*seed=*/3, 0, 0, /*worker_id=*/0);
-  backend.LoadRows(rows, /*epoch=*/4, ctx);
+  backend.LoadRows(rows, /*epoch=*/4, ctx, /*whole_batch=*/false);
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].error, nullptr);
     EXPECT_EQ(Field(samples[i], "index"), rows[i].index);
@@ -61,7 +61,7 @@ TEST(ThreadLoadBackend, ARowThatThrowsFailsAlone) {
   std::vector<RowLoad> rows = {{1, &samples[0], nullptr}, {2, &samples[1], nullptr},
                                {3, &samples[2], nullptr}};
   SampleContext ctx(0, 0, 0, 0);
-  backend.LoadRows(rows, 0, ctx);
+  backend.LoadRows(rows, 0, ctx, /*whole_batch=*/false);
   EXPECT_EQ(rows[0].error, nullptr);
   EXPECT_EQ(rows[2].error, nullptr);
   ASSERT_NE(rows[1].error, nullptr);

@@ -157,6 +157,43 @@ TEST(ChildLoopTest, KeptSamplesCrossAsOneCollatedBatch) {
   EXPECT_EQ(child.Read().kind, ReplyKind::kEnd) << "reply 7 is not held: the parent collates";
 }
 
+TEST(ChildLoopTest, ARequestThatCompletesABatchGetsItsCollateInTheSameExchange) {
+  KeepingProgram program;
+  ForkedWorker child(program);
+  ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
+  child.Send(RequestKind::kSample, 7);  // reply 0, before the batch
+  EXPECT_EQ(LoopField(child.Read(), "x"), 70);
+  // Two messages for the batch: the request, and its samples' replies
+  // followed by the batch of them, numbered from the replies before.
+  child.Send(RequestKind::kSamplesThenCollate, 3, 0, ListBody({1, 2, 5}));  // replies 1, 2, 3
+  EXPECT_EQ(LoopField(child.Read(), "x"), 10);
+  EXPECT_EQ(LoopField(child.Read(), "x"), 20);
+  EXPECT_EQ(LoopField(child.Read(), "x"), 50);
+  EXPECT_EQ(LoopField(child.Read(), "sum"), 10 + 20 + 50);
+  // The batch reply is no sample reply: the next sample is reply 4.
+  child.Send(RequestKind::kSample, 4);
+  EXPECT_EQ(LoopField(child.Read(), "x"), 40);
+  child.Send(RequestKind::kCollate, 2, 0, ListBody({0, 4}));
+  EXPECT_EQ(LoopField(child.Read(), "sum"), 70 + 40);
+}
+
+TEST(ChildLoopTest, ABatchWithAFailedSampleIsNotCollatedInTheSameExchange) {
+  KeepingProgram program;
+  ForkedWorker child(program);
+  ASSERT_EQ(child.Read().kind, ReplyKind::kReady);
+  // Sample 3 fails: its substitute belongs to the batch, so the child makes
+  // no batch (kEnd) and the parent asks for it once the batch is whole.
+  child.Send(RequestKind::kSamplesThenCollate, 3, 0, ListBody({2, 3, 4}));
+  EXPECT_EQ(LoopField(child.Read(), "x"), 20);
+  EXPECT_EQ(LoopError(child.Read()).message, "refused by the task");
+  EXPECT_EQ(LoopField(child.Read(), "x"), 40);
+  EXPECT_EQ(child.Read().kind, ReplyKind::kEnd);
+  child.Send(RequestKind::kSample, 6);  // the substitute: reply 2
+  EXPECT_EQ(LoopField(child.Read(), "x"), 60);
+  child.Send(RequestKind::kCollate, 3, 0, ListBody({0, 2, 1}));
+  EXPECT_EQ(LoopField(child.Read(), "sum"), 20 + 60 + 40);
+}
+
 TEST(ChildLoopTest, AStartThatThrowsIsAFailedStartNamingWhy) {
   KeepingProgram program(/*fail_start=*/true);
   ForkedWorker child(program);

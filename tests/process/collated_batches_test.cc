@@ -4,8 +4,11 @@
 // worker wrote them into (the training process reads them there, no copy),
 // with the bytes the worker's collate wrote; a room comes back with its
 // Sample once the batch is dropped and is reused, grows with the batches,
-// and is never given without shared slots.
+// and is never given without shared slots. A whole batch's rows and its
+// collate go in one exchange.
 #include "src/process/collated_batches.h"
+
+#include <signal.h>
 
 #include <gtest/gtest.h>
 
@@ -185,6 +188,53 @@ TEST(CollatedBatchesTest, AWorkersCollatedBatchIsReadWhereTheWorkerWroteIt) {
   ASSERT_NE(third, nullptr);
   ExpectBatchOf(*third, {5, 6});
   EXPECT_EQ(third->Find("batch")->raw(), where) << "the dropped batch's room is reused";
+}
+
+// BatchKeepingProgram, saying that its tasks collate: a whole batch's
+// request asks for its collate too.
+class CollatingProgram : public BatchKeepingProgram {
+ public:
+  bool CollatesInWorker() const override { return true; }
+};
+
+TEST(CollatedBatchesTest, AWholeBatchIsCollatedInTheExchangeThatLoadsItsRows) {
+  auto program = std::make_shared<CollatingProgram>();
+  ProcessWorkerOptions options;
+  options.num_workers = 1;
+  auto workers = std::make_shared<ProcessWorkers>(program, options);
+  workers->StartWorker(0);
+  SampleContext ctx(0, 0, 0, /*worker_id=*/0);
+  Sample rows[3];
+  RowLoad loads[3] = {{4, &rows[0], nullptr}, {5, &rows[1], nullptr}, {6, &rows[2], nullptr}};
+  ASSERT_TRUE(workers->LoadRows(loads, 0, ctx, /*whole_batch=*/true));  // replies 0, 1, 2
+  for (const RowLoad& load : loads) EXPECT_EQ(load.error, nullptr);
+  // The batch came with its rows: asking for it needs no process any more.
+  const pid_t pid = static_cast<pid_t>(workers->worker_pids()[0]);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  const int64_t replies[] = {0, 1, 2};
+  std::shared_ptr<const Sample> batch = workers->CollateIfIdle(0, program->process(), replies);
+  ASSERT_NE(batch, nullptr);
+  ExpectBatchOf(*batch, {4, 5, 6});
+  // Asked once: the next ask goes to the (dead) process and gets nothing.
+  EXPECT_EQ(workers->CollateIfIdle(0, program->process(), replies), nullptr);
+}
+
+TEST(CollatedBatchesTest, RowsThatAreNoWholeBatchAreNotCollatedAhead) {
+  auto program = std::make_shared<CollatingProgram>();
+  ProcessWorkerOptions options;
+  options.num_workers = 1;
+  auto workers = std::make_shared<ProcessWorkers>(program, options);
+  workers->StartWorker(0);
+  SampleContext ctx(0, 0, 0, /*worker_id=*/0);
+  Sample rows[2];
+  RowLoad loads[2] = {{1, &rows[0], nullptr}, {2, &rows[1], nullptr}};
+  ASSERT_TRUE(workers->LoadRows(loads, 0, ctx, /*whole_batch=*/false));
+  const pid_t pid = static_cast<pid_t>(workers->worker_pids()[0]);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  const int64_t replies[] = {0, 1};
+  EXPECT_EQ(workers->CollateIfIdle(0, program->process(), replies), nullptr)
+      << "only a round trip could collate these, and the process is gone";
 }
 
 TEST(CollatedBatchesTest, ABatchLargerThanItsRoomComesThroughTheArenaWhole) {

@@ -92,7 +92,7 @@ TEST(ProcessLoadBackend, ASpanLoadsInTheWorkerProcess) {
   std::vector<Sample> samples(4);
   std::vector<RowLoad> rows = Rows({0, 1, 2, 4}, &samples);
   SampleContext ctx(0, 0, 0, /*worker_id=*/0);
-  backend.LoadRows(rows, 0, ctx);
+  backend.LoadRows(rows, 0, ctx, /*whole_batch=*/false);
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_EQ(rows[i].error, nullptr) << "row " << i;
     EXPECT_EQ(Field(samples[i], "index"), rows[i].index);
@@ -107,7 +107,7 @@ TEST(ProcessLoadBackend, ARowThatKillsItsProcessInsideASpanFailsAlone) {
   std::vector<Sample> samples(5);
   std::vector<RowLoad> rows = Rows({1, 2, kDeadly, 4, 5}, &samples);
   SampleContext ctx(0, 0, 0, 0);
-  backend.LoadRows(rows, 0, ctx);
+  backend.LoadRows(rows, 0, ctx, /*whole_batch=*/false);
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].index == kDeadly) {
       ASSERT_NE(rows[i].error, nullptr);
@@ -126,7 +126,7 @@ TEST(ProcessLoadBackend, ARowOutOfRangeFailsAlone) {
   std::vector<Sample> samples(3);
   std::vector<RowLoad> rows = Rows({0, 8, 1}, &samples);
   SampleContext ctx(0, 0, 0, 0);
-  backend.LoadRows(rows, 0, ctx);
+  backend.LoadRows(rows, 0, ctx, /*whole_batch=*/false);
   EXPECT_EQ(rows[0].error, nullptr);
   EXPECT_NE(rows[1].error, nullptr);
   EXPECT_EQ(rows[2].error, nullptr);
@@ -175,7 +175,7 @@ int LoadSixteen(ProcessLoadBackend& backend, size_t per_request) {
     std::vector<int64_t> indices;
     for (size_t i = 0; i < per_request; ++i) indices.push_back((first + static_cast<int64_t>(i)) % 8);
     std::vector<RowLoad> rows = Rows(indices, &samples);
-    backend.LoadRows(rows, 0, ctx);
+    backend.LoadRows(rows, 0, ctx, /*whole_batch=*/false);
     for (const RowLoad& row : rows) failed += row.error != nullptr ? 1 : 0;
   }
   return failed;

@@ -63,6 +63,11 @@ class FEEDLINE_EXPORT WorkerProgram : public ForkHooks {
   virtual void OnSampleReply(int worker, int64_t process, const Sample* out) const {
     (void)worker, (void)process, (void)out;
   }
+  // Whether the tasks keep what they load and collate it on request
+  // (WorkerTask::Collate): the request that loads a whole batch then asks
+  // for its collate too, and WorkerProcesses::CollateIfIdle hands out that
+  // batch without another round trip. Default: false.
+  virtual bool CollatesInWorker() const { return false; }
   // In the parent: raises what an error reply says, for sample (or stream
   // item) `index`. Default: SampleError(reason, source, message, index).
   [[noreturn]] virtual void RaiseError(const ErrorReply& error, int64_t index) const;
