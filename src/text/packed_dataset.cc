@@ -1,6 +1,7 @@
 #include "feedline/text/packed_dataset.h"
 
 #include <algorithm>
+#include <exception>
 #include <limits>
 #include <memory>
 #include <span>
@@ -10,6 +11,8 @@
 
 #include "feedline/error.h"
 #include "feedline/text/token_dataset.h"
+#include "src/core/mutex.h"
+#include "src/core/thread_annotations.h"
 
 namespace feedline::text {
 
@@ -83,13 +86,21 @@ class DocumentBuffer {
 
 }  // namespace
 
+struct PackedDataset::DocumentOrder {
+  feedline::internal::Mutex mu;
+  // piece_ends[k]: the documents' order's length after the order's first k
+  // rows (empty: no order told).
+  std::vector<int64_t> piece_ends GUARDED_BY(mu);
+};
+
 PackedDataset::PackedDataset(std::shared_ptr<const Dataset> documents,
                              std::shared_ptr<const PackSchedule> schedule,
                              PackedRowOptions options)
     : documents_(std::move(documents)),
       tokens_(dynamic_cast<const TokenDataset*>(documents_.get())),
       schedule_(std::move(schedule)),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      document_order_(std::make_shared<DocumentOrder>()) {
   if (documents_ == nullptr) throw Error("PackedDataset: the document dataset must not be null");
   if (schedule_ == nullptr) throw Error("PackedDataset: the schedule must not be null");
   if (schedule_->num_documents() != documents_->size()) {
@@ -108,6 +119,48 @@ std::vector<FieldSpec> PackedDataset::FixedFields() const {
           {"position_ids", DType::kI64, Shape{seq_len}},
           {"segment_ids", DType::kI32, Shape{seq_len}},
           {"cu_seqlens", DType::kI32, Shape{schedule_->options().segment_cap() + 1}}};
+}
+
+void PackedDataset::EpochOrder(std::span<const int64_t> order) const {
+  std::vector<int64_t> documents;
+  std::vector<int64_t> piece_ends;
+  std::shared_ptr<const PackPlan> plan;
+  if (!order.empty() && tokens_ == nullptr) {  // documents in memory need no plan
+    try {
+      plan = schedule_->Rows(schedule_->planned_epoch());  // planned already: kept
+    } catch (const std::exception&) {
+      plan = nullptr;  // the loader reports it when it asks for the rows
+    }
+  }
+  if (plan != nullptr && plan->num_rows() > 0) {
+    piece_ends.reserve(order.size() + 1);
+    piece_ends.push_back(0);
+    for (const int64_t index : order) {
+      if (index >= 0 && index < size_) {
+        for (const PackPiece& piece : plan->row(index % plan->num_rows())) {
+          documents.push_back(piece.document);
+        }
+      }
+      piece_ends.push_back(static_cast<int64_t>(documents.size()));
+    }
+  }
+  {
+    feedline::internal::MutexLock lock(&document_order_->mu);
+    document_order_->piece_ends.swap(piece_ends);
+  }
+  documents_->EpochOrder(documents);
+}
+
+void PackedDataset::EpochProgress(int64_t delivered) const {
+  int64_t pieces = 0;
+  {
+    feedline::internal::MutexLock lock(&document_order_->mu);
+    const std::vector<int64_t>& ends = document_order_->piece_ends;
+    if (ends.empty()) return;
+    const auto last = static_cast<int64_t>(ends.size()) - 1;
+    pieces = ends[static_cast<size_t>(std::clamp<int64_t>(delivered, 0, last))];
+  }
+  documents_->EpochProgress(pieces);
 }
 
 std::string PackedDataset::Source(int64_t index) const {

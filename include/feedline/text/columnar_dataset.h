@@ -21,6 +21,10 @@
 // groups) finds each group decoded by the time it is asked for. Without a
 // plan (the dataset used outside a loader), a Get whose visit looks
 // sequential (g - 1 still held) reads the next groups after g in row order.
+// The rows a group still feeds when it must make room are kept, copied out,
+// until the order's last use of them is delivered (within a budget of
+// max_row_groups groups' bytes), so an order that visits the groups one
+// after another, as packing in file order does, reads each group once.
 // A random order over the whole dataset reads a group for most rows unless
 // max_row_groups holds them all.
 //
@@ -88,6 +92,10 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   int64_t row_group_reads() const;
   int64_t row_group_reads_ahead() const;
   int64_t row_groups_held() const;
+  // Rows kept from groups let go before the plan's last use of them, and
+  // their bytes (now).
+  int64_t rows_kept() const;
+  int64_t kept_bytes() const;
   // The row groups in the order their reads began (the first 4096).
   std::vector<int64_t> row_group_read_log() const;
 

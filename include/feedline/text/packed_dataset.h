@@ -25,19 +25,26 @@
 // whose length is the source's Length(i); documents of a TokenDataset are
 // read in place, others through Get.
 //
+// Told the loader's order of rows (EpochOrder, EpochProgress), it tells its
+// documents the order the rows read them in (each row's pieces in turn, of
+// the epoch its PackBatchSampler planned) and how far that order is
+// delivered: a ColumnarDataset of documents (Parquet) then reads each row
+// group ahead of need, and once (docs/text.md).
+//
 // The number of rows differs a little between epochs, and a dataset's size
 // must bound its indices in every epoch (worker processes check it), so
 // size() is the schedule's max_rows(): a row past the epoch's plan (only a
 // substitute the error policy draws asks for one) is row index % rows. The
 // loader's batches, from the PackBatchSampler, ask for the epoch's rows only.
 //
-// Thread safety: immutable after construction (the schedule is safe to
-// share); Get may run on any number of threads.
+// Thread safety: Get may run on any number of threads; the order told by
+// the loader is locked inside.
 #ifndef FEEDLINE_TEXT_PACKED_DATASET_H_
 #define FEEDLINE_TEXT_PACKED_DATASET_H_
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +74,8 @@ class FEEDLINE_EXPORT PackedDataset : public Dataset {
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
+  void EpochOrder(std::span<const int64_t> order) const override;
+  void EpochProgress(int64_t delivered) const override;
 
   const std::shared_ptr<const PackSchedule>& schedule() const { return schedule_; }
 
@@ -76,6 +85,9 @@ class FEEDLINE_EXPORT PackedDataset : public Dataset {
   std::shared_ptr<const PackSchedule> schedule_;
   PackedRowOptions options_;
   int64_t size_;
+  // Where each row of the loader's order ends in its documents' order.
+  struct DocumentOrder;
+  std::shared_ptr<DocumentOrder> document_order_;
 };
 
 }  // namespace feedline::text

@@ -138,6 +138,44 @@ def test_a_parquet_dataset_packs_every_token_once_for_any_worker_count(tmp_path)
     assert sorted(epochs[0]) == sorted(np.concatenate(data["input_ids"]).tolist())
 
 
+def test_packing_in_file_order_reads_each_row_group_once_an_epoch(tmp_path):
+    """pack= tells the documents' dataset the order its rows read them in, so
+    that at the default settings (max_row_groups=4, readahead=1, best_fit
+    over 64 open rows) each row group is read once an epoch, with 0 and 2
+    workers and after a resume, though the rows still open hold documents of
+    more groups than are held: the few they still need are kept."""
+    data = rows(2000, seed=6)
+    write(str(tmp_path), data, files=2, row_group_size=100)
+
+    def loader_of(workers):
+        ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids"])
+        return ds, io.DataLoader(ds, batch_size=4, num_workers=workers, seed=3,
+                                 pack=io.PackOptions(64))
+
+    def tokens(batch):
+        return batch["input_ids"][batch["segment_ids"] != 0].tolist()
+
+    epochs = {}
+    for workers in (0, 2):
+        ds, loader = loader_of(workers)
+        assert ds.num_row_groups == 20
+        for epoch in range(2):
+            epochs[workers, epoch] = [tokens(b) for b in loader]
+            assert ds.stats()["row_group_reads"] == 20 * (epoch + 1), (workers, epoch)
+        assert ds.stats()["row_groups_held"] <= 4
+    assert epochs[0, 0] == epochs[2, 0] == epochs[0, 1] == epochs[2, 1]
+    assert sorted(sum(epochs[0, 0], [])) == sorted(np.concatenate(data["input_ids"]).tolist())
+
+    _, first = loader_of(2)
+    it = iter(first)
+    head = [tokens(next(it)) for _ in range(40)]
+    state = first.state_dict()
+    resumed_ds, resumed = loader_of(2)
+    resumed.load_state_dict(state)
+    assert head + [tokens(b) for b in resumed] == epochs[0, 0]
+    assert resumed_ds.stats()["row_group_reads"] <= 20
+
+
 def test_token_budget_batches_over_a_length_column(tmp_path):
     data = rows(120, seed=6)
     write(str(tmp_path), data)
