@@ -116,19 +116,23 @@ int64_t ColumnarDataset::group_of_row(int64_t row) const {
   return static_cast<int64_t>(it - group_starts_.begin()) - 1;
 }
 
-void ColumnarDataset::Get(int64_t index, Sample& out, SampleContext&) const {
+internal::HeldRow ColumnarDataset::Hold(int64_t index, int64_t& group) const {
   const int64_t row = row_of(index);
-  const int64_t group = group_of_row(row);
+  group = group_of_row(row);
   const int64_t within = row - group_starts_[static_cast<size_t>(group)];
+  try {
+    return cache_->AcquireRow(group, within);
+  } catch (const SampleError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw SampleError(FailureKind::kIo, source_->Describe(group), e.what(), index);
+  }
+}
+
+void ColumnarDataset::Get(int64_t index, Sample& out, SampleContext&) const {
+  int64_t group = 0;
   {
-    internal::HeldRow held;
-    try {
-      held = cache_->AcquireRow(group, within);
-    } catch (const SampleError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw SampleError(FailureKind::kIo, source_->Describe(group), e.what(), index);
-    }
+    const internal::HeldRow held = Hold(index, group);
     for (size_t c = 0; c < columns_.size(); ++c) {
       const ColumnSpec& spec = columns_[c];
       const DecodedColumn& column = held.decoded->columns[c];
@@ -140,6 +144,35 @@ void ColumnarDataset::Get(int64_t index, Sample& out, SampleContext&) const {
     }
   }
   cache_->ReadAhead(group);
+}
+
+ListRow ColumnarDataset::GetList(int64_t index, size_t column) const {
+  if (column >= columns_.size() || columns_[column].kind != ColumnKind::kList) {
+    throw Error("ColumnarDataset::GetList: column " + std::to_string(column) +
+                " is not a list column");
+  }
+  int64_t group = 0;
+  ListRow out;
+  {
+    internal::HeldRow held = Hold(index, group);
+    const DecodedColumn& values = held.decoded->columns[column];
+    const int64_t begin = values.offsets[static_cast<size_t>(held.row)];
+    out.size = values.offsets[static_cast<size_t>(held.row) + 1] - begin;
+    out.dtype = columns_[column].dtype;
+    out.data = values.values.data() + begin * static_cast<int64_t>(DTypeSize(out.dtype));
+    out.owner = std::move(held.decoded);
+  }
+  cache_->ReadAhead(group);
+  return out;
+}
+
+int64_t ColumnarDataset::ListColumn(const std::string& field) const {
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (columns_[c].field == field && columns_[c].kind == ColumnKind::kList) {
+      return static_cast<int64_t>(c);
+    }
+  }
+  return -1;
 }
 
 std::string ColumnarDataset::Source(int64_t index) const {

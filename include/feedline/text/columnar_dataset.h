@@ -47,6 +47,7 @@ namespace feedline::text {
 
 namespace internal {
 class RowGroupCache;
+struct HeldRow;
 }
 
 struct FEEDLINE_EXPORT ColumnarOptions {
@@ -54,6 +55,15 @@ struct FEEDLINE_EXPORT ColumnarOptions {
   int64_t readahead = 1;       // groups read ahead of a sequential visit
   std::vector<int64_t> row_map;  // the row of each sample; empty: 0, 1, ...
   std::vector<int64_t> lengths;  // each sample's Length; empty: none
+};
+
+// A list row of a decoded row group, in place: `size` values of `dtype`
+// (kI32 or kI64, as decoded) at `data`, alive while `owner` is held.
+struct FEEDLINE_EXPORT ListRow {
+  std::shared_ptr<const DecodedRowGroup> owner;
+  const void* data = nullptr;
+  int64_t size = 0;
+  DType dtype = DType::kI64;
 };
 
 class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
@@ -72,6 +82,12 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   // Throws SampleError (kIo, naming the row group) when its group cannot be
   // read.
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
+  // Sample `index`'s list column `column` (an index into columns(), of kind
+  // kList) in place, without a copy: how a PackedDataset reads its
+  // documents. Throws as Get does; Error for a column that is not a list.
+  ListRow GetList(int64_t index, size_t column) const;
+  // The index in columns() of the list column filling `field`, or -1.
+  int64_t ListColumn(const std::string& field) const;
   std::string Source(int64_t index) const override;
   // Throws Error when no lengths were given.
   int64_t Length(int64_t index) const override;
@@ -100,6 +116,9 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   std::vector<int64_t> row_group_read_log() const;
 
  private:
+  // The decoded row of sample `index` (its group in `group`); throws as Get.
+  internal::HeldRow Hold(int64_t index, int64_t& group) const;
+
   std::shared_ptr<const RowGroupSource> source_;
   std::vector<ColumnSpec> columns_;
   std::vector<int64_t> group_starts_;  // first row of each group, then the rows

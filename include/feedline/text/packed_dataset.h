@@ -22,8 +22,9 @@
 //                                 row's token count repeated (zero-length
 //                                 segments), for variable-length attention
 // The source's samples must have a 1-D integer field named `tokens_field`
-// whose length is the source's Length(i); documents of a TokenDataset are
-// read in place, others through Get.
+// whose length is the source's Length(i); documents of a TokenDataset, and
+// the list column of a ColumnarDataset (Parquet, Arrow), are read in place,
+// others through Get.
 //
 // Told the loader's order of rows (EpochOrder, EpochProgress), it tells its
 // documents the order the rows read them in (each row's pieces in turn, of
@@ -54,6 +55,7 @@
 
 namespace feedline::text {
 
+class ColumnarDataset;
 class TokenDataset;
 
 struct FEEDLINE_EXPORT PackedRowOptions {
@@ -80,8 +82,23 @@ class FEEDLINE_EXPORT PackedDataset : public Dataset {
   const std::shared_ptr<const PackSchedule>& schedule() const { return schedule_; }
 
  private:
+  class DocumentBuffer;
+  // A document's tokens, whole: int32 or int64 values in place (or in the
+  // buffer, read through Get).
+  struct DocumentTokens {
+    const int32_t* narrow = nullptr;
+    const int64_t* wide = nullptr;
+    int64_t size = 0;
+  };
+  // Throws SampleError (naming the document, for packed row `row`) for a
+  // document without the token field or with tokens beyond 32 bits.
+  DocumentTokens Tokens(int64_t document, int64_t row, SampleContext& ctx,
+                        DocumentBuffer& buffer) const;
+
   std::shared_ptr<const Dataset> documents_;
   const TokenDataset* tokens_;  // documents_ when it is one: read in place
+  const ColumnarDataset* columnar_;  // documents_ when it is one with the field as a list
+  int64_t columnar_column_ = -1;     // that list column
   std::shared_ptr<const PackSchedule> schedule_;
   PackedRowOptions options_;
   int64_t size_;

@@ -256,6 +256,24 @@ def test_a_row_group_with_nulls_is_a_sample_error_naming_it(tmp_path):
         ds[3]
 
 
+def test_an_int64_token_beyond_32_bits_is_a_sample_error_naming_the_document(tmp_path):
+    """Packing reads an int64 token column in place, and refuses a token
+    TokenDataset would refuse."""
+    path = str(tmp_path / "wide.parquet")
+    tokens = [[1, 2, 3], [4, 2**40, 6], [7, 8]]
+    pq.write_table(pa.table({"input_ids": pa.array(tokens, pa.list_(pa.int64()))}), path)
+    ds = io.ParquetDataset(path)
+    loader = io.DataLoader(ds, batch_size=1, pack=io.PackOptions(4))
+    with pytest.raises(feedline.SampleError,
+                       match=r"document 1 \(.*wide\.parquet, row group 0, row 1\)\): schema: "
+                             r"field \"input_ids\" holds token 1099511627776 at 1, which does "
+                             r"not fit in 32 bits"):
+        list(loader)
+    packed = io.DataLoader(ds, batch_size=1, pack=io.PackOptions(4), error_policy="skip")
+    assert sorted(t for b in packed for t in b["input_ids"][b["segment_ids"] != 0].tolist()) \
+        == [1, 2, 3, 7, 8]
+
+
 @pytest.mark.parametrize("error", [-2, +3])
 def test_a_length_column_that_disagrees_with_its_document_is_a_sample_error(tmp_path, error):
     """Shorter or longer than the tokens, the length is refused when the
