@@ -4,6 +4,7 @@ bench/text_vs_peers.py): documents with log-normal lengths (median about
 ids below 50,000, made from fixed seeds, so that every loader and every run
 sees the same documents; written as Parquet when asked.
 """
+import argparse
 import os
 
 import numpy as np
@@ -58,3 +59,15 @@ def write_parquet(folder, docs, files, row_group, seed=0):
                        use_dictionary=False)
         paths.append(path)
     return paths, lengths
+
+
+def packing_arguments(description, rounds):
+    """The command-line options the packing benchmarks share: --build,
+    --seq-len, --batch, --workers and --rounds (default `rounds`)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--seq-len", type=int, default=2048)
+    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=rounds)
+    return parser

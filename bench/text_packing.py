@@ -24,7 +24,6 @@ and the median of --rounds is printed as a markdown table.
 Usage: bench/text_packing.py [--build build] [--docs 40000] [--seq-len 2048]
            [--batch 8] [--workers 2] [--rounds 3]
 """
-import argparse
 import datetime
 import os
 import statistics
@@ -34,7 +33,7 @@ import time
 import numpy as np
 
 from machine import cpu_model  # bench/machine.py
-from text_corpus import documents  # bench/text_corpus.py
+from text_corpus import documents, packing_arguments  # bench/text_corpus.py
 
 
 class Documents:
@@ -69,24 +68,40 @@ def pack_collate(seq_len):
             else:
                 rows.append([p])
                 room.append(seq_len - len(p))
-        n = len(rows)
-        ids = np.zeros((n, seq_len), np.int64)
-        labels = np.full((n, seq_len), -100, np.int64)
-        pos = np.zeros((n, seq_len), np.int64)
-        seg = np.zeros((n, seq_len), np.int32)
-        for r, row in enumerate(rows):
-            at = 0
-            for k, p in enumerate(row):
-                m = len(p)
-                ids[r, at:at + m] = p
-                labels[r, at:at + m - 1] = p[1:]
-                pos[r, at:at + m] = np.arange(m)
-                seg[r, at:at + m] = k + 1
-                at += m
-        return {"input_ids": torch.from_numpy(ids), "labels": torch.from_numpy(labels),
-                "position_ids": torch.from_numpy(pos), "segment_ids": torch.from_numpy(seg)}
+        return {name: torch.from_numpy(a) for name, a in row_fields(rows, seq_len).items()}
 
     return collate
+
+
+def row_fields(rows, seq_len, ends=False):
+    """The fields of packed rows (each a list of pieces, 1-D token arrays)
+    built with numpy, as a hand-written packer does: input_ids, labels
+    (shifted, -100 after each piece and in padding), position_ids,
+    segment_ids; with `ends`, also the pieces' ends (cu_seqlens, [rows,
+    seq_len + 1]: 0, each piece's end, then the row's token count repeated)."""
+    n = len(rows)
+    ids = np.zeros((n, seq_len), np.int64)
+    labels = np.full((n, seq_len), -100, np.int64)
+    pos = np.zeros((n, seq_len), np.int64)
+    seg = np.zeros((n, seq_len), np.int32)
+    cu = np.zeros((n, seq_len + 1), np.int32) if ends else None
+    for r, row in enumerate(rows):
+        at = 0
+        for k, p in enumerate(row):
+            m = len(p)
+            ids[r, at:at + m] = p
+            labels[r, at:at + m - 1] = p[1:]
+            pos[r, at:at + m] = np.arange(m)
+            seg[r, at:at + m] = k + 1
+            at += m
+            if ends:
+                cu[r, k + 1] = at
+        if ends:
+            cu[r, len(row) + 1:] = at
+    fields = {"input_ids": ids, "labels": labels, "position_ids": pos, "segment_ids": seg}
+    if ends:
+        fields["cu_seqlens"] = cu
+    return fields
 
 
 def run_feedline(io, docs, args, strategy):
@@ -119,13 +134,8 @@ def run_torch(tokens_array, offsets, mean_length, args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--build", default="build")
+    parser = packing_arguments(__doc__.split("\n")[0], rounds=3)
     parser.add_argument("--docs", type=int, default=40000)
-    parser.add_argument("--seq-len", type=int, default=2048)
-    parser.add_argument("--batch", type=int, default=8)
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     sys.path.insert(0, os.path.join(args.build, "python"))
     from feedline import io

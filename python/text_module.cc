@@ -495,6 +495,8 @@ void BindText(py::module_& m) {
       .def_property_readonly("num_row_groups", &text::ColumnarDataset::num_row_groups)
       .def_property_readonly("row_group_reads", &text::ColumnarDataset::row_group_reads)
       .def_property_readonly("row_groups_held", &text::ColumnarDataset::row_groups_held)
+      .def_property_readonly("rows_kept", &text::ColumnarDataset::rows_kept)
+      .def_property_readonly("kept_bytes", &text::ColumnarDataset::kept_bytes)
       .def_property_readonly("row_group_reads_ahead",
                              &text::ColumnarDataset::row_group_reads_ahead)
       .def_property_readonly("row_group_read_log", &text::ColumnarDataset::row_group_read_log)

@@ -116,30 +116,63 @@ int64_t ColumnarDataset::group_of_row(int64_t row) const {
   return static_cast<int64_t>(it - group_starts_.begin()) - 1;
 }
 
-void ColumnarDataset::Get(int64_t index, Sample& out, SampleContext&) const {
+internal::HeldRow ColumnarDataset::Hold(int64_t index, int64_t& group) const {
   const int64_t row = row_of(index);
-  const int64_t group = group_of_row(row);
+  group = group_of_row(row);
   const int64_t within = row - group_starts_[static_cast<size_t>(group)];
+  try {
+    return cache_->AcquireRow(group, within);
+  } catch (const SampleError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw SampleError(FailureKind::kIo, source_->Describe(group), e.what(), index);
+  }
+}
+
+void ColumnarDataset::Get(int64_t index, Sample& out, SampleContext&) const {
+  int64_t group = 0;
   {
-    std::shared_ptr<const DecodedRowGroup> decoded;
-    try {
-      decoded = cache_->Acquire(group);
-    } catch (const SampleError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw SampleError(FailureKind::kIo, source_->Describe(group), e.what(), index);
-    }
+    const internal::HeldRow held = Hold(index, group);
     for (size_t c = 0; c < columns_.size(); ++c) {
       const ColumnSpec& spec = columns_[c];
-      const DecodedColumn& column = decoded->columns[c];
+      const DecodedColumn& column = held.decoded->columns[c];
       switch (spec.kind) {
-        case ColumnKind::kList: FillList(spec, column, within, out); break;
-        case ColumnKind::kScalar: FillScalar(spec, column, within, out); break;
-        case ColumnKind::kBytes: FillBytes(spec, column, within, out); break;
+        case ColumnKind::kList: FillList(spec, column, held.row, out); break;
+        case ColumnKind::kScalar: FillScalar(spec, column, held.row, out); break;
+        case ColumnKind::kBytes: FillBytes(spec, column, held.row, out); break;
       }
     }
   }
   cache_->ReadAhead(group);
+}
+
+ListRow ColumnarDataset::GetList(int64_t index, size_t column) const {
+  if (column >= columns_.size() || columns_[column].kind != ColumnKind::kList) {
+    throw Error("ColumnarDataset::GetList: column " + std::to_string(column) +
+                " is not a list column");
+  }
+  int64_t group = 0;
+  ListRow out;
+  {
+    internal::HeldRow held = Hold(index, group);
+    const DecodedColumn& values = held.decoded->columns[column];
+    const int64_t begin = values.offsets[static_cast<size_t>(held.row)];
+    out.size = values.offsets[static_cast<size_t>(held.row) + 1] - begin;
+    out.dtype = columns_[column].dtype;
+    out.data = values.values.data() + begin * static_cast<int64_t>(DTypeSize(out.dtype));
+    out.owner = std::move(held.decoded);
+  }
+  cache_->ReadAhead(group);
+  return out;
+}
+
+int64_t ColumnarDataset::ListColumn(const std::string& field) const {
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    if (columns_[c].field == field && columns_[c].kind == ColumnKind::kList) {
+      return static_cast<int64_t>(c);
+    }
+  }
+  return -1;
 }
 
 std::string ColumnarDataset::Source(int64_t index) const {
@@ -166,13 +199,24 @@ std::vector<FieldSpec> ColumnarDataset::FixedFields() const {
 }
 
 void ColumnarDataset::EpochOrder(std::span<const int64_t> order) const {
-  // Each group once, where the order first needs it, with its last use.
+  // Each group once, where the order first needs it, with its last use;
+  // and each row's last use, so that the rows a group still feeds when it is
+  // let go are kept (RowGroupCache).
   std::vector<PlannedGroup> plan;
   std::vector<int64_t> entry_of(static_cast<size_t>(num_row_groups()), -1);
+  std::vector<int64_t> row_last_use;
+  std::vector<int32_t> row_uses;
+  if (!order.empty()) {
+    row_last_use.assign(static_cast<size_t>(group_starts_.back()), -1);
+    row_uses.assign(static_cast<size_t>(group_starts_.back()), 0);
+  }
   for (size_t at = 0; at < order.size(); ++at) {
     const int64_t index = order[at];
     if (index < 0 || index >= size_) continue;  // Get reports it
-    const int64_t group = group_of_row(row_of(index));
+    const int64_t row = row_of(index);
+    row_last_use[static_cast<size_t>(row)] = static_cast<int64_t>(at);
+    ++row_uses[static_cast<size_t>(row)];
+    const int64_t group = group_of_row(row);
     int64_t& entry = entry_of[static_cast<size_t>(group)];
     const auto position = static_cast<int64_t>(at);
     if (entry < 0) {
@@ -184,7 +228,7 @@ void ColumnarDataset::EpochOrder(std::span<const int64_t> order) const {
   // The source too: one that fetches remote bytes fetches them ahead in
   // this order, before the decoded-group cache reads ahead.
   source_->PlanGroups(plan);
-  cache_->SetPlan(std::move(plan));
+  cache_->SetPlan(std::move(plan), std::move(row_last_use), std::move(row_uses));
 }
 
 void ColumnarDataset::EpochProgress(int64_t delivered) const {
@@ -195,6 +239,8 @@ void ColumnarDataset::EpochProgress(int64_t delivered) const {
 int64_t ColumnarDataset::row_group_reads() const { return cache_->reads(); }
 int64_t ColumnarDataset::row_group_reads_ahead() const { return cache_->reads_ahead(); }
 int64_t ColumnarDataset::row_groups_held() const { return cache_->held(); }
+int64_t ColumnarDataset::rows_kept() const { return cache_->rows_kept(); }
+int64_t ColumnarDataset::kept_bytes() const { return cache_->kept_bytes(); }
 std::vector<int64_t> ColumnarDataset::row_group_read_log() const { return cache_->read_log(); }
 
 }  // namespace feedline::text

@@ -43,6 +43,7 @@ int64_t PackBatchSampler::StartOf(int64_t epoch, int64_t rows) const {
 int64_t PackBatchSampler::size() const { return Steps(schedule_->Rows(0)->num_rows()); }
 
 EpochPlan PackBatchSampler::Plan(int64_t epoch) const {
+  schedule_->NotePlannedEpoch(epoch);
   const int64_t rows = schedule_->Rows(epoch)->num_rows();
   const int64_t start = StartOf(epoch, rows);
   const int64_t remaining = rows - start;

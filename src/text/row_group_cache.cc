@@ -19,6 +19,12 @@ RowGroupCache::RowGroupCache(std::shared_ptr<const RowGroupSource> source,
       columns_(std::move(columns)),
       max_row_groups_(max_row_groups),
       readahead_(readahead) {
+  group_starts_.reserve(rows_.size());
+  int64_t start = 0;
+  for (const int64_t rows : rows_) {
+    group_starts_.push_back(start);
+    start += rows;
+  }
   if (source_ == nullptr) throw Error("ColumnarDataset: the row group source must not be null");
   if (max_row_groups_ < 1) {
     throw Error("ColumnarDataset: max_row_groups must be >= 1, got " +
@@ -30,25 +36,45 @@ RowGroupCache::RowGroupCache(std::shared_ptr<const RowGroupSource> source,
 }
 
 std::shared_ptr<const DecodedRowGroup> RowGroupCache::Acquire(int64_t group) {
+  return Hold(group, -1).decoded;
+}
+
+HeldRow RowGroupCache::AcquireRow(int64_t group, int64_t row) { return Hold(group, row); }
+
+HeldRow RowGroupCache::Hold(int64_t group, int64_t row) {
   {
     MutexLock lock(&mu_);
     if (!plan_place_.empty()) {
       plan_front_ = std::max(plan_front_, plan_place_[static_cast<size_t>(group)]);
     }
+    if (row >= 0 && !row_uses_left_.empty()) {
+      const int64_t at = group_starts_[static_cast<size_t>(group)] + row;
+      int32_t& uses = row_uses_left_[static_cast<size_t>(at)];
+      if (uses > 0) --uses;  // served: kept for the uses left only
+    }
     while (true) {
       auto it = entries_.find(group);
+      if (it != entries_.end() && it->second.decoded != nullptr) {
+        it->second.last_use = ++clock_;
+        return {it->second.decoded, row};
+      }
+      if (row >= 0) {
+        // Kept when the group was let go: served without reading it again
+        // (nor waiting for a read of it under way).
+        const auto kept = remnants_.find(group);
+        if (kept != remnants_.end()) {
+          const int64_t at = kept->second.Find(row);
+          if (at >= 0) return {kept->second.decoded, at};
+        }
+      }
       if (it == entries_.end()) {
         entries_.emplace(group, Entry{});  // claimed: this thread reads it
         break;
       }
-      if (it->second.decoded != nullptr) {
-        it->second.last_use = ++clock_;
-        return it->second.decoded;
-      }
       read_done_.Wait(&mu_);
     }
   }
-  return ReadClaimed(group, /*ahead=*/false);
+  return {ReadClaimed(group, /*ahead=*/false), row};
 }
 
 void RowGroupCache::ReadAhead(int64_t group) {
@@ -90,9 +116,9 @@ int64_t RowGroupCache::ClaimSequentialLocked(int64_t group) {
   return -1;
 }
 
-int64_t RowGroupCache::ClaimPlannedLocked(Released& released) {
-  // Let go of the groups whose last use is delivered: the plan needs them
-  // no more this epoch.
+void RowGroupCache::ReleasePassedLocked(Released& released) {
+  // The groups whose last use is delivered: the plan needs them no more
+  // this epoch.
   for (auto it = entries_.begin(); it != entries_.end();) {
     const int64_t place = plan_place_[static_cast<size_t>(it->first)];
     const bool passed =
@@ -105,6 +131,20 @@ int64_t RowGroupCache::ClaimPlannedLocked(Released& released) {
       ++it;
     }
   }
+  for (auto it = remnants_.begin(); it != remnants_.end();) {
+    if (it->second.last_use < plan_delivered_ || !AnyUsesLeftLocked(it->first, it->second.rows)) {
+      remnant_bytes_ -= it->second.bytes();
+      remnant_rows_ -= static_cast<int64_t>(it->second.rows.size());
+      released.push_back(std::move(it->second.decoded));
+      it = remnants_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+int64_t RowGroupCache::ClaimPlannedLocked(Released& released) {
+  ReleasePassedLocked(released);
   const auto planned = static_cast<int64_t>(plan_.size());
   const int64_t end = std::min(planned, plan_front_ + 1 + readahead_);
   for (int64_t place = std::max<int64_t>(plan_front_ + 1, 0); place < end; ++place) {
@@ -113,10 +153,14 @@ int64_t RowGroupCache::ClaimPlannedLocked(Released& released) {
     // Into a free place (groups being read count, as they will be held), or
     // that of the held group the plan first needs latest after this one
     // (one the epoch does not need at all first): never that of a group in
-    // use or needed sooner.
+    // use or needed sooner. Failing that, that of the oldest group the plan
+    // has started (before the furthest asked for), when the rows it still
+    // feeds fit in a remnant: it is then not read again.
     if (static_cast<int64_t>(entries_.size()) >= max_row_groups_) {
       auto latest = entries_.end();
+      auto oldest = entries_.end();
       int64_t latest_place = place;
+      int64_t oldest_place = plan_front_;
       for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (it->second.decoded == nullptr) continue;
         int64_t held_place = plan_place_[static_cast<size_t>(it->first)];
@@ -125,11 +169,21 @@ int64_t RowGroupCache::ClaimPlannedLocked(Released& released) {
           latest = it;
           latest_place = held_place;
         }
+        if (held_place < oldest_place) {
+          oldest = it;
+          oldest_place = held_place;
+        }
       }
-      if (latest == entries_.end()) return -1;
-      released.push_back(std::move(latest->second.decoded));
-      entries_.erase(latest);
-      --held_;
+      if (latest != entries_.end()) {
+        released.push_back(std::move(latest->second.decoded));
+        entries_.erase(latest);
+        --held_;
+      } else if (oldest != entries_.end() && !row_last_use_.empty() &&
+                 FitsLocked(PendingLocked(oldest->first, *oldest->second.decoded).bytes)) {
+        LetGoLocked(oldest, released);
+      } else {
+        return -1;
+      }
     }
     entries_.emplace(group, Entry{});
     return group;
@@ -137,16 +191,93 @@ int64_t RowGroupCache::ClaimPlannedLocked(Released& released) {
   return -1;
 }
 
-void RowGroupCache::SetPlan(std::vector<PlannedGroup> plan) {
+RowGroupCache::Pending RowGroupCache::PendingLocked(int64_t group,
+                                                    const DecodedRowGroup& decoded) const {
+  Pending pending;
+  if (row_last_use_.empty()) return pending;
+  const int64_t start = group_starts_[static_cast<size_t>(group)];
+  for (int64_t r = 0; r < decoded.rows; ++r) {
+    const int64_t last = row_last_use_[static_cast<size_t>(start + r)];
+    // Delivered, or served as often as the plan uses it, or not in the plan.
+    if (last < plan_delivered_ || row_uses_left_[static_cast<size_t>(start + r)] == 0) {
+      continue;
+    }
+    pending.rows.push_back(r);
+    pending.last_use = std::max(pending.last_use, last);
+    pending.bytes += sizeof(int64_t);  // the remnant's row number
+    for (size_t c = 0; c < columns_.size(); ++c) {
+      const ColumnSpec& spec = columns_[c];
+      const DecodedColumn& column = decoded.columns[c];
+      if (spec.kind == ColumnKind::kScalar) {
+        pending.bytes += DTypeSize(spec.dtype);
+        continue;
+      }
+      const size_t width = spec.kind == ColumnKind::kBytes ? 1 : DTypeSize(spec.dtype);
+      const int64_t count = column.offsets[static_cast<size_t>(r) + 1] -
+                            column.offsets[static_cast<size_t>(r)];
+      pending.bytes += static_cast<size_t>(count) * width + sizeof(int64_t);
+    }
+  }
+  return pending;
+}
+
+bool RowGroupCache::AnyUsesLeftLocked(int64_t group, const std::vector<int64_t>& rows) const {
+  const int64_t start = group_starts_[static_cast<size_t>(group)];
+  return std::any_of(rows.begin(), rows.end(), [&](int64_t r) {
+    return row_uses_left_[static_cast<size_t>(start + r)] > 0;
+  });
+}
+
+bool RowGroupCache::FitsLocked(size_t bytes) const {
+  if (groups_read_ == 0) return false;
+  const size_t budget =
+      static_cast<size_t>(max_row_groups_) * (bytes_read_ / static_cast<size_t>(groups_read_));
+  return remnant_bytes_ + bytes <= budget;
+}
+
+void RowGroupCache::LetGoLocked(Entries::iterator it, Released& released) {
+  const int64_t group = it->first;
+  std::shared_ptr<const DecodedRowGroup> decoded = std::move(it->second.decoded);
+  entries_.erase(it);
+  --held_;
+  Pending pending = PendingLocked(group, *decoded);
+  // Copied under the lock, so that no Get finds the rows in neither place;
+  // a remnant is small (the rows still waiting to be packed) or not kept.
+  if (!pending.rows.empty() && FitsLocked(pending.bytes) &&
+      remnants_.find(group) == remnants_.end()) {
+    RowGroupRemnant remnant;
+    remnant.decoded =
+        std::make_shared<const DecodedRowGroup>(CopyRows(*decoded, columns_, pending.rows));
+    remnant.rows = std::move(pending.rows);
+    remnant.last_use = pending.last_use;
+    remnant_bytes_ += remnant.bytes();
+    remnant_rows_ += static_cast<int64_t>(remnant.rows.size());
+    remnants_.emplace(group, std::move(remnant));
+  }
+  released.push_back(std::move(decoded));
+}
+
+void RowGroupCache::SetPlan(std::vector<PlannedGroup> plan, std::vector<int64_t> row_last_use,
+                            std::vector<int32_t> row_uses) {
   std::vector<int64_t> place(plan.empty() ? 0 : rows_.size(), -1);
   for (size_t i = 0; i < plan.size(); ++i) {
     place[static_cast<size_t>(plan[i].group)] = static_cast<int64_t>(i);
   }
+  if (plan.empty() || row_uses.size() != row_last_use.size()) {
+    row_last_use.clear();
+    row_uses.clear();
+  }
+  std::map<int64_t, RowGroupRemnant> remnants;  // the last plan's: freed after the lock
   MutexLock lock(&mu_);
   plan_.swap(plan);
   plan_place_.swap(place);
+  row_last_use_.swap(row_last_use);
+  row_uses_left_.swap(row_uses);
   plan_front_ = -1;
   plan_delivered_ = 0;
+  remnants.swap(remnants_);
+  remnant_bytes_ = 0;
+  remnant_rows_ = 0;
 }
 
 void RowGroupCache::PlanProgress(int64_t delivered) {
@@ -182,6 +313,15 @@ std::shared_ptr<const DecodedRowGroup> RowGroupCache::ReadClaimed(int64_t group,
     ++reads_;
     if (ahead) ++reads_ahead_;
     ++held_;
+    bytes_read_ += decoded->bytes();
+    ++groups_read_;
+    // Read whole again: a remnant of it is no longer needed.
+    if (auto kept = remnants_.find(group); kept != remnants_.end()) {
+      remnant_bytes_ -= kept->second.bytes();
+      remnant_rows_ -= static_cast<int64_t>(kept->second.rows.size());
+      released.push_back(std::move(kept->second.decoded));
+      remnants_.erase(kept);
+    }
     Entry& entry = entries_[group];
     entry.decoded = decoded;
     entry.last_use = ++clock_;
@@ -193,16 +333,49 @@ std::shared_ptr<const DecodedRowGroup> RowGroupCache::ReadClaimed(int64_t group,
 
 void RowGroupCache::EvictBeyondLimit(int64_t keep, Released& released) {
   while (held_ > max_row_groups_) {
-    auto oldest = entries_.end();
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->first == keep || it->second.decoded == nullptr) continue;
-      if (oldest == entries_.end() || it->second.last_use < oldest->second.last_use) oldest = it;
+    auto victim = plan_place_.empty() ? entries_.end() : PlannedVictimLocked(keep);
+    if (victim == entries_.end()) {
+      for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->first == keep || it->second.decoded == nullptr) continue;
+        if (victim == entries_.end() || it->second.last_use < victim->second.last_use) {
+          victim = it;
+        }
+      }
     }
-    if (oldest == entries_.end()) return;
-    released.push_back(std::move(oldest->second.decoded));
-    entries_.erase(oldest);
-    --held_;
+    if (victim == entries_.end()) return;
+    LetGoLocked(victim, released);
   }
+}
+
+RowGroupCache::Entries::iterator RowGroupCache::PlannedVictimLocked(int64_t keep) {
+  // The oldest group the plan has started, if the rows it still feeds fit
+  // in a remnant (then it is not read again); else the group the plan needs
+  // latest. Not the least recently used: a group touched for the one
+  // document still waiting in an open row is used recently, and a group
+  // read ahead not yet at all.
+  const auto planned = static_cast<int64_t>(plan_.size());
+  auto oldest = entries_.end();
+  auto latest = entries_.end();
+  int64_t oldest_place = planned;
+  int64_t latest_place = -1;
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->first == keep || it->second.decoded == nullptr) continue;
+    int64_t place = plan_place_[static_cast<size_t>(it->first)];
+    if (place < 0) place = planned;
+    if (place <= plan_front_ && place < oldest_place) {
+      oldest = it;
+      oldest_place = place;
+    }
+    if (place > latest_place) {
+      latest = it;
+      latest_place = place;
+    }
+  }
+  if (oldest != entries_.end() && !row_last_use_.empty() &&
+      FitsLocked(PendingLocked(oldest->first, *oldest->second.decoded).bytes)) {
+    return oldest;
+  }
+  return latest;
 }
 
 int64_t RowGroupCache::reads() const {
@@ -218,6 +391,16 @@ int64_t RowGroupCache::reads_ahead() const {
 int64_t RowGroupCache::held() const {
   MutexLock lock(&mu_);
   return held_;
+}
+
+int64_t RowGroupCache::rows_kept() const {
+  MutexLock lock(&mu_);
+  return remnant_rows_;
+}
+
+int64_t RowGroupCache::kept_bytes() const {
+  MutexLock lock(&mu_);
+  return static_cast<int64_t>(remnant_bytes_);
 }
 
 std::vector<int64_t> RowGroupCache::read_log() const {

@@ -14,10 +14,23 @@
 // of a group in use. Without a plan, the next groups in row order, when the visit looks
 // sequential.
 //
+// Read once per epoch: with a plan that says where each row is last needed
+// (SetPlan's row_last_use), a group let go while some of its rows are still
+// to be delivered keeps those rows, copied out (RowGroupRemnant), until
+// their last use is delivered; a Get of one of them (AcquireRow) is served
+// from there instead of reading the group again. Reading ahead may then
+// also let go of the oldest group the plan has started, when its remnant
+// fits. Packing in file order so reads each group once with a few groups
+// held, whatever the size of a group (the documents still waiting for a
+// row are few).
+//
 // Memory: at most max_row_groups decoded groups held, plus one per thread
-// reading; a group let go stays alive while a Get still copies from it, and
-// is released outside the lock (a source's buffers may need a lock of their
-// own, as Python's, to be freed).
+// reading, plus remnants of at most as many bytes as max_row_groups decoded
+// groups (of the mean size read so far; a remnant that would exceed it is
+// not kept, and its rows read their group again); a group let go stays
+// alive while a Get still copies from it, and is released outside the lock
+// (a source's buffers may need a lock of their own, as Python's, to be
+// freed).
 //
 // Thread safety: every member may be called from any thread.
 #ifndef FEEDLINE_SRC_TEXT_ROW_GROUP_CACHE_H_
@@ -30,11 +43,19 @@
 
 #include "feedline/text/row_group_source.h"
 #include "src/core/mutex.h"
+#include "src/text/row_group_remnant.h"
 #include "src/core/thread_annotations.h"
 
 namespace feedline::text::internal {
 
 using text::PlannedGroup;
+
+// A row served from the cache: row `row` of `decoded` (the group, or the
+// remnant that kept the row).
+struct HeldRow {
+  std::shared_ptr<const DecodedRowGroup> decoded;
+  int64_t row = 0;
+};
 
 class RowGroupCache {
  public:
@@ -47,6 +68,9 @@ class RowGroupCache {
   // thread reads it. Throws what the source's Read throws (each caller that
   // finds no group held reads it again, so each sees the error).
   std::shared_ptr<const DecodedRowGroup> Acquire(int64_t group);
+  // Row `row` of group `group`: from the group (as Acquire), or from the
+  // remnant that kept it when the group was let go.
+  HeldRow AcquireRow(int64_t group, int64_t row);
 
   // After a Get of a row of `group`: reads the first group the visit needs
   // next that is neither held nor being read, if any (see the top). A failed
@@ -55,8 +79,14 @@ class RowGroupCache {
   void ReadAhead(int64_t group);
 
   // The epoch's plan, in first-use order (each group once); empty: none,
-  // read ahead in row order. Replaces the last plan and its progress.
-  void SetPlan(std::vector<PlannedGroup> plan);
+  // read ahead in row order. row_last_use: where the plan's order last
+  // needs each row of the source (-1: not at all), and row_uses how many
+  // times it asks for it; or both empty (then no remnants are kept). A row
+  // is still to be delivered while its last use is not delivered and it has
+  // been served (AcquireRow) fewer times than it is used. Replaces the last
+  // plan, its progress and the remnants.
+  void SetPlan(std::vector<PlannedGroup> plan, std::vector<int64_t> row_last_use = {},
+               std::vector<int32_t> row_uses = {});
   // The first `delivered` samples of the plan's order are delivered. Only
   // records it (called under the loader's lock: it must not read or free).
   void PlanProgress(int64_t delivered);
@@ -64,6 +94,8 @@ class RowGroupCache {
   int64_t reads() const;        // Read calls so far
   int64_t reads_ahead() const;  // of them, by ReadAhead
   int64_t held() const;         // decoded groups held now
+  int64_t rows_kept() const;    // rows held in remnants now
+  int64_t kept_bytes() const;   // the bytes they hold
   // The groups read so far, in the order their reads began (for tests
   // and traces: the first kReadLogSize of them).
   std::vector<int64_t> read_log() const;
@@ -76,6 +108,17 @@ class RowGroupCache {
   };
 
   using Released = std::vector<std::shared_ptr<const DecodedRowGroup>>;
+  using Entries = std::map<int64_t, Entry>;
+
+  // The rows of a held group still to be delivered, and their bytes.
+  struct Pending {
+    std::vector<int64_t> rows;
+    size_t bytes = 0;
+    int64_t last_use = -1;
+  };
+
+  // Group `group` whole (row < 0) or row `row` of it (a remnant may serve it).
+  HeldRow Hold(int64_t group, int64_t row);
 
   // Reads `group`, which this thread claimed (its entry is in `entries_`,
   // without data), and stores it, evicting to the limit.
@@ -83,6 +126,16 @@ class RowGroupCache {
   // Let go of the least recently used groups beyond the limit (never
   // `keep`), into `released`, to be freed once the lock is let go.
   void EvictBeyondLimit(int64_t keep, Released& released) REQUIRES(mu_);
+  // With a plan, the held group to let go first (not `keep`), or end().
+  Entries::iterator PlannedVictimLocked(int64_t keep) REQUIRES(mu_);
+  // Lets go of a held group, keeping its pending rows when they fit.
+  void LetGoLocked(Entries::iterator it, Released& released) REQUIRES(mu_);
+  Pending PendingLocked(int64_t group, const DecodedRowGroup& decoded) const REQUIRES(mu_);
+  // Whether `bytes` more fit in the remnants' budget.
+  bool FitsLocked(size_t bytes) const REQUIRES(mu_);
+  bool AnyUsesLeftLocked(int64_t group, const std::vector<int64_t>& rows) const REQUIRES(mu_);
+  // Lets go of the groups and remnants the plan has passed.
+  void ReleasePassedLocked(Released& released) REQUIRES(mu_);
   // The plan's next group to read ahead (claimed), or -1. Lets go of the
   // groups the plan has passed.
   int64_t ClaimPlannedLocked(Released& released) REQUIRES(mu_);
@@ -92,13 +145,20 @@ class RowGroupCache {
 
   const std::shared_ptr<const RowGroupSource> source_;
   const std::vector<int64_t> rows_;
+  std::vector<int64_t> group_starts_;  // the first row of each group
   const std::vector<ColumnSpec> columns_;
   const int64_t max_row_groups_;
   const int64_t readahead_;
 
   mutable feedline::internal::Mutex mu_;
   feedline::internal::CondVar read_done_;
-  std::map<int64_t, Entry> entries_ GUARDED_BY(mu_);
+  Entries entries_ GUARDED_BY(mu_);
+  std::map<int64_t, RowGroupRemnant> remnants_ GUARDED_BY(mu_);
+  size_t remnant_bytes_ GUARDED_BY(mu_) = 0;
+  int64_t remnant_rows_ GUARDED_BY(mu_) = 0;
+  // The bytes and number of groups read, for the remnants' budget.
+  size_t bytes_read_ GUARDED_BY(mu_) = 0;
+  int64_t groups_read_ GUARDED_BY(mu_) = 0;
   uint64_t clock_ GUARDED_BY(mu_) = 0;
   int64_t reads_ GUARDED_BY(mu_) = 0;
   int64_t reads_ahead_ GUARDED_BY(mu_) = 0;
@@ -112,6 +172,8 @@ class RowGroupCache {
   std::vector<int64_t> plan_place_ GUARDED_BY(mu_);
   int64_t plan_front_ GUARDED_BY(mu_) = -1;
   int64_t plan_delivered_ GUARDED_BY(mu_) = 0;
+  std::vector<int64_t> row_last_use_ GUARDED_BY(mu_);
+  std::vector<int32_t> row_uses_left_ GUARDED_BY(mu_);
 };
 
 }  // namespace feedline::text::internal

@@ -49,6 +49,28 @@ TEST(ColumnarDatasetTest, EveryColumnFillsItsFieldRowByRowAcrossGroups) {
   EXPECT_THROW(rows.Length(0), Error);
 }
 
+TEST(ColumnarDatasetTest, GetListGivesAListRowInPlace) {
+  auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>{3, 4});
+  ColumnarDataset rows(source, MemoryRowGroups::Columns());
+  ASSERT_EQ(rows.ListColumn("input_ids"), 0);
+  EXPECT_EQ(rows.ListColumn("id"), -1);  // a scalar column
+  EXPECT_EQ(rows.ListColumn("text"), -1);
+  for (int64_t i = 0; i < 7; ++i) {
+    const ListRow list = rows.GetList(i, 0);
+    ASSERT_EQ(list.dtype, DType::kI32);
+    const auto* values = static_cast<const int32_t*>(list.data);
+    std::vector<int64_t> expected;
+    for (int64_t t = 0; t < i % 4; ++t) expected.push_back(i + t);
+    EXPECT_EQ(std::vector<int64_t>(values, values + list.size), expected) << "row " << i;
+    EXPECT_NE(list.owner, nullptr);
+  }
+  EXPECT_EQ(rows.row_group_reads(), 2);
+  EXPECT_THROW(rows.GetList(0, 1), Error);  // not a list column
+  source->failing = 0;
+  ColumnarDataset failing(source, MemoryRowGroups::Columns());
+  EXPECT_THROW(failing.GetList(0, 0), SampleError);
+}
+
 TEST(ColumnarDatasetTest, ARowMapSelectsAndReordersRowsWithTheirLengths) {
   auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>{4, 4});
   ColumnarOptions options;

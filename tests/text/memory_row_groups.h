@@ -14,10 +14,13 @@
 
 namespace feedline::text::testing {
 
-// Row r holds tokens {r, r + 1, ..., r + r % 4 - 1} (r % 4 of them) and id 100 + r.
+// Row r holds tokens {r, r + 1, ..., r + r % 4 - 1} (r % 4 of them) and id 100 + r;
+// or, given `lengths`, lengths[r] tokens numbered on from the rows before it
+// (0, 1, ... across all rows: every token unique).
 class MemoryRowGroups : public RowGroupSource {
  public:
-  explicit MemoryRowGroups(std::vector<int64_t> rows) : rows_(std::move(rows)) {}
+  explicit MemoryRowGroups(std::vector<int64_t> rows, std::vector<int64_t> lengths = {})
+      : rows_(std::move(rows)), lengths_(std::move(lengths)) {}
 
   std::vector<int64_t> RowsPerGroup() const override { return rows_; }
   std::string Describe(int64_t group) const override {
@@ -28,13 +31,20 @@ class MemoryRowGroups : public RowGroupSource {
     if (group == failing) throw Error(Describe(group) + ": unreadable");
     int64_t first = 0;
     for (int64_t g = 0; g < group; ++g) first += rows_[static_cast<size_t>(g)];
+    int64_t token = 0;  // the first token of row `first`, given lengths
+    for (int64_t r = 0; r < first && !lengths_.empty(); ++r) {
+      token += lengths_[static_cast<size_t>(r)];
+    }
     DecodedRowGroup out;
     out.rows = rows_[static_cast<size_t>(group)];
     std::vector<std::byte> tokens, ids;
     std::vector<int64_t> offsets{0};
     for (int64_t r = first; r < first + out.rows; ++r) {
-      for (int64_t t = 0; t < r % 4; ++t) Append(tokens, static_cast<int32_t>(r + t));
-      offsets.push_back(offsets.back() + r % 4);
+      const int64_t count = lengths_.empty() ? r % 4 : lengths_[static_cast<size_t>(r)];
+      for (int64_t t = 0; t < count; ++t) {
+        Append(tokens, static_cast<int32_t>(lengths_.empty() ? r + t : token++));
+      }
+      offsets.push_back(offsets.back() + count);
       Append(ids, static_cast<int64_t>(100 + r));
     }
     out.columns = {DecodedColumn::Owning(std::move(tokens), std::move(offsets)),
@@ -59,6 +69,7 @@ class MemoryRowGroups : public RowGroupSource {
   }
 
   std::vector<int64_t> rows_;
+  std::vector<int64_t> lengths_;
 };
 
 }  // namespace feedline::text::testing

@@ -12,8 +12,10 @@
 
 #include "feedline/data_loader.h"
 #include "feedline/error.h"
+#include "feedline/text/columnar_dataset.h"
 #include "feedline/text/pack_batch_sampler.h"
 #include "feedline/text/token_dataset.h"
+#include "text/memory_row_groups.h"
 
 namespace feedline::text {
 namespace {
@@ -280,6 +282,68 @@ TEST(PackedDatasetTest, ResumesMidEpochWithTheSameRows) {
   auto tail = Epoch(*second);
   head.insert(head.end(), tail.begin(), tail.end());
   EXPECT_EQ(head, expected);
+}
+
+// Documents read from row groups (a ColumnarDataset, as Parquet files are)
+// packed in file order: groups of 30 documents, 2 held, while the rows still
+// open hold documents of more groups than that.
+struct GroupedLoader {
+  std::shared_ptr<testing::MemoryRowGroups> source;
+  std::shared_ptr<ColumnarDataset> documents;
+  std::unique_ptr<DataLoader> loader;
+};
+
+GroupedLoader PackGroups(int workers) {
+  const std::vector<int64_t> lengths = DocumentLengths(600);
+  GroupedLoader out;
+  out.source = std::make_shared<testing::MemoryRowGroups>(std::vector<int64_t>(20, 30), lengths);
+  ColumnarOptions columnar;
+  columnar.max_row_groups = 2;
+  columnar.lengths = lengths;
+  out.documents = std::make_shared<ColumnarDataset>(
+      out.source, testing::MemoryRowGroups::Columns(), columnar);
+  PackOptions options;
+  options.seq_len = 128;
+  options.open_rows = 8;
+  auto schedule = Schedule(lengths, options);
+  LoaderOptions loader;
+  loader.batch_sampler = std::make_shared<PackBatchSampler>(schedule, 4, false);
+  loader.num_workers = workers;
+  out.loader = std::make_unique<DataLoader>(
+      std::make_shared<PackedDataset>(out.documents, schedule), loader);
+  return out;
+}
+
+TEST(PackedDatasetTest, DocumentsFromRowGroupsReadEachGroupOnceAnEpoch) {
+  const std::vector<int64_t> lengths = DocumentLengths(600);
+  const int64_t total = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+  std::vector<std::vector<int64_t>> first_epoch;
+  for (int workers : {0, 2}) {
+    GroupedLoader packed = PackGroups(workers);
+    for (int epoch = 0; epoch < 2; ++epoch) {
+      const auto rows = Epoch(*packed.loader);
+      EXPECT_EQ(packed.source->reads, 20 * (epoch + 1)) << workers << " workers";
+      if (first_epoch.empty()) first_epoch = rows;
+      EXPECT_EQ(rows, first_epoch) << workers << " workers";
+    }
+    EXPECT_LE(packed.documents->row_groups_held(), 2);
+  }
+  std::vector<int64_t> tokens;
+  for (const auto& row : first_epoch) tokens.insert(tokens.end(), row.begin(), row.end());
+  std::sort(tokens.begin(), tokens.end());
+  std::vector<int64_t> expected(static_cast<size_t>(total));
+  std::iota(expected.begin(), expected.end(), 0);
+  EXPECT_EQ(tokens, expected);
+
+  // Resumed mid-epoch: the rest of the epoch reads each group it needs once.
+  GroupedLoader first = PackGroups(2);
+  auto head = Epoch(*first.loader, /*max_batches=*/20);
+  GroupedLoader second = PackGroups(2);
+  second.loader->Restore(first.loader->state());
+  auto tail = Epoch(*second.loader);
+  head.insert(head.end(), tail.begin(), tail.end());
+  EXPECT_EQ(head, first_epoch);
+  EXPECT_LE(second.source->reads, 20);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -100,6 +101,54 @@ TEST(RowGroupCacheTest, AFailedReadIsEveryCallersErrorAndNotKept) {
   source->failing = -1;
   EXPECT_EQ(cache.Acquire(1)->rows, 2);
   EXPECT_EQ(cache.held(), 2);
+}
+
+TEST(RowGroupCacheTest, RowsAGroupStillFeedsAreKeptWhenItIsLetGo) {
+  auto source = Groups({4, 4, 4});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 1, 0);
+  // The order: rows 0-2 of group 0, group 1, row 3 of group 0 last (as a
+  // document waits in a row still open), then group 2.
+  cache.SetPlan({{0, 0, 7}, {1, 3, 6}, {2, 8, 11}},
+                {0, 1, 2, 7, 3, 4, 5, 6, 8, 9, 10, 11}, std::vector<int32_t>(12, 1));
+  for (int64_t row : {0, 1, 2}) EXPECT_EQ(cache.AcquireRow(0, row).row, row);
+  // Nothing delivered yet, but rows 0-2 were served as often as the plan
+  // uses them: only row 3 is kept.
+  for (int64_t row : {0, 1, 2, 3}) cache.AcquireRow(1, row);  // group 0 let go
+  EXPECT_EQ(cache.rows_kept(), 1);
+  EXPECT_GT(cache.kept_bytes(), 0);
+  const HeldRow kept = cache.AcquireRow(0, 3);  // from the remnant: not read again
+  EXPECT_EQ(source->reads, 2);
+  EXPECT_EQ(kept.row, 0);
+  EXPECT_EQ(kept.decoded->rows, 1);
+  int64_t id = 0;
+  std::memcpy(&id, kept.decoded->columns[1].values.data(), sizeof(id));
+  EXPECT_EQ(id, 103);
+  // Delivered past its last use: let go as the plan moves on.
+  cache.PlanProgress(8);
+  cache.ReadAhead(1);
+  EXPECT_EQ(cache.rows_kept(), 0);
+  // A row the plan no longer needs was not kept: asking for it reads again.
+  cache.AcquireRow(0, 0);
+  EXPECT_EQ(source->reads, 3);
+}
+
+TEST(RowGroupCacheTest, RemnantsStayWithinMaxRowGroupsOfBytes) {
+  auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>{4, 4, 4},
+                                                  std::vector<int64_t>{40, 40, 40, 40, 1, 1, 1,
+                                                                       1, 1, 1, 1, 1});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 1, 0);
+  // Three long rows of group 0 are needed after group 1: more bytes than
+  // the mean group read, so they are not kept.
+  const auto group_bytes = static_cast<int64_t>(source->Read(0).bytes());
+  cache.SetPlan({{0, 0, 11}, {1, 1, 4}, {2, 5, 7}},
+                {0, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 11}, std::vector<int32_t>(12, 1));
+  cache.AcquireRow(0, 0);
+  cache.PlanProgress(1);
+  cache.AcquireRow(1, 0);
+  EXPECT_EQ(cache.rows_kept(), 0);
+  EXPECT_LE(cache.kept_bytes(), group_bytes);
+  cache.AcquireRow(0, 1);  // not kept: read again
+  EXPECT_EQ(source->reads, 4);  // with the Read above
 }
 
 TEST(RowGroupCacheTest, BadOptionsAreRefused) {

@@ -21,6 +21,10 @@
 // groups) finds each group decoded by the time it is asked for. Without a
 // plan (the dataset used outside a loader), a Get whose visit looks
 // sequential (g - 1 still held) reads the next groups after g in row order.
+// The rows a group still feeds when it must make room are kept, copied out,
+// until the order's last use of them is delivered (within a budget of
+// max_row_groups groups' bytes), so an order that visits the groups one
+// after another, as packing in file order does, reads each group once.
 // A random order over the whole dataset reads a group for most rows unless
 // max_row_groups holds them all.
 //
@@ -43,6 +47,7 @@ namespace feedline::text {
 
 namespace internal {
 class RowGroupCache;
+struct HeldRow;
 }
 
 struct FEEDLINE_EXPORT ColumnarOptions {
@@ -50,6 +55,15 @@ struct FEEDLINE_EXPORT ColumnarOptions {
   int64_t readahead = 1;       // groups read ahead of a sequential visit
   std::vector<int64_t> row_map;  // the row of each sample; empty: 0, 1, ...
   std::vector<int64_t> lengths;  // each sample's Length; empty: none
+};
+
+// A list row of a decoded row group, in place: `size` values of `dtype`
+// (kI32 or kI64, as decoded) at `data`, alive while `owner` is held.
+struct FEEDLINE_EXPORT ListRow {
+  std::shared_ptr<const DecodedRowGroup> owner;
+  const void* data = nullptr;
+  int64_t size = 0;
+  DType dtype = DType::kI64;
 };
 
 class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
@@ -68,6 +82,12 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   // Throws SampleError (kIo, naming the row group) when its group cannot be
   // read.
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
+  // Sample `index`'s list column `column` (an index into columns(), of kind
+  // kList) in place, without a copy: how a PackedDataset reads its
+  // documents. Throws as Get does; Error for a column that is not a list.
+  ListRow GetList(int64_t index, size_t column) const;
+  // The index in columns() of the list column filling `field`, or -1.
+  int64_t ListColumn(const std::string& field) const;
   std::string Source(int64_t index) const override;
   // Throws Error when no lengths were given.
   int64_t Length(int64_t index) const override;
@@ -88,10 +108,17 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   int64_t row_group_reads() const;
   int64_t row_group_reads_ahead() const;
   int64_t row_groups_held() const;
+  // Rows kept from groups let go before the plan's last use of them, and
+  // their bytes (now).
+  int64_t rows_kept() const;
+  int64_t kept_bytes() const;
   // The row groups in the order their reads began (the first 4096).
   std::vector<int64_t> row_group_read_log() const;
 
  private:
+  // The decoded row of sample `index` (its group in `group`); throws as Get.
+  internal::HeldRow Hold(int64_t index, int64_t& group) const;
+
   std::shared_ptr<const RowGroupSource> source_;
   std::vector<ColumnSpec> columns_;
   std::vector<int64_t> group_starts_;  // first row of each group, then the rows

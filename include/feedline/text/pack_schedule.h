@@ -18,6 +18,7 @@
 #ifndef FEEDLINE_TEXT_PACK_SCHEDULE_H_
 #define FEEDLINE_TEXT_PACK_SCHEDULE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -54,6 +55,12 @@ class FEEDLINE_EXPORT PackSchedule {
   // The length document `document` was planned with. REQUIRES: 0 <= document <
   // num_documents().
   int64_t length(int64_t document) const { return lengths_[static_cast<size_t>(document)]; }
+  // The epoch whose rows a PackBatchSampler over this schedule planned last
+  // (the loader's epoch): the loader tells its PackedDataset the order of
+  // that epoch's rows (Dataset::EpochOrder), without the epoch.
+  void NotePlannedEpoch(int64_t epoch) const { planned_epoch_.store(epoch); }
+  int64_t planned_epoch() const { return planned_epoch_.load(); }
+
   // At least as many rows as any epoch packs into, whatever its order: a
   // row holds at least one piece, and this counts the most pieces the
   // documents can be cut into.
@@ -67,6 +74,7 @@ class FEEDLINE_EXPORT PackSchedule {
   PackOptions options_;
   int64_t max_rows_ = 0;
   std::unique_ptr<Cache> cache_;
+  mutable std::atomic<int64_t> planned_epoch_{0};
 };
 
 }  // namespace feedline::text

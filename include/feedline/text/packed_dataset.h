@@ -22,8 +22,15 @@
 //                                 row's token count repeated (zero-length
 //                                 segments), for variable-length attention
 // The source's samples must have a 1-D integer field named `tokens_field`
-// whose length is the source's Length(i); documents of a TokenDataset are
-// read in place, others through Get.
+// whose length is the source's Length(i); documents of a TokenDataset, and
+// the list column of a ColumnarDataset (Parquet, Arrow), are read in place,
+// others through Get.
+//
+// Told the loader's order of rows (EpochOrder, EpochProgress), it tells its
+// documents the order the rows read them in (each row's pieces in turn, of
+// the epoch its PackBatchSampler planned) and how far that order is
+// delivered: a ColumnarDataset of documents (Parquet) then reads each row
+// group ahead of need, and once (docs/text.md).
 //
 // The number of rows differs a little between epochs, and a dataset's size
 // must bound its indices in every epoch (worker processes check it), so
@@ -31,13 +38,14 @@
 // substitute the error policy draws asks for one) is row index % rows. The
 // loader's batches, from the PackBatchSampler, ask for the epoch's rows only.
 //
-// Thread safety: immutable after construction (the schedule is safe to
-// share); Get may run on any number of threads.
+// Thread safety: Get may run on any number of threads; the order told by
+// the loader is locked inside.
 #ifndef FEEDLINE_TEXT_PACKED_DATASET_H_
 #define FEEDLINE_TEXT_PACKED_DATASET_H_
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,6 +55,7 @@
 
 namespace feedline::text {
 
+class ColumnarDataset;
 class TokenDataset;
 
 struct FEEDLINE_EXPORT PackedRowOptions {
@@ -67,15 +76,35 @@ class FEEDLINE_EXPORT PackedDataset : public Dataset {
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
+  void EpochOrder(std::span<const int64_t> order) const override;
+  void EpochProgress(int64_t delivered) const override;
 
   const std::shared_ptr<const PackSchedule>& schedule() const { return schedule_; }
 
  private:
+  class DocumentBuffer;
+  // A document's tokens, whole: int32 or int64 values in place (or in the
+  // buffer, read through Get).
+  struct DocumentTokens {
+    const int32_t* narrow = nullptr;
+    const int64_t* wide = nullptr;
+    int64_t size = 0;
+  };
+  // Throws SampleError (naming the document, for packed row `row`) for a
+  // document without the token field or with tokens beyond 32 bits.
+  DocumentTokens Tokens(int64_t document, int64_t row, SampleContext& ctx,
+                        DocumentBuffer& buffer) const;
+
   std::shared_ptr<const Dataset> documents_;
   const TokenDataset* tokens_;  // documents_ when it is one: read in place
+  const ColumnarDataset* columnar_;  // documents_ when it is one with the field as a list
+  int64_t columnar_column_ = -1;     // that list column
   std::shared_ptr<const PackSchedule> schedule_;
   PackedRowOptions options_;
   int64_t size_;
+  // Where each row of the loader's order ends in its documents' order.
+  struct DocumentOrder;
+  std::shared_ptr<DocumentOrder> document_order_;
 };
 
 }  // namespace feedline::text

@@ -281,9 +281,13 @@ class ParquetDataset(ColumnarSamples):
                       read once at construction to count them. None of
                       either: no lengths (then no pack= and no
                       DynamicBatchSampler).
-      max_row_groups  decoded row groups held at most (the least recently
-                      used let go first); memory is about
-                      (max_row_groups + num_workers) decoded row groups.
+      max_row_groups  decoded row groups held at most (with the loader's
+                      plan, the ones it has passed or needs latest let go
+                      first, else the least recently used); memory is about
+                      (max_row_groups + num_workers) decoded row groups,
+                      plus at most max_row_groups groups' bytes of rows
+                      kept from groups let go while the plan still needs
+                      them (documents waiting in rows still open, pack=).
       readahead       row groups read ahead of need: the next ones the
                       loader's epoch order needs (see docs/text.md).
       remote          for URLs: a dict of the storage layer's options
@@ -444,13 +448,16 @@ class ParquetDataset(ColumnarSamples):
 
     def stats(self):
         """Row groups read so far, those of them read ahead of need, and
-        those held now; with a node cache (remote cache_dir), the files this
+        those held now; the rows kept from groups let go while the epoch's
+        order still needs them (rows_kept, kept_bytes: docs/text.md); with a node cache (remote cache_dir), the files this
         process downloaded into it (file_downloads), the downloads fetching
         ahead started (file_prefetches) and the most bytes fetched ahead at
         once (prefetch_peak_bytes)."""
         stats = {"row_group_reads": self._native.row_group_reads,
                  "row_group_reads_ahead": self._native.row_group_reads_ahead,
-                 "row_groups_held": self._native.row_groups_held}
+                 "row_groups_held": self._native.row_groups_held,
+                 "rows_kept": self._native.rows_kept,
+                 "kept_bytes": self._native.kept_bytes}
         if self._cache is not None:
             stats.update(file_downloads=self._cache.downloads,
                          file_prefetches=self._cache.prefetches,

@@ -71,7 +71,7 @@ def test_row_groups_are_read_lazily_once_each_in_a_sequential_epoch(tmp_path):
     ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids", "id"],
                            max_row_groups=3)
     assert ds.stats() == {"row_group_reads": 0, "row_group_reads_ahead": 0,
-                          "row_groups_held": 0}
+                          "row_groups_held": 0, "rows_kept": 0, "kept_bytes": 0}
     loader = io.DataLoader(ds, batch_size=5, num_workers=2)
     ids = []
     for batch in loader:
@@ -136,6 +136,47 @@ def test_a_parquet_dataset_packs_every_token_once_for_any_worker_count(tmp_path)
         epochs.append(tokens)
     assert epochs[0] == epochs[1]
     assert sorted(epochs[0]) == sorted(np.concatenate(data["input_ids"]).tolist())
+
+
+def test_packing_in_file_order_reads_each_row_group_once_an_epoch(tmp_path):
+    """pack= tells the documents' dataset the order its rows read them in, so
+    that at the default settings (max_row_groups=4, readahead=1, best_fit
+    over 64 open rows) each row group is read once an epoch, with 0 and 2
+    workers and after a resume, though the rows still open hold documents of
+    more groups than are held: the few they still need are kept."""
+    data = rows(2000, seed=6)
+    write(str(tmp_path), data, files=2, row_group_size=100)
+
+    def loader_of(workers):
+        ds = io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["input_ids"])
+        return ds, io.DataLoader(ds, batch_size=4, num_workers=workers, seed=3,
+                                 pack=io.PackOptions(64))
+
+    def tokens(batch):
+        return batch["input_ids"][batch["segment_ids"] != 0].tolist()
+
+    epochs = {}
+    for workers in (0, 2):
+        ds, loader = loader_of(workers)
+        assert ds.num_row_groups == 20
+        for epoch in range(2):
+            epochs[workers, epoch] = [tokens(b) for b in loader]
+            assert ds.stats()["row_group_reads"] == 20 * (epoch + 1), (workers, epoch)
+        stats = ds.stats()
+        assert stats["row_groups_held"] <= 4
+        # The rows kept for rows still open are let go as the plan passes them.
+        assert stats["rows_kept"] == 0 and stats["kept_bytes"] == 0
+    assert epochs[0, 0] == epochs[2, 0] == epochs[0, 1] == epochs[2, 1]
+    assert sorted(sum(epochs[0, 0], [])) == sorted(np.concatenate(data["input_ids"]).tolist())
+
+    _, first = loader_of(2)
+    it = iter(first)
+    head = [tokens(next(it)) for _ in range(40)]
+    state = first.state_dict()
+    resumed_ds, resumed = loader_of(2)
+    resumed.load_state_dict(state)
+    assert head + [tokens(b) for b in resumed] == epochs[0, 0]
+    assert resumed_ds.stats()["row_group_reads"] <= 20
 
 
 def test_token_budget_batches_over_a_length_column(tmp_path):
@@ -216,6 +257,24 @@ def test_a_row_group_with_nulls_is_a_sample_error_naming_it(tmp_path):
     with pytest.raises(feedline.SampleError,
                        match=r"nulls\.parquet, row group 1: column 'input_ids' has 1 null rows"):
         ds[3]
+
+
+def test_an_int64_token_beyond_32_bits_is_a_sample_error_naming_the_document(tmp_path):
+    """Packing reads an int64 token column in place, and refuses a token
+    TokenDataset would refuse."""
+    path = str(tmp_path / "wide.parquet")
+    tokens = [[1, 2, 3], [4, 2**40, 6], [7, 8]]
+    pq.write_table(pa.table({"input_ids": pa.array(tokens, pa.list_(pa.int64()))}), path)
+    ds = io.ParquetDataset(path)
+    loader = io.DataLoader(ds, batch_size=1, pack=io.PackOptions(4))
+    with pytest.raises(feedline.SampleError,
+                       match=r"document 1 \(.*wide\.parquet, row group 0, row 1\)\): schema: "
+                             r"field \"input_ids\" holds token 1099511627776 at 1, which does "
+                             r"not fit in 32 bits"):
+        list(loader)
+    packed = io.DataLoader(ds, batch_size=1, pack=io.PackOptions(4), error_policy="skip")
+    assert sorted(t for b in packed for t in b["input_ids"][b["segment_ids"] != 0].tolist()) \
+        == [1, 2, 3, 7, 8]
 
 
 @pytest.mark.parametrize("error", [-2, +3])
