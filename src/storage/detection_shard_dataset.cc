@@ -131,7 +131,9 @@ void DetectionShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) 
       [&](size_t i, const vision::PlanGeometry& geometry, uint8_t* mask) {
         const vision::DetectionObject& o = *sources[kept[i]];
         if (o.segmentation == vision::CocoSegmentation::kPolygons) {
-          for (uint32_t k = 0; k < o.count; ++k) geometry.FillPolygon(record.polygon(o.first + k), mask);
+          for (uint32_t k = 0; k < o.count; ++k) {
+            geometry.FillPolygon(record.polygon(o.first + k), mask);
+          }
         } else if (o.segmentation == vision::CocoSegmentation::kRle) {
           vision::CheckMaskSize(record.masks[o.first], plan, name, index);
           geometry.FillRle(record.masks[o.first], mask);

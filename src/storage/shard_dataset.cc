@@ -242,8 +242,9 @@ ShardDataset::Record ShardDataset::ReadRecord(int64_t index, std::vector<uint8_t
   // The member's header and its bytes in one positioned read (one ranged
   // GET for a remote pack), checked: its tar header, then its CRC-32C. A
   // store that can repair its copy (the node's cache) reads them again.
-  const size_t want = static_cast<size_t>(
-      annotation_size == 0 ? kTarBlock + size : annotation_at + annotation_size - offset + kTarBlock);
+  const size_t want = static_cast<size_t>(annotation_size == 0
+                                              ? kTarBlock + size
+                                              : annotation_at + annotation_size - offset + kTarBlock);
   bytes.resize(want);
   const std::string name =
       key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
@@ -254,8 +255,12 @@ ShardDataset::Record ShardDataset::ReadRecord(int64_t index, std::vector<uint8_t
     uint64_t annotation_at;  // in the bytes read; 0: none
     uint64_t annotation_size;
     uint32_t annotation_crc;
-  } expected{name,          size, crcs_[i], annotation_size == 0 ? 0 : annotation_at - offset + kTarBlock,
-             annotation_size, annotation_crcs_[i]};
+  } expected{name,
+             size,
+             crcs_[i],
+             annotation_size == 0 ? 0 : annotation_at - offset + kTarBlock,
+             annotation_size,
+             annotation_crcs_[i]};
   // Captures one pointer: no allocation per record.
   const PackStore::RangeCheck check = [&expected](const uint8_t* read) -> std::string {
     std::string problem = CheckTarHeader(read, expected.name, expected.size);

@@ -170,7 +170,8 @@ TEST_F(DetectionShardDatasetTest, AnnotationsThatDoNotDecodeAreAFailedSampleNami
   {
     ShardWriter writer(dir_ / "shard-000000.tar", dir_ / "shard-000000.idx", 0);
     writer.Add("000000000", image, vision::ImageFormat::kJpeg, 0, {},
-               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(good.data()), good.size()));
+               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(good.data()),
+                                        good.size()));
     writer.Add("000000001", image, vision::ImageFormat::kJpeg, 0, {},
                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
     writer.Finish();

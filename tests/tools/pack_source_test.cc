@@ -37,8 +37,12 @@ std::string ObjectsOf(const Dataset& data, int64_t index) {
   const Tensor& boxes = sample["boxes"];
   const Tensor& labels = sample["labels"];
   std::string text = "id " + std::to_string(*sample["image_id"].data<int64_t>());
-  for (int64_t i = 0; i < boxes.elements(); ++i) text += " " + std::to_string(boxes.data<float>()[i]);
-  for (int64_t i = 0; i < labels.elements(); ++i) text += " l" + std::to_string(labels.data<int64_t>()[i]);
+  for (int64_t i = 0; i < boxes.elements(); ++i) {
+    text += " " + std::to_string(boxes.data<float>()[i]);
+  }
+  for (int64_t i = 0; i < labels.elements(); ++i) {
+    text += " l" + std::to_string(labels.data<int64_t>()[i]);
+  }
   return text;
 }
 

@@ -37,7 +37,9 @@ DetectionRecord ThreeKinds() {
   return r;
 }
 
-std::vector<uint8_t> Bytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
+std::vector<uint8_t> Bytes(const std::string& s) {
+  return std::vector<uint8_t>(s.begin(), s.end());
+}
 
 TEST(DetectionRecordTest, DecodingGivesBackWhatWasEncoded) {
   const DetectionRecord r = ThreeKinds();
