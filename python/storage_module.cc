@@ -13,6 +13,7 @@
 #include "feedline/storage/hdf5_dataset.h"
 #include "feedline/storage/pack.h"
 #include "feedline/vision/pipeline.h"
+#include "tools/pack_source.h"
 
 namespace py = pybind11;
 
@@ -73,7 +74,7 @@ void BindStorage(py::module_& m) {
         storage::PackResult result;
         {
           py::gil_scoped_release release;
-          result = storage::PackSource(source, out, options);
+          result = cli::PackAnySource(source, out, options);
         }
         py::dict info;
         info["records"] = result.records;

@@ -16,6 +16,7 @@
 #include "feedline/error.h"
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
+#include "feedline/storage/detection_shard_dataset.h"
 #include "feedline/storage/shard_dataset.h"
 #include "feedline/storage/shard_order_sampler.h"
 #include "feedline/synth/encode.h"
@@ -640,6 +641,59 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<storage::ShardDataset>(),
                               py::make_tuple(d.shards(), d.pipeline(), d.classes(),
                                              d.remote_options()));
+      });
+  py::class_<storage::DetectionShardDataset, Dataset,
+             std::shared_ptr<storage::DetectionShardDataset>>(v, "DetectionShardDataset")
+      // `shards`: what ShardDataset::Find takes, each (a folder, a glob, a
+      // brace list, a URL, or one shard as __reduce__ gives them); the GIL
+      // is released while they are found and their indexes read.
+      .def(py::init([](const std::vector<std::string>& shards, Pipeline pipeline, bool masks,
+                       bool source_masks, bool keep_crowd, bool skip_empty,
+                       int64_t size_divisibility, MosaicTuple mosaic,
+                       const storage::RemoteOptions& remote) {
+             std::vector<std::string> index_files;
+             for (const std::string& shard : shards) {
+               for (std::string& index : storage::ShardDataset::Find(shard, remote)) {
+                 index_files.push_back(std::move(index));
+               }
+             }
+             storage::DetectionShardOptions options;
+             options.masks = masks;
+             options.source_masks = source_masks;
+             options.keep_crowd = keep_crowd;
+             options.skip_empty = skip_empty;
+             options.size_divisibility = size_divisibility;
+             if (mosaic) {
+               const auto& [size, scale, translate, p] = *mosaic;
+               options.mosaic = vision::MosaicOptions{size, scale, translate, p};
+             }
+             options.remote = remote;
+             return std::make_shared<storage::DetectionShardDataset>(
+                 std::move(index_files), std::move(pipeline), options);
+           }),
+           py::arg("shards"), py::arg("pipeline"), py::arg("masks") = false,
+           py::arg("source_masks") = false, py::arg("keep_crowd") = false,
+           py::arg("skip_empty") = false, py::arg("size_divisibility") = 1,
+           py::arg("mosaic") = py::none(), py::arg("remote") = storage::RemoteOptions{},
+           py::call_guard<py::gil_scoped_release>())
+      .def_property_readonly("pipeline", &storage::DetectionShardDataset::pipeline)
+      .def_property_readonly("max_pixels",
+                             [](const storage::DetectionShardDataset& d) {
+                               return d.pipeline().options().decode.max_pixels;
+                             })
+      .def_property_readonly(
+          "shards", [](const storage::DetectionShardDataset& d) { return d.shards().shards(); })
+      .def("key",
+           [](const storage::DetectionShardDataset& d, int64_t i) {
+             return d.shards().key(d.record(i));
+           })
+      .def("__reduce__", [](const storage::DetectionShardDataset& d) {
+        const storage::DetectionShardOptions& o = d.options();
+        return py::make_tuple(
+            py::type::of<storage::DetectionShardDataset>(),
+            py::make_tuple(d.shards().shards(), d.pipeline(), o.masks, o.source_masks,
+                           o.keep_crowd, o.skip_empty, o.size_divisibility,
+                           MosaicArgument(o.mosaic), o.remote));
       });
   py::class_<storage::ShardOrderSampler, Sampler, std::shared_ptr<storage::ShardOrderSampler>>(
       v, "ShardOrderSampler")

@@ -4,7 +4,8 @@
 # shard index parser's fuzzer on a copy of fuzz/corpus_shard_index, and the
 # worker-process protocol's decoders on a copy of fuzz/corpus_worker_protocol,
 # and the COCO and VOC annotation parsers on copies of fuzz/corpus_coco and
-# fuzz/corpus_voc,
+# fuzz/corpus_voc, and the detection record decoder on a copy of
+# fuzz/corpus_detection_record,
 # for FUZZ_INDEX_SECONDS seconds each (default 10: the parsers are small).
 # Exits non-zero if the fuzzer finds a crash; the crashing input is left in
 # the build directory as fuzz-<fuzzer>-crash-*.
@@ -29,7 +30,7 @@ cmake -S "$root" -B "$build" \
   -DCMAKE_C_COMPILER=clang \
   -DCMAKE_CXX_COMPILER=clang++
 cmake --build "$build" -j"$jobs" --target decode_fuzzer shard_index_fuzzer worker_protocol_fuzzer \
-  coco_annotations_fuzzer voc_annotations_fuzzer
+  coco_annotations_fuzzer voc_annotations_fuzzer detection_record_fuzzer
 # FUZZ_BUILD_ONLY=1: the fuzzers built, none run (make test builds them
 # beside other suites).
 [ "${FUZZ_BUILD_ONLY:-0}" = 1 ] && exit 0
@@ -60,6 +61,8 @@ decode=$!
   fuzz worker_protocol_fuzzer corpus_worker_protocol "$index_seconds" -malloc_limit_mb=256
   fuzz coco_annotations_fuzzer corpus_coco "$index_seconds"
   fuzz voc_annotations_fuzzer corpus_voc "$index_seconds"
+  # Its counts size vectors too (after the record's size is checked).
+  fuzz detection_record_fuzzer corpus_detection_record "$index_seconds" -malloc_limit_mb=256
 } >"$build/fuzz-parsers.log" 2>&1 &
 parsers=$!
 status=0

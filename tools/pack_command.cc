@@ -15,6 +15,7 @@
 #include "feedline/storage/remote_options.h"
 #include "tools/byte_size_option.h"
 #include "tools/image_source.h"
+#include "tools/pack_source.h"
 
 namespace feedline::cli {
 namespace {
@@ -36,7 +37,9 @@ struct PackArgs {
 };
 
 int RunPackCommand(const PackArgs& args) {
-  if (args.source.empty()) throw UsageError("SOURCE is required: an image folder or a file list");
+  if (args.source.empty()) {
+    throw UsageError("SOURCE is required: an image folder, a file list or detection data");
+  }
   CheckImageSource(args.source);
   const bool to_s3 = args.out.rfind("s3://", 0) == 0;
   if (!to_s3 && storage::IsRemoteLocation(args.out)) {
@@ -67,7 +70,7 @@ int RunPackCommand(const PackArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   storage::PackResult result;
   try {
-    result = storage::PackSource(args.source, args.out, options);
+    result = PackAnySource(args.source, args.out, options);
   } catch (const Error& e) {
     if (show_progress) std::fprintf(stderr, "\r\033[K");
     throw;
@@ -131,8 +134,9 @@ Command AddPackCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "pack",
       "Pack an image folder or file list into tar shards (WebDataset layout: key.jpg, key.cls) "
-      "with an index per shard for random access, into a folder or an S3 prefix. Rerun to "
-      "resume an interrupted pack.");
+      "with an index per shard for random access, into a folder or an S3 prefix. Detection "
+      "data (a COCO instances file, a VOC image set, a YOLO images folder) is packed with each "
+      "image's annotations (key.det). Rerun to resume an interrupted pack.");
   auto args = std::make_shared<PackArgs>();
   AddSourceArgument(app, args->source);
   app->add_option("OUT", args->out,

@@ -445,6 +445,28 @@ class _VisionModule:
         def __init__(self) -> None: ...
         def check(self) -> None: ...
 
+    class DetectionShardDataset(_Dataset):
+        def __init__(
+            self,
+            shards: Sequence[str],
+            pipeline: _VisionModule.Pipeline,
+            masks: bool = ...,
+            source_masks: bool = ...,
+            keep_crowd: bool = ...,
+            skip_empty: bool = ...,
+            size_divisibility: int = ...,
+            mosaic: tuple[SupportsIndex, float, float, float] | None = None,
+            remote: _VisionModule.RemoteOptions = ...,
+        ) -> None: ...
+        def __reduce__(self) -> tuple[Any, ...]: ...
+        def key(self, index: SupportsIndex) -> str: ...
+        @property
+        def max_pixels(self) -> int: ...
+        @property
+        def pipeline(self) -> _VisionModule.Pipeline: ...
+        @property
+        def shards(self) -> list[str]: ...
+
     class ShardDataset(_Dataset):
         @overload
         def __init__(

@@ -80,16 +80,19 @@ struct PreparedFile {
   std::string path;
   std::vector<uint8_t> bytes;
   std::vector<uint32_t> restarts;
+  std::string annotations;  // an encoded DetectionRecord (a detection pack)
+  bool has_usable_box = false;
   vision::ImageFormat format = vision::ImageFormat::kUnknown;
   uint64_t bytes_before = 0;  // of a rewritten JPEG, else 0
   bool was_progressive = false;  // a progressive JPEG rewritten as baseline
   std::string error;          // why it could not be read, or empty
 };
 
-void PrepareFile(const std::string& path, const vision::ReadOptions& read,
+void PrepareFile(int64_t index, const std::string& path, const vision::ReadOptions& read,
                  const PackOptions& options, std::vector<uint8_t>& scratch, PreparedFile& file) {
   file.path = path;
   file.restarts.clear();
+  file.annotations.clear();
   file.bytes_before = 0;
   file.was_progressive = false;
   file.error.clear();
@@ -100,6 +103,18 @@ void PrepareFile(const std::string& path, const vision::ReadOptions& read,
     return;
   }
   file.format = vision::DetectFormat(file.bytes);
+  if (options.annotations) {
+    // Of the file as read: a JPEG rewritten below keeps its size.
+    try {
+      const vision::DetectionRecord record =
+          options.annotations(index, vision::ReadImageInfo(file.bytes, path));
+      file.annotations = vision::EncodeDetectionRecord(record);
+      file.has_usable_box = record.has_usable_box;
+    } catch (const Error& e) {  // a SampleError too: what() names the label file
+      file.error = std::string("annotations: ") + e.what();
+      return;
+    }
+  }
   if (file.format == vision::ImageFormat::kJpeg && options.jpeg_restart_rows > 0 &&
       vision::internal::AddJpegRestarts(file.bytes,
                                         {options.jpeg_restart_rows, options.jpeg_restart_mcus,
@@ -190,7 +205,8 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
                                     (options.jpeg_restart_rows == 0 ||
                                              !options.jpeg_progressive_to_baseline
                                          ? std::string()
-                                         : "jpeg_progressive baseline\n");
+                                         : "jpeg_progressive baseline\n") +
+                                    (options.annotations ? "annotations detection\n" : "");
   const bool has_manifest = fs::exists(manifest_path, ec);
   bool has_shards = false;
   for (const fs::directory_entry& entry : fs::directory_iterator(out_dir, ec)) {
@@ -291,7 +307,7 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
                 ? std::string(relative)
                 : root + "/" + std::string(relative);
         try {
-          PrepareFile(path, read, options, scratch[static_cast<size_t>(t)],
+          PrepareFile(i, path, read, options, scratch[static_cast<size_t>(t)],
                       prepared[static_cast<size_t>(i - begin)]);
         } catch (...) {  // std::bad_alloc
           if (!failed.exchange(true)) failure = std::current_exception();
@@ -327,7 +343,8 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
         }
       }
       if (writer && writer->records() > 0 &&
-          writer->FinishedBytes() + ShardWriter::RecordBytes(file.bytes.size()) >
+          writer->FinishedBytes() +
+                  ShardWriter::RecordBytes(file.bytes.size(), file.annotations.size()) >
               options.shard_bytes) {
         finish();
       }
@@ -336,7 +353,11 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
                                                out_dir + "/" + ShardIndexName(shard),
                                                static_cast<uint64_t>(result.records));
       }
-      writer->Add(KeyOf(i), file.bytes, file.format, files.label(i), std::move(file.restarts));
+      writer->Add(KeyOf(i), file.bytes, file.format, files.label(i), std::move(file.restarts),
+                  std::span<const uint8_t>(
+                      reinterpret_cast<const uint8_t*>(file.annotations.data()),
+                      file.annotations.size()),
+                  file.has_usable_box);
     }
   }
   if (writer && writer->records() > 0) finish();

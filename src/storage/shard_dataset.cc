@@ -156,6 +156,9 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
       labels_.push_back(r.label);
       crcs_.push_back(r.crc32c);
       formats_.push_back(static_cast<uint8_t>(r.format));
+      annotation_sizes_.push_back(r.annotation_size);
+      annotation_crcs_.push_back(r.annotation_crc32c);
+      usable_boxes_.push_back(r.has_usable_box);
       keys_ += r.key;
       key_ends_.push_back(keys_.size());
       restarts_.insert(restarts_.end(), r.jpeg_restarts.begin(), r.jpeg_restarts.end());
@@ -208,50 +211,101 @@ std::string ShardDataset::Source(int64_t index) const {
   return tar_paths_[static_cast<size_t>(shard_of(index))] + ":" + key(index);
 }
 
-void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+uint32_t ShardDataset::annotation_size(int64_t index) const {
+  CheckIndex(index, size());
+  return annotation_sizes_[static_cast<size_t>(index)];
+}
+
+bool ShardDataset::has_usable_box(int64_t index) const {
+  CheckIndex(index, size());
+  return usable_boxes_[static_cast<size_t>(index)];
+}
+
+ShardDataset::Record ShardDataset::ReadRecord(int64_t index, std::vector<uint8_t>& bytes,
+                                              SampleContext& ctx) const {
   const int64_t shard = shard_of(index);
   const size_t i = static_cast<size_t>(index);
   const uint64_t offset = offsets_[i];
   const uint64_t size = sizes_[i];
-  std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
+  const uint64_t annotation_size = annotation_sizes_[i];
+  // The annotations (KEY.det) follow the image's padded data and their own
+  // tar header: read in the same range.
+  const uint64_t annotation_at =
+      annotation_size == 0 ? 0
+                           : (offset + size + kTarBlock - 1) / kTarBlock * kTarBlock + kTarBlock;
   auto fail = [&](FailureKind kind, const std::string& what) {
     throw SampleError(kind, Source(index),
                       what + " (shard " + tar_paths_[static_cast<size_t>(shard)] + ", key " +
                           key(index) + ", offset " + std::to_string(offset) + ")");
   };
-  {
-    auto timer = ctx.Time(Stage::kRead);
-    // The member's header and its bytes in one positioned read (one ranged
-    // GET for a remote pack), checked: its tar header, then its CRC-32C. A
-    // store that can repair its copy (the node's cache) reads them again.
-    const size_t want = static_cast<size_t>(kTarBlock + size);
-    bytes.resize(want);
-    const std::string name =
-        key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
-    const uint32_t want_crc = crcs_[i];
-    struct Expected {
-      const std::string& name;
-      uint64_t size;
-      uint32_t crc;
-    } expected{name, size, want_crc};
-    // Captures one pointer: no allocation per record.
-    const PackStore::RangeCheck check = [&expected](const uint8_t* read) -> std::string {
-      std::string problem = CheckTarHeader(read, expected.name, expected.size);
-      if (!problem.empty()) return problem;
-      const uint32_t crc = Crc32c(read + kTarBlock, expected.size);
-      if (crc == expected.crc) return {};
+  auto timer = ctx.Time(Stage::kRead);
+  // The member's header and its bytes in one positioned read (one ranged
+  // GET for a remote pack), checked: its tar header, then its CRC-32C. A
+  // store that can repair its copy (the node's cache) reads them again.
+  const size_t want = static_cast<size_t>(annotation_size == 0
+                                              ? kTarBlock + size
+                                              : annotation_at + annotation_size - offset + kTarBlock);
+  bytes.resize(want);
+  const std::string name =
+      key(index) + ShardExtension(static_cast<vision::ImageFormat>(formats_[i]));
+  struct Expected {
+    const std::string& name;
+    uint64_t size;
+    uint32_t crc;
+    uint64_t annotation_at;  // in the bytes read; 0: none
+    uint64_t annotation_size;
+    uint32_t annotation_crc;
+  } expected{name,
+             size,
+             crcs_[i],
+             annotation_size == 0 ? 0 : annotation_at - offset + kTarBlock,
+             annotation_size,
+             annotation_crcs_[i]};
+  // Captures one pointer: no allocation per record.
+  const PackStore::RangeCheck check = [&expected](const uint8_t* read) -> std::string {
+    std::string problem = CheckTarHeader(read, expected.name, expected.size);
+    if (!problem.empty()) return problem;
+    const uint32_t crc = Crc32c(read + kTarBlock, expected.size);
+    if (crc != expected.crc) {
       return "CRC-32C mismatch: the index says " + std::to_string(expected.crc) +
              ", the bytes give " + std::to_string(crc);
-    };
-    std::string problem;
-    try {
-      problem = store_->ReadCheckedRange(static_cast<size_t>(shard), offset - kTarBlock, want,
-                                         bytes.data(), check);
-    } catch (const Error& e) {
-      fail(FailureKind::kIo, e.what());
     }
-    if (!problem.empty()) fail(FailureKind::kChecksum, problem);
+    if (expected.annotation_size == 0) return {};
+    const std::string det = expected.name.substr(0, expected.name.rfind('.')) + ".det";
+    problem = CheckTarHeader(read + expected.annotation_at - kTarBlock, det,
+                             expected.annotation_size);
+    if (!problem.empty()) return "annotations: " + problem;
+    const uint32_t annotation_crc =
+        Crc32c(read + expected.annotation_at, expected.annotation_size);
+    if (annotation_crc == expected.annotation_crc) return {};
+    return "annotations: CRC-32C mismatch: the index says " +
+           std::to_string(expected.annotation_crc) + ", the bytes give " +
+           std::to_string(annotation_crc);
+  };
+  std::string problem;
+  try {
+    problem = store_->ReadCheckedRange(static_cast<size_t>(shard), offset - kTarBlock, want,
+                                       bytes.data(), check);
+  } catch (const Error& e) {
+    fail(FailureKind::kIo, e.what());
   }
+  if (!problem.empty()) fail(FailureKind::kChecksum, problem);
+  const size_t restart_begin = i == 0 ? 0 : restart_ends_[i - 1];
+  Record record;
+  record.image = std::span<const uint8_t>(bytes.data() + kTarBlock, size);
+  if (annotation_size > 0) {
+    record.annotations =
+        std::span<const uint8_t>(bytes.data() + expected.annotation_at, annotation_size);
+  }
+  record.jpeg_restarts = std::span<const uint32_t>(restarts_.data() + restart_begin,
+                                                   restart_ends_[i] - restart_begin);
+  return record;
+}
+
+void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  const int64_t shard = shard_of(index);
+  const size_t i = static_cast<size_t>(index);
+  const Record record = ReadRecord(index, ctx.scratch(kBytesSlot), ctx);
   // "SHARD.tar:KEY" for decode errors, assembled without an allocation.
   std::vector<uint8_t>& source = ctx.scratch(kSourceSlot);
   const std::string& tar = tar_paths_[static_cast<size_t>(shard)];
@@ -260,12 +314,9 @@ void ShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   source.push_back(':');
   source.insert(source.end(), keys_.begin() + static_cast<std::ptrdiff_t>(key_begin),
                 keys_.begin() + static_cast<std::ptrdiff_t>(key_ends_[i]));
-  const size_t restart_begin = i == 0 ? 0 : restart_ends_[i - 1];
-  pipeline_.Run(std::span<const uint8_t>(bytes.data() + kTarBlock, size),
+  pipeline_.Run(record.image,
                 std::string_view(reinterpret_cast<const char*>(source.data()), source.size()), out,
-                "image", ctx,
-                std::span<const uint32_t>(restarts_.data() + restart_begin,
-                                          restart_ends_[i] - restart_begin));
+                "image", ctx, record.jpeg_restarts);
   out.SetScalar<int64_t>("label", labels_[i]);
 }
 

@@ -65,6 +65,21 @@ void CheckRecords(const ShardIndex& index, const std::string& name) {
                   std::to_string(index.tar_size) + " bytes)");
     }
     next_free = RoundUpToBlock(r.offset + r.size) + kTarBlock;
+    if (r.annotation_size > 0 || r.has_usable_box) {
+      if (index.version < 3) throw Error(where + "annotations need index version 3");
+      if (r.annotation_size > kMaxAnnotationBytes) {
+        throw Error(where + "annotations of " + std::to_string(r.annotation_size) +
+                    " bytes, over the limit of " + std::to_string(kMaxAnnotationBytes));
+      }
+      if (r.annotation_size == 0) throw Error(where + "a usable box without annotations");
+      const uint64_t at = AnnotationOffset(r);
+      if (at > index.tar_size || r.annotation_size > index.tar_size - at) {
+        throw Error(where + "annotations at " + std::to_string(at) + " + size " +
+                    std::to_string(r.annotation_size) + " are past the tar's end (" +
+                    std::to_string(index.tar_size) + " bytes)");
+      }
+      next_free = RoundUpToBlock(at + r.annotation_size) + kTarBlock;
+    }
     if (!r.jpeg_restarts.empty()) {
       if (index.version < 2) throw Error(where + "restart offsets need index version 2");
       if (r.format != vision::ImageFormat::kJpeg) {
@@ -92,7 +107,15 @@ size_t HeaderBytes(uint32_t version) {
   return version == 1 ? kShardIndexHeaderBytesV1 : kShardIndexHeaderBytes;
 }
 
+size_t RecordBytes(uint64_t version) {
+  return version >= 3 ? kShardIndexRecordBytesV3 : kShardIndexRecordBytes;
+}
+
 }  // namespace
+
+uint64_t AnnotationOffset(const ShardRecord& r) {
+  return RoundUpToBlock(r.offset + r.size) + kTarBlock;
+}
 
 const char* ShardExtension(vision::ImageFormat format) {
   switch (format) {
@@ -116,9 +139,10 @@ bool IsValidShardKey(std::string_view key) {
 }
 
 std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
-  if (index.version != 1 && index.version != 2) {
-    throw Error("shard index: version " + std::to_string(index.version) + " (1 or 2)");
+  if (index.version < 1 || index.version > kShardIndexVersionAnnotated) {
+    throw Error("shard index: version " + std::to_string(index.version) + " (1, 2 or 3)");
   }
+  const size_t record_bytes = RecordBytes(index.version);
   CheckRecords(index, "shard index");
   uint64_t key_bytes = 0;
   uint64_t restarts = 0;
@@ -128,11 +152,11 @@ std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
   }
   if (key_bytes > UINT32_MAX) throw Error("shard index: keys over 4 GiB");
   std::vector<uint8_t> out;
-  out.reserve(HeaderBytes(index.version) + index.records.size() * kShardIndexRecordBytes +
+  out.reserve(HeaderBytes(index.version) + index.records.size() * record_bytes +
               key_bytes + 4 * restarts + 4);
   out.insert(out.end(), kShardIndexMagic, kShardIndexMagic + 8);
   Put(out, index.version, 4);
-  Put(out, kShardIndexRecordBytes, 4);
+  Put(out, record_bytes, 4);
   Put(out, index.records.size(), 8);
   Put(out, index.first_record, 8);
   Put(out, index.tar_size, 8);
@@ -146,9 +170,13 @@ std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
     Put(out, key_offset, 4);
     Put(out, r.key.size(), 2);
     Put(out, FormatCode(r.format), 1);
-    Put(out, 0, 1);
+    Put(out, r.has_usable_box ? 1 : 0, 1);
     Put(out, r.crc32c, 4);
     Put(out, r.jpeg_restarts.size(), 4);
+    if (index.version >= 3) {
+      Put(out, r.annotation_size, 4);
+      Put(out, r.annotation_crc32c, 4);
+    }
     key_offset += r.key.size();
   }
   for (const ShardRecord& r : index.records) out.insert(out.end(), r.key.begin(), r.key.end());
@@ -170,16 +198,17 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     throw Error(prefix + "not a feedline shard index (bad magic)");
   }
   const uint64_t version = Get(p + 8, 4);
-  if (version != 1 && version != 2) {
+  if (version < 1 || version > kShardIndexVersionAnnotated) {
     throw Error(prefix + "index version " + std::to_string(version) +
-                ", this feedline reads versions 1 and 2");
+                ", this feedline reads versions 1 to 3");
   }
+  const size_t record_bytes = RecordBytes(version);
   const size_t header_bytes = HeaderBytes(static_cast<uint32_t>(version));
   if (bytes.size() < header_bytes + 4) {
     throw Error(prefix + "truncated index: " + std::to_string(bytes.size()) +
                 " bytes, shorter than its header");
   }
-  if (Get(p + 12, 4) != kShardIndexRecordBytes) throw Error(prefix + "bad record size in header");
+  if (Get(p + 12, 4) != record_bytes) throw Error(prefix + "bad record size in header");
   const uint64_t count = Get(p + 16, 8);
   ShardIndex index;
   index.version = static_cast<uint32_t>(version);
@@ -189,8 +218,8 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
   const uint64_t restarts = version >= 2 ? Get(p + 48, 8) : 0;
   // Sizes compared without overflow: each term is bounded by the file first.
   const uint64_t body = bytes.size() - header_bytes - 4;
-  if (count > body / kShardIndexRecordBytes || key_bytes > body || restarts > body / 4 ||
-      count * kShardIndexRecordBytes + key_bytes + 4 * restarts != body) {
+  if (count > body / record_bytes || key_bytes > body || restarts > body / 4 ||
+      count * record_bytes + key_bytes + 4 * restarts != body) {
     throw Error(prefix + "truncated or damaged index: the header announces " +
                 std::to_string(count) + " records, " + std::to_string(key_bytes) +
                 " key bytes and " + std::to_string(restarts) + " restart offsets, the file holds " +
@@ -204,13 +233,13 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
                 std::to_string(stored) + ", computed " + std::to_string(actual));
   }
   const uint8_t* records = p + header_bytes;
-  const char* keys = reinterpret_cast<const char*>(records + count * kShardIndexRecordBytes);
-  const uint8_t* restart_table = records + count * kShardIndexRecordBytes + key_bytes;
+  const char* keys = reinterpret_cast<const char*>(records + count * record_bytes);
+  const uint8_t* restart_table = records + count * record_bytes + key_bytes;
   index.records.resize(count);
   uint64_t next_key = 0;
   uint64_t next_restart = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    const uint8_t* r = records + i * kShardIndexRecordBytes;
+    const uint8_t* r = records + i * record_bytes;
     ShardRecord& record = index.records[i];
     record.offset = Get(r, 8);
     record.size = Get(r + 8, 8);
@@ -221,8 +250,14 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     record.crc32c = static_cast<uint32_t>(Get(r + 32, 4));
     const std::string where = prefix + "record " + std::to_string(i) + ": ";
     const uint64_t restart_count = Get(r + 36, 4);
-    if (r[31] != 0 || (version == 1 && restart_count != 0)) {
+    const uint8_t flags = r[31];
+    if ((version < 3 && flags != 0) || flags > 1 || (version == 1 && restart_count != 0)) {
       throw Error(where + "reserved bytes are not zero");
+    }
+    record.has_usable_box = flags == 1;
+    if (version >= 3) {
+      record.annotation_size = static_cast<uint32_t>(Get(r + 40, 4));
+      record.annotation_crc32c = static_cast<uint32_t>(Get(r + 44, 4));
     }
     if (restart_count > restarts - next_restart) {
       throw Error(where + "restart offsets past the index's restart table");

@@ -82,9 +82,12 @@ ShardWriter::~ShardWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-uint64_t ShardWriter::RecordBytes(uint64_t size) {
-  // image header + data + padding, label header + one block of text.
-  return kTarBlock + size + Padding(size) + 2 * kTarBlock;
+uint64_t ShardWriter::RecordBytes(uint64_t size, uint64_t annotation_size) {
+  // image header + data + padding, [annotations header + data + padding],
+  // label header + one block of text.
+  const uint64_t annotations =
+      annotation_size == 0 ? 0 : kTarBlock + annotation_size + Padding(annotation_size);
+  return kTarBlock + size + Padding(size) + annotations + 2 * kTarBlock;
 }
 
 void ShardWriter::Write(const void* data, size_t size) {
@@ -94,7 +97,8 @@ void ShardWriter::Write(const void* data, size_t size) {
 
 void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
                       vision::ImageFormat format, int64_t label,
-                      std::vector<uint32_t> jpeg_restarts) {
+                      std::vector<uint32_t> jpeg_restarts,
+                      std::span<const uint8_t> annotations, bool has_usable_box) {
   if (!IsValidShardKey(key)) throw Error("shard key '" + key + "' is not valid");
   static constexpr uint8_t kZeros[kTarBlock] = {};
   const TarHeader image_header = MakeTarHeader(key + ShardExtension(format), image.size());
@@ -109,6 +113,21 @@ void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
   record.jpeg_restarts = std::move(jpeg_restarts);
   Write(image.data(), image.size());
   Write(kZeros, Padding(image.size()));
+  if (!annotations.empty()) {
+    if (annotations.size() > kMaxAnnotationBytes) {
+      throw Error(tar_path_ + ": record " + key + ": annotations of " +
+                  std::to_string(annotations.size()) + " bytes, over the limit of " +
+                  std::to_string(kMaxAnnotationBytes));
+    }
+    const TarHeader header = MakeTarHeader(key + ".det", annotations.size());
+    Write(header.data(), header.size());
+    record.annotation_size = static_cast<uint32_t>(annotations.size());
+    record.annotation_crc32c = Crc32c(annotations.data(), annotations.size());
+    record.has_usable_box = has_usable_box;
+    Write(annotations.data(), annotations.size());
+    Write(kZeros, Padding(annotations.size()));
+    index_.version = kShardIndexVersionAnnotated;
+  }
 
   const std::string text = std::to_string(label);
   const TarHeader label_header = MakeTarHeader(key + ".cls", text.size());

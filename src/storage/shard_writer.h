@@ -1,5 +1,5 @@
-// Writes one shard: the tar (key.ext, key.cls for each record, then the two
-// zero blocks that end a tar) and, on Finish, its index, which is written
+// Writes one shard: the tar (key.ext, key.det for a record with annotations,
+// key.cls for each record, then the two zero blocks that end a tar) and, on Finish, its index, which is written
 // under a temporary name and renamed only after the tar is on disk: an index
 // exists only beside a complete tar.
 #ifndef FEEDLINE_SRC_STORAGE_SHARD_WRITER_H_
@@ -22,15 +22,19 @@ class ShardWriter {
   ShardWriter(const ShardWriter&) = delete;
   ShardWriter& operator=(const ShardWriter&) = delete;
 
-  // Bytes a record of `size` image bytes adds to the tar.
-  static uint64_t RecordBytes(uint64_t size);
+  // Bytes a record of `size` image bytes and `annotation_size` bytes of
+  // annotations adds to the tar.
+  static uint64_t RecordBytes(uint64_t size, uint64_t annotation_size = 0);
   // Bytes of the tar if it were finished now.
   uint64_t FinishedBytes() const { return written_ + 2 * kTarBlock; }
   int64_t records() const { return static_cast<int64_t>(index_.records.size()); }
 
   // `jpeg_restarts`: the record's restart offsets (ShardRecord).
+  // `annotations`: the image's (an encoded DetectionRecord), written as
+  // key.det after the image; any makes the index version 3.
   void Add(const std::string& key, std::span<const uint8_t> image, vision::ImageFormat format,
-           int64_t label, std::vector<uint32_t> jpeg_restarts = {});
+           int64_t label, std::vector<uint32_t> jpeg_restarts = {},
+           std::span<const uint8_t> annotations = {}, bool has_usable_box = false);
   // Ends the tar, syncs it, writes the index. Returns the tar's size.
   uint64_t Finish();
 

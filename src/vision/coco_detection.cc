@@ -77,6 +77,32 @@ std::string CocoDetection::Source(int64_t index) const {
   return root_ + "/" + std::string(file);
 }
 
+DetectionRecord CocoDetection::Record(int64_t index, int height, int width) const {
+  (void)height;  // COCO's boxes are kept as the file gives them; Get clamps them
+  (void)width;
+  const int64_t image = image_index(index);
+  DetectionRecord record;
+  record.image_id = annotations_->image(image).id;
+  const std::span<const CocoObject> all = annotations_->objects(image);
+  record.has_usable_box = HasUsableBox(all);
+  for (const CocoObject& o : all) {
+    // Corners computed as Get computes them, so that a pack's are the same floats.
+    DetectionObject object{{o.box[0], o.box[1], o.box[0] + o.box[2], o.box[1] + o.box[3]},
+                           o.category, o.area, o.crowd, o.segmentation};
+    if (o.segmentation == CocoSegmentation::kPolygons) {
+      object.first = static_cast<uint32_t>(record.polygon_ends.size());
+      object.count = o.count;
+      for (uint32_t k = 0; k < o.count; ++k) record.AddPolygon(annotations_->polygon(o.first + k));
+    } else if (o.segmentation == CocoSegmentation::kRle) {
+      object.first = static_cast<uint32_t>(record.masks.size());
+      object.count = 1;
+      record.masks.push_back(annotations_->rle(o.first));
+    }
+    record.objects.push_back(object);
+  }
+  return record;
+}
+
 void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   if (options_.mosaic) return GetMosaic(index, out, ctx);
   const int64_t image = image_index(index);
@@ -96,9 +122,7 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     ReadFile(name, bytes, options_.read);
   }
   // The objects as the references convert them: corners clamped to the
-  // image, kept with a width and a height. The image's size comes from its
-  // header, so they are clamped once it is read (Plan clamps the boxes
-  // RandomIoUCrop chooses from the same way).
+  // image once it is read (ClampToImage), kept with a width and a height.
   const std::span<const CocoObject> all = annotations_->objects(image);
   std::vector<ImageObject> objects;
   std::vector<const CocoObject*> sources;
@@ -119,41 +143,18 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   pipeline_.Run(bytes, name, out, "image", ctx, {}, &plan, PlanBoxes{corners});
 
   auto timer = ctx.Time(Stage::kTransform);
-  const float width = static_cast<float>(plan.image_width);
-  const float height = static_cast<float>(plan.image_height);
-  size_t kept = 0;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    std::array<float, 4>& box = objects[i].box;
-    box = {std::clamp(box[0], 0.0f, width), std::clamp(box[1], 0.0f, height),
-           std::clamp(box[2], 0.0f, width), std::clamp(box[3], 0.0f, height)};
-    if (!(box[2] > box[0] && box[3] > box[1])) continue;
-    objects[kept] = objects[i];
-    sources[kept] = sources[i];
-    ++kept;
-  }
-  objects.resize(kept);
-  sources.resize(kept);
+  const std::vector<size_t> kept = ClampToImage(plan, objects);
   WriteDetectionTargets(
       plan, objects, options_.masks,
       [&](size_t i, const PlanGeometry& geometry, uint8_t* mask) {
-        const CocoObject& o = *sources[i];
+        const CocoObject& o = *sources[kept[i]];
         if (o.segmentation == CocoSegmentation::kPolygons) {
           for (uint32_t k = 0; k < o.count; ++k) {
             geometry.FillPolygon(annotations_->polygon(o.first + k), mask);
           }
         } else if (o.segmentation == CocoSegmentation::kRle) {
-          const CocoRle& rle = annotations_->rle(o.first);
-          // A mask is drawn over its image: one of another size is not this
-          // image's (and its size is not trusted for an allocation).
-          if (rle.height != plan.image_height || rle.width != plan.image_width) {
-            throw SampleError(FailureKind::kDecode, name,
-                              "an object's mask is " + std::to_string(rle.height) + "x" +
-                                  std::to_string(rle.width) + " (height x width), the image " +
-                                  std::to_string(plan.image_height) + "x" +
-                                  std::to_string(plan.image_width),
-                              index);
-          }
-          geometry.FillRle(rle, mask);
+          CheckMaskSize(annotations_->rle(o.first), plan, name, index);
+          geometry.FillRle(annotations_->rle(o.first), mask);
         } else {
           FillBox(objects[i].box, geometry, mask);  // no segmentation: its box
         }

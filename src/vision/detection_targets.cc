@@ -47,6 +47,33 @@ void CheckDetectionPipeline(const Pipeline& pipeline, const std::string& dataset
   }
 }
 
+std::vector<size_t> ClampToImage(const PipelinePlan& plan, std::vector<ImageObject>& objects) {
+  const float width = static_cast<float>(plan.image_width);
+  const float height = static_cast<float>(plan.image_height);
+  std::vector<size_t> kept;
+  kept.reserve(objects.size());
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::array<float, 4>& box = objects[i].box;
+    box = {std::clamp(box[0], 0.0f, width), std::clamp(box[1], 0.0f, height),
+           std::clamp(box[2], 0.0f, width), std::clamp(box[3], 0.0f, height)};
+    if (!(box[2] > box[0] && box[3] > box[1])) continue;
+    objects[kept.size()] = objects[i];
+    kept.push_back(i);
+  }
+  objects.resize(kept.size());
+  return kept;
+}
+
+void CheckMaskSize(const CocoRle& rle, const PipelinePlan& plan, std::string_view source,
+                   int64_t index) {
+  if (rle.height == plan.image_height && rle.width == plan.image_width) return;
+  throw SampleError(FailureKind::kDecode, std::string(source),
+                    "an object's mask is " + std::to_string(rle.height) + "x" +
+                        std::to_string(rle.width) + " (height x width), the image " +
+                        std::to_string(plan.image_height) + "x" + std::to_string(plan.image_width),
+                    index);
+}
+
 void FillBox(const std::array<float, 4>& box, const PlanGeometry& geometry, uint8_t* mask) {
   const double corners[8] = {box[0], box[1], box[2], box[1], box[2], box[3], box[0], box[3]};
   geometry.FillPolygon(corners, mask);

@@ -16,10 +16,12 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "feedline/dataset.h"
 #include "feedline/sample.h"
+#include "feedline/vision/coco.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/plan_geometry.h"
 #include "feedline/vision/read_file.h"
@@ -58,6 +60,20 @@ std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline, int64_t
 // Writes "boxes", "labels", "area" and "iscrowd" of `objects`, whose boxes
 // are in output pixels already.
 void WriteObjectFields(std::span<const ImageObject> objects, Sample& out);
+
+// Clamps the boxes of `objects` (source pixels, as the annotations give
+// them) to the image `plan` read, and drops those left without a width or a
+// height, as the references' ConvertCocoPolysToMask; returns the index, in
+// `objects` as given, of each one kept. (The image's size comes from its
+// header, so they are clamped once it is read; Plan clamps the boxes a
+// RandomIoUCrop chooses from the same way.)
+std::vector<size_t> ClampToImage(const PipelinePlan& plan, std::vector<ImageObject>& objects);
+
+// Throws SampleError naming `source` (sample `index`) unless `rle` is of the
+// image's size: a mask of another size is not this image's (and its size is
+// not trusted for an allocation).
+void CheckMaskSize(const CocoRle& rle, const PipelinePlan& plan, std::string_view source,
+                   int64_t index);
 
 // Draws an object's box (source pixels) as its mask: what an object without
 // a segmentation gets, so that each mask covers its object.

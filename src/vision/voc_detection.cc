@@ -46,6 +46,24 @@ std::vector<std::string> VocDetection::PaddedFields() const {
   return DetectionObjectFields(/*masks=*/false);
 }
 
+DetectionRecord VocDetection::Record(int64_t index, int height, int width) const {
+  CheckIndex(index, size());
+  DetectionRecord record;
+  record.image_id = index;
+  const float w = static_cast<float>(width);
+  const float h = static_cast<float>(height);
+  for (const VocObject& o : annotations_->objects(index)) {
+    // The area of the box clipped to the image, computed as Get computes it.
+    const std::array<float, 4> clipped = {
+        std::clamp(o.box[0], 0.0f, w), std::clamp(o.box[1], 0.0f, h),
+        std::clamp(o.box[2], 0.0f, w), std::clamp(o.box[3], 0.0f, h)};
+    const float area = (clipped[2] - clipped[0]) * (clipped[3] - clipped[1]);
+    record.objects.push_back(DetectionObject{o.box, o.label, area, o.difficult});
+    if (o.box[2] - o.box[0] > 1 && o.box[3] - o.box[1] > 1) record.has_usable_box = true;
+  }
+  return record;
+}
+
 void VocDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   const std::string name = Source(index);
   std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);

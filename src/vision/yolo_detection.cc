@@ -134,10 +134,8 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
 
 // The text of `label_file` (in a scratch buffer of ctx), empty when there
 // is none: a background image.
-std::string_view ReadLabelText(const std::string& label_file, SampleContext& ctx) {
-  std::vector<uint8_t>& text = ctx.scratch(kLabelsSlot);
+std::string_view ReadLabelText(const std::string& label_file, std::vector<uint8_t>& text) {
   text.clear();
-  auto timer = ctx.Time(Stage::kRead);
   std::error_code ec;
   if (fs::exists(label_file, ec)) {
     ReadOptions read;
@@ -145,6 +143,12 @@ std::string_view ReadLabelText(const std::string& label_file, SampleContext& ctx
     ReadFile(label_file.c_str(), text, read);
   }
   return std::string_view(reinterpret_cast<const char*>(text.data()), text.size());
+}
+
+// The same into a scratch buffer of ctx, timed as the sample's read.
+std::string_view ReadLabelText(const std::string& label_file, SampleContext& ctx) {
+  auto timer = ctx.Time(Stage::kRead);
+  return ReadLabelText(label_file, ctx.scratch(kLabelsSlot));
 }
 
 }  // namespace
@@ -227,6 +231,26 @@ std::vector<PadMultiple> YoloDetection::PadMultiples() const {
 
 std::vector<std::string> YoloDetection::PaddedFields() const {
   return DetectionObjectFields(options_.masks);
+}
+
+DetectionRecord YoloDetection::Record(int64_t index, int height, int width) const {
+  const std::string label_file = LabelFile(index);
+  std::vector<uint8_t> text;
+  const std::string_view view = ReadLabelText(label_file, text);
+  DetectionRecord record;
+  record.image_id = index;
+  for (const LabelObject& o : ParseLabels(view, label_file, width, height, index)) {
+    DetectionObject object{o.object.box, o.object.category, o.object.area, false};
+    if (!o.polygon.empty()) {
+      object.segmentation = CocoSegmentation::kPolygons;
+      object.first = record.AddPolygon(o.polygon);
+      object.count = 1;
+    }
+    record.objects.push_back(object);
+    const std::array<float, 4>& b = o.object.box;
+    if (b[2] - b[0] > 1 && b[3] - b[1] > 1) record.has_usable_box = true;
+  }
+  return record;
 }
 
 void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {

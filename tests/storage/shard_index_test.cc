@@ -44,6 +44,45 @@ TEST(ShardIndex, RoundTrips) {
   EXPECT_EQ(SerializeShardIndex(parsed), bytes);
 }
 
+// A detection pack's index: each record's annotations (KEY.det after the
+// image's member) with their size, CRC-32C and usable-box flag.
+TEST(ShardIndex, VersionThreeCarriesTheRecordsAnnotations) {
+  ShardIndex index = SampleIndex();
+  index.version = kShardIndexVersionAnnotated;
+  index.records[0].annotation_size = 300;
+  index.records[0].annotation_crc32c = 0xFEED;
+  index.records[0].has_usable_box = true;
+  index.records[1].offset = 512 * 7;  // after the annotations and the .cls member
+  index.records[1].annotation_size = 36;
+  index.records[1].annotation_crc32c = 7;
+  const std::vector<uint8_t> bytes = SerializeShardIndex(index);
+  EXPECT_EQ(bytes.size(), kShardIndexHeaderBytes + 2 * kShardIndexRecordBytesV3 + 18 + 3 * 4 + 4);
+  const ShardIndex parsed = ParseShardIndex(bytes, "x.idx");
+  EXPECT_EQ(parsed.version, 3u);
+  EXPECT_EQ(parsed.records[0].annotation_size, 300u);
+  EXPECT_EQ(parsed.records[0].annotation_crc32c, 0xFEEDu);
+  EXPECT_TRUE(parsed.records[0].has_usable_box);
+  EXPECT_FALSE(parsed.records[1].has_usable_box);
+  EXPECT_EQ(AnnotationOffset(parsed.records[0]), 2048u);  // 512 + 700 padded, then a header
+  EXPECT_EQ(SerializeShardIndex(parsed), bytes);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_THROW(ParseShardIndex(std::span(bytes.data(), n), "x.idx"), Error) << n;
+  }
+  // The next record may not start inside the annotations.
+  ShardIndex overlapping = index;
+  overlapping.records[1].offset = 512 * 5;
+  EXPECT_THAT([&] { SerializeShardIndex(overlapping); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("record 1: offset 2560 overlaps")));
+  ShardIndex past_end = index;
+  past_end.records[1].annotation_size = 5000;
+  EXPECT_THAT([&] { SerializeShardIndex(past_end); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("record 1: annotations at 4608")));
+  ShardIndex older = index;
+  older.version = 2;
+  EXPECT_THAT([&] { SerializeShardIndex(older); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("annotations need index version 3")));
+}
+
 // An index written before restart offsets existed (version 1, the bytes of
 // fuzz/corpus_shard_index/three_records.idx as the first shard writer wrote
 // them) still parses, and serializes back to the same bytes.

@@ -59,6 +59,8 @@
 
 #include "feedline/export.h"
 #include "feedline/storage/remote_options.h"
+#include "feedline/vision/decode.h"
+#include "feedline/vision/detection_record.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/read_file.h"
 
@@ -97,6 +99,15 @@ struct FEEDLINE_EXPORT PackOptions {
   int threads = 0;
   // Called after each shard is finished with (records packed, total files).
   std::function<void(int64_t, int64_t)> on_progress;
+  // A detection pack: each record carries its image's annotations, what
+  // this returns for file `file` of the listing given its image's header,
+  // in the member KEY.det after the image's (vision/detection_record.h),
+  // with their size and CRC-32C in the index (version 3). What it throws is
+  // the file's failure (skip_broken); called from the packing threads at
+  // once. pack.txt records "annotations detection", so that a pack of the
+  // images alone is not resumed as one with annotations, or the reverse.
+  std::function<vision::DetectionRecord(int64_t file, const vision::ImageInfo& image)>
+      annotations;
 
   // OUT in S3 (s3://BUCKET/PREFIX/) only:
   // The local folder the pack is written to before its files are uploaded

@@ -89,6 +89,22 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   void EpochOrder(std::span<const int64_t> order) const override;
   void EpochProgress(int64_t delivered) const override;
 
+  // Record `index` read and checked as Get reads it, into `buffer`: its
+  // image, the image's JPEG restart offsets and, in a detection pack, its
+  // annotations (checked against their own CRC-32C and tar header; empty
+  // when it has none). Throws SampleError as Get. DetectionShardDataset reads
+  // its records through this.
+  struct Record {
+    std::span<const uint8_t> image;
+    std::span<const uint8_t> annotations;
+    std::span<const uint32_t> jpeg_restarts;
+  };
+  Record ReadRecord(int64_t index, std::vector<uint8_t>& buffer, SampleContext& ctx) const;
+  // The size of record `index`'s annotations (0: none), and whether they
+  // have a box over 1 pixel wide and high (from the index).
+  uint32_t annotation_size(int64_t index) const;
+  bool has_usable_box(int64_t index) const;
+
   const std::vector<std::string>& classes() const { return classes_; }
   const std::vector<int64_t>& labels() const { return labels_; }
   const std::vector<std::string>& shards() const { return tar_paths_; }
@@ -117,6 +133,9 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   std::vector<int64_t> labels_;
   std::vector<uint32_t> crcs_;
   std::vector<uint8_t> formats_;
+  std::vector<uint32_t> annotation_sizes_;
+  std::vector<uint32_t> annotation_crcs_;
+  std::vector<bool> usable_boxes_;
   std::string keys_;  // back to back
   std::vector<uint64_t> key_ends_;
   // The JPEG restart offsets of all records back to back (4 bytes per MCU

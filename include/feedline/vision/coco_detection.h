@@ -37,6 +37,7 @@
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
+#include "feedline/vision/detection_record.h"
 #include "feedline/vision/coco.h"
 #include "feedline/vision/mosaic.h"
 #include "feedline/vision/pipeline.h"
@@ -90,6 +91,11 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   // Throws SampleError naming the file (ReadFile, DecodeImage).
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
+  // Sample `index`'s annotations as a detection pack stores them
+  // (detection_record.h), for its image of `height` x `width` pixels (its
+  // header's): what `feedline pack` writes beside the image, from which
+  // DetectionShardDataset gives this dataset's samples.
+  DetectionRecord Record(int64_t index, int height, int width) const;
   // The per-object fields: padded in every batch, so that each has
   // "boxes_lengths" whatever its images hold.
   std::vector<std::string> PaddedFields() const override;

@@ -28,6 +28,7 @@
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
+#include "feedline/vision/detection_record.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 #include "feedline/vision/voc.h"
@@ -59,6 +60,11 @@ class FEEDLINE_EXPORT VocDetection : public Dataset {
   // Throws SampleError naming the file (ReadFile, DecodeImage).
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
+  // Sample `index`'s annotations as a detection pack stores them
+  // (detection_record.h), for its image of `height` x `width` pixels (its
+  // header's): what `feedline pack` writes beside the image, from which
+  // DetectionShardDataset gives this dataset's samples.
+  DetectionRecord Record(int64_t index, int height, int width) const;
   std::vector<std::string> PaddedFields() const override;
   // "image", when size_divisibility > 1.
   std::vector<PadMultiple> PadMultiples() const override;

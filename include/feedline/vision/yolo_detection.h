@@ -40,6 +40,7 @@
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
+#include "feedline/vision/detection_record.h"
 #include "feedline/vision/image_dataset.h"
 #include "feedline/vision/mosaic.h"
 #include "feedline/vision/pipeline.h"
@@ -74,6 +75,11 @@ class FEEDLINE_EXPORT YoloDetection : public Dataset {
   int64_t size() const override { return files_.size(); }
   void Get(int64_t index, Sample& out, SampleContext& ctx) const override;
   std::string Source(int64_t index) const override;
+  // Sample `index`'s annotations as a detection pack stores them
+  // (detection_record.h), for its image of `height` x `width` pixels (its
+  // header's): what `feedline pack` writes beside the image, from which
+  // DetectionShardDataset gives this dataset's samples.
+  DetectionRecord Record(int64_t index, int height, int width) const;
   std::vector<std::string> PaddedFields() const override;
   // "image", when size_divisibility > 1.
   std::vector<PadMultiple> PadMultiples() const override;

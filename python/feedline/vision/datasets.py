@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_PIXELS",
     "DatasetFolder",
+    "DetectionShardDataset",
     "FileList",
     "ImageFolder",
     "IMG_EXTENSIONS",
@@ -515,6 +516,59 @@ class VOCDetection(NativeDataset):
         return self._native.max_pixels
 
 
+class DetectionShardDataset(NativeDataset):
+    """A detection pack (`feedline pack` or pack_shards of a COCO instances
+    file, a VOC image set or a YOLO images folder: each record an image and
+    its annotations) read as the dataset it was packed from: the samples of
+    CocoDetection, VOCDetection or YoloDetection with the same transforms
+    and options, bit for bit (YOLO with RandomIoUCrop aside: YoloDetection
+    chooses the crop from its boxes as fractions of the image, a pack keeps
+    them in pixels, so the crops may differ in the last bits).
+
+    `path_or_glob` and `remote` as ShardDataset's: the pack's folder, a glob
+    or brace list of shards, or the http(s):// or s3:// URL of a pack, with
+    the node's cache (remote={"cache_dir": ...}). Each sample is one read of
+    the image and its annotations, both checked against the index's
+    CRC-32C: a damaged record, or annotations that do not decode, is a
+    failed sample (feedline.SampleError naming the shard and the key) for
+    the loader's error policy. A pack of images alone is refused here, with
+    a ValueError naming the shard and the record.
+
+    masks, keep_crowd (VOC: keeps the difficult objects, as keep_difficult),
+    skip_empty, size_divisibility and mosaic as CocoDetection's."""
+
+    def __init__(self, path_or_glob, transforms=None, *, masks=False, keep_crowd=False,
+                 skip_empty=False, max_pixels=None, size_divisibility=1, mosaic=None,
+                 remote=None):
+        max_pixels = _positive_int("max_pixels", max_pixels, DEFAULT_MAX_PIXELS)
+        pipeline = _detection_pipeline("DetectionShardDataset", transforms, max_pixels)
+        if isinstance(masks, str) and masks != "source":
+            raise ValueError(f"DetectionShardDataset masks must be True, False or 'source', "
+                             f"got {masks!r}")
+        native = _vision.DetectionShardDataset(
+            [os.fspath(path_or_glob)], pipeline, masks=bool(masks),
+            source_masks=masks == "source", keep_crowd=bool(keep_crowd),
+            skip_empty=bool(skip_empty), size_divisibility=_size_divisibility(size_divisibility),
+            mosaic=_mosaic_argument(mosaic), remote=_remote_options(remote))
+        super().__init__(native)
+        self.transforms = transforms
+        self.mosaic = mosaic
+
+    @property
+    def shards(self):
+        """The tar files, in record order."""
+        return list(self._native.shards)
+
+    def key(self, index):
+        """Sample `index`'s record key: its image's position in the packed
+        dataset."""
+        return self._native.key(int(index))
+
+    @property
+    def max_pixels(self):
+        return self._native.max_pixels
+
+
 def detection_targets(batch):
     """A padded detection batch (CocoDetection's, from a loader) as
     torchvision's detection models take it: (images, targets), a list of
@@ -672,7 +726,9 @@ def pack_shards(source, out, shard_bytes=256 << 20, *, skip_broken=False, restar
                 keep_progressive=False, threads=None):
     """Packs an image folder or file list into shards in `out`, as
     `feedline pack SOURCE OUT` does (resuming an interrupted pack unless
-    `restart`).
+    `restart`). Detection data (a COCO instances file, a VOC image set
+    VOC<year>/ImageSets/Main/<set>.txt, or a YOLO images folder) is packed
+    with each image's annotations in its record, for DetectionShardDataset.
 
     JPEGs are rewritten losslessly with restart markers (the same pixels) so
     that a crop decodes only the MCUs around it (docs/storage.md): one every
