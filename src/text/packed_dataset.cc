@@ -143,6 +143,19 @@ struct PackedDataset::DocumentOrder {
   // piece_ends[k]: the documents' order's length after the order's first k
   // rows (empty: no order told).
   std::vector<int64_t> piece_ends GUARDED_BY(mu);
+
+  void Set(std::vector<int64_t>* ends) {
+    feedline::internal::MutexLock lock(&mu);
+    piece_ends.swap(*ends);
+  }
+  // The pieces of the documents' order before its first `delivered` rows,
+  // or -1 when no order was told.
+  int64_t PiecesBefore(int64_t delivered) {
+    feedline::internal::MutexLock lock(&mu);
+    if (piece_ends.empty()) return -1;
+    const auto last = static_cast<int64_t>(piece_ends.size()) - 1;
+    return piece_ends[static_cast<size_t>(std::clamp<int64_t>(delivered, 0, last))];
+  }
 };
 
 PackedDataset::PackedDataset(std::shared_ptr<const Dataset> documents,
@@ -201,23 +214,13 @@ void PackedDataset::EpochOrder(std::span<const int64_t> order) const {
       piece_ends.push_back(static_cast<int64_t>(documents.size()));
     }
   }
-  {
-    feedline::internal::MutexLock lock(&document_order_->mu);
-    document_order_->piece_ends.swap(piece_ends);
-  }
+  document_order_->Set(&piece_ends);
   documents_->EpochOrder(documents);
 }
 
 void PackedDataset::EpochProgress(int64_t delivered) const {
-  int64_t pieces = 0;
-  {
-    feedline::internal::MutexLock lock(&document_order_->mu);
-    const std::vector<int64_t>& ends = document_order_->piece_ends;
-    if (ends.empty()) return;
-    const auto last = static_cast<int64_t>(ends.size()) - 1;
-    pieces = ends[static_cast<size_t>(std::clamp<int64_t>(delivered, 0, last))];
-  }
-  documents_->EpochProgress(pieces);
+  const int64_t pieces = document_order_->PiecesBefore(delivered);
+  if (pieces >= 0) documents_->EpochProgress(pieces);
 }
 
 PackedDataset::DocumentTokens PackedDataset::Tokens(int64_t document, int64_t row,

@@ -223,9 +223,11 @@ RowGroupCache::Pending RowGroupCache::PendingLocked(int64_t group,
 
 bool RowGroupCache::AnyUsesLeftLocked(int64_t group, const std::vector<int64_t>& rows) const {
   const int64_t start = group_starts_[static_cast<size_t>(group)];
-  return std::any_of(rows.begin(), rows.end(), [&](int64_t r) {
-    return row_uses_left_[static_cast<size_t>(start + r)] > 0;
-  });
+  // A loop, not any_of: the analysis does not carry the lock into a lambda.
+  for (const int64_t r : rows) {
+    if (row_uses_left_[static_cast<size_t>(start + r)] > 0) return true;
+  }
+  return false;
 }
 
 bool RowGroupCache::FitsLocked(size_t bytes) const {
