@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ void MosaicOf(const Pipeline& pipeline, const MosaicOptions& options, int64_t in
               uint64_t seed, Sample& out) {
   SampleContext ctx(seed, 0, index);
   std::vector<uint8_t> bytes, canvas;
-  WriteMosaicSample(pipeline, options, index, 4, SolidImages(), bytes, canvas, out, ctx);
+  MosaicImageCache cache(0);
+  WriteMosaicSample(pipeline, options, index, 4, SolidImages(), cache, bytes, canvas, out, ctx);
 }
 
 TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
@@ -60,7 +62,7 @@ TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
     const uint8_t* px = image.data<uint8_t>();
     // Where each tile lands, from the same draws.
     Rng rng(seed, 0, 1);
-    const MosaicDraw draw = DrawMosaic(options, 1, 4, rng);
+    const MosaicDraw draw = DrawMosaic(options, 1, {}, 4, rng);
     std::vector<int> owner(128 * 128, -1);
     for (int k = 0; k < 4; ++k) {
       const int64_t i = draw.images[k];
@@ -132,7 +134,7 @@ TEST(WriteMosaicSample, WritesTheLayoutAndValuesOfThePipeline) {
   ASSERT_EQ(image.shape(), (Shape{3, 64, 64}));
   // The image's colour where its tile landed, 114 / 255 elsewhere.
   Rng rng(1, 0, 0);
-  const MosaicDraw draw = DrawMosaic(options, 0, 4, rng);
+  const MosaicDraw draw = DrawMosaic(options, 0, {}, 4, rng);
   ASSERT_EQ(draw.tiles, 1);
   const MosaicTile t = PlanMosaicTile(options, draw, 0, 120, 200);
   const float* v = image.data<float>();
@@ -155,13 +157,48 @@ TEST(WriteMosaicSample, AFailingPartnerNamesItsFile) {
   };
   SampleContext ctx(0, 0, 0);
   std::vector<uint8_t> bytes, canvas;
+  MosaicImageCache cache(1 << 20);
   Sample out;
   try {
-    WriteMosaicSample(pipeline, options, 0, 4, images, bytes, canvas, out, ctx);
+    WriteMosaicSample(pipeline, options, 0, 4, images, cache, bytes, canvas, out, ctx);
     FAIL() << "no error";
   } catch (const SampleError& e) {
     EXPECT_THAT(e.what(), HasSubstr("broken0.png"));
   }
+}
+
+TEST(WriteMosaicSample, KeptImagesGiveTheSamePixelsAndAreNotDecodedAgain) {
+  MosaicOptions options;
+  options.size = 96;
+  const Pipeline pipeline({}, {.dtype = DType::kU8});
+  MosaicImages images = SolidImages();
+  int reads = 0;
+  const auto read = images.read;
+  images.read = [&](int64_t image, std::vector<uint8_t>& bytes) {
+    ++reads;
+    return read(image, bytes);
+  };
+  MosaicImageCache kept(64 << 20), none(0);
+  std::vector<uint8_t> bytes, canvas;
+  for (int64_t index = 0; index < 4; ++index) {
+    Sample with_cache, without;
+    SampleContext a(3, 0, index), b(3, 0, index);
+    WriteMosaicSample(pipeline, options, index, 4, images, kept, bytes, canvas, with_cache, a);
+    WriteMosaicSample(pipeline, options, index, 4, images, none, bytes, canvas, without, b);
+    const Tensor& x = *with_cache.Find("image");
+    const Tensor& y = *without.Find("image");
+    ASSERT_EQ(x.bytes(), y.bytes());
+    EXPECT_EQ(std::memcmp(x.raw(), y.raw(), x.bytes()), 0) << "sample " << index;
+    EXPECT_EQ(a.images_decoded() + b.images_decoded(), reads) << "every read is decoded";
+    reads = 0;
+  }
+  // The kept images (4 of them) stay: decoding every sample again reads none.
+  EXPECT_GT(kept.bytes(), 0);
+  SampleContext again(3, 0, 2);
+  Sample out;
+  WriteMosaicSample(pipeline, options, 2, 4, images, kept, bytes, canvas, out, again);
+  EXPECT_EQ(reads, 0);
+  EXPECT_EQ(again.images_decoded(), 0);
 }
 
 TEST(CheckMosaicPipeline, RefusesGeometricStepsButFlips) {
