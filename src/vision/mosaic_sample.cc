@@ -35,7 +35,12 @@ void FillAroundTiles(std::span<const MosaicTile> tiles, bool mirrored, RgbImageV
       spans[n++] = mirrored ? std::pair{view.width - t.ox1, view.width - t.ox0}
                             : std::pair{t.ox0, t.ox1};
     }
-    std::sort(spans.begin(), spans.begin() + n);
+    // At most 4 spans: by their left edge, in place.
+    for (size_t i = 1; i < n; ++i) {
+      for (size_t j = i; j > 0 && spans[j].first < spans[j - 1].first; --j) {
+        std::swap(spans[j], spans[j - 1]);
+      }
+    }
     uint8_t* row = view.data + static_cast<size_t>(y) * view.width * 3;
     int x = 0;
     for (size_t i = 0; i <= n; ++i) {
@@ -92,16 +97,25 @@ void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, i
     const ImageInfo& info = decoded[k]->image.info;
     tiles[k] = PlanMosaicTile(options, draw, k, info.height, info.width);
   }
-  FillAroundTiles(std::span<const MosaicTile>(tiles.data(), draw.tiles), flip, view);
+  // Straight into the output where the pipeline can; else on the canvas.
+  std::array<CompositeTile, 4> placed;
+  for (int k = 0; k < draw.tiles; ++k) {
+    placed[k] = CompositeTile{&decoded[k]->image, decoded[k]->pixels.data(),
+                              TilePlacement{tiles[k].plan, tiles[k].ox0, tiles[k].oy0}};
+  }
+  const std::span<const CompositeTile> drawn(placed.data(), draw.tiles);
+  if (!pipeline.DrawComposite(drawn, s, s, kFill, flip, out, "image", ctx)) {
+    FillAroundTiles(std::span<const MosaicTile>(tiles.data(), draw.tiles), flip, view);
+    for (const CompositeTile& t : drawn) {
+      pipeline.DrawTile(*t.image, t.pixels, t.placement, flip, view, ctx);
+    }
+    pipeline.WriteComposite(view, out, "image", ctx);
+  }
   std::vector<ImageObject> kept;
+  auto timer = ctx.Time(Stage::kTransform);
   for (int k = 0; k < draw.tiles; ++k) {
     const int64_t image = draw.images[k];
     const MosaicTile& tile = tiles[k];
-    if (!tile.empty()) {
-      pipeline.DrawTile(decoded[k]->image, decoded[k]->pixels.data(),
-                        TilePlacement{tile.plan, tile.ox0, tile.oy0}, flip, view, ctx);
-    }
-    auto timer = ctx.Time(Stage::kTransform);
     const ImageInfo& info = decoded[k]->image.info;
     for (ImageObject& o : images.objects(image, info.height, info.width)) {
       if (!(o.box[2] > o.box[0] && o.box[3] > o.box[1])) continue;
@@ -112,7 +126,6 @@ void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, i
       kept.push_back(o);
     }
   }
-  pipeline.WriteComposite(view, out, "image", ctx);
   WriteObjectFields(kept, out);
   Tensor shape = out.Allocate("image_size", DType::kI64, Shape{2});
   shape.data<int64_t>()[0] = s;

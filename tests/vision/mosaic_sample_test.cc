@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/error.h"
@@ -199,6 +200,37 @@ TEST(WriteMosaicSample, KeptImagesGiveTheSamePixelsAndAreNotDecodedAgain) {
   WriteMosaicSample(pipeline, options, 2, 4, images, kept, bytes, canvas, out, again);
   EXPECT_EQ(reads, 0);
   EXPECT_EQ(again.images_decoded(), 0);
+}
+
+TEST(WriteMosaicSample, StraightIntoTheOutputEqualsTheCompositePath) {
+  // A ColorJitter that changes nothing still needs the RGB composite: the
+  // same mosaic through both paths, for each layout, dtype and flip.
+  const Transform unchanged = Transform::ColorJitter();
+  const std::vector<std::pair<std::vector<Transform>, DType>> outputs = {
+      {{}, DType::kU8},
+      {{Transform::ToCHW()}, DType::kU8},
+      {{Transform::Normalize(), Transform::ToCHW()}, DType::kF32},
+      {{Transform::Normalize()}, DType::kF16}};
+  MosaicOptions options;
+  options.size = 96;
+  for (const auto& [steps, dtype] : outputs) {
+    for (double flip : {0.0, 1.0}) {
+      std::vector<Transform> direct = {Transform::RandomHorizontalFlip(flip)};
+      direct.insert(direct.end(), steps.begin(), steps.end());
+      std::vector<Transform> composite = {Transform::RandomHorizontalFlip(flip), unchanged};
+      composite.insert(composite.end(), steps.begin(), steps.end());
+      for (uint64_t seed = 0; seed < 6; ++seed) {
+        Sample a, b;
+        MosaicOf(Pipeline(direct, {.dtype = dtype}), options, seed % 4, seed, a);
+        MosaicOf(Pipeline(composite, {.dtype = dtype}), options, seed % 4, seed, b);
+        const Tensor& x = *a.Find("image");
+        const Tensor& y = *b.Find("image");
+        ASSERT_EQ(x.shape(), y.shape());
+        EXPECT_EQ(std::memcmp(x.raw(), y.raw(), x.bytes()), 0)
+            << DTypeName(dtype) << " flip " << flip << " seed " << seed;
+      }
+    }
+  }
 }
 
 TEST(CheckMosaicPipeline, RefusesGeometricStepsButFlips) {

@@ -119,6 +119,15 @@ struct FEEDLINE_EXPORT TilePlacement {
   int top = 0;
 };
 
+// One tile of a composite drawn straight into the output
+// (Pipeline::DrawComposite): a decoded image (DecodeForTiles'), its pixels
+// and where its plan's output lands.
+struct FEEDLINE_EXPORT CompositeTile {
+  const DecodedImage* image = nullptr;
+  const uint8_t* pixels = nullptr;
+  TilePlacement placement;
+};
+
 class FEEDLINE_EXPORT Pipeline {
  public:
   // The SampleContext scratch buffers Run uses: those above a dataset's own
@@ -194,6 +203,19 @@ class FEEDLINE_EXPORT Pipeline {
   // (Error). Times go to ctx's transform stage.
   void DrawTile(const DecodedImage& image, const uint8_t* pixels, const TilePlacement& tile,
                 bool mirrored, RgbImageView composite, SampleContext& ctx) const;
+  // The composite of `tiles` (none overlapping), width x height, written
+  // straight into field `field` of `out` in the output's dtype and layout:
+  // `fill` (a u8 level) where no tile lands, each tile resampled into its
+  // rectangle (mirrored left-right, place and pixels, when `mirrored`),
+  // then RandomErasing: what DrawTile on a composite filled with `fill`
+  // and WriteComposite give, to the bit, without the composite and its
+  // pass to the output. Returns false, writing nothing, where that path
+  // cannot run: a pixel augmentation listed (it needs the RGB composite),
+  // or a tile that needs another filter than the one-pass bilinear kernel.
+  // Throws Error for a placement outside the image.
+  bool DrawComposite(std::span<const CompositeTile> tiles, int width, int height, uint8_t fill,
+                     bool mirrored, Sample& out, std::string_view field,
+                     SampleContext& ctx) const;
   // Writes `image`, made outside the pipeline (DrawTile's composite, its
   // flip drawn in), into field `field` of `out` as Run ends: the pixel
   // augmentations in list order (in place, on `image`), then the values
