@@ -713,6 +713,7 @@ py::dict StatsToPython(const StatsSnapshot& s) {
                   py::arg("errors") = s.errors, py::arg("skipped") = s.skipped,
                   py::arg("replaced") = s.replaced,
                   py::arg("failed_substitutes") = s.failed_substitutes,
+                  py::arg("images_decoded") = s.images_decoded,
                   py::arg("errors_by_reason") = s.errors_by_reason, py::arg("stage_s") = stages,
                   py::arg("consumer_wait_s") = static_cast<double>(s.consumer_wait_ns) * 1e-9,
                   py::arg("first_batch_s") = static_cast<double>(s.first_batch_ns) * 1e-9,

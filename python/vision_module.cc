@@ -199,11 +199,11 @@ Transform TransformFromState(const py::tuple& state) {
 }
 
 // A dataset's mosaic as its constructor takes it: (size, scale, translate,
-// p), or None.
-std::optional<std::tuple<int, double, double, double>> MosaicArgument(
+// p, cache_bytes), or None.
+std::optional<std::tuple<int, double, double, double, int64_t>> MosaicArgument(
     const std::optional<vision::MosaicOptions>& m) {
   if (!m) return std::nullopt;
-  return std::make_tuple(m->size, m->scale, m->translate, m->p);
+  return std::make_tuple(m->size, m->scale, m->translate, m->p, m->cache_bytes);
 }
 
 py::tuple PipelineState(const Pipeline& p) {
@@ -395,7 +395,7 @@ void BindVision(py::module_& m) {
   // COCO-format detection (feedline/vision/coco_detection.h). The
   // annotation file is parsed without the GIL.
   // A mosaic crosses as (size, scale, translate, p), or None.
-  using MosaicTuple = std::optional<std::tuple<int, double, double, double>>;
+  using MosaicTuple = std::optional<std::tuple<int, double, double, double, int64_t>>;
   py::class_<vision::CocoDetection, Dataset, std::shared_ptr<vision::CocoDetection>>(
       v, "CocoDetection")
       .def(py::init([](const std::string& root, const std::string& annotation_file,
@@ -404,8 +404,8 @@ void BindVision(py::module_& m) {
                        int64_t size_divisibility, bool source_masks, MosaicTuple mosaic) {
              vision::CocoDetectionOptions options;
              if (mosaic) {
-               const auto& [size, scale, translate, p] = *mosaic;
-               options.mosaic = vision::MosaicOptions{size, scale, translate, p};
+               const auto& [size, scale, translate, p, cache_bytes] = *mosaic;
+               options.mosaic = vision::MosaicOptions{size, scale, translate, p, cache_bytes};
              }
              options.size_divisibility = size_divisibility;
              options.masks = masks;
@@ -475,8 +475,8 @@ void BindVision(py::module_& m) {
              options.size_divisibility = size_divisibility;
              options.read = ReadLimit(max_file_bytes);
              if (mosaic) {
-               const auto& [size, scale, translate, p] = *mosaic;
-               options.mosaic = vision::MosaicOptions{size, scale, translate, p};
+               const auto& [size, scale, translate, p, cache_bytes] = *mosaic;
+               options.mosaic = vision::MosaicOptions{size, scale, translate, p, cache_bytes};
              }
              return std::make_shared<vision::YoloDetection>(images_dir, std::move(pipeline),
                                                             options);

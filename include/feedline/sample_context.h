@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "feedline/export.h"
@@ -47,6 +48,15 @@ class FEEDLINE_EXPORT SampleContext {
   int64_t epoch() const { return epoch_; }
   uint64_t seed() const { return seed_; }
   int worker_id() const { return worker_id_; }
+
+  // The batch the loader is filling with this sample: the dataset indices
+  // its sampler planned for it, in row order, this sample's among them
+  // (as planned: a row replaced after a failure does not change it). Empty
+  // when the sample is loaded alone (dataset[i], an IterableDataset). A
+  // pure function of (seed, epoch, batch), whichever worker loads the
+  // sample, so a dataset may draw from it (a mosaic's partners). Valid
+  // while the sample loads.
+  std::span<const int64_t> batch() const { return batch_; }
 
   // The sample's generator: Rng(seed, epoch, index). Made on first use, so
   // samples that draw nothing pay nothing.
@@ -95,6 +105,11 @@ class FEEDLINE_EXPORT SampleContext {
   };
   [[nodiscard]] Timer Time(Stage stage) { return Timer(this, stage); }
 
+  // Counts an image decoded (whole or in part) for the loader's statistics
+  // (StatsSnapshot::images_decoded): the vision pipeline counts its own.
+  void CountImagesDecoded(int64_t n = 1) { images_decoded_ += n; }
+  int64_t images_decoded() const { return images_decoded_; }
+
  private:
   // The loader reuses one context per worker (internal::SampleContextAccess).
   friend class internal::SampleContextAccess;
@@ -107,6 +122,12 @@ class FEEDLINE_EXPORT SampleContext {
   }
   // Returns and zeroes the accumulated stage times.
   std::array<int64_t, kNumStages> DrainStageTimes();
+  // Returns and zeroes the count of images decoded.
+  int64_t DrainImagesDecoded() {
+    const int64_t n = images_decoded_;
+    images_decoded_ = 0;
+    return n;
+  }
 
   uint64_t seed_;
   int64_t epoch_;
@@ -114,7 +135,9 @@ class FEEDLINE_EXPORT SampleContext {
   int worker_id_;
   Rng rng_;
   bool rng_ready_ = true;
+  std::span<const int64_t> batch_;
   std::array<int64_t, kNumStages> stage_ns_{};
+  int64_t images_decoded_ = 0;
   std::array<std::vector<uint8_t>, kScratchSlots> scratch_;
 };
 

@@ -56,6 +56,9 @@ struct FEEDLINE_EXPORT StatsSnapshot {
   int64_t replaced = 0;  // samples replaced by error_policy replace
   int64_t failed_substitutes = 0;  // substitutes that failed too (error_policy replace)
   int64_t worker_restarts = 0;     // worker processes started again after one died
+  // Images the datasets' vision pipelines decoded, whole or in part (a
+  // mosaic decodes each image of its batch once).
+  int64_t images_decoded = 0;
   // Batch slots that exist now (each holds one batch: the consumer's, those
   // being loaded and those ready), and the bytes of batch storage they
   // hold: the loader's memory for batches.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/core/sample_context_access.h"
 
 namespace feedline {
 
@@ -26,6 +27,13 @@ std::pair<size_t, int64_t> Concat::Locate(int64_t index) const {
 
 void Concat::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   auto [part, local] = Locate(index);
+  // The batch's samples of the same part, in its indices, for a dataset
+  // that draws from its batch.
+  std::vector<int64_t> batch;
+  for (int64_t i : ctx.batch()) {
+    if (i >= offsets_[part] && i < offsets_[part + 1]) batch.push_back(i - offsets_[part]);
+  }
+  internal::ScopedBatch shown(ctx, batch);
   parts_[part]->Get(local, out, ctx);
 }
 

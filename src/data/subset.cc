@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/core/sample_context_access.h"
 
 namespace feedline {
 
@@ -14,6 +15,13 @@ Subset::Subset(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> indi
 
 void Subset::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   CheckIndex(index, size());
+  // The batch in the dataset's indices, for a dataset that draws from it.
+  std::vector<int64_t> batch;
+  batch.reserve(ctx.batch().size());
+  for (int64_t i : ctx.batch()) {
+    if (i >= 0 && i < size()) batch.push_back(indices_[static_cast<size_t>(i)]);
+  }
+  internal::ScopedBatch shown(ctx, batch);
   dataset_->Get(indices_[static_cast<size_t>(index)], out, ctx);
 }
 

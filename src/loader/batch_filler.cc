@@ -78,6 +78,9 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   // One failure record for the whole task, cleared after each use: made per
   // row, zeroing it cost more than loading a trivial sample.
   std::optional<SampleError> error;
+  // The rows' context shows their batch while they load, and nothing after
+  // (the slot may be recycled once they count as finished).
+  std::optional<ScopedBatch> shown(std::in_place, ctx, slot->planned_indices);
   RowLoad together[kMaxRowsTogether];
   int64_t together_begin = task.begin;  // rows [together_begin, together_end) are in `together`
   int64_t together_end = task.begin;
@@ -107,6 +110,7 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
     LoadRow(slot, row, ctx, lane, &error,
             row < together_end ? &together[row - together_begin] : nullptr);
   }
+  shown.reset();
   const int64_t n = task.end - task.begin;
   // acq_rel: the thread completing the batch sees every row written by the others.
   if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == planned) {

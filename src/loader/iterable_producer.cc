@@ -216,7 +216,7 @@ bool IterableProducer::ProduceFromStream(SampleStream& stream, Slot* slot, Sampl
   // A new epoch may have reset the counts meanwhile: this batch is not its.
   if (ready && scheduler_->generation() == generation) ++produced_[producer];
   if (!published) scheduler_->PutSlotLocked(slot);
-  stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
+  stats_->DrainContext(ctx);
   return exhausted;
 }
 

@@ -99,7 +99,7 @@ bool MapConsumerLoop::LoadInCallerLocked(std::optional<Clock::time_point> deadli
     filler_->RunTask(task, caller_ctx_, &caller_lane_);
     elapsed = NowNs() - t0;
     stats_->AddWorker(0, elapsed, rows);
-    stats_->AddStages(SampleContextAccess::DrainStageTimes(caller_ctx_));
+    stats_->DrainContext(caller_ctx_);
   }
   caller_ns_per_row_ = claim_policy::UpdatedAverage(caller_ns_per_row_, elapsed, rows);
   return true;
@@ -133,7 +133,7 @@ bool MapConsumerLoop::LoadWhileWaitingLocked() {
     const int64_t t0 = NowNs();
     filler_->RunTask(task, ctx, &caller_lane_);
     stats_->AddWorker(worker, NowNs() - t0, task.end - task.begin);
-    stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
+    stats_->DrainContext(ctx);
   } catch (...) {
     // The id goes back whatever ended the task (it must not stay lent), a
     // thread cancellation too; what would end a worker's task

@@ -34,7 +34,7 @@ void MapWorkerLoop::Run(int worker, WorkerLane& lane) {
       ns_per_row = claim_policy::UpdatedAverage(ns_per_row, elapsed, rows);
       scheduler_->NoteRowCost(ns_per_row, batch_rows);
       stats_->AddWorker(worker, elapsed, rows);
-      stats_->AddStages(SampleContextAccess::DrainStageTimes(ctx));
+      stats_->DrainContext(ctx);
       // Retired after a timeout: a replacement already took this worker's place.
       if (lane.retired.load()) return;
     } catch (...) {

@@ -146,6 +146,7 @@ void RowClaims::Bind(Slot* slot, int64_t batch_index) {
   slot->failed_substitutes = 0;
   slot->orphaned.store(false);
   std::copy(rows.begin(), rows.end(), slot->indices.begin());
+  slot->planned_indices.assign(rows.begin(), rows.end());
   std::fill_n(slot->status.begin(), rows.size(), RowStatus::kPending);
   std::fill_n(slot->timed_out.begin(), rows.size(), 0);
 }

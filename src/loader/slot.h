@@ -95,6 +95,9 @@ struct Slot {
   // Rows as planned.
   int64_t planned_rows = 0;
   std::vector<int64_t> indices;  // dataset index per row (substitute if replaced)
+  // The rows' indices as the sampler planned them, never replaced: what
+  // each row's SampleContext::batch shows.
+  std::vector<int64_t> planned_indices;
   std::vector<RowStatus> status;
   std::vector<Sample> samples;
   std::vector<const Sample*> kept_rows;  // rows that survive, for collate

@@ -1,11 +1,18 @@
 #include "src/loader/stats_collector.h"
 
+#include "src/core/sample_context_access.h"
+
 namespace feedline::internal {
 
 StatsCollector::StatsCollector(int num_workers)
     // The caller's thread counts as worker 0 when num_workers is 0.
     : workers_(new Worker[static_cast<size_t>(num_workers > 0 ? num_workers : 1)]),
       num_workers_(num_workers > 0 ? num_workers : 1) {}
+
+void StatsCollector::DrainContext(SampleContext& ctx) {
+  AddStages(SampleContextAccess::DrainStageTimes(ctx));
+  AddImagesDecoded(SampleContextAccess::DrainImagesDecoded(ctx));
+}
 
 void StatsCollector::AddStages(const std::array<int64_t, kNumStages>& ns) {
   for (int i = 0; i < kNumStages; ++i) {
@@ -59,6 +66,7 @@ StatsSnapshot StatsCollector::Snapshot() const {
   s.skipped = skipped_.load();
   s.replaced = replaced_.load();
   s.failed_substitutes = failed_substitutes_.load();
+  s.images_decoded = images_decoded_.load();
   for (int i = 0; i < kNumStages; ++i) s.stage_ns[static_cast<size_t>(i)] = stage_ns_[static_cast<size_t>(i)].load();
   s.consumer_wait_ns = wait_ns_.load();
   const int64_t start = start_ns_.load();

@@ -27,7 +27,11 @@ class StatsCollector {
  public:
   explicit StatsCollector(int num_workers);
 
+  // Adds and zeroes what `ctx` accumulated: its stage times and the images
+  // it decoded.
+  void DrainContext(SampleContext& ctx);
   void AddStages(const std::array<int64_t, kNumStages>& ns);
+  void AddImagesDecoded(int64_t n) { images_decoded_.fetch_add(n, std::memory_order_relaxed); }
   void AddWorker(int worker, int64_t busy_ns, int64_t samples);
   void AddError(const std::string& reason);
   void AddSkipped() { skipped_.fetch_add(1, std::memory_order_relaxed); }
@@ -67,6 +71,7 @@ class StatsCollector {
   std::atomic<int64_t> skipped_{0};
   std::atomic<int64_t> replaced_{0};
   std::atomic<int64_t> failed_substitutes_{0};
+  std::atomic<int64_t> images_decoded_{0};
   std::atomic<int64_t> wait_ns_{0};
   std::atomic<int64_t> start_ns_{-1};
   std::atomic<int64_t> first_batch_ns_{-1};

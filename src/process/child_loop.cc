@@ -165,6 +165,7 @@ class ChildLoop {
                  std::string* gather, bool stream) {
     try {
       SampleContextAccess::Reset(context_, request.epoch, context_index);
+      SampleContextAccess::SetBatch(context_, row_.batch());
       out_.Begin();
       const TaskRequest task_request{index, request.epoch, request.seed, &context_};
       bool produced = true;
@@ -180,6 +181,7 @@ class ChildLoop {
       SampleReply& reply = out_.reply();
       const auto stages = SampleContextAccess::DrainStageTimes(context_);
       for (int s = 0; s < kNumStages; ++s) reply.stage_ns[s] = stages[static_cast<size_t>(s)];
+      reply.images_decoded = SampleContextAccess::DrainImagesDecoded(context_);
       if (gather != nullptr) {
         staging_.Append(gather, &reply);
       } else if (!staging_.Send(fd_, &reply)) {

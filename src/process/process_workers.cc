@@ -126,6 +126,7 @@ struct ProcessWorkers::Worker {
   SharedArena arena;  // made with the first process, kept across restarts
   std::string body;
   std::string message;  // the request being sent: WorkRequest and the row's destinations
+  std::span<const int64_t> batch;  // and the batch its samples belong to (SampleContext::batch)
   std::string samples;  // the body of a kSamples request
   std::vector<RowDestination> row;
   SampleReply reply;
@@ -335,6 +336,8 @@ void ProcessWorkers::LoadSample(int64_t index, SampleContext& ctx, Sample& out) 
   request.context_index = ctx.index();
   EncodeRow(out, worker);
   request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
+  worker.batch = ctx.batch();
+  request.batch_rows = worker.batch.size();
   int deaths = 0;
   while (true) {
     if (shutdown_.load()) throw SampleError(FailureKind::kCancelled, "", "the loader is closing", index);
@@ -463,6 +466,8 @@ bool ProcessWorkers::LoadRows(std::span<RowLoad> rows, int64_t epoch, SampleCont
   }
   worker.message.swap(worker.samples);
   request.destinations_bytes = static_cast<uint32_t>(worker.message.size());
+  worker.batch = ctx.batch();
+  request.batch_rows = worker.batch.size();
   WorkerDeath death;
   bool alive = Send(worker, request, &death);
   for (size_t i = 0; alive && i < rows.size(); ++i) {
@@ -607,10 +612,15 @@ bool ProcessWorkers::Send(Worker& worker, const WorkRequest& request, WorkerDeat
     std::lock_guard<std::mutex> lock(worker.mu);
     pid = worker.pid;
   }
-  // The request and the row's destinations in one write (the worker wakes once).
+  // The request, the row's destinations and the batch in one write (the
+  // worker wakes once).
   std::string& message = worker.body;
   message.assign(reinterpret_cast<const char*>(&request), sizeof(request));
   if (request.destinations_bytes > 0) message.append(worker.message);
+  if (request.batch_rows > 0) {
+    message.append(reinterpret_cast<const char*>(worker.batch.data()),
+                   request.batch_rows * sizeof(int64_t));
+  }
   if (!WriteAll(fd, message.data(), message.size()) ||
       !WaitForReply(fd, pid, worker.abandoned_at_ns)) {
     *death = Reap(worker);
@@ -684,6 +694,7 @@ bool ProcessWorkers::ReadSample(Worker& worker, int fd, uint64_t payload_bytes, 
       for (int s = 0; s < kNumStages; ++s) {
         ctx->AddStageTime(static_cast<Stage>(s), reply.stage_ns[s]);
       }
+      ctx->CountImagesDecoded(reply.images_decoded);
     }
     if (options_.use_shared_memory) worker.arena.MapAtLeast(reply.arena_bytes);
     for (const FieldMeta& f : reply.fields) {

@@ -40,9 +40,17 @@ bool RequestedRow::Read(int fd, WorkRequest* request) {
   if (!ReadAll(fd, request, sizeof(*request))) return false;
   row_.clear();
   samples_.clear();
-  if (request->destinations_bytes == 0) return true;
+  // A batch is at most a slot's rows: more is damage.
+  constexpr uint64_t kMaxBatchRows = uint64_t{1} << 24;
+  if (request->batch_rows > kMaxBatchRows) {
+    throw Error("the loader sent a malformed request: a batch of " +
+                std::to_string(request->batch_rows) + " rows");
+  }
   body_.resize(request->destinations_bytes);
   if (!ReadAll(fd, body_.data(), body_.size())) return false;
+  batch_.resize(request->batch_rows);
+  if (!ReadAll(fd, batch_.data(), batch_.size() * sizeof(int64_t))) return false;
+  if (request->destinations_bytes == 0) return true;
   if (request->kind == static_cast<uint32_t>(RequestKind::kSamples) ||
       request->kind == static_cast<uint32_t>(RequestKind::kSamplesThenCollate) ||
       request->kind == static_cast<uint32_t>(RequestKind::kCollate)) {

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ class RequestedRow {
   bool Read(int fd, WorkRequest* request);
   // The samples of the last kSamples request.
   size_t num_samples() const { return samples_.size(); }
+  // The batch the last request's samples belong to (SampleContext::batch).
+  std::span<const int64_t> batch() const { return batch_; }
   // Makes sample `i` of the last kSamples request the requested row.
   const RequestedSample& Select(size_t i);
   // Where field `name` goes if the sample produces `dtype` and `shape`
@@ -78,6 +81,7 @@ class RequestedRow {
 
   std::vector<RowDestination> row_;
   std::vector<RequestedSample> samples_;
+  std::vector<int64_t> batch_;
   std::vector<std::string> bound_;  // names `sample` was bound to last
 };
 

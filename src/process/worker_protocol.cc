@@ -62,6 +62,7 @@ std::string EncodeSampleReply(const SampleReply& reply) {
   Writer w;
   w.Put<uint64_t>(reply.arena_bytes);
   for (int64_t ns : reply.stage_ns) w.Put<int64_t>(ns);
+  w.Put<int64_t>(reply.images_decoded);
   w.Put<uint32_t>(static_cast<uint32_t>(reply.fields.size()));
   for (const FieldMeta& f : reply.fields) {
     w.PutString(f.name);
@@ -236,6 +237,7 @@ bool DecodeSampleReply(const char* data, size_t size, SampleReply* reply) {
   for (int64_t& ns : reply->stage_ns) {
     if (!r.Get(&ns)) return false;
   }
+  if (!r.Get(&reply->images_decoded)) return false;
   // Each field takes more than a byte: a count beyond the bytes is damage,
   // refused before the fields are made (a count of 2^32-1 would ask for
   // hundreds of GB; fuzz/worker_protocol_fuzzer.cc runs with a 256 MB

@@ -69,7 +69,8 @@ enum class RequestKind : uint32_t {
   kSamplesThenCollate = 6,
 };
 
-// Parent -> worker (56 bytes, then the destinations). `seed`, `epoch` and
+// Parent -> worker (64 bytes, then the destinations, then `batch_rows`
+// int64 indices: the SampleContext's batch). `seed`, `epoch` and
 // `context_index` rebuild the SampleContext the engine gave the parent's
 // thread, so a sample's Rng draws are the same as on a worker thread.
 struct WorkRequest {
@@ -83,6 +84,7 @@ struct WorkRequest {
   // fields may go (none when room_bytes is 0).
   uint64_t room_offset = 0;
   uint64_t room_bytes = 0;
+  uint64_t batch_rows = 0;
 };
 
 enum class ReplyKind : uint32_t {
@@ -124,6 +126,7 @@ struct FieldMeta {
 struct SampleReply {
   uint64_t arena_bytes = 0;  // the arena's size after this sample (it may have grown)
   int64_t stage_ns[4] = {};  // the child's SampleContext stage times (read, decode, ...)
+  int64_t images_decoded = 0;  // and the images it decoded
   std::vector<FieldMeta> fields;
   // How the fields nest, as the sample's tree (a Python dataset's sample:
   // the parent checks it against the first sample's and shapes batches by

@@ -48,6 +48,7 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
     if (options_.masks) {
       throw Error("COCO dataset: masks with mosaic are not supported; ask for one or the other");
     }
+    mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
   }
   options_.read.image = true;
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
@@ -180,8 +181,8 @@ void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) co
     }
     return objects;
   };
-  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, ctx.scratch(kBytesSlot),
-                    ctx.scratch(kCanvasSlot), out, ctx);
+  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
+                    ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", annotations_->image(image_index(index)).id);
 }
 

@@ -47,16 +47,25 @@ void CheckMosaicOptions(const MosaicOptions& options, const std::string& dataset
   if (!(options.p >= 0 && options.p <= 1)) {
     throw Error(dataset + ": mosaic p must be in [0, 1], got " + std::to_string(options.p));
   }
+  if (options.cache_bytes < 0) {
+    throw Error(dataset + ": mosaic cache_bytes must be >= 0, got " +
+                std::to_string(options.cache_bytes));
+  }
 }
 
-MosaicDraw DrawMosaic(const MosaicOptions& options, int64_t index, int64_t dataset_size,
-                      Rng& rng) {
+MosaicDraw DrawMosaic(const MosaicOptions& options, int64_t index,
+                      std::span<const int64_t> batch, int64_t dataset_size, Rng& rng) {
   MosaicDraw draw;
   const bool mosaic = rng.Uniform() < options.p;
   draw.tiles = mosaic ? 4 : 1;
   draw.images[0] = index;
+  // A batch of one would show its image 4 times: the dataset's instead.
+  const bool from_batch = batch.size() > 1;
   for (int k = 1; k < 4; ++k) {
-    draw.images[k] = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(dataset_size)));
+    draw.images[k] =
+        !from_batch
+            ? static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(dataset_size)))
+            : batch[static_cast<size_t>(rng.UniformInt(static_cast<uint64_t>(batch.size())))];
   }
   // Ultralytics' border of -size // 2: the centre keeps that far from the
   // canvas's edges.

@@ -1,7 +1,13 @@
 #include "src/vision/mosaic_sample.h"
 
+#include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <span>
+#include <utility>
 
 #include "feedline/error.h"
 
@@ -15,6 +21,34 @@ bool FollowsMosaic(const Transform& t) {
   using Kind = Transform::Kind;
   return t.kind == Kind::kRandomHorizontalFlip || t.IsPixelAugmentation() ||
          t.kind == Kind::kNormalize || t.kind == Kind::kToCHW || t.kind == Kind::kRandomErasing;
+}
+
+// Fills the pixels of `view` that no tile covers (mirrored: that no
+// mirrored tile covers) with kFill: a row at a time, the gaps between the
+// tiles that cross it (tiles never overlap).
+void FillAroundTiles(std::span<const MosaicTile> tiles, bool mirrored, RgbImageView view) {
+  std::array<std::pair<int, int>, 4> spans;
+  for (int y = 0; y < view.height; ++y) {
+    size_t n = 0;
+    for (const MosaicTile& t : tiles) {
+      if (t.empty() || y < t.oy0 || y >= t.oy1) continue;
+      spans[n++] = mirrored ? std::pair{view.width - t.ox1, view.width - t.ox0}
+                            : std::pair{t.ox0, t.ox1};
+    }
+    // At most 4 spans: by their left edge, in place.
+    for (size_t i = 1; i < n; ++i) {
+      for (size_t j = i; j > 0 && spans[j].first < spans[j - 1].first; --j) {
+        std::swap(spans[j], spans[j - 1]);
+      }
+    }
+    uint8_t* row = view.data + static_cast<size_t>(y) * view.width * 3;
+    int x = 0;
+    for (size_t i = 0; i <= n; ++i) {
+      const int end = i < n ? spans[i].first : view.width;
+      if (end > x) std::memset(row + x * 3, kFill, static_cast<size_t>(end - x) * 3);
+      if (i < n) x = std::max(x, spans[i].second);
+    }
+  }
 }
 
 }  // namespace
@@ -37,30 +71,52 @@ void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
 }
 
 void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, int64_t index,
-                       int64_t size, const MosaicImages& images, std::vector<uint8_t>& bytes,
-                       std::vector<uint8_t>& canvas, Sample& out, SampleContext& ctx) {
+                       int64_t size, const MosaicImages& images, MosaicImageCache& cache,
+                       std::vector<uint8_t>& bytes, std::vector<uint8_t>& canvas, Sample& out,
+                       SampleContext& ctx) {
   const int s = options.size;
-  const MosaicDraw draw = DrawMosaic(options, index, size, ctx.rng());
+  const MosaicDraw draw = DrawMosaic(options, index, ctx.batch(), size, ctx.rng());
   // The list's flips, drawn as a plan draws them; the rest of the list
   // draws nothing before decoding (CheckMosaicPipeline).
   const bool flip = pipeline.Plan(s, s, ctx.rng()).flip;
   const size_t bytes_needed = static_cast<size_t>(s) * s * 3;
   if (canvas.size() < bytes_needed) canvas.resize(bytes_needed);
-  std::memset(canvas.data(), kFill, bytes_needed);
   const RgbImageView view{canvas.data(), s, s};
-  std::vector<ImageObject> kept;
+  // The most a tile enlarges the image resized to `size`: decoded to at
+  // least that, no tile is drawn from fewer pixels than it shows.
+  const int long_side = static_cast<int>(std::ceil(s * (1 + options.scale)));
+  std::array<std::shared_ptr<const MosaicImage>, 4> decoded;
+  std::array<MosaicTile, 4> tiles;
   for (int k = 0; k < draw.tiles; ++k) {
     const int64_t image = draw.images[k];
-    const std::string name = images.read(image, bytes);
-    MosaicTile tile;
-    const ImageInfo info = pipeline.RunTile(
-        bytes, name, ctx,
-        [&](int height, int width) {
-          tile = PlanMosaicTile(options, draw, k, height, width);
-          return TilePlacement{tile.plan, tile.ox0, tile.oy0};
-        },
-        view);
-    auto timer = ctx.Time(Stage::kTransform);
+    CheckIndex(image, size);  // a partner from a batch sampler's indices
+    decoded[k] = cache.Get(image, [&](MosaicImage& made) {
+      const std::string name = images.read(image, bytes);
+      made.image = pipeline.DecodeForTiles(bytes, name, long_side, made.pixels, ctx);
+    });
+    const ImageInfo& info = decoded[k]->image.info;
+    tiles[k] = PlanMosaicTile(options, draw, k, info.height, info.width);
+  }
+  // Straight into the output where the pipeline can; else on the canvas.
+  std::array<CompositeTile, 4> placed;
+  for (int k = 0; k < draw.tiles; ++k) {
+    placed[k] = CompositeTile{&decoded[k]->image, decoded[k]->pixels.data(),
+                              TilePlacement{tiles[k].plan, tiles[k].ox0, tiles[k].oy0}};
+  }
+  const std::span<const CompositeTile> drawn(placed.data(), draw.tiles);
+  if (!pipeline.DrawComposite(drawn, s, s, kFill, flip, out, "image", ctx)) {
+    FillAroundTiles(std::span<const MosaicTile>(tiles.data(), draw.tiles), flip, view);
+    for (const CompositeTile& t : drawn) {
+      pipeline.DrawTile(*t.image, t.pixels, t.placement, flip, view, ctx);
+    }
+    pipeline.WriteComposite(view, out, "image", ctx);
+  }
+  std::vector<ImageObject> kept;
+  auto timer = ctx.Time(Stage::kTransform);
+  for (int k = 0; k < draw.tiles; ++k) {
+    const int64_t image = draw.images[k];
+    const MosaicTile& tile = tiles[k];
+    const ImageInfo& info = decoded[k]->image.info;
     for (ImageObject& o : images.objects(image, info.height, info.width)) {
       if (!(o.box[2] > o.box[0] && o.box[3] > o.box[1])) continue;
       const std::optional<std::array<float, 4>> box = MapMosaicBox(options, draw, tile, o.box);
@@ -70,7 +126,6 @@ void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, i
       kept.push_back(o);
     }
   }
-  pipeline.WriteComposite(view, flip, out, "image", ctx);
   WriteObjectFields(kept, out);
   Tensor shape = out.Allocate("image_size", DType::kI64, Shape{2});
   shape.data<int64_t>()[0] = s;

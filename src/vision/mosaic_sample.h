@@ -1,10 +1,12 @@
 // A detection dataset's mosaic sample (feedline/vision/mosaic.h): the draws
-// from the sample's Rng, each tile's source box decoded and resampled
-// straight to its place in the output, the output written by the pipeline's
-// last steps, and the four images' objects moved and filtered as the tiles
-// moved them. The datasets give how to read an image and its objects.
+// from the sample's Rng, each image decoded once for its batch (found in
+// the dataset's MosaicImageCache, or decoded whole and kept there) and each
+// tile's source box resampled straight to its place in the output, the
+// output written by the pipeline's last steps, and the four images'
+// objects moved and filtered as the tiles moved them. The datasets give
+// how to read an image and its objects.
 //
-// Thread safety: pure functions.
+// Thread safety: pure functions but for the cache, which is thread-safe.
 #ifndef FEEDLINE_SRC_VISION_MOSAIC_SAMPLE_H_
 #define FEEDLINE_SRC_VISION_MOSAIC_SAMPLE_H_
 
@@ -20,6 +22,7 @@
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 #include "src/vision/detection_targets.h"
+#include "src/vision/mosaic_image_cache.h"
 
 namespace feedline::vision {
 
@@ -54,13 +57,15 @@ void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
 // Writes sample `index` of a dataset of `size` images as a mosaic: "image"
 // (the pipeline's dtype and layout, size x size), "boxes", "labels",
 // "area" (each object's own, in its source pixels), "iscrowd" and
-// "image_size". `bytes` holds each file in turn and `canvas` the tiles.
+// "image_size". `bytes` holds each file read, `canvas` the tiles, and
+// `cache` the decoded images. Partners from ctx.batch() (DrawMosaic).
 // Randomness from ctx.rng(): DrawMosaic, then the pipeline's flips (the
 // whole mosaic mirrored), then its pixel augmentations. Throws SampleError
 // naming the image that fails (a partner's too).
 void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, int64_t index,
-                       int64_t size, const MosaicImages& images, std::vector<uint8_t>& bytes,
-                       std::vector<uint8_t>& canvas, Sample& out, SampleContext& ctx);
+                       int64_t size, const MosaicImages& images, MosaicImageCache& cache,
+                       std::vector<uint8_t>& bytes, std::vector<uint8_t>& canvas, Sample& out,
+                       SampleContext& ctx);
 
 }  // namespace feedline::vision
 

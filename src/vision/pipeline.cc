@@ -641,6 +641,7 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
     auto timer = ctx.Time(Stage::kDecode);
     image = internal::DecodePlanned(data, source, decoded, requests, options_.decode);
   }
+  ctx.CountImagesDecoded();
   const PipelinePlan& plan = planning.plan;
   if (plan_used != nullptr) *plan_used = plan;
   if (!early_augmentations_.empty()) {
@@ -682,52 +683,147 @@ void Pipeline::Run(std::span<const uint8_t> data, std::string_view source, Sampl
   }
 }
 
-ImageInfo Pipeline::RunTile(std::span<const uint8_t> data, std::string_view source,
-                           SampleContext& ctx,
-                           const std::function<TilePlacement(int height, int width)>& place,
-                           RgbImageView composite) const {
-  std::vector<uint8_t>& decoded = ctx.scratch(kDecodedSlot);
-  std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
-  DecodedImage image;
-  TilePlacement tile;
-  {
-    auto timer = ctx.Time(Stage::kDecode);
-    // The header first: a tile that does not show is not decoded at all.
-    image.info = ReadImageInfo(data, source, options_.decode);
-    tile = place(image.info.height, image.info.width);
-    const PipelinePlan& plan = tile.plan;
-    if (plan.out_width <= 0 || plan.out_height <= 0) return image.info;
-    if (tile.left < 0 || tile.top < 0 || tile.left + plan.out_width > composite.width ||
-        tile.top + plan.out_height > composite.height) {
-      throw Error("pipeline: a tile of " + std::to_string(plan.out_width) + "x" +
-                  std::to_string(plan.out_height) + " at (" + std::to_string(tile.left) + ", " +
-                  std::to_string(tile.top) + ") is outside its " +
-                  std::to_string(composite.width) + "x" + std::to_string(composite.height) +
-                  " image");
+DecodedImage Pipeline::DecodeForTiles(std::span<const uint8_t> data, std::string_view source,
+                                      int min_long_side, std::vector<uint8_t>& pixels,
+                                      SampleContext& ctx) const {
+  auto timer = ctx.Time(Stage::kDecode);
+  DecodeRequest request;
+  if (options_.fused) {
+    // The largest DCT scale that keeps the longer side at min_long_side or
+    // more: no tile is then enlarged from fewer pixels than it shows.
+    const ImageInfo info = ReadImageInfo(data, source, options_.decode);
+    const int longer = std::max(info.width, info.height);
+    while (request.max_scale < 8 && longer / (2 * request.max_scale) >= min_long_side) {
+      request.max_scale *= 2;
     }
-    DecodeRequest request;
-    if (options_.fused) {
-      const int x0 = static_cast<int>(std::floor(std::max(plan.x, 0.0)));
-      const int y0 = static_cast<int>(std::floor(std::max(plan.y, 0.0)));
-      const int x1 = static_cast<int>(std::ceil(std::min(plan.x + plan.width, 1.0 * image.info.width)));
-      const int y1 =
-          static_cast<int>(std::ceil(std::min(plan.y + plan.height, 1.0 * image.info.height)));
-      request.region = Rect{x0, y0, x1 - x0, y1 - y0};
-      request.max_scale = plan.max_scale;
-    }
-    internal::RequestSource requests;
-    requests.grow_only = true;
-    requests.fixed = &request;
-    image = internal::DecodePlanned(data, source, decoded, requests, options_.decode);
   }
-  auto timer = ctx.Time(Stage::kTransform);
-  const size_t stride = static_cast<size_t>(composite.width) * 3;
-  uint8_t* dst = composite.data + tile.top * stride + static_cast<size_t>(tile.left) * 3;
-  Resample(tile.plan, image, FindDecodedBox(tile.plan, image), decoded.data(), dst, buffer, stride);
-  return image.info;
+  internal::RequestSource requests;
+  requests.fixed = &request;
+  requests.grow_only = true;  // a used buffer: its start is overwritten, nothing zeroed
+  DecodedImage image = internal::DecodePlanned(data, source, pixels, requests, options_.decode);
+  ctx.CountImagesDecoded();
+  return image;
 }
 
-void Pipeline::WriteComposite(RgbImageView image, bool flip, Sample& out, std::string_view field,
+namespace {
+
+// Error unless `tile`'s output lies inside a width x height image.
+void CheckTileInside(const TilePlacement& tile, int width, int height) {
+  const PipelinePlan& plan = tile.plan;
+  if (tile.left < 0 || tile.top < 0 || tile.left + plan.out_width > width ||
+      tile.top + plan.out_height > height) {
+    throw Error("pipeline: a tile of " + std::to_string(plan.out_width) + "x" +
+                std::to_string(plan.out_height) + " at (" + std::to_string(tile.left) + ", " +
+                std::to_string(tile.top) + ") is outside its " + std::to_string(width) + "x" +
+                std::to_string(height) + " image");
+  }
+}
+
+// Sets every value of `dst` (the output's dtype, [3, h, w] or [h, w, 3])
+// to what byte `level` maps to in its channel.
+void FillOutput(Tensor& dst, bool chw, const internal::ValueMap& values, uint8_t level) {
+  const size_t pixels = static_cast<size_t>(dst.elements() / 3);
+  auto fill = [&](auto* data, auto value_of) {
+    if (chw) {
+      for (int c = 0; c < 3; ++c) std::fill_n(data + c * pixels, pixels, value_of(c));
+      return;
+    }
+    for (size_t i = 0; i < pixels; ++i) {
+      for (int c = 0; c < 3; ++c) data[i * 3 + c] = value_of(c);
+    }
+  };
+  switch (dst.dtype()) {
+    case DType::kF32:
+      fill(dst.data<float>(), [&](int c) { return values.f32[c][level]; });
+      break;
+    case DType::kF16:
+      fill(static_cast<uint16_t*>(dst.raw()), [&](int c) { return values.f16[c][level]; });
+      break;
+    default:
+      std::memset(dst.raw(), level, dst.bytes());
+      break;
+  }
+}
+
+}  // namespace
+
+void Pipeline::DrawTile(const DecodedImage& image, const uint8_t* pixels,
+                        const TilePlacement& tile, bool mirrored, RgbImageView composite,
+                        SampleContext& ctx) const {
+  const PipelinePlan& plan = tile.plan;
+  if (plan.out_width <= 0 || plan.out_height <= 0) return;
+  CheckTileInside(tile, composite.width, composite.height);
+  auto timer = ctx.Time(Stage::kTransform);
+  const size_t stride = static_cast<size_t>(composite.width) * 3;
+  // Mirrored, the tile lands as far from the right edge as it would from
+  // the left.
+  const int left = mirrored ? composite.width - tile.left - plan.out_width : tile.left;
+  uint8_t* dst = composite.data + tile.top * stride + static_cast<size_t>(left) * 3;
+  std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
+  const DecodedBox box = FindDecodedBox(plan, image);
+  if (const std::optional<internal::PixelBox> whole = FusedLinearBox(plan, image, box, pixels)) {
+    // One pass, mirrored as it is written.
+    internal::OutputFormat format{DType::kU8, /*chw=*/false, mirrored, values_.get()};
+    format.row_stride = static_cast<size_t>(composite.width);
+    internal::ResizeLinearInto(internal::RgbImage{pixels, image.width, image.height}, whole->x,
+                               whole->y, whole->width, whole->height, plan.out_width,
+                               plan.out_height, format, dst, buffer);
+    return;
+  }
+  Resample(plan, image, box, pixels, dst, buffer, stride);
+  if (mirrored) {
+    cv::Mat placed(plan.out_height, plan.out_width, CV_8UC3, dst, stride);
+    cv::flip(placed, placed, /*flipCode=*/1);
+  }
+}
+
+bool Pipeline::DrawComposite(std::span<const CompositeTile> tiles, int width, int height,
+                             uint8_t fill, bool mirrored, Sample& out, std::string_view field,
+                             SampleContext& ctx) const {
+  if (pixel_augmentations_) return false;
+  std::array<internal::PixelBox, 4> boxes;
+  if (tiles.size() > boxes.size()) return false;
+  for (size_t k = 0; k < tiles.size(); ++k) {
+    const CompositeTile& t = tiles[k];
+    const PipelinePlan& plan = t.placement.plan;
+    if (plan.out_width <= 0 || plan.out_height <= 0) continue;
+    CheckTileInside(t.placement, width, height);
+    const std::optional<internal::PixelBox> whole =
+        FusedLinearBox(plan, *t.image, FindDecodedBox(plan, *t.image), t.pixels);
+    if (!whole) return false;
+    boxes[k] = *whole;
+  }
+  auto timer = ctx.Time(Stage::kTransform);
+  const Shape shape = chw_ ? Shape{3, height, width} : Shape{height, width, 3};
+  Tensor dst = out.Allocate(field, options_.dtype, shape);
+  FillOutput(dst, chw_, *values_, fill);
+  internal::OutputFormat format{options_.dtype, chw_, mirrored, values_.get()};
+  format.row_stride = static_cast<size_t>(width);
+  format.plane_stride = chw_ ? static_cast<size_t>(width) * height : 0;
+  std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
+  for (size_t k = 0; k < tiles.size(); ++k) {
+    const CompositeTile& t = tiles[k];
+    const PipelinePlan& plan = t.placement.plan;
+    if (plan.out_width <= 0 || plan.out_height <= 0) continue;
+    const int left = mirrored ? width - t.placement.left - plan.out_width : t.placement.left;
+    const size_t first = static_cast<size_t>(t.placement.top) * width + left;
+    uint8_t* at = static_cast<uint8_t*>(dst.raw()) +
+                  (chw_ ? first : first * 3) * DTypeSize(options_.dtype);
+    const internal::PixelBox& b = boxes[k];
+    internal::ResizeLinearInto(internal::RgbImage{t.pixels, t.image->width, t.image->height},
+                               b.x, b.y, b.width, b.height, plan.out_width, plan.out_height,
+                               format, at, buffer);
+  }
+  if (!erasing_.empty()) {
+    thread_local std::vector<float> noise;
+    for (const auto& [index, normalization] : erasing_) {
+      internal::ApplyRandomErasing(transforms_[index], dst, chw_, normalization, ctx.rng(), noise);
+    }
+  }
+  return true;
+}
+
+void Pipeline::WriteComposite(RgbImageView image, Sample& out, std::string_view field,
                               SampleContext& ctx) const {
   auto timer = ctx.Time(Stage::kTransform);
   std::vector<uint8_t>& buffer = ctx.scratch(kWorkSlot);
@@ -736,8 +832,8 @@ void Pipeline::WriteComposite(RgbImageView image, bool flip, Sample& out, std::s
   }
   const Shape shape = chw_ ? Shape{3, image.height, image.width} : Shape{image.height, image.width, 3};
   Tensor dst = out.Allocate(field, options_.dtype, shape);
-  internal::WriteOutput(image.data, image.width, image.height, flip, chw_, options_.dtype, *values_,
-                        dst.raw());
+  internal::WriteOutput(image.data, image.width, image.height, /*flip=*/false, chw_,
+                        options_.dtype, *values_, dst.raw());
   if (!erasing_.empty()) {
     thread_local std::vector<float> noise;
     for (const auto& [index, normalization] : erasing_) {

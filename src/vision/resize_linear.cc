@@ -53,13 +53,22 @@ Axis TakeAxis(ScratchArena& arena, int outputs) {
 
 float Round(float v) { return std::clamp(std::floor(v + 0.5f), 0.0f, 255.0f); }
 
+// Where row oy of channel c's plane (chw) or of the image starts, in
+// elements.
+size_t RowStart(const OutputFormat& format, int c, int oy, int width, int height) {
+  const size_t row = format.row_stride != 0 ? format.row_stride : static_cast<size_t>(width);
+  if (format.chw) {
+    const size_t plane = format.plane_stride != 0 ? format.plane_stride : row * height;
+    return static_cast<size_t>(c) * plane + static_cast<size_t>(oy) * row;
+  }
+  return static_cast<size_t>(oy) * row * 3;
+}
+
 // Where value (c, oy, ox) of the output goes, in elements.
 size_t OutputIndex(const OutputFormat& format, int c, int oy, int ox, int width, int height) {
   if (format.flip) ox = width - 1 - ox;
-  if (format.chw) {
-    return (static_cast<size_t>(c) * height + oy) * width + ox;
-  }
-  return (static_cast<size_t>(oy) * width + ox) * 3 + c;
+  if (format.chw) return RowStart(format, c, oy, width, height) + ox;
+  return RowStart(format, c, oy, width, height) + static_cast<size_t>(ox) * 3 + c;
 }
 
 // Stores the rounded level q of channel c at output (oy, ox).
@@ -236,7 +245,7 @@ FEEDLINE_AVX2 void EmitChwRow(const float* h0, const float* h1, float wy_scalar,
     const __m256 bias = _mm256_set1_ps(map.bias[c]);
     const float* a = h0 + c * padded;
     const float* b = h1 + c * padded;
-    const size_t row = (static_cast<size_t>(c) * height + oy) * width;
+    const size_t row = RowStart(format, c, oy, width, height);
     int ox = 0;
     for (; ox + kGroup <= width; ox += kGroup) {
       __m256 v = Blend(a + ox, b + ox, wy);
@@ -276,7 +285,7 @@ FEEDLINE_AVX2 void EmitHwcBytesRow(const float* h0, const float* h1, float wy_sc
   const __m128i b_lo = _mm_setr_epi8(-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1);
   const __m128i rg_hi = _mm_setr_epi8(13, -1, 6, 14, -1, 7, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m128i b_hi = _mm_setr_epi8(-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, -1, -1, -1, -1, -1, -1);
-  uint8_t* out = static_cast<uint8_t*>(dst) + static_cast<size_t>(oy) * width * 3;
+  uint8_t* out = static_cast<uint8_t*>(dst) + RowStart(format, 0, oy, width, height);
   int ox = 0;
   for (; ox + kGroup <= width; ox += kGroup) {
     __m256i level[3];
@@ -319,7 +328,7 @@ FEEDLINE_AVX2 void EmitChwBytesRow(const float* h0, const float* h1, float wy_sc
   for (int c = 0; c < 3; ++c) {
     const float* a = h0 + c * padded;
     const float* b = h1 + c * padded;
-    uint8_t* row = static_cast<uint8_t*>(dst) + (static_cast<size_t>(c) * height + oy) * width;
+    uint8_t* row = static_cast<uint8_t*>(dst) + RowStart(format, c, oy, width, height);
     int ox = 0;
     for (; ox + kGroup <= width; ox += kGroup) {
       __m256 q = Blend(a + ox, b + ox, wy);
@@ -404,7 +413,8 @@ void ResizeLinearInto(const RgbImage& src, int x, int y, int w, int h, int out_w
   // Every row of every plane starts 32-byte aligned when the tensor does and
   // the width is a multiple of 8.
   const size_t out_bytes = static_cast<size_t>(out_width) * out_height * 3 * DTypeSize(format.dtype);
-  const bool stream = out_bytes >= kStreamBytes && out_width % kGroup == 0 &&
+  const bool dense = format.row_stride == 0 && format.plane_stride == 0;
+  const bool stream = dense && out_bytes >= kStreamBytes && out_width % kGroup == 0 &&
                       reinterpret_cast<uintptr_t>(dst) % 32 == 0;
   auto emit = &EmitAnyRow;
   if (format.chw && format.dtype == DType::kF32) {

@@ -36,11 +36,16 @@ struct OutputFormat {
   bool chw = false;          // [3, h, w] instead of [h, w, 3]
   bool flip = false;         // mirrored left-right
   const ValueMap* map = nullptr;
+  // For a destination inside a larger image (a mosaic's tile): pixels from
+  // one row's start to the next's (0: the output's width), and with chw,
+  // values from one plane's start to the next's (0: rows x height).
+  size_t row_stride = 0;
+  size_t plane_stride = 0;
 };
 
 // The box [x, x + w) x [y, y + h) of `src` (whole pixels, within the image)
-// resized to out_width x out_height into `dst`, a dense tensor of that size
-// in `format`. `scratch` is reused between calls. REQUIRES:
+// resized to out_width x out_height into `dst`, a tensor of that size in
+// `format` (dense unless its strides say otherwise). `scratch` is reused between calls. REQUIRES:
 // LinearResizeIsVectorized(), w, h, out_width, out_height >= 1.
 void ResizeLinearInto(const RgbImage& src, int x, int y, int w, int h, int out_width,
                       int out_height, const OutputFormat& format, void* dst,

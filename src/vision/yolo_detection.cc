@@ -176,6 +176,7 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
     if (options_.masks) {
       throw Error(name + ": masks with mosaic are not supported; ask for one or the other");
     }
+    mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
   }
   options_.read.image = true;
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
@@ -312,8 +313,8 @@ void YoloDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) co
     }
     return objects;
   };
-  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, ctx.scratch(kBytesSlot),
-                    ctx.scratch(kCanvasSlot), out, ctx);
+  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
+                    ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", index);
 }
 

@@ -113,6 +113,42 @@ TEST(RequestedRowTest, ReadsARequestAndFindsItsFieldsInTheSlots) {
   EXPECT_EQ(row.Find("mask", DType::kU8, Shape{4, 4}), nullptr);
 }
 
+TEST(RequestedRowTest, ReadsTheBatchAfterTheDestinations) {
+  Slots slots;
+  Channel channel;
+  WorkRequest sent;
+  sent.batch_rows = 3;
+  const int64_t batch[3] = {9, 4, 17};
+  channel.Send(sent, Destinations({At("label", DType::kI64, Shape{}, 128)}));
+  ASSERT_TRUE(WriteAll(channel.parent, batch, sizeof(batch)));
+  // A request without a batch next: the last one's is not kept.
+  channel.Send(WorkRequest{});
+  RequestedRow row(slots.channel());
+  WorkRequest request;
+  ASSERT_TRUE(row.Read(channel.child, &request));
+  EXPECT_EQ(std::vector<int64_t>(row.batch().begin(), row.batch().end()),
+            (std::vector<int64_t>{9, 4, 17}));
+  EXPECT_EQ(row.Find("label", DType::kI64, Shape{}), slots.memory + 128);
+  ASSERT_TRUE(row.Read(channel.child, &request));
+  EXPECT_TRUE(row.batch().empty());
+}
+
+TEST(RequestedRowTest, AnImpossibleBatchIsAMalformedRequest) {
+  Slots slots;
+  Channel channel;
+  WorkRequest sent;
+  sent.batch_rows = uint64_t{1} << 40;
+  channel.Send(sent);
+  RequestedRow row(slots.channel());
+  WorkRequest request;
+  try {
+    row.Read(channel.child, &request);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("malformed request: a batch of"), std::string::npos);
+  }
+}
+
 TEST(RequestedRowTest, DestinationsOutsideTheSlotsAreDropped) {
   Slots slots;
   Channel channel;

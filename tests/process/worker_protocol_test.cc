@@ -59,8 +59,9 @@ TEST(WorkerProtocol, ASampleReplyCountingMoreFieldsThanItsBytesIsRefused) {
   SampleReply reply;
   reply.arena_bytes = 64;
   std::string bytes = EncodeSampleReply(reply);
-  // The field count follows the arena size and four stage times.
-  const size_t count_at = sizeof(uint64_t) + 4 * sizeof(int64_t);
+  // The field count follows the arena size, four stage times and the
+  // count of images decoded.
+  const size_t count_at = sizeof(uint64_t) + 5 * sizeof(int64_t);
   const uint32_t huge = 0xffffffffu;
   std::memcpy(bytes.data() + count_at, &huge, sizeof(huge));
   SampleReply out;

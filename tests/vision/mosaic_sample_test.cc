@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/error.h"
@@ -45,7 +47,8 @@ void MosaicOf(const Pipeline& pipeline, const MosaicOptions& options, int64_t in
               uint64_t seed, Sample& out) {
   SampleContext ctx(seed, 0, index);
   std::vector<uint8_t> bytes, canvas;
-  WriteMosaicSample(pipeline, options, index, 4, SolidImages(), bytes, canvas, out, ctx);
+  MosaicImageCache cache(0);
+  WriteMosaicSample(pipeline, options, index, 4, SolidImages(), cache, bytes, canvas, out, ctx);
 }
 
 TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
@@ -60,7 +63,7 @@ TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
     const uint8_t* px = image.data<uint8_t>();
     // Where each tile lands, from the same draws.
     Rng rng(seed, 0, 1);
-    const MosaicDraw draw = DrawMosaic(options, 1, 4, rng);
+    const MosaicDraw draw = DrawMosaic(options, 1, {}, 4, rng);
     std::vector<int> owner(128 * 128, -1);
     for (int k = 0; k < 4; ++k) {
       const int64_t i = draw.images[k];
@@ -132,7 +135,7 @@ TEST(WriteMosaicSample, WritesTheLayoutAndValuesOfThePipeline) {
   ASSERT_EQ(image.shape(), (Shape{3, 64, 64}));
   // The image's colour where its tile landed, 114 / 255 elsewhere.
   Rng rng(1, 0, 0);
-  const MosaicDraw draw = DrawMosaic(options, 0, 4, rng);
+  const MosaicDraw draw = DrawMosaic(options, 0, {}, 4, rng);
   ASSERT_EQ(draw.tiles, 1);
   const MosaicTile t = PlanMosaicTile(options, draw, 0, 120, 200);
   const float* v = image.data<float>();
@@ -155,12 +158,78 @@ TEST(WriteMosaicSample, AFailingPartnerNamesItsFile) {
   };
   SampleContext ctx(0, 0, 0);
   std::vector<uint8_t> bytes, canvas;
+  MosaicImageCache cache(1 << 20);
   Sample out;
   try {
-    WriteMosaicSample(pipeline, options, 0, 4, images, bytes, canvas, out, ctx);
+    WriteMosaicSample(pipeline, options, 0, 4, images, cache, bytes, canvas, out, ctx);
     FAIL() << "no error";
   } catch (const SampleError& e) {
     EXPECT_THAT(e.what(), HasSubstr("broken0.png"));
+  }
+}
+
+TEST(WriteMosaicSample, KeptImagesGiveTheSamePixelsAndAreNotDecodedAgain) {
+  MosaicOptions options;
+  options.size = 96;
+  const Pipeline pipeline({}, {.dtype = DType::kU8});
+  MosaicImages images = SolidImages();
+  int reads = 0;
+  const auto read = images.read;
+  images.read = [&](int64_t image, std::vector<uint8_t>& bytes) {
+    ++reads;
+    return read(image, bytes);
+  };
+  MosaicImageCache kept(64 << 20), none(0);
+  std::vector<uint8_t> bytes, canvas;
+  for (int64_t index = 0; index < 4; ++index) {
+    Sample with_cache, without;
+    SampleContext a(3, 0, index), b(3, 0, index);
+    WriteMosaicSample(pipeline, options, index, 4, images, kept, bytes, canvas, with_cache, a);
+    WriteMosaicSample(pipeline, options, index, 4, images, none, bytes, canvas, without, b);
+    const Tensor& x = *with_cache.Find("image");
+    const Tensor& y = *without.Find("image");
+    ASSERT_EQ(x.bytes(), y.bytes());
+    EXPECT_EQ(std::memcmp(x.raw(), y.raw(), x.bytes()), 0) << "sample " << index;
+    EXPECT_EQ(a.images_decoded() + b.images_decoded(), reads) << "every read is decoded";
+    reads = 0;
+  }
+  // The kept images (4 of them) stay: decoding every sample again reads none.
+  EXPECT_GT(kept.bytes(), 0);
+  SampleContext again(3, 0, 2);
+  Sample out;
+  WriteMosaicSample(pipeline, options, 2, 4, images, kept, bytes, canvas, out, again);
+  EXPECT_EQ(reads, 0);
+  EXPECT_EQ(again.images_decoded(), 0);
+}
+
+TEST(WriteMosaicSample, StraightIntoTheOutputEqualsTheCompositePath) {
+  // A ColorJitter that changes nothing still needs the RGB composite: the
+  // same mosaic through both paths, for each layout, dtype and flip.
+  const Transform unchanged = Transform::ColorJitter();
+  const std::vector<std::pair<std::vector<Transform>, DType>> outputs = {
+      {{}, DType::kU8},
+      {{Transform::ToCHW()}, DType::kU8},
+      {{Transform::Normalize(), Transform::ToCHW()}, DType::kF32},
+      {{Transform::Normalize()}, DType::kF16}};
+  MosaicOptions options;
+  options.size = 96;
+  for (const auto& [steps, dtype] : outputs) {
+    for (double flip : {0.0, 1.0}) {
+      std::vector<Transform> direct = {Transform::RandomHorizontalFlip(flip)};
+      direct.insert(direct.end(), steps.begin(), steps.end());
+      std::vector<Transform> composite = {Transform::RandomHorizontalFlip(flip), unchanged};
+      composite.insert(composite.end(), steps.begin(), steps.end());
+      for (uint64_t seed = 0; seed < 6; ++seed) {
+        Sample a, b;
+        MosaicOf(Pipeline(direct, {.dtype = dtype}), options, seed % 4, seed, a);
+        MosaicOf(Pipeline(composite, {.dtype = dtype}), options, seed % 4, seed, b);
+        const Tensor& x = *a.Find("image");
+        const Tensor& y = *b.Find("image");
+        ASSERT_EQ(x.shape(), y.shape());
+        EXPECT_EQ(std::memcmp(x.raw(), y.raw(), x.bytes()), 0)
+            << DTypeName(dtype) << " flip " << flip << " seed " << seed;
+      }
+    }
   }
 }
 

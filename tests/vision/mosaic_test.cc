@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "feedline/error.h"
@@ -40,7 +42,7 @@ TEST(DrawMosaic, IsAFunctionOfSeedEpochAndIndex) {
   const MosaicOptions options = OptionsOfSize(640);
   auto draw = [&](uint64_t seed, uint64_t epoch, int64_t index) {
     Rng rng(seed, epoch, index);
-    return DrawMosaic(options, index, 1000, rng);
+    return DrawMosaic(options, index, {}, 1000, rng);
   };
   const MosaicDraw a = draw(7, 2, 42), b = draw(7, 2, 42);
   EXPECT_EQ(a.images, b.images);
@@ -56,13 +58,41 @@ TEST(DrawMosaic, IsAFunctionOfSeedEpochAndIndex) {
   EXPECT_NE(draw(7, 2, 43).xc, a.xc);
 }
 
+TEST(DrawMosaic, DrawsPartnersFromTheBatch) {
+  const MosaicOptions options = OptionsOfSize(64);
+  const std::vector<int64_t> batch = {7, 300, 12, 950};
+  std::set<int64_t> seen;
+  for (int64_t index : batch) {
+    Rng rng(5, 1, index);
+    const MosaicDraw d = DrawMosaic(options, index, batch, 1000, rng);
+    EXPECT_EQ(d.images[0], index);
+    for (int k = 1; k < 4; ++k) {
+      EXPECT_NE(std::find(batch.begin(), batch.end(), d.images[k]), batch.end()) << d.images[k];
+      seen.insert(d.images[k]);
+    }
+  }
+  // 12 draws from 4: the batch's images show up as partners.
+  EXPECT_GE(seen.size(), 3u);
+  // The draws after the partners are the same however they were drawn
+  // (one UniformInt each), so the batch changes partners only.
+  Rng a(5, 1, 7), b(5, 1, 7);
+  const MosaicDraw in_batch = DrawMosaic(options, 7, batch, 1000, a);
+  const MosaicDraw alone = DrawMosaic(options, 7, {}, 1000, b);
+  EXPECT_EQ(in_batch.xc, alone.xc);
+  EXPECT_EQ(in_batch.scale, alone.scale);
+  // A batch of one draws from the dataset, as a sample alone does.
+  Rng c(5, 1, 7);
+  const std::vector<int64_t> one = {7};
+  EXPECT_EQ(DrawMosaic(options, 7, one, 1000, c).images, alone.images);
+}
+
 TEST(DrawMosaic, DrawsWithinUltralyticsRanges) {
   const MosaicOptions options = OptionsOfSize(640);
   std::array<int, 10> partner_bins{};
   double min_scale = 2, max_scale = 0;
   for (int64_t i = 0; i < 2000; ++i) {
     Rng rng(1, 0, i);
-    const MosaicDraw d = DrawMosaic(options, i, 10, rng);
+    const MosaicDraw d = DrawMosaic(options, i, {}, 10, rng);
     ASSERT_EQ(d.tiles, 4);
     for (int k = 1; k < 4; ++k) {
       ASSERT_GE(d.images[k], 0);
@@ -91,12 +121,12 @@ TEST(DrawMosaic, PChoosesTheImageAlone) {
   MosaicOptions options = OptionsOfSize(64);
   options.p = 0;
   Rng rng(1, 0, 5);
-  EXPECT_EQ(DrawMosaic(options, 5, 10, rng).tiles, 1);
+  EXPECT_EQ(DrawMosaic(options, 5, {}, 10, rng).tiles, 1);
   options.p = 0.5;
   int mosaics = 0;
   for (int64_t i = 0; i < 1000; ++i) {
     Rng r(1, 0, i);
-    mosaics += DrawMosaic(options, i, 10, r).tiles == 4;
+    mosaics += DrawMosaic(options, i, {}, 10, r).tiles == 4;
   }
   EXPECT_NEAR(mosaics, 500, 80);
 }
@@ -123,6 +153,9 @@ TEST(CheckMosaicOptions, NamesTheArgument) {
   o = {};
   o.p = NAN;
   EXPECT_THAT(message(o), HasSubstr("mosaic p must be in [0, 1]"));
+  o = {};
+  o.cache_bytes = -1;
+  EXPECT_THAT(message(o), HasSubstr("mosaic cache_bytes must be >= 0"));
 }
 
 // Image sizes of a few shapes: wide, tall, square, small, large.
@@ -134,7 +167,7 @@ TEST(PlanMosaicTile, TilesCoverTheOutputWithoutOverlap) {
   const int s = options.size;
   for (int64_t i = 0; i < 300; ++i) {
     Rng rng(3, 1, i);
-    const MosaicDraw draw = DrawMosaic(options, i, 100, rng);
+    const MosaicDraw draw = DrawMosaic(options, i, {}, 100, rng);
     std::vector<int> owner(static_cast<size_t>(s) * s, -1);
     for (int k = 0; k < 4; ++k) {
       const auto [h, w] = kImageSizes[(i + k) % kImageSizes.size()];

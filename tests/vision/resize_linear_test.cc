@@ -81,6 +81,62 @@ TEST_F(ResizeLinearTest, VectorPathEqualsScalarPath) {
   }
 }
 
+// A destination inside a larger image (row and plane strides, an origin
+// inside it) gets the dense output's values in its rectangle, and nothing
+// outside it changes: vector and scalar paths alike.
+TEST_F(ResizeLinearTest, AStridedDestinationGetsTheDenseValuesInItsRectangle) {
+  const int w0 = 160, h0 = 120;
+  const std::vector<uint8_t> pixels = SynthesizeImage(w0, h0, 62);
+  const RgbImage src{pixels.data(), w0, h0};
+  const ValueMap plain = MakeValueMap(nullptr, nullptr);
+  std::vector<uint8_t> scratch;
+  for (const Box& b : kBoxes) {
+    for (DType dtype : {DType::kF32, DType::kU8}) {
+      for (bool chw : {true, false}) {
+        for (bool flip : {false, true}) {
+          for (bool vector : {true, false}) {
+            const size_t size = DTypeSize(dtype);
+            const int width = b.ow + 5, height = b.oh + 3, left = 2, top = 1;
+            OutputFormat format{dtype, chw, flip, &plain};
+            std::vector<uint8_t> dense(static_cast<size_t>(b.ow) * b.oh * 3 * size);
+            auto resize = vector ? &ResizeLinearInto : &ResizeLinearIntoScalar;
+            resize(src, b.x, b.y, b.w, b.h, b.ow, b.oh, format, dense.data(), scratch);
+            // The whole image, each value's bytes 0xEE; the tile at (left, top).
+            std::vector<uint8_t> image(static_cast<size_t>(width) * height * 3 * size, 0xEE);
+            format.row_stride = static_cast<size_t>(width);
+            format.plane_stride = chw ? static_cast<size_t>(width) * height : 0;
+            const size_t origin = chw ? static_cast<size_t>(top) * width + left
+                                      : (static_cast<size_t>(top) * width + left) * 3;
+            resize(src, b.x, b.y, b.w, b.h, b.ow, b.oh, format, image.data() + origin * size,
+                   scratch);
+            for (int c = 0; c < 3; ++c) {
+              for (int y = 0; y < height; ++y) {
+                for (int x = 0; x < width; ++x) {
+                  const size_t at = chw ? (static_cast<size_t>(c) * height + y) * width + x
+                                        : (static_cast<size_t>(y) * width + x) * 3 + c;
+                  const bool inside = x >= left && x < left + b.ow && y >= top && y < top + b.oh;
+                  std::vector<uint8_t> want(size, 0xEE);
+                  if (inside) {
+                    const int tx = x - left, ty = y - top;
+                    const size_t from = chw ? (static_cast<size_t>(c) * b.oh + ty) * b.ow + tx
+                                            : (static_cast<size_t>(ty) * b.ow + tx) * 3 + c;
+                    want.assign(dense.begin() + from * size, dense.begin() + (from + 1) * size);
+                  }
+                  ASSERT_EQ(std::vector<uint8_t>(image.begin() + at * size,
+                                                 image.begin() + (at + 1) * size),
+                            want)
+                      << Describe(b, dtype, chw, flip) << (vector ? "" : " scalar") << " at ("
+                      << c << ", " << y << ", " << x << ")";
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Both sides u8 [oh, ow, 3]: no level further apart than `worst`, and a mean
 // difference under `mean`.
 void ExpectClose(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& reference,

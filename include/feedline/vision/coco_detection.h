@@ -45,6 +45,8 @@
 
 namespace feedline::vision {
 
+class MosaicImageCache;  // src/vision/mosaic_image_cache.h
+
 struct CocoDetectionOptions {
   // Draw each object's mask ("masks").
   bool masks = false;
@@ -118,6 +120,8 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   Pipeline pipeline_;
   CocoDetectionOptions options_;
   std::vector<int64_t> images_;  // sample i is annotations_->image(images_[i])
+  // With mosaic: the decoded images kept for the batch's other samples.
+  std::shared_ptr<MosaicImageCache> mosaic_cache_;
 
   void GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const;
 };

@@ -2,7 +2,7 @@
 // RandomPerspective with its defaults), planned before any image is decoded.
 //
 // A sample is four images, its own and three partners drawn uniformly from
-// the dataset, each resized so that its longer side is `size` (aspect kept)
+// its batch (below), each resized so that its longer side is `size` (aspect kept)
 // and placed around a centre (xc, yc) of a 2 size x 2 size canvas filled
 // with 114: tile 0 ends at the centre from the top left, 1 from the top
 // right, 2 from the bottom left, 3 from the bottom right, each cut by the
@@ -17,15 +17,23 @@
 // same way (Ultralytics' path when the mosaic is off, as `close_mosaic`
 // runs the last epochs).
 //
-// Every draw comes from the sample's Rng(seed, epoch, index), so partners,
-// centre, scale and translation do not depend on the worker count, and a
-// resumed run meets the same ones. (Ultralytics draws partners from a
-// buffer of images its worker loaded recently.)
+// Partners come from the sample's batch (SampleContext::batch: the indices
+// the sampler planned for it, itself included), so a batch shows only its
+// own images and decodes each once, however many tiles show it (the
+// datasets keep the decoded images a while: MosaicImageCache). A sample
+// read alone (dataset[i]) or in a batch of one draws them from the whole
+// dataset. Every draw
+// comes from the sample's Rng(seed, epoch, index) and the batch is the
+// sampler's, a function of (seed, epoch), so partners, centre, scale and
+// translation do not depend on the worker count, and a resumed run meets
+// the same ones. (Ultralytics draws partners from a buffer of images its
+// worker loaded recently: ones of earlier batches too, but which ones
+// depends on the worker count.)
 //
 // Thread safety: plain values and pure functions.
 //
 // Example:
-//   const MosaicDraw draw = DrawMosaic(options, index, dataset.size(), ctx.rng());
+//   const MosaicDraw draw = DrawMosaic(options, index, ctx.batch(), dataset.size(), ctx.rng());
 //   for (int t = 0; t < draw.tiles; ++t) {
 //     const MosaicTile tile = PlanMosaicTile(options, draw, t, height[t], width[t]);
 //     ...  // decode tile.plan's source box into the output at (tile.ox0, tile.oy0)
@@ -36,6 +44,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "feedline/export.h"
@@ -49,6 +58,11 @@ struct FEEDLINE_EXPORT MosaicOptions {
   double scale = 0.5;       // the canvas is scaled by [1 - scale, 1 + scale]; in [0, 1)
   double translate = 0.1;   // its centre lands at [0.5 - t, 0.5 + t] x size; in [0, 0.5]
   double p = 1.0;           // the probability of a mosaic (else the image alone); in [0, 1]
+  // The decoded images the dataset keeps for the other samples of their
+  // batch (and later ones), least recently used dropped first; >= 0. Only
+  // the work depends on it, never a sample: 0 decodes every tile's image
+  // anew. The default holds the batches a few workers have in flight.
+  int64_t cache_bytes = int64_t{256} << 20;
 };
 
 // Throws Error naming `dataset` and the argument when an option is outside
@@ -71,12 +85,14 @@ struct FEEDLINE_EXPORT MosaicDraw {
 };
 
 // Draws, in this order: the mosaic's coin, 3 partners uniformly from
-// [0, dataset_size), xc and yc (whole pixels, uniformly from [size / 2,
+// `batch` (the sample's: SampleContext::batch), or from [0, dataset_size)
+// when it holds under 2 (a sample read alone, batches of one), xc and yc (whole pixels, uniformly from [size / 2,
 // 3 size / 2)), the scale, tx and ty. Everything is drawn whatever the coin
 // says, so that later draws from `rng` (a flip) are the same either way.
 // REQUIRES: dataset_size > 0.
 FEEDLINE_EXPORT MosaicDraw DrawMosaic(const MosaicOptions& options, int64_t index,
-                                      int64_t dataset_size, Rng& rng);
+                                      std::span<const int64_t> batch, int64_t dataset_size,
+                                      Rng& rng);
 
 // Where one image of a sample goes.
 struct FEEDLINE_EXPORT MosaicTile {

@@ -119,6 +119,15 @@ struct FEEDLINE_EXPORT TilePlacement {
   int top = 0;
 };
 
+// One tile of a composite drawn straight into the output
+// (Pipeline::DrawComposite): a decoded image (DecodeForTiles'), its pixels
+// and where its plan's output lands.
+struct FEEDLINE_EXPORT CompositeTile {
+  const DecodedImage* image = nullptr;
+  const uint8_t* pixels = nullptr;
+  TilePlacement placement;
+};
+
 class FEEDLINE_EXPORT Pipeline {
  public:
   // The SampleContext scratch buffers Run uses: those above a dataset's own
@@ -174,23 +183,45 @@ class FEEDLINE_EXPORT Pipeline {
            std::span<const uint32_t> jpeg_restarts = {},
            PipelinePlan* plan_used = nullptr, PlanBoxes boxes = {}) const;
 
-  // For an image made of several (a mosaic): reads the header of `data`,
-  // asks `place` (given the image's height and width) where it goes,
-  // decodes only its plan's source box (at the plan's DCT scale) and
-  // resamples it into `composite` (u8 RGB) at the placement, leaving the
-  // other pixels as they are. The placement must lie inside `composite`
-  // (Error). Returns the header's ImageInfo. Uses the scratch slots Run
-  // uses; times go to ctx's stage timers. Throws SampleError naming
-  // `source`.
-  ImageInfo RunTile(std::span<const uint8_t> data, std::string_view source, SampleContext& ctx,
-                    const std::function<TilePlacement(int height, int width)>& place,
-                    RgbImageView composite) const;
-  // Writes `image`, made outside the pipeline (RunTile's composite), into
-  // field `field` of `out` as Run ends: the pixel augmentations in list
-  // order (in place, on `image`), then `flip`, the values and the layout,
-  // then RandomErasing. The list's geometric steps are the caller's to
-  // draw (Plan). Randomness from ctx.rng().
-  void WriteComposite(RgbImageView image, bool flip, Sample& out, std::string_view field,
+  // For an image made of several (a mosaic), whose tiles each show a part
+  // of it: decodes `data` whole into the start of `pixels` (grown if
+  // needed, never shrunk, so a used buffer is reused), at the largest JPEG DCT
+  // downscale that leaves its longer side `min_long_side` pixels or more (full
+  // scale unless options().fused). The result depends on the data and
+  // `min_long_side` alone, so it may be kept and drawn from by any sample.
+  // Counts the decode in ctx (StatsSnapshot::images_decoded) and times it.
+  // Throws SampleError naming `source`.
+  DecodedImage DecodeForTiles(std::span<const uint8_t> data, std::string_view source,
+                              int min_long_side, std::vector<uint8_t>& pixels,
+                              SampleContext& ctx) const;
+  // Resamples the placement's source box of `image` (DecodeForTiles'
+  // result; `pixels` its pixels) into `composite` (u8 RGB) at the
+  // placement, leaving the other pixels as they are; nothing when the plan
+  // is empty. `mirrored`: the tile as it shows in the composite mirrored
+  // left-right (its place and its pixels), so that a flip of the whole
+  // costs no pass of its own. The placement must lie inside `composite`
+  // (Error). Times go to ctx's transform stage.
+  void DrawTile(const DecodedImage& image, const uint8_t* pixels, const TilePlacement& tile,
+                bool mirrored, RgbImageView composite, SampleContext& ctx) const;
+  // The composite of `tiles` (none overlapping), width x height, written
+  // straight into field `field` of `out` in the output's dtype and layout:
+  // `fill` (a u8 level) where no tile lands, each tile resampled into its
+  // rectangle (mirrored left-right, place and pixels, when `mirrored`),
+  // then RandomErasing: what DrawTile on a composite filled with `fill`
+  // and WriteComposite give, to the bit, without the composite and its
+  // pass to the output. Returns false, writing nothing, where that path
+  // cannot run: a pixel augmentation listed (it needs the RGB composite),
+  // or a tile that needs another filter than the one-pass bilinear kernel.
+  // Throws Error for a placement outside the image.
+  bool DrawComposite(std::span<const CompositeTile> tiles, int width, int height, uint8_t fill,
+                     bool mirrored, Sample& out, std::string_view field,
+                     SampleContext& ctx) const;
+  // Writes `image`, made outside the pipeline (DrawTile's composite, its
+  // flip drawn in), into field `field` of `out` as Run ends: the pixel
+  // augmentations in list order (in place, on `image`), then the values
+  // and the layout, then RandomErasing. The list's geometric steps are the
+  // caller's to draw (Plan). Randomness from ctx.rng().
+  void WriteComposite(RgbImageView image, Sample& out, std::string_view field,
                       SampleContext& ctx) const;
 
   // Whether RandomIoUCrop is listed: it chooses its crop from the objects,

@@ -34,6 +34,7 @@
 #define FEEDLINE_VISION_YOLO_DETECTION_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,8 @@
 #include "feedline/vision/read_file.h"
 
 namespace feedline::vision {
+
+class MosaicImageCache;  // src/vision/mosaic_image_cache.h
 
 struct YoloDetectionOptions {
   bool masks = false;  // draw each object's polygon ("masks")
@@ -100,6 +103,8 @@ class FEEDLINE_EXPORT YoloDetection : public Dataset {
   ImageList files_;  // paths under images_dir_
   Pipeline pipeline_;
   YoloDetectionOptions options_;
+  // With mosaic: the decoded images kept for the batch's other samples.
+  std::shared_ptr<MosaicImageCache> mosaic_cache_;
 };
 
 // Label path for an image path: the last "/images/" part becomes

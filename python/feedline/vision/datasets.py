@@ -219,7 +219,7 @@ class FileList(_ImageDataset):
 class Mosaic:
     """YOLO's training mosaic (Ultralytics v8's Mosaic then RandomPerspective
     with its defaults), for YoloDetection(..., mosaic=Mosaic()): each sample
-    is its own image and 3 partners drawn uniformly from the dataset, each
+    is its own image and 3 partners drawn uniformly from its batch, each
     resized to a longer side of `size`, placed around a random centre of a
     2 size x 2 size canvas filled with 114, and the canvas scaled by a
     factor in [1 - scale, 1 + scale] about its centre, which lands in
@@ -227,12 +227,18 @@ class Mosaic:
     With probability 1 - p a sample is its own image alone, letterboxed and
     moved the same way (Ultralytics' close_mosaic epochs are p=0).
 
-    Partners and every other draw come from (seed, epoch, index), so batches
-    do not depend on the worker count and a resume meets the same mosaics
-    (Ultralytics draws partners from its worker's recent images). It is a
-    dataset's option, not a transform: it needs the dataset's other images."""
+    Partners come from the indices the sampler put in the sample's batch
+    (itself included; a sample read alone, data[i], or in a batch of one
+    draws them from the whole dataset), and every draw from (seed, epoch, index): batches do not
+    depend on the worker count and a resume meets the same mosaics
+    (Ultralytics draws partners from its worker's recent images). So a
+    batch shows only its own images, and the dataset decodes each once,
+    keeping up to `cache_bytes` of decoded images for the batch's other
+    samples (and later ones); the cache changes the work, never a sample
+    (0 decodes every tile anew). It is a dataset's option, not a transform:
+    it needs the dataset's other images."""
 
-    def __init__(self, size=640, scale=0.5, translate=0.1, p=1.0):
+    def __init__(self, size=640, scale=0.5, translate=0.1, p=1.0, cache_bytes=256 << 20):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
             raise TypeError(f"Mosaic size must be an integer, got {size!r}")
         if not 1 <= int(size) <= 16384:
@@ -241,6 +247,11 @@ class Mosaic:
         self.scale = self._number("scale", scale, 0, 1, "[0, 1)", high_open=True)
         self.translate = self._number("translate", translate, 0, 0.5, "[0, 0.5]")
         self.p = self._number("p", p, 0, 1, "[0, 1]")
+        if isinstance(cache_bytes, bool) or not isinstance(cache_bytes, (int, np.integer)):
+            raise TypeError(f"Mosaic cache_bytes must be an integer, got {cache_bytes!r}")
+        if cache_bytes < 0:
+            raise ValueError(f"Mosaic cache_bytes must be >= 0, got {cache_bytes}")
+        self.cache_bytes = int(cache_bytes)
 
     @staticmethod
     def _number(name, value, low, high, shown, high_open=False):
@@ -252,7 +263,7 @@ class Mosaic:
         return value
 
     def _native(self):
-        return (self.size, self.scale, self.translate, self.p)
+        return (self.size, self.scale, self.translate, self.p, self.cache_bytes)
 
     def __call__(self, *args, **kwargs):
         raise TypeError("Mosaic combines 4 images of a detection dataset and cannot run on one "

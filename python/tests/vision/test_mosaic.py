@@ -1,7 +1,7 @@
-"""YoloDetection(..., mosaic=Mosaic()): YOLO's training mosaic, each tile's
-visible part decoded and resampled once, boxes moved and filtered as
-Ultralytics moves them, the same batches for any worker count and after a
-resume."""
+"""YoloDetection(..., mosaic=Mosaic()): YOLO's training mosaic, partners
+from the sample's batch, each image decoded once for its batch and each
+tile's visible part resampled once, boxes moved and filtered as Ultralytics
+moves them, the same batches for any worker count and after a resume."""
 
 import os
 
@@ -155,6 +155,52 @@ def test_batches_are_the_same_for_any_worker_count_and_on_resume(yolo):
     assert any(not np.array_equal(x["image"], y["image"]) for x, y in zip(reference, other))
 
 
+def test_partners_come_from_the_batch(yolo):
+    images, _ = yolo
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE))
+    shown = set()
+    for workers, mode in ((0, "thread"), (2, "thread"), (2, "process")):
+        loader = feedline.DataLoader(data, batch_size=3, shuffle=True, seed=5, num_workers=workers,
+                                     worker_mode=mode, collate_fn=lambda samples: samples)
+        for _ in range(4):  # an epoch each
+            for batch in loader:
+                ids = {int(s["image_id"]) for s in batch}
+                for s in batch:
+                    frames = {int(label) - FRAME for label in s["labels"] if label >= FRAME}
+                    assert frames <= ids, (frames, ids)
+                    shown |= {(int(s["image_id"]), f) for f in frames}
+    # Partners other than the sample itself do show.
+    assert any(own != partner for own, partner in shown)
+
+
+def test_a_batch_decodes_each_of_its_images_once(yolo):
+    images, _ = yolo
+    # Room for the 3 largest images (PNGs decode at full scale): one batch.
+    sizes = sorted(np.prod(PIL.Image.open(os.path.join(images, f)).size) * 3
+                   for f in os.listdir(images))
+    one_batch = int(sum(sizes[-3:]))
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, cache_bytes=one_batch))
+    loader = feedline.DataLoader(data, batch_size=3, shuffle=True, seed=3)
+    kept = batch_values(loader)
+    # 6 samples of 4 tiles each, in 2 batches of 3 images: each decoded once.
+    assert loader.stats()["images_decoded"] == len(data)
+    # Without a cache every tile decodes its image; the batches are the same.
+    uncached = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, cache_bytes=0))
+    loader = feedline.DataLoader(uncached, batch_size=3, shuffle=True, seed=3)
+    assert_same_batches(batch_values(loader), kept)
+    assert loader.stats()["images_decoded"] == 4 * len(data)
+    # Worker threads share the cache: each image decoded once, and kept for
+    # the next epoch by the default cache.
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE))
+    loader = feedline.DataLoader(data, batch_size=3, shuffle=True, seed=3, num_workers=2,
+                                 persistent_workers=True)
+    assert_same_batches(batch_values(loader), kept)
+    assert loader.stats()["images_decoded"] == len(data)
+    for _ in loader:
+        pass
+    assert loader.stats()["images_decoded"] == len(data)
+
+
 def test_bad_parameters_are_refused_naming_the_argument(yolo):
     images, _ = yolo
     with pytest.raises(ValueError, match="Mosaic size must be from 1 to 16384"):
@@ -167,6 +213,10 @@ def test_bad_parameters_are_refused_naming_the_argument(yolo):
         Mosaic(translate=-0.1)
     with pytest.raises(ValueError, match=r"Mosaic p must be in \[0, 1\]"):
         Mosaic(p=1.5)
+    with pytest.raises(ValueError, match="Mosaic cache_bytes must be >= 0"):
+        Mosaic(cache_bytes=-1)
+    with pytest.raises(TypeError, match="Mosaic cache_bytes must be an integer"):
+        Mosaic(cache_bytes=1.5)
     with pytest.raises(TypeError, match="mosaic must be a feedline.vision.datasets.Mosaic"):
         datasets.YoloDetection(images, mosaic=640)
     # What cannot follow a mosaic, and masks.
