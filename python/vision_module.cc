@@ -664,8 +664,8 @@ void BindVision(py::module_& m) {
              options.skip_empty = skip_empty;
              options.size_divisibility = size_divisibility;
              if (mosaic) {
-               const auto& [size, scale, translate, p] = *mosaic;
-               options.mosaic = vision::MosaicOptions{size, scale, translate, p};
+               const auto& [size, scale, translate, p, cache_bytes] = *mosaic;
+               options.mosaic = vision::MosaicOptions{size, scale, translate, p, cache_bytes};
              }
              options.remote = remote;
              return std::make_shared<storage::DetectionShardDataset>(

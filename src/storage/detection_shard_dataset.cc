@@ -1,11 +1,14 @@
 #include "feedline/storage/detection_shard_dataset.h"
 
 #include <algorithm>
+#include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "feedline/error.h"
 #include "feedline/vision/detection_record.h"
 #include "src/vision/detection_targets.h"
+#include "src/vision/mosaic_image_cache.h"
 #include "src/vision/mosaic_sample.h"
 
 namespace feedline::storage {
@@ -50,6 +53,7 @@ DetectionShardDataset::DetectionShardDataset(std::vector<std::string> index_file
     if (options_.masks) {
       throw Error(name + ": masks with mosaic are not supported; ask for one or the other");
     }
+    mosaic_cache_ = std::make_shared<vision::MosaicImageCache>(options_.mosaic->cache_bytes);
   }
   // The records are read through a ShardDataset: its pipeline is not used.
   shards_ = std::make_unique<ShardDataset>(std::move(index_files), vision::Pipeline({}),
@@ -148,26 +152,30 @@ void DetectionShardDataset::Get(int64_t index, Sample& out, SampleContext& ctx) 
 }
 
 void DetectionShardDataset::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
-  // Each tile's record read once: its image goes to the mosaic, its
-  // annotations wait for the objects of the same image, asked for next.
+  // A tile's record read once when its image is decoded: the annotations
+  // wait for the objects of the same image, asked for after the images. An
+  // image the cache held was not read: its record is read for them then.
   std::vector<uint8_t> record_bytes;
-  vision::DetectionRecord last;
-  int64_t image_id = 0;
-  vision::MosaicImages images;
-  images.read = [&](int64_t sample, std::vector<uint8_t>& bytes) {
+  std::unordered_map<int64_t, vision::DetectionRecord> records;
+  const auto read_record = [&](int64_t sample) {
     const int64_t r = record(sample);
     const ShardDataset::Record read = shards_->ReadRecord(r, record_bytes, ctx);
-    last = Decode(*shards_, r, read.annotations, sample);
-    if (sample == index) image_id = last.image_id;
+    records[sample] = Decode(*shards_, r, read.annotations, sample);
+    return read;
+  };
+  vision::MosaicImages images;
+  images.read = [&](int64_t sample, std::vector<uint8_t>& bytes) {
+    const ShardDataset::Record read = read_record(sample);
     bytes.assign(read.image.begin(), read.image.end());
-    return shards_->Source(r);
+    return shards_->Source(record(sample));
   };
   // The objects as CocoDetection's mosaic converts them (crowds dropped
   // unless kept, corners clamped to the image).
-  images.objects = [&](int64_t, int height, int width) {
+  images.objects = [&](int64_t sample, int height, int width) {
+    if (!records.contains(sample)) read_record(sample);
     std::vector<vision::ImageObject> objects;
     const float w = static_cast<float>(width), h = static_cast<float>(height);
-    for (const vision::DetectionObject& o : last.objects) {
+    for (const vision::DetectionObject& o : records[sample].objects) {
       if (o.crowd && !options_.keep_crowd) continue;
       objects.push_back(vision::ImageObject{
           {std::clamp(o.box[0], 0.0f, w), std::clamp(o.box[1], 0.0f, h),
@@ -176,9 +184,9 @@ void DetectionShardDataset::GetMosaic(int64_t index, Sample& out, SampleContext&
     }
     return objects;
   };
-  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, ctx.scratch(kBytesSlot),
-                    ctx.scratch(kCanvasSlot), out, ctx);
-  out.SetScalar<int64_t>("image_id", image_id);
+  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
+                    ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
+  out.SetScalar<int64_t>("image_id", records.at(index).image_id);  // tile 0 is its own image
 }
 
 }  // namespace feedline::storage

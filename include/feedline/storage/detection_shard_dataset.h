@@ -40,6 +40,10 @@
 #include "feedline/vision/mosaic.h"
 #include "feedline/vision/pipeline.h"
 
+namespace feedline::vision {
+class MosaicImageCache;  // src/vision/mosaic_image_cache.h
+}  // namespace feedline::vision
+
 namespace feedline::storage {
 
 // CocoDetectionOptions' meanings; keep_crowd also keeps VOC's difficult
@@ -86,6 +90,8 @@ class FEEDLINE_EXPORT DetectionShardDataset : public Dataset {
   DetectionShardOptions options_;
   std::unique_ptr<ShardDataset> shards_;
   std::vector<int64_t> records_;  // sample i is record records_[i]
+  // With a mosaic: the images its batches decoded lately.
+  std::shared_ptr<vision::MosaicImageCache> mosaic_cache_;
 };
 
 }  // namespace feedline::storage
