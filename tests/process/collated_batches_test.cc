@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "src/core/sample_binder.h"
@@ -144,17 +145,19 @@ void ExpectBatchOf(const Sample& batch, const std::vector<uint8_t>& indices) {
   }
 }
 
-// One started worker process running BatchKeepingProgram, and the slots
-// its batches' rooms come from.
+// One started worker process running `program` (a BatchKeepingProgram),
+// and the slots its batches' rooms come from.
 struct OneKeepingWorker {
-  OneKeepingWorker() {
+  explicit OneKeepingWorker(
+      std::shared_ptr<BatchKeepingProgram> kept = std::make_shared<BatchKeepingProgram>())
+      : program(std::move(kept)) {
     ProcessWorkerOptions options;
     options.num_workers = 1;
     workers = std::make_shared<ProcessWorkers>(program, options);
     workers->StartWorker(0);
     slots = std::static_pointer_cast<SharedSlotAllocator>(workers->slot_allocator());
   }
-  std::shared_ptr<BatchKeepingProgram> program = std::make_shared<BatchKeepingProgram>();
+  std::shared_ptr<BatchKeepingProgram> program;
   std::shared_ptr<ProcessWorkers> workers;
   std::shared_ptr<SharedSlotAllocator> slots;
 };
@@ -198,11 +201,8 @@ class CollatingProgram : public BatchKeepingProgram {
 };
 
 TEST(CollatedBatchesTest, AWholeBatchIsCollatedInTheExchangeThatLoadsItsRows) {
-  auto program = std::make_shared<CollatingProgram>();
-  ProcessWorkerOptions options;
-  options.num_workers = 1;
-  auto workers = std::make_shared<ProcessWorkers>(program, options);
-  workers->StartWorker(0);
+  OneKeepingWorker worker(std::make_shared<CollatingProgram>());
+  auto& [program, workers, slots] = worker;
   SampleContext ctx(0, 0, 0, /*worker_id=*/0);
   Sample rows[3];
   RowLoad loads[3] = {{4, &rows[0], nullptr}, {5, &rows[1], nullptr}, {6, &rows[2], nullptr}};
@@ -221,11 +221,8 @@ TEST(CollatedBatchesTest, AWholeBatchIsCollatedInTheExchangeThatLoadsItsRows) {
 }
 
 TEST(CollatedBatchesTest, RowsThatAreNoWholeBatchAreNotCollatedAhead) {
-  auto program = std::make_shared<CollatingProgram>();
-  ProcessWorkerOptions options;
-  options.num_workers = 1;
-  auto workers = std::make_shared<ProcessWorkers>(program, options);
-  workers->StartWorker(0);
+  OneKeepingWorker worker(std::make_shared<CollatingProgram>());
+  auto& [program, workers, slots] = worker;
   SampleContext ctx(0, 0, 0, /*worker_id=*/0);
   Sample rows[2];
   RowLoad loads[2] = {{1, &rows[0], nullptr}, {2, &rows[1], nullptr}};
