@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <optional>
 #include <set>
 #include <span>
+#include <thread>
 
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
@@ -66,6 +68,13 @@ bool IsCachedUnit(const fs::path& path) {
 
 // A POSIX record lock on the whole of `path`, held until destruction (it
 // belongs to this process: a forked child does not hold it).
+//
+// EDEADLK is waited out: the kernel sees a process's locks as one owner, so
+// two ranks whose threads each download one file while another thread waits
+// for the other rank's file look like a cycle, though each download ends and
+// frees its lock (seen with two ranks sharing a cache_dir). A real cycle
+// cannot form: locks nest one way only, a file's and then the cache's own
+// (MakeRoom), and the cache's is never held while waiting for a file's.
 class FileLock {
  public:
   explicit FileLock(const std::string& path) {
@@ -76,6 +85,10 @@ class FileLock {
     lock.l_whence = SEEK_SET;
     while (::fcntl(fd_, F_SETLKW, &lock) != 0) {
       if (errno == EINTR) continue;
+      if (errno == EDEADLK) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
       const std::string message = ErrnoMessage("cannot lock", path);
       ::close(fd_);
       throw Error(message);

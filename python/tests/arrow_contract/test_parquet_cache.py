@@ -74,8 +74,13 @@ def cached_bytes(cache):
     their .part name, and the files kept beside them not counted)."""
     total = 0
     for folder, _, names in os.walk(cache):
-        total += sum(os.path.getsize(os.path.join(folder, n)) for n in names
-                     if n.endswith(".parquet"))
+        for name in names:
+            if not name.endswith(".parquet"):
+                continue
+            try:
+                total += os.path.getsize(os.path.join(folder, name))
+            except FileNotFoundError:  # evicted since the folder was listed
+                pass
     return total
 
 
