@@ -682,6 +682,18 @@ void BindVision(py::module_& m) {
                                return d.pipeline().options().decode.max_pixels;
                              })
       .def_property_readonly(
+          "image_sizes",
+          [](const storage::DetectionShardDataset& d) {
+            // (height, width) of each sample's image, from the index.
+            std::vector<int64_t> heights, widths;
+            for (int64_t i = 0; i < d.size(); ++i) {
+              const auto [height, width] = d.image_size(i);
+              heights.push_back(height);
+              widths.push_back(width);
+            }
+            return py::make_tuple(ToArray(heights), ToArray(widths));
+          })
+      .def_property_readonly(
           "shards", [](const storage::DetectionShardDataset& d) { return d.shards().shards(); })
       .def("key",
            [](const storage::DetectionShardDataset& d, int64_t i) {

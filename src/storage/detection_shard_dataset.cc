@@ -77,6 +77,18 @@ int64_t DetectionShardDataset::record(int64_t index) const {
   return records_[static_cast<size_t>(index)];
 }
 
+std::pair<uint32_t, uint32_t> DetectionShardDataset::image_size(int64_t index) const {
+  const int64_t r = record(index);
+  const std::pair<uint32_t, uint32_t> size = shards_->image_size(r);
+  if (size.first == 0 || size.second == 0) {
+    throw Error(shards_->shards()[static_cast<size_t>(shards_->shard_of(r))] + ": record " +
+                shards_->key(r) +
+                ": the index holds no image size (a detection pack written before index "
+                "version 4); pack the source again with 'feedline pack SOURCE OUT'");
+  }
+  return size;
+}
+
 std::string DetectionShardDataset::Source(int64_t index) const {
   return shards_->Source(record(index));
 }

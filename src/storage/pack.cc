@@ -82,6 +82,8 @@ struct PreparedFile {
   std::vector<uint32_t> restarts;
   std::string annotations;  // an encoded DetectionRecord (a detection pack)
   bool has_usable_box = false;
+  uint32_t image_height = 0;  // as the record lists it
+  uint32_t image_width = 0;
   vision::ImageFormat format = vision::ImageFormat::kUnknown;
   uint64_t bytes_before = 0;  // of a rewritten JPEG, else 0
   bool was_progressive = false;  // a progressive JPEG rewritten as baseline
@@ -110,6 +112,8 @@ void PrepareFile(int64_t index, const std::string& path, const vision::ReadOptio
           options.annotations(index, vision::ReadImageInfo(file.bytes, path));
       file.annotations = vision::EncodeDetectionRecord(record);
       file.has_usable_box = record.has_usable_box;
+      file.image_height = static_cast<uint32_t>(std::max(record.image_height, 0));
+      file.image_width = static_cast<uint32_t>(std::max(record.image_width, 0));
     } catch (const Error& e) {  // a SampleError too: what() names the label file
       file.error = std::string("annotations: ") + e.what();
       return;
@@ -354,10 +358,10 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
                                                static_cast<uint64_t>(result.records));
       }
       writer->Add(KeyOf(i), file.bytes, file.format, files.label(i), std::move(file.restarts),
-                  std::span<const uint8_t>(
-                      reinterpret_cast<const uint8_t*>(file.annotations.data()),
-                      file.annotations.size()),
-                  file.has_usable_box);
+                  RecordAnnotations{std::span<const uint8_t>(
+                                        reinterpret_cast<const uint8_t*>(file.annotations.data()),
+                                        file.annotations.size()),
+                                    file.has_usable_box, file.image_height, file.image_width});
     }
   }
   if (writer && writer->records() > 0) finish();

@@ -159,6 +159,7 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
       annotation_sizes_.push_back(r.annotation_size);
       annotation_crcs_.push_back(r.annotation_crc32c);
       usable_boxes_.push_back(r.has_usable_box);
+      image_sizes_.emplace_back(r.image_height, r.image_width);
       keys_ += r.key;
       key_ends_.push_back(keys_.size());
       restarts_.insert(restarts_.end(), r.jpeg_restarts.begin(), r.jpeg_restarts.end());
@@ -219,6 +220,11 @@ uint32_t ShardDataset::annotation_size(int64_t index) const {
 bool ShardDataset::has_usable_box(int64_t index) const {
   CheckIndex(index, size());
   return usable_boxes_[static_cast<size_t>(index)];
+}
+
+std::pair<uint32_t, uint32_t> ShardDataset::image_size(int64_t index) const {
+  CheckIndex(index, size());
+  return image_sizes_[static_cast<size_t>(index)];
 }
 
 ShardDataset::Record ShardDataset::ReadRecord(int64_t index, std::vector<uint8_t>& bytes,

@@ -14,6 +14,8 @@ namespace feedline::storage {
 namespace {
 
 constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
+// Past any image a decoder takes (JPEG's limit is 65,535 a side).
+constexpr uint32_t kMaxImageSide = 1u << 20;
 
 void Put(std::vector<uint8_t>& out, uint64_t value, int bytes) {
   for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(value >> (8 * i)));
@@ -65,6 +67,14 @@ void CheckRecords(const ShardIndex& index, const std::string& name) {
                   std::to_string(index.tar_size) + " bytes)");
     }
     next_free = RoundUpToBlock(r.offset + r.size) + kTarBlock;
+    if ((r.image_height > 0 || r.image_width > 0) && index.version < 4) {
+      throw Error(where + "an image size needs index version 4");
+    }
+    if (r.image_height > kMaxImageSide || r.image_width > kMaxImageSide) {
+      throw Error(where + "image size " + std::to_string(r.image_height) + "x" +
+                  std::to_string(r.image_width) + " is over " + std::to_string(kMaxImageSide) +
+                  " pixels a side");
+    }
     if (r.annotation_size > 0 || r.has_usable_box) {
       if (index.version < 3) throw Error(where + "annotations need index version 3");
       if (r.annotation_size > kMaxAnnotationBytes) {
@@ -108,7 +118,9 @@ size_t HeaderBytes(uint32_t version) {
 }
 
 size_t RecordBytes(uint64_t version) {
-  return version >= 3 ? kShardIndexRecordBytesV3 : kShardIndexRecordBytes;
+  return version >= 4   ? kShardIndexRecordBytesV4
+         : version == 3 ? kShardIndexRecordBytesV3
+                        : kShardIndexRecordBytes;
 }
 
 }  // namespace
@@ -140,7 +152,7 @@ bool IsValidShardKey(std::string_view key) {
 
 std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
   if (index.version < 1 || index.version > kShardIndexVersionAnnotated) {
-    throw Error("shard index: version " + std::to_string(index.version) + " (1, 2 or 3)");
+    throw Error("shard index: version " + std::to_string(index.version) + " (1 to 4)");
   }
   const size_t record_bytes = RecordBytes(index.version);
   CheckRecords(index, "shard index");
@@ -177,6 +189,10 @@ std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
       Put(out, r.annotation_size, 4);
       Put(out, r.annotation_crc32c, 4);
     }
+    if (index.version >= 4) {
+      Put(out, r.image_height, 4);
+      Put(out, r.image_width, 4);
+    }
     key_offset += r.key.size();
   }
   for (const ShardRecord& r : index.records) out.insert(out.end(), r.key.begin(), r.key.end());
@@ -200,7 +216,7 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
   const uint64_t version = Get(p + 8, 4);
   if (version < 1 || version > kShardIndexVersionAnnotated) {
     throw Error(prefix + "index version " + std::to_string(version) +
-                ", this feedline reads versions 1 to 3");
+                ", this feedline reads versions 1 to 4");
   }
   const size_t record_bytes = RecordBytes(version);
   const size_t header_bytes = HeaderBytes(static_cast<uint32_t>(version));
@@ -258,6 +274,10 @@ ShardIndex ParseShardIndex(std::span<const uint8_t> bytes, const std::string& na
     if (version >= 3) {
       record.annotation_size = static_cast<uint32_t>(Get(r + 40, 4));
       record.annotation_crc32c = static_cast<uint32_t>(Get(r + 44, 4));
+    }
+    if (version >= 4) {
+      record.image_height = static_cast<uint32_t>(Get(r + 48, 4));
+      record.image_width = static_cast<uint32_t>(Get(r + 52, 4));
     }
     if (restart_count > restarts - next_restart) {
       throw Error(where + "restart offsets past the index's restart table");

@@ -98,7 +98,7 @@ void ShardWriter::Write(const void* data, size_t size) {
 void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
                       vision::ImageFormat format, int64_t label,
                       std::vector<uint32_t> jpeg_restarts,
-                      std::span<const uint8_t> annotations, bool has_usable_box) {
+                      const RecordAnnotations& annotations) {
   if (!IsValidShardKey(key)) throw Error("shard key '" + key + "' is not valid");
   static constexpr uint8_t kZeros[kTarBlock] = {};
   const TarHeader image_header = MakeTarHeader(key + ShardExtension(format), image.size());
@@ -113,19 +113,22 @@ void ShardWriter::Add(const std::string& key, std::span<const uint8_t> image,
   record.jpeg_restarts = std::move(jpeg_restarts);
   Write(image.data(), image.size());
   Write(kZeros, Padding(image.size()));
-  if (!annotations.empty()) {
-    if (annotations.size() > kMaxAnnotationBytes) {
+  const std::span<const uint8_t> det = annotations.bytes;
+  if (!det.empty()) {
+    if (det.size() > kMaxAnnotationBytes) {
       throw Error(tar_path_ + ": record " + key + ": annotations of " +
-                  std::to_string(annotations.size()) + " bytes, over the limit of " +
+                  std::to_string(det.size()) + " bytes, over the limit of " +
                   std::to_string(kMaxAnnotationBytes));
     }
-    const TarHeader header = MakeTarHeader(key + ".det", annotations.size());
+    const TarHeader header = MakeTarHeader(key + ".det", det.size());
     Write(header.data(), header.size());
-    record.annotation_size = static_cast<uint32_t>(annotations.size());
-    record.annotation_crc32c = Crc32c(annotations.data(), annotations.size());
-    record.has_usable_box = has_usable_box;
-    Write(annotations.data(), annotations.size());
-    Write(kZeros, Padding(annotations.size()));
+    record.annotation_size = static_cast<uint32_t>(det.size());
+    record.annotation_crc32c = Crc32c(det.data(), det.size());
+    record.has_usable_box = annotations.has_usable_box;
+    record.image_height = annotations.image_height;
+    record.image_width = annotations.image_width;
+    Write(det.data(), det.size());
+    Write(kZeros, Padding(det.size()));
     index_.version = kShardIndexVersionAnnotated;
   }
 

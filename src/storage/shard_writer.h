@@ -14,6 +14,15 @@
 
 namespace feedline::storage {
 
+// A detection pack's part of a record: the image's annotations (an encoded
+// DetectionRecord) and what the index keeps beside them.
+struct RecordAnnotations {
+  std::span<const uint8_t> bytes;
+  bool has_usable_box = false;
+  uint32_t image_height = 0;
+  uint32_t image_width = 0;
+};
+
 class ShardWriter {
  public:
   // Creates (or truncates) `tar_path`. Throws Error naming it on failure.
@@ -30,11 +39,11 @@ class ShardWriter {
   int64_t records() const { return static_cast<int64_t>(index_.records.size()); }
 
   // `jpeg_restarts`: the record's restart offsets (ShardRecord).
-  // `annotations`: the image's (an encoded DetectionRecord), written as
-  // key.det after the image; any makes the index version 3.
+  // `annotations`: the image's, written as key.det after the image; any
+  // makes the index a detection pack's (kShardIndexVersionAnnotated).
   void Add(const std::string& key, std::span<const uint8_t> image, vision::ImageFormat format,
            int64_t label, std::vector<uint32_t> jpeg_restarts = {},
-           std::span<const uint8_t> annotations = {}, bool has_usable_box = false);
+           const RecordAnnotations& annotations = {});
   // Ends the tar, syncs it, writes the index. Returns the tar's size.
   uint64_t Finish();
 

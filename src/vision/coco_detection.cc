@@ -79,11 +79,14 @@ std::string CocoDetection::Source(int64_t index) const {
 }
 
 DetectionRecord CocoDetection::Record(int64_t index, int height, int width) const {
-  (void)height;  // COCO's boxes are kept as the file gives them; Get clamps them
-  (void)width;
+  // COCO's boxes are kept as the file gives them (Get clamps them); the
+  // image's size only stands in for one the file does not list.
   const int64_t image = image_index(index);
+  const CocoImage& listed = annotations_->image(image);
   DetectionRecord record;
-  record.image_id = annotations_->image(image).id;
+  record.image_id = listed.id;
+  record.image_height = listed.height > 0 && listed.width > 0 ? listed.height : height;
+  record.image_width = listed.height > 0 && listed.width > 0 ? listed.width : width;
   const std::span<const CocoObject> all = annotations_->objects(image);
   record.has_usable_box = HasUsableBox(all);
   for (const CocoObject& o : all) {

@@ -50,6 +50,9 @@ DetectionRecord VocDetection::Record(int64_t index, int height, int width) const
   CheckIndex(index, size());
   DetectionRecord record;
   record.image_id = index;
+  const VocImage& listed = annotations_->image(index);
+  record.image_height = listed.height > 0 && listed.width > 0 ? listed.height : height;
+  record.image_width = listed.height > 0 && listed.width > 0 ? listed.width : width;
   const float w = static_cast<float>(width);
   const float h = static_cast<float>(height);
   for (const VocObject& o : annotations_->objects(index)) {

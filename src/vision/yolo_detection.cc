@@ -240,6 +240,8 @@ DetectionRecord YoloDetection::Record(int64_t index, int height, int width) cons
   const std::string_view view = ReadLabelText(label_file, text);
   DetectionRecord record;
   record.image_id = index;
+  record.image_height = height;
+  record.image_width = width;
   for (const LabelObject& o : ParseLabels(view, label_file, width, height, index)) {
     DetectionObject object{o.object.box, o.object.category, o.object.area, false};
     if (!o.polygon.empty()) {

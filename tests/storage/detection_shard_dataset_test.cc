@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/error.h"
@@ -170,10 +171,11 @@ TEST_F(DetectionShardDatasetTest, AnnotationsThatDoNotDecodeAreAFailedSampleNami
   {
     ShardWriter writer(dir_ / "shard-000000.tar", dir_ / "shard-000000.idx", 0);
     writer.Add("000000000", image, vision::ImageFormat::kJpeg, 0, {},
-               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(good.data()),
-                                        good.size()));
+               {std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(good.data()),
+                                         good.size())});
     writer.Add("000000001", image, vision::ImageFormat::kJpeg, 0, {},
-               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bad.data()), bad.size()));
+               {std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bad.data()),
+                                         bad.size())});
     writer.Finish();
   }
   const DetectionShardDataset packed({dir_ / "shard-000000.idx"}, Pipeline({}));
@@ -190,6 +192,42 @@ TEST_F(DetectionShardDatasetTest, AnnotationsThatDoNotDecodeAreAFailedSampleNami
     EXPECT_THAT(e.message(), HasSubstr("annotations: damaged record"));
     EXPECT_THAT(e.message(), HasSubstr("key 000000001"));
   }
+}
+
+// The index keeps each image's size as the annotations list it, for
+// grouping by aspect ratio without reading an image.
+TEST_F(DetectionShardDatasetTest, TheIndexKeepsEachImagesListedSize) {
+  const std::string pack = Pack();
+  const DetectionShardDataset packed(ShardDataset::Find(pack), Pipeline({}));
+  ASSERT_EQ(packed.size(), 3);
+  EXPECT_EQ(packed.image_size(0), (std::pair<uint32_t, uint32_t>{40, 48}));
+  EXPECT_EQ(packed.image_size(1), (std::pair<uint32_t, uint32_t>{32, 24}));
+  EXPECT_EQ(packed.image_size(2), (std::pair<uint32_t, uint32_t>{40, 48}));
+  DetectionShardOptions skip;
+  skip.skip_empty = true;  // image 13 has no objects
+  const DetectionShardDataset skipping(ShardDataset::Find(pack), Pipeline({}), skip);
+  ASSERT_EQ(skipping.size(), 2);
+  EXPECT_EQ(skipping.image_size(1), (std::pair<uint32_t, uint32_t>{32, 24}));
+}
+
+// A pack written before the index kept sizes (version 3) still loads; only
+// asking for a size is an error, naming the shard and telling how to mend it.
+TEST_F(DetectionShardDatasetTest, AVersionThreePackHasNoImageSizesAndSaysSo) {
+  const std::string pack = Pack();
+  const std::string index_file = pack + "/shard-000001.idx";
+  ShardIndex index = ReadShardIndex(index_file);
+  index.version = 3;
+  for (ShardRecord& r : index.records) r.image_height = r.image_width = 0;
+  WriteBytes(index_file, SerializeShardIndex(index));
+  const DetectionShardDataset packed(ShardDataset::Find(pack), Pipeline({}));
+  EXPECT_EQ(packed.image_size(0), (std::pair<uint32_t, uint32_t>{40, 48}));
+  EXPECT_THAT([&] { packed.image_size(1); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr(pack + "/shard-000001.tar: record 000000001: the index holds no "
+                                   "image size (a detection pack written before index version "
+                                   "4); pack the source again")));
+  const vision::CocoDetection coco(dir_ / "images", dir_ / "ann.json", Pipeline({}));
+  EXPECT_EQ(Fields(packed, 1, 3), Fields(coco, 1, 3));
 }
 
 TEST_F(DetectionShardDatasetTest, APackOfImagesAloneIsRefusedNamingTheShardAndRecord) {

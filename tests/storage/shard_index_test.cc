@@ -45,10 +45,11 @@ TEST(ShardIndex, RoundTrips) {
 }
 
 // A detection pack's index: each record's annotations (KEY.det after the
-// image's member) with their size, CRC-32C and usable-box flag.
+// image's member) with their size, CRC-32C and usable-box flag (version 3,
+// as detection packs were first written: still read and written back).
 TEST(ShardIndex, VersionThreeCarriesTheRecordsAnnotations) {
   ShardIndex index = SampleIndex();
-  index.version = kShardIndexVersionAnnotated;
+  index.version = 3;
   index.records[0].annotation_size = 300;
   index.records[0].annotation_crc32c = 0xFEED;
   index.records[0].has_usable_box = true;
@@ -81,6 +82,45 @@ TEST(ShardIndex, VersionThreeCarriesTheRecordsAnnotations) {
   older.version = 2;
   EXPECT_THAT([&] { SerializeShardIndex(older); },
               ::testing::ThrowsMessage<Error>(HasSubstr("annotations need index version 3")));
+  ShardIndex sized = index;
+  sized.records[1].image_height = 480;
+  EXPECT_THAT([&] { SerializeShardIndex(sized); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("record 1: an image size needs index version 4")));
+}
+
+// Detection packs are written in version 4: each record's image size too,
+// so that images are grouped by aspect ratio without reading them.
+TEST(ShardIndex, VersionFourCarriesTheImageSizes) {
+  ShardIndex index = SampleIndex();
+  index.version = kShardIndexVersionAnnotated;
+  ASSERT_EQ(index.version, 4u);
+  index.records[0].annotation_size = 300;
+  index.records[0].annotation_crc32c = 0xFEED;
+  index.records[0].has_usable_box = true;
+  index.records[0].image_height = 480;
+  index.records[0].image_width = 640;
+  index.records[1].offset = 512 * 7;
+  index.records[1].annotation_size = 36;
+  index.records[1].image_height = 1;
+  index.records[1].image_width = 65535;
+  const std::vector<uint8_t> bytes = SerializeShardIndex(index);
+  EXPECT_EQ(bytes.size(), kShardIndexHeaderBytes + 2 * kShardIndexRecordBytesV4 + 18 + 3 * 4 + 4);
+  const ShardIndex parsed = ParseShardIndex(bytes, "x.idx");
+  EXPECT_EQ(parsed.version, 4u);
+  EXPECT_EQ(parsed.records[0].image_height, 480u);
+  EXPECT_EQ(parsed.records[0].image_width, 640u);
+  EXPECT_EQ(parsed.records[1].image_height, 1u);
+  EXPECT_EQ(parsed.records[1].image_width, 65535u);
+  EXPECT_EQ(parsed.records[0].annotation_crc32c, 0xFEEDu);
+  EXPECT_TRUE(parsed.records[0].has_usable_box);
+  EXPECT_EQ(SerializeShardIndex(parsed), bytes);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_THROW(ParseShardIndex(std::span(bytes.data(), n), "x.idx"), Error) << n;
+  }
+  ShardIndex huge = index;
+  huge.records[0].image_width = 5'000'000;
+  EXPECT_THAT([&] { SerializeShardIndex(huge); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("record 0: image size 480x5000000 is over")));
 }
 
 // An index written before restart offsets existed (version 1, the bytes of

@@ -1,5 +1,5 @@
 // `feedline pack` of detection data: each layout packed with its images'
-// annotations (index version 3, a KEY.det member per record), read back by
+// annotations (index version 4, a KEY.det member per record), read back by
 // DetectionShardDataset as the source dataset's objects; image folders
 // still pack as before.
 #include "tools/pack_source.h"

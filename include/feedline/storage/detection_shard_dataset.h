@@ -31,6 +31,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/dataset.h"
@@ -82,6 +83,11 @@ class FEEDLINE_EXPORT DetectionShardDataset : public Dataset {
   const DetectionShardOptions& options() const { return options_; }
   // The pack's record of sample `index` (they differ with skip_empty).
   int64_t record(int64_t index) const;
+  // Sample `index`'s image (height, width) as the source listed it, from
+  // the index (no image is read): what CocoDetection's and VOCDetection's
+  // image_sizes give, for grouping by aspect ratio. Throws Error naming the
+  // shard for a pack written before the index kept sizes (version 3).
+  std::pair<uint32_t, uint32_t> image_size(int64_t index) const;
 
  private:
   void GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const;

@@ -102,9 +102,9 @@ struct FEEDLINE_EXPORT PackOptions {
   // A detection pack: each record carries its image's annotations, what
   // this returns for file `file` of the listing given its image's header,
   // in the member KEY.det after the image's (vision/detection_record.h),
-  // with their size and CRC-32C in the index (version 3). What it throws is
-  // the file's failure (skip_broken); called from the packing threads at
-  // once. pack.txt records "annotations detection", so that a pack of the
+  // with their size and CRC-32C and the record's image size in the index
+  // (version 4). What it throws is the file's failure (skip_broken); called
+  // from the packing threads at once. pack.txt records "annotations detection", so that a pack of the
   // images alone is not resumed as one with annotations, or the reverse.
   std::function<vision::DetectionRecord(int64_t file, const vision::ImageInfo& image)>
       annotations;

@@ -37,6 +37,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "feedline/dataset.h"
@@ -104,6 +105,10 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   // have a box over 1 pixel wide and high (from the index).
   uint32_t annotation_size(int64_t index) const;
   bool has_usable_box(int64_t index) const;
+  // The (height, width) of record `index`'s image as its source listed it
+  // (a detection pack's index from version 4), or (0, 0) where the index
+  // does not say.
+  std::pair<uint32_t, uint32_t> image_size(int64_t index) const;
 
   const std::vector<std::string>& classes() const { return classes_; }
   const std::vector<int64_t>& labels() const { return labels_; }
@@ -136,6 +141,7 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   std::vector<uint32_t> annotation_sizes_;
   std::vector<uint32_t> annotation_crcs_;
   std::vector<bool> usable_boxes_;
+  std::vector<std::pair<uint32_t, uint32_t>> image_sizes_;
   std::string keys_;  // back to back
   std::vector<uint64_t> key_ends_;
   // The JPEG restart offsets of all records back to back (4 bytes per MCU

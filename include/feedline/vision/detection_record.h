@@ -64,6 +64,12 @@ struct FEEDLINE_EXPORT DetectionRecord {
   // record's bytes: the pack keeps it in the shard index, so that a reader
   // knows it without reading the record.
   bool has_usable_box = false;
+  // The image's size as the source lists it (COCO's and VOC's annotation),
+  // or as the image's header gives it where the source lists none (YOLO, a
+  // VOC file without <size>). Not part of the record's bytes either: the
+  // index keeps it, so that images are grouped by aspect ratio unread.
+  int image_height = 0;
+  int image_width = 0;
 
   std::span<const double> polygon(uint32_t k) const;
   // Adds a polygon (x, y pairs) and returns its number.

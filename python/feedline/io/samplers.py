@@ -272,8 +272,9 @@ def aspect_ratio_groups(dataset, k=0):
     """The group of each image by its aspect ratio, as the detection
     references' create_aspect_ratio_groups(dataset, k) gives them: width /
     height against the bins 2 ** linspace(-1, 1, 2k + 1) (k = 0: the one bin
-    1). `dataset`: a feedline.vision.datasets.CocoDetection (its sizes from
-    the annotation file, no image read) or a (heights, widths) pair."""
+    1). `dataset`: a feedline.vision.datasets.CocoDetection, VOCDetection
+    or DetectionShardDataset (their image_sizes: from the annotations or the
+    pack's index, no image read) or a (heights, widths) pair."""
     sizes = getattr(getattr(dataset, "_native", None), "image_sizes", None)
     heights, widths = sizes if sizes is not None else dataset
     return _feedline._aspect_ratio_groups(np.asarray(widths, dtype=np.int64).tolist(),

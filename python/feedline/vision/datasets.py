@@ -400,6 +400,12 @@ class CocoDetection(NativeDataset):
         self.mosaic = mosaic
 
     @property
+    def image_sizes(self):
+        """(heights, widths) of the samples' images, as the annotation file
+        lists them (no image is read): what io.aspect_ratio_groups groups by."""
+        return self._native.image_sizes
+
+    @property
     def ids(self):
         """The image id of every sample, in order (torchvision's `ids`)."""
         return self._native.image_ids.tolist()
@@ -574,6 +580,15 @@ class DetectionShardDataset(NativeDataset):
         """Sample `index`'s record key: its image's position in the packed
         dataset."""
         return self._native.key(int(index))
+
+    @property
+    def image_sizes(self):
+        """(heights, widths) of the samples' images as the source listed them
+        (the packed CocoDetection's or VOCDetection's image_sizes; a YOLO
+        image's header), read from the index, not the images: what
+        feedline.io.aspect_ratio_groups groups by. A pack written before the
+        index kept sizes raises ValueError naming the shard."""
+        return self._native.image_sizes
 
     @property
     def max_pixels(self):

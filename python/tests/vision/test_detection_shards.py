@@ -16,6 +16,7 @@ import PIL.Image
 import pytest
 
 import feedline
+from feedline import io
 from feedline.vision import datasets
 from feedline.vision import transforms as T
 
@@ -185,6 +186,45 @@ def test_a_yolo_pack_gives_the_source_datasets_batches(data):
         assert any(b["boxes_lengths"].sum() > 0 for b in want)
         for workers in (0, 2):
             assert_same(batches(packed, workers), want)
+
+
+def test_a_pack_groups_by_aspect_ratio_as_its_source(data):
+    # The index keeps each image's size as the annotation file lists it, so
+    # the references' aspect-ratio grouping reads no image and gives the
+    # source's groups and batches.
+    source = datasets.CocoDetection(data["coco_images"], data["ann"], flip_resize(),
+                                    annotation_index=False, skip_empty=True)
+    packed = datasets.DetectionShardDataset(os.path.join(data["served"], "coco"),
+                                            flip_resize(), skip_empty=True)
+    with open(data["ann"]) as f:
+        listed = {im["id"]: (im["height"], im["width"]) for im in json.load(f)["images"]}
+    want_sizes = [listed[i] for i in source.ids]
+    for dataset in (source, packed):
+        heights, widths = dataset.image_sizes
+        assert list(zip(heights.tolist(), widths.tolist())) == want_sizes
+    groups = io.aspect_ratio_groups(packed, k=1)
+    assert groups == io.aspect_ratio_groups(source, k=1)
+    assert len(set(groups)) > 1
+    want = None
+    for dataset in (source, packed):
+        sampler = io.GroupedBatchSampler(io.RandomSampler(dataset, seed=4), groups, 2)
+        loader = feedline.DataLoader(dataset, batch_sampler=sampler, num_workers=2, seed=11)
+        got = [{k: np.array(v) for k, v in batch.items()} for batch in loader]
+        for batch in got:
+            ids = batch["image_id"].tolist()
+            assert len({groups[source.ids.index(i)] for i in ids}) == 1, ids
+        if want is None:
+            want = got
+        else:
+            assert_same(got, want)
+
+
+def test_a_yolo_pack_keeps_each_images_size_from_its_header(data):
+    packed = datasets.DetectionShardDataset(os.path.join(data["served"], "yolo"))
+    heights, widths = packed.image_sizes
+    for i in range(len(packed)):
+        with PIL.Image.open(os.path.join(data["yolo_images"], f"y{i}.jpg")) as im:
+            assert (heights[i], widths[i]) == (im.height, im.width)
 
 
 @pytest.fixture()
