@@ -1,5 +1,6 @@
 #include "feedline/text/mixed_dataset.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "feedline/error.h"
 #include "feedline/rng.h"
+#include "src/core/mutex.h"
 #include "src/text/index_permutation.h"
 
 namespace feedline::text {
@@ -19,6 +21,18 @@ constexpr int64_t kMaxPositions = int64_t{1} << 32;
 std::string Name(size_t k) { return "source " + std::to_string(k); }
 
 }  // namespace
+
+// The epoch's plan, split by source: which source owner each position of
+// the loader's order reads, and how many of each owner's rows the
+// delivered prefix held when last counted.
+struct MixedDataset::PlanSplit {
+  static constexpr uint16_t kNone = 0xFFFF;  // a position outside the mix (never a source)
+
+  feedline::internal::Mutex mu;
+  std::vector<uint16_t> owners GUARDED_BY(mu);
+  int64_t counted GUARDED_BY(mu) = 0;
+  std::vector<int64_t> delivered GUARDED_BY(mu);
+};
 
 const char* MixStoppingName(MixStopping stopping) {
   switch (stopping) {
@@ -40,11 +54,23 @@ MixStopping ParseMixStopping(const std::string& text) {
 }
 
 MixedDataset::MixedDataset(std::vector<std::shared_ptr<const Dataset>> sources, MixOptions options)
-    : sources_(std::move(sources)), options_(std::move(options)) {
+    : sources_(std::move(sources)),
+      options_(std::move(options)),
+      plan_(std::make_shared<PlanSplit>()) {
   const size_t n = sources_.size();
   if (n == 0) throw Error("MixedDataset: give at least one source");
-  if (n > std::numeric_limits<uint16_t>::max()) {
-    throw Error("MixedDataset: at most 65535 sources, got " + std::to_string(n));
+  if (n >= PlanSplit::kNone) {
+    throw Error("MixedDataset: at most 65534 sources, got " + std::to_string(n));
+  }
+  for (size_t k = 0; k < n; ++k) {
+    size_t owner = k;
+    for (size_t j = 0; j < k; ++j) {
+      if (sources_[j] == sources_[k]) {
+        owner = j;
+        break;
+      }
+    }
+    plan_owner_.push_back(static_cast<uint16_t>(owner));
   }
   if (options_.weights.size() != n) {
     throw Error("MixedDataset: " + std::to_string(options_.weights.size()) + " weights for " +
@@ -160,6 +186,54 @@ std::string MixedDataset::Source(int64_t index) const {
 int64_t MixedDataset::Length(int64_t index) const {
   const int k = source_of(index);
   return sources_[static_cast<size_t>(k)]->Length(row_of(index));
+}
+
+void MixedDataset::EpochOrder(std::span<const int64_t> order) const {
+  const size_t n = sources_.size();
+  std::vector<std::vector<int64_t>> rows(n);
+  std::vector<uint16_t> owners;
+  owners.reserve(order.size());
+  for (const int64_t index : order) {
+    if (index < 0 || index >= size()) {
+      owners.push_back(PlanSplit::kNone);
+      continue;
+    }
+    const uint16_t owner = plan_owner_[source_[static_cast<size_t>(index)]];
+    owners.push_back(owner);
+    rows[owner].push_back(row_of(index));
+  }
+  {
+    feedline::internal::MutexLock lock(&plan_->mu);
+    plan_->owners.swap(owners);
+    plan_->counted = 0;
+    plan_->delivered.assign(n, 0);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (plan_owner_[k] == k) sources_[k]->EpochOrder(rows[k]);
+  }
+}
+
+void MixedDataset::EpochProgress(int64_t delivered) const {
+  std::vector<int64_t> counts;
+  {
+    feedline::internal::MutexLock lock(&plan_->mu);
+    const auto told = static_cast<int64_t>(plan_->owners.size());
+    if (told == 0) return;
+    const int64_t upto = std::clamp<int64_t>(delivered, 0, told);
+    if (upto < plan_->counted) {  // not a prefix of the last count: count again
+      plan_->counted = 0;
+      plan_->delivered.assign(sources_.size(), 0);
+    }
+    for (int64_t p = plan_->counted; p < upto; ++p) {
+      const uint16_t owner = plan_->owners[static_cast<size_t>(p)];
+      if (owner != PlanSplit::kNone) ++plan_->delivered[owner];
+    }
+    plan_->counted = upto;
+    counts = plan_->delivered;
+  }
+  for (size_t k = 0; k < sources_.size(); ++k) {
+    if (plan_owner_[k] == k) sources_[k]->EpochProgress(counts[k]);
+  }
 }
 
 std::vector<FieldSpec> MixedDataset::FixedFields() const {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -169,6 +170,84 @@ TEST(MixedDatasetTest, BadArgumentsAreRefusedByName) {
                }()),
                Error);
   EXPECT_THROW(ParseMixStopping("first"), Error);
+}
+
+// Rows that keep what the loader's plan told them.
+class PlannedRows : public Rows {
+ public:
+  using Rows::Rows;
+  void EpochOrder(std::span<const int64_t> order) const override {
+    orders.emplace_back(order.begin(), order.end());
+  }
+  void EpochProgress(int64_t delivered) const override { progress.push_back(delivered); }
+
+  mutable std::vector<std::vector<int64_t>> orders;
+  mutable std::vector<int64_t> progress;
+};
+
+// Each source is told the rows the loader's order will ask it for, in that
+// order, and how many of them the delivered prefix holds, as it would be
+// alone (a Parquet source then reads each row group once through a mix).
+TEST(MixedDatasetTest, TheLoadersPlanReachesEachSourceSplit) {
+  auto a = std::make_shared<PlannedRows>(0, 6);
+  auto b = std::make_shared<PlannedRows>(1, 6);
+  MixOptions mix;
+  mix.weights = {2, 1};
+  mix.shuffle = {false, true};
+  mix.seed = 9;
+  const MixedDataset data({a, b}, mix);
+  ASSERT_EQ(data.size(), 9);
+  const std::vector<int64_t> order = {8, 0, 3, 5, 1, -1, 2, 7, 4, 6, 42};
+  data.EpochOrder(order);
+  std::vector<int64_t> want_a, want_b;
+  for (int64_t i : order) {
+    if (i < 0 || i >= data.size()) continue;
+    (data.source_of(i) == 0 ? want_a : want_b).push_back(data.row_of(i));
+  }
+  ASSERT_EQ(a->orders.size(), 1u);
+  ASSERT_EQ(b->orders.size(), 1u);
+  EXPECT_EQ(a->orders[0], want_a);
+  EXPECT_EQ(b->orders[0], want_b);
+  EXPECT_EQ(want_a.size() + want_b.size(), 9u);
+
+  // Delivered prefixes of the order: each source's count of rows in it.
+  auto count_in = [&](int64_t prefix, int source) {
+    int64_t c = 0;
+    for (int64_t p = 0; p < prefix; ++p) {
+      const int64_t i = order[static_cast<size_t>(p)];
+      if (i >= 0 && i < data.size() && data.source_of(i) == source) ++c;
+    }
+    return c;
+  };
+  for (int64_t delivered : {3, 7, 11, 2}) {  // the last goes back: counted again
+    data.EpochProgress(delivered);
+    EXPECT_EQ(a->progress.back(), count_in(delivered, 0)) << delivered;
+    EXPECT_EQ(b->progress.back(), count_in(delivered, 1)) << delivered;
+  }
+  data.EpochProgress(500);  // past the order: all of it
+  EXPECT_EQ(a->progress.back(), static_cast<int64_t>(want_a.size()));
+
+  // An abandoned epoch: every source is told the empty order.
+  data.EpochOrder({});
+  EXPECT_TRUE(a->orders.back().empty());
+  EXPECT_TRUE(b->orders.back().empty());
+}
+
+TEST(MixedDatasetTest, ASourceGivenTwiceGetsOneOrderOfAllItsPositions) {
+  auto a = std::make_shared<PlannedRows>(0, 4);
+  MixOptions mix;
+  mix.weights = {1, 1};
+  const MixedDataset data({a, a}, mix);
+  ASSERT_EQ(data.size(), 8);
+  const std::vector<int64_t> order = {0, 1, 2, 3, 4, 5, 6, 7};
+  data.EpochOrder(order);
+  ASSERT_EQ(a->orders.size(), 1u);
+  std::vector<int64_t> want;
+  for (int64_t i : order) want.push_back(data.row_of(i));
+  EXPECT_EQ(a->orders[0], want);
+  data.EpochProgress(5);
+  ASSERT_EQ(a->progress.size(), 1u);
+  EXPECT_EQ(a->progress[0], 5);
 }
 
 }  // namespace

@@ -21,7 +21,15 @@
 //
 // The blend is computed at construction: 10 bytes per position.
 //
-// Thread safety: immutable after construction, like every Dataset.
+// The loader's plan (Dataset::EpochOrder, EpochProgress) is passed on split
+// by source: each source is told the rows it will be asked for, in order,
+// and how many of them were delivered, so that a source that fetches ahead
+// (a ParquetDataset's row groups, a remote pack's shards) does so through a
+// mix as it does alone. Sources given more than once (the same object) get
+// one order of all their positions. 2 bytes per position of the plan.
+//
+// Thread safety: the blend is immutable after construction, like every
+// Dataset; the plan's split is guarded by its own mutex.
 //
 // Example:
 //   MixOptions mix;
@@ -33,6 +41,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,6 +78,8 @@ class FEEDLINE_EXPORT MixedDataset : public Dataset {
   std::string Source(int64_t index) const override;
   int64_t Length(int64_t index) const override;
   std::vector<FieldSpec> FixedFields() const override;
+  void EpochOrder(std::span<const int64_t> order) const override;
+  void EpochProgress(int64_t delivered) const override;
 
   // The source position `index` reads and that source's row.
   int source_of(int64_t index) const;
@@ -81,8 +92,13 @@ class FEEDLINE_EXPORT MixedDataset : public Dataset {
  private:
   std::vector<std::shared_ptr<const Dataset>> sources_;
   MixOptions options_;
+  struct PlanSplit;
+
   std::vector<uint16_t> source_;  // by position
   std::vector<int64_t> draw_;     // by position: the source's draw number (start included)
+  // Per source: the first source given the same object (whose order it shares).
+  std::vector<uint16_t> plan_owner_;
+  std::shared_ptr<PlanSplit> plan_;
 };
 
 }  // namespace feedline::text

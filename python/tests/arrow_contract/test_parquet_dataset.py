@@ -179,6 +179,28 @@ def test_packing_in_file_order_reads_each_row_group_once_an_epoch(tmp_path):
     assert resumed_ds.stats()["row_group_reads"] <= 20
 
 
+def test_packing_a_mix_reads_each_sources_row_groups_once_an_epoch(tmp_path):
+    """A MixedDataset passes the loader's plan on to its sources, split:
+    packing a mix of two Parquet corpora reads each row group once an epoch,
+    as packing either alone does."""
+    web, code = rows(1200, seed=7), rows(800, seed=8)
+    for name in ("web", "code"):
+        os.makedirs(tmp_path / name)
+    write(str(tmp_path / "web"), web, files=2, row_group_size=100)
+    write(str(tmp_path / "code"), code, files=1, row_group_size=100)
+    sources = [io.ParquetDataset(str(tmp_path / name / "*.parquet"), columns=["input_ids"])
+               for name in ("web", "code")]
+    assert [s.num_row_groups for s in sources] == [12, 8]
+    mix = io.MixedDataset(sources, [0.6, 0.4], stopping="all_exhausted")
+    loader = io.DataLoader(mix, batch_size=4, num_workers=2, seed=3, pack=io.PackOptions(64))
+    every = np.concatenate(web["input_ids"] + code["input_ids"]).tolist()
+    for epoch in range(2):
+        tokens = [t for b in loader for t in b["input_ids"][b["segment_ids"] != 0].tolist()]
+        assert sorted(tokens) == sorted(every)
+        assert [s.stats()["row_group_reads"] for s in sources] == [12 * (epoch + 1),
+                                                                  8 * (epoch + 1)], epoch
+
+
 def test_token_budget_batches_over_a_length_column(tmp_path):
     data = rows(120, seed=6)
     write(str(tmp_path), data)
