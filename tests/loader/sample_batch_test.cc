@@ -97,7 +97,9 @@ TEST(SampleBatch, ASubsetOrConcatShowsTheBatchInItsPartsIndices) {
     for (size_t r = 0; r < batch.size(); ++r) {
       // "index" is the base's (what its Get was given); the batch too.
       for (int64_t shown : subset.shown_per_row[row]) {
-        if (shown >= 0) EXPECT_EQ(shown % 2, 1);
+        if (shown >= 0) {
+          EXPECT_EQ(shown % 2, 1);
+        }
       }
       EXPECT_EQ(subset.shown_per_row[row][r], batch[r]);
       ++row;

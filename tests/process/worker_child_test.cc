@@ -50,7 +50,9 @@ class Channel {
   void Send(WorkRequest request, const std::string& body = {}) {
     request.destinations_bytes = static_cast<uint32_t>(body.size());
     ASSERT_TRUE(WriteAll(parent, &request, sizeof(request)));
-    if (!body.empty()) ASSERT_TRUE(WriteAll(parent, body.data(), body.size()));
+    if (!body.empty()) {
+      ASSERT_TRUE(WriteAll(parent, body.data(), body.size()));
+    }
   }
   // Sends a kSamples request that says `count` samples follow in `body`.
   void SendSamples(int64_t count, const std::string& body) {
@@ -271,7 +273,9 @@ ChildReply ReadReply(int fd) {
   EXPECT_TRUE(ReadAll(fd, &reply.header, sizeof(reply.header)));
   reply.body.resize(reply.header.body_bytes);
   reply.payload.resize(reply.header.payload_bytes);
-  if (!reply.body.empty()) EXPECT_TRUE(ReadAll(fd, reply.body.data(), reply.body.size()));
+  if (!reply.body.empty()) {
+    EXPECT_TRUE(ReadAll(fd, reply.body.data(), reply.body.size()));
+  }
   if (!reply.payload.empty()) {
     EXPECT_TRUE(ReadAll(fd, reply.payload.data(), reply.payload.size()));
   }
