@@ -173,6 +173,9 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
     throw Error("pack: jpeg_restart_mcus must be 0 to 1024, got " +
                 std::to_string(options.jpeg_restart_mcus));
   }
+  // A detection source lists its images itself (PackSource guards image
+  // folders and file lists before it lists them).
+  if (options.annotations) CheckNotAListedFolder(source, root, files, out_dir);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec || !fs::is_directory(out_dir)) {

@@ -59,21 +59,38 @@ void CheckOutsideImageFolder(const std::string& source, const std::string& out_d
       "; choose an OUT outside " + source);
 }
 
+namespace {
+
+// A folder that does not exist yet holds neither a list nor its files.
+bool StatFolder(const std::string& path, struct stat& st) {
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+[[noreturn]] void RefuseInputFolder(const std::string& out_dir, const std::string& what) {
+  throw Error("pack: OUT " + out_dir + " is the folder of " + what +
+              ": the shards and pack.txt would mix with the inputs (and the folder would then "
+              "read as a pack); choose another OUT, such as a new folder inside it");
+}
+
+}  // namespace
+
 void CheckOutsideFileList(const std::string& list, const std::string& root,
                           const vision::ImageList& files, const std::string& out_dir) {
   struct stat out;
-  // A folder that does not exist yet holds neither the list nor its files.
-  if (::stat(out_dir.c_str(), &out) != 0 || !S_ISDIR(out.st_mode)) return;
-  auto refuse = [&](const std::string& what) {
-    throw Error("pack: OUT " + out_dir + " is the folder of " + what +
-                ": the shards and pack.txt would mix with the inputs (and the folder would then "
-                "read as a pack); choose another OUT, such as a new folder inside it");
-  };
+  if (!StatFolder(out_dir, out)) return;
   const std::string list_folder = fs::path(list).parent_path().string();
   struct stat st;
   if (::stat(list_folder.empty() ? "." : list_folder.c_str(), &st) == 0 && SameFile(st, out)) {
-    refuse("the file list " + list);
+    RefuseInputFolder(out_dir, "the file list " + list);
   }
+  CheckNotAListedFolder(list, root, files, out_dir);
+}
+
+void CheckNotAListedFolder(const std::string& source, const std::string& root,
+                           const vision::ImageList& files, const std::string& out_dir) {
+  struct stat out;
+  if (!StatFolder(out_dir, out)) return;
+  struct stat st;
   // One stat per folder the list names (lists name few folders, many times).
   std::unordered_set<std::string_view> folders;
   for (int64_t i = 0; i < files.size(); ++i) {
@@ -86,7 +103,7 @@ void CheckOutsideFileList(const std::string& list, const std::string& root,
                                  ? std::string(folder)
                                  : root + "/" + std::string(folder);
     if (::stat(full.c_str(), &st) == 0 && SameFile(st, out)) {
-      refuse("files listed in " + list + " (" + std::string(path) + ")");
+      RefuseInputFolder(out_dir, "files listed in " + source + " (" + std::string(path) + ")");
     }
   }
 }

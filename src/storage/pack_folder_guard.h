@@ -26,6 +26,12 @@ void CheckOutsideImageFolder(const std::string& source, const std::string& out_d
 void CheckOutsideFileList(const std::string& list, const std::string& root,
                           const vision::ImageList& files, const std::string& out_dir);
 
+// The second half of CheckOutsideFileList, for any listing (a detection
+// source's images): throws Error naming both if `out_dir` is a folder that
+// holds one of `files` (`root` + path), listed from `source`.
+void CheckNotAListedFolder(const std::string& source, const std::string& root,
+                           const vision::ImageList& files, const std::string& out_dir);
+
 // An exclusive lock on an output folder for the length of a pack: flock on
 // OUT/.pack.lock, not waiting. The file stays after the pack (removing it
 // would let a third pack lock a new file while a second holds the old one);

@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
+#include <utility>
 
 #include "feedline/sample.h"
 #include "feedline/sample_context.h"
@@ -82,6 +84,29 @@ TEST(PackSource, ABadLabelLineEndsThePackNamingItOrIsSkipped) {
   const RunResult skipped = RunFeedline({"pack", yolo, dir / "out", "--skip-broken", "--restart"});
   EXPECT_EQ(skipped.exit_code, 0) << skipped.err;
   EXPECT_THAT(skipped.out, HasSubstr("2 images in 1 shards"));
+}
+
+// OUT in a folder of the source's images would mix the shards and pack.txt
+// with them: refused, naming the folder and an image, for each layout.
+TEST(PackSource, ADetectionPackIntoAFolderOfItsImagesIsRefused) {
+  ScratchDir dir;
+  const std::string coco = MakeCoco(dir / "coco", 2);
+  const std::string voc = MakeVoc(dir / "voc", 2);
+  const std::string yolo = MakeYolo(dir / "yolo", 2);
+  const std::pair<std::string, std::string> cases[] = {
+      {coco, dir / "coco/val2017"},
+      {voc, dir / "voc/VOC2012/JPEGImages"},
+      {yolo, yolo}};
+  for (const auto& [source, images] : cases) {
+    const RunResult r = RunFeedline({"pack", source, images});
+    EXPECT_NE(r.exit_code, 0) << source;
+    EXPECT_THAT(r.err, HasSubstr("OUT " + images + " is the folder of files listed in " + source))
+        << r.err;
+    EXPECT_FALSE(std::filesystem::exists(images + "/pack.txt")) << source;
+    // A new folder inside it is fine: its files are no images to any listing.
+    const RunResult inside = RunFeedline({"pack", source, images + "/pack"});
+    EXPECT_EQ(inside.exit_code, 0) << inside.err;
+  }
 }
 
 TEST(PackSource, AnImageFolderIsPackedWithoutAnnotations) {
