@@ -267,7 +267,14 @@ void RowGroupCache::LetGoLocked(Entries::iterator it, Released& released) {
   std::shared_ptr<const DecodedRowGroup> decoded = std::move(it->second.decoded);
   entries_.erase(it);
   --held_;
-  Pending pending = PendingLocked(group, *decoded);
+  // Only a group the plan has started (a Get asked for it) has rows waiting
+  // in open rows. One it has not started (held from the last epoch, or read
+  // ahead) is read when the plan reaches it, as when ClaimPlannedLocked lets
+  // it go: a copy of it, nearly a whole group, would hold the remnants'
+  // budget until then and leave the rows that do wait without room.
+  const int64_t place = plan_place_.empty() ? -1 : plan_place_[static_cast<size_t>(group)];
+  const bool started = place >= 0 && place <= plan_front_;
+  Pending pending = started ? PendingLocked(group, *decoded) : Pending{};
   // Copied under the lock, so that no Get finds the rows in neither place;
   // a remnant is small (the rows still waiting to be packed) or not kept.
   if (!pending.rows.empty() && FitsLocked(pending.bytes) &&

@@ -15,12 +15,14 @@
 // sequential.
 //
 // Read once per epoch: with a plan that says where each row is last needed
-// (SetPlan's row_last_use), a group let go while some of its rows are still
-// to be delivered keeps those rows, copied out (RowGroupRemnant), until
-// their last use is delivered; a Get of one of them (AcquireRow) is served
-// from there instead of reading the group again. Reading ahead may then
-// also let go of the oldest group the plan has started, when its remnant
-// fits. Packing in file order so reads each group once with a few groups
+// (SetPlan's row_last_use), a group the plan has started (a Get asked for
+// it) let go while some of its rows are still to be delivered keeps those
+// rows, copied out (RowGroupRemnant), until their last use is delivered; a
+// Get of one of them (AcquireRow) is served from there instead of reading
+// the group again. A group the plan has not started (held from the last
+// epoch, or read ahead) keeps none: it is read when the plan reaches it.
+// Reading ahead may then also let go of the oldest group the plan has
+// started, when its remnant fits. Packing in file order so reads each group once with a few groups
 // held, whatever the size of a group (the documents still waiting for a
 // row are few).
 //

@@ -208,6 +208,50 @@ TEST(RowGroupCacheTest, ARowWhoseReadFailedIsStillToBeDelivered) {
   EXPECT_EQ(source->reads, 3);  // the failed read, group 0 and group 1
 }
 
+TEST(RowGroupCacheTest, GroupsHeldFromTheLastEpochLeaveTheRemnantsBudgetToWaitingRows) {
+  // Five groups of four documents of 10 tokens; two held, and remnants of
+  // two groups' bytes.
+  auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>(5, 4),
+                                                  std::vector<int64_t>(20, 10));
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 2, 0);
+  cache.Acquire(3);  // the last epoch ended with groups 3 and 4 held
+  cache.Acquire(4);
+  // The epoch: the first document of groups 0, 1 and 2, then each of those
+  // groups whole (its first document again: open rows wait on all of a
+  // group's rows), then groups 3 and 4.
+  std::vector<std::pair<int64_t, int64_t>> order = {{0, 0}, {1, 0}, {2, 0}};
+  for (int64_t group = 0; group < 5; ++group) {
+    for (int64_t row = 0; row < 4; ++row) order.emplace_back(group, row);
+  }
+  std::vector<int64_t> last_use(20, -1);
+  std::vector<int32_t> uses(20, 0);
+  std::vector<PlannedGroup> plan;  // groups 0-4 first need in that order
+  for (size_t at = 0; at < order.size(); ++at) {
+    const auto [group, row] = order[at];
+    const auto position = static_cast<int64_t>(at);
+    last_use[static_cast<size_t>(group * 4 + row)] = position;
+    ++uses[static_cast<size_t>(group * 4 + row)];
+    if (group == static_cast<int64_t>(plan.size())) plan.push_back({group, position, position});
+    plan[static_cast<size_t>(group)].last_use = position;
+  }
+  cache.SetPlan(plan, last_use, uses);
+  for (size_t at = 0; at < order.size(); ++at) {
+    const auto [group, row] = order[at];
+    EXPECT_EQ(IdOf(cache.AcquireRow(group, row)), 100 + group * 4 + row) << at;
+    cache.PlanProgress(static_cast<int64_t>(at) + 1);
+    // Group 4, not started, is let go for group 0 without a copy of its
+    // rows: the rows kept are those of the started groups.
+    if (at == 0) {
+      EXPECT_EQ(cache.rows_kept(), 0);
+    }
+  }
+  // Each group read once this epoch: a copy of group 4 would have taken
+  // the room group 1's waiting rows need, and group 1 been read again.
+  const std::vector<int64_t> log = cache.read_log();
+  EXPECT_EQ(std::vector<int64_t>(log.begin() + 2, log.end()),
+            (std::vector<int64_t>{0, 1, 2, 3, 4}));
+}
+
 TEST(RowGroupCacheTest, RemnantsStayWithinMaxRowGroupsOfBytes) {
   auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>{4, 4, 4},
                                                   std::vector<int64_t>{40, 40, 40, 40, 1, 1, 1,
