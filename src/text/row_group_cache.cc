@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -47,15 +48,12 @@ HeldRow RowGroupCache::Hold(int64_t group, int64_t row) {
     if (!plan_place_.empty()) {
       plan_front_ = std::max(plan_front_, plan_place_[static_cast<size_t>(group)]);
     }
-    if (row >= 0 && !row_uses_left_.empty()) {
-      const int64_t at = group_starts_[static_cast<size_t>(group)] + row;
-      int32_t& uses = row_uses_left_[static_cast<size_t>(at)];
-      if (uses > 0) --uses;  // served: kept for the uses left only
-    }
+    bool hooked = false;
     while (true) {
       auto it = entries_.find(group);
       if (it != entries_.end() && it->second.decoded != nullptr) {
         it->second.last_use = ++clock_;
+        CountServedLocked(group, row);
         return {it->second.decoded, row};
       }
       if (row >= 0) {
@@ -64,17 +62,44 @@ HeldRow RowGroupCache::Hold(int64_t group, int64_t row) {
         const auto kept = remnants_.find(group);
         if (kept != remnants_.end()) {
           const int64_t at = kept->second.Find(row);
-          if (at >= 0) return {kept->second.decoded, at};
+          if (at >= 0) {
+            CountServedLocked(group, row);
+            return {kept->second.decoded, at};
+          }
         }
       }
       if (it == entries_.end()) {
         entries_.emplace(group, Entry{});  // claimed: this thread reads it
         break;
       }
+      if (wait_hook_ != nullptr && !hooked) {
+        // For tests (set_wait_hook): the window Wait leaves open, with the
+        // lock let go as Wait lets it go.
+        hooked = true;
+        const std::function<void(int64_t)> hook = wait_hook_;
+        feedline::internal::MutexUnlock unlocked(&mu_);
+        hook(group);
+        continue;  // the read may be done: look again before waiting
+      }
+      // The row is not counted as served while waiting: the read may be
+      // done and the group let go again before this thread looks, and then
+      // the row must be in its remnant.
       read_done_.Wait(&mu_);
     }
   }
-  return {ReadClaimed(group, /*ahead=*/false), row};
+  return {ReadClaimed(group, row, /*ahead=*/false), row};
+}
+
+void RowGroupCache::CountServedLocked(int64_t group, int64_t row) {
+  if (row < 0 || row_uses_left_.empty()) return;
+  const int64_t at = group_starts_[static_cast<size_t>(group)] + row;
+  int32_t& uses = row_uses_left_[static_cast<size_t>(at)];
+  if (uses > 0) --uses;  // served: kept for the uses left only
+}
+
+void RowGroupCache::set_wait_hook(std::function<void(int64_t group)> hook) {
+  MutexLock lock(&mu_);
+  wait_hook_ = std::move(hook);
 }
 
 void RowGroupCache::ReadAhead(int64_t group) {
@@ -87,7 +112,7 @@ void RowGroupCache::ReadAhead(int64_t group) {
   released.clear();
   if (next < 0) return;
   try {
-    ReadClaimed(next, /*ahead=*/true);
+    ReadClaimed(next, /*row=*/-1, /*ahead=*/true);
   } catch (const std::exception&) {
     // Dropped: ReadClaimed let go of the claim, and the Acquire that needs
     // the group reads it again and reports the error as that row's.
@@ -242,7 +267,14 @@ void RowGroupCache::LetGoLocked(Entries::iterator it, Released& released) {
   std::shared_ptr<const DecodedRowGroup> decoded = std::move(it->second.decoded);
   entries_.erase(it);
   --held_;
-  Pending pending = PendingLocked(group, *decoded);
+  // Only a group the plan has started (a Get asked for it) has rows waiting
+  // in open rows. One it has not started (held from the last epoch, or read
+  // ahead) is read when the plan reaches it, as when ClaimPlannedLocked lets
+  // it go: a copy of it, nearly a whole group, would hold the remnants'
+  // budget until then and leave the rows that do wait without room.
+  const int64_t place = plan_place_.empty() ? -1 : plan_place_[static_cast<size_t>(group)];
+  const bool started = place >= 0 && place <= plan_front_;
+  Pending pending = started ? PendingLocked(group, *decoded) : Pending{};
   // Copied under the lock, so that no Get finds the rows in neither place;
   // a remnant is small (the rows still waiting to be packed) or not kept.
   if (!pending.rows.empty() && FitsLocked(pending.bytes) &&
@@ -291,7 +323,8 @@ void RowGroupCache::NoteReadLocked(int64_t group) {
   if (read_log_.size() < kReadLogSize) read_log_.push_back(group);
 }
 
-std::shared_ptr<const DecodedRowGroup> RowGroupCache::ReadClaimed(int64_t group, bool ahead) {
+std::shared_ptr<const DecodedRowGroup> RowGroupCache::ReadClaimed(int64_t group, int64_t row,
+                                                                   bool ahead) {
   {
     MutexLock lock(&mu_);
     NoteReadLocked(group);
@@ -327,6 +360,9 @@ std::shared_ptr<const DecodedRowGroup> RowGroupCache::ReadClaimed(int64_t group,
     Entry& entry = entries_[group];
     entry.decoded = decoded;
     entry.last_use = ++clock_;
+    // Served with the group stored, in one step: a failed read serves
+    // nothing, and the row stays to be delivered for the Get that retries.
+    CountServedLocked(group, row);
     EvictBeyondLimit(group, released);
     read_done_.NotifyAll();
   }

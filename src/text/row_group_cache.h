@@ -15,12 +15,14 @@
 // sequential.
 //
 // Read once per epoch: with a plan that says where each row is last needed
-// (SetPlan's row_last_use), a group let go while some of its rows are still
-// to be delivered keeps those rows, copied out (RowGroupRemnant), until
-// their last use is delivered; a Get of one of them (AcquireRow) is served
-// from there instead of reading the group again. Reading ahead may then
-// also let go of the oldest group the plan has started, when its remnant
-// fits. Packing in file order so reads each group once with a few groups
+// (SetPlan's row_last_use), a group the plan has started (a Get asked for
+// it) let go while some of its rows are still to be delivered keeps those
+// rows, copied out (RowGroupRemnant), until their last use is delivered; a
+// Get of one of them (AcquireRow) is served from there instead of reading
+// the group again. A group the plan has not started (held from the last
+// epoch, or read ahead) keeps none: it is read when the plan reaches it.
+// Reading ahead may then also let go of the oldest group the plan has
+// started, when its remnant fits. Packing in file order so reads each group once with a few groups
 // held, whatever the size of a group (the documents still waiting for a
 // row are few).
 //
@@ -37,6 +39,7 @@
 #define FEEDLINE_SRC_TEXT_ROW_GROUP_CACHE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -83,8 +86,9 @@ class RowGroupCache {
   // needs each row of the source (-1: not at all), and row_uses how many
   // times it asks for it; or both empty (then no remnants are kept). A row
   // is still to be delivered while its last use is not delivered and it has
-  // been served (AcquireRow) fewer times than it is used. Replaces the last
-  // plan, its progress and the remnants.
+  // been served (AcquireRow returned it) fewer times than it is used: a Get
+  // still waiting for its group's read, or whose read failed, has not been
+  // served. Replaces the last plan, its progress and the remnants.
   void SetPlan(std::vector<PlannedGroup> plan, std::vector<int64_t> row_last_use = {},
                std::vector<int32_t> row_uses = {});
   // The first `delivered` samples of the plan's order are delivered. Only
@@ -100,6 +104,11 @@ class RowGroupCache {
   // and traces: the first kReadLogSize of them).
   std::vector<int64_t> read_log() const;
   static constexpr size_t kReadLogSize = 4096;
+
+  // For tests: called, without the lock, by a Get about to wait for
+  // another thread's read of `group` (once per Get), which then looks
+  // again; so a test can act in the window a waiting Get leaves open.
+  void set_wait_hook(std::function<void(int64_t group)> hook);
 
  private:
   struct Entry {
@@ -121,8 +130,11 @@ class RowGroupCache {
   HeldRow Hold(int64_t group, int64_t row);
 
   // Reads `group`, which this thread claimed (its entry is in `entries_`,
-  // without data), and stores it, evicting to the limit.
-  std::shared_ptr<const DecodedRowGroup> ReadClaimed(int64_t group, bool ahead);
+  // without data), and stores it, evicting to the limit; its row `row`
+  // (if >= 0) counts as served once stored.
+  std::shared_ptr<const DecodedRowGroup> ReadClaimed(int64_t group, int64_t row, bool ahead);
+  // Row `row` of `group` (none if < 0) handed to a Get: one use fewer left.
+  void CountServedLocked(int64_t group, int64_t row) REQUIRES(mu_);
   // Let go of the least recently used groups beyond the limit (never
   // `keep`), into `released`, to be freed once the lock is let go.
   void EvictBeyondLimit(int64_t keep, Released& released) REQUIRES(mu_);
@@ -164,6 +176,7 @@ class RowGroupCache {
   int64_t reads_ahead_ GUARDED_BY(mu_) = 0;
   int64_t held_ GUARDED_BY(mu_) = 0;
   std::vector<int64_t> read_log_ GUARDED_BY(mu_);
+  std::function<void(int64_t)> wait_hook_ GUARDED_BY(mu_);
 
   // The epoch's plan: its groups in first-use order, each group's place in
   // it (-1: not planned), the furthest place a Get asked for, and the

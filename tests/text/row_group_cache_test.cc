@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <latch>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -17,6 +19,34 @@ using testing::MemoryRowGroups;
 
 std::shared_ptr<MemoryRowGroups> Groups(std::vector<int64_t> rows) {
   return std::make_shared<MemoryRowGroups>(std::move(rows));
+}
+
+// Groups whose first read of `gated` says it began (`started`) and then
+// waits for `open`: a read held under way, so that another Get waits for it.
+class GatedRowGroups : public MemoryRowGroups {
+ public:
+  GatedRowGroups(std::vector<int64_t> rows, int64_t gated)
+      : MemoryRowGroups(std::move(rows)), gated_(gated) {}
+  DecodedRowGroup Read(int64_t group) const override {
+    if (group == gated_ && !passed_.exchange(true)) {
+      started.count_down();
+      open.wait();
+    }
+    return MemoryRowGroups::Read(group);
+  }
+
+  mutable std::latch started{1};
+  mutable std::latch open{1};
+
+ private:
+  const int64_t gated_;
+  mutable std::atomic<bool> passed_{false};
+};
+
+int64_t IdOf(const HeldRow& held) {
+  int64_t id = 0;
+  std::memcpy(&id, held.decoded->columns[1].values.data() + held.row * sizeof(id), sizeof(id));
+  return id;
 }
 
 TEST(RowGroupCacheTest, HoldsAtMostTheLimitLeastRecentlyUsedFirst) {
@@ -130,6 +160,96 @@ TEST(RowGroupCacheTest, RowsAGroupStillFeedsAreKeptWhenItIsLetGo) {
   // A row the plan no longer needs was not kept: asking for it reads again.
   cache.AcquireRow(0, 0);
   EXPECT_EQ(source->reads, 3);
+}
+
+TEST(RowGroupCacheTest, ARowWhoseGetWaitsForItsGroupsReadIsKeptWhenTheGroupIsLetGo) {
+  auto source = std::make_shared<GatedRowGroups>(std::vector<int64_t>{4, 4}, /*gated=*/0);
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 1, 0);
+  // The order: rows 0 and 1 of group 0 (two workers at once), then group 1.
+  cache.SetPlan({{0, 0, 1}, {1, 2, 5}}, {0, 1, -1, -1, 2, 3, 4, 5}, {1, 1, 0, 0, 1, 1, 1, 1});
+  std::latch waiting(1);
+  std::latch go(1);
+  cache.set_wait_hook([&](int64_t group) {
+    EXPECT_EQ(group, 0);
+    waiting.count_down();
+    go.wait();
+  });
+  std::thread reader([&] { EXPECT_EQ(IdOf(cache.AcquireRow(0, 0)), 100); });
+  source->started.wait();  // group 0 claimed and being read
+  HeldRow waited;
+  std::thread waiter([&] { waited = cache.AcquireRow(0, 1); });
+  waiting.wait();  // the second Get waits for that read, row 1 not served
+  source->open.count_down();
+  reader.join();  // group 0 held
+  // Before the waiting Get looks again, the epoch moves on: group 1 takes
+  // group 0's place, which keeps row 1, still to be delivered.
+  cache.AcquireRow(1, 0);
+  EXPECT_EQ(cache.rows_kept(), 1);
+  go.count_down();
+  waiter.join();
+  EXPECT_EQ(IdOf(waited), 101);
+  EXPECT_EQ(waited.decoded->rows, 1);  // from the remnant
+  EXPECT_EQ(source->reads, 2);  // group 0 not read again
+  EXPECT_EQ(cache.read_log(), (std::vector<int64_t>{0, 1}));
+}
+
+TEST(RowGroupCacheTest, ARowWhoseReadFailedIsStillToBeDelivered) {
+  auto source = Groups({4, 4});
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 1, 0);
+  // The order: row 1 of group 0, row 0, then group 1.
+  cache.SetPlan({{0, 0, 1}, {1, 2, 5}}, {1, 0, -1, -1, 2, 3, 4, 5}, {1, 1, 0, 0, 1, 1, 1, 1});
+  source->failing = 0;
+  EXPECT_THROW(cache.AcquireRow(0, 1), Error);  // not served
+  source->failing = -1;
+  cache.AcquireRow(0, 0);
+  cache.AcquireRow(1, 0);  // group 0 let go: row 1 is kept for the Get asking again
+  EXPECT_EQ(cache.rows_kept(), 1);
+  EXPECT_EQ(IdOf(cache.AcquireRow(0, 1)), 101);
+  EXPECT_EQ(source->reads, 3);  // the failed read, group 0 and group 1
+}
+
+TEST(RowGroupCacheTest, GroupsHeldFromTheLastEpochLeaveTheRemnantsBudgetToWaitingRows) {
+  // Five groups of four documents of 10 tokens; two held, and remnants of
+  // two groups' bytes.
+  auto source = std::make_shared<MemoryRowGroups>(std::vector<int64_t>(5, 4),
+                                                  std::vector<int64_t>(20, 10));
+  RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 2, 0);
+  cache.Acquire(3);  // the last epoch ended with groups 3 and 4 held
+  cache.Acquire(4);
+  // The epoch: the first document of groups 0, 1 and 2, then each of those
+  // groups whole (its first document again: open rows wait on all of a
+  // group's rows), then groups 3 and 4.
+  std::vector<std::pair<int64_t, int64_t>> order = {{0, 0}, {1, 0}, {2, 0}};
+  for (int64_t group = 0; group < 5; ++group) {
+    for (int64_t row = 0; row < 4; ++row) order.emplace_back(group, row);
+  }
+  std::vector<int64_t> last_use(20, -1);
+  std::vector<int32_t> uses(20, 0);
+  std::vector<PlannedGroup> plan;  // groups 0-4 first need in that order
+  for (size_t at = 0; at < order.size(); ++at) {
+    const auto [group, row] = order[at];
+    const auto position = static_cast<int64_t>(at);
+    last_use[static_cast<size_t>(group * 4 + row)] = position;
+    ++uses[static_cast<size_t>(group * 4 + row)];
+    if (group == static_cast<int64_t>(plan.size())) plan.push_back({group, position, position});
+    plan[static_cast<size_t>(group)].last_use = position;
+  }
+  cache.SetPlan(plan, last_use, uses);
+  for (size_t at = 0; at < order.size(); ++at) {
+    const auto [group, row] = order[at];
+    EXPECT_EQ(IdOf(cache.AcquireRow(group, row)), 100 + group * 4 + row) << at;
+    cache.PlanProgress(static_cast<int64_t>(at) + 1);
+    // Group 4, not started, is let go for group 0 without a copy of its
+    // rows: the rows kept are those of the started groups.
+    if (at == 0) {
+      EXPECT_EQ(cache.rows_kept(), 0);
+    }
+  }
+  // Each group read once this epoch: a copy of group 4 would have taken
+  // the room group 1's waiting rows need, and group 1 been read again.
+  const std::vector<int64_t> log = cache.read_log();
+  EXPECT_EQ(std::vector<int64_t>(log.begin() + 2, log.end()),
+            (std::vector<int64_t>{0, 1, 2, 3, 4}));
 }
 
 TEST(RowGroupCacheTest, RemnantsStayWithinMaxRowGroupsOfBytes) {
