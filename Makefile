@@ -412,6 +412,18 @@ bench-detection-peers: build
 	@$(VENV)/bin/python bench/detection_vs_peers.py --pythonpath $(CURDIR)/$(BUILD)/python \
 	  $(DETECTION_PEERS_ARGS)
 
+# Detection written with torchvision 0.29's transforms.v2 (the references'
+# hflip and ssd presets with use_v2=True, written out) through torch's
+# DataLoader and through the one-line swap (bench/detection_v2_swap_vs_torch.py),
+# in .venv/peer-torchvision (scripts/make_peer_torchvision_venv.sh). Not part
+# of make test.
+.PHONY: bench-detection-v2
+DETECTION_V2_ARGS ?=
+bench-detection-v2: build
+	@bash scripts/make_peer_torchvision_venv.sh
+	@$(VENV)/peer-torchvision/bin/python bench/detection_v2_swap_vs_torch.py \
+	  --pythonpath $(CURDIR)/$(BUILD)/python $(DETECTION_V2_ARGS)
+
 # YOLO's training mosaic through feedline's YoloDetection and through
 # Ultralytics' own dataset and loader (bench/mosaic_vs_ultralytics.py):
 # ultralytics from PyPI with torch 2.13.0 (CPU) goes into .venv/ultralytics;
