@@ -11,10 +11,6 @@ wrapper copies from it.
 
 import copy
 
-# The wrapper's keys made from the annotations; the others are the file's
-# own lists, which no transform touches.
-_MADE = ("image_id", "boxes", "masks", "labels")
-
 
 class DetectionV2Batches:
     """`keys`: the target's keys in the wrapper's order. `raw`: by image

@@ -261,6 +261,8 @@ def _plan(leaves, keys):
 
 def _native_step(name, t, plan, keys, pil_image, tv_tensors):
     """The feedline transform equal to transforms.v2's `t`."""
+    import torch
+
     if name == "RandomHorizontalFlip":
         return _T.RandomHorizontalFlip(float(t.p))
     if name == "RandomPhotometricDistort":
@@ -269,9 +271,10 @@ def _native_step(name, t, plan, keys, pil_image, tv_tensors):
             hue=[float(v) for v in t.hue], brightness=[float(v) for v in t.brightness],
             p=float(t.p))
     if name == "RandomZoomOut":
-        kind = {None: pil_image.Image, "image": tv_tensors.Image}.get(plan.image_type)
-        import torch
-        fill = _fill(t, kind or torch.Tensor)
+        # The fill torchvision picks for the image as it is at this step.
+        kind = {None: pil_image.Image, "image": tv_tensors.Image}.get(plan.image_type,
+                                                                      torch.Tensor)
+        fill = _fill(t, kind)
         if "masks" in keys and _fill(t, tv_tensors.Mask) != [0.0] * 3:
             plan.masks_fill_zero = False
         return _T.RandomZoomOut(fill=fill, side_range=tuple(float(v) for v in t.side_range),
