@@ -279,14 +279,17 @@ test-wheel: deps
 # feedline.vision.datasets.CocoDetection against torchvision's detection
 # references (pycocotools in .venv/detection-bench, the references from
 # Debian's source package: tests/peers/check_coco_detection.py), and the
-# one-line swap on the references' get_coco (tests/peers/check_detection_swap.py).
+# one-line swap on the references' get_coco (tests/peers/check_detection_swap.py),
+# and on the same written with torchvision 0.29's transforms.v2 and
+# tv_tensors (torch 2.14.1 in .venv/peer-torchvision:
+# tests/peers/check_detection_v2_swap.py).
 PEERS := $(BUILD)/peer-tests
 VENV := .venv
 venv:
 	@bash scripts/make_venv.sh
 
 #
-# The four run side by side (each suite's tests wait on worker processes,
+# The five run side by side (each suite's tests wait on worker processes,
 # sleeps and timeouts for much of their time), each into its own log, which
 # is printed whole when they are done; make fails if any of them failed.
 test-peers: build venv
@@ -309,12 +312,16 @@ test-peers: build venv
 	  --references $(PEERS)/references/detection --pythonpath $(CURDIR)/$(BUILD)/python \
 	  --out $(PEERS)/detection-swap; } \
 	  > $(PEERS)/logs/coco-detection.log 2>&1 & coco=$$!; \
+	{ bash scripts/make_peer_torchvision_venv.sh && $(VENV)/peer-torchvision/bin/python \
+	  tests/peers/check_detection_v2_swap.py --pythonpath $(CURDIR)/$(BUILD)/python \
+	  --out $(PEERS)/detection-v2-swap; } > $(PEERS)/logs/detection-v2.log 2>&1 & v2=$$!; \
 	failed=; \
 	wait $$torch1 || failed="$$failed torch-1.13 (exit $$?)"; \
 	wait $$torch2 || failed="$$failed torch-2.6 (exit $$?)"; \
 	wait $$contracts || failed="$$failed paddle-arrow (exit $$?)"; \
 	wait $$coco || failed="$$failed coco-detection (exit $$?)"; \
-	for suite in torch-1.13 torch-2.6 paddle-arrow coco-detection; do \
+	wait $$v2 || failed="$$failed detection-v2 (exit $$?)"; \
+	for suite in torch-1.13 torch-2.6 paddle-arrow coco-detection detection-v2; do \
 	  echo "== test-peers: $$suite ($(PEERS)/logs/$$suite.log)"; cat $(PEERS)/logs/$$suite.log; \
 	done; \
 	if [ -n "$$failed" ]; then echo "test-peers: failed:$$failed"; exit 1; fi
@@ -404,6 +411,18 @@ bench-detection-peers: build
 	  2>&1 | grep -v "^WARNING: Location" || true
 	@$(VENV)/bin/python bench/detection_vs_peers.py --pythonpath $(CURDIR)/$(BUILD)/python \
 	  $(DETECTION_PEERS_ARGS)
+
+# Detection written with torchvision 0.29's transforms.v2 (the references'
+# hflip and ssd presets with use_v2=True, written out) through torch's
+# DataLoader and through the one-line swap (bench/detection_v2_swap_vs_torch.py),
+# in .venv/peer-torchvision (scripts/make_peer_torchvision_venv.sh). Not part
+# of make test.
+.PHONY: bench-detection-v2
+DETECTION_V2_ARGS ?=
+bench-detection-v2: build
+	@bash scripts/make_peer_torchvision_venv.sh
+	@$(VENV)/peer-torchvision/bin/python bench/detection_v2_swap_vs_torch.py \
+	  --pythonpath $(CURDIR)/$(BUILD)/python $(DETECTION_V2_ARGS)
 
 # YOLO's training mosaic through feedline's YoloDetection and through
 # Ultralytics' own dataset and loader (bench/mosaic_vs_ultralytics.py):

@@ -317,6 +317,14 @@ def _annotation_snapshot(dataset):
         # ConvertCocoPolysToMask's area and iscrowd: every non-crowd object.
         kept = [ann for ann in anns if ann["iscrowd"] == 0]
         counted[int(image_id)] = ([ann["area"] for ann in kept], [ann["iscrowd"] for ann in kept])
+    path, folder = write_snapshot(images, annotations)
+    return path, folder, counted
+
+
+def write_snapshot(images, annotations):
+    """`images` and `annotations` written as a COCO instances file into a
+    folder of its own: (path, folder), or _NotLowered when JSON cannot hold
+    them."""
     folder = tempfile.mkdtemp(prefix="feedline-detection-swap-")
     path = os.path.join(folder, "instances.json")
     try:
@@ -328,7 +336,7 @@ def _annotation_snapshot(dataset):
     except (TypeError, ValueError) as e:  # a value JSON cannot hold
         shutil.rmtree(folder, ignore_errors=True)
         raise _NotLowered(f"its annotations have no JSON form: {e}") from None
-    return path, folder, counted
+    return path, folder
 
 
 def _check_methods(dataset):

@@ -31,6 +31,7 @@ from feedline.frontends.torch import batches as _batches
 from feedline.frontends.torch import datapipes as _datapipes
 from feedline.frontends.torch import errors as _errors
 from feedline.frontends.torch import detection_lowering as _detection_lowering
+from feedline.frontends.torch import detection_v2_lowering as _detection_v2_lowering
 from feedline.frontends.torch import lowering as _lowering
 from feedline.frontends.torch import seeding as _seeding
 from feedline.frontends import hf_lowering as _hf_lowering
@@ -305,9 +306,11 @@ class DataLoader(io.DataLoader):
         # torchvision's detection references (get_coco + utils.collate_fn)
         # load through feedline.vision.datasets.CocoDetection, and their
         # batches come out as the references' (detection_lowering.py).
-        detection = _detection_lowering.lower(dataset, native_transforms, collate_fn,
-                                              batched=batch_size is not None
-                                              or batch_sampler is not None)
+        batched = batch_size is not None or batch_sampler is not None
+        detection = _detection_lowering.lower(dataset, native_transforms, collate_fn, batched)
+        if detection is None:  # the same written with transforms.v2 (detection_v2_lowering.py)
+            detection = _detection_v2_lowering.lower(dataset, native_transforms, collate_fn,
+                                                     batched)
         self._detection_batches = None
         if detection is not None:
             dataset, self._lowering = detection.dataset, detection.lowering
@@ -439,7 +442,7 @@ class DataLoader(io.DataLoader):
             # Lowered from the dataset as it was: what changed is not in the
             # native copy, and planning that again would load the old one.
             raise RuntimeError(
-                f"feedline.torch: the detection references' dataset has {len(self.dataset)} "
+                f"feedline.torch: the detection dataset has {len(self.dataset)} "
                 f"samples now, {self._planned_length} when this DataLoader loaded it natively: "
                 "make a new DataLoader after changing it (or pass native_transforms=False)")
         arguments = self._arguments
