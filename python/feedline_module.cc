@@ -24,6 +24,8 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -334,7 +336,17 @@ class PyLoader {
         structure_(std::move(structure)),
         processes_(std::move(processes)),
         owner_pid_(::getpid()) {}
-  ~PyLoader() { Close(); }
+  // The cycle collector frees a loader left in a reference cycle on whatever
+  // thread allocates next, which may be one of the loader's own worker
+  // threads running its collate_fn or dataset: closing there would join the
+  // thread that closes (std::terminate). Another thread closes it then.
+  ~PyLoader() {
+    if (::getpid() == owner_pid_ && InsideLoader(key_)) {
+      CloseOnAnotherThread();
+    } else {
+      Close();
+    }
+  }
 
   // The next batch shaped as the samples were, or None at the end of an epoch.
   // Waits in slices of 100 ms so that Ctrl-C (a pending signal) interrupts a
@@ -421,6 +433,32 @@ class PyLoader {
     {
       std::lock_guard<std::mutex> pointer_lock(pointer_mu_);
       loader = std::move(loader_);
+    }
+  }
+
+  // Close() on a thread of its own, left to end by itself: for a loader
+  // freed on one of its worker threads, which returns to the engine, finishes
+  // its task and is joined by that thread. No Next() runs (it holds the
+  // loader), so mu_ is not needed.
+  void CloseOnAnotherThread() {
+    struct Held {
+      std::shared_ptr<extension::WorkerProcesses> processes;
+      std::shared_ptr<DataLoader> loader;  // destroyed first, as in Close()
+    };
+    auto* held = new Held{std::move(processes_), nullptr};
+    {
+      std::lock_guard<std::mutex> pointer_lock(pointer_mu_);
+      held->loader = std::move(loader_);
+    }
+    try {
+      std::thread([held] {
+        // Worker processes first, as in Close().
+        if (held->processes) held->processes->Shutdown();
+        delete held;
+      }).detach();
+    } catch (const std::system_error&) {
+      // No thread to be had: the loader is left open (its memory and
+      // threads stay until the process ends) rather than joined from itself.
     }
   }
 

@@ -59,11 +59,13 @@ LoaderCodeScope::~LoaderCodeScope() {
 
 bool LoaderCodeScope::misuse() const { return misuse_seen; }
 
+bool InsideLoader(const void* key) {
+  return key != nullptr &&
+         std::find(running_loaders.begin(), running_loaders.end(), key) != running_loaders.end();
+}
+
 void CheckNotInsideLoader(const void* key, const char* what) {
-  if (key == nullptr ||
-      std::find(running_loaders.begin(), running_loaders.end(), key) == running_loaders.end()) {
-    return;
-  }
+  if (!InsideLoader(key)) return;
   misuse_seen = true;
   PyErr_Format(PyExc_RuntimeError,
                "DataLoader.%s was called from the loader's own dataset, collate_fn or "

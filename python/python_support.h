@@ -166,6 +166,9 @@ class LoaderCodeScope {
   const void* key_;
   bool previous_misuse_;
 };
+// True if the calling thread runs code for the loader `key` (inside a
+// LoaderCodeScope of it).
+bool InsideLoader(const void* key);
 // Throws py::error_already_set (RuntimeError) if the calling thread runs code
 // for the loader `key`. `what` names the call ("close()").
 void CheckNotInsideLoader(const void* key, const char* what);

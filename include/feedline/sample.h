@@ -82,8 +82,8 @@ class FEEDLINE_EXPORT Sample {
     std::string name;
     Tensor tensor;
     // The field's own buffer when it is not written into a batch row. Grown
-    // without keeping its old bytes (every caller overwrites what it
-    // allocates), zeroed when new.
+    // without zero-filling or keeping its old bytes: every caller overwrites
+    // what it allocates, so a fresh buffer is written once, not twice.
     std::unique_ptr<std::byte[]> storage;
     size_t capacity = 0;
     std::byte* Reserve(size_t bytes);

@@ -39,10 +39,7 @@ Sample::Field& Sample::FieldFor(std::string_view name) {
 
 std::byte* Sample::Field::Reserve(size_t bytes) {
   if (capacity < bytes) {
-    // Zeroed, as a fresh buffer always was: a flaky abort in the Python
-    // suite (the collate-in-worker tests) followed the unzeroed version,
-    // and no reader of a field is shown never to read past what it wrote.
-    storage.reset(new std::byte[bytes]());
+    storage.reset(new std::byte[bytes]);  // default-initialized: not zeroed
     capacity = bytes;
   }
   return storage.get();

@@ -300,6 +300,109 @@ def test_using_a_loader_from_its_own_dataset_raises_without_hanging(workers, act
     assert lines[1] == "closed"
 
 
+FREED_ON_ITS_OWN_THREAD_SCRIPT = """
+import gc, os, sys, threading, time, weakref
+import numpy as np
+import feedline, feedline.torch
+
+gc.disable()  # the collections below only
+PARENT = os.getpid()
+garbage = threading.Event()  # the loader is unreachable, in a reference cycle
+freed = threading.Event()
+
+
+def collect():
+    # On a worker thread of the loader that is collected: its collate_fn,
+    # or the unpickling of a batch its worker process collated.
+    if os.getpid() == PARENT:
+        assert garbage.wait(30)
+        gc.collect()
+
+
+def in_the_parent():
+    collect()
+    return "rebuilt"
+
+
+class Rebuilt:
+    def __reduce__(self):
+        return in_the_parent, ()
+
+
+def collate(samples):
+    if int(samples[0]) == 0:
+        return np.stack(samples), None
+    collect()  # a batch after the first one
+    return np.stack(samples), Rebuilt()
+
+
+class Numbers:
+    def __len__(self):
+        return 16
+
+    def __getitem__(self, index):
+        return np.int64(index)
+
+
+def threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+def running(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+before = threads()
+if sys.argv[1] == "process":
+    loader = feedline.torch.DataLoader(Numbers(), batch_size=2, num_workers=2,
+                                       collate_fn=collate)
+    pids = loader.worker_pids
+else:
+    loader = feedline.DataLoader(Numbers(), batch_size=2, num_workers=2, collate_fn=collate,
+                                 worker_mode="thread")
+    pids = []
+it = iter(loader)
+first = next(it)
+print("first", int(first[0][0]), flush=True)
+freed_on = []
+weakref.finalize(loader, lambda: (freed_on.append(threading.current_thread()), freed.set()))
+cycle = [loader, it]
+cycle.append(cycle)
+del loader, it, cycle, first
+garbage.set()
+assert freed.wait(30)
+print("freed on the main thread" if freed_on[0] is threading.main_thread()
+      else "freed on a worker thread", flush=True)
+# Closed all the same: its threads end, and its worker processes.
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline and (threads() > before or any(map(running, pids))):
+    time.sleep(0.02)
+print("closed" if threads() <= before and not any(map(running, pids)) else "left open")
+"""
+
+
+@pytest.mark.parametrize("mode", ["thread", "process"])
+def test_a_loader_collected_on_its_own_worker_thread_is_closed_without_aborting(mode, tmp_path):
+    """A loader left in a reference cycle (as a traceback that holds its
+    iterator leaves it) is freed by the cycle collector on whichever thread
+    allocates next: here the loader's own worker thread, inside its
+    collate_fn or unpickling a batch from its worker process. Closing it
+    there joined that very thread, and the process aborted (std::terminate,
+    SIGABRT)."""
+    script = tmp_path / "collected.py"
+    script.write_text(FREED_ON_ITS_OWN_THREAD_SCRIPT)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    result = subprocess.run(
+        [sys.executable, str(script), mode], capture_output=True, text=True, env=env, timeout=90
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["first 0", "freed on a worker thread", "closed"]
+
+
 # --- Iterators --------------------------------------------------------------
 
 
