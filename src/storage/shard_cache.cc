@@ -406,8 +406,8 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
     long status = 0;
     const std::optional<uint64_t> size = client_->Size(url, &status);
     if (!size) {
-      throw Error(index_location + ": cannot read shard index (the server has none), nor is " +
-                  url + " there to index: " + HttpClient::NotFoundText(status));
+      throw Error(index_location + ": cannot open shard index, nor is " + url +
+                  " there to index: " + HttpClient::NotFoundText(status));
     }
     MakeRoom(*size, shard);
     const std::string part = path + ".part";
