@@ -71,6 +71,11 @@ class ByteSource {
   static constexpr size_t kStreamPiece = size_t{1} << 20;
 };
 
+// Opens the source of the file at a path or URL (what an Env is to
+// LevelDB): a store that holds connections or descriptors gives out sources
+// over them.
+using OpenByteSource = std::function<std::unique_ptr<ByteSource>(const std::string& location)>;
+
 class ByteSourceWrapper : public ByteSource {
  public:
   explicit ByteSourceWrapper(std::unique_ptr<ByteSource> target) : target_(std::move(target)) {}

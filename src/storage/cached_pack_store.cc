@@ -66,7 +66,11 @@ CachedPackStore::CachedPackStore(std::vector<std::string> tar_urls, size_t max_o
     : PackStore(std::move(wrap)),
       index_urls_(IndexUrlsOf(tar_urls)),
       client_(options),
-      cache_(options.cache_dir, options.cache_limit, tar_urls, index_urls_, &client_,
+      cache_(options.cache_dir, options.cache_limit, tar_urls, index_urls_,
+             [this](const std::string& url) {
+               return Wrapped(std::make_unique<HttpSource>(&client_, url));
+             },
+             options,
              [this] { files_.CloseUnlinked(); }),
       files_(cache_.paths(), max_open, [this] { return cache_.unlinks(); }),
       used_(new std::atomic<bool>[cache_.paths().size()]()),

@@ -1,9 +1,10 @@
 // CachedShardSource: a remote shard served from the node's shard cache
 // (ShardCache) as a ByteSource: a range is read from the shard's whole,
 // checked copy in the cache, which the first read of the shard on the node
-// downloads from the server (the others wait for it, in this process or
-// another), through descriptors kept open (a ShardFileSource of the cache's
-// files). Its size is the server's (the origin source).
+// downloads from the server through the cache's own source of it (the
+// others wait for it, in this process or another), through descriptors
+// kept open (a ShardFileSource of the cache's files). Its size is the
+// server's (the origin source).
 //
 // A range whose check fails is refetched (Refetch) by repairing the cached
 // copy the calling thread read it from (ShardCache::Repair: at most once

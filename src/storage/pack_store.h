@@ -41,8 +41,8 @@ struct PlannedShard {
   int64_t last_use = 0;
 };
 
-// Wraps each source a store opens (a test's fault injection,
-// ByteSourceWrapper); empty: none.
+// Wraps each source a store opens, a cache's downloads included (a test's
+// fault injection, ByteSourceWrapper); empty: none.
 using SourceWrap = std::function<std::unique_ptr<ByteSource>(std::unique_ptr<ByteSource>)>;
 
 class PackStore {
@@ -107,9 +107,11 @@ class PackStore {
   virtual std::unique_ptr<ByteSource> OpenFile(const std::string& location) const = 0;
   // Each tar's size as its index gives it (CheckTar; 0 before).
   const std::vector<uint64_t>& tar_bytes() const { return tar_bytes_; }
+  // `source` as the SourceWrap wraps it: for sources a subclass opens
+  // itself (a cache's downloads).
+  std::unique_ptr<ByteSource> Wrapped(std::unique_ptr<ByteSource> source) const;
 
  private:
-  std::unique_ptr<ByteSource> Wrapped(std::unique_ptr<ByteSource> source) const;
 
   const SourceWrap wrap_;
   std::vector<std::unique_ptr<ByteSource>> tars_;

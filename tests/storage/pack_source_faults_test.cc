@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <filesystem>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,7 +46,9 @@ std::vector<uint8_t> FaultedImageOf(const Dataset& data, int64_t index) {
 
 std::vector<std::string> TarsOfIndexes(const std::vector<std::string>& indexes) {
   std::vector<std::string> tars;
-  for (const std::string& index : indexes) tars.push_back(index.substr(0, index.size() - 4) + ".tar");
+  for (const std::string& index : indexes) {
+    tars.push_back(index.substr(0, index.size() - 4) + ".tar");
+  }
   return tars;
 }
 
@@ -91,6 +95,23 @@ class ShortSource : public ByteSourceWrapper {
   }
 };
 
+// The first stream of the sources sharing `broken` (a download; the cache
+// opens a source for each) delivers the first half of what it is asked
+// for, then fails as a dropped connection would.
+class BrokenFirstStream : public ByteSourceWrapper {
+ public:
+  BrokenFirstStream(std::unique_ptr<ByteSource> target, std::shared_ptr<std::atomic<bool>> broken)
+      : ByteSourceWrapper(std::move(target)), broken_(std::move(broken)) {}
+  void Stream(uint64_t offset, uint64_t size, const Sink& sink) const override {
+    if (broken_->exchange(true)) return ByteSourceWrapper::Stream(offset, size, sink);
+    ByteSourceWrapper::Stream(offset, size / 2, sink);
+    throw Error(name() + ": injected failure: the connection dropped");
+  }
+
+ private:
+  const std::shared_ptr<std::atomic<bool>> broken_;
+};
+
 class PackSourceFaultsTest : public testing::ServedPackTest {
  protected:
   // Record `record` of shard 1: its place in the dataset, and the range
@@ -99,7 +120,8 @@ class PackSourceFaultsTest : public testing::ServedPackTest {
     return data.shard_starts()[1] + static_cast<int64_t>(record);
   }
   uint64_t RangeOf(size_t record) const {
-    return ReadShardIndex(LocalPack() + "/shard-000001.idx").records.at(record).offset - kFaultTarBlock;
+    const ShardIndex index = ReadShardIndex(LocalPack() + "/shard-000001.idx");
+    return index.records.at(record).offset - kFaultTarBlock;
   }
 
   // The pack at `indexes`, its shard 1 wrapped by `wrap_shard_one`.
@@ -203,6 +225,42 @@ TEST_F(PackSourceFaultsTest, DamagedBytesFromTheCacheAreFetchedAgainAndDelivered
   EXPECT_EQ(server_.Requests(tar_uri, 3 * one_download), 3 * one_download);
 }
 
+// The cache downloads through its inner source: a download that breaks
+// midway fails the sample that waited for it (io), and the next read
+// resumes it from where it broke and delivers the local pack's record.
+TEST_F(PackSourceFaultsTest, ADownloadBrokenMidwayFailsOneSampleAndIsResumed) {
+  const RemoteOptions options = WithCache(QuickRetries());
+  const auto broken = std::make_shared<std::atomic<bool>>(false);
+  const auto data = Open(ShardDataset::Find(server_.Url("train/"), options), options,
+                         [broken](std::unique_ptr<ByteSource> source) {
+                           return std::make_unique<BrokenFirstStream>(std::move(source), broken);
+                         });
+  const int64_t record = Record(*data, 0);
+  try {
+    FaultedImageOf(*data, record);
+    ADD_FAILURE() << "a record of a broken download was read";
+  } catch (const SampleError& e) {
+    EXPECT_EQ(e.reason(), "io");
+    EXPECT_THAT(e.message(), HasSubstr("the connection dropped"));
+  }
+  EXPECT_EQ(FaultedImageOf(*data, record), FaultedImageOf(*Local(), record));
+  // Two GETs of the tar: its first half, then the rest from there.
+  std::vector<std::string> ranges;
+  for (const std::string& line : server_.AccessLog()) {
+    if (line.find(" GET /train/shard-000001.tar ") == std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string connection, method, uri, status, range;
+    fields >> connection >> method >> uri >> status >> range;
+    ranges.push_back(range);
+  }
+  const uint64_t tar_bytes =
+      std::filesystem::file_size(LocalPack() + "/shard-000001.tar");
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0], "bytes=0-" + std::to_string(tar_bytes / 2 - 1));
+  EXPECT_EQ(ranges[1], "bytes=" + std::to_string(tar_bytes / 2) + "-" +
+                           std::to_string(tar_bytes - 1));
+}
+
 TEST_F(PackSourceFaultsTest, ATarShorterThanItsIndexIsRefusedNamingIt) {
   for (const bool remote : {false, true}) {
     SCOPED_TRACE(remote ? "nginx" : "local");
@@ -215,7 +273,8 @@ TEST_F(PackSourceFaultsTest, ATarShorterThanItsIndexIsRefusedNamingIt) {
             return std::make_unique<ShortSource>(std::move(source));
           });
         },
-        ::testing::ThrowsMessage<Error>(HasSubstr(TarsOfIndexes(indexes)[1] + ": truncated shard")));
+        ::testing::ThrowsMessage<Error>(
+            HasSubstr(TarsOfIndexes(indexes)[1] + ": truncated shard")));
   }
 }
 
