@@ -19,7 +19,9 @@ std::vector<std::string> IndexUrlsOf(const std::vector<std::string>& tar_urls) {
 
 // A shard's index: the server's file if it has one, else the index the
 // cache builds while it downloads the tar (and keeps beside it), served as
-// its bytes. Read whole, once, while the dataset is built.
+// its bytes. Fetched (or built) once, by the first call, and kept: it is
+// read whole while the dataset is built. Never missing: a tar missing with
+// its index is the cache's Error, naming both.
 class CachedIndexSource : public ByteSource {
  public:
   CachedIndexSource(std::unique_ptr<ByteSource> origin, const ShardCache* cache, size_t shard)
@@ -27,36 +29,33 @@ class CachedIndexSource : public ByteSource {
 
   const std::string& name() const override { return origin_->name(); }
   std::optional<uint64_t> Size(std::string* missing = nullptr) const override {
-    return Bytes(missing).size();
+    (void)missing;
+    return Bytes().size();
   }
   void ReadRange(uint64_t offset, size_t size, uint8_t* dst) const override {
-    const std::vector<uint8_t>& bytes = Bytes(nullptr);
+    const std::vector<uint8_t>& bytes = Bytes();
     if (offset > bytes.size() || size > bytes.size() - offset) {
       throw Error(name() + ": ends early");
     }
     std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(offset), size, dst);
   }
-  std::optional<std::vector<uint8_t>> ReadAll(uint64_t max_bytes,
-                                              std::string* missing = nullptr) const override {
-    (void)max_bytes;  // an index the cache built is as large as its tar needs
-    if (std::optional<std::vector<uint8_t>> served = origin_->ReadAll(max_bytes)) return served;
-    return Bytes(missing);
-  }
 
  private:
-  // Built once; the bytes stay in place from then on.
-  const std::vector<uint8_t>& Bytes(std::string* missing) const {
-    (void)missing;  // never missing: a tar missing too is the cache's Error
+  const std::vector<uint8_t>& Bytes() const {
+    constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
     internal::MutexLock lock(&mu_);
-    if (!built_) built_ = SerializeShardIndex(cache_->IndexByDownload(shard_, name()));
-    return *built_;
+    if (!bytes_) {
+      bytes_ = origin_->ReadAll(kMaxIndexBytes);
+      if (!bytes_) bytes_ = SerializeShardIndex(cache_->IndexByDownload(shard_, name()));
+    }
+    return *bytes_;
   }
 
   const std::unique_ptr<ByteSource> origin_;
   const ShardCache* const cache_;
   const size_t shard_;
   mutable internal::Mutex mu_;
-  mutable std::optional<std::vector<uint8_t>> built_ GUARDED_BY(mu_);
+  mutable std::optional<std::vector<uint8_t>> bytes_ GUARDED_BY(mu_);
 };
 
 }  // namespace
