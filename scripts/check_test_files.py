@@ -45,6 +45,8 @@ EXCEPTIONS = {
     "src/storage/local_pack_store.cc": "tested through tests/storage/pack_store_test.cc "
                                        "and tests/storage/shard_dataset_test.cc",
     "src/storage/cached_pack_store.cc": "tested through tests/storage/shard_cache_test.cc",
+    "src/storage/cached_shard_source.cc": "tested through tests/storage/pack_source_faults_test.cc "
+                                          "and tests/storage/shard_cache_test.cc",
     "src/vision/auto_augment.cc": "tested through tests/vision/augment_test.cc",
     "src/vision/color_jitter.cc": "tested through tests/vision/augment_test.cc",
     "src/vision/random_erasing.cc": "tested through tests/vision/augment_test.cc",

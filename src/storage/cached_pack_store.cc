@@ -1,14 +1,12 @@
 #include "src/storage/cached_pack_store.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <optional>
 #include <utility>
 
 #include "feedline/error.h"
+#include "src/storage/cached_shard_source.h"
+#include "src/storage/http_source.h"
 
 namespace feedline::storage {
 namespace {
@@ -19,25 +17,86 @@ std::vector<std::string> IndexUrlsOf(const std::vector<std::string>& tar_urls) {
   return indexes;
 }
 
+// A shard's index: the server's file if it has one, else the index the
+// cache builds while it downloads the tar (and keeps beside it), served as
+// its bytes. Fetched (or built) once, by the first call, and kept: it is
+// read whole while the dataset is built. Never missing: a tar missing with
+// its index is the cache's Error, naming both.
+class CachedIndexSource : public ByteSource {
+ public:
+  CachedIndexSource(std::unique_ptr<ByteSource> origin, const ShardCache* cache, size_t shard)
+      : origin_(std::move(origin)), cache_(cache), shard_(shard) {}
+
+  const std::string& name() const override { return origin_->name(); }
+  std::optional<uint64_t> Size(std::string* missing = nullptr) const override {
+    (void)missing;
+    return Bytes().size();
+  }
+  void ReadRange(uint64_t offset, size_t size, uint8_t* dst) const override {
+    const std::vector<uint8_t>& bytes = Bytes();
+    if (offset > bytes.size() || size > bytes.size() - offset) {
+      throw Error(name() + ": ends early");
+    }
+    std::copy_n(bytes.begin() + static_cast<std::ptrdiff_t>(offset), size, dst);
+  }
+
+ private:
+  const std::vector<uint8_t>& Bytes() const {
+    constexpr uint64_t kMaxIndexBytes = uint64_t{1} << 30;
+    internal::MutexLock lock(&mu_);
+    if (!bytes_) {
+      bytes_ = origin_->ReadAll(kMaxIndexBytes);
+      if (!bytes_) bytes_ = SerializeShardIndex(cache_->IndexByDownload(shard_, name()));
+    }
+    return *bytes_;
+  }
+
+  const std::unique_ptr<ByteSource> origin_;
+  const ShardCache* const cache_;
+  const size_t shard_;
+  mutable internal::Mutex mu_;
+  mutable std::optional<std::vector<uint8_t>> bytes_ GUARDED_BY(mu_);
+};
+
 }  // namespace
 
 CachedPackStore::CachedPackStore(std::vector<std::string> tar_urls, size_t max_open,
-                                 const RemoteOptions& options)
-    : remote_(tar_urls, options),
-      cache_(options.cache_dir, options.cache_limit, tar_urls, IndexUrlsOf(tar_urls),
-             &remote_.client(), [this] { files_.CloseUnlinked(); }),
+                                 const RemoteOptions& options, SourceWrap wrap)
+    : PackStore(std::move(wrap)),
+      index_urls_(IndexUrlsOf(tar_urls)),
+      client_(options),
+      cache_(options.cache_dir, options.cache_limit, tar_urls, index_urls_,
+             [this](const std::string& url) {
+               return Wrapped(std::make_unique<HttpSource>(&client_, url));
+             },
+             options,
+             [this] { files_.CloseUnlinked(); }),
       files_(cache_.paths(), max_open, [this] { return cache_.unlinks(); }),
       used_(new std::atomic<bool>[cache_.paths().size()]()),
       prefetch_bytes_(options.cache_limit == 0
                           ? options.prefetch_bytes
                           : std::min(options.prefetch_bytes, options.cache_limit)),
-      prefetch_requests_(options.prefetch_requests),
-      evicts_(options.cache_limit > 0),
-      tar_bytes_(cache_.paths().size(), 0) {}
+      prefetch_requests_(options.prefetch_requests) {
+  std::vector<std::unique_ptr<ByteSource>> sources;
+  for (size_t shard = 0; shard < tar_urls.size(); ++shard) {
+    sources.push_back(std::make_unique<CachedShardSource>(
+        std::make_unique<HttpSource>(&client_, tar_urls[shard]), &cache_, &files_, shard,
+        &used_[shard], options.cache_limit > 0));
+  }
+  SetTars(std::move(sources));
+}
 
-void CachedPackStore::CheckTar(size_t shard, uint64_t bytes) const {
-  remote_.CheckTar(shard, bytes);
-  tar_bytes_[shard] = bytes;
+CachedPackStore::~CachedPackStore() {
+  internal::MutexLock lock(&prefetch_mu_);
+  prefetcher_.reset();
+}
+
+std::unique_ptr<ByteSource> CachedPackStore::OpenFile(const std::string& location) const {
+  auto origin = std::make_unique<HttpSource>(&client_, location);
+  const auto at = std::find(index_urls_.begin(), index_urls_.end(), location);
+  if (at == index_urls_.end()) return origin;
+  return std::make_unique<CachedIndexSource>(std::move(origin), &cache_,
+                                             static_cast<size_t>(at - index_urls_.begin()));
 }
 
 void CachedPackStore::PlanShards(std::vector<PlannedShard> plan) const {
@@ -46,10 +105,10 @@ void CachedPackStore::PlanShards(std::vector<PlannedShard> plan) const {
   // delivery goes on.
   files_.CheckUnlinks();
   if (prefetch_bytes_ == 0) return;
-  std::lock_guard<std::mutex> lock(prefetch_mu_);
+  internal::MutexLock lock(&prefetch_mu_);
   if (prefetcher_ == nullptr) {
     if (plan.empty()) return;
-    prefetcher_ = std::make_unique<ShardPrefetcher>(&cache_, tar_bytes_, prefetch_bytes_,
+    prefetcher_ = std::make_unique<ShardPrefetcher>(&cache_, tar_bytes(), prefetch_bytes_,
                                                     prefetch_requests_);
   }
   prefetcher_->Plan(std::move(plan));
@@ -57,74 +116,8 @@ void CachedPackStore::PlanShards(std::vector<PlannedShard> plan) const {
 
 void CachedPackStore::PlanProgress(int64_t delivered) const {
   files_.CheckUnlinks();
-  std::lock_guard<std::mutex> lock(prefetch_mu_);
+  internal::MutexLock lock(&prefetch_mu_);
   if (prefetcher_ != nullptr) prefetcher_->Progress(delivered);
-}
-
-const ShardPrefetcher* CachedPackStore::prefetcher() const {
-  std::lock_guard<std::mutex> lock(prefetch_mu_);
-  return prefetcher_.get();
-}
-
-void CachedPackStore::ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const {
-  ReadInto(shard, offset, size, dst);
-}
-
-std::string CachedPackStore::ReadCheckedRange(size_t shard, uint64_t offset, size_t size,
-                                              uint8_t* dst, const RangeCheck& check) const {
-  {
-    // Pinned until the cache has decided: the file read stays open, so its
-    // inode names it alone.
-    const ShardFiles::Handle file = ReadInto(shard, offset, size, dst);
-    std::string problem = check(dst);
-    struct stat st;
-    if (problem.empty() || ::fstat(file.fd(), &st) != 0 ||
-        !cache_.Repair(shard, offset, size, st.st_dev, st.st_ino)) {
-      return problem;
-    }
-  }
-  ReadInto(shard, offset, size, dst);
-  return check(dst);
-}
-
-ShardFiles::Handle CachedPackStore::ReadInto(size_t shard, uint64_t offset, size_t size,
-                                             uint8_t* dst) const {
-  ShardFiles::Handle file;
-  // Not in the cache (never downloaded, or evicted since): fetched whole,
-  // then opened. An open descriptor keeps reading its file even if another
-  // process evicts it. A shard just put in place may be evicted again
-  // before it is opened, by the downloads of other threads and processes
-  // when the cache holds fewer shards than are downloaded at once: fetched
-  // again, a few times.
-  constexpr int kDownloads = 4;
-  for (int attempt = 0;; ++attempt) {
-    try {
-      file = files_.Acquire(shard);
-      break;
-    } catch (const OsError& e) {
-      if (e.error_number() != ENOENT) throw;
-      if (attempt == kDownloads) {
-        throw Error(std::string(e.what()) + " (evicted each of " + std::to_string(kDownloads) +
-                    " times it was downloaded before it could be opened: cache_limit holds "
-                    "fewer shards than are downloaded at once)");
-      }
-    }
-    // A download takes a while, during which other processes may evict
-    // what this one holds open: let go of it first (reopening costs an
-    // open() each, nothing next to a download).
-    if (evicts_) files_.CloseUnpinned();
-    cache_.Ensure(shard);
-  }
-  if (!used_[shard].exchange(true, std::memory_order_relaxed)) cache_.Touch(shard);
-  size_t done = 0;
-  while (done < size) {
-    const ssize_t n = ::pread(file.fd(), dst + done, size - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(cache_.path(shard) + ": cannot read: " + std::strerror(errno));
-    if (n == 0) throw Error(cache_.path(shard) + ": cached shard ends early");
-    done += static_cast<size_t>(n);
-  }
-  return file;
 }
 
 }  // namespace feedline::storage

@@ -1,9 +1,9 @@
 // HttpPackStore: a pack that an HTTP(S) server serves (any server with
-// ranged GETs: nginx, a CDN, an object store's HTTP endpoint). Nothing is
-// written to disk: the manifest, classes and indexes are fetched whole when
-// the dataset is built, and each record is one ranged GET of its tar header
-// and bytes, over the connection that the reading thread keeps
-// (HttpClient).
+// ranged GETs: nginx, a CDN, an object store's HTTP endpoint; s3:// URLs
+// signed). Nothing is written to disk: the manifest, classes and indexes
+// are fetched whole when the dataset is built, and each record is one
+// ranged GET of its tar header and bytes, over the connection that the
+// reading thread keeps (HttpClient), each file an HttpSource.
 //
 // Thread safety: as PackStore.
 #ifndef FEEDLINE_SRC_STORAGE_HTTP_PACK_STORE_H_
@@ -19,7 +19,8 @@ namespace feedline::storage {
 
 class HttpPackStore : public PackStore {
  public:
-  HttpPackStore(std::vector<std::string> tar_urls, const RemoteOptions& options);
+  HttpPackStore(std::vector<std::string> tar_urls, const RemoteOptions& options,
+                SourceWrap wrap = {});
 
   // The index URLs of the pack at `url`: a folder URL (its pack.txt's shard
   // count names shard-000000.idx ...), or one shard's .tar or .idx URL.
@@ -29,19 +30,14 @@ class HttpPackStore : public PackStore {
   static std::vector<std::string> FindIndexes(const std::string& url,
                                               const RemoteOptions& options);
 
-  std::optional<std::string> ReadText(const std::string& location) const override;
-  std::optional<ShardIndex> ReadIndex(const std::string& location) const override;
-  // The tar read with one GET, indexed as it arrives; nothing kept on disk.
-  ShardIndex IndexTar(size_t shard, const std::string& index_location) const override;
-  void CheckTar(size_t shard, uint64_t bytes) const override;
-  void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
   size_t max_open() const override { return 0; }
   size_t open_count() const override { return client_.handles_made(); }
   const HttpClient& client() const { return client_; }
-  const std::vector<std::string>& tar_urls() const { return tar_urls_; }
+
+ protected:
+  std::unique_ptr<ByteSource> OpenFile(const std::string& location) const override;
 
  private:
-  const std::vector<std::string> tar_urls_;
   HttpClient client_;
 };
 

@@ -53,13 +53,17 @@ void LocalFile::WriteAt(const void* data, size_t size, uint64_t offset) const {
 }
 
 void LocalFile::ReadAt(void* data, size_t size, uint64_t offset) const {
+  ReadFully(fd_, data, size, offset, path_);
+}
+
+void ReadFully(int fd, void* data, size_t size, uint64_t offset, const std::string& path) {
   auto* bytes = static_cast<uint8_t*>(data);
   size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::pread(fd_, bytes + done, size - done, static_cast<off_t>(offset + done));
+    const ssize_t n = ::pread(fd, bytes + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) throw Error(ErrnoMessage("cannot read", path_));
-    if (n == 0) throw Error(path_ + ": ends early");
+    if (n < 0) throw Error(ErrnoMessage("cannot read", path));
+    if (n == 0) throw Error(path + ": ends early");
     done += static_cast<size_t>(n);
   }
 }

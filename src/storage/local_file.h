@@ -48,6 +48,11 @@ class LocalFile {
   std::string path_;
 };
 
+// Reads exactly `size` bytes of descriptor `fd` at `offset`, retrying
+// short reads; a file that ends first ("PATH: ends early") or a failed read
+// throws Error naming `path`.
+void ReadFully(int fd, void* data, size_t size, uint64_t offset, const std::string& path);
+
 // "PATH: WHAT: strerror(errno)", the message of a failed system call.
 std::string ErrnoMessage(const std::string& what, const std::string& path);
 

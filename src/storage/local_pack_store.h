@@ -1,6 +1,7 @@
 // LocalPackStore: a pack on the local file system. Tars are read with pread
 // through ShardFiles (one descriptor per shard, kept open, bounded, reopened
-// after fork).
+// after fork: ShardFileSource); its other files are opened for each read
+// (LocalFileSource).
 //
 // Thread safety: as PackStore.
 #ifndef FEEDLINE_SRC_STORAGE_LOCAL_PACK_STORE_H_
@@ -16,15 +17,13 @@ namespace feedline::storage {
 
 class LocalPackStore : public PackStore {
  public:
-  LocalPackStore(std::vector<std::string> tars, size_t max_open);
+  LocalPackStore(std::vector<std::string> tars, size_t max_open, SourceWrap wrap = {});
 
-  std::optional<std::string> ReadText(const std::string& location) const override;
-  std::optional<ShardIndex> ReadIndex(const std::string& location) const override;
-  ShardIndex IndexTar(size_t shard, const std::string& index_location) const override;
-  void CheckTar(size_t shard, uint64_t bytes) const override;
-  void ReadRange(size_t shard, uint64_t offset, size_t size, uint8_t* dst) const override;
   size_t max_open() const override { return files_.max_open(); }
   size_t open_count() const override { return files_.open_count(); }
+
+ protected:
+  std::unique_ptr<ByteSource> OpenFile(const std::string& location) const override;
 
  private:
   mutable ShardFiles files_;

@@ -20,6 +20,7 @@
 #include "feedline/vision/image_folder.h"
 #include "src/storage/pack_folder_guard.h"
 #include "src/storage/pack_hooks.h"
+#include "src/storage/pack_manifest.h"
 #include "src/storage/s3_pack.h"
 #include "src/storage/shard_writer.h"
 #include "src/vision/jpeg_restarts.h"
@@ -224,10 +225,7 @@ PackResult PackImagesWithHooks(const std::string& source, const std::string& roo
     if (has_manifest) {
       // The same head and nothing else before the counts: a head that is a
       // prefix of the folder's (no restart lines against some) is another pack.
-      const std::string manifest = ReadText(manifest_path);
-      const bool same = manifest.rfind(manifest_head, 0) == 0 &&
-                        (manifest.size() == manifest_head.size() ||
-                         manifest.compare(manifest_head.size(), 8, "records ") == 0);
+      const bool same = PackManifest(ReadText(manifest_path)).head() == manifest_head;
       if (!same) {
         throw Error(shown +
                     " holds a pack of another source, file count, shard size, JPEG restart "

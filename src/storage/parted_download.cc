@@ -105,7 +105,7 @@ struct Stopped {};
 
 }  // namespace
 
-uint64_t DownloadInParts(const HttpClient& client, const PartedDownload& d) {
+uint64_t DownloadInParts(const ByteSource& origin, const PartedDownload& d) {
   if (d.part_bytes == 0 || d.parts_at_once < 1) {
     throw Error(d.file + ": a parted download needs part_bytes > 0 and parts_at_once >= 1");
   }
@@ -132,15 +132,14 @@ uint64_t DownloadInParts(const HttpClient& client, const PartedDownload& d) {
         const uint64_t start = k * d.part_bytes;
         const uint64_t end = std::min(start + d.part_bytes, d.size);
         uint64_t have = received[k];
-        client.StreamRange(d.url, start + have, end - start - have,
-                           [&](const uint8_t* data, size_t size) {
-                             if (failure.failed()) throw Stopped{};
-                             file.WriteAt(data, size, start + have);
-                             have += size;
-                             uint8_t count[8];
-                             PutU64(count, have);
-                             progress.WriteAt(count, 8, kHeaderBytes + 8 * k);
-                           });
+        origin.Stream(start + have, end - start - have, [&](const uint8_t* data, size_t size) {
+          if (failure.failed()) throw Stopped{};
+          file.WriteAt(data, size, start + have);
+          have += size;
+          uint8_t count[8];
+          PutU64(count, have);
+          progress.WriteAt(count, 8, kHeaderBytes + 8 * k);
+        });
       }
     } catch (const Stopped&) {
     } catch (...) {

@@ -13,6 +13,7 @@
 
 #include "feedline/error.h"
 #include "src/storage/http_client.h"
+#include "src/storage/http_source.h"
 #include "src/storage/shard_cache.h"
 #include "src/storage/shard_prefetcher.h"
 
@@ -34,7 +35,11 @@ struct RemoteFileCache::State {
         client(options),
         // No index URLs: each file is a whole unit checked by its length.
         cache(CheckedFolder(options), options.cache_limit, this->urls,
-              std::vector<std::string>(this->urls.size()), &client),
+              std::vector<std::string>(this->urls.size()),
+              [this](const std::string& url) -> std::unique_ptr<ByteSource> {
+                return std::make_unique<HttpSource>(&client, url);
+              },
+              options),
         used(new std::atomic<bool>[this->urls.size()]()),
         prefetch_bytes(options.cache_limit == 0
                            ? options.prefetch_bytes

@@ -9,6 +9,7 @@
 
 #include "feedline/error.h"
 #include "src/storage/http_client.h"
+#include "src/storage/http_source.h"
 #include "src/storage/s3_listing.h"
 
 namespace feedline::storage {
@@ -24,15 +25,15 @@ bool RemoteFileReader::IsUrl(std::string_view path) {
 }
 
 uint64_t RemoteFileReader::Size(const std::string& url) const {
-  const std::optional<uint64_t> size = client_->Size(url);
-  if (!size) throw Error(url + ": no such file (the server answered 404)");
+  std::string missing;
+  const std::optional<uint64_t> size = HttpSource(client_.get(), url).Size(&missing);
+  if (!size) throw Error(url + ": no such file (" + missing + ")");
   return *size;
 }
 
 void RemoteFileReader::ReadRange(const std::string& url, uint64_t offset, size_t size,
                                  uint8_t* dst) const {
-  if (size == 0) return;
-  client_->ReadRange(url, offset, size, dst);
+  HttpSource(client_.get(), url).ReadRange(offset, size, dst);
 }
 
 bool RemoteFileReader::HasGlob(std::string_view path) {

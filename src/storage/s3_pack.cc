@@ -11,6 +11,7 @@
 #include "feedline/error.h"
 #include "src/storage/http_client.h"
 #include "src/storage/pack_hooks.h"
+#include "src/storage/pack_manifest.h"
 #include "src/storage/s3_upload.h"
 #include "src/storage/shard_writer.h"
 
@@ -40,12 +41,6 @@ std::optional<uint64_t> LocalSize(const std::string& path) {
   const uintmax_t size = fs::file_size(path, ec);
   if (ec) return std::nullopt;
   return static_cast<uint64_t>(size);
-}
-
-// pack.txt without its counts: what a resume compares.
-std::string HeadOf(const std::string& manifest) {
-  const size_t records = manifest.find("\nrecords ");
-  return records == std::string::npos ? manifest : manifest.substr(0, records + 1);
 }
 
 // The hooks' state for one pack: the bucket's side of the staging folder.
@@ -109,7 +104,9 @@ class S3PackTarget {
           std::fclose(file);
         }
       }
-      if (HeadOf(staged) != HeadOf(bucket_manifest_)) RemoveStagedShards();
+      if (PackManifest(staged).head() != PackManifest(bucket_manifest_).head()) {
+        RemoveStagedShards();
+      }
       WriteFileAtomically(Local("pack.txt"), *manifest);
       return;
     }

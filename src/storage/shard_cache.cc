@@ -160,12 +160,15 @@ ShardCache::~ShardCache() {
 
 ShardCache::ShardCache(std::string cache_dir, uint64_t cache_limit,
                        std::vector<std::string> tar_urls, std::vector<std::string> index_urls,
-                       const HttpClient* client, std::function<void()> after_unlink)
+                       OpenByteSource open, const RemoteOptions& download,
+                       std::function<void()> after_unlink)
     : root_(std::move(cache_dir)),
       limit_(cache_limit),
       tar_urls_(std::move(tar_urls)),
       index_urls_(std::move(index_urls)),
-      client_(client),
+      open_(std::move(open)),
+      part_bytes_(download.download_part_bytes),
+      parts_at_once_(download.download_parts),
       unlinks_(MadeFolder(root_) + "/.feedline-unlinks"),
       after_unlink_(std::move(after_unlink)) {
   for (const std::string& url : tar_urls_) {
@@ -281,13 +284,12 @@ void ShardCache::Download(size_t shard) const {
   const ShardIndex index = IndexOf(shard);
   MakeRoom(index.tar_size, shard);
 
-  const RemoteOptions& options = client_->options();
-  const PartedDownload download{url, index.tar_size, part, options.download_part_bytes,
-                                options.download_parts};
+  const std::unique_ptr<ByteSource> origin = open_(url);
+  const PartedDownload download{index.tar_size, part, part_bytes_, parts_at_once_};
   for (int pass = 0;; ++pass) {
     // Written as it arrives: a process killed midway leaves what it had
     // received for the next download to continue from.
-    DownloadInParts(*client_, download);
+    DownloadInParts(*origin, download);
     const LocalFile file = LocalFile::OpenForWriting(part);
     const std::vector<ShardRecord> damaged = DamagedRecords(file, index);
     if (!damaged.empty() && pass == 0) {
@@ -362,22 +364,21 @@ void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
 
 ShardIndex ShardCache::IndexOf(size_t shard) const {
   const std::string& url = tar_urls_[shard];
-  long status = 0;
+  std::string missing;
   if (index_urls_[shard].empty()) {
     // A whole file of another format: nothing to check but its length.
-    const std::optional<uint64_t> size = client_->Size(url, &status);
-    if (!size) throw Error(url + ": cannot download: " + HttpClient::NotFoundText(status));
+    const std::optional<uint64_t> size = open_(url)->Size(&missing);
+    if (!size) throw Error(url + ": cannot download: " + missing);
     ShardIndex whole;
     whole.tar_size = *size;
     return whole;
   }
   std::optional<std::vector<uint8_t>> index_bytes =
-      client_->ReadAll(index_urls_[shard], kMaxIndexBytes, &status);
+      open_(index_urls_[shard])->ReadAll(kMaxIndexBytes, &missing);
   if (index_bytes) return ParseShardIndex(*index_bytes, index_urls_[shard]);
   // A shard the server has no index of: the one saved when it was indexed.
   if (std::optional<ShardIndex> saved = SavedIndex(shard)) return *saved;
-  throw Error(index_urls_[shard] + ": cannot read shard index: " +
-              HttpClient::NotFoundText(status));
+  throw Error(index_urls_[shard] + ": cannot read shard index: " + missing);
 }
 
 std::optional<ShardIndex> ShardCache::SavedIndex(size_t shard) const {
@@ -403,11 +404,12 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
   if (::access(path.c_str(), F_OK) == 0) {
     index = IndexTarFile(path);
   } else {
-    long status = 0;
-    const std::optional<uint64_t> size = client_->Size(url, &status);
+    const std::unique_ptr<ByteSource> origin = open_(url);
+    std::string missing;
+    const std::optional<uint64_t> size = origin->Size(&missing);
     if (!size) {
-      throw Error(index_location + ": cannot read shard index (the server has none), nor is " +
-                  url + " there to index: " + HttpClient::NotFoundText(status));
+      throw Error(index_location + ": cannot open shard index, nor is " + url +
+                  " there to index: " + missing);
     }
     MakeRoom(*size, shard);
     const std::string part = path + ".part";
@@ -415,7 +417,7 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
     TarIndexer indexer(url);
     uint64_t have = 0;
     if (*size > 0) {
-      client_->StreamRange(url, 0, *size, [&](const uint8_t* data, size_t n) {
+      origin->Stream(0, *size, [&](const uint8_t* data, size_t n) {
         file.WriteAt(data, n, have);
         have += n;
         indexer.Feed(data, n);

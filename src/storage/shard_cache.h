@@ -80,7 +80,8 @@
 
 #include "src/core/mutex.h"
 #include "feedline/storage/shard_index.h"
-#include "src/storage/http_client.h"
+#include "feedline/storage/remote_options.h"
+#include "src/storage/byte_source.h"
 #include "src/storage/shared_counter.h"
 
 namespace feedline::storage {
@@ -88,13 +89,14 @@ namespace feedline::storage {
 class ShardCache {
  public:
   // `tar_urls` and `index_urls`: the pack's shards, in order ("" for a
-  // whole file with no index, above); `client`
-  // outlives the cache. `after_unlink`: called in this process after it
-  // unlinked cached files (may be empty). Throws Error naming `cache_dir`
-  // if it cannot be created.
+  // whole file with no index, above), each read through the source that
+  // `open` gives for it (the server's: HttpSource); `download`: the parts a
+  // download is fetched in (download_part_bytes, download_parts).
+  // `after_unlink`: called in this process after it unlinked cached files
+  // (may be empty). Throws Error naming `cache_dir` if it cannot be created.
   ShardCache(std::string cache_dir, uint64_t cache_limit, std::vector<std::string> tar_urls,
-             std::vector<std::string> index_urls, const HttpClient* client,
-             std::function<void()> after_unlink = {});
+             std::vector<std::string> index_urls, OpenByteSource open,
+             const RemoteOptions& download, std::function<void()> after_unlink = {});
   ~ShardCache();
   ShardCache(const ShardCache&) = delete;
   ShardCache& operator=(const ShardCache&) = delete;
@@ -159,7 +161,9 @@ class ShardCache {
   const uint64_t limit_;
   const std::vector<std::string> tar_urls_;
   const std::vector<std::string> index_urls_;
-  const HttpClient* const client_;
+  const OpenByteSource open_;
+  const uint64_t part_bytes_;
+  const int parts_at_once_;
   std::vector<std::string> paths_;
   const SharedCounter unlinks_;
   const std::function<void()> after_unlink_;

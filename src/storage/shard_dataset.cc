@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <optional>
 #include <sstream>
+#include <utility>
 
 #include "feedline/error.h"
 #include "feedline/storage/crc32c.h"
 #include "feedline/storage/shard_index.h"
 #include "src/storage/brace_list.h"
 #include "src/storage/http_pack_store.h"
+#include "src/storage/pack_manifest.h"
 #include "src/storage/pack_store.h"
 #include "src/storage/tar_header.h"
 
@@ -46,14 +48,10 @@ std::string FolderOf(const std::string& path) {
   return dir.empty() ? "." : dir;
 }
 
-// The value of "name value" lines of pack.txt, or "" if absent.
-std::string ManifestValue(const std::string& text, const std::string& name) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (line.rfind(name + " ", 0) == 0) return line.substr(name.size() + 1);
-  }
-  return {};
+std::vector<std::string> TarPathsOf(const std::vector<std::string>& index_files) {
+  std::vector<std::string> tars;
+  for (const std::string& index_path : index_files) tars.push_back(TarPathOf(index_path));
+  return tars;
 }
 
 std::vector<std::string> ClassesOf(const std::string& text) {
@@ -128,17 +126,26 @@ std::vector<std::string> ShardDataset::Find(const std::string& path_or_glob,
 ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
                            std::vector<std::string> classes, size_t max_open_shards,
                            RemoteOptions remote)
-    : pipeline_(std::move(pipeline)), classes_(std::move(classes)), remote_(remote) {
+    : ShardDataset(index_files,
+                   OpenPackStore(TarPathsOf(index_files), max_open_shards, remote),
+                   std::move(pipeline), std::move(classes), remote) {}
+
+ShardDataset::ShardDataset(std::vector<std::string> index_files,
+                           std::unique_ptr<PackStore> store, vision::Pipeline pipeline,
+                           std::vector<std::string> classes, RemoteOptions remote)
+    : pipeline_(std::move(pipeline)),
+      classes_(std::move(classes)),
+      remote_(remote),
+      tar_paths_(TarPathsOf(index_files)),
+      store_(std::move(store)) {
   if (index_files.empty()) throw Error("shard dataset: no shard index given");
   pipeline_.CheckWithoutObjects("shard dataset " + index_files.front());
   static_assert(kSourceSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
-  for (const std::string& index_path : index_files) tar_paths_.push_back(TarPathOf(index_path));
   // Every file below is read through the store: local or remote, the same
   // checks.
-  store_ = OpenPackStore(tar_paths_, max_open_shards, remote_);
   const std::string folder = FolderOf(index_files.front());
-  const std::string manifest = store_->ReadText(folder + "/pack.txt").value_or("");
-  if (!manifest.empty() && ManifestValue(manifest, "records").empty()) {
+  const PackManifest manifest(store_->ReadText(folder + "/pack.txt").value_or(""));
+  if (!manifest.text().empty() && !manifest.finished()) {
     throw Error(folder +
                 ": the pack is unfinished (pack.txt has no record count); run "
                 "'feedline pack' with the same SOURCE and OUT again to finish it");
@@ -176,11 +183,11 @@ ShardDataset::ShardDataset(std::vector<std::string> index_files, vision::Pipelin
     for (int64_t label : labels_) count = std::max(count, label + 1);
     for (int64_t c = 0; c < count; ++c) classes_.push_back(std::to_string(c));
   }
-  const std::string shards_line = ManifestValue(manifest, "shards");
-  if (!manifest.empty() && shards_line == std::to_string(index_files.size()) &&
-      ManifestValue(manifest, "records") != std::to_string(size())) {
+  if (!manifest.text().empty() &&
+      manifest.Value("shards") == std::to_string(index_files.size()) &&
+      manifest.Value("records") != std::to_string(size())) {
     throw Error(folder + ": the shards hold " + std::to_string(size()) +
-                " records, pack.txt says " + ManifestValue(manifest, "records"));
+                " records, pack.txt says " + manifest.Value("records"));
   }
   for (int64_t i = 0; i < size(); ++i) {
     if (labels_[i] >= static_cast<int64_t>(classes_.size())) {

@@ -92,6 +92,7 @@ class ShardFiles {
   // Descriptors open now (those of unlinked files still pinned included).
   size_t open_count() const;
   const std::string& path(size_t shard) const { return paths_[shard]; }
+  const std::vector<std::string>& paths() const { return paths_; }
 
  private:
   struct Entry {

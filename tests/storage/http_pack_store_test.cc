@@ -158,7 +158,7 @@ TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
                      vision::TrainPipeline(32), {}, 0, QuickRetries());
       },
       ::testing::ThrowsMessage<Error>(
-          HasSubstr(".idx: cannot read shard index (the server has none), nor is ")));
+          HasSubstr(".idx: cannot open shard index, nor is ")));
   const std::vector<std::string> indexes = ShardDataset::Find(server_.Url("train/"), QuickRetries());
   fs::remove(ServedFile("shard-000001.tar"));
   EXPECT_THAT(
@@ -171,8 +171,7 @@ TEST_F(HttpPackStoreTest, AMissingPackOrShardIsAnErrorNamingTheUrl) {
   EXPECT_THAT(
       [&] { ShardDataset(indexes, vision::TrainPipeline(32), {}, 0, QuickRetries()); },
       ::testing::ThrowsMessage<Error>(HasSubstr(server_.Url("train/shard-000000.idx") +
-                                                ": cannot read shard index (the server has "
-                                                "none), nor is " +
+                                                ": cannot open shard index, nor is " +
                                                 server_.Url("train/shard-000000.tar") +
                                                 " there to index: HTTP 404 (not found)")));
   // A local and a remote shard together.

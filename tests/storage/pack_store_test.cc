@@ -45,9 +45,9 @@ TEST_F(PackStoreTest, PathsAreReadFromTheFileSystem) {
   const auto store = OpenPackStore({tar0, tar1}, 0, RemoteOptions{});
   ASSERT_NE(dynamic_cast<const LocalPackStore*>(store.get()), nullptr);
   uint8_t bytes[4];
-  store->ReadRange(1, 3, 4, bytes);
+  store->tar(1).ReadRange(3, 4, bytes);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(bytes), 4), "defg");
-  store->ReadRange(0, 0, 2, bytes);
+  store->tar(0).ReadRange(0, 2, bytes);
   EXPECT_EQ(std::string(reinterpret_cast<char*>(bytes), 2), "01");
   EXPECT_NO_THROW(store->CheckTar(0, 10));
   EXPECT_THROW(store->CheckTar(0, 11), Error);

@@ -21,6 +21,7 @@
 
 #include "feedline/error.h"
 #include "src/storage/http_client.h"
+#include "src/storage/http_source.h"
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/storage_testing.h"
 
@@ -57,8 +58,12 @@ class PartedDownloadTest : public ::testing::Test {
     server_.Start();
   }
 
+  // The served file, read through `client`.
+  HttpSource Blob(const HttpClient& client) const {
+    return HttpSource(&client, server_.Url("blob.bin"));
+  }
   PartedDownload Download(int parts_at_once) const {
-    return {server_.Url("blob.bin"), kSize, scratch_ / "blob.part", kPart, parts_at_once};
+    return {kSize, scratch_ / "blob.part", kPart, parts_at_once};
   }
 
   // The served file's GETs, in the order they began.
@@ -93,7 +98,7 @@ TEST_F(PartedDownloadTest, PartsRunAtOnceAndTheFileIsByteExact) {
   server_.set_server_config("limit_rate 512k;");  // each part about 0.13 s
   server_.Start();
   const HttpClient client(testing::QuickRetries());
-  EXPECT_EQ(DownloadInParts(client, Download(/*parts_at_once=*/4)), 0u);
+  EXPECT_EQ(DownloadInParts(Blob(client), Download(/*parts_at_once=*/4)), 0u);
   EXPECT_EQ(ReadBytes(scratch_ / "blob.part"), served_);
 
   const std::vector<RangeGet> gets = Gets();
@@ -123,7 +128,7 @@ TEST_F(PartedDownloadTest, AKilledDownloadResumesEachPartWhereItStopped) {
   if (child == 0) {
     try {
       const HttpClient client(testing::QuickRetries());
-      DownloadInParts(client, Download(4));
+      DownloadInParts(Blob(client), Download(4));
     } catch (...) {
     }
     _exit(0);
@@ -144,7 +149,7 @@ TEST_F(PartedDownloadTest, AKilledDownloadResumesEachPartWhereItStopped) {
   server_.set_server_config("");
   server_.Start();
   const HttpClient client(testing::QuickRetries());
-  const uint64_t already = DownloadInParts(client, Download(4));
+  const uint64_t already = DownloadInParts(Blob(client), Download(4));
   EXPECT_GT(already, 0u);
   EXPECT_LT(already, kSize);
   EXPECT_EQ(ReadBytes(part), served_);
@@ -168,7 +173,7 @@ TEST_F(PartedDownloadTest, AFileWithoutProgressCountsItsLengthAsReceived) {
   const uint64_t left = 5 * kPart + 100;
   WriteBytes(part, std::vector<uint8_t>(served_.begin(), served_.begin() + left));
   const HttpClient client(testing::QuickRetries());
-  EXPECT_EQ(DownloadInParts(client, Download(2)), left);
+  EXPECT_EQ(DownloadInParts(Blob(client), Download(2)), left);
   EXPECT_EQ(ReadBytes(part), served_);
   uint64_t asked = 0;
   for (const RangeGet& get : Gets()) {
@@ -183,14 +188,14 @@ TEST_F(PartedDownloadTest, ProgressOfAnotherDownloadIsNotTrusted) {
   const HttpClient client(testing::QuickRetries());
   PartedDownload other = Download(2);
   other.part_bytes = 2 * kPart;  // the same file in other parts
-  DownloadInParts(client, other);  // its progress stays beside the file
+  DownloadInParts(Blob(client), other);  // its progress stays beside the file
   ASSERT_EQ(ReadBytes(part), served_);
   // A different part size reads the progress as someone else's: the file
   // is fetched again from the start, whole.
   std::vector<uint8_t> damaged = served_;
   damaged[10] ^= 0xff;
   WriteBytes(part, damaged);
-  EXPECT_EQ(DownloadInParts(client, Download(2)), 0u);
+  EXPECT_EQ(DownloadInParts(Blob(client), Download(2)), 0u);
   EXPECT_EQ(ReadBytes(part), served_);
 }
 
@@ -209,7 +214,7 @@ TEST_F(PartedDownloadTest, AServerThatIsGoneIsAnErrorNamingTheUrlAndTheProgressI
   });
   const HttpClient client(testing::QuickRetries());
   try {
-    DownloadInParts(client, Download(4));
+    DownloadInParts(Blob(client), Download(4));
     ADD_FAILURE() << "the download ended without its server";
   } catch (const Error& error) {
     EXPECT_THAT(error.what(), HasSubstr(server_.Url("blob.bin")));
@@ -218,13 +223,16 @@ TEST_F(PartedDownloadTest, AServerThatIsGoneIsAnErrorNamingTheUrlAndTheProgressI
   stopper.join();
   server_.set_server_config("");
   server_.Start();
-  EXPECT_GT(DownloadInParts(client, Download(4)), 0u);
+  EXPECT_GT(DownloadInParts(Blob(client), Download(4)), 0u);
   EXPECT_EQ(ReadBytes(part), served_);
 }
 
 TEST(PartedDownload, ZeroPartBytesIsRefusedNamingTheFile) {
   const HttpClient client(testing::QuickRetries());
-  EXPECT_THAT([&] { DownloadInParts(client, {"http://127.0.0.1:1/x", 10, "/tmp/x.part", 0, 1}); },
+  EXPECT_THAT([&] {
+                const HttpSource nowhere(&client, "http://127.0.0.1:1/x");
+                DownloadInParts(nowhere, {10, "/tmp/x.part", 0, 1});
+              },
               ::testing::ThrowsMessage<Error>(HasSubstr("/tmp/x.part")));
 }
 

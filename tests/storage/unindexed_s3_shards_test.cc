@@ -120,7 +120,7 @@ TEST_F(UnindexedS3ShardsTest, ABraceListOfS3TarsGivesTheIndexedPacksBatches) {
 TEST_F(UnindexedS3ShardsTest, AKeyWithNeitherIndexNorTarIsAnErrorNamingIt) {
   EXPECT_THAT(
       [&] { Open("s3://feedline/wds/shard-{000000..000099}.tar", Quick()); },
-      ::testing::ThrowsMessage<Error>(HasSubstr(".idx: cannot read shard index (the server has none), nor is ")));
+      ::testing::ThrowsMessage<Error>(HasSubstr(".idx: cannot open shard index, nor is ")));
 }
 
 }  // namespace

@@ -175,10 +175,10 @@ TEST_F(UnindexedShardsTest, WithACacheEachTarIsDownloadedOnceAndItsIndexKept) {
 TEST_F(UnindexedShardsTest, WhatIsNotAShardIsAnErrorNamingTheUrlAndTheReason) {
   // A brace list past the last tar: the first missing one named, index and tar.
   EXPECT_THAT(ErrorOf(server_.Url("wds/shard-{000000..000099}.tar"), QuickRetries()),
-              HasSubstr(".idx: cannot read shard index (the server has none), nor is " +
+              HasSubstr(".idx: cannot open shard index, nor is " +
                         server_.Url("wds/shard-0000") ));
   EXPECT_THAT(ErrorOf((root_.path() / "wds/shard-{000000..000099}.tar").string()),
-              HasSubstr(".idx: cannot open shard index: No such file or directory (nor is "));
+              HasSubstr(".idx: cannot open shard index, nor is "));
   EXPECT_THAT(ErrorOf(server_.Url("wds/{shard-000000.tar,README}"), QuickRetries()),
               HasSubstr("a brace list names shards, ending in .tar or .idx"));
   // A member that is not a sample's: the URL and the member.

@@ -1,6 +1,7 @@
 // RemoteFileReader: files that an HTTP(S) server or an S3 endpoint serves
 // ("https://host/corpus/part-0.parquet", "s3://bucket/corpus/part-0.parquet"),
-// read by byte ranges through the storage layer's HTTP client: the same
+// read by byte ranges through the storage layer's HttpSource (its byte
+// source of served files, over its HTTP client): the same
 // retries, timeouts, connection reuse, HTTPS verification and S3 signing as
 // a remote ShardDataset (remote_options.h). Nothing is kept: for whole
 // files in the node's cache, fetched ahead, see remote_file_cache.h. For

@@ -65,6 +65,12 @@ class FEEDLINE_EXPORT ShardDataset : public Dataset {
   ShardDataset(std::vector<std::string> index_files, vision::Pipeline pipeline,
                std::vector<std::string> classes = {}, size_t max_open_shards = 0,
                RemoteOptions remote = {});
+  // As above, its files read through `store` (the storage layer's own
+  // PackStore of the tars of `index_files`, from OpenPackStore): for readers
+  // and tests that choose the store's sources.
+  ShardDataset(std::vector<std::string> index_files, std::unique_ptr<PackStore> store,
+               vision::Pipeline pipeline, std::vector<std::string> classes = {},
+               RemoteOptions remote = {});
   ~ShardDataset() override;
   ShardDataset(const ShardDataset&) = delete;
   ShardDataset& operator=(const ShardDataset&) = delete;
