@@ -13,30 +13,17 @@
 
 #include "feedline/error.h"
 #include "src/storage/local_file_source.h"
+#include "tests/storage/byte_source_testing.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::PatternBytes;
+using testing::Streamed;
 using testing::TempDir;
 using testing::WriteBytes;
-
-std::vector<uint8_t> DefaultsTestBytes(size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + i / 251);
-  return bytes;
-}
-
-std::vector<uint8_t> DefaultsTestStreamed(const ByteSource& source, uint64_t offset, uint64_t size,
-                              size_t* pieces = nullptr) {
-  std::vector<uint8_t> got;
-  source.Stream(offset, size, [&](const uint8_t* data, size_t n) {
-    got.insert(got.end(), data, data + n);
-    if (pieces != nullptr) ++*pieces;
-  });
-  return got;
-}
 
 // The defaults of ByteSource, run over a real file: a wrapper that takes
 // them instead of forwarding Stream and ReadAll.
@@ -54,11 +41,11 @@ class DefaultsOver : public ByteSourceWrapper {
 
 TEST(ByteSourceTest, TheDefaultsStreamInPiecesAndReadWholeFilesByTheirSize) {
   TempDir dir;
-  const std::vector<uint8_t> bytes = DefaultsTestBytes(2 * ByteSource::kStreamPiece + 3);
+  const std::vector<uint8_t> bytes = PatternBytes(2 * ByteSource::kStreamPiece + 3);
   WriteBytes(dir / "file", bytes);
   const DefaultsOver source(std::make_unique<LocalFileSource>(dir / "file"));
   size_t pieces = 0;
-  EXPECT_EQ(DefaultsTestStreamed(source, 1, bytes.size() - 1, &pieces),
+  EXPECT_EQ(Streamed(source, 1, bytes.size() - 1, &pieces),
             std::vector<uint8_t>(bytes.begin() + 1, bytes.end()));
   EXPECT_EQ(pieces, 3u);
   EXPECT_EQ(source.ReadAll(bytes.size()), bytes);
@@ -75,13 +62,13 @@ TEST(ByteSourceTest, TheDefaultsStreamInPiecesAndReadWholeFilesByTheirSize) {
 // overrides a method changes that method alone.
 TEST(ByteSourceWrapperTest, ForwardsEveryCallAndAnOverrideChangesOneBehaviour) {
   TempDir dir;
-  const std::vector<uint8_t> bytes = DefaultsTestBytes(1000);
+  const std::vector<uint8_t> bytes = PatternBytes(1000);
   WriteBytes(dir / "file", bytes);
   const ByteSourceWrapper plain(std::make_unique<LocalFileSource>(dir / "file"));
   EXPECT_EQ(plain.name(), dir / "file");
   EXPECT_EQ(plain.Size(), bytes.size());
   EXPECT_EQ(plain.ReadAll(bytes.size()), bytes);
-  EXPECT_EQ(DefaultsTestStreamed(plain, 0, bytes.size()), bytes);
+  EXPECT_EQ(Streamed(plain, 0, bytes.size()), bytes);
   EXPECT_THROW(plain.ThrowMissing(dir / "x", "x"), OsError);  // the local file's error
 
   class FailingRanges : public ByteSourceWrapper {

@@ -14,6 +14,7 @@
 #include "tests/storage/nginx_server.h"
 #include "tests/storage/s3_test_environment.h"
 #include "tests/storage/seaweedfs_server.h"
+#include "tests/storage/byte_source_testing.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
@@ -24,14 +25,9 @@ using testing::NginxServer;
 using testing::QuickRetries;
 using testing::S3TestEnvironment;
 using testing::SeaweedFsServer;
+using testing::PatternBytes;
 using testing::TempDir;
 using testing::WriteBytes;
-
-std::vector<uint8_t> ServedTestBytes(size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 7 + i / 13);
-  return bytes;
-}
 
 // Size, a range, a stream and the whole file, each the file's bytes; a
 // missing file is nullopt with the status that said so.
@@ -50,7 +46,7 @@ void ExpectHttpSourceReadsLikeTheFile(const HttpSource& source, const std::vecto
 
 TEST(HttpSourceTest, ReadsAFileThatNginxServes) {
   TempDir root;
-  const std::vector<uint8_t> bytes = ServedTestBytes(100000);
+  const std::vector<uint8_t> bytes = PatternBytes(100000);
   WriteBytes(root / "data.bin", bytes);
   NginxServer server(root.path().string());
   server.Start();
@@ -85,7 +81,7 @@ TEST(HttpSourceTest, ReadsAFileThatNginxServes) {
 
 TEST(HttpSourceTest, ReadsAnObjectThatAnS3EndpointServes) {
   TempDir root;
-  const std::vector<uint8_t> bytes = ServedTestBytes(50000);
+  const std::vector<uint8_t> bytes = PatternBytes(50000);
   WriteBytes(root / "data.bin", bytes);
   SeaweedFsServer server;
   server.Start();

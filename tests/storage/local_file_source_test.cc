@@ -11,34 +11,21 @@
 #include <vector>
 
 #include "feedline/error.h"
+#include "tests/storage/byte_source_testing.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::PatternBytes;
+using testing::Streamed;
 using testing::TempDir;
 using testing::WriteBytes;
 
-std::vector<uint8_t> LocalTestBytes(size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + i / 251);
-  return bytes;
-}
-
-std::vector<uint8_t> LocalTestStreamed(const ByteSource& source, uint64_t offset, uint64_t size,
-                              size_t* pieces = nullptr) {
-  std::vector<uint8_t> got;
-  source.Stream(offset, size, [&](const uint8_t* data, size_t n) {
-    got.insert(got.end(), data, data + n);
-    if (pieces != nullptr) ++*pieces;
-  });
-  return got;
-}
-
 TEST(LocalFileSourceTest, ReadsSizeRangesStreamsAndWholeFiles) {
   TempDir dir;
-  const std::vector<uint8_t> bytes = LocalTestBytes(3 * ByteSource::kStreamPiece + 17);
+  const std::vector<uint8_t> bytes = PatternBytes(3 * ByteSource::kStreamPiece + 17);
   WriteBytes(dir / "file", bytes);
   const LocalFileSource source(dir / "file");
   EXPECT_EQ(source.name(), dir / "file");
@@ -47,7 +34,7 @@ TEST(LocalFileSourceTest, ReadsSizeRangesStreamsAndWholeFiles) {
   source.ReadRange(bytes.size() - 100, range.size(), range.data());
   EXPECT_EQ(range, std::vector<uint8_t>(bytes.end() - 100, bytes.end()));
   source.ReadRange(0, 0, nullptr);  // nothing asked
-  EXPECT_EQ(LocalTestStreamed(source, 5, bytes.size() - 5),
+  EXPECT_EQ(Streamed(source, 5, bytes.size() - 5),
             std::vector<uint8_t>(bytes.begin() + 5, bytes.end()));
   EXPECT_EQ(source.ReadAll(bytes.size()), bytes);
   EXPECT_THAT([&] { source.ReadAll(bytes.size() - 1); },
@@ -75,7 +62,7 @@ TEST(LocalFileSourceTest, AMissingFileIsNulloptThenAFileNotFoundNamingIt) {
 
 TEST(LocalFileSourceTest, ReadsPastTheEndAndFoldersAreErrorsNamingTheFile) {
   TempDir dir;
-  WriteBytes(dir / "short", LocalTestBytes(10));
+  WriteBytes(dir / "short", PatternBytes(10));
   const LocalFileSource source(dir / "short");
   std::vector<uint8_t> range(8);
   EXPECT_THAT([&] { source.ReadRange(5, range.size(), range.data()); },

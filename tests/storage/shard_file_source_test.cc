@@ -13,24 +13,20 @@
 
 #include "feedline/error.h"
 #include "src/storage/shard_files.h"
+#include "tests/storage/byte_source_testing.h"
 #include "tests/storage/storage_testing.h"
 
 namespace feedline::storage {
 namespace {
 
 using ::testing::HasSubstr;
+using testing::PatternBytes;
 using testing::TempDir;
 using testing::WriteBytes;
 
-std::vector<uint8_t> ShardFileTestBytes(size_t size) {
-  std::vector<uint8_t> bytes(size);
-  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<uint8_t>(i * 31 + i / 251);
-  return bytes;
-}
-
 TEST(ShardFileSourceTest, ReadsThroughDescriptorsThatStayOpen) {
   TempDir dir;
-  const std::vector<uint8_t> bytes = ShardFileTestBytes(4096);
+  const std::vector<uint8_t> bytes = PatternBytes(4096);
   WriteBytes(dir / "a.tar", bytes);
   ShardFiles files({dir / "a.tar", dir / "gone.tar"}, 4);
   const ShardFileSource source(&files, 0);
