@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "feedline/error.h"
+#include "src/storage/attempt_outcome.h"
 #include "src/storage/host_outages.h"
 
 namespace feedline::storage {
@@ -40,36 +41,6 @@ std::string Seconds(double s) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f s", s);
   return text;
-}
-
-// libcurl's failures worth another attempt: the network or the server's
-// connection, not the request.
-bool RetryableCurlError(CURLcode code) {
-  switch (code) {
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_OPERATION_TIMEDOUT:
-    case CURLE_RECV_ERROR:
-    case CURLE_SEND_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool NotFound(long status) { return status == 404 || status == 410; }
-
-// The <Code> of an S3 error answer ("SignatureDoesNotMatch"), or "".
-std::string S3ErrorCode(const std::string& body) {
-  const size_t begin = body.find("<Code>");
-  const size_t end = body.find("</Code>");
-  if (begin == std::string::npos || end == std::string::npos || end < begin) return {};
-  return body.substr(begin + 6, end - begin - 6);
 }
 
 // SigV4 hashes the body: a GET's or HEAD's is empty.
@@ -119,17 +90,6 @@ struct HttpClient::Request {
     if (!ranged) return url;
     return url + ": bytes " + std::to_string(offset) + "-" + std::to_string(offset + size - 1);
   }
-};
-
-struct HttpClient::Outcome {
-  bool done = false;  // `status` is the answer (2xx, or a 404 the caller handles)
-  bool retry = false;
-  // The server could not be reached, or went away mid-transfer (a retried
-  // transport failure, not an HTTP answer): its outage is shared by every
-  // request to it (host_outages.h).
-  bool unreachable = false;
-  long status = 0;
-  std::string problem;
 };
 
 // The body of a 2xx answer goes to the request; an error page is dropped.
@@ -306,7 +266,38 @@ void HttpClient::ReleaseHandle(void* handle) const {
   idle_.push_back(handle);
 }
 
-HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
+// The strings an attempt's libcurl options point into: libcurl keeps the
+// pointers, so they live as long as the attempt.
+struct HttpClient::AttemptStrings {
+  std::string url;
+  std::string sigv4;
+  std::string token;
+  std::string range;
+  curl_slist* headers = nullptr;
+  char error[CURL_ERROR_SIZE] = "";
+
+  AttemptStrings() = default;
+  AttemptStrings(const AttemptStrings&) = delete;
+  AttemptStrings& operator=(const AttemptStrings&) = delete;
+  ~AttemptStrings() { curl_slist_free_all(headers); }
+};
+
+AttemptOutcome HttpClient::Attempt(void* raw, Request& request) const {
+  CURL* handle = static_cast<CURL*>(raw);
+  AttemptStrings strings;
+  const std::string refused = SetUp(handle, request, strings);
+  if (!refused.empty()) {
+    AttemptOutcome outcome;
+    outcome.problem = refused;
+    return outcome;
+  }
+  const CURLcode code = curl_easy_perform(handle);
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
+  if (request.sink_error) std::rethrow_exception(request.sink_error);
+  return Judge(handle, code, request, strings);
+}
+
+std::string HttpClient::SetUp(void* raw, Request& request, AttemptStrings& strings) const {
   CURL* handle = static_cast<CURL*>(raw);
   // Reset keeps the handle's live connection (and DNS cache) for reuse.
   curl_easy_reset(handle);
@@ -319,37 +310,13 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   request.etag.clear();
   request.error_body.clear();
   if (request.body != nullptr) request.body->clear();
-  char error[CURL_ERROR_SIZE] = "";
-  Outcome outcome;
-  std::string url = request.url;
-  std::string sigv4;
-  std::string token;
-  struct Headers {
-    curl_slist* list = nullptr;
-    ~Headers() { curl_slist_free_all(list); }
-  } headers;
-  if (url.rfind("s3://", 0) == 0) {
-    const S3Config s3 = S3();
-    if (s3.access_key.empty() || s3.secret_key.empty()) {
-      outcome.problem =
-          "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE "
-          "(now '" + s3.profile + "') with its keys in ~/.aws/credentials";
-      return outcome;
-    }
-    url = S3HttpUrl(s3, url);
-    sigv4 = "aws:amz:" + s3.region + ":s3";
-    curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
-    curl_easy_setopt(handle, CURLOPT_USERNAME, s3.access_key.c_str());
-    curl_easy_setopt(handle, CURLOPT_PASSWORD, s3.secret_key.c_str());
-    headers.list = curl_slist_append(
-        headers.list, request.upload.empty() ? kEmptyPayloadHash : kUnsignedPayload);
-    if (!s3.session_token.empty()) {
-      token = "x-amz-security-token: " + s3.session_token;
-      headers.list = curl_slist_append(headers.list, token.c_str());
-    }
+  strings.url = request.url;
+  if (strings.url.rfind("s3://", 0) == 0) {
+    const std::string refused = SignForS3(handle, request, strings);
+    if (!refused.empty()) return refused;
   }
-  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, error);
+  curl_easy_setopt(handle, CURLOPT_URL, strings.url.c_str());
+  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, strings.error);
   // Many threads: no signals for timeouts (libcurl's threaded resolver).
   curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(handle, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -359,7 +326,7 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
   curl_easy_setopt(handle, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(handle, CURLOPT_USERAGENT, "feedline");
   if (!ca_file_.empty()) curl_easy_setopt(handle, CURLOPT_CAINFO, ca_file_.c_str());
-  if (headers.list != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.list);
+  if (strings.headers != nullptr) curl_easy_setopt(handle, CURLOPT_HTTPHEADER, strings.headers);
   curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::ceil(options_.connect_timeout_s * 1000)));
   // The budget's end bounds an attempt too, but for a download streamed
@@ -399,16 +366,44 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
     curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, WriteBody);
     curl_easy_setopt(handle, CURLOPT_WRITEDATA, &request);
   }
-  std::string range;
   if (request.ranged) {
-    range = std::to_string(request.attempt_start) + "-" +
-            std::to_string(request.offset + request.size - 1);
-    curl_easy_setopt(handle, CURLOPT_RANGE, range.c_str());
+    // A retry asks for the bytes not yet received only.
+    strings.range = std::to_string(request.attempt_start) + "-" +
+                    std::to_string(request.offset + request.size - 1);
+    curl_easy_setopt(handle, CURLOPT_RANGE, strings.range.c_str());
   }
-  const CURLcode code = curl_easy_perform(handle);
-  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &outcome.status);
-  curl_easy_setopt(handle, CURLOPT_ERRORBUFFER, nullptr);
-  if (request.sink_error) std::rethrow_exception(request.sink_error);
+  return {};
+}
+
+std::string HttpClient::SignForS3(void* raw, const Request& request,
+                                  AttemptStrings& strings) const {
+  CURL* handle = static_cast<CURL*>(raw);
+  const S3Config s3 = S3();
+  if (s3.access_key.empty() || s3.secret_key.empty()) {
+    return "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE "
+           "(now '" + s3.profile + "') with its keys in ~/.aws/credentials";
+  }
+  strings.url = S3HttpUrl(s3, request.url);
+  strings.sigv4 = "aws:amz:" + s3.region + ":s3";
+  curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, strings.sigv4.c_str());
+  curl_easy_setopt(handle, CURLOPT_USERNAME, s3.access_key.c_str());
+  curl_easy_setopt(handle, CURLOPT_PASSWORD, s3.secret_key.c_str());
+  strings.headers = curl_slist_append(
+      strings.headers, request.upload.empty() ? kEmptyPayloadHash : kUnsignedPayload);
+  if (!s3.session_token.empty()) {
+    strings.token = "x-amz-security-token: " + s3.session_token;
+    strings.headers = curl_slist_append(strings.headers, strings.token.c_str());
+  }
+  return {};
+}
+
+AttemptOutcome HttpClient::Judge(void* raw, int code, Request& request,
+                                 const AttemptStrings& strings) {
+  CURL* handle = static_cast<CURL*>(raw);
+  long status = 0;
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &status);
+  AttemptOutcome outcome;
+  outcome.status = status;
   if (request.ignored_range) {
     outcome.problem = "the server ignored the Range header (HTTP 200 with the whole file)";
     return outcome;
@@ -421,45 +416,28 @@ HttpClient::Outcome HttpClient::Attempt(void* raw, Request& request) const {
     return outcome;
   }
   if (code != CURLE_OK) {
-    outcome.retry = RetryableCurlError(code);
-    outcome.unreachable = outcome.retry;
-    outcome.problem = std::string(curl_easy_strerror(code)) + " (curl error " +
-                      std::to_string(static_cast<int>(code)) + (error[0] ? ": " : "") + error + ")";
+    outcome = TransportFailure(code, strings.error);
+    outcome.status = status;
     return outcome;
   }
-  const long status = outcome.status;
-  if (status >= 200 && status < 300) {
-    if (request.head) {
-      curl_off_t length = -1;
-      curl_easy_getinfo(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
-      if (length < 0) {
-        outcome.problem = "HTTP " + std::to_string(status) + " without a Content-Length";
-        return outcome;
-      }
-      request.content_length = static_cast<uint64_t>(length);
-    } else if (request.ranged && request.received != request.size) {
-      outcome.retry = true;
-      outcome.problem = "short body: " + std::to_string(request.received) + " of " +
-                        std::to_string(request.size) + " bytes (HTTP " + std::to_string(status) +
-                        ")";
+  outcome = AnswerOutcome(status, request.error_body);
+  if (status < 200 || status >= 300) return outcome;
+  // A 2xx: whole, as asked?
+  if (request.head) {
+    curl_off_t length = -1;
+    curl_easy_getinfo(handle, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+    if (length < 0) {
+      outcome.done = false;
+      outcome.problem = "HTTP " + std::to_string(status) + " without a Content-Length";
       return outcome;
     }
-    outcome.done = true;
-    return outcome;
-  }
-  outcome.problem = "HTTP " + std::to_string(status);
-  const std::string s3_code = S3ErrorCode(request.error_body);
-  if (!s3_code.empty()) outcome.problem += " " + s3_code;
-  if (NotFound(status)) {
-    outcome.done = true;
-    outcome.problem += " (not found)";
-  } else if (status == 401 || status == 403) {
-    outcome.problem += " (access refused: check the credentials and permissions)";
-  } else if (status == 416) {
-    outcome.problem += " (range not satisfiable: the file is shorter than its index says)";
-  } else if (status == 408 || status == 429 || status >= 500) {
+    request.content_length = static_cast<uint64_t>(length);
+  } else if (request.ranged && request.received != request.size) {
+    outcome.done = false;
     outcome.retry = true;
-    outcome.problem += status == 429 ? " (too many requests)" : " (server error)";
+    outcome.problem = "short body: " + std::to_string(request.received) + " of " +
+                      std::to_string(request.size) + " bytes (HTTP " + std::to_string(status) +
+                      ")";
   }
   return outcome;
 }
@@ -498,7 +476,7 @@ long HttpClient::Run(Request& request) const {
   } give_back{this, handle};
   double wait = options_.backoff_s;
   for (int attempt = 1;; ++attempt) {
-    const Outcome outcome = Attempt(handle, request);
+    const AttemptOutcome outcome = Attempt(handle, request);
     const Clock::time_point now = Clock::now();
     std::optional<Clock::time_point> failing_since;
     {
@@ -556,7 +534,7 @@ void HttpClient::ReadRange(const std::string& url, uint64_t offset, size_t size,
   request.size = size;
   request.dst = dst;
   const long status = Run(request);
-  if (NotFound(status)) throw Error(request.What() + ": " + NotFoundText(status));
+  if (IsNotFound(status)) throw Error(request.What() + ": " + NotFoundText(status));
 }
 
 void HttpClient::StreamRange(const std::string& url, uint64_t offset, uint64_t size,
@@ -568,7 +546,7 @@ void HttpClient::StreamRange(const std::string& url, uint64_t offset, uint64_t s
   request.size = size;
   request.sink = &sink;
   const long status = Run(request);
-  if (NotFound(status)) throw Error(request.What() + ": " + NotFoundText(status));
+  if (IsNotFound(status)) throw Error(request.What() + ": " + NotFoundText(status));
 }
 
 std::optional<std::vector<uint8_t>> HttpClient::ReadAll(const std::string& url,
@@ -580,7 +558,7 @@ std::optional<std::vector<uint8_t>> HttpClient::ReadAll(const std::string& url,
   request.body = &body;
   request.max_bytes = max_bytes;
   const long status = Run(request);
-  if (NotFound(status)) {
+  if (IsNotFound(status)) {
     if (not_found != nullptr) *not_found = status;
     return std::nullopt;
   }
@@ -605,7 +583,7 @@ HttpClient::Answer HttpClient::Send(const std::string& method, const std::string
   request.body = &answer_body;
   request.max_bytes = uint64_t{1} << 20;
   const long status = Run(request);
-  if (NotFound(status)) {
+  if (IsNotFound(status)) {
     throw Error(request.What() + ": " + NotFoundText(status, S3ErrorCode(request.error_body)));
   }
   Answer answer;
@@ -620,7 +598,7 @@ std::optional<uint64_t> HttpClient::Size(const std::string& url, long* not_found
   request.url = url;
   request.head = true;
   const long status = Run(request);
-  if (NotFound(status)) {
+  if (IsNotFound(status)) {
     if (not_found != nullptr) *not_found = status;
     return std::nullopt;
   }

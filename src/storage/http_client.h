@@ -40,6 +40,7 @@
 
 #include "feedline/storage/remote_options.h"
 #include "src/core/mutex.h"
+#include "src/storage/attempt_outcome.h"
 #include "src/storage/host_outages.h"
 #include "src/storage/s3_config.h"
 
@@ -102,11 +103,23 @@ class HttpClient {
 
  private:
   struct Request;
-  struct Outcome;
+  struct AttemptStrings;
   void* AcquireHandle() const;
   void ReleaseHandle(void* handle) const;
-  // One attempt of `request`.
-  Outcome Attempt(void* handle, Request& request) const;
+  // One attempt of `request`: SetUp, libcurl's transfer, Judge.
+  AttemptOutcome Attempt(void* handle, Request& request) const;
+  // Resets `request`'s state of the last attempt and sets `handle`'s
+  // options for the next (the URL, signing, timeouts, the body, the range
+  // still missing); returns why it cannot start ("" when it can).
+  std::string SetUp(void* handle, Request& request, AttemptStrings& strings) const;
+  // Signs an s3:// request (SigV4, the payload header, a session token);
+  // returns why it cannot be ("" when it is).
+  std::string SignForS3(void* handle, const Request& request, AttemptStrings& strings) const;
+  // How the attempt that libcurl ended with `code` went: the request's own
+  // checks (a range ignored, a body too long or short, a HEAD without a
+  // length), then AnswerOutcome or TransportFailure (attempt_outcome.h).
+  static AttemptOutcome Judge(void* handle, int code, Request& request,
+                              const AttemptStrings& strings);
   // Runs `request` with retries; returns the final HTTP status.
   long Run(Request& request) const;
   // The AWS configuration, read on first use.
