@@ -191,6 +191,16 @@ class PyRowGroupSource : public text::RowGroupSource {
   void PlanProgress(int64_t delivered) const override {
     if (files_ != nullptr) files_->Progress(delivered);
   }
+  // A dataset freed by Python (the GIL held) waits for its reads ahead,
+  // which take the GIL to call `read`.
+  void WaitForReads(const std::function<void()>& wait) const override {
+    if (PyGILState_Check()) {
+      py::gil_scoped_release release;
+      wait();
+    } else {
+      wait();
+    }
+  }
 
  private:
   int64_t CachedFileOf(int64_t group) const {

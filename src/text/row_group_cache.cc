@@ -1,6 +1,10 @@
 #include "src/text/row_group_cache.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <system_error>
+#include <thread>
 #include <exception>
 #include <functional>
 #include <string>
@@ -34,6 +38,26 @@ RowGroupCache::RowGroupCache(std::shared_ptr<const RowGroupSource> source,
   if (readahead_ < 0) {
     throw Error("ColumnarDataset: readahead must be >= 0, got " + std::to_string(readahead_));
   }
+}
+
+RowGroupCache::~RowGroupCache() {
+  std::list<Reader> readers;
+  {
+    MutexLock lock(&mu_);
+    stopping_ = true;
+    for (const int64_t group : queued_) entries_.erase(group);
+    queued_.clear();
+    if (readers_pid_ == ::getpid()) {
+      readers.swap(readers_);
+    } else {
+      // Another process's readers: their threads are not in this one.
+      for (Reader& reader : readers_) (void)reader.thread.release();
+      readers_.clear();
+    }
+  }
+  source_->WaitForReads([&readers] {
+    for (Reader& reader : readers) reader.thread->join();
+  });
 }
 
 std::shared_ptr<const DecodedRowGroup> RowGroupCache::Acquire(int64_t group) {
@@ -70,6 +94,14 @@ HeldRow RowGroupCache::Hold(int64_t group, int64_t row) {
       }
       if (it == entries_.end()) {
         entries_.emplace(group, Entry{});  // claimed: this thread reads it
+        NoteReadLocked(group);
+        break;
+      }
+      // Claimed for a reader that has not started it: read here when no
+      // reader runs in this process (none could be started, or this one
+      // forked), else waited for as the reader's (it comes next).
+      if ((readers_pid_ != ::getpid() || readers_running_ == 0) && TakeQueuedLocked(group)) {
+        NoteReadLocked(group);
         break;
       }
       if (wait_hook_ != nullptr && !hooked) {
@@ -103,20 +135,97 @@ void RowGroupCache::set_wait_hook(std::function<void(int64_t group)> hook) {
 }
 
 void RowGroupCache::ReadAhead(int64_t group) {
-  int64_t next = -1;
   Released released;  // freed after the lock is let go
   {
     MutexLock lock(&mu_);
-    next = plan_.empty() ? ClaimSequentialLocked(group) : ClaimPlannedLocked(released);
+    const int64_t next =
+        plan_.empty() ? ClaimSequentialLocked(group) : ClaimPlannedLocked(released);
+    if (next >= 0) {
+      queued_.push_back(next);
+      StartReaderLocked();
+    }
   }
   released.clear();
-  if (next < 0) return;
-  try {
-    ReadClaimed(next, /*row=*/-1, /*ahead=*/true);
-  } catch (const std::exception&) {
-    // Dropped: ReadClaimed let go of the claim, and the Acquire that needs
-    // the group reads it again and reports the error as that row's.
+}
+
+void RowGroupCache::StartReaderLocked() {
+  if (readers_pid_ != ::getpid()) {
+    // First use, or forked: the readers listed are another process's.
+    for (Reader& reader : readers_) (void)reader.thread.release();
+    readers_.clear();
+    readers_running_ = 0;
+    readers_pid_ = ::getpid();
   }
+  for (auto it = readers_.begin(); it != readers_.end();) {
+    if (it->ended) {
+      it->thread->join();  // it let go of the lock for good: no wait on it
+      it = readers_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (stopping_ || readers_running_ >= readahead_ ||
+      readers_running_ >= static_cast<int64_t>(queued_.size())) {
+    return;
+  }
+  Reader& reader = readers_.emplace_back();
+  try {
+    reader.thread = std::make_unique<std::thread>([this] { ReaderLoop(); });
+  } catch (const std::system_error&) {
+    // No thread to be had: the groups stay queued, and the Gets that need
+    // them read them (TakeQueuedLocked).
+    readers_.pop_back();
+    return;
+  }
+  ++readers_running_;
+}
+
+void RowGroupCache::ReaderLoop() {
+  while (true) {
+    int64_t group = -1;
+    {
+      MutexLock lock(&mu_);
+      if (stopping_ || queued_.empty()) {
+        --readers_running_;
+        for (Reader& reader : readers_) {
+          if (reader.thread != nullptr && reader.thread->get_id() == std::this_thread::get_id()) {
+            reader.ended = true;
+          }
+        }
+        reads_ahead_done_.NotifyAll();
+        return;
+      }
+      group = queued_.front();
+      queued_.pop_front();
+      NoteReadLocked(group);  // here, so that the log keeps the queue's order
+      ++reads_ahead_running_;
+    }
+    try {
+      ReadClaimed(group, /*row=*/-1, /*ahead=*/true);
+    } catch (const std::exception&) {
+      // Dropped: ReadClaimed let go of the claim, and the Get that needs the
+      // group reads it again and reports the error as that row's.
+    }
+    MutexLock lock(&mu_);
+    --reads_ahead_running_;
+    reads_ahead_done_.NotifyAll();
+  }
+}
+
+bool RowGroupCache::TakeQueuedLocked(int64_t group) {
+  const auto it = std::find(queued_.begin(), queued_.end(), group);
+  if (it == queued_.end()) return false;
+  queued_.erase(it);
+  return true;
+}
+
+bool RowGroupCache::ReadsAheadPendingLocked() const {
+  return !queued_.empty() || reads_ahead_running_ > 0;
+}
+
+void RowGroupCache::WaitForReadsAhead() {
+  MutexLock lock(&mu_);
+  while (ReadsAheadPendingLocked()) reads_ahead_done_.Wait(&mu_);
 }
 
 int64_t RowGroupCache::ClaimSequentialLocked(int64_t group) {
@@ -325,10 +434,6 @@ void RowGroupCache::NoteReadLocked(int64_t group) {
 
 std::shared_ptr<const DecodedRowGroup> RowGroupCache::ReadClaimed(int64_t group, int64_t row,
                                                                    bool ahead) {
-  {
-    MutexLock lock(&mu_);
-    NoteReadLocked(group);
-  }
   std::shared_ptr<const DecodedRowGroup> decoded;
   try {
     DecodedRowGroup read = source_->Read(group);

@@ -4,6 +4,15 @@
 // instead of reading it again. A thread that then finds the groups the
 // visit needs next neither held nor being read reads one of them ahead
 // (ReadAhead), so that the next group is decoded by the time it is asked for.
+// ReadAhead only claims the group: the cache's own reader threads (up to
+// `readahead`, started when there is a group to read and ended when there
+// is none, in the process that reads) decode it, so that no Get holds its
+// batch back for a group that later batches need. Without them a loader's
+// batches waited behind the one whose Get was reading ahead, and with small
+// batches (packing: 16k tokens against 330k in a group) the loader's
+// window of batches filled while it read: one group read at a time, 1.2 of
+// 2 cores busy. A Get that needs a group still queued waits for it as the
+// readers' (it is next), or reads it itself when no reader runs here.
 //
 // Which groups come next: with an epoch plan (SetPlan, the groups in the
 // order the epoch's samples first need them, and where each is last
@@ -38,10 +47,15 @@
 #ifndef FEEDLINE_SRC_TEXT_ROW_GROUP_CACHE_H_
 #define FEEDLINE_SRC_TEXT_ROW_GROUP_CACHE_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "feedline/text/row_group_source.h"
@@ -66,6 +80,11 @@ class RowGroupCache {
   // check what it returns). max_row_groups >= 1, readahead >= 0 (Error).
   RowGroupCache(std::shared_ptr<const RowGroupSource> source, std::vector<int64_t> rows,
                 std::vector<ColumnSpec> columns, int64_t max_row_groups, int64_t readahead);
+  // Waits for the reads ahead under way (through the source's
+  // WaitForReads); drops the claims of those not started.
+  ~RowGroupCache();
+  RowGroupCache(const RowGroupCache&) = delete;
+  RowGroupCache& operator=(const RowGroupCache&) = delete;
 
   // Group `group`, decoded: held, or read now, or waited for while another
   // thread reads it. Throws what the source's Read throws (each caller that
@@ -75,11 +94,13 @@ class RowGroupCache {
   // remnant that kept it when the group was let go.
   HeldRow AcquireRow(int64_t group, int64_t row);
 
-  // After a Get of a row of `group`: reads the first group the visit needs
-  // next that is neither held nor being read, if any (see the top). A failed
-  // read is dropped: the Acquire that needs the group reads it again and
-  // reports it.
+  // After a Get of a row of `group`: claims the first group the visit needs
+  // next that is neither held nor being read, if any (see the top), for a
+  // reader thread to read. A failed read is dropped: the Acquire that needs
+  // the group reads it again and reports it.
   void ReadAhead(int64_t group);
+  // Returns once every read ahead claimed so far has ended (for tests).
+  void WaitForReadsAhead();
 
   // The epoch's plan, in first-use order (each group once); empty: none,
   // read ahead in row order. row_last_use: where the plan's order last
@@ -100,8 +121,9 @@ class RowGroupCache {
   int64_t held() const;         // decoded groups held now
   int64_t rows_kept() const;    // rows held in remnants now
   int64_t kept_bytes() const;   // the bytes they hold
-  // The groups read so far, in the order their reads began (for tests
-  // and traces: the first kReadLogSize of them).
+  // The groups read so far, in the order their reads were taken on (a
+  // read ahead when a reader takes it from the queue), for tests and
+  // traces: the first kReadLogSize of them.
   std::vector<int64_t> read_log() const;
   static constexpr size_t kReadLogSize = 4096;
 
@@ -128,6 +150,18 @@ class RowGroupCache {
 
   // Group `group` whole (row < 0) or row `row` of it (a remnant may serve it).
   HeldRow Hold(int64_t group, int64_t row);
+
+  // A reader thread: reads the queued groups until none is left.
+  void ReaderLoop();
+  // Starts a reader for the queued groups if fewer than readahead_ run;
+  // joins the readers that ended. The readers of another process (this
+  // one forked from it) are left alone: their threads are not here.
+  void StartReaderLocked() REQUIRES(mu_);
+  // Whether `group` was queued for a reader and not started: then it is
+  // taken out of the queue, for the caller to read.
+  bool TakeQueuedLocked(int64_t group) REQUIRES(mu_);
+  // Whether reads ahead are queued or under way.
+  bool ReadsAheadPendingLocked() const REQUIRES(mu_);
 
   // Reads `group`, which this thread claimed (its entry is in `entries_`,
   // without data), and stores it, evicting to the limit; its row `row`
@@ -177,6 +211,21 @@ class RowGroupCache {
   int64_t held_ GUARDED_BY(mu_) = 0;
   std::vector<int64_t> read_log_ GUARDED_BY(mu_);
   std::function<void(int64_t)> wait_hook_ GUARDED_BY(mu_);
+
+  // Reads ahead: the groups claimed for a reader, not started yet; the
+  // readers (each with whether it has ended, to be joined), the process
+  // that started them, and how many run.
+  struct Reader {
+    std::unique_ptr<std::thread> thread;
+    bool ended = false;
+  };
+  std::deque<int64_t> queued_ GUARDED_BY(mu_);
+  std::list<Reader> readers_ GUARDED_BY(mu_);
+  pid_t readers_pid_ GUARDED_BY(mu_) = 0;
+  int64_t readers_running_ GUARDED_BY(mu_) = 0;
+  int64_t reads_ahead_running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  feedline::internal::CondVar reads_ahead_done_;
 
   // The epoch's plan: its groups in first-use order, each group's place in
   // it (-1: not planned), the furthest place a Get asked for, and the

@@ -14,6 +14,8 @@ void RowGroupSource::PlanGroups(const std::vector<PlannedGroup>&) const {}
 
 void RowGroupSource::PlanProgress(int64_t) const {}
 
+void RowGroupSource::WaitForReads(const std::function<void()>& wait) const { wait(); }
+
 DecodedColumn DecodedColumn::Owning(std::vector<std::byte> values, std::vector<int64_t> offsets) {
   auto held = std::make_shared<const std::vector<std::byte>>(std::move(values));
   DecodedColumn column;

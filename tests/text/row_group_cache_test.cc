@@ -82,16 +82,20 @@ TEST(RowGroupCacheTest, ReadsAheadOnlyASequentialVisit) {
   RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 4, 2);
   cache.Acquire(0);
   cache.ReadAhead(0);  // group 0: the start of a visit, reads group 1
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.reads(), 2);
   cache.ReadAhead(0);  // then group 2, the second within reach
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.reads(), 3);
   cache.ReadAhead(0);  // both held: nothing
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.reads(), 3);
   cache.Acquire(1);
   EXPECT_EQ(cache.reads(), 3);  // read ahead
   RowGroupCache random(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 4, 2);
   random.Acquire(3);
   random.ReadAhead(3);  // group 2 not held: no sequential visit, no read
+  random.WaitForReadsAhead();
   EXPECT_EQ(random.reads(), 1);
 }
 
@@ -102,21 +106,27 @@ TEST(RowGroupCacheTest, WithAPlanReadsAheadInPlanOrderIntoFreePlacesOnly) {
   cache.SetPlan({{3, 0, 1}, {0, 2, 3}, {4, 4, 5}, {1, 6, 7}, {2, 8, 9}});
   cache.Acquire(3);
   cache.ReadAhead(3);  // the plan's next: 0, not 4 (row order)
+  cache.WaitForReadsAhead();
   cache.ReadAhead(3);  // then 4, the second within reach
+  cache.WaitForReadsAhead();
   cache.ReadAhead(3);  // 0 and 4 held: nothing
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.read_log(), (std::vector<int64_t>{3, 0, 4}));
   EXPECT_EQ(cache.reads_ahead(), 2);
   cache.Acquire(0);
   cache.ReadAhead(0);  // 1 is next, but no place is free and nothing is passed
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.reads(), 3);
   cache.PlanProgress(2);  // group 3's last use is delivered: it goes
   cache.ReadAhead(0);
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.read_log(), (std::vector<int64_t>{3, 0, 4, 1}));
   EXPECT_EQ(cache.held(), 3);
   cache.Acquire(1);
   EXPECT_EQ(cache.reads(), 4);  // 1 was there
   cache.SetPlan({});  // no plan: back to row order, from a sequential visit
   cache.ReadAhead(1);  // 0 held: sequential, 2 is next
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.read_log().back(), 2);
 }
 
@@ -126,6 +136,7 @@ TEST(RowGroupCacheTest, AFailedReadIsEveryCallersErrorAndNotKept) {
   RowGroupCache cache(source, source->RowsPerGroup(), MemoryRowGroups::Columns(), 2, 1);
   cache.Acquire(0);
   cache.ReadAhead(0);  // fails quietly
+  cache.WaitForReadsAhead();
   EXPECT_THROW(cache.Acquire(1), Error);
   EXPECT_THROW(cache.Acquire(1), Error);
   source->failing = -1;
@@ -156,6 +167,7 @@ TEST(RowGroupCacheTest, RowsAGroupStillFeedsAreKeptWhenItIsLetGo) {
   // Delivered past its last use: let go as the plan moves on.
   cache.PlanProgress(8);
   cache.ReadAhead(1);
+  cache.WaitForReadsAhead();
   EXPECT_EQ(cache.rows_kept(), 0);
   // A row the plan no longer needs was not kept: asking for it reads again.
   cache.AcquireRow(0, 0);

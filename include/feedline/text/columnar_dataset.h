@@ -13,9 +13,11 @@
 //
 // Read-ahead, in the epoch's plan order: the loader tells the dataset the
 // order it will ask for (EpochOrder) and how far it has delivered
-// (EpochProgress). After serving a row, a Get reads the next of the
+// (EpochProgress). After serving a row, a Get claims the next of the
 // `readahead` groups that order needs first after the furthest group asked
-// for, if it is neither held nor being read and a place is free; groups
+// for, if it is neither held nor being read and a place is free, and the
+// dataset's reader threads (up to `readahead`) read it, so that no batch
+// waits behind the read of a group later batches need; groups
 // whose last use in the order is delivered are let go. So a shuffled order
 // that visits groups one after another (rows shuffled within a window of
 // groups) finds each group decoded by the time it is asked for. Without a
@@ -52,7 +54,7 @@ struct HeldRow;
 
 struct FEEDLINE_EXPORT ColumnarOptions {
   int64_t max_row_groups = 4;  // decoded row groups held at most
-  int64_t readahead = 1;       // groups read ahead of a sequential visit
+  int64_t readahead = 3;       // groups read ahead, each on a reader thread
   std::vector<int64_t> row_map;  // the row of each sample; empty: 0, 1, ...
   std::vector<int64_t> lengths;  // each sample's Length; empty: none
 };

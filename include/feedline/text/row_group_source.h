@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -92,6 +93,12 @@ class FEEDLINE_EXPORT RowGroupSource {
   // the loader's lock: they may only record and wake. Default: nothing.
   virtual void PlanGroups(const std::vector<PlannedGroup>& plan) const;
   virtual void PlanProgress(int64_t delivered) const;
+
+  // Runs `wait`, which waits for Reads on other threads to end, with any
+  // lock those Reads take let go by this thread: the Python module's
+  // sources let go of the GIL when the thread holds it (a dataset freed by
+  // Python waits for its reads ahead). Default: runs it.
+  virtual void WaitForReads(const std::function<void()>& wait) const;
 };
 
 // Throws Error unless `decoded` holds `rows` rows of every column of

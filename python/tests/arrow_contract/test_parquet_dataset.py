@@ -103,6 +103,43 @@ def test_a_shuffled_visit_reads_row_groups_ahead_in_the_order_the_epoch_needs_th
     assert stats["row_groups_held"] <= 4
 
 
+def test_a_dataset_freed_while_a_read_ahead_runs_waits_for_it_and_ends(tmp_path):
+    # The dataset freed by Python, the GIL held, while a reader thread is
+    # inside the Python read (which needs the GIL to return): it must let
+    # the GIL go while it waits, else neither ever ends. In a child
+    # process, so that a hang is a timeout and not a hung suite.
+    import subprocess
+    import sys
+    import textwrap
+
+    write(str(tmp_path), rows(200, seed=5), files=2, row_group_size=10)
+    script = textwrap.dedent(f"""
+        import gc, threading, time
+        from feedline import io
+        from feedline.io import columnar
+        started = threading.Event()
+        read = columnar._ParquetRowGroups.__call__
+        def slow(self, g):
+            if g > 0:
+                started.set()
+                time.sleep(0.5)  # the GIL let go, as pyarrow lets it go
+            return read(self, g)
+        columnar._ParquetRowGroups.__call__ = slow
+        ds = io.ParquetDataset({str(tmp_path / "*.parquet")!r}, columns=["id"], readahead=2)
+        loader = io.DataLoader(ds, batch_size=5, num_workers=1)
+        next(iter(loader))  # group 0; groups 1 and 2 claimed ahead
+        assert started.wait(10)
+        loader.close()
+        del loader, ds
+        gc.collect()
+        print("freed")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "freed"
+
+
 def test_worker_processes_read_the_same_rows(tmp_path):
     data = rows(60, seed=10)
     write(str(tmp_path), data, files=2)
