@@ -237,3 +237,49 @@ def test_a_bad_credential_or_url_is_an_error_naming_the_url(corpus, seaweedfs, t
         io.ParquetDataset([url], remote=remote)
     with pytest.raises(ValueError, match="s3://feedline/corpus/.*403"):
         io.ParquetDataset("s3://feedline/corpus/*.parquet", remote=remote)
+
+
+OUTAGE_S = 4.0  # past the 1.5 s that max_attempts' backoff alone once allowed
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["ranged-reads", "node-cache"])
+def test_a_server_stopped_for_seconds_mid_epoch_leaves_the_epoch_whole(
+        corpus, nginx, tmp_path, cached):
+    # Default retry options (docs/storage.md: retried for retry_budget_s,
+    # 60 s): nginx is stopped after the epoch's second batch and started
+    # again OUTAGE_S later. Ranged reads fetch each row group as it is read;
+    # the cache fetches no file ahead (prefetch_bytes 0) and keeps two of
+    # the four, so the epoch has files still to download during the outage.
+    import threading
+    import time
+
+    root, names = corpus
+    local = io.ParquetDataset([str(root / n) for n in names], length_column="n")
+    remote = ({"cache_dir": str(tmp_path / "cache"), "prefetch_bytes": 0,
+               "cache_limit": 2 * max(os.path.getsize(root / n) for n in names) + 1000}
+              if cached else None)
+    served = io.ParquetDataset([nginx.url(n) for n in names], length_column="n",
+                               remote=remote)
+    want = epochs(local, count=1, batch_size=50, num_workers=2)[0]
+    got, restart, stopped = [], None, None
+    loader = io.DataLoader(served, batch_size=50, num_workers=2)
+    try:
+        for batch in loader:
+            got.append(digest(batch))
+            if len(got) == 2:
+                nginx.stop()
+                stopped = time.monotonic()
+                served_before = len(nginx.ranged_gets())
+                restart = threading.Timer(OUTAGE_S, nginx.start)
+                restart.start()
+        ended = time.monotonic()
+    finally:
+        loader.close()
+        if restart is not None:
+            restart.join()  # started again before the fixture stops it
+    assert got == want  # every batch, each once, equal to local
+    # The epoch waited the outage out: its reads after the second batch
+    # needed the server (an epoch served from memory would end at once).
+    assert ended - stopped >= OUTAGE_S - 0.5
+    # And what it read after the outage came from the restarted server.
+    assert len(nginx.ranged_gets()) > served_before
