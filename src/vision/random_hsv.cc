@@ -73,13 +73,33 @@ inline void HsvPixel(uint8_t* p, const HsvGains& gains) {
 
 #if FEEDLINE_HAVE_X86
 
-// trunc(x * gain) of eight int32 lanes, the product in double.
-__attribute__((target("avx2,fma"))) inline __m256i ScaleTruncated(__m256i x, __m256d gain) {
-  const __m128i lo = _mm256_cvttpd_epi32(
-      _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(x)), gain));
-  const __m128i hi = _mm256_cvttpd_epi32(
-      _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(x, 1)), gain));
-  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+// Whether trunc(x * gain) in float is trunc(x * gain) in double for every
+// x in [0, 255]: for most gains it is (the float product's error moves it
+// across a whole number only within about 2^-16 of one).
+bool FloatScalesExactly(double gain) {
+  const auto gain_f = static_cast<float>(gain);
+  for (int x = 0; x < 256; ++x) {
+    if (static_cast<int32_t>(static_cast<float>(x) * gain_f) != static_cast<int32_t>(x * gain)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// trunc(x * gain) of eight int32 lanes in [0, 255]: in float where that
+// is exact (kFloat, FloatScalesExactly), else in double.
+template <bool kFloat>
+__attribute__((target("avx2,fma"))) inline __m256i ScaleTruncated(__m256i x, __m256 gain_f,
+                                                                   __m256d gain) {
+  if constexpr (kFloat) {
+    return _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_cvtepi32_ps(x), gain_f));
+  } else {
+    const __m128i lo = _mm256_cvttpd_epi32(
+        _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_castsi256_si128(x)), gain));
+    const __m128i hi = _mm256_cvttpd_epi32(
+        _mm256_mul_pd(_mm256_cvtepi32_pd(_mm256_extracti128_si256(x, 1)), gain));
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+  }
 }
 
 // Stores eight pixels' channels (int32 lanes, 0-255) as 24 RGB bytes.
@@ -103,6 +123,7 @@ __attribute__((target("avx2,fma"))) inline void StoreRgb(uint8_t* p, __m256i r, 
 // HsvPixel does (eight greys by a shorter path to the same bytes), and
 // joined and stored as 24 bytes. Needs 28 readable
 // bytes, so the last pixels go through HsvPixel.
+template <bool kFloat>
 __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const HsvGains& gains) {
   const __m256i pick_r = _mm256_setr_epi8(0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1, -1,
                                           -1, 0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1,
@@ -113,20 +134,30 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const
   const __m256i pick_b = _mm256_setr_epi8(2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1, -1,
                                           -1, 2, -1, -1, -1, 5, -1, -1, -1, 8, -1, -1, -1, 11, -1,
                                           -1, -1);
-  const __m256i zero = _mm256_setzero_si256();
   const __m256i half = _mm256_set1_epi32(2048);
   const __m256i levels = _mm256_set1_epi32(kHueLevels);
   const __m256i last_level = _mm256_set1_epi32(kHueLevels - 1);
-  const __m256i shift = _mm256_set1_epi32(gains.hue_shift);
+  const __m256i shift = _mm256_set1_epi32((gains.hue_shift + kHueLevels) % kHueLevels);
   const __m256i max_byte = _mm256_set1_epi32(255);
   const __m256d sgain = _mm256_set1_pd(gains.saturation);
   const __m256d vgain = _mm256_set1_pd(gains.value);
+  const __m256 sgain_f = _mm256_set1_ps(static_cast<float>(gains.saturation));
+  const __m256 vgain_f = _mm256_set1_ps(static_cast<float>(gains.value));
   const __m256 snum = _mm256_set1_ps(kSaturationNumerator);
   const __m256 hnum = _mm256_set1_ps(kHueNumerator);
   const __m256 sixths = _mm256_set1_ps(6.0f / kHueLevels);
   const __m256 inv255 = _mm256_set1_ps(1.0f / 255);
   const __m256 k255 = _mm256_set1_ps(255.0f);
   const __m256 one = _mm256_set1_ps(1.0f);
+  // By sector 0-5: red top, falling, bottom, bottom, rising, top; green
+  // rising, top, top, falling, bottom, bottom; blue bottom, bottom, rising,
+  // top, top, falling (HsvPixel's kPick).
+  const __m256 red_m = _mm256_setr_ps(0, 1, 0, 0, -1, 0, 0, 0);
+  const __m256 red_c = _mm256_setr_ps(0, 0, 1, 1, 1, 0, 0, 0);
+  const __m256 green_m = _mm256_setr_ps(-1, 0, 0, 1, 0, 0, 0, 0);
+  const __m256 green_c = _mm256_setr_ps(1, 0, 0, 0, 1, 1, 0, 0);
+  const __m256 blue_m = _mm256_setr_ps(0, 0, -1, 0, 0, 1, 0, 0);
+  const __m256 blue_c = _mm256_setr_ps(1, 1, 1, 0, 0, 0, 0, 0);
   for (; n >= 10; n -= 8, p += 24) {
     const __m256i bytes =
         _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<__m128i*>(p))),
@@ -139,18 +170,17 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const
     if (_mm256_testz_si256(diff, diff)) {
       // Eight greys (a mosaic's fill): saturation 0, so every channel is
       // the scaled value's v2 / 255 * 255, as below.
-      const __m256i v2 = _mm256_min_epi32(ScaleTruncated(v, vgain), max_byte);
+      const __m256i v2 = _mm256_min_epi32(ScaleTruncated<kFloat>(v, vgain_f, vgain), max_byte);
       const __m256i grey = _mm256_cvttps_epi32(
           _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v2), inv255), k255));
       StoreRgb(p, grey, grey, grey);
       continue;
     }
-    // max(x, 1) for x >= 0: x - (x == 0).
-    const __m256 v1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(v, _mm256_cmpeq_epi32(v, zero)));
-    const __m256 d1 = _mm256_cvtepi32_ps(_mm256_sub_epi32(diff, _mm256_cmpeq_epi32(diff, zero)));
-    // cvtps rounds to nearest, halves to even, as std::nearbyint.
-    const __m256i sdiv = _mm256_cvtps_epi32(_mm256_div_ps(snum, v1));
-    const __m256i hdiv = _mm256_cvtps_epi32(_mm256_div_ps(hnum, d1));
+    // cvtps rounds to nearest, halves to even, as std::nearbyint. A
+    // divisor 0 (v 0 or diff 0) gives infinity, converted to INT32_MIN,
+    // whose product with diff 0 or sector6 0 is 0, as HsvPixel's.
+    const __m256i sdiv = _mm256_cvtps_epi32(_mm256_div_ps(snum, _mm256_cvtepi32_ps(v)));
+    const __m256i hdiv = _mm256_cvtps_epi32(_mm256_div_ps(hnum, _mm256_cvtepi32_ps(diff)));
     const __m256i s =
         _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(diff, sdiv), half), 12);
     const __m256i is_r = _mm256_cmpeq_epi32(v, r);
@@ -161,41 +191,32 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const
     const __m256i from_b = _mm256_add_epi32(_mm256_sub_epi32(r, g), _mm256_add_epi32(diff2, diff2));
     const __m256i sector6 =
         _mm256_blendv_epi8(_mm256_blendv_epi8(from_b, from_g, is_g), from_r, is_r);
-    __m256i h = _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(sector6, hdiv), half), 12);
-    h = _mm256_add_epi32(h, _mm256_and_si256(_mm256_srai_epi32(h, 31), levels));
-    h = _mm256_add_epi32(h, shift);
-    h = _mm256_add_epi32(h, _mm256_and_si256(_mm256_srai_epi32(h, 31), levels));
+    // The hue in (-30, 150], plus 180 when negative, plus the shift taken
+    // modulo 180: in [0, 360), less 180 from 180 up.
+    const __m256i rounded = _mm256_add_epi32(_mm256_mullo_epi32(sector6, hdiv), half);
+    __m256i h = _mm256_add_epi32(_mm256_srai_epi32(rounded, 12), shift);
+    h = _mm256_add_epi32(h, _mm256_and_si256(_mm256_srai_epi32(rounded, 31), levels));
     h = _mm256_sub_epi32(h, _mm256_and_si256(_mm256_cmpgt_epi32(h, last_level), levels));
-    const __m256i s2 = _mm256_min_epi32(ScaleTruncated(s, sgain), max_byte);
-    const __m256i v2 = _mm256_min_epi32(ScaleTruncated(v, vgain), max_byte);
+    const __m256i s2 = _mm256_min_epi32(ScaleTruncated<kFloat>(s, sgain_f, sgain), max_byte);
+    const __m256i v2 = _mm256_min_epi32(ScaleTruncated<kFloat>(v, vgain_f, vgain), max_byte);
     const __m256 hf = _mm256_mul_ps(_mm256_cvtepi32_ps(h), sixths);
     const __m256i sector = _mm256_cvttps_epi32(hf);
     const __m256 f = _mm256_sub_ps(hf, _mm256_cvtepi32_ps(sector));
     const __m256 vs = _mm256_mul_ps(_mm256_cvtepi32_ps(v2), inv255);
     const __m256 ss = _mm256_mul_ps(_mm256_cvtepi32_ps(s2), inv255);
-    const __m256 top = vs;
-    const __m256 bottom = _mm256_mul_ps(vs, _mm256_sub_ps(one, ss));
-    const __m256 falling = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, f, one));
-    const __m256 rising = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, _mm256_sub_ps(one, f), one));
-    // sector == k
-    const __m256 in0 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(sector, zero));
-    const __m256 in1 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(sector, _mm256_set1_epi32(1)));
-    const __m256 in2 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(sector, _mm256_set1_epi32(2)));
-    const __m256 in3 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(sector, _mm256_set1_epi32(3)));
-    const __m256 in4 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(sector, _mm256_set1_epi32(4)));
-    const __m256 in5 = _mm256_castsi256_ps(_mm256_cmpeq_epi32(sector, _mm256_set1_epi32(5)));
-    // Red: top, falling, bottom, bottom, rising, top.
-    __m256 out_r = _mm256_blendv_ps(top, falling, in1);
-    out_r = _mm256_blendv_ps(out_r, bottom, _mm256_or_ps(in2, in3));
-    out_r = _mm256_blendv_ps(out_r, rising, in4);
-    // Green: rising, top, top, falling, bottom, bottom.
-    __m256 out_g = _mm256_blendv_ps(bottom, rising, in0);
-    out_g = _mm256_blendv_ps(out_g, top, _mm256_or_ps(in1, in2));
-    out_g = _mm256_blendv_ps(out_g, falling, in3);
-    // Blue: bottom, bottom, rising, top, top, falling.
-    __m256 out_b = _mm256_blendv_ps(top, bottom, _mm256_or_ps(in0, in1));
-    out_b = _mm256_blendv_ps(out_b, rising, in2);
-    out_b = _mm256_blendv_ps(out_b, falling, in5);
+    // Each channel's level is vs * (1 - ss * t), t by the sector one of 0
+    // (top), 1 (bottom), f (falling) and 1 - f (rising): t = m * f + c,
+    // (m, c) looked up by the sector; each product and sum exact or
+    // rounded once as the levels' own arithmetic, so the same bytes.
+    const __m256 t_r = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(red_m, sector), f,
+                                       _mm256_permutevar8x32_ps(red_c, sector));
+    const __m256 t_g = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(green_m, sector), f,
+                                       _mm256_permutevar8x32_ps(green_c, sector));
+    const __m256 t_b = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(blue_m, sector), f,
+                                       _mm256_permutevar8x32_ps(blue_c, sector));
+    const __m256 out_r = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, t_r, one));
+    const __m256 out_g = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, t_g, one));
+    const __m256 out_b = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, t_b, one));
     StoreRgb(p, _mm256_cvttps_epi32(_mm256_mul_ps(out_r, k255)),
              _mm256_cvttps_epi32(_mm256_mul_ps(out_g, k255)),
              _mm256_cvttps_epi32(_mm256_mul_ps(out_b, k255)));
@@ -238,7 +259,11 @@ void ApplyRandomHsv(RgbImageView image, const RandomHsvParams& params) {
   uint8_t* p = image.data;
 #if FEEDLINE_HAVE_X86
   if (HasAvx2()) {
-    HsvRunAvx2(p, pixels, gains);
+    if (FloatScalesExactly(gains.saturation) && FloatScalesExactly(gains.value)) {
+      HsvRunAvx2<true>(p, pixels, gains);
+    } else {
+      HsvRunAvx2<false>(p, pixels, gains);
+    }
     return;
   }
 #endif

@@ -180,7 +180,22 @@ TEST(RandomHsv, MatchesOpenCvsThreeStepsOnEdgeCases) {
   const std::array<double, 3> factor_sets[] = {
       {1, 0, 1},   {1, 1, 0},     {1, 2, 2},      {0, 1, 1},      {2, 1, 1},   {1.5, 0.5, 1.5},
       {0.5, 2, 0}, {1.01, 1, 1},  {0.99, 1, 1.2}, {1.93, 0.3, 0.7}, {0.13, 1.7, 1}};
-  for (const std::array<double, 3>& factors : factor_sets) {
+  // And a factor whose float product truncates differently from the
+  // double one for some level (the vector loop then multiplies in double).
+  double uneven = 0;
+  for (int k = 1; uneven == 0; ++k) {
+    const double g = 0.5 + k * 1e-4;
+    for (int x = 0; x < 256; ++x) {
+      if (static_cast<int>(static_cast<float>(x) * static_cast<float>(g)) !=
+          static_cast<int>(x * g)) {
+        uneven = g;
+      }
+    }
+  }
+  std::vector<std::array<double, 3>> all(std::begin(factor_sets), std::end(factor_sets));
+  all.push_back({1.21, 1, uneven});
+  all.push_back({0.81, uneven, 1});
+  for (const std::array<double, 3>& factors : all) {
     std::vector<uint8_t> ours = image, theirs = image;
     ApplyRandomHsv(RgbImageView{ours.data(), height, width}, RandomHsvParams{factors});
     UltralyticsHsv(theirs, height, width, factors);
