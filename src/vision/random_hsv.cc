@@ -1,5 +1,7 @@
 #include "feedline/vision/random_hsv.h"
 
+#include "src/vision/augment.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -117,14 +119,33 @@ __attribute__((target("avx2,fma"))) inline void StoreRgb(uint8_t* p, __m256i r, 
   _mm_storel_epi64(reinterpret_cast<__m128i*>(p + 16), _mm256_extracti128_si256(joined, 1));
 }
 
+// Stores eight int32 lanes (0-255) as eight bytes.
+__attribute__((target("avx2,fma"))) inline void StorePlane(uint8_t* p, __m256i x) {
+  const __m256i low_bytes = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                                             -1, -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
+                                             -1, -1, -1, -1);
+  const __m256i joined =
+      _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(x, low_bytes), _mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(joined));
+}
+
+// The pixels HsvRunAvx2 converts: packed RGB (planes[0], 3 bytes a pixel)
+// or three planes (a u8 channels-first output), in place.
+struct HsvPixels {
+  uint8_t* planes[3];
+  bool packed;
+};
+
 // Eight pixels a step: the 24 bytes loaded as two 16-byte halves (bytes
 // 0-15 and 12-27, so that each 128-bit lane holds four whole pixels),
 // split into R, G and B int32 lanes by byte shuffles, converted as
 // HsvPixel does (eight greys by a shorter path to the same bytes), and
 // joined and stored as 24 bytes. Needs 28 readable
-// bytes, so the last pixels go through HsvPixel.
-template <bool kFloat>
-__attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const HsvGains& gains) {
+// bytes, so the last pixels go through HsvPixel. From planes (kPacked
+// false): eight bytes of each plane widened and stored back the same way.
+template <bool kFloat, bool kPacked>
+__attribute__((target("avx2,fma"))) void HsvRunAvx2(const HsvPixels& pixels, int64_t n,
+                                                    const HsvGains& gains) {
   const __m256i pick_r = _mm256_setr_epi8(0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1, -1,
                                           -1, 0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1,
                                           -1, -1);
@@ -158,13 +179,22 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const
   const __m256 green_c = _mm256_setr_ps(1, 0, 0, 0, 1, 1, 0, 0);
   const __m256 blue_m = _mm256_setr_ps(0, 0, -1, 0, 0, 1, 0, 0);
   const __m256 blue_c = _mm256_setr_ps(1, 1, 1, 0, 0, 0, 0, 0);
-  for (; n >= 10; n -= 8, p += 24) {
-    const __m256i bytes =
-        _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<__m128i*>(p))),
-                                _mm_loadu_si128(reinterpret_cast<__m128i*>(p + 12)), 1);
-    const __m256i r = _mm256_shuffle_epi8(bytes, pick_r);
-    const __m256i g = _mm256_shuffle_epi8(bytes, pick_g);
-    const __m256i b = _mm256_shuffle_epi8(bytes, pick_b);
+  int64_t i = 0;
+  for (; n - i >= (kPacked ? 10 : 8); i += 8) {
+    __m256i r, g, b;
+    uint8_t* p = pixels.planes[0] + (kPacked ? 3 * i : i);
+    if constexpr (kPacked) {
+      const __m256i bytes = _mm256_inserti128_si256(
+          _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<__m128i*>(p))),
+          _mm_loadu_si128(reinterpret_cast<__m128i*>(p + 12)), 1);
+      r = _mm256_shuffle_epi8(bytes, pick_r);
+      g = _mm256_shuffle_epi8(bytes, pick_g);
+      b = _mm256_shuffle_epi8(bytes, pick_b);
+    } else {
+      r = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<__m128i*>(p)));
+      g = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<__m128i*>(pixels.planes[1] + i)));
+      b = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<__m128i*>(pixels.planes[2] + i)));
+    }
     const __m256i v = _mm256_max_epi32(r, _mm256_max_epi32(g, b));
     const __m256i diff = _mm256_sub_epi32(v, _mm256_min_epi32(r, _mm256_min_epi32(g, b)));
     if (_mm256_testz_si256(diff, diff)) {
@@ -173,7 +203,13 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const
       const __m256i v2 = _mm256_min_epi32(ScaleTruncated<kFloat>(v, vgain_f, vgain), max_byte);
       const __m256i grey = _mm256_cvttps_epi32(
           _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v2), inv255), k255));
-      StoreRgb(p, grey, grey, grey);
+      if constexpr (kPacked) {
+        StoreRgb(p, grey, grey, grey);
+      } else {
+        StorePlane(p, grey);
+        StorePlane(pixels.planes[1] + i, grey);
+        StorePlane(pixels.planes[2] + i, grey);
+      }
       continue;
     }
     // cvtps rounds to nearest, halves to even, as std::nearbyint. A
@@ -217,11 +253,26 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(uint8_t* p, int64_t n, const
     const __m256 out_r = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, t_r, one));
     const __m256 out_g = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, t_g, one));
     const __m256 out_b = _mm256_mul_ps(vs, _mm256_fnmadd_ps(ss, t_b, one));
-    StoreRgb(p, _mm256_cvttps_epi32(_mm256_mul_ps(out_r, k255)),
-             _mm256_cvttps_epi32(_mm256_mul_ps(out_g, k255)),
-             _mm256_cvttps_epi32(_mm256_mul_ps(out_b, k255)));
+    const __m256i red = _mm256_cvttps_epi32(_mm256_mul_ps(out_r, k255));
+    const __m256i green = _mm256_cvttps_epi32(_mm256_mul_ps(out_g, k255));
+    const __m256i blue = _mm256_cvttps_epi32(_mm256_mul_ps(out_b, k255));
+    if constexpr (kPacked) {
+      StoreRgb(p, red, green, blue);
+    } else {
+      StorePlane(p, red);
+      StorePlane(pixels.planes[1] + i, green);
+      StorePlane(pixels.planes[2] + i, blue);
+    }
   }
-  for (; n > 0; --n, p += 3) HsvPixel(p, gains);
+  for (; i < n; ++i) {
+    if constexpr (kPacked) {
+      HsvPixel(pixels.planes[0] + 3 * i, gains);
+    } else {
+      uint8_t rgb[3] = {pixels.planes[0][i], pixels.planes[1][i], pixels.planes[2][i]};
+      HsvPixel(rgb, gains);
+      for (int c = 0; c < 3; ++c) pixels.planes[c][i] = rgb[c];
+    }
+  }
 }
 
 bool HasAvx2() {
@@ -242,32 +293,66 @@ RandomHsvParams DrawRandomHsv(const Transform& hsv, Rng& rng) {
   return params;
 }
 
-void ApplyRandomHsv(RgbImageView image, const RandomHsvParams& params) {
+namespace {
+
+// The factors as HsvGains, and whether any differs from 1.
+bool ToGains(const RandomHsvParams& params, HsvGains& gains) {
   const std::array<double, 3>& r = params.factors;
-  if (r[0] == 1 && r[1] == 1 && r[2] == 1) return;
+  if (r[0] == 1 && r[1] == 1 && r[2] == 1) return false;
   // Ultralytics' hue table is (x + gain * u * 180) % 180, truncated: for a
   // whole x that is x + floor(gain * u * 180), modulo 180. The factor is
   // 1 + gain * u, and factor - 1 can be an ulp under gain * u: a shift
   // within 1e-9 under a whole level is taken as that level.
-  HsvGains gains;
   gains.hue_shift = std::clamp(static_cast<int>(std::floor((r[0] - 1) * kHueLevels + 1e-9)),
                                -kHueLevels, kHueLevels);
   gains.saturation = std::max(r[1], 0.0);
   gains.value = std::max(r[2], 0.0);
-  // Rows have no padding: the image is one run of pixels.
-  const int64_t pixels = static_cast<int64_t>(image.width) * image.height;
-  uint8_t* p = image.data;
+  return true;
+}
+
+void ApplyHsv(const HsvPixels& pixels, int64_t n, const HsvGains& gains) {
 #if FEEDLINE_HAVE_X86
   if (HasAvx2()) {
-    if (FloatScalesExactly(gains.saturation) && FloatScalesExactly(gains.value)) {
-      HsvRunAvx2<true>(p, pixels, gains);
+    const bool exact = FloatScalesExactly(gains.saturation) && FloatScalesExactly(gains.value);
+    if (pixels.packed) {
+      exact ? HsvRunAvx2<true, true>(pixels, n, gains) : HsvRunAvx2<false, true>(pixels, n, gains);
     } else {
-      HsvRunAvx2<false>(p, pixels, gains);
+      exact ? HsvRunAvx2<true, false>(pixels, n, gains)
+            : HsvRunAvx2<false, false>(pixels, n, gains);
     }
     return;
   }
 #endif
-  for (int64_t i = 0; i < pixels; ++i, p += 3) HsvPixel(p, gains);
+  for (int64_t i = 0; i < n; ++i) {
+    if (pixels.packed) {
+      HsvPixel(pixels.planes[0] + 3 * i, gains);
+    } else {
+      uint8_t rgb[3] = {pixels.planes[0][i], pixels.planes[1][i], pixels.planes[2][i]};
+      HsvPixel(rgb, gains);
+      for (int c = 0; c < 3; ++c) pixels.planes[c][i] = rgb[c];
+    }
+  }
 }
+
+}  // namespace
+
+void ApplyRandomHsv(RgbImageView image, const RandomHsvParams& params) {
+  HsvGains gains;
+  if (!ToGains(params, gains)) return;
+  // Rows have no padding: the image is one run of pixels.
+  ApplyHsv(HsvPixels{{image.data, nullptr, nullptr}, true},
+           static_cast<int64_t>(image.width) * image.height, gains);
+}
+
+namespace internal {
+
+void ApplyRandomHsvPlanes(uint8_t* red, uint8_t* green, uint8_t* blue, int64_t pixels,
+                          const RandomHsvParams& params) {
+  HsvGains gains;
+  if (!ToGains(params, gains)) return;
+  ApplyHsv(HsvPixels{{red, green, blue}, false}, pixels, gains);
+}
+
+}  // namespace internal
 
 }  // namespace feedline::vision

@@ -12,6 +12,7 @@
 
 #include "feedline/error.h"
 #include "feedline/rng.h"
+#include "src/vision/augment.h"
 #include "src/vision/opencv.h"
 
 namespace feedline::vision {
@@ -230,6 +231,33 @@ TEST(RandomHsv, EveryPixelAloneGivesTheSameBytes) {
       ApplyRandomHsv(RgbImageView{alone.data() + i, 1, 1}, RandomHsvParams{factors});
     }
     EXPECT_EQ(whole, alone);
+  }
+}
+
+// The channels-first form (a u8 CHW output, RandomHSV after a mosaic)
+// gives the packed form's bytes, its last pixels (past the last group of 8)
+// and greys included.
+TEST(RandomHsv, ThreePlanesGiveThePackedBytes) {
+  for (const int width : {64, 53, 5}) {
+    const int height = 19;
+    std::vector<uint8_t> packed = RandomHsvImage(height, width, 5);
+    for (int i = 0; i < 2 * width; ++i) {
+      packed[3 * i] = packed[3 * i + 1] = packed[3 * i + 2] = static_cast<uint8_t>(i * 3);
+    }
+    const size_t plane = static_cast<size_t>(height) * width;
+    std::vector<uint8_t> planes(3 * plane);
+    for (size_t i = 0; i < plane; ++i) {
+      for (int c = 0; c < 3; ++c) planes[c * plane + i] = packed[3 * i + c];
+    }
+    const RandomHsvParams params{{1.17, 1.4, 0.85}};
+    ApplyRandomHsv(RgbImageView{packed.data(), height, width}, params);
+    internal::ApplyRandomHsvPlanes(planes.data(), planes.data() + plane, planes.data() + 2 * plane,
+                                   static_cast<int64_t>(plane), params);
+    for (size_t i = 0; i < plane; ++i) {
+      for (int c = 0; c < 3; ++c) {
+        ASSERT_EQ(planes[c * plane + i], packed[3 * i + c]) << "width " << width << ", pixel " << i;
+      }
+    }
   }
 }
 
