@@ -14,6 +14,7 @@
 #include "feedline/tensor.h"
 #include "feedline/vision/image_ops.h"
 #include "feedline/vision/random_erasing.h"
+#include "feedline/vision/random_hsv.h"
 #include "feedline/vision/transforms.h"
 
 namespace feedline::vision::internal {
@@ -22,6 +23,11 @@ namespace feedline::vision::internal {
 // applies it to `image`. `scratch` is reused between calls.
 void ApplyPixelAugmentation(const Transform& t, RgbImageView image, Rng& rng,
                             std::vector<uint8_t>& scratch);
+
+// RandomHSV (ApplyRandomHsv, the same bytes) on three planes of `pixels`
+// bytes each, in place: a u8 channels-first output.
+void ApplyRandomHsvPlanes(uint8_t* red, uint8_t* green, uint8_t* blue, int64_t pixels,
+                          const RandomHsvParams& params);
 
 // Draws and applies a RandomErasing step to the output tensor (float,
 // [3, H, W] when chw else [H, W, 3]). `noise` is reused between calls.

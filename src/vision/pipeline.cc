@@ -780,7 +780,14 @@ void Pipeline::DrawTile(const DecodedImage& image, const uint8_t* pixels,
 bool Pipeline::DrawComposite(std::span<const CompositeTile> tiles, int width, int height,
                              uint8_t fill, bool mirrored, Sample& out, std::string_view field,
                              SampleContext& ctx) const {
-  if (pixel_augmentations_) return false;
+  // Pixel steps need the uint8 image, which a u8 output is, when they are
+  // RandomHSV only (per pixel, in any layout); others take the canvas.
+  if (pixel_augmentations_) {
+    if (options_.dtype != DType::kU8) return false;
+    for (const Transform& t : transforms_) {
+      if (t.IsPixelAugmentation() && t.kind != Kind::kRandomHSV) return false;
+    }
+  }
   std::array<internal::PixelBox, 4> boxes;
   if (tiles.size() > boxes.size()) return false;
   for (size_t k = 0; k < tiles.size(); ++k) {
@@ -813,6 +820,19 @@ bool Pipeline::DrawComposite(std::span<const CompositeTile> tiles, int width, in
     internal::ResizeLinearInto(internal::RgbImage{t.pixels, t.image->width, t.image->height},
                                b.x, b.y, b.width, b.height, plan.out_width, plan.out_height,
                                format, at, buffer);
+  }
+  // RandomHSV on the output, drawn where WriteComposite draws it.
+  for (const Transform& t : transforms_) {
+    if (!t.IsPixelAugmentation()) continue;
+    const RandomHsvParams params = DrawRandomHsv(t, ctx.rng());
+    uint8_t* data = static_cast<uint8_t*>(dst.raw());
+    if (chw_) {
+      const size_t plane = static_cast<size_t>(width) * height;
+      internal::ApplyRandomHsvPlanes(data, data + plane, data + 2 * plane,
+                                     static_cast<int64_t>(plane), params);
+    } else {
+      ApplyRandomHsv(RgbImageView{data, height, width}, params);
+    }
   }
   if (!erasing_.empty()) {
     thread_local std::vector<float> noise;

@@ -1,8 +1,18 @@
-// YOLO's HSV augmentation (Ultralytics' RandomHSV, hsv_h / hsv_s / hsv_v)
-// on uint8 RGB pixels: the image converted to OpenCV's 8-bit HSV (hue in
-// [0, 180)), hue multiplied by a factor modulo 180, saturation and value
-// multiplied by theirs and clipped to [0, 255], each level truncated as
-// their lookup tables truncate it, and converted back.
+// YOLO's HSV augmentation (Ultralytics' RandomHSV, hsv_h / hsv_s / hsv_v,
+// as in 8.3.79 and later) on uint8 RGB pixels: in OpenCV's 8-bit HSV (hue
+// in [0, 180)) the hue shifted by (factor - 1) * 180 levels modulo 180,
+// saturation and value multiplied by their factors and clipped to
+// [0, 255], each level truncated as Ultralytics' lookup tables truncate it,
+// and back to RGB.
+//
+// One pass over the pixels, eight at a time with AVX2 where the CPU has it,
+// no HSV image in memory: each pixel's 8-bit H, S and V are computed with
+// OpenCV's integer arithmetic, the tables' arithmetic applied, and the
+// pixel converted back with the float arithmetic of OpenCV's vectorized
+// HSV2RGB, which truncates. So it gives OpenCV's three steps' bytes except
+// where OpenCV's scalar loop (the last pixels of the rows it converts)
+// rounds instead: there a value can be one level higher in theirs
+// (tests/vision/random_hsv_test.cc: at most 1 level, under 1% of values).
 //
 // Thread safety: the functions keep no state.
 //
@@ -22,6 +32,7 @@
 namespace feedline::vision {
 
 // The factors of hue, saturation and value; all 1 when the gains are all 0.
+// Hue's factor f shifts the hue by f - 1 of a turn ((f - 1) * 180 levels).
 struct FEEDLINE_EXPORT RandomHsvParams {
   std::array<double, 3> factors = {1, 1, 1};
 };

@@ -584,10 +584,14 @@ class RandomPhotometricDistort(Transform):
 
 
 class RandomHSV(Transform):
-    """YOLO's HSV augmentation (Ultralytics' RandomHSV; hsv_h, hsv_s, hsv_v):
-    the image in OpenCV's 8-bit HSV, hue multiplied by 1 + hgain * u modulo
-    180, saturation and value by 1 + sgain * u and 1 + vgain * u clipped to
-    255 (u uniform in [-1, 1), one for each), back to RGB. Gains in [0, 1];
+    """YOLO's HSV augmentation (Ultralytics' RandomHSV; hsv_h, hsv_s, hsv_v;
+    as in 8.3.79 and later): the image in OpenCV's 8-bit HSV, hue shifted by
+    hgain * u of a turn (hgain * u * 180 levels, modulo 180), saturation and
+    value multiplied by 1 + sgain * u and 1 + vgain * u clipped to 255 (u
+    uniform in [-1, 1), one for each), back to RGB; one pass over the
+    pixels with OpenCV's arithmetic (include/feedline/vision/random_hsv.h
+    says where its bytes can differ from OpenCV's: by a level, rarely).
+    Gains in [0, 1];
     the defaults are YOLO's training defaults. It runs on the uint8 image
     after the geometric steps (after a mosaic: on the whole mosaic, fill
     included, as theirs)."""
