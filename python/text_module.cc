@@ -510,6 +510,9 @@ void BindText(py::module_& m) {
       .def_property_readonly("row_group_reads_ahead",
                              &text::ColumnarDataset::row_group_reads_ahead)
       .def_property_readonly("row_group_read_log", &text::ColumnarDataset::row_group_read_log)
+      // At exit (feedline/io/columnar.py): the readers joined while Python
+      // can still run them (WaitForReads lets the GIL go).
+      .def("stop_reads_ahead", &text::ColumnarDataset::StopReadsAhead)
       .def_property_readonly("has_lengths", &text::ColumnarDataset::has_lengths)
       .def("length", &text::ColumnarDataset::Length, py::arg("index"))
       // The fields that hold str / bytes objects (string and binary

@@ -243,4 +243,6 @@ int64_t ColumnarDataset::rows_kept() const { return cache_->rows_kept(); }
 int64_t ColumnarDataset::kept_bytes() const { return cache_->kept_bytes(); }
 std::vector<int64_t> ColumnarDataset::row_group_read_log() const { return cache_->read_log(); }
 
+void ColumnarDataset::StopReadsAhead() const { cache_->StopReadsAhead(); }
+
 }  // namespace feedline::text

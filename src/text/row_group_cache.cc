@@ -40,13 +40,16 @@ RowGroupCache::RowGroupCache(std::shared_ptr<const RowGroupSource> source,
   }
 }
 
-RowGroupCache::~RowGroupCache() {
+RowGroupCache::~RowGroupCache() { StopReadsAhead(); }
+
+void RowGroupCache::StopReadsAhead() {
   std::list<Reader> readers;
   {
     MutexLock lock(&mu_);
     stopping_ = true;
     for (const int64_t group : queued_) entries_.erase(group);
     queued_.clear();
+    read_done_.NotifyAll();  // a Get waiting for a dropped claim reads it itself
     if (readers_pid_ == ::getpid()) {
       readers.swap(readers_);
     } else {

@@ -101,6 +101,12 @@ class RowGroupCache {
   void ReadAhead(int64_t group);
   // Returns once every read ahead claimed so far has ended (for tests).
   void WaitForReadsAhead();
+  // Starts no reader again, drops the claims of the reads ahead not
+  // started, and waits for those under way (through the source's
+  // WaitForReads): before the process ends, so that no reader is inside
+  // the source (Python, whose interpreter is about to finalize) then. The
+  // groups the plan needs next are read by the Gets that need them.
+  void StopReadsAhead();
 
   // The epoch's plan, in first-use order (each group once); empty: none,
   // read ahead in row order. row_last_use: where the plan's order last

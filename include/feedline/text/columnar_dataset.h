@@ -114,8 +114,12 @@ class FEEDLINE_EXPORT ColumnarDataset : public Dataset {
   // their bytes (now).
   int64_t rows_kept() const;
   int64_t kept_bytes() const;
-  // The row groups in the order their reads began (the first 4096).
+  // The row groups in the order their reads were taken on (the first 4096).
   std::vector<int64_t> row_group_read_log() const;
+  // Stops the reads ahead for good and waits for those under way (the
+  // reader threads' end; Gets then read the groups they need): before the
+  // process ends, while the source can still be called.
+  void StopReadsAhead() const;
 
  private:
   // The decoded row of sample `index` (its group in `group`); throws as Get.

@@ -7,9 +7,11 @@ Python runs once per row group (pyarrow decodes it, releasing the GIL; its
 buffers cross to C++ whole), never per row.
 """
 
+import atexit
 import glob
 import io
 import os
+import weakref
 
 import numpy as np
 
@@ -386,6 +388,7 @@ class ParquetDataset(ColumnarSamples):
             int(readahead), None, lengths, files=cache,
             file_of_group=[opened.cached_of[f] for f, _ in groups] if cache else [])
         super().__init__(native)
+        _live_datasets.add(self)
         self._cache = cache
         self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
                            readahead, remote, _dtypes)
@@ -472,6 +475,20 @@ class ParquetDataset(ColumnarSamples):
     def __repr__(self):
         return (f"ParquetDataset({len(self.paths)} files, {len(self)} rows, "
                 f"{self.num_row_groups} row groups, columns={self.columns})")
+
+
+# Every ParquetDataset of this process, for _stop_reads_ahead.
+_live_datasets = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_reads_ahead():
+    # A dataset's reader threads call Python to decode its row groups: they
+    # are stopped and joined before the interpreter starts to finalize, as
+    # the loaders' workers are (feedline/io/loader.py); a reader taking the
+    # GIL after that point crashed the process.
+    for dataset in list(_live_datasets):
+        dataset._native.stop_reads_ahead()
 
 
 def _rebuild_parquet(files, columns, length_column, lengths_from, max_row_groups, readahead,
