@@ -103,18 +103,19 @@ def test_a_shuffled_visit_reads_row_groups_ahead_in_the_order_the_epoch_needs_th
     assert stats["row_groups_held"] <= 4
 
 
-def test_a_dataset_freed_while_a_read_ahead_runs_waits_for_it_and_ends(tmp_path):
-    # The dataset freed by Python, the GIL held, while a reader thread is
-    # inside the Python read (which needs the GIL to return): it must let
-    # the GIL go while it waits, else neither ever ends. In a child
-    # process, so that a hang is a timeout and not a hung suite.
+def run_with_slow_reads(folder, then):
+    """Runs, in a child process (so that a hang is a timeout, not a hung
+    suite), a loader over the Parquet files of `folder` whose row group
+    reads after the first sleep 0.3 s in the Python read (the GIL let go,
+    as pyarrow lets it go), takes its first batch, waits until a read ahead
+    is inside the read, prints "ready" and runs the lines `then` (with
+    `ds`, `loader` and `batches`)."""
     import subprocess
     import sys
     import textwrap
 
-    write(str(tmp_path), rows(200, seed=5), files=2, row_group_size=10)
     script = textwrap.dedent(f"""
-        import gc, threading, time
+        import gc, sys, threading, time
         from feedline import io
         from feedline.io import columnar
         started = threading.Event()
@@ -122,22 +123,34 @@ def test_a_dataset_freed_while_a_read_ahead_runs_waits_for_it_and_ends(tmp_path)
         def slow(self, g):
             if g > 0:
                 started.set()
-                time.sleep(0.5)  # the GIL let go, as pyarrow lets it go
+                time.sleep(0.3)
             return read(self, g)
         columnar._ParquetRowGroups.__call__ = slow
-        ds = io.ParquetDataset({str(tmp_path / "*.parquet")!r}, columns=["id"], readahead=2)
-        loader = io.DataLoader(ds, batch_size=5, num_workers=1)
-        next(iter(loader))  # group 0; groups 1 and 2 claimed ahead
+        ds = io.ParquetDataset({os.path.join(folder, "*.parquet")!r}, columns=["id"], readahead=3)
+        loader = io.DataLoader(ds, batch_size=5, num_workers=2)
+        batches = iter(loader)
+        next(batches)
         assert started.wait(10)
+        print("ready", flush=True)
+    """) + textwrap.dedent(then)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_a_dataset_freed_while_a_read_ahead_runs_waits_for_it_and_ends(tmp_path):
+    # The dataset freed by Python, the GIL held, while a reader thread is
+    # inside the Python read (which needs the GIL to return): it must let
+    # the GIL go while it waits, else neither ever ends.
+    write(str(tmp_path), rows(200, seed=5), files=2, row_group_size=10)
+    done = run_with_slow_reads(str(tmp_path), """
+        del batches
         loader.close()
         del loader, ds
         gc.collect()
         print("freed")
     """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "freed"
+    assert done.stdout.split() == ["ready", "freed"]
 
 
 @pytest.mark.parametrize("ending", ["exit", "interrupt"])
@@ -147,35 +160,10 @@ def test_a_process_that_ends_while_reads_ahead_run_exits_cleanly(tmp_path, endin
     # and joined before the interpreter finalizes (a reader taking the GIL
     # after that crashed the process: a segfault or a corrupted heap in 6
     # of 8 interrupted runs).
-    import subprocess
-    import sys
-    import textwrap
-
     write(str(tmp_path), rows(200, seed=6), files=2, row_group_size=10)
-    end = "sys.exit(0)" if ending == "exit" else "raise KeyboardInterrupt"
-    script = textwrap.dedent(f"""
-        import sys, threading, time
-        from feedline import io
-        from feedline.io import columnar
-        started = threading.Event()
-        read = columnar._ParquetRowGroups.__call__
-        def slow(self, g):
-            if g > 0:
-                started.set()
-                time.sleep(0.3)  # the GIL let go, as pyarrow lets it go
-            return read(self, g)
-        columnar._ParquetRowGroups.__call__ = slow
-        ds = io.ParquetDataset({str(tmp_path / "*.parquet")!r}, columns=["id"], readahead=3)
-        loader = io.DataLoader(ds, batch_size=5, num_workers=2)
-        batches = iter(loader)
-        next(batches)
-        assert started.wait(10)
-        print("ending", flush=True)
-        {end}
-    """)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60)
-    assert done.stdout.strip() == "ending"
+    done = run_with_slow_reads(str(tmp_path), "sys.exit(0)" if ending == "exit"
+                               else "raise KeyboardInterrupt")
+    assert done.stdout.strip() == "ready"
     # An uncaught KeyboardInterrupt ends Python by SIGINT, once finalized.
     assert done.returncode == (0 if ending == "exit" else -2), (done.returncode, done.stderr)
     assert "Fatal" not in done.stderr and "corrupted" not in done.stderr, done.stderr
