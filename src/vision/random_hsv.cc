@@ -136,6 +136,21 @@ struct HsvPixels {
   bool packed;
 };
 
+// Stores eight pixels' channels (int32 lanes, 0-255) at pixel `i`: as
+// packed RGB at `p` (the i-th pixel's first byte), or into the three planes.
+template <bool kPacked>
+__attribute__((target("avx2,fma"))) inline void StorePixels(const HsvPixels& pixels, uint8_t* p,
+                                                            int64_t i, __m256i r, __m256i g,
+                                                            __m256i b) {
+  if constexpr (kPacked) {
+    StoreRgb(p, r, g, b);
+  } else {
+    StorePlane(p, r);
+    StorePlane(pixels.planes[1] + i, g);
+    StorePlane(pixels.planes[2] + i, b);
+  }
+}
+
 // Eight pixels a step: the 24 bytes loaded as two 16-byte halves (bytes
 // 0-15 and 12-27, so that each 128-bit lane holds four whole pixels),
 // split into R, G and B int32 lanes by byte shuffles, converted as
@@ -203,13 +218,7 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(const HsvPixels& pixels, int
       const __m256i v2 = _mm256_min_epi32(ScaleTruncated<kFloat>(v, vgain_f, vgain), max_byte);
       const __m256i grey = _mm256_cvttps_epi32(
           _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(v2), inv255), k255));
-      if constexpr (kPacked) {
-        StoreRgb(p, grey, grey, grey);
-      } else {
-        StorePlane(p, grey);
-        StorePlane(pixels.planes[1] + i, grey);
-        StorePlane(pixels.planes[2] + i, grey);
-      }
+      StorePixels<kPacked>(pixels, p, i, grey, grey, grey);
       continue;
     }
     // cvtps rounds to nearest, halves to even, as std::nearbyint. A
@@ -256,13 +265,7 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(const HsvPixels& pixels, int
     const __m256i red = _mm256_cvttps_epi32(_mm256_mul_ps(out_r, k255));
     const __m256i green = _mm256_cvttps_epi32(_mm256_mul_ps(out_g, k255));
     const __m256i blue = _mm256_cvttps_epi32(_mm256_mul_ps(out_b, k255));
-    if constexpr (kPacked) {
-      StoreRgb(p, red, green, blue);
-    } else {
-      StorePlane(p, red);
-      StorePlane(pixels.planes[1] + i, green);
-      StorePlane(pixels.planes[2] + i, blue);
-    }
+    StorePixels<kPacked>(pixels, p, i, red, green, blue);
   }
   for (; i < n; ++i) {
     if constexpr (kPacked) {
