@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <tuple>
 #include <cstdint>
 #include <limits>
@@ -29,6 +30,7 @@
 #include "feedline/text/row_group_source.h"
 #include "feedline/text/token_dataset.h"
 #include "python/object_fields.h"
+#include "python/python_support.h"
 
 namespace py = pybind11;
 
@@ -192,10 +194,11 @@ class PyRowGroupSource : public text::RowGroupSource {
     if (files_ != nullptr) files_->Progress(delivered);
   }
   // A dataset freed by Python (the GIL held) waits for its reads ahead,
-  // which take the GIL to call `read`.
+  // which take the GIL to call `read`. GilRelease: a thread that waits so
+  // during the interpreter's shutdown is parked, not ended.
   void WaitForReads(const std::function<void()>& wait) const override {
     if (PyGILState_Check()) {
-      py::gil_scoped_release release;
+      const GilRelease release;
       wait();
     } else {
       wait();

@@ -3,11 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <system_error>
-#include <thread>
 #include <exception>
 #include <functional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "feedline/error.h"
