@@ -98,7 +98,7 @@ std::vector<uint32_t> DecodeCocoRleString(std::string_view counts, int height, i
     int k = 0;
     bool more = true;
     while (more) {
-      if (p >= counts.size() || k > 12) {
+      if (p >= counts.size() || k >= 12) {
         throw Error("COCO mask " + std::string(source) + ": its compressed counts end inside a count");
       }
       const int c = static_cast<unsigned char>(counts[p]) - 48;
