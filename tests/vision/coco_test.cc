@@ -86,6 +86,18 @@ TEST(CocoAnnotations, CompressedCountsDecodeAsCocosTools) {
   }
 }
 
+TEST(CocoAnnotations, ACompressedCountTooLongForItsBitsIsAnErrorNamingTheMask) {
+  // Twelve characters of a count whose "more" bit stays set (0x20 + 48 = 'P'
+  // each): refused before its shift passes 60 bits (the fuzzer's find).
+  try {
+    DecodeCocoRleString(std::string(13, 'P'), 40, 30, "mask 7");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("mask 7"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("end inside a count"));
+  }
+}
+
 TEST(CocoAnnotations, ErrorsNameTheFileAndWhere) {
   auto message = [](const std::string& json) {
     try {
