@@ -102,6 +102,31 @@ class FileLock {
   int fd_ = -1;
 };
 
+// Held by the thread of this process that holds the cache-wide record lock
+// (CacheWideLock): a record lock belongs to the process, so two of its
+// threads would both be granted it, and the first to close its descriptor
+// would free it while the other still evicted. Leaked on purpose (the fork
+// handlers may run during exit).
+internal::Mutex& CacheWideMutex() {
+  static auto* mutex = new internal::Mutex;
+  return *mutex;
+}
+
+// The cache-wide lock under which whole files are counted, evicted and put
+// in place: this process's threads one at a time, then processes.
+class SCOPED_CAPABILITY CacheWideLock {
+ public:
+  explicit CacheWideLock(const std::string& root) ACQUIRE(CacheWideMutex())
+      : held_(&CacheWideMutex()), file_(root + "/.feedline-cache.lock") {}
+  ~CacheWideLock() RELEASE() = default;
+  CacheWideLock(const CacheWideLock&) = delete;
+  CacheWideLock& operator=(const CacheWideLock&) = delete;
+
+ private:
+  internal::MutexLock held_;
+  FileLock file_;
+};
+
 // The records whose bytes in `file` do not match the index.
 std::vector<ShardRecord> DamagedRecords(const LocalFile& file, const ShardIndex& index) {
   std::vector<ShardRecord> damaged;
@@ -136,6 +161,7 @@ std::set<ShardCache*>& Registry() {
 }  // namespace
 
 void ShardCache::PrepareFork() {
+  CacheWideMutex().Lock();
   RegistryMutex().lock();
   for (ShardCache* cache : Registry()) cache->mu_.Lock();
 }
@@ -143,6 +169,7 @@ void ShardCache::PrepareFork() {
 void ShardCache::ParentAfterFork() {
   for (ShardCache* cache : Registry()) cache->mu_.Unlock();
   RegistryMutex().unlock();
+  CacheWideMutex().Unlock();
 }
 
 void ShardCache::ChildAfterFork() {
@@ -151,6 +178,7 @@ void ShardCache::ChildAfterFork() {
     cache->mu_.Unlock();
   }
   RegistryMutex().unlock();
+  CacheWideMutex().Unlock();
 }
 
 ShardCache::~ShardCache() {
@@ -312,14 +340,7 @@ void ShardCache::Download(size_t shard) const {
   }
   // Whole and checked: its progress goes before it is put in place.
   FinishDownload(part);
-  if (::rename(part.c_str(), path.c_str()) != 0) {
-    throw Error(ErrnoMessage("cannot rename into place", part));
-  }
-  // Downloads under way at once each made room for themselves only, so the
-  // ones that ended before this one may have filled what it counted on:
-  // made again, the whole shards stay within the limit once none is under
-  // way.
-  MakeRoom(0, shard);
+  PutInPlace(shard, index.tar_size);
   {
     internal::MutexLock lock(&mu_);
     ++downloads_;
@@ -328,7 +349,35 @@ void ShardCache::Download(size_t shard) const {
 
 void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
   if (limit_ == 0) return;
-  const FileLock lock(root_ + "/.feedline-cache.lock");
+  bool unlinked = false;
+  {
+    const CacheWideLock lock(root_);
+    unlinked = EvictFor(bytes, keep);
+  }
+  if (unlinked) Unlinked();
+}
+
+void ShardCache::PutInPlace(size_t shard, uint64_t bytes) const {
+  const std::string& path = paths_[shard];
+  const std::string part = path + ".part";
+  bool unlinked = false;
+  bool renamed = false;
+  if (limit_ == 0) {
+    renamed = ::rename(part.c_str(), path.c_str()) == 0;
+  } else {
+    // Room made and the file renamed under one lock: downloads under way at
+    // once each made room for themselves when they started, so the ones that
+    // ended since may have filled what this one counted on.
+    const CacheWideLock lock(root_);
+    unlinked = EvictFor(bytes, shard);
+    renamed = ::rename(part.c_str(), path.c_str()) == 0;
+  }
+  const std::string failure = renamed ? "" : ErrnoMessage("cannot rename into place", part);
+  if (unlinked) Unlinked();
+  if (!renamed) throw Error(failure);
+}
+
+bool ShardCache::EvictFor(uint64_t bytes, size_t keep) const {
   struct Kept {
     fs::path path;
     uint64_t size;
@@ -359,7 +408,7 @@ void ShardCache::MakeRoom(uint64_t bytes, size_t keep) const {
       unlinked = true;
     }
   }
-  if (unlinked) Unlinked();
+  return unlinked;
 }
 
 ShardIndex ShardCache::IndexOf(size_t shard) const {
@@ -432,9 +481,7 @@ ShardIndex ShardCache::IndexByDownload(size_t shard, const std::string& index_lo
     if (::unlink(damage_list.c_str()) != 0 && errno != ENOENT) {
       throw Error(ErrnoMessage("cannot remove", damage_list));
     }
-    if (::rename(part.c_str(), path.c_str()) != 0) {
-      throw Error(ErrnoMessage("cannot rename into place", part));
-    }
+    PutInPlace(shard, *size);
     internal::MutexLock lock(&mu_);
     ++downloads_;
     return index;

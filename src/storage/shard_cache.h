@@ -39,10 +39,12 @@
 // Before a download, released shards (Release: the epoch's plan has
 // passed them) and then the least recently used whole shards are deleted
 // until the cache holds at most `cache_limit` bytes with the new one (under
-// a cache-wide lock), and again once it is in place (concurrent downloads
-// each made room for themselves only); readers that hold one open keep reading it (an
-// unlinked file stays readable), and a shard deleted before it was opened
-// is downloaded again.
+// a cache-wide lock: a mutex for this process's threads, then a record lock
+// for processes), and again, under the same lock as its rename, when it is
+// put in place (concurrent downloads each made room for themselves only),
+// so that the whole files never exceed the limit; readers that hold one
+// open keep reading it (an unlinked file stays readable), and a shard
+// deleted before it was opened is downloaded again.
 //
 // Repair: a record read from the cache whose check fails, and that is not
 // listed as damaged on the server, is the cached copy's damage (bit rot, a
@@ -153,7 +155,15 @@ class ShardCache {
   // undoes it.
   bool BeginDownload(size_t shard, bool even_if_present = false) const;
   void EndDownload(size_t shard) const;
+  // Deletes released, then least recently used, whole files (not `keep`)
+  // until the cache holds at most `cache_limit` bytes with `bytes` more,
+  // under the cache-wide lock.
   void MakeRoom(uint64_t bytes, size_t keep) const;
+  // Renames `shard`'s checked .part into place, making room for its `bytes`
+  // under the same cache-wide lock: whole files never exceed the limit.
+  void PutInPlace(size_t shard, uint64_t bytes) const;
+  // MakeRoom's deletions, the cache-wide lock held; whether any file went.
+  bool EvictFor(uint64_t bytes, size_t keep) const;
   // Counts (and tells this process of) files unlinked from the cache.
   void Unlinked() const;
 

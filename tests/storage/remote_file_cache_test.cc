@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -140,6 +142,42 @@ TEST_F(RemoteFileCacheTest, TheCacheHoldsNoMoreThanItsLimit) {
   }
   EXPECT_EQ(kept, 2 * kFileBytes);
   EXPECT_FALSE(std::filesystem::exists(cache.Path(0)));  // the least recently used
+}
+
+TEST_F(RemoteFileCacheTest, DownloadsEndingAtOnceNeverPutMoreThanTheLimitInPlace) {
+  // Room for one file: each round, three threads each make a different file
+  // present at once, two of them downloaded again. A watcher sums the whole
+  // files in the folder all the while (a download under way, .part, aside).
+  const uint64_t limit = kFileBytes + 10;
+  RemoteFileCache cache(urls_, Sizes(), Options(limit));
+  const std::filesystem::path folder = std::filesystem::path(cache.Path(0)).parent_path();
+  std::atomic<bool> done{false};
+  uint64_t peak = 0;
+  std::thread watcher([&] {
+    while (!done.load()) {
+      uint64_t whole = 0;
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+        if (entry.path().extension() != ".parquet") continue;
+        std::error_code gone;
+        const uint64_t size = entry.file_size(gone);
+        if (!gone) whole += size;
+      }
+      peak = std::max(peak, whole);
+    }
+  });
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < kFiles; ++t) {
+      threads.emplace_back([&, t] { cache.Ensure((t + static_cast<size_t>(round)) % kFiles); });
+    }
+    for (std::thread& thread : threads) thread.join();
+  }
+  done = true;
+  watcher.join();
+  EXPECT_GT(cache.downloads(), static_cast<int64_t>(kFiles));
+  EXPECT_GT(peak, 0u);
+  EXPECT_LE(peak, limit);
 }
 
 TEST_F(RemoteFileCacheTest, ACopyWhoseLengthIsNotTheServersIsDownloadedAgain) {
