@@ -198,12 +198,19 @@ Transform TransformFromState(const py::tuple& state) {
   return t;
 }
 
-// A dataset's mosaic as its constructor takes it: (size, scale, translate,
-// p, cache_bytes), or None.
-std::optional<std::tuple<int, double, double, double, int64_t>> MosaicArgument(
-    const std::optional<vision::MosaicOptions>& m) {
+// A dataset's mosaic as it crosses: (size, scale, translate, p,
+// cache_bytes, mixup), or None.
+using MosaicTuple = std::optional<std::tuple<int, double, double, double, int64_t, double>>;
+
+MosaicTuple MosaicArgument(const std::optional<vision::MosaicOptions>& m) {
   if (!m) return std::nullopt;
-  return std::make_tuple(m->size, m->scale, m->translate, m->p, m->cache_bytes);
+  return std::make_tuple(m->size, m->scale, m->translate, m->p, m->cache_bytes, m->mixup);
+}
+
+std::optional<vision::MosaicOptions> MosaicOptionsOf(const MosaicTuple& mosaic) {
+  if (!mosaic) return std::nullopt;
+  const auto& [size, scale, translate, p, cache_bytes, mixup] = *mosaic;
+  return vision::MosaicOptions{size, scale, translate, p, cache_bytes, mixup};
 }
 
 py::tuple PipelineState(const Pipeline& p) {
@@ -394,8 +401,6 @@ void BindVision(py::module_& m) {
 
   // COCO-format detection (feedline/vision/coco_detection.h). The
   // annotation file is parsed without the GIL.
-  // A mosaic crosses as (size, scale, translate, p), or None.
-  using MosaicTuple = std::optional<std::tuple<int, double, double, double, int64_t>>;
   py::class_<vision::CocoDetection, Dataset, std::shared_ptr<vision::CocoDetection>>(
       v, "CocoDetection")
       .def(py::init([](const std::string& root, const std::string& annotation_file,
@@ -403,10 +408,7 @@ void BindVision(py::module_& m) {
                        int64_t max_file_bytes, const std::string& index_dir,
                        int64_t size_divisibility, bool source_masks, MosaicTuple mosaic) {
              vision::CocoDetectionOptions options;
-             if (mosaic) {
-               const auto& [size, scale, translate, p, cache_bytes] = *mosaic;
-               options.mosaic = vision::MosaicOptions{size, scale, translate, p, cache_bytes};
-             }
+             options.mosaic = MosaicOptionsOf(mosaic);
              options.size_divisibility = size_divisibility;
              options.masks = masks;
              options.source_masks = source_masks;
@@ -474,10 +476,7 @@ void BindVision(py::module_& m) {
              options.masks = masks;
              options.size_divisibility = size_divisibility;
              options.read = ReadLimit(max_file_bytes);
-             if (mosaic) {
-               const auto& [size, scale, translate, p, cache_bytes] = *mosaic;
-               options.mosaic = vision::MosaicOptions{size, scale, translate, p, cache_bytes};
-             }
+             options.mosaic = MosaicOptionsOf(mosaic);
              return std::make_shared<vision::YoloDetection>(images_dir, std::move(pipeline),
                                                             options);
            }),
@@ -663,10 +662,7 @@ void BindVision(py::module_& m) {
              options.keep_crowd = keep_crowd;
              options.skip_empty = skip_empty;
              options.size_divisibility = size_divisibility;
-             if (mosaic) {
-               const auto& [size, scale, translate, p, cache_bytes] = *mosaic;
-               options.mosaic = vision::MosaicOptions{size, scale, translate, p, cache_bytes};
-             }
+             options.mosaic = MosaicOptionsOf(mosaic);
              options.remote = remote;
              return std::make_shared<storage::DetectionShardDataset>(
                  std::move(index_files), std::move(pipeline), options);

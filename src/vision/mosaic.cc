@@ -29,6 +29,32 @@ double ToOutput(double canvas, double centre, double scale, double shift) {
   return scale * (canvas - centre) + shift;
 }
 
+// Both shapes of Ultralytics' Beta(32, 32) for the mixup ratio.
+constexpr double kMixupShape = 32;
+
+// A standard normal draw (Box-Muller; the second value is not kept, so
+// that each draw takes a fixed number of the stream's values).
+double Normal(Rng& rng) {
+  const double u = 1 - rng.Uniform();  // in (0, 1]: its log is finite
+  const double v = rng.Uniform();
+  return std::sqrt(-2 * std::log(u)) * std::cos(2 * M_PI * v);
+}
+
+// A Gamma(shape, 1) draw for shape >= 1 (Marsaglia and Tsang's squeeze and
+// rejection: under 3% of tries rejected at shape 32).
+double Gamma(double shape, Rng& rng) {
+  const double d = shape - 1.0 / 3;
+  const double c = 1 / std::sqrt(9 * d);
+  for (;;) {
+    const double x = Normal(rng);
+    const double t = 1 + c * x;
+    if (t <= 0) continue;
+    const double v = t * t * t;
+    const double u = 1 - rng.Uniform();
+    if (std::log(u) < 0.5 * x * x + d - d * v + d * std::log(v)) return d * v;
+  }
+}
+
 }  // namespace
 
 void CheckMosaicOptions(const MosaicOptions& options, const std::string& dataset) {
@@ -46,6 +72,10 @@ void CheckMosaicOptions(const MosaicOptions& options, const std::string& dataset
   }
   if (!(options.p >= 0 && options.p <= 1)) {
     throw Error(dataset + ": mosaic p must be in [0, 1], got " + std::to_string(options.p));
+  }
+  if (!(options.mixup >= 0 && options.mixup <= 1)) {
+    throw Error(dataset + ": mosaic mixup must be in [0, 1], got " +
+                std::to_string(options.mixup));
   }
   if (options.cache_bytes < 0) {
     throw Error(dataset + ": mosaic cache_bytes must be >= 0, got " +
@@ -76,6 +106,19 @@ MosaicDraw DrawMosaic(const MosaicOptions& options, int64_t index,
   draw.scale = rng.Uniform(1 - options.scale, 1 + options.scale);
   draw.tx = rng.Uniform(0.5 - options.translate, 0.5 + options.translate) * s;
   draw.ty = rng.Uniform(0.5 - options.translate, 0.5 + options.translate) * s;
+  return draw;
+}
+
+MixupDraw DrawMixup(const MosaicOptions& options, std::span<const int64_t> batch,
+                    int64_t dataset_size, Rng& rng) {
+  MixupDraw draw;
+  draw.mixed = rng.Uniform() < options.mixup;
+  draw.partner = batch.size() > 1
+                     ? batch[static_cast<size_t>(rng.UniformInt(static_cast<uint64_t>(batch.size())))]
+                     : static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(dataset_size)));
+  const double x = Gamma(kMixupShape, rng);
+  const double y = Gamma(kMixupShape, rng);
+  draw.ratio = x / (x + y);
   return draw;
 }
 

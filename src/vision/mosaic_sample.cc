@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "feedline/error.h"
+#include "feedline/rng.h"
 
 namespace feedline::vision {
 namespace {
@@ -70,6 +71,89 @@ void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
   }
 }
 
+namespace {
+
+// One mosaic of a sample: its draws, its images (decoded, or found in the
+// cache) and where each tile goes.
+struct PlannedMosaic {
+  MosaicDraw draw;
+  std::array<std::shared_ptr<const MosaicImage>, 4> decoded;
+  std::array<MosaicTile, 4> tiles;
+  std::array<CompositeTile, 4> placed;
+
+  std::span<const CompositeTile> drawn() const {
+    return std::span<const CompositeTile>(placed.data(), draw.tiles);
+  }
+};
+
+PlannedMosaic PlanMosaic(const Pipeline& pipeline, const MosaicOptions& options,
+                         const MosaicDraw& draw, int64_t size, const MosaicImages& images,
+                         MosaicImageCache& cache, std::vector<uint8_t>& bytes,
+                         SampleContext& ctx) {
+  PlannedMosaic planned;
+  planned.draw = draw;
+  // The most a tile enlarges the image resized to `size`: decoded to at
+  // least that, no tile is drawn from fewer pixels than it shows.
+  const int long_side = static_cast<int>(std::ceil(options.size * (1 + options.scale)));
+  for (int k = 0; k < draw.tiles; ++k) {
+    const int64_t image = draw.images[k];
+    CheckIndex(image, size);  // a partner from a batch sampler's indices
+    planned.decoded[k] = cache.Get(image, [&](MosaicImage& made) {
+      const std::string name = images.read(image, bytes);
+      made.image = pipeline.DecodeForTiles(bytes, name, long_side, made.pixels, ctx);
+    });
+    const ImageInfo& info = planned.decoded[k]->image.info;
+    planned.tiles[k] = PlanMosaicTile(options, draw, k, info.height, info.width);
+    planned.placed[k] =
+        CompositeTile{&planned.decoded[k]->image, planned.decoded[k]->pixels.data(),
+                      TilePlacement{planned.tiles[k].plan, planned.tiles[k].ox0,
+                                    planned.tiles[k].oy0}};
+  }
+  return planned;
+}
+
+// Draws `mosaic` on `view`, mirrored when `flip`, kFill where no tile shows.
+void DrawMosaicOn(const Pipeline& pipeline, const PlannedMosaic& mosaic, bool flip,
+                  RgbImageView view, SampleContext& ctx) {
+  FillAroundTiles(std::span<const MosaicTile>(mosaic.tiles.data(), mosaic.draw.tiles), flip,
+                  view);
+  for (const CompositeTile& t : mosaic.drawn()) {
+    pipeline.DrawTile(*t.image, t.pixels, t.placement, flip, view, ctx);
+  }
+}
+
+// `into` x ratio + `other` x (1 - ratio), truncated, as Ultralytics' MixUp
+// computes it (in doubles, then astype(uint8)).
+void Blend(RgbImageView into, const uint8_t* other, double ratio) {
+  const double rest = 1 - ratio;
+  const size_t n = static_cast<size_t>(into.width) * into.height * 3;
+  for (size_t i = 0; i < n; ++i) {
+    into.data[i] = static_cast<uint8_t>(into.data[i] * ratio + other[i] * rest);
+  }
+}
+
+// Appends `mosaic`'s objects as its tiles moved them (and the flip), those
+// that stay in the s x s output.
+void AddObjects(const MosaicOptions& options, const PlannedMosaic& mosaic,
+                const MosaicImages& images, bool flip, std::vector<ImageObject>& kept) {
+  const int s = options.size;
+  for (int k = 0; k < mosaic.draw.tiles; ++k) {
+    const int64_t image = mosaic.draw.images[k];
+    const ImageInfo& info = mosaic.decoded[k]->image.info;
+    for (ImageObject& o : images.objects(image, info.height, info.width)) {
+      if (!(o.box[2] > o.box[0] && o.box[3] > o.box[1])) continue;
+      const std::optional<std::array<float, 4>> box =
+          MapMosaicBox(options, mosaic.draw, mosaic.tiles[k], o.box);
+      if (!box) continue;
+      o.box = *box;
+      if (flip) o.box = {s - (*box)[2], (*box)[1], s - (*box)[0], (*box)[3]};
+      kept.push_back(o);
+    }
+  }
+}
+
+}  // namespace
+
 void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, int64_t index,
                        int64_t size, const MosaicImages& images, MosaicImageCache& cache,
                        std::vector<uint8_t>& bytes, std::vector<uint8_t>& canvas, Sample& out,
@@ -79,53 +163,44 @@ void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, i
   // The list's flips, drawn as a plan draws them; the rest of the list
   // draws nothing before decoding (CheckMosaicPipeline).
   const bool flip = pipeline.Plan(s, s, ctx.rng()).flip;
+  // The mixup's draws come from a stream of their own: with or without it,
+  // the sample's other draws are the same.
+  MixupDraw mixup;
+  std::optional<MosaicDraw> partner_draw;
+  if (options.mixup > 0) {
+    Rng rng(ctx.seed(), static_cast<uint64_t>(ctx.epoch()), static_cast<uint64_t>(index),
+            kMixupStream);
+    mixup = DrawMixup(options, ctx.batch(), size, rng);
+    if (mixup.mixed) partner_draw = DrawMosaic(options, mixup.partner, ctx.batch(), size, rng);
+  }
+  const PlannedMosaic own = PlanMosaic(pipeline, options, draw, size, images, cache, bytes, ctx);
+  std::optional<PlannedMosaic> partner;
+  if (partner_draw) {
+    partner = PlanMosaic(pipeline, options, *partner_draw, size, images, cache, bytes, ctx);
+  }
   const size_t bytes_needed = static_cast<size_t>(s) * s * 3;
-  if (canvas.size() < bytes_needed) canvas.resize(bytes_needed);
+  const size_t canvases = partner ? 2 : 1;
+  if (canvas.size() < canvases * bytes_needed) canvas.resize(canvases * bytes_needed);
   const RgbImageView view{canvas.data(), s, s};
-  // The most a tile enlarges the image resized to `size`: decoded to at
-  // least that, no tile is drawn from fewer pixels than it shows.
-  const int long_side = static_cast<int>(std::ceil(s * (1 + options.scale)));
-  std::array<std::shared_ptr<const MosaicImage>, 4> decoded;
-  std::array<MosaicTile, 4> tiles;
-  for (int k = 0; k < draw.tiles; ++k) {
-    const int64_t image = draw.images[k];
-    CheckIndex(image, size);  // a partner from a batch sampler's indices
-    decoded[k] = cache.Get(image, [&](MosaicImage& made) {
-      const std::string name = images.read(image, bytes);
-      made.image = pipeline.DecodeForTiles(bytes, name, long_side, made.pixels, ctx);
-    });
-    const ImageInfo& info = decoded[k]->image.info;
-    tiles[k] = PlanMosaicTile(options, draw, k, info.height, info.width);
-  }
-  // Straight into the output where the pipeline can; else on the canvas.
-  std::array<CompositeTile, 4> placed;
-  for (int k = 0; k < draw.tiles; ++k) {
-    placed[k] = CompositeTile{&decoded[k]->image, decoded[k]->pixels.data(),
-                              TilePlacement{tiles[k].plan, tiles[k].ox0, tiles[k].oy0}};
-  }
-  const std::span<const CompositeTile> drawn(placed.data(), draw.tiles);
-  if (!pipeline.DrawComposite(drawn, s, s, kFill, flip, out, "image", ctx)) {
-    FillAroundTiles(std::span<const MosaicTile>(tiles.data(), draw.tiles), flip, view);
-    for (const CompositeTile& t : drawn) {
-      pipeline.DrawTile(*t.image, t.pixels, t.placement, flip, view, ctx);
+  if (partner) {
+    // Both drawn whole, then blended: the pipeline's last steps see the blend.
+    const RgbImageView other{canvas.data() + bytes_needed, s, s};
+    DrawMosaicOn(pipeline, own, flip, view, ctx);
+    DrawMosaicOn(pipeline, *partner, flip, other, ctx);
+    {
+      auto timer = ctx.Time(Stage::kTransform);
+      Blend(view, other.data, mixup.ratio);
     }
+    pipeline.WriteComposite(view, out, "image", ctx);
+  } else if (!pipeline.DrawComposite(own.drawn(), s, s, kFill, flip, out, "image", ctx)) {
+    // Straight into the output where the pipeline can; else on the canvas.
+    DrawMosaicOn(pipeline, own, flip, view, ctx);
     pipeline.WriteComposite(view, out, "image", ctx);
   }
   std::vector<ImageObject> kept;
   auto timer = ctx.Time(Stage::kTransform);
-  for (int k = 0; k < draw.tiles; ++k) {
-    const int64_t image = draw.images[k];
-    const MosaicTile& tile = tiles[k];
-    const ImageInfo& info = decoded[k]->image.info;
-    for (ImageObject& o : images.objects(image, info.height, info.width)) {
-      if (!(o.box[2] > o.box[0] && o.box[3] > o.box[1])) continue;
-      const std::optional<std::array<float, 4>> box = MapMosaicBox(options, draw, tile, o.box);
-      if (!box) continue;
-      o.box = *box;
-      if (flip) o.box = {s - (*box)[2], (*box)[1], s - (*box)[0], (*box)[3]};
-      kept.push_back(o);
-    }
-  }
+  AddObjects(options, own, images, flip, kept);
+  if (partner) AddObjects(options, *partner, images, flip, kept);
   WriteObjectFields(kept, out);
   Tensor shape = out.Allocate("image_size", DType::kI64, Shape{2});
   shape.data<int64_t>()[0] = s;

@@ -95,6 +95,83 @@ TEST(WriteMosaicSample, EachTileShowsItsImageAndTheRestIsFill) {
   }
 }
 
+// The colour each pixel of a size x size mosaic of SolidImages shows.
+std::vector<std::array<uint8_t, 3>> SolidMosaicPixels(const MosaicOptions& options,
+                                                      const MosaicDraw& draw) {
+  const int s = options.size;
+  std::vector<std::array<uint8_t, 3>> pixels(static_cast<size_t>(s) * s, {114, 114, 114});
+  for (int k = 0; k < draw.tiles; ++k) {
+    const int64_t i = draw.images[k];
+    const MosaicTile t = PlanMosaicTile(options, draw, k, kSolidSizes[i][0], kSolidSizes[i][1]);
+    for (int y = t.oy0; y < t.oy1; ++y) {
+      for (int x = t.ox0; x < t.ox1; ++x) pixels[y * s + x] = kSolidColours[i];
+    }
+  }
+  return pixels;
+}
+
+TEST(WriteMosaicSample, MixupBlendsTheSampleWithItsPartnersMosaicAndAddsItsObjects) {
+  MosaicOptions options;
+  options.size = 96;
+  options.mixup = 1;
+  MosaicOptions alone = options;
+  alone.mixup = 0;
+  const Pipeline pipeline({}, {.dtype = DType::kU8});
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    Sample mixed, own;
+    MosaicOf(pipeline, options, 3, seed, mixed);
+    MosaicOf(pipeline, alone, 3, seed, own);
+    // The draws, as the sample makes them: its own, then the mixup's stream.
+    Rng rng(seed, 0, 3);
+    const MosaicDraw draw = DrawMosaic(options, 3, {}, 4, rng);
+    Rng mix(seed, 0, 3, kMixupStream);
+    const MixupDraw m = DrawMixup(options, {}, 4, mix);
+    ASSERT_TRUE(m.mixed);
+    const MosaicDraw partner = DrawMosaic(options, m.partner, {}, 4, mix);
+    const auto a = SolidMosaicPixels(options, draw);
+    const auto b = SolidMosaicPixels(options, partner);
+    const uint8_t* px = mixed.Find("image")->data<uint8_t>();
+    for (size_t p = 0; p < a.size(); ++p) {
+      for (int c = 0; c < 3; ++c) {
+        const auto want = static_cast<uint8_t>(a[p][c] * m.ratio + b[p][c] * (1 - m.ratio));
+        ASSERT_EQ(px[p * 3 + c], want) << "seed " << seed << " pixel " << p;
+      }
+    }
+    // The sample's own objects first, as without mixup, then the partner's.
+    const Tensor& boxes = *mixed.Find("boxes");
+    const Tensor& own_boxes = *own.Find("boxes");
+    const int64_t n = own_boxes.shape()[0];
+    ASSERT_GT(boxes.shape()[0], n) << "seed " << seed;
+    EXPECT_EQ(std::memcmp(boxes.data<float>(), own_boxes.data<float>(), n * 4 * sizeof(float)), 0);
+    const int64_t* labels = mixed.Find("labels")->data<int64_t>();
+    for (int64_t k = n; k < boxes.shape()[0]; ++k) {
+      const float* box = boxes.data<float>() + 4 * k;
+      const int cx = static_cast<int>((box[0] + box[2]) / 2);
+      const int cy = static_cast<int>((box[1] + box[3]) / 2);
+      EXPECT_EQ(b[cy * 96 + cx], kSolidColours[labels[k]]) << "partner box " << k;
+    }
+  }
+}
+
+TEST(WriteMosaicSample, MixupChangesNoOtherDrawOfTheSample) {
+  // With mixup possible but not drawn (p = 1e-9), the sample is the one
+  // made without mixup, bit for bit: its draws come from their own stream.
+  MosaicOptions options;
+  options.size = 64;
+  MosaicOptions rare = options;
+  rare.mixup = 1e-9;
+  const Pipeline pipeline({Transform::RandomHorizontalFlip(0.5)}, {.dtype = DType::kU8});
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Sample a, b;
+    MosaicOf(pipeline, options, 0, seed, a);
+    MosaicOf(pipeline, rare, 0, seed, b);
+    ASSERT_EQ(std::memcmp(a.Find("image")->data<uint8_t>(), b.Find("image")->data<uint8_t>(),
+                          64 * 64 * 3),
+              0);
+    ASSERT_EQ(a.Find("boxes")->shape(), b.Find("boxes")->shape());
+  }
+}
+
 TEST(WriteMosaicSample, FlipMirrorsTheWholeMosaicAndItsBoxes) {
   MosaicOptions options;
   options.size = 96;

@@ -131,6 +131,51 @@ TEST(DrawMosaic, PChoosesTheImageAlone) {
   EXPECT_NEAR(mosaics, 500, 80);
 }
 
+TEST(DrawMixup, DrawsTheCoinThePartnerFromTheBatchAndABeta32Ratio) {
+  MosaicOptions options;
+  options.mixup = 0.3;
+  const std::vector<int64_t> batch = {40, 41, 42, 43};
+  int mixed = 0;
+  double sum = 0, squares = 0;
+  constexpr int kDraws = 20000;
+  for (int i = 0; i < kDraws; ++i) {
+    Rng rng(7, 0, static_cast<uint64_t>(i), kMixupStream);
+    const MixupDraw m = DrawMixup(options, batch, 1000, rng);
+    mixed += m.mixed;
+    EXPECT_THAT(batch, ::testing::Contains(m.partner));
+    ASSERT_GT(m.ratio, 0);
+    ASSERT_LT(m.ratio, 1);
+    sum += m.ratio;
+    squares += m.ratio * m.ratio;
+  }
+  const double mean = sum / kDraws;
+  const double variance = squares / kDraws - mean * mean;
+  EXPECT_NEAR(static_cast<double>(mixed) / kDraws, 0.3, 0.015);
+  // Beta(32, 32): mean 1/2, variance 1 / (4 x 65).
+  EXPECT_NEAR(mean, 0.5, 0.003);
+  EXPECT_NEAR(variance, 1.0 / 260, 0.0003);
+  // A function of the stream: drawn again, the same.
+  Rng a(7, 3, 9, kMixupStream), b(7, 3, 9, kMixupStream);
+  const MixupDraw x = DrawMixup(options, batch, 1000, a), y = DrawMixup(options, batch, 1000, b);
+  EXPECT_EQ(x.partner, y.partner);
+  EXPECT_EQ(x.ratio, y.ratio);
+}
+
+TEST(DrawMixup, DrawsFromTheDatasetForABatchOfOne) {
+  MosaicOptions options;
+  options.mixup = 1;
+  std::vector<bool> seen(5);
+  for (int i = 0; i < 200; ++i) {
+    Rng rng(1, 0, static_cast<uint64_t>(i), kMixupStream);
+    const MixupDraw m = DrawMixup(options, std::vector<int64_t>{2}, 5, rng);
+    ASSERT_TRUE(m.mixed);
+    ASSERT_GE(m.partner, 0);
+    ASSERT_LT(m.partner, 5);
+    seen[m.partner] = true;
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), true), 5);
+}
+
 TEST(CheckMosaicOptions, NamesTheArgument) {
   auto message = [](MosaicOptions o) {
     try {
@@ -156,6 +201,11 @@ TEST(CheckMosaicOptions, NamesTheArgument) {
   o = {};
   o.cache_bytes = -1;
   EXPECT_THAT(message(o), HasSubstr("mosaic cache_bytes must be >= 0"));
+  o = {};
+  o.mixup = 1.5;
+  EXPECT_THAT(message(o), HasSubstr("mosaic mixup must be in [0, 1], got 1.5"));
+  o.mixup = NAN;
+  EXPECT_THAT(message(o), HasSubstr("mosaic mixup must be in [0, 1]"));
 }
 
 // Image sizes of a few shapes: wide, tall, square, small, large.

@@ -63,6 +63,12 @@ struct FEEDLINE_EXPORT MosaicOptions {
   // the work depends on it, never a sample: 0 decodes every tile's image
   // anew. The default holds the batches a few workers have in flight.
   int64_t cache_bytes = int64_t{256} << 20;
+  // The probability that a sample is blended with a second mosaic (Ultralytics'
+  // MixUp, its `mixup` hyperparameter): the mosaic of a partner drawn from
+  // the batch, as the tiles' partners are, with the partner's own draws.
+  // The pixels are sample x r + partner x (1 - r), truncated, r drawn from
+  // Beta(32, 32); the partner's objects follow the sample's. In [0, 1].
+  double mixup = 0.0;
 };
 
 // Throws Error naming `dataset` and the argument when an option is outside
@@ -93,6 +99,27 @@ struct FEEDLINE_EXPORT MosaicDraw {
 FEEDLINE_EXPORT MosaicDraw DrawMosaic(const MosaicOptions& options, int64_t index,
                                       std::span<const int64_t> batch, int64_t dataset_size,
                                       Rng& rng);
+
+// A sample's mixup draws (MosaicOptions::mixup).
+struct FEEDLINE_EXPORT MixupDraw {
+  bool mixed = false;
+  int64_t partner = 0;  // the image whose mosaic is blended in
+  double ratio = 1;     // the sample's weight, r
+};
+
+// The stream of a sample's mixup draws, Rng(seed, epoch, index,
+// kMixupStream): apart from the sample's own, so that mixup changes no
+// other draw of a sample.
+inline constexpr uint64_t kMixupStream = 0x4D49585550000001ull;
+
+// Draws from `rng` (the sample's mixup stream), in this order: the coin,
+// the partner (uniformly from `batch`, or from [0, dataset_size) when it
+// holds under 2, as DrawMosaic's), r from Beta(32, 32); everything whatever
+// the coin says. The partner's mosaic is then drawn from the same `rng`.
+// REQUIRES: dataset_size > 0.
+FEEDLINE_EXPORT MixupDraw DrawMixup(const MosaicOptions& options,
+                                    std::span<const int64_t> batch, int64_t dataset_size,
+                                    Rng& rng);
 
 // Where one image of a sample goes.
 struct FEEDLINE_EXPORT MosaicTile {

@@ -236,9 +236,18 @@ class Mosaic:
     keeping up to `cache_bytes` of decoded images for the batch's other
     samples (and later ones); the cache changes the work, never a sample
     (0 decodes every tile anew). It is a dataset's option, not a transform:
-    it needs the dataset's other images."""
+    it needs the dataset's other images.
 
-    def __init__(self, size=640, scale=0.5, translate=0.1, p=1.0, cache_bytes=256 << 20):
+    mixup: the probability that a sample is blended with a second mosaic
+    (Ultralytics' MixUp and its `mixup` hyperparameter): that of a partner
+    drawn from the batch as the tiles' are, with draws of its own; the
+    pixels are sample x r + partner x (1 - r), truncated to uint8, r from
+    Beta(32, 32), and the partner's objects follow the sample's. Its draws
+    come from a stream of their own: a sample's mosaic, flip and colours
+    are the same whatever mixup is."""
+
+    def __init__(self, size=640, scale=0.5, translate=0.1, p=1.0, cache_bytes=256 << 20,
+                 mixup=0.0):
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
             raise TypeError(f"Mosaic size must be an integer, got {size!r}")
         if not 1 <= int(size) <= 16384:
@@ -252,6 +261,7 @@ class Mosaic:
         if cache_bytes < 0:
             raise ValueError(f"Mosaic cache_bytes must be >= 0, got {cache_bytes}")
         self.cache_bytes = int(cache_bytes)
+        self.mixup = self._number("mixup", mixup, 0, 1, "[0, 1]")
 
     @staticmethod
     def _number(name, value, low, high, shown, high_open=False):
@@ -263,7 +273,7 @@ class Mosaic:
         return value
 
     def _native(self):
-        return (self.size, self.scale, self.translate, self.p, self.cache_bytes)
+        return (self.size, self.scale, self.translate, self.p, self.cache_bytes, self.mixup)
 
     def __call__(self, *args, **kwargs):
         raise TypeError("Mosaic combines 4 images of a detection dataset and cannot run on one "
@@ -271,7 +281,7 @@ class Mosaic:
 
     def __repr__(self):
         return (f"Mosaic(size={self.size}, scale={self.scale}, translate={self.translate}, "
-                f"p={self.p})")
+                f"p={self.p}, mixup={self.mixup})")
 
 
 def _has_mosaic(transforms):

@@ -201,6 +201,51 @@ def test_a_batch_decodes_each_of_its_images_once(yolo):
     assert loader.stats()["images_decoded"] == len(data)
 
 
+def test_mixup_blends_two_mosaics_of_the_batch_and_keeps_both_objects(yolo):
+    images, colours = yolo
+    plain = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE))
+    mixed = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, mixup=1.0))
+    blended = 0
+    for seed in range(6):
+        for i in range(len(plain)):
+            a, b = plain._native.get(i, 0, seed), mixed._native.get(i, 0, seed)
+            # The sample's own objects come first, where they were without
+            # mixup; the partner's follow.
+            own = len(a["labels"])
+            np.testing.assert_array_equal(b["boxes"][:own], a["boxes"])
+            np.testing.assert_array_equal(b["labels"][:own], a["labels"])
+            assert len(b["labels"]) > own
+            # Every pixel is a blend: green 250 where both mosaics show an
+            # image, 114 where neither does, between the two elsewhere.
+            green = b["image"][:, :, 1].astype(int)
+            assert np.all((green >= 114) & (green <= 250))
+            blended += int(np.sum((green > 120) & (green < 244)))
+            assert not np.array_equal(a["image"], b["image"])
+    assert blended > 0
+    # Through a loader: the same batches for any worker count and on resume.
+    data = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(0.5), T.ToTensor()]),
+                                  mosaic=Mosaic(size=96, mixup=0.5), size_divisibility=32)
+
+    def loader(**options):
+        return feedline.DataLoader(data, batch_size=3, shuffle=True, seed=4, **options)
+
+    reference = batch_values(loader(num_workers=0))
+    assert_same_for_any_worker_count_and_on_resume(loader, reference)
+
+
+def test_mixup_partners_come_from_the_batch(yolo):
+    images, _ = yolo
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, mixup=1.0))
+    loader = feedline.DataLoader(data, batch_size=2, shuffle=True, seed=8, num_workers=2,
+                                 collate_fn=lambda samples: samples)
+    for _ in range(3):
+        for batch in loader:
+            ids = {int(s["image_id"]) for s in batch}
+            for s in batch:
+                frames = {int(label) - FRAME for label in s["labels"] if label >= FRAME}
+                assert frames <= ids, (frames, ids)
+
+
 def test_bad_parameters_are_refused_naming_the_argument(yolo):
     images, _ = yolo
     with pytest.raises(ValueError, match="Mosaic size must be from 1 to 16384"):
@@ -217,6 +262,10 @@ def test_bad_parameters_are_refused_naming_the_argument(yolo):
         Mosaic(cache_bytes=-1)
     with pytest.raises(TypeError, match="Mosaic cache_bytes must be an integer"):
         Mosaic(cache_bytes=1.5)
+    with pytest.raises(ValueError, match=r"Mosaic mixup must be in \[0, 1\]"):
+        Mosaic(mixup=1.1)
+    with pytest.raises(TypeError, match="Mosaic mixup must be a number"):
+        Mosaic(mixup="0.1")
     with pytest.raises(TypeError, match="mosaic must be a feedline.vision.datasets.Mosaic"):
         datasets.YoloDetection(images, mosaic=640)
     # What cannot follow a mosaic, and masks.
@@ -236,9 +285,9 @@ def test_bad_parameters_are_refused_naming_the_argument(yolo):
 def test_pickles_with_its_mosaic(yolo):
     import pickle
     images, _ = yolo
-    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, scale=0.25, p=0.5))
+    data = datasets.YoloDetection(images, mosaic=Mosaic(size=SIZE, scale=0.25, p=0.5, mixup=0.5))
     again = pickle.loads(pickle.dumps(data))
-    assert again.mosaic.scale == 0.25
+    assert again.mosaic.scale == 0.25 and again.mosaic.mixup == 0.5
     for i in range(3):
         for key, value in data._native.get(i, 1, 5).items():
             np.testing.assert_array_equal(value, again._native.get(i, 1, 5)[key], err_msg=key)
