@@ -31,6 +31,8 @@ Loaders:
                    default training pipeline
   ultralytics_hsv  Ultralytics with its defaults, HSV included (hsv_h
                    0.015, hsv_s 0.7, hsv_v 0.4)
+  feedline_mixup,  the _hsv pipelines with mixup (--mixup, 0.15 by
+  ultralytics_mixup  default): a sample blended with a second mosaic
 
 `make bench-mosaic` makes .venv/ultralytics (ultralytics from PyPI, torch
 2.13.0 CPU) and runs this script; feedline runs in Debian's python3 with
@@ -52,6 +54,7 @@ over the rounds are printed, with the range. Usage:
 
   bench/mosaic_vs_ultralytics.py [--rounds 3] [--images 1600]
                                  [--loaders feedline,ultralytics,feedline_hsv,ultralytics_hsv]
+                                 [--mixup 0.15]
 """
 import argparse
 import datetime
@@ -82,6 +85,8 @@ INTERPRETERS = {
     "ultralytics": ULTRALYTICS,
     "feedline_hsv": PEER_INTERPRETERS["debian"],
     "ultralytics_hsv": ULTRALYTICS,
+    "feedline_mixup": PEER_INTERPRETERS["debian"],
+    "ultralytics_mixup": ULTRALYTICS,
 }
 
 
@@ -129,12 +134,17 @@ def ensure_yolo(count):
 # in each batch.
 # --------------------------------------------------------------------------
 
-def make_feedline(images, hsv=False):
+# The mixup probability of the *_mixup loaders (--mixup).
+MIXUP = 0.15
+
+
+def make_feedline(images, hsv=False, mixup=0.0):
     import feedline
     from feedline.vision import datasets
     from feedline.vision import transforms as T
     steps = [T.RandomHorizontalFlip(0.5)] + ([T.RandomHSV()] if hsv else []) + [T.PILToTensor()]
-    data = datasets.YoloDetection(images, T.Compose(steps), mosaic=datasets.Mosaic(size=SIZE))
+    data = datasets.YoloDetection(images, T.Compose(steps),
+                                  mosaic=datasets.Mosaic(size=SIZE, mixup=mixup))
     loader = feedline.DataLoader(data, batch_size=BATCH, shuffle=True, num_workers=WORKERS,
                                  persistent_workers=True)
 
@@ -146,11 +156,12 @@ def make_feedline(images, hsv=False):
     return epoch
 
 
-def make_ultralytics(images, hsv=False):
+def make_ultralytics(images, hsv=False, mixup=0.0):
     from ultralytics.cfg import get_cfg
     from ultralytics.data.build import build_dataloader, build_yolo_dataset
     from ultralytics.utils import DEFAULT_CFG
-    overrides = {"imgsz": SIZE, "batch": BATCH, "workers": WORKERS, "cache": False}
+    overrides = {"imgsz": SIZE, "batch": BATCH, "workers": WORKERS, "cache": False,
+                 "mixup": mixup}
     if not hsv:
         overrides.update(hsv_h=0.0, hsv_s=0.0, hsv_v=0.0)
     cfg = get_cfg(DEFAULT_CFG, overrides)
@@ -167,9 +178,12 @@ def make_ultralytics(images, hsv=False):
 
 LOADERS = {"feedline": make_feedline, "ultralytics": make_ultralytics,
            "feedline_hsv": lambda images: make_feedline(images, hsv=True),
-           "ultralytics_hsv": lambda images: make_ultralytics(images, hsv=True)}
+           "ultralytics_hsv": lambda images: make_ultralytics(images, hsv=True),
+           "feedline_mixup": lambda images: make_feedline(images, hsv=True, mixup=MIXUP),
+           "ultralytics_mixup": lambda images: make_ultralytics(images, hsv=True, mixup=MIXUP)}
 # Whose rate each peer's is compared with.
-SAME_WORK = {"ultralytics": "feedline", "ultralytics_hsv": "feedline_hsv"}
+SAME_WORK = {"ultralytics": "feedline", "ultralytics_hsv": "feedline_hsv",
+             "ultralytics_mixup": "feedline_mixup"}
 
 
 def serve(name, images):
@@ -202,14 +216,18 @@ def versions(python):
 
 
 def main():
+    global MIXUP  # the loaders read it; --serve children get it from --mixup
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--images", type=int, default=1600)
     parser.add_argument("--loaders", default="feedline,ultralytics,feedline_hsv,ultralytics_hsv")
+    parser.add_argument("--mixup", type=float, default=MIXUP,
+                        help="the *_mixup loaders' mixup probability")
     parser.add_argument("--pythonpath", default=os.path.join(ROOT, "build", "python"))
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    MIXUP = args.mixup
     if args.serve:
         serve(args.serve, args.data)
         return 0
@@ -221,7 +239,7 @@ def main():
         print(f"  {name}: {INTERPRETERS[name]}: "
               f"{', '.join(v for v in versions(INTERPRETERS[name]) if v)}")
     print(f"data: {args.images} images in {images}; mosaic to {SIZE}x{SIZE} + flip (+ HSV), "
-          f"uint8 CHW, "
+          f"uint8 CHW, mixup {args.mixup} in the *_mixup loaders, "
           f"batch {BATCH}, {WORKERS} workers, {args.rounds} alternating rounds")
     results = {name: [] for name in names}
     # Ultralytics stays offline and writes its settings beside the run.
@@ -230,7 +248,8 @@ def main():
     for r in range(args.rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            run = subprocess.run([INTERPRETERS[name], __file__, "--serve", name, "--data", images],
+            run = subprocess.run([INTERPRETERS[name], __file__, "--serve", name, "--data", images,
+                                  "--mixup", str(args.mixup)],
                                  capture_output=True, text=True, env=env, timeout=1800)
             lines = [line for line in run.stdout.splitlines() if line.startswith("{")]
             if run.returncode != 0 or not lines:
