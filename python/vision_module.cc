@@ -507,8 +507,9 @@ void BindVision(py::module_& m) {
       v, "VocDetection")
       .def(py::init([](const std::string& root, const std::string& image_set,
                        Pipeline pipeline, bool keep_difficult, std::vector<std::string> classes,
-                       int64_t max_file_bytes, int64_t size_divisibility) {
+                       int64_t max_file_bytes, int64_t size_divisibility, MosaicTuple mosaic) {
              vision::VocDetectionOptions options;
+             options.mosaic = MosaicOptionsOf(mosaic);
              options.size_divisibility = size_divisibility;
              options.keep_difficult = keep_difficult;
              options.classes = std::move(classes);
@@ -519,7 +520,7 @@ void BindVision(py::module_& m) {
            py::arg("root"), py::arg("image_set"), py::arg("pipeline"),
            py::arg("keep_difficult") = false, py::arg("classes") = std::vector<std::string>(),
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
-           py::arg("size_divisibility") = 1,
+           py::arg("size_divisibility") = 1, py::arg("mosaic") = py::none(),
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::VocDetection::root)
       .def_property_readonly("image_set", &vision::VocDetection::image_set)
@@ -555,7 +556,7 @@ void BindVision(py::module_& m) {
         return py::make_tuple(py::type::of<vision::VocDetection>(),
                               py::make_tuple(d.root(), d.image_set(), d.pipeline(),
                                              o.keep_difficult, o.classes, o.read.max_bytes,
-                                             o.size_divisibility));
+                                             o.size_divisibility, MosaicArgument(o.mosaic)));
       });
 
   // Packed shards (feedline/storage): the dataset and the packer.

@@ -5,13 +5,15 @@
 
 #include "feedline/error.h"
 #include "src/vision/detection_targets.h"
+#include "src/vision/mosaic_sample.h"
 
 namespace feedline::vision {
 namespace {
 
 // Scratch buffers of Get (Pipeline::Run uses its own).
 constexpr int kBytesSlot = 0;
-static_assert(kBytesSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
+constexpr int kCanvasSlot = 2;  // a mosaic's tiles
+static_assert(kCanvasSlot < SampleContext::kDatasetScratchSlots, "scratch slots overlap");
 
 std::vector<std::string> ClassesOrDefault(const std::vector<std::string>& classes) {
   return classes.empty() ? VocAnnotations::DefaultClasses() : classes;
@@ -29,6 +31,12 @@ VocDetection::VocDetection(std::string root, const std::string& image_set, Pipel
   CheckDetectionOptions("VOC dataset " + root_, pipeline_, options_.read,
                         options_.size_divisibility);
   options_.read.image = true;
+  if (options_.mosaic) {
+    const std::string name = "VOC dataset " + root_;
+    CheckMosaicOptions(*options_.mosaic, name);
+    CheckMosaicPipeline(pipeline_, *options_.mosaic, name);
+    mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
+  }
   annotations_ = std::make_shared<const VocAnnotations>(
       VocAnnotations::Read(root_, image_set_, ClassesOrDefault(options_.classes)));
 }
@@ -68,6 +76,7 @@ DetectionRecord VocDetection::Record(int64_t index, int height, int width) const
 }
 
 void VocDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
+  if (options_.mosaic) return GetMosaic(index, out, ctx);
   const std::string name = Source(index);
   std::vector<uint8_t>& bytes = ctx.scratch(kBytesSlot);
   {
@@ -101,6 +110,30 @@ void VocDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
         ImageObject{box, o.label, (box[2] - box[0]) * (box[3] - box[1]), o.difficult, planned});
   }
   WriteDetectionTargets(plan, objects, /*masks=*/false, {}, out);
+  out.SetScalar<int64_t>("image_id", index);
+}
+
+void VocDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
+  MosaicImages images;
+  images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
+  // The objects as Get keeps them: difficult ones left out unless kept (as
+  // iscrowd 1), corners clamped to the image; those left without area are
+  // dropped there.
+  images.objects = [&](int64_t sample, int height, int width) {
+    std::vector<ImageObject> objects;
+    const float w = static_cast<float>(width), h = static_cast<float>(height);
+    for (const VocObject& o : annotations_->objects(sample)) {
+      if (o.difficult && !options_.keep_difficult) continue;
+      const std::array<float, 4> box = {
+          std::clamp(o.box[0], 0.0f, w), std::clamp(o.box[1], 0.0f, h),
+          std::clamp(o.box[2], 0.0f, w), std::clamp(o.box[3], 0.0f, h)};
+      objects.push_back(
+          ImageObject{box, o.label, (box[2] - box[0]) * (box[3] - box[1]), o.difficult});
+    }
+    return objects;
+  };
+  WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
+                    ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", index);
 }
 

@@ -115,5 +115,30 @@ TEST_F(VocDetectionTest, PixelMovingAugmentationsAreRefused) {
   }
 }
 
+TEST_F(VocDetectionTest, AMosaicSampleIsSizeBySizeWithTheImagesObjectsAndRefusesAResize) {
+  VocDetectionOptions options;
+  options.mosaic = MosaicOptions{};
+  options.mosaic->size = 64;
+  options.mosaic->p = 0;  // the image alone, letterboxed: 40 x 20 to 64 x 32 at the centre
+  options.mosaic->scale = 0;
+  options.mosaic->translate = 0;
+  VocDetection data(dir_.path(), "train", Pipeline({}, {.dtype = DType::kU8}), options);
+  Sample s;
+  SampleContext ctx(0, 0, 0);
+  data.Get(0, s, ctx);
+  EXPECT_EQ(s.Find("image")->shape(), (Shape{64, 64, 3}));
+  // The cat (pixels 0..10 x 0..5 of 40 x 20) scaled by 1.6 into the band at
+  // y 16..48; the difficult dog left out.
+  EXPECT_THAT(VocValues<float>(s, "boxes"), ElementsAre(0, 16, 16, 24));
+  EXPECT_THAT(VocValues<int64_t>(s, "labels"), ElementsAre(7));
+  EXPECT_THAT(VocValues<int64_t>(s, "image_size"), ElementsAre(64, 64));
+  try {
+    VocDetection(dir_.path(), "train", Pipeline({Transform::Resize(32)}), options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("cannot follow a mosaic"));
+  }
+}
+
 }  // namespace
 }  // namespace feedline::vision

@@ -11,6 +11,9 @@
 // references evaluate through pycocotools) does with a crowd: neither a hit
 // nor a miss. VOC has no instance polygons, so there are no masks.
 //
+// With options.mosaic a sample is YOLO's training mosaic of 4 images
+// (feedline/vision/mosaic.h), as YoloDetection's.
+//
 // Thread safety: immutable after construction; Get may be called from many
 // threads at once.
 //
@@ -23,17 +26,21 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "feedline/dataset.h"
 #include "feedline/export.h"
 #include "feedline/vision/detection_record.h"
+#include "feedline/vision/mosaic.h"
 #include "feedline/vision/pipeline.h"
 #include "feedline/vision/read_file.h"
 #include "feedline/vision/voc.h"
 
 namespace feedline::vision {
+
+class MosaicImageCache;  // src/vision/mosaic_image_cache.h
 
 struct VocDetectionOptions {
   // Keep the objects marked difficult (as iscrowd 1); training leaves them out.
@@ -45,6 +52,9 @@ struct VocDetectionOptions {
   // From 1 to 65536 (Error).
   int64_t size_divisibility = 1;
   ReadOptions read;
+  // Each sample YOLO's training mosaic of its image and 3 partners (other
+  // samples; feedline/vision/mosaic.h), as YoloDetectionOptions::mosaic.
+  std::optional<MosaicOptions> mosaic;
 };
 
 class FEEDLINE_EXPORT VocDetection : public Dataset {
@@ -76,11 +86,15 @@ class FEEDLINE_EXPORT VocDetection : public Dataset {
   const VocDetectionOptions& options() const { return options_; }
 
  private:
+  void GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const;
+
   std::string root_;
   std::string image_set_;
   std::shared_ptr<const VocAnnotations> annotations_;
   Pipeline pipeline_;
   VocDetectionOptions options_;
+  // With mosaic: the decoded images kept for the batch's other samples.
+  std::shared_ptr<MosaicImageCache> mosaic_cache_;
 };
 
 }  // namespace feedline::vision

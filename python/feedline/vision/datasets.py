@@ -490,13 +490,16 @@ class VOCDetection(NativeDataset):
     xmin=1, xmax=10 is the box (0, 10). Objects marked difficult are left
     out unless keep_difficult, which keeps them with iscrowd 1: VOC's
     evaluation neither credits nor penalizes them, and COCO's evaluation
-    treats a crowd the same way."""
+    treats a crowd the same way.
+
+    mosaic=Mosaic(size=640) makes each sample YOLO's training mosaic of its
+    image and 3 partners, as YoloDetection's (see Mosaic)."""
 
     CLASSES = tuple(_vision.VOC_CLASSES)
 
     def __init__(self, root, year="2012", image_set="train", transforms=None, *,
                  keep_difficult=False, classes=None, max_pixels=None, max_file_bytes=None,
-                 size_divisibility=1):
+                 size_divisibility=1, mosaic=None):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         pipeline = _detection_pipeline("VOCDetection", transforms, max_pixels)
         if not isinstance(year, str) or not year:
@@ -516,12 +519,14 @@ class VOCDetection(NativeDataset):
         native = _vision.VocDetection(voc_root, image_set, pipeline,
                                       keep_difficult=bool(keep_difficult), classes=classes or [],
                                       max_file_bytes=max_file_bytes,
-                                      size_divisibility=_size_divisibility(size_divisibility))
+                                      size_divisibility=_size_divisibility(size_divisibility),
+                                      mosaic=_mosaic_argument(mosaic))
         super().__init__(native)
         self.root = os.fspath(root)
         self.year = year
         self.image_set = image_set
         self.transforms = transforms
+        self.mosaic = mosaic
 
     @property
     def classes(self):

@@ -357,3 +357,67 @@ def test_coco_detection_takes_the_mosaic_too(yolo, tmp_path):
     assert_same_for_any_worker_count_and_on_resume(loader, batch_values(loader(num_workers=0)))
     with pytest.raises(ValueError, match="masks with mosaic"):
         datasets.CocoDetection(images, ann, masks=True, annotation_index=False, mosaic=Mosaic())
+
+
+def voc_of_yolo(images, root):
+    """A VOC2012 folder (train set) of the YOLO fixture's images and objects,
+    class names "0", "1", ... so that a label is its YOLO class. The PNGs
+    keep their bytes under VOC's .jpg names (the decoder reads the format
+    from the bytes)."""
+    import shutil
+    voc = os.path.join(root, "VOCdevkit", "VOC2012")
+    for folder in ("JPEGImages", "Annotations", "ImageSets/Main"):
+        os.makedirs(os.path.join(voc, folder), exist_ok=True)
+    ids = []
+    for name in sorted(os.listdir(images)):
+        stem = os.path.splitext(name)[0]
+        ids.append(stem)
+        shutil.copy(os.path.join(images, name), os.path.join(voc, "JPEGImages", stem + ".jpg"))
+        w, h = PIL.Image.open(os.path.join(images, name)).size
+        label = os.path.join(os.path.dirname(os.path.dirname(images)), "labels", "train",
+                             stem + ".txt")
+        objects = []
+        for line in open(label):
+            c, cx, cy, bw, bh = (float(v) for v in line.split())
+            x0, y0 = round((cx - bw / 2) * w), round((cy - bh / 2) * h)
+            x1, y1 = round((cx + bw / 2) * w), round((cy + bh / 2) * h)
+            objects.append(f"<object><name>{int(c)}</name><difficult>0</difficult><bndbox>"
+                           f"<xmin>{x0 + 1}</xmin><ymin>{y0 + 1}</ymin><xmax>{x1}</xmax>"
+                           f"<ymax>{y1}</ymax></bndbox></object>")
+        with open(os.path.join(voc, "Annotations", stem + ".xml"), "w") as f:
+            f.write(f"<annotation><size><width>{w}</width><height>{h}</height><depth>3</depth>"
+                    f"</size>{''.join(objects)}</annotation>")
+    with open(os.path.join(voc, "ImageSets", "Main", "train.txt"), "w") as f:
+        f.write("\n".join(ids) + "\n")
+    return root
+
+
+def test_voc_detection_takes_the_mosaic_and_mixup_too(yolo, tmp_path):
+    images, colours = yolo
+    root = voc_of_yolo(images, str(tmp_path))
+    classes = [str(c) for c in range(FRAME + len(os.listdir(images)))]
+    data = datasets.VOCDetection(root, transforms=T.Compose([T.RandomHorizontalFlip(0.5)]),
+                                 classes=classes, mosaic=Mosaic(size=SIZE))
+    yolo_data = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(0.5)]),
+                                       mosaic=Mosaic(size=SIZE))
+    fills = 0
+    for seed in range(4):
+        for i in range(len(data)):
+            sample = data._native.get(i, 0, seed)
+            fills += check_mosaic(sample, colours)
+            assert sample["image_id"] == i
+            # The same images, objects and draws as the YOLO layout's.
+            same = yolo_data._native.get(i, 0, seed)
+            np.testing.assert_array_equal(sample["image"], same["image"])
+            np.testing.assert_array_equal(sample["labels"], same["labels"])
+            np.testing.assert_allclose(sample["boxes"], same["boxes"], atol=1e-3)
+    assert fills > 0
+    mixed = datasets.VOCDetection(root, classes=classes, mosaic=Mosaic(size=SIZE, mixup=1.0))
+
+    def loader(**options):
+        return feedline.DataLoader(mixed, batch_size=2, shuffle=True, seed=5, **options)
+
+    assert_same_for_any_worker_count_and_on_resume(loader, batch_values(loader(num_workers=0)))
+    with pytest.raises(ValueError, match="resize.*cannot follow a mosaic"):
+        datasets.VOCDetection(root, transforms=T.Compose([T.Resize(64)]), classes=classes,
+                              mosaic=Mosaic())
