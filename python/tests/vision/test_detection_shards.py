@@ -177,7 +177,9 @@ def test_a_coco_pack_gives_the_source_datasets_batches(data, transforms, options
 def test_a_yolo_pack_gives_the_source_datasets_batches(data):
     for transforms, options in ((flip_resize, {"masks": True}),
                                 (lambda: T.Compose([T.RandomHorizontalFlip(0.5)]),
-                                 {"mosaic": datasets.Mosaic(size=40)})):
+                                 {"mosaic": datasets.Mosaic(size=40)}),
+                                (lambda: T.Compose([T.RandomHorizontalFlip(0.5)]),
+                                 {"mosaic": datasets.Mosaic(size=40, mixup=0.5)})):
         source = datasets.YoloDetection(data["yolo_images"], transforms(), **options)
         packed = datasets.DetectionShardDataset(os.path.join(data["served"], "yolo"),
                                                 transforms(), **options)
