@@ -455,9 +455,10 @@ class ParquetDataset(ColumnarSamples):
         """Row groups read so far, those of them read ahead of need, and
         those held now; the rows kept from groups let go while the epoch's
         order still needs them (rows_kept, kept_bytes: docs/text.md); with a node cache (remote cache_dir), the files this
-        process downloaded into it (file_downloads), the downloads fetching
-        ahead started (file_prefetches) and the most bytes fetched ahead at
-        once (prefetch_peak_bytes)."""
+        process downloaded into it (file_downloads), the files made present
+        ahead of their reads (file_prefetches, those already cached
+        included) and the most bytes fetched ahead at once
+        (prefetch_peak_bytes)."""
         stats = {"row_group_reads": self._native.row_group_reads,
                  "row_group_reads_ahead": self._native.row_group_reads_ahead,
                  "row_groups_held": self._native.row_groups_held,
