@@ -185,7 +185,9 @@ def test_two_ranks_sharing_a_cache_dir_download_each_file_once_per_node(
         assert sum(sent for _, _, _, sent in gets) <= size + 2 * 65536, gets
 
 
-def test_the_cache_keeps_within_its_limit_and_gives_the_local_batches(corpus, nginx, tmp_path):
+@pytest.mark.parametrize("worker_mode", ["thread", "process"])
+def test_the_cache_keeps_within_its_limit_and_gives_the_local_batches(corpus, nginx, tmp_path,
+                                                                      worker_mode):
     root, names = corpus
     sizes = [os.path.getsize(root / n) for n in names]
     limit = sizes[0] + sizes[1] + 1000  # room for two files of four
@@ -194,9 +196,9 @@ def test_the_cache_keeps_within_its_limit_and_gives_the_local_batches(corpus, ng
     served = io.ParquetDataset([nginx.url(n) for n in names], length_column="n",
                                remote={"cache_dir": str(cache), "cache_limit": limit})
     peak = 0
-    want = epochs(local, batch_size=50, num_workers=2, worker_mode="thread")
+    want = epochs(local, batch_size=50, num_workers=2, worker_mode=worker_mode)
     got = []
-    loader = io.DataLoader(served, batch_size=50, num_workers=2, worker_mode="thread")
+    loader = io.DataLoader(served, batch_size=50, num_workers=2, worker_mode=worker_mode)
     for _ in range(2):
         got.append([])
         for batch in loader:
