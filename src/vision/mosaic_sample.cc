@@ -52,27 +52,6 @@ void FillAroundTiles(std::span<const MosaicTile> tiles, bool mirrored, RgbImageV
   }
 }
 
-}  // namespace
-
-void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
-                         const std::string& dataset) {
-  const int64_t pixels = int64_t{options.size} * options.size;
-  if (pixels > pipeline.options().decode.max_pixels) {
-    throw Error(dataset + ": a mosaic of size " + std::to_string(options.size) + " makes " +
-                std::to_string(pixels) + " pixels, over max_pixels " +
-                std::to_string(pipeline.options().decode.max_pixels));
-  }
-  for (const Transform& t : pipeline.transforms()) {
-    if (FollowsMosaic(t)) continue;
-    throw Error(dataset + ": " + t.ToString() +
-                " cannot follow a mosaic, which makes the size x size output itself: with "
-                "mosaic, list only RandomHorizontalFlip, colour steps (ColorJitter, "
-                "RandomPhotometricDistort), RandomErasing and the output's dtype and layout");
-  }
-}
-
-namespace {
-
 // One mosaic of a sample: its draws, its images (decoded, or found in the
 // cache) and where each tile goes.
 struct PlannedMosaic {
@@ -153,6 +132,23 @@ void AddObjects(const MosaicOptions& options, const PlannedMosaic& mosaic,
 }
 
 }  // namespace
+
+void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
+                         const std::string& dataset) {
+  const int64_t pixels = int64_t{options.size} * options.size;
+  if (pixels > pipeline.options().decode.max_pixels) {
+    throw Error(dataset + ": a mosaic of size " + std::to_string(options.size) + " makes " +
+                std::to_string(pixels) + " pixels, over max_pixels " +
+                std::to_string(pipeline.options().decode.max_pixels));
+  }
+  for (const Transform& t : pipeline.transforms()) {
+    if (FollowsMosaic(t)) continue;
+    throw Error(dataset + ": " + t.ToString() +
+                " cannot follow a mosaic, which makes the size x size output itself: with "
+                "mosaic, list only RandomHorizontalFlip, colour steps (ColorJitter, "
+                "RandomPhotometricDistort), RandomErasing and the output's dtype and layout");
+  }
+}
 
 void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, int64_t index,
                        int64_t size, const MosaicImages& images, MosaicImageCache& cache,
