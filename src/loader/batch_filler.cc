@@ -47,7 +47,8 @@ SampleError AsSampleError(const std::exception& e, const Dataset* dataset, int64
 
 BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
                          const LoadBackend* backend, SlotLayout* layout,
-                         const FailurePolicy* failure_policy, Scheduler* scheduler)
+                         const FailurePolicy* failure_policy, Scheduler* scheduler,
+                         StatsCollector* stats)
     : options_(options),
       dataset_(dataset),
       backend_(backend),
@@ -55,6 +56,7 @@ BatchFiller::BatchFiller(const LoaderOptions& options, const Dataset* dataset,
       layout_(layout),
       failure_policy_(failure_policy),
       scheduler_(scheduler),
+      stats_(stats),
       timeout_ns_(std::chrono::duration_cast<std::chrono::nanoseconds>(options.timeout).count()) {}
 
 void BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleContext& ctx,
@@ -70,7 +72,8 @@ void BatchFiller::LoadTogether(Slot* slot, int64_t begin, int64_t end, SampleCon
                      /*whole_batch=*/begin == 0 && end == slot->planned_rows);
 }
 
-void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane) {
+int64_t BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane, int worker) {
+  const int64_t t0 = NowNs();
   Slot* slot = task.slot;
   // Read before this task's rows count as finished: from then on another
   // thread may complete, deliver and recycle the slot.
@@ -112,10 +115,16 @@ void BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane
   }
   shown.reset();
   const int64_t n = task.end - task.begin;
+  const int64_t loaded = NowNs();
+  stats_->AddWorker(worker, loaded - t0, n);
+  stats_->DrainContext(ctx);
   // acq_rel: the thread completing the batch sees every row written by the others.
   if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == planned) {
     FinishBatch(slot, ctx);
+    // The collation's time is the worker's too, counted once the batch is out.
+    stats_->AddWorker(worker, NowNs() - loaded, 0);
   }
+  return NowNs() - t0;
 }
 
 void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
@@ -362,6 +371,7 @@ bool BatchFiller::FinishBatch(Slot* slot, SampleContext& ctx) {
       }
     }
   }
+  stats_->DrainContext(ctx);  // the collation's time
   return scheduler_->Complete(slot, stale);
 }
 

@@ -13,6 +13,12 @@
 // recorded in the worker's lane so that the consumer can give up on it
 // (worker_pool.h).
 //
+// What a task cost (its worker's time and rows, and what its samples counted
+// in their context: stage times, images decoded) goes to the StatsCollector
+// before its rows count as finished, and a batch's collation before the batch
+// is handed over: a consumer that has every batch of an epoch sees all of the
+// epoch in the loader's statistics.
+//
 // Thread safety: RunTask runs on many workers at once, each on its own
 // rows; the worker that finishes a batch's last row (the slot's atomic
 // `finished` counter) collates it alone. No lock is held while loading.
@@ -32,6 +38,7 @@
 #include "src/loader/scheduler.h"
 #include "src/loader/slot.h"
 #include "src/loader/slot_layout.h"
+#include "src/loader/stats_collector.h"
 #include "src/loader/worker_pool.h"
 
 namespace feedline::internal {
@@ -44,12 +51,14 @@ class BatchFiller {
   // `dataset` is null for an IterableDataset (which only uses FinishBatch).
   // Everything passed must outlive the filler.
   BatchFiller(const LoaderOptions& options, const Dataset* dataset, const LoadBackend* backend,
-              SlotLayout* layout, const FailurePolicy* failure_policy, Scheduler* scheduler);
+              SlotLayout* layout, const FailurePolicy* failure_policy, Scheduler* scheduler,
+              StatsCollector* stats);
 
   // Loads the task's rows (stopping early, with the rest cancelled, if its
   // epoch is abandoned or its batch bound again) and finishes the batch if
-  // these were its last rows. `lane` tracks each load for the timeout.
-  void RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane);
+  // these were its last rows. `lane` tracks each load for the timeout; the
+  // time and rows count as `worker`'s. Returns the nanoseconds it took.
+  int64_t RunTask(const Task& task, SampleContext& ctx, WorkerLane* lane, int worker);
 
   // Collates `slot`, whose rows are all done, unless it is no longer wanted,
   // and hands it to the scheduler. Returns true if it was made ready.
@@ -87,6 +96,7 @@ class BatchFiller {
   SlotLayout* const layout_;  // learns from the first batch collated (slot_layout.h)
   const FailurePolicy* const failure_policy_;
   Scheduler* const scheduler_;
+  StatsCollector* const stats_;
   const int64_t timeout_ns_;  // 0: none
 };
 

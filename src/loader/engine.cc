@@ -135,7 +135,7 @@ void Engine::Assemble(std::vector<FieldSpec> fixed) {
       options_, batch_sampler_, dataset_.get(), backend_.get(), &layout_,
       std::max(2, options_.num_workers * options_.prefetch_factor), &stats_);
   filler_ = std::make_unique<BatchFiller>(options_, dataset_.get(), backend_.get(), &layout_,
-                                          &failure_policy_, scheduler_.get());
+                                          &failure_policy_, scheduler_.get(), &stats_);
   worker_init_ = std::make_unique<WorkerInit>(backend_.get(), scheduler_.get());
   if (iterable_) {
     mode_ = std::make_unique<IterableProducer>(options_, iterable_, &layout_, scheduler_.get(),

@@ -95,11 +95,7 @@ bool MapConsumerLoop::LoadInCallerLocked(std::optional<Clock::time_point> deadli
   int64_t elapsed = 0;
   {
     MutexUnlock unlock(&scheduler_->mu());
-    const int64_t t0 = NowNs();
-    filler_->RunTask(task, caller_ctx_, &caller_lane_);
-    elapsed = NowNs() - t0;
-    stats_->AddWorker(0, elapsed, rows);
-    stats_->DrainContext(caller_ctx_);
+    elapsed = filler_->RunTask(task, caller_ctx_, &caller_lane_, 0);
   }
   caller_ns_per_row_ = claim_policy::UpdatedAverage(caller_ns_per_row_, elapsed, rows);
   return true;
@@ -130,10 +126,7 @@ bool MapConsumerLoop::LoadWhileWaitingLocked() {
   SampleContext& ctx = *lent_contexts_[static_cast<size_t>(worker)];
   try {
     MutexUnlock unlock(&scheduler_->mu());
-    const int64_t t0 = NowNs();
-    filler_->RunTask(task, ctx, &caller_lane_);
-    stats_->AddWorker(worker, NowNs() - t0, task.end - task.begin);
-    stats_->DrainContext(ctx);
+    filler_->RunTask(task, ctx, &caller_lane_, worker);
   } catch (...) {
     // The id goes back whatever ended the task (it must not stay lent), a
     // thread cancellation too; what would end a worker's task

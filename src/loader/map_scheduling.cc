@@ -24,7 +24,7 @@ MapScheduling::MapScheduling(const LoaderOptions& options, const LoadBackend* ba
     : options_(options),
       scheduler_(scheduler),
       consumer_(options, scheduler, filler, stats, ConsumerMayLendWorkers(options, *backend)),
-      worker_(options, scheduler, filler, stats) {}
+      worker_(options, scheduler, filler) {}
 
 void MapScheduling::Reset() {
   MutexLock lock(&scheduler_->mu());

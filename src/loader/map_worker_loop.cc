@@ -27,14 +27,9 @@ void MapWorkerLoop::Run(int worker, WorkerLane& lane) {
       if (wake_another) scheduler_->WakeAnotherWorker();
       // Read before the rows are done: the slot may be recycled from then on.
       const int64_t batch_rows = task.slot->planned_rows;
-      const int64_t t0 = NowNs();
-      filler_->RunTask(task, ctx, &lane);
-      const int64_t elapsed = NowNs() - t0;
-      const int64_t rows = task.end - task.begin;
-      ns_per_row = claim_policy::UpdatedAverage(ns_per_row, elapsed, rows);
+      const int64_t elapsed = filler_->RunTask(task, ctx, &lane, worker);
+      ns_per_row = claim_policy::UpdatedAverage(ns_per_row, elapsed, task.end - task.begin);
       scheduler_->NoteRowCost(ns_per_row, batch_rows);
-      stats_->AddWorker(worker, elapsed, rows);
-      stats_->DrainContext(ctx);
       // Retired after a timeout: a replacement already took this worker's place.
       if (lane.retired.load()) return;
     } catch (...) {

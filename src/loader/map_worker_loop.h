@@ -1,6 +1,6 @@
 // MapWorkerLoop: what a map-style worker runs. It claims rows from the
 // Scheduler (NextTaskLocked), loads them without the lock through the
-// BatchFiller, and records what they cost, until the workers stop or its
+// BatchFiller, which records what they cost, until the workers stop or its
 // lane is retired after a timeout.
 //
 // Thread safety: Run is called by each worker, without the lock; the loop
@@ -12,7 +12,6 @@
 #include "src/core/thread_annotations.h"
 #include "src/loader/batch_filler.h"
 #include "src/loader/scheduler.h"
-#include "src/loader/stats_collector.h"
 #include "src/loader/worker_pool.h"
 
 namespace feedline::internal {
@@ -20,9 +19,8 @@ namespace feedline::internal {
 class MapWorkerLoop {
  public:
   // Everything passed must outlive the loop.
-  MapWorkerLoop(const LoaderOptions& options, Scheduler* scheduler, BatchFiller* filler,
-                StatsCollector* stats)
-      : options_(options), scheduler_(scheduler), filler_(filler), stats_(stats) {}
+  MapWorkerLoop(const LoaderOptions& options, Scheduler* scheduler, BatchFiller* filler)
+      : options_(options), scheduler_(scheduler), filler_(filler) {}
 
   void Run(int worker, WorkerLane& lane) EXCLUDES(scheduler_->mu());
 
@@ -30,7 +28,6 @@ class MapWorkerLoop {
   const LoaderOptions& options_;
   Scheduler* const scheduler_;
   BatchFiller* const filler_;
-  StatsCollector* const stats_;
 };
 
 }  // namespace feedline::internal

@@ -237,6 +237,40 @@ TEST(BatchFiller, ACollateSampleErrorKeepsItsOwnReasonAndSource) {
   EXPECT_EQ(e.message(), "rows differ (batch 0)");
 }
 
+// Sample i: "index" = i, having decoded one image.
+class DecodingDataset : public Dataset {
+ public:
+  int64_t size() const override { return 8; }
+  void Get(int64_t index, Sample& out, SampleContext& ctx) const override {
+    ctx.CountImagesDecoded();
+    out.SetScalar<int64_t>("index", index);
+  }
+};
+
+// A consumer that has a batch may read the loader's statistics at once: what
+// its rows cost is counted before the batch can be taken (here, when the
+// batch collates, after the last of its rows).
+TEST(BatchFiller, ABatchsRowsAreCountedBeforeItCanBeTaken) {
+  const internal::StatsCollector* stats = nullptr;
+  std::vector<StatsSnapshot> at_collation;
+  LoaderOptions options = Options(ErrorPolicy::kRaise);
+  options.collate_fn = [&](std::span<const Sample* const>, BatchBuilder&) {
+    at_collation.push_back(stats->Snapshot());
+  };
+  EngineParts parts(std::make_shared<DecodingDataset>(), options);
+  stats = &parts.stats();
+  parts.StartEpoch(0);
+  const Task head = *parts.Claim(2);
+  const Task tail = *parts.Claim(2);
+  parts.Load(tail);
+  EXPECT_EQ(parts.stats().Snapshot().images_decoded, 2);
+  parts.Load(head);
+  ASSERT_EQ(at_collation.size(), 1u);
+  EXPECT_EQ(at_collation[0].images_decoded, 4);
+  EXPECT_EQ(at_collation[0].samples, 4);
+  EXPECT_NE(parts.TakeReady(), nullptr);
+}
+
 TEST(BatchFiller, OutOfMemoryInCollateEndsTheEpoch) {
   EngineParts parts(std::make_shared<IndexDataset>(8),
                     FailingCollate([] { throw std::bad_alloc(); }));

@@ -96,7 +96,7 @@ class EngineParts {
                        options_.batch_size, options_.drop_last),
                    dataset_.get(), &backend_, &layout_,
                    std::max(2, options_.num_workers * options_.prefetch_factor), &stats_),
-        filler_(options_, dataset_.get(), &backend_, &layout_, &failure_policy_, &scheduler_) {}
+        filler_(options_, dataset_.get(), &backend_, &layout_, &failure_policy_, &scheduler_, &stats_) {}
 
   const internal::FailurePolicy& failure_policy() const { return failure_policy_; }
   // The number of rows of each LoadBackend::LoadRows call so far.
@@ -131,7 +131,7 @@ class EngineParts {
   }
   // As a worker: loads the task's rows, without the lock; the task that
   // finishes a batch's last row collates it and makes it ready.
-  void Load(const internal::Task& task) { filler_.RunTask(task, ctx_, &lane_); }
+  void Load(const internal::Task& task) { filler_.RunTask(task, ctx_, &lane_, 0); }
 
   // As the consumer: the next ready batch to deliver (batch k after k-1; with
   // in_order = false, the lowest ready), or null if there is none.

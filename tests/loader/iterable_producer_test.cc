@@ -83,7 +83,7 @@ class Producer {
         backend_(nullptr),
         scheduler_(options_, nullptr, nullptr, &backend_, &layout_,
                    std::max(2, options_.num_workers * options_.prefetch_factor), &stats_),
-        filler_(options_, nullptr, &backend_, &layout_, &failure_policy_, &scheduler_),
+        filler_(options_, nullptr, &backend_, &layout_, &failure_policy_, &scheduler_, &stats_),
         producer_(options_, std::move(dataset), &layout_, &scheduler_, &filler_, &stats_) {
     if (options_.num_workers > 0) {
       workers_ = std::make_unique<ThreadWorkerPool>(

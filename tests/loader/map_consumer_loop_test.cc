@@ -43,7 +43,7 @@ class CallerLoop {
                    std::make_shared<FixedBatchSampler>(std::make_shared<SequentialSampler>(10), 4,
                                                        false),
                    &dataset_, &backend_, &layout_, 2, &stats_),
-        filler_(options_, &dataset_, &backend_, &layout_, &failure_policy_, &scheduler_),
+        filler_(options_, &dataset_, &backend_, &layout_, &failure_policy_, &scheduler_, &stats_),
         loop_(options_, &scheduler_, &filler_, &stats_, /*lend_workers=*/false) {}
 
   std::optional<Batch> Next(std::optional<MapConsumerLoop::Clock::time_point> deadline,

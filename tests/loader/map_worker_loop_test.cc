@@ -52,10 +52,10 @@ TEST(MapWorkerLoop, LoadsEveryBatchCountsItsRowsAndReturnsOnceStopped) {
                       std::make_shared<FixedBatchSampler>(std::make_shared<SequentialSampler>(10),
                                                           4, false),
                       &dataset, &backend, &layout, 2, &stats);
-  BatchFiller filler(options, &dataset, &backend, &layout, &failure_policy, &scheduler);
+  BatchFiller filler(options, &dataset, &backend, &layout, &failure_policy, &scheduler, &stats);
   testing::RecordedWorkers workers(&scheduler.mu());
   scheduler.AttachWorkers(&workers);
-  MapWorkerLoop loop(options, &scheduler, &filler, &stats);
+  MapWorkerLoop loop(options, &scheduler, &filler);
   {
     PlannedEpoch planned = scheduler.PlanEpoch(0);
     MutexLock lock(&scheduler.mu());
