@@ -104,6 +104,41 @@ __attribute__((target("avx2,fma"))) inline __m256i ScaleTruncated(__m256i x, __m
   }
 }
 
+// nearbyint(numerator / x) of eight int32 lanes x in [0, 255] (INT32_MIN
+// for x 0), as HsvPixel computes it: cvtps rounds to nearest, halves to
+// even, as std::nearbyint. kReciprocal: through the CPU's approximate
+// reciprocal and one Newton step (a third of the time of a division here),
+// used only where ReciprocalQuotientsExact found it gives every one of the
+// 256 quotients the division gives.
+template <bool kReciprocal>
+__attribute__((target("avx2,fma"))) inline __m256i RoundedQuotient(__m256 numerator, __m256i x) {
+  const __m256 xf = _mm256_cvtepi32_ps(x);
+  if constexpr (kReciprocal) {
+    const __m256 r0 = _mm256_rcp_ps(xf);
+    // r1 = r0 (2 - x r0); for x 0, r0 is infinity and r1 NaN: INT32_MIN.
+    const __m256 r1 = _mm256_mul_ps(r0, _mm256_fnmadd_ps(xf, r0, _mm256_set1_ps(2.0f)));
+    return _mm256_cvtps_epi32(_mm256_mul_ps(numerator, r1));
+  } else {
+    return _mm256_cvtps_epi32(_mm256_div_ps(numerator, xf));
+  }
+}
+
+// Whether RoundedQuotient<true> gives RoundedQuotient<false>'s quotients of
+// both tables' numerators for every x in [0, 255] on this CPU (the
+// approximate reciprocal differs between CPUs).
+__attribute__((target("avx2,fma"))) bool ReciprocalQuotientsExact() {
+  for (const float numerator : {kSaturationNumerator, kHueNumerator}) {
+    const __m256 n = _mm256_set1_ps(numerator);
+    for (int x = 0; x < 256; x += 8) {
+      const __m256i lanes = _mm256_add_epi32(_mm256_set1_epi32(x), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      const __m256i differ =
+          _mm256_xor_si256(RoundedQuotient<true>(n, lanes), RoundedQuotient<false>(n, lanes));
+      if (!_mm256_testz_si256(differ, differ)) return false;
+    }
+  }
+  return true;
+}
+
 // Stores eight pixels' channels (int32 lanes, 0-255) as 24 RGB bytes.
 __attribute__((target("avx2,fma"))) inline void StoreRgb(uint8_t* p, __m256i r, __m256i g,
                                                          __m256i b) {
@@ -158,7 +193,7 @@ __attribute__((target("avx2,fma"))) inline void StorePixels(const HsvPixels& pix
 // joined and stored as 24 bytes. Needs 28 readable
 // bytes, so the last pixels go through HsvPixel. From planes (kPacked
 // false): eight bytes of each plane widened and stored back the same way.
-template <bool kFloat, bool kPacked>
+template <bool kFloat, bool kPacked, bool kReciprocal>
 __attribute__((target("avx2,fma"))) void HsvRunAvx2(const HsvPixels& pixels, int64_t n,
                                                     const HsvGains& gains) {
   const __m256i pick_r = _mm256_setr_epi8(0, -1, -1, -1, 3, -1, -1, -1, 6, -1, -1, -1, 9, -1, -1,
@@ -221,11 +256,10 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(const HsvPixels& pixels, int
       StorePixels<kPacked>(pixels, p, i, grey, grey, grey);
       continue;
     }
-    // cvtps rounds to nearest, halves to even, as std::nearbyint. A
-    // divisor 0 (v 0 or diff 0) gives infinity, converted to INT32_MIN,
-    // whose product with diff 0 or sector6 0 is 0, as HsvPixel's.
-    const __m256i sdiv = _mm256_cvtps_epi32(_mm256_div_ps(snum, _mm256_cvtepi32_ps(v)));
-    const __m256i hdiv = _mm256_cvtps_epi32(_mm256_div_ps(hnum, _mm256_cvtepi32_ps(diff)));
+    // A divisor 0 (v 0 or diff 0) gives INT32_MIN, whose product with
+    // diff 0 or sector6 0 is 0, as HsvPixel's.
+    const __m256i sdiv = RoundedQuotient<kReciprocal>(snum, v);
+    const __m256i hdiv = RoundedQuotient<kReciprocal>(hnum, diff);
     const __m256i s =
         _mm256_srai_epi32(_mm256_add_epi32(_mm256_mullo_epi32(diff, sdiv), half), 12);
     const __m256i is_r = _mm256_cmpeq_epi32(v, r);
@@ -278,6 +312,19 @@ __attribute__((target("avx2,fma"))) void HsvRunAvx2(const HsvPixels& pixels, int
   }
 }
 
+// HsvRunAvx2 for the pixels' layout and whether the gains scale exactly
+// in float.
+template <bool kReciprocal>
+void RunAvx2(const HsvPixels& pixels, int64_t n, const HsvGains& gains, bool float_exact) {
+  if (pixels.packed) {
+    float_exact ? HsvRunAvx2<true, true, kReciprocal>(pixels, n, gains)
+                : HsvRunAvx2<false, true, kReciprocal>(pixels, n, gains);
+  } else {
+    float_exact ? HsvRunAvx2<true, false, kReciprocal>(pixels, n, gains)
+                : HsvRunAvx2<false, false, kReciprocal>(pixels, n, gains);
+  }
+}
+
 bool HasAvx2() {
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return has;
@@ -316,12 +363,12 @@ bool ToGains(const RandomHsvParams& params, HsvGains& gains) {
 void ApplyHsv(const HsvPixels& pixels, int64_t n, const HsvGains& gains) {
 #if FEEDLINE_HAVE_X86
   if (HasAvx2()) {
+    static const bool reciprocal = ReciprocalQuotientsExact();
     const bool exact = FloatScalesExactly(gains.saturation) && FloatScalesExactly(gains.value);
-    if (pixels.packed) {
-      exact ? HsvRunAvx2<true, true>(pixels, n, gains) : HsvRunAvx2<false, true>(pixels, n, gains);
+    if (reciprocal) {
+      RunAvx2<true>(pixels, n, gains, exact);
     } else {
-      exact ? HsvRunAvx2<true, false>(pixels, n, gains)
-            : HsvRunAvx2<false, false>(pixels, n, gains);
+      RunAvx2<false>(pixels, n, gains, exact);
     }
     return;
   }
