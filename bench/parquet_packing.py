@@ -15,6 +15,10 @@ position_ids, segment_ids and cu_seqlens:
             best fit over 64 open rows, long documents split. The dataset is
             made before the clock starts (its construction, which counts the
             documents' lengths from the column, is printed on its own).
+  feedline, K workers
+            the same with num_workers=K, for each K of --other-workers
+            (default 0: the loop packs the rows itself while the dataset's
+            reader threads decode the row groups).
   plain     what a user writes with pyarrow and numpy: ParquetFile.
             iter_batches over the token column, each batch's values and
             offsets as numpy arrays, documents placed greedily (next fit:
@@ -25,9 +29,10 @@ position_ids, segment_ids and cu_seqlens:
             group, file after file, nothing done with the values: what any
             packer of these files must at least spend.
 
-Rounds alternate the three (the order rotated each round). Printed: tokens/s
+Rounds alternate the contenders (the order rotated each round). Printed: tokens/s
 (real tokens, padding not counted) and process CPU time per million tokens,
-medians of --rounds, and the ratios feedline / plain and feedline / floor;
+medians of --rounds, and the ratios of feedline's rate to each; then each
+feedline variant's rate over the plain packer's;
 then the padding share of feedline's rows (online best fit: each document in
 turn to the open row with the least room that holds it, at most 64 rows
 open), of the plain packer's (next fit), and of an offline best fit
@@ -35,7 +40,8 @@ decreasing over the same documents (all lengths known and sorted longest
 first, any number of rows open: close to the fewest rows possible).
 
 Usage: bench/parquet_packing.py [--build build] [--mib 100] [--rounds 5]
-           [--seq-len 2048] [--batch 8] [--workers 2] [--files 4] [--row-group 1000]
+           [--seq-len 2048] [--batch 8] [--workers 2] [--other-workers 0]
+           [--files 4] [--row-group 1000]
 (with the venv's python: it needs pyarrow)
 """
 import datetime
@@ -52,10 +58,10 @@ from text_corpus import docs_for_mib, packing_arguments, write_parquet  # bench/
 from text_packing import row_fields  # bench/text_packing.py
 
 
-def run_feedline(dataset, args):
+def run_feedline(dataset, args, workers):
     from feedline import io
 
-    loader = io.DataLoader(dataset, batch_size=args.batch, num_workers=args.workers,
+    loader = io.DataLoader(dataset, batch_size=args.batch, num_workers=workers,
                            pack=io.PackOptions(args.seq_len))
     tokens = 0
     for batch in loader:
@@ -158,7 +164,11 @@ def main():
     parser.add_argument("--mib", type=float, default=100)
     parser.add_argument("--files", type=int, default=4)
     parser.add_argument("--row-group", type=int, default=1000)
+    parser.add_argument("--other-workers", default="0",
+                        help="comma-separated worker counts of further feedline contenders "
+                             "('' for none)")
     args = parser.parse_args()
+    others = [int(k) for k in args.other_workers.split(",") if k.strip()]
     sys.path.insert(0, os.path.join(args.build, "python"))
     import pyarrow as pa
 
@@ -180,15 +190,18 @@ def main():
         print(f"ParquetDataset construction (footers, lengths counted from the column): "
               f"{time.perf_counter() - start:.2f} s")
         runs = {
-            "feedline": lambda: run_feedline(dataset, args),
+            "feedline": lambda: run_feedline(dataset, args, args.workers),
             "plain": lambda: run_plain(paths, args),
             "floor": lambda: run_floor(paths, args),
         }
+        for k in others:
+            runs[f"feedline, {k} workers"] = lambda k=k: run_feedline(dataset, args, k)
         names = list(runs)
         rates = {name: [] for name in names}
         cpu = {name: [] for name in names}
         for r in range(args.rounds):
-            for name in names[r % 3:] + names[:r % 3]:
+            turn = r % len(names)
+            for name in names[turn:] + names[:turn]:
                 wall, process = time.perf_counter(), time.process_time()
                 tokens = runs[name]()
                 wall, process = time.perf_counter() - wall, time.process_time() - process
@@ -199,7 +212,8 @@ def main():
             print(f"round {r + 1}: " + ", ".join(
                 f"{n} {rates[n][-1] / 1e6:.1f} M tokens/s" for n in names), flush=True)
         reads = dataset.stats()["row_group_reads"]
-        print(f"feedline row group reads: {reads} over {args.rounds} epochs of "
+        epochs = args.rounds * (1 + len(others))
+        print(f"feedline row group reads: {reads} over {epochs} epochs of "
               f"{dataset.num_row_groups} groups")
         median = {n: statistics.median(rates[n]) for n in names}
         print()
@@ -208,6 +222,9 @@ def main():
         for n in names:
             print(f"| {n} | {median[n] / 1e6:.1f} M | {statistics.median(cpu[n]):.3f} | "
                   f"{median['feedline'] / median[n]:.2f}x |")
+        print()
+        for n in [n for n in names if n.startswith("feedline")]:
+            print(f"{n}: {median[n] / median['plain']:.2f}x the plain packer's rate")
         seq_len = args.seq_len
         online = io.PackOptions(seq_len).plan(lengths)["padding_fraction"]
         plain_rows = PlainPacker(seq_len, args.batch)

@@ -15,9 +15,11 @@
 //
 // What a task cost (its worker's time and rows, and what its samples counted
 // in their context: stage times, images decoded) goes to the StatsCollector
-// before its rows count as finished, and a batch's collation before the batch
-// is handed over: a consumer that has every batch of an epoch sees all of the
-// epoch in the loader's statistics.
+// before its rows count as finished, and a batch's collation stage time
+// before the batch is handed over: a consumer that has every batch of an
+// epoch sees all of the epoch's samples and stages in the loader's
+// statistics. Only the worker's busy time collating is added just after
+// the hand-over.
 //
 // Thread safety: RunTask runs on many workers at once, each on its own
 // rows; the worker that finishes a batch's last row (the slot's atomic

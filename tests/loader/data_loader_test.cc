@@ -609,31 +609,6 @@ TEST(DataLoader, StatsCountSamplesBatchesStagesAndWorkers) {
   EXPECT_LE(s.wait_fraction(), 1.0);
 }
 
-// The statistics read when an epoch's last batch is out hold the whole
-// epoch, whichever worker loaded its last rows: over many short epochs the
-// count of samples and of images decoded never lags.
-TEST(DataLoader, StatsHoldTheWholeEpochOnceItsLastBatchIsOut) {
-  class Decoding : public Dataset {
-   public:
-    int64_t size() const override { return 6; }
-    void Get(int64_t i, Sample& out, SampleContext& ctx) const override {
-      ctx.CountImagesDecoded();
-      out.SetScalar<int64_t>("index", i);
-    }
-  };
-  LoaderOptions o;
-  o.batch_size = 3;
-  o.num_workers = 2;
-  o.persistent_workers = true;
-  DataLoader loader(std::make_shared<Decoding>(), o);
-  for (int epoch = 1; epoch <= 200; ++epoch) {
-    RunEpoch(loader);
-    const StatsSnapshot s = loader.stats();
-    ASSERT_EQ(s.samples, 6 * epoch) << "epoch " << epoch;
-    ASSERT_EQ(s.images_decoded, 6 * epoch) << "epoch " << epoch;
-  }
-}
-
 TEST(DataLoader, RejectsBadOptionsNamingThem) {
   auto ds = std::make_shared<IndexDataset>(4);
   auto message = [&](LoaderOptions o) {
