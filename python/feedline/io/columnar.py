@@ -390,6 +390,12 @@ class ParquetDataset(ColumnarSamples):
         super().__init__(native)
         _live_datasets.add(self)
         self._cache = cache
+        # The first row of each file, and the rows of each row group (for
+        # ShardOrderSampler, whose shards are the files).
+        file_rows = np.zeros(len(files), np.int64)
+        np.add.at(file_rows, [f for f, _ in groups], rows)
+        self._file_starts = np.concatenate([[0], np.cumsum(file_rows)[:-1]]).astype(np.int64)
+        self._group_rows = np.asarray(rows, np.int64)
         self._arguments = (files, self.columns, length_column, lengths_from, max_row_groups,
                            readahead, remote, _dtypes)
 
@@ -450,6 +456,16 @@ class ParquetDataset(ColumnarSamples):
     @property
     def num_row_groups(self):
         return self._native.num_row_groups
+
+    @property
+    def file_starts(self):
+        """The first row of each file (an int64 array, one per path)."""
+        return self._file_starts.copy()
+
+    @property
+    def row_group_rows(self):
+        """The rows of each row group, file by file (an int64 array)."""
+        return self._group_rows.copy()
 
     def stats(self):
         """Row groups read so far, those of them read ahead of need, and

@@ -719,23 +719,38 @@ class ShardDataset(_LabeledImages):
 
 
 class ShardOrderSampler(_io.Sampler):
-    """A shuffled order that reads a ShardDataset's shards nearly
-    sequentially, for disks and network storage where random reads are slow:
-    each epoch the shards in a random order, their records streamed through
-    a shuffle buffer of `window` records (default: the mean records per
-    shard). Records of one shard stay close together in the epoch; a record
-    is emitted on average `window` draws after it enters the buffer. A window
-    of len(data_source) or more is a full shuffle. `generator` / `seed` as for
-    RandomSampler. docs/storage.md says more about its randomness."""
+    """A shuffled order that reads a dataset's shards nearly sequentially,
+    for disks and network storage where random reads are slow: each epoch
+    the shards in a random order, their records streamed through a shuffle
+    buffer of `window` records. Records of one shard stay close together in
+    the epoch; a record is emitted on average `window` draws after it enters
+    the buffer. A window of len(data_source) or more is a full shuffle.
+    `generator` / `seed` as for RandomSampler. docs/storage.md says more
+    about its randomness.
+
+    data_source: a ShardDataset (its shards; default window: the mean
+    records per shard), or a feedline.io.ParquetDataset (its files; default
+    window: the mean rows per row group, so that about two row groups are
+    read from at a time and each is read once an epoch, and a node cache
+    holding a few files downloads each file once an epoch; docs/text.md)."""
 
     def __init__(self, data_source, window=None, generator=None, seed=None):
-        if not isinstance(data_source, ShardDataset):
-            raise TypeError("ShardOrderSampler needs a ShardDataset, got "
+        if isinstance(data_source, ShardDataset):
+            starts = data_source._native.shard_starts.tolist()
+            default_window = len(data_source) // max(1, len(starts))
+        elif isinstance(data_source, _io.ParquetDataset):
+            # Files without rows are no shards.
+            starts = sorted({int(x) for x in data_source.file_starts if x < len(data_source)})
+            if not starts:
+                raise ValueError("ShardOrderSampler: the ParquetDataset has no rows")
+            group_rows = data_source.row_group_rows
+            default_window = int(group_rows.mean()) if len(group_rows) else 1
+        else:
+            raise TypeError("ShardOrderSampler needs a ShardDataset or a ParquetDataset, got "
                             f"{type(data_source).__name__}")
         super().__init__(data_source)
-        starts = data_source._native.shard_starts.tolist()
         if window is None:
-            window = max(1, len(data_source) // len(starts))
+            window = max(1, default_window)
         window = _positive_int("window", window, None)
         self.seed = _io._seed_from(generator, seed)
         self._native = _vision.ShardOrderSampler(starts, len(data_source), window, self.seed)

@@ -211,6 +211,46 @@ def test_the_cache_keeps_within_its_limit_and_gives_the_local_batches(corpus, ng
     assert served.stats()["file_downloads"] == 2 * FILES
 
 
+@pytest.mark.parametrize("worker_mode", ["thread", "process"])
+def test_a_shard_order_shuffle_downloads_each_file_once_an_epoch_within_the_limit(
+        corpus, nginx, tmp_path, worker_mode):
+    """A shuffled epoch over a corpus larger than cache_limit: a full shuffle
+    needs nearly every file again soon after it is evicted (docs/text.md),
+    ShardOrderSampler streams the files one after another in a random order,
+    so with room for three files (the one a worker finishes, the one read,
+    the one fetched ahead) each file is downloaded at most once an epoch,
+    with thread and with process workers, and the batches are those of the
+    same sampler over the local files."""
+    from feedline.vision.datasets import ShardOrderSampler
+
+    root, names = corpus
+    sizes = [os.path.getsize(root / n) for n in names]
+    limit = max(sizes) * 3 + 1000  # room for three files of four
+    cache = tmp_path / "cache"
+    local = io.ParquetDataset([str(root / n) for n in names], length_column="n")
+    served = io.ParquetDataset([nginx.url(n) for n in names], length_column="n",
+                               remote={"cache_dir": str(cache), "cache_limit": limit})
+    options = dict(batch_size=50, num_workers=2, seed=1, worker_mode=worker_mode)
+    want = epochs(local, sampler=ShardOrderSampler(local, seed=8), **options)
+    assert want[0] != want[1]
+    loader = io.DataLoader(served, sampler=ShardOrderSampler(served, seed=8), **options)
+    got, peak = [], 0
+    for _ in range(2):
+        got.append([])
+        for batch in loader:
+            got[-1].append(digest(batch))
+            peak = max(peak, cached_bytes(cache))
+    assert got == want
+    assert 0 < peak <= limit
+    # The server's log, which sees every process's downloads: each file's
+    # bytes from its first on (a whole download) sent at most once an epoch
+    # (once in all when it is still cached as the next epoch starts).
+    for name in names:
+        downloads = [g for g in nginx.ranged_gets()
+                     if g[0] == f"/{name}" and g[2].startswith("bytes=0-")]
+        assert 1 <= len(downloads) <= 2, (name, downloads)
+
+
 def test_a_bad_credential_or_url_is_an_error_naming_the_url(corpus, seaweedfs, tmp_path,
                                                             monkeypatch):
     _, names = corpus

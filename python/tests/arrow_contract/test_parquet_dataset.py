@@ -245,6 +245,93 @@ def test_packing_in_file_order_reads_each_row_group_once_an_epoch(tmp_path):
     assert resumed_ds.stats()["row_group_reads"] <= 20
 
 
+def test_a_shard_order_shuffle_reads_each_row_group_once_an_epoch(tmp_path):
+    """ShardOrderSampler over a ParquetDataset: its files in a random order,
+    their rows through a shuffle buffer of a row group's rows (the default
+    window). Every row once an epoch, another order each epoch, the same
+    batches for 0 and 2 workers and on resume, and each row group read once
+    an epoch at the default max_row_groups, where a full shuffle reads a
+    group for most rows; with pack=, every token once and each group read
+    once when a group holds more documents than the packer's open rows."""
+    from feedline.vision.datasets import ShardOrderSampler
+
+    data = rows(1200, seed=9)
+    write(str(tmp_path), data, files=4, row_group_size=50)
+    pattern = str(tmp_path / "*.parquet")
+
+    def ids_of(loader):
+        return [b["id"].tolist() for b in loader]
+
+    epochs = {}
+    for workers in (0, 2):
+        ds = io.ParquetDataset(pattern, columns=["id", "input_ids"])
+        assert ds.file_starts.tolist() == [0, 300, 600, 900]
+        assert ds.row_group_rows.tolist() == [50] * 24
+        sampler = ShardOrderSampler(ds, seed=4)
+        assert sampler.window == 50
+        loader = io.DataLoader(ds, batch_size=16, sampler=sampler, num_workers=workers)
+        for epoch in range(2):
+            epochs[workers, epoch] = ids_of(loader)
+            assert sorted(sum(epochs[workers, epoch], [])) == list(range(1200))
+            assert ds.stats()["row_group_reads"] == 24 * (epoch + 1), (workers, epoch)
+    assert epochs[0, 0] == epochs[2, 0] and epochs[0, 1] == epochs[2, 1]
+    assert epochs[0, 0] != epochs[0, 1]
+    order = sum(epochs[0, 0], [])
+    assert order != sorted(order)
+    # Files stream one after another: the rows of the first 300 come from
+    # at most two files (the first and the one starting as it ends).
+    assert len({i // 300 for i in order[:300]}) <= 2
+
+    shuffled = io.ParquetDataset(pattern, columns=["id"])
+    full = io.DataLoader(shuffled, batch_size=16, shuffle=True, seed=4)
+    assert sorted(sum(ids_of(full), [])) == list(range(1200))
+    assert shuffled.stats()["row_group_reads"] > 10 * 24
+
+    ds = io.ParquetDataset(pattern, columns=["id", "input_ids"])
+    first = io.DataLoader(ds, batch_size=16, sampler=ShardOrderSampler(ds, seed=4), seed=1)
+    it = iter(first)
+    head = [next(it)["id"].tolist() for _ in range(30)]
+    state = first.state_dict()
+    again = io.ParquetDataset(pattern, columns=["id", "input_ids"])
+    resumed = io.DataLoader(again, batch_size=16, sampler=ShardOrderSampler(again, seed=4),
+                            seed=1)
+    resumed.load_state_dict(state)
+    assert head + ids_of(resumed) == epochs[0, 0]
+
+    # Packing: groups of 500 documents, more than the packer's 64 open rows
+    # of 64 tokens hold (about 200), as a corpus's groups of ~1,000 documents
+    # hold more than 64 rows of 2048 tokens do (~400).
+    docs = rows(4000, seed=10)
+    folder = tmp_path / "packed"
+    folder.mkdir()
+    write(str(folder), docs, files=4, row_group_size=500)
+    for workers in (0, 2):
+        tokens = io.ParquetDataset(str(folder / "*.parquet"), columns=["input_ids"])
+        packed = io.DataLoader(tokens, batch_size=4, sampler=ShardOrderSampler(tokens, seed=4),
+                               num_workers=workers, pack=io.PackOptions(64))
+        got = [b["input_ids"][b["segment_ids"] != 0] for b in packed]
+        assert sorted(np.concatenate(got).tolist()) == \
+            sorted(np.concatenate(docs["input_ids"]).tolist())
+        assert tokens.stats()["row_group_reads"] == 8, workers
+
+
+def test_a_shard_order_sampler_names_what_it_cannot_take(tmp_path):
+    from feedline.vision.datasets import ShardOrderSampler
+
+    with pytest.raises(TypeError, match="ShardOrderSampler needs a ShardDataset or a "
+                                        "ParquetDataset, got list"):
+        ShardOrderSampler([1, 2, 3])
+    empty = rows(0, seed=1)
+    write(str(tmp_path), empty, files=1)
+    with pytest.raises(ValueError, match="ShardOrderSampler: the ParquetDataset has no rows"):
+        ShardOrderSampler(io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["id"]))
+    data = rows(40, seed=2)
+    write(str(tmp_path), data, files=2)
+    with pytest.raises(ValueError, match="window"):
+        ShardOrderSampler(io.ParquetDataset(str(tmp_path / "*.parquet"), columns=["id"]),
+                          window=0)
+
+
 def test_packing_a_mix_reads_each_sources_row_groups_once_an_epoch(tmp_path):
     """A MixedDataset passes the loader's plan on to its sources, split:
     packing a mix of two Parquet corpora reads each row group once an epoch,
