@@ -69,6 +69,18 @@ def epochs(data, count=2, **loader):
     return [[digest(b) for b in loader] for _ in range(count)]
 
 
+def epochs_watching_the_cache(loader, cache, count=2):
+    """The batches' digests of `count` epochs of `loader`, and the most
+    bytes of whole files under `cache` seen after any batch."""
+    got, peak = [], 0
+    for _ in range(count):
+        got.append([])
+        for batch in loader:
+            got[-1].append(digest(batch))
+            peak = max(peak, cached_bytes(cache))
+    return got, peak
+
+
 def cached_bytes(cache):
     """Bytes of whole cached files under `cache` (downloads under way, with
     their .part name, and the files kept beside them not counted)."""
@@ -195,15 +207,9 @@ def test_the_cache_keeps_within_its_limit_and_gives_the_local_batches(corpus, ng
     local = io.ParquetDataset([str(root / n) for n in names], length_column="n")
     served = io.ParquetDataset([nginx.url(n) for n in names], length_column="n",
                                remote={"cache_dir": str(cache), "cache_limit": limit})
-    peak = 0
     want = epochs(local, batch_size=50, num_workers=2, worker_mode=worker_mode)
-    got = []
     loader = io.DataLoader(served, batch_size=50, num_workers=2, worker_mode=worker_mode)
-    for _ in range(2):
-        got.append([])
-        for batch in loader:
-            got[-1].append(digest(batch))
-            peak = max(peak, cached_bytes(cache))
+    got, peak = epochs_watching_the_cache(loader, cache)
     assert got == want
     assert 0 < peak <= limit
     # In row order, the files one after the other: each downloaded once an
@@ -234,12 +240,7 @@ def test_a_shard_order_shuffle_downloads_each_file_once_an_epoch_within_the_limi
     want = epochs(local, sampler=ShardOrderSampler(local, seed=8), **options)
     assert want[0] != want[1]
     loader = io.DataLoader(served, sampler=ShardOrderSampler(served, seed=8), **options)
-    got, peak = [], 0
-    for _ in range(2):
-        got.append([])
-        for batch in loader:
-            got[-1].append(digest(batch))
-            peak = max(peak, cached_bytes(cache))
+    got, peak = epochs_watching_the_cache(loader, cache)
     assert got == want
     assert 0 < peak <= limit
     # The server's log, which sees every process's downloads: each file's
