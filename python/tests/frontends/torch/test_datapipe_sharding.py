@@ -144,7 +144,10 @@ def test_worker_threads_shard_copies_and_leave_the_pipe_whole():
 # a child stuck in a lock another thread held. It prints its batches and
 # torch's as one JSON line.
 RANK_SCRIPT = """
-import json, sys
+import faulthandler, json, sys
+# A rank still running after 100 s (the test gives it 120) prints every
+# thread's stack and ends, so that a hang shows where it waits.
+faulthandler.dump_traceback_later(100, exit=True)
 import torch, torch.distributed
 from torch.utils.data.datapipes.iter import IterableWrapper
 import feedline.torch
@@ -166,6 +169,7 @@ ours = batches(feedline.torch.DataLoader(make_pipe(), batch_size=4, num_workers=
                                          worker_mode=mode))
 theirs = batches(torch.utils.data.DataLoader(make_pipe(), batch_size=4, num_workers=workers))
 torch.distributed.destroy_process_group()
+faulthandler.cancel_dump_traceback_later()
 print(json.dumps({"ours": ours, "theirs": theirs}))
 """
 
@@ -186,16 +190,19 @@ def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, time_bou
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True)
              for rank in range(2)]
-    got = []
+    outputs = []
     try:
-        for rank, process in enumerate(ranks):
-            out, err = process.communicate(timeout=max(1, deadline - time.monotonic()))
-            assert process.returncode == 0, f"rank {rank} failed:\n{err}"
-            got.append(json.loads(out.splitlines()[-1]))
+        for process in ranks:
+            outputs.append(process.communicate(timeout=max(1, deadline - time.monotonic())))
     finally:
         for process in ranks:
             process.kill()
             process.wait()
+    failed = [f"rank {rank} (exit {process.returncode}):\n{err}"
+              for rank, (process, (_, err)) in enumerate(zip(ranks, outputs))
+              if process.returncode != 0]
+    assert not failed, "\n".join(failed)
+    got = [json.loads(out.splitlines()[-1]) for out, _ in outputs]
     for rank in range(2):
         assert got[rank]["ours"] == got[rank]["theirs"]
     mine, other = items(got[0]["ours"]), items(got[1]["ours"])
