@@ -89,10 +89,18 @@ launcher=$(command -v ccache || true)
 # CI set (unless already): scikit-build-core gives `cmake -E capabilities`
 # 5 s to answer, 20 s where CI is set, and at nice 19 beside the peers'
 # suites (make test) the query has taken longer than 5 s (a CI run of
-# 2026-12-03: "Could not find CMake with version >=3.25").
+# 2026-12-03: "Could not find CMake with version >=3.25"), and longer than
+# 20 s beside them and the Debian root's debootstrap (2026-12-07). So the
+# pip builds run at the default priority (root may lower its niceness; the
+# compiles themselves are mostly ccache's hits), and the rest of the check
+# stays at make test's nice 19.
+default_priority=()
+if [ "$(id -u)" = 0 ] && [ "$(nice)" -gt 0 ]; then
+  default_priority=(nice -n "-$(nice)")
+fi
 pip_build() {
   CI=${CI:-1} CXX=c++ CMAKE_GENERATOR="Unix Makefiles" CCACHE_BASEDIR=$src CCACHE_NOHASHDIR=true \
-    PYTHONPATH=$build_requirements \
+    PYTHONPATH=$build_requirements "${default_priority[@]}" \
     "$venv/bin/python" -m pip "$@" --no-build-isolation --config-settings=build-dir="$src/build" \
     ${launcher:+--config-settings=cmake.define.CMAKE_CXX_COMPILER_LAUNCHER="$launcher"} "$src" \
     2> >(unlisted_index >&2)
