@@ -118,13 +118,15 @@ int64_t BatchFiller::RunTask(const Task& task, SampleContext& ctx, WorkerLane* l
   const int64_t loaded = NowNs();
   stats_->AddWorker(worker, loaded - t0, n);
   stats_->DrainContext(ctx);
+  int64_t end = loaded;
   // acq_rel: the thread completing the batch sees every row written by the others.
   if (slot->finished.fetch_add(n, std::memory_order_acq_rel) + n == planned) {
     FinishBatch(slot, ctx);
     // The collation's time is the worker's too, counted once the batch is out.
-    stats_->AddWorker(worker, NowNs() - loaded, 0);
+    end = NowNs();
+    stats_->AddWorker(worker, end - loaded, 0);
   }
-  return NowNs() - t0;
+  return end - t0;
 }
 
 void BatchFiller::LoadRow(Slot* slot, int64_t row, SampleContext& ctx, WorkerLane* lane,
