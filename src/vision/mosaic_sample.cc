@@ -11,6 +11,7 @@
 
 #include "feedline/error.h"
 #include "feedline/rng.h"
+#include "src/vision/tile_gaps.h"
 
 namespace feedline::vision {
 namespace {
@@ -25,31 +26,20 @@ bool FollowsMosaic(const Transform& t) {
 }
 
 // Fills the pixels of `view` that no tile covers (mirrored: that no
-// mirrored tile covers) with kFill: a row at a time, the gaps between the
-// tiles that cross it (tiles never overlap).
+// mirrored tile covers) with kFill.
 void FillAroundTiles(std::span<const MosaicTile> tiles, bool mirrored, RgbImageView view) {
-  std::array<std::pair<int, int>, 4> spans;
-  for (int y = 0; y < view.height; ++y) {
-    size_t n = 0;
-    for (const MosaicTile& t : tiles) {
-      if (t.empty() || y < t.oy0 || y >= t.oy1) continue;
-      spans[n++] = mirrored ? std::pair{view.width - t.ox1, view.width - t.ox0}
-                            : std::pair{t.ox0, t.ox1};
-    }
-    // At most 4 spans: by their left edge, in place.
-    for (size_t i = 1; i < n; ++i) {
-      for (size_t j = i; j > 0 && spans[j].first < spans[j - 1].first; --j) {
-        std::swap(spans[j], spans[j - 1]);
-      }
-    }
-    uint8_t* row = view.data + static_cast<size_t>(y) * view.width * 3;
-    int x = 0;
-    for (size_t i = 0; i <= n; ++i) {
-      const int end = i < n ? spans[i].first : view.width;
-      if (end > x) std::memset(row + x * 3, kFill, static_cast<size_t>(end - x) * 3);
-      if (i < n) x = std::max(x, spans[i].second);
-    }
+  std::array<internal::TileRect, 4> rects;
+  size_t n = 0;
+  for (const MosaicTile& t : tiles) {
+    if (t.empty()) continue;
+    rects[n++] = mirrored ? internal::TileRect{view.width - t.ox1, t.oy0, view.width - t.ox0, t.oy1}
+                          : internal::TileRect{t.ox0, t.oy0, t.ox1, t.oy1};
   }
+  internal::ForEachGap(std::span<const internal::TileRect>(rects.data(), n), view.width,
+                       view.height, [&](int y, int x0, int x1) {
+                         uint8_t* row = view.data + static_cast<size_t>(y) * view.width * 3;
+                         std::memset(row + x0 * 3, kFill, static_cast<size_t>(x1 - x0) * 3);
+                       });
 }
 
 // One mosaic of a sample: its draws, its images (decoded, or found in the

@@ -16,6 +16,7 @@
 #include "src/vision/opencv.h"
 #include "src/vision/resample.h"
 #include "src/vision/resize_linear.h"
+#include "src/vision/tile_gaps.h"
 #include "src/vision/write_output.h"
 
 namespace feedline::vision {
@@ -720,17 +721,25 @@ void CheckTileInside(const TilePlacement& tile, int width, int height) {
 }
 
 // Sets every value of `dst` (the output's dtype, [3, h, w] or [h, w, 3])
-// to what byte `level` maps to in its channel.
-void FillOutput(Tensor& dst, bool chw, const internal::ValueMap& values, uint8_t level) {
-  const size_t pixels = static_cast<size_t>(dst.elements() / 3);
+// outside `tiles` to what byte `level` maps to in its channel: the tiles'
+// pixels are written once, by their resampling.
+void FillAroundTiles(Tensor& dst, bool chw, const internal::ValueMap& values, uint8_t level,
+                     std::span<const internal::TileRect> tiles) {
+  const int height = static_cast<int>(dst.shape()[chw ? 1 : 0]);
+  const int width = static_cast<int>(dst.shape()[chw ? 2 : 1]);
+  const size_t plane = static_cast<size_t>(width) * height;
   auto fill = [&](auto* data, auto value_of) {
-    if (chw) {
-      for (int c = 0; c < 3; ++c) std::fill_n(data + c * pixels, pixels, value_of(c));
-      return;
-    }
-    for (size_t i = 0; i < pixels; ++i) {
-      for (int c = 0; c < 3; ++c) data[i * 3 + c] = value_of(c);
-    }
+    internal::ForEachGap(tiles, width, height, [&](int y, int x0, int x1) {
+      const size_t first = static_cast<size_t>(y) * width + x0;
+      const size_t count = static_cast<size_t>(x1 - x0);
+      if (chw) {
+        for (int c = 0; c < 3; ++c) std::fill_n(data + c * plane + first, count, value_of(c));
+        return;
+      }
+      for (size_t i = first; i < first + count; ++i) {
+        for (int c = 0; c < 3; ++c) data[i * 3 + c] = value_of(c);
+      }
+    });
   };
   switch (dst.dtype()) {
     case DType::kF32:
@@ -740,7 +749,7 @@ void FillOutput(Tensor& dst, bool chw, const internal::ValueMap& values, uint8_t
       fill(static_cast<uint16_t*>(dst.raw()), [&](int c) { return values.f16[c][level]; });
       break;
     default:
-      std::memset(dst.raw(), level, dst.bytes());
+      fill(static_cast<uint8_t*>(dst.raw()), [&](int) { return level; });
       break;
   }
 }
@@ -789,6 +798,7 @@ bool Pipeline::DrawComposite(std::span<const CompositeTile> tiles, int width, in
     }
   }
   std::array<internal::PixelBox, 4> boxes;
+  std::array<internal::TileRect, 4> covered{};  // each tile's output pixels, mirrored if need be
   if (tiles.size() > boxes.size()) return false;
   for (size_t k = 0; k < tiles.size(); ++k) {
     const CompositeTile& t = tiles[k];
@@ -799,11 +809,15 @@ bool Pipeline::DrawComposite(std::span<const CompositeTile> tiles, int width, in
         FusedLinearBox(plan, *t.image, FindDecodedBox(plan, *t.image), t.pixels);
     if (!whole) return false;
     boxes[k] = *whole;
+    const int left = mirrored ? width - t.placement.left - plan.out_width : t.placement.left;
+    covered[k] = internal::TileRect{left, t.placement.top, left + plan.out_width,
+                                    t.placement.top + plan.out_height};
   }
   auto timer = ctx.Time(Stage::kTransform);
   const Shape shape = chw_ ? Shape{3, height, width} : Shape{height, width, 3};
   Tensor dst = out.Allocate(field, options_.dtype, shape);
-  FillOutput(dst, chw_, *values_, fill);
+  FillAroundTiles(dst, chw_, *values_, fill,
+                  std::span<const internal::TileRect>(covered.data(), tiles.size()));
   internal::OutputFormat format{options_.dtype, chw_, mirrored, values_.get()};
   format.row_stride = static_cast<size_t>(width);
   format.plane_stride = chw_ ? static_cast<size_t>(width) * height : 0;
@@ -812,8 +826,7 @@ bool Pipeline::DrawComposite(std::span<const CompositeTile> tiles, int width, in
     const CompositeTile& t = tiles[k];
     const PipelinePlan& plan = t.placement.plan;
     if (plan.out_width <= 0 || plan.out_height <= 0) continue;
-    const int left = mirrored ? width - t.placement.left - plan.out_width : t.placement.left;
-    const size_t first = static_cast<size_t>(t.placement.top) * width + left;
+    const size_t first = static_cast<size_t>(t.placement.top) * width + covered[k].x0;
     uint8_t* at = static_cast<uint8_t*>(dst.raw()) +
                   (chw_ ? first : first * 3) * DTypeSize(options_.dtype);
     const internal::PixelBox& b = boxes[k];
