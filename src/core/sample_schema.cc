@@ -34,7 +34,7 @@ std::vector<std::string> SampleSchema::FieldNames() const {
 size_t SampleSchema::Add(size_t parent, SchemaNode node) {
   if (parent == kNoParent) {
     if (!nodes_.empty()) throw Error("SampleSchema: a schema has one root");
-    if (node.is_leaf()) node.path = "0";  // a sample that is one value: field "0"
+    if (node.is_leaf()) node.path = std::string(1, '0');  // a sample that is one value: field "0"
   } else {
     if (parent >= nodes_.size() || nodes_[parent].is_leaf()) {
       throw Error("SampleSchema: a node's parent must be a container");

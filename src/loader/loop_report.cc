@@ -134,7 +134,10 @@ std::string FormatReportLine(const LoopReport& r) {
     line = "epoch " + std::to_string(r.epoch);
     if (r.batch >= 0) {
       line += ": batch " + std::to_string(r.batch);
-      if (r.batches_per_epoch >= 0) line += "/" + std::to_string(r.batches_per_epoch);
+      if (r.batches_per_epoch >= 0) {
+        line += '/';
+        line += std::to_string(r.batches_per_epoch);
+      }
     }
     if (r.end_of_epoch) line += " (end)";
     line += ", ";

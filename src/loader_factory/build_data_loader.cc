@@ -36,8 +36,10 @@ BuiltEngine BuildEngine(LoaderSpec spec) {
       LoadsInWorkerProcesses(options.worker_mode, spec.holds_global_lock, options.num_workers);
   options.worker_mode = processes ? WorkerMode::kProcess : WorkerMode::kThread;
   if (!processes) {
-    if (spec.stream) return {std::make_unique<Engine>(std::move(spec.stream), std::move(options))};
-    return {std::make_unique<Engine>(std::move(spec.dataset), std::move(options))};
+    if (spec.stream) {
+      return {std::make_unique<Engine>(std::move(spec.stream), std::move(options)), nullptr};
+    }
+    return {std::make_unique<Engine>(std::move(spec.dataset), std::move(options)), nullptr};
   }
   std::shared_ptr<WorkerProgram> program = std::move(spec.worker_program);
   // The user's worker_init runs in the processes (the program's), not on

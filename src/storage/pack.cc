@@ -399,8 +399,8 @@ PackResult PackSource(const std::string& source, const std::string& out_dir,
   for (int64_t label : files.labels()) classes = std::max(classes, label + 1);
   std::vector<std::string> names;
   for (int64_t c = 0; c < classes; ++c) names.push_back(std::to_string(c));
-  std::string root = fs::path(source).parent_path().string();
-  if (root.empty()) root = ".";
+  const fs::path parent = fs::path(source).parent_path();
+  const std::string root = parent.empty() ? std::string(".") : parent.string();
   CheckOutsideFileList(source, root, files, local_out);
   return PackImages(source, root, files, names, out_dir, options);
 }

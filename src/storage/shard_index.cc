@@ -166,7 +166,8 @@ std::vector<uint8_t> SerializeShardIndex(const ShardIndex& index) {
   std::vector<uint8_t> out;
   out.reserve(HeaderBytes(index.version) + index.records.size() * record_bytes +
               key_bytes + 4 * restarts + 4);
-  out.insert(out.end(), kShardIndexMagic, kShardIndexMagic + 8);
+  out.resize(sizeof(kShardIndexMagic));
+  std::memcpy(out.data(), kShardIndexMagic, sizeof(kShardIndexMagic));
   Put(out, index.version, 4);
   Put(out, record_bytes, 4);
   Put(out, index.records.size(), 8);

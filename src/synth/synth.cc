@@ -329,9 +329,11 @@ std::vector<std::string> WriteSyntheticImageFolder(const std::string& dir, int64
   const int digits = std::max(3, static_cast<int>(std::to_string(classes - 1).size()));
   std::vector<std::string> class_dirs;
   for (int c = 0; c < classes; ++c) {
-    char name[64];
-    std::snprintf(name, sizeof(name), "class_%0*d", std::min(digits, 40), c);
-    class_dirs.push_back(dir + "/" + name);
+    std::string number = std::to_string(c);  // zero-padded to `digits`
+    if (number.size() < static_cast<size_t>(digits)) {
+      number.insert(0, static_cast<size_t>(digits) - number.size(), '0');
+    }
+    class_dirs.push_back(dir + "/class_" + number);
     std::error_code ec;
     std::filesystem::create_directories(class_dirs.back(), ec);
     if (ec) throw Error("cannot create '" + class_dirs.back() + "': " + ec.message());

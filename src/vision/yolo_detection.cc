@@ -79,7 +79,10 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
       const bool separated =
           next == line.data() + line.size() || std::isspace(static_cast<unsigned char>(*next));
       if (error != std::errc() || !std::isfinite(v) || !separated) {
-        BadLabel(file, line_number, "'" + std::string(line) + "' is not a list of numbers", index);
+        std::string quoted = "'";
+        quoted.append(line);
+        quoted += "' is not a list of numbers";
+        BadLabel(file, line_number, quoted, index);
       }
       values.push_back(v);
       at = static_cast<size_t>(next - line.data());
