@@ -46,7 +46,10 @@ temporary instances file).
 
 Each round runs every loader in its own interpreter, in an order that turns
 each round; each loader builds, runs one warm-up epoch and then one timed
-epoch, and reports images/s and CPU per image (its process tree's). Medians
+epoch, and reports images/s and CPU per image (its process tree's, from
+/proc); then a third epoch gives the tree's peak memory (PSS, each shared
+page divided among its sharers, sampled every 0.1 s: bench/machine.py; a
+read costs 10-15 ms a process, which would slow the timed epoch). Medians
 over the rounds are printed, with the range. Usage:
 
   bench/detection_vs_peers.py [--rounds 3] [--images 400] [--loaders feedline,tv2,dali]
@@ -66,7 +69,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from machine import cpu_model  # noqa: E402  (bench/machine.py)
+from machine import PeakMemory, cpu_model, process_tree_cpu  # noqa: E402  (bench/machine.py)
 from peers import INTERPRETERS as PEER_INTERPRETERS  # noqa: E402  (the peers' venvs)
 from detection_python_vs_torch import DEFAULT_CACHE as CACHE, ensure_dataset  # noqa: E402
 
@@ -213,25 +216,10 @@ def serve(name, ann):
     cpu0, t0 = process_tree_cpu(), time.perf_counter()
     images = sum(epoch())
     wall, cpu = time.perf_counter() - t0, process_tree_cpu() - cpu0
-    print(json.dumps({"images": images, "warm": warm, "wall": wall, "cpu": cpu}))
-
-
-def process_tree_cpu():
-    """CPU seconds of this process and its live descendants (/proc)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0.0
-    pids = [os.getpid()]
-    while pids:
-        pid = pids.pop()
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                pids.extend(int(p) for p in f.read().split())
-        except (OSError, ValueError, IndexError):
-            continue
-    return total
+    with PeakMemory() as memory:  # an epoch of its own: reading PSS takes CPU
+        sum(epoch())
+    print(json.dumps({"images": images, "warm": warm, "wall": wall, "cpu": cpu,
+                      "peak": memory.peak}))
 
 
 def versions(python):
@@ -285,7 +273,8 @@ def main():
             result = json.loads(lines[-1])
             results[name].append(result)
             print(f"  round {r + 1} {name}: {result['images'] / result['wall']:.1f} images/s, "
-                  f"{1000 * result['cpu'] / result['images']:.1f} ms CPU an image", flush=True)
+                  f"{1000 * result['cpu'] / result['images']:.1f} ms CPU an image, "
+                  f"peak {result['peak'] / 2**20:.0f} MiB", flush=True)
     medians = {}
     for name in names:
         done = [x for x in results[name] if x]
@@ -295,8 +284,9 @@ def main():
         rates = [x["images"] / x["wall"] for x in done]
         medians[name] = statistics.median(rates)
         cpu = statistics.median(1000 * x["cpu"] / x["images"] for x in done)
+        peak = statistics.median(x["peak"] for x in done) / 2**20
         line = (f"{name:9} median {medians[name]:7.1f} images/s (range {min(rates):.1f}-"
-                f"{max(rates):.1f})  CPU {cpu:6.1f} ms/image")
+                f"{max(rates):.1f})  CPU {cpu:6.1f} ms/image  peak {peak:6.0f} MiB")
         if name != "feedline" and "feedline" in medians:
             line += f"  feedline {medians['feedline'] / medians[name]:.2f}x its rate"
         print(line)

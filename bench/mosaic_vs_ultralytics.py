@@ -49,7 +49,10 @@ most, which no large dataset gives).
 
 Each round runs every loader in its own interpreter, in an order that turns
 each round; each loader builds, runs one warm-up epoch and then one timed
-epoch, and reports images/s and CPU per image (its process tree's). Medians
+epoch, and reports images/s and CPU per image (its process tree's, from
+/proc); then a third epoch gives the tree's peak memory (PSS, each shared
+page divided among its sharers, sampled every 0.1 s: bench/machine.py; a
+read costs 10-15 ms a process, which would slow the timed epoch). Medians
 over the rounds are printed, with the range. Usage:
 
   bench/mosaic_vs_ultralytics.py [--rounds 3] [--images 1600]
@@ -70,10 +73,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from machine import cpu_model  # noqa: E402  (bench/machine.py)
+from machine import PeakMemory, cpu_model, process_tree_cpu  # noqa: E402  (bench/machine.py)
 from peers import INTERPRETERS as PEER_INTERPRETERS  # noqa: E402  (the peers' venvs)
 from detection_python_vs_torch import DEFAULT_CACHE as COCO_CACHE, ensure_dataset  # noqa: E402
-from detection_vs_peers import process_tree_cpu  # noqa: E402
 
 BATCH = 16
 WORKERS = 2
@@ -196,7 +198,9 @@ def serve(name, images):
     cpu0, t0 = process_tree_cpu(), time.perf_counter()
     count = sum(epoch())
     wall, cpu = time.perf_counter() - t0, process_tree_cpu() - cpu0
-    result = {"images": count, "warm": warm, "wall": wall, "cpu": cpu}
+    with PeakMemory() as memory:  # an epoch of its own: reading PSS takes CPU
+        sum(epoch())
+    result = {"images": count, "warm": warm, "wall": wall, "cpu": cpu, "peak": memory.peak}
     if decoded0 is not None:
         result["decoded"] = decoded() - decoded0
     print(json.dumps(result))
@@ -261,8 +265,8 @@ def main():
             decodes = (f", {result['decoded'] / result['images']:.2f} decodes an image"
                        if "decoded" in result else "")
             print(f"  round {r + 1} {name}: {result['images'] / result['wall']:.1f} images/s, "
-                  f"{1000 * result['cpu'] / result['images']:.1f} ms CPU an image{decodes}",
-                  flush=True)
+                  f"{1000 * result['cpu'] / result['images']:.1f} ms CPU an image, "
+                  f"peak {result['peak'] / 2**20:.0f} MiB{decodes}", flush=True)
     medians, cpus = {}, {}
     for name in names:
         done = [x for x in results[name] if x]
@@ -272,8 +276,9 @@ def main():
         rates = [x["images"] / x["wall"] for x in done]
         medians[name] = statistics.median(rates)
         cpu = cpus[name] = statistics.median(1000 * x["cpu"] / x["images"] for x in done)
+        peak = statistics.median(x["peak"] for x in done) / 2**20
         line = (f"{name:15} median {medians[name]:7.1f} images/s (range {min(rates):.1f}-"
-                f"{max(rates):.1f})  CPU {cpu:6.1f} ms/image")
+                f"{max(rates):.1f})  CPU {cpu:6.1f} ms/image  peak {peak:6.0f} MiB")
         ours = SAME_WORK.get(name)
         if ours in medians:
             line += (f"  {ours} {medians[ours] / medians[name]:.2f}x its rate, "
