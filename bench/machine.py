@@ -18,16 +18,24 @@ def cpu_model():
 
 
 def process_tree():
-    """This process and its live descendants' pids (/proc)."""
+    """This process and its live descendants' pids (/proc): the children of
+    every thread, as a process forked from a thread of its parent (feedline's
+    worker processes are, from its spawner thread) is listed under that
+    thread only."""
     found, pids = [], [os.getpid()]
     while pids:
         pid = pids.pop()
         found.append(pid)
         try:
-            with open(f"/proc/{pid}/task/{pid}/children") as f:
-                pids.extend(int(p) for p in f.read().split())
-        except (OSError, ValueError):
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:  # exited meanwhile
             continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as f:
+                    pids.extend(int(p) for p in f.read().split())
+            except (OSError, ValueError):
+                continue
     return found
 
 

@@ -67,7 +67,7 @@ from PIL import Image
 import feedline
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from machine import cpu_model  # noqa: E402  (bench/machine.py)
+from machine import cpu_model, process_tree_cpu, process_tree_pss  # noqa: E402  (bench/machine.py)
 
 BATCH = 64
 
@@ -154,7 +154,7 @@ def epoch_rate(loader, cpu=None, first=None):
     machine disturbs less than the rate, and the seconds from the start of
     the epoch to its first batch to `first` (persistent workers: no process
     starts)."""
-    cpu_start = tree_cpu_seconds()
+    cpu_start = process_tree_cpu()
     start = time.perf_counter()
     samples = 0
     for batch in loader:
@@ -163,51 +163,8 @@ def epoch_rate(loader, cpu=None, first=None):
         samples += len(batch[1])
     seconds = time.perf_counter() - start
     if cpu is not None:
-        cpu.append((tree_cpu_seconds() - cpu_start) / samples * 1e6)
+        cpu.append((process_tree_cpu() - cpu_start) / samples * 1e6)
     return samples / seconds
-
-
-def tree_pids():
-    """This process and all its descendants."""
-    pids, todo = [], [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        pids.append(pid)
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
-            except OSError:
-                pass
-    return pids
-
-
-def tree_cpu_seconds():
-    """User + system time of the live process tree (persistent workers, so
-    none exits during an epoch)."""
-    total = 0
-    for pid in tree_pids():
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except OSError:
-            pass
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def tree_pss_bytes():
-    """PSS of this process and all its descendants (shared pages split)."""
-    total = 0
-    for pid in tree_pids():
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        total += int(line.split()[1]) * 1024
-        except OSError:
-            pass  # a worker that exited meanwhile
-    return total
 
 
 def read_every_byte(batch):
@@ -221,11 +178,11 @@ def epoch_peak_pss(make, read, own_cgroup):
     a cgroup of its own, its memory.stat fields at the end (workers still
     alive)."""
     loader = make()
-    peak = tree_pss_bytes()
+    peak = process_tree_pss()
     for batch in loader:
         if read:
             read_every_byte(batch)
-        peak = max(peak, tree_pss_bytes())
+        peak = max(peak, process_tree_pss())
     stat = own_cgroup_stat() if own_cgroup else {}
     if hasattr(loader, "close"):
         loader.close()
