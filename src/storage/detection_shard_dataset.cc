@@ -50,8 +50,9 @@ DetectionShardDataset::DetectionShardDataset(std::vector<std::string> index_file
   if (options_.mosaic) {
     vision::CheckMosaicOptions(*options_.mosaic, name);
     vision::CheckMosaicPipeline(pipeline_, *options_.mosaic, name);
-    if (options_.masks) {
-      throw Error(name + ": masks with mosaic are not supported; ask for one or the other");
+    if (options_.masks && options_.source_masks) {
+      throw Error(name + ": masks at the source's size (masks=\"source\") with mosaic are not "
+                         "supported: a mosaic's masks are drawn at its output");
     }
     mosaic_cache_ = std::make_shared<vision::MosaicImageCache>(options_.mosaic->cache_bytes);
   }
@@ -183,9 +184,13 @@ void DetectionShardDataset::GetMosaic(int64_t index, Sample& out, SampleContext&
   };
   // The objects as CocoDetection's mosaic converts them (crowds dropped
   // unless kept, corners clamped to the image).
+  // Each record's objects in the order objects() listed them, for masks.
+  std::unordered_map<int64_t, std::vector<const vision::DetectionObject*>> listed;
   images.objects = [&](int64_t sample, int height, int width) {
     if (!records.contains(sample)) read_record(sample);
     std::vector<vision::ImageObject> objects;
+    std::vector<const vision::DetectionObject*>& sources = listed[sample];
+    sources.clear();
     const float w = static_cast<float>(width), h = static_cast<float>(height);
     for (const vision::DetectionObject& o : records[sample].objects) {
       if (o.crowd && !options_.keep_crowd) continue;
@@ -193,9 +198,28 @@ void DetectionShardDataset::GetMosaic(int64_t index, Sample& out, SampleContext&
           {std::clamp(o.box[0], 0.0f, w), std::clamp(o.box[1], 0.0f, h),
            std::clamp(o.box[2], 0.0f, w), std::clamp(o.box[3], 0.0f, h)},
           o.category, o.area, o.crowd});
+      sources.push_back(&o);
     }
     return objects;
   };
+  if (options_.masks) {
+    images.draw_mask = [&](int64_t sample, size_t object,
+                           const vision::MosaicImages::MaskTarget& to) {
+      const vision::DetectionRecord& annotations = records.at(sample);
+      const vision::DetectionObject& o = *listed.at(sample)[object];
+      if (o.segmentation == vision::CocoSegmentation::kPolygons) {
+        for (uint32_t k = 0; k < o.count; ++k) {
+          to.geometry.FillPolygon(annotations.polygon(o.first + k), to.mask);
+        }
+      } else if (o.segmentation == vision::CocoSegmentation::kRle) {
+        vision::CheckMaskSize(annotations.masks[o.first], to.plan,
+                              shards_->Source(record(sample)), sample);
+        to.geometry.FillRle(annotations.masks[o.first], to.mask);
+      } else {
+        vision::FillBox(to.box, to.geometry, to.mask);  // no segmentation: its box
+      }
+    };
+  }
   WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
                     ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", records.at(index).image_id);  // tile 0 is its own image

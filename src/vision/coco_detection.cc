@@ -1,6 +1,7 @@
 #include "feedline/vision/coco_detection.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <cstring>
 #include <utility>
 
@@ -45,8 +46,9 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
   if (options_.mosaic) {
     CheckMosaicOptions(*options_.mosaic, "COCO dataset");
     CheckMosaicPipeline(pipeline_, *options_.mosaic, "COCO dataset");
-    if (options_.masks) {
-      throw Error("COCO dataset: masks with mosaic are not supported; ask for one or the other");
+    if (options_.masks && options_.source_masks) {
+      throw Error("COCO dataset: masks at the source's size (masks=\"source\") with mosaic are "
+                  "not supported: a mosaic's masks are drawn at its output");
     }
     mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
   }
@@ -172,8 +174,12 @@ void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) co
   images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
   // The objects as Get converts them (crowds dropped unless kept, corners
   // clamped to the image); those left without area are dropped there.
+  // Each image's annotations in the order objects() listed them, for masks.
+  std::unordered_map<int64_t, std::vector<const CocoObject*>> listed;
   images.objects = [&](int64_t sample, int height, int width) {
     std::vector<ImageObject> objects;
+    std::vector<const CocoObject*>& sources = listed[sample];
+    sources.clear();
     for (const CocoObject& o : annotations_->objects(image_index(sample))) {
       if (o.crowd && !options_.keep_crowd) continue;
       const float w = static_cast<float>(width), h = static_cast<float>(height);
@@ -181,9 +187,25 @@ void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) co
                                      std::clamp(o.box[0] + o.box[2], 0.0f, w),
                                      std::clamp(o.box[1] + o.box[3], 0.0f, h)},
                                     o.category, o.area, o.crowd});
+      sources.push_back(&o);
     }
     return objects;
   };
+  if (options_.masks) {
+    images.draw_mask = [&](int64_t sample, size_t object, const MosaicImages::MaskTarget& to) {
+      const CocoObject& o = *listed.at(sample)[object];
+      if (o.segmentation == CocoSegmentation::kPolygons) {
+        for (uint32_t k = 0; k < o.count; ++k) {
+          to.geometry.FillPolygon(annotations_->polygon(o.first + k), to.mask);
+        }
+      } else if (o.segmentation == CocoSegmentation::kRle) {
+        CheckMaskSize(annotations_->rle(o.first), to.plan, Source(sample), sample);
+        to.geometry.FillRle(annotations_->rle(o.first), to.mask);
+      } else {
+        FillBox(to.box, to.geometry, to.mask);  // no segmentation: its box
+      }
+    };
+  }
   WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
                     ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", annotations_->image(image_index(index)).id);

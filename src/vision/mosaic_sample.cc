@@ -101,22 +101,67 @@ void Blend(RgbImageView into, const uint8_t* other, double ratio) {
   }
 }
 
+// Where a kept object came from, for its mask: a tile of a planned mosaic,
+// its place among its image's objects and its box there.
+struct ObjectSource {
+  const PlannedMosaic* mosaic;
+  int tile;
+  size_t object;
+  std::array<float, 4> box;  // source pixels
+};
+
 // Appends `mosaic`'s objects as its tiles moved them (and the flip), those
-// that stay in the s x s output.
+// that stay in the s x s output, and where each came from to `sources`.
 void AddObjects(const MosaicOptions& options, const PlannedMosaic& mosaic,
-                const MosaicImages& images, bool flip, std::vector<ImageObject>& kept) {
+                const MosaicImages& images, bool flip, std::vector<ImageObject>& kept,
+                std::vector<ObjectSource>& sources) {
   const int s = options.size;
   for (int k = 0; k < mosaic.draw.tiles; ++k) {
     const int64_t image = mosaic.draw.images[k];
     const ImageInfo& info = mosaic.decoded[k]->image.info;
-    for (ImageObject& o : images.objects(image, info.height, info.width)) {
+    std::vector<ImageObject> objects = images.objects(image, info.height, info.width);
+    for (size_t i = 0; i < objects.size(); ++i) {
+      ImageObject& o = objects[i];
       if (!(o.box[2] > o.box[0] && o.box[3] > o.box[1])) continue;
       const std::optional<std::array<float, 4>> box =
           MapMosaicBox(options, mosaic.draw, mosaic.tiles[k], o.box);
       if (!box) continue;
+      sources.push_back(ObjectSource{&mosaic, k, i, o.box});
       o.box = *box;
       if (flip) o.box = {s - (*box)[2], (*box)[1], s - (*box)[0], (*box)[3]};
       kept.push_back(o);
+    }
+  }
+}
+
+// Writes "masks" (uint8 [objects, s, s]): each object's mask drawn through
+// its tile's plan at the tile's size, placed where the tile is (mirrored
+// with the mosaic), zero elsewhere.
+void WriteMasks(int s, std::span<const ObjectSource> sources, const MosaicImages& images,
+                bool flip, Sample& out) {
+  const int64_t n = static_cast<int64_t>(sources.size());
+  Tensor masks = out.Allocate("masks", DType::kU8, Shape{n, s, s});
+  if (n == 0) return;  // no buffer
+  const size_t plane = static_cast<size_t>(s) * s;
+  uint8_t* planes = masks.data<uint8_t>();
+  std::memset(planes, 0, plane * static_cast<size_t>(n));
+  std::vector<uint8_t> tile;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const ObjectSource& source = sources[i];
+    const MosaicTile& t = source.mosaic->tiles[source.tile];
+    const PlanGeometry geometry(t.plan);
+    const int width = t.plan.out_width, height = t.plan.out_height;
+    tile.assign(static_cast<size_t>(width) * height, 0);
+    images.draw_mask(source.mosaic->draw.images[source.tile], source.object,
+                     MosaicImages::MaskTarget{t.plan, geometry, source.box, tile.data()});
+    for (int y = 0; y < height; ++y) {
+      const uint8_t* from = tile.data() + static_cast<size_t>(y) * width;
+      uint8_t* row = planes + plane * i + static_cast<size_t>(t.oy0 + y) * s;
+      if (!flip) {
+        std::memcpy(row + t.ox0, from, static_cast<size_t>(width));
+        continue;
+      }
+      for (int x = 0; x < width; ++x) row[s - 1 - (t.ox0 + x)] = from[x];
     }
   }
 }
@@ -184,10 +229,12 @@ void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, i
     pipeline.WriteComposite(view, out, "image", ctx);
   }
   std::vector<ImageObject> kept;
+  std::vector<ObjectSource> sources;
   auto timer = ctx.Time(Stage::kTransform);
-  AddObjects(options, own, images, flip, kept);
-  if (partner) AddObjects(options, *partner, images, flip, kept);
+  AddObjects(options, own, images, flip, kept, sources);
+  if (partner) AddObjects(options, *partner, images, flip, kept, sources);
   WriteObjectFields(kept, out);
+  if (images.draw_mask) WriteMasks(s, sources, images, flip, out);
   Tensor shape = out.Allocate("image_size", DType::kI64, Shape{2});
   shape.data<int64_t>()[0] = s;
   shape.data<int64_t>()[1] = s;

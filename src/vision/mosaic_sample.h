@@ -10,6 +10,7 @@
 #ifndef FEEDLINE_SRC_VISION_MOSAIC_SAMPLE_H_
 #define FEEDLINE_SRC_VISION_MOSAIC_SAMPLE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "feedline/vision/mosaic.h"
 #include "feedline/dataset.h"
 #include "feedline/vision/pipeline.h"
+#include "feedline/vision/plan_geometry.h"
 #include "feedline/vision/read_file.h"
 #include "src/vision/detection_targets.h"
 #include "src/vision/mosaic_image_cache.h"
@@ -45,6 +47,16 @@ struct MosaicImages {
   // Image `image`'s objects, boxes in the pixels of its height x width
   // source. Objects without area may be left in: they are dropped.
   std::function<std::vector<ImageObject>(int64_t image, int height, int width)> objects;
+  // Set by a dataset asked for masks: draws the mask of object `object` of
+  // image `image` (its place in what objects() gave) into target.mask.
+  // Called after objects() for that image.
+  struct MaskTarget {
+    const PipelinePlan& plan;         // the tile's: its source box to the tile
+    const PlanGeometry& geometry;     // of that plan
+    const std::array<float, 4>& box;  // the object's, source pixels, as objects() gave it
+    uint8_t* mask;                    // uint8 [plan.out_height, plan.out_width], zeroed
+  };
+  std::function<void(int64_t image, size_t object, const MaskTarget& target)> draw_mask;
 };
 
 // Throws Error naming `dataset` when `pipeline` lists a step that cannot
@@ -56,8 +68,10 @@ void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
 
 // Writes sample `index` of a dataset of `size` images as a mosaic: "image"
 // (the pipeline's dtype and layout, size x size), "boxes", "labels",
-// "area" (each object's own, in its source pixels), "iscrowd" and
-// "image_size". `bytes` holds each file read, `canvas` the tiles, and
+// "area" (each object's own, in its source pixels), "iscrowd",
+// "image_size" and, when images.draw_mask is set, "masks" (uint8 [objects,
+// size, size]: each object's mask drawn through its tile, so cut by the
+// tile's edges, and mirrored with the mosaic). `bytes` holds each file read, `canvas` the tiles, and
 // `cache` the decoded images. Partners from ctx.batch() (DrawMosaic).
 // Randomness from ctx.rng(): DrawMosaic, then the pipeline's flips (the
 // whole mosaic mirrored), then its pixel augmentations. Throws SampleError

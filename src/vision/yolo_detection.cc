@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 
 #include "feedline/error.h"
@@ -176,9 +177,6 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
     const std::string name = "YOLO dataset " + images_dir;
     CheckMosaicOptions(*options_.mosaic, name);
     CheckMosaicPipeline(pipeline_, *options_.mosaic, name);
-    if (options_.masks) {
-      throw Error(name + ": masks with mosaic are not supported; ask for one or the other");
-    }
     mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
   }
   options_.read.image = true;
@@ -309,15 +307,27 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
 void YoloDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
   MosaicImages images;
   images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
+  // Each image's label lines as objects() parsed them, for masks.
+  std::unordered_map<int64_t, std::vector<LabelObject>> parsed;
   images.objects = [&](int64_t image, int height, int width) {
     const std::string label_file = LabelFile(image);
     const std::string_view text = ReadLabelText(label_file, ctx);
+    std::vector<LabelObject>& labelled = parsed[image];
+    labelled = ParseLabels(text, label_file, width, height, image);
     std::vector<ImageObject> objects;
-    for (LabelObject& o : ParseLabels(text, label_file, width, height, image)) {
-      objects.push_back(o.object);
-    }
+    for (const LabelObject& o : labelled) objects.push_back(o.object);
     return objects;
   };
+  if (options_.masks) {
+    images.draw_mask = [&](int64_t image, size_t object, const MosaicImages::MaskTarget& to) {
+      const LabelObject& o = parsed.at(image)[object];
+      if (!o.polygon.empty()) {
+        to.geometry.FillPolygon(o.polygon, to.mask);
+      } else {
+        FillBox(to.box, to.geometry, to.mask);  // a box line: its box
+      }
+    };
+  }
   WriteMosaicSample(pipeline_, *options_.mosaic, index, size(), images, *mosaic_cache_,
                     ctx.scratch(kBytesSlot), ctx.scratch(kCanvasSlot), out, ctx);
   out.SetScalar<int64_t>("image_id", index);

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -159,9 +160,27 @@ TEST_F(DetectionShardDatasetTest, AMosaicTakesItsPartnersFromThePack) {
       EXPECT_EQ(Fields(packed, i, seed), Fields(coco, i, seed)) << i << " " << seed;
     }
   }
+  // With masks (polygons, several polygons, a run-length mask, none: its
+  // box), drawn through the tiles alike.
   options.masks = true;
+  coco_options.masks = true;
+  const vision::CocoDetection coco_masks(dir_ / "images", dir_ / "ann.json", pipeline,
+                                         coco_options);
+  const DetectionShardDataset packed_masks(ShardDataset::Find(pack), pipeline, options);
+  int drawn = 0;
+  for (int64_t i = 0; i < 3; ++i) {
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+      const auto fields = Fields(packed_masks, i, seed);
+      EXPECT_EQ(fields, Fields(coco_masks, i, seed)) << i << " " << seed;
+      for (const auto& [name, bytes] : fields) {
+        if (name == "masks") drawn += static_cast<int>(std::count(bytes.begin(), bytes.end() - 3, 1));
+      }
+    }
+  }
+  EXPECT_GT(drawn, 0);
+  options.source_masks = true;
   EXPECT_THAT([&] { DetectionShardDataset(ShardDataset::Find(pack), pipeline, options); },
-              ::testing::ThrowsMessage<Error>(HasSubstr("masks with mosaic are not supported")));
+              ::testing::ThrowsMessage<Error>(HasSubstr("masks at the source's size")));
 }
 
 TEST_F(DetectionShardDatasetTest, AnnotationsThatDoNotDecodeAreAFailedSampleNamingTheRecord) {

@@ -340,7 +340,7 @@ TEST_F(CocoDetectionTest, AMosaicSampleIsTheSizeAskedWithItsOwnImageId) {
   }
 }
 
-TEST_F(CocoDetectionTest, AMosaicRefusesMasksAndStepsThatCannotFollowIt) {
+TEST_F(CocoDetectionTest, AMosaicRefusesSourceMasksAndStepsThatCannotFollowIt) {
   CocoDetectionOptions options;
   options.mosaic = MosaicOptions{};
   try {
@@ -350,8 +350,16 @@ TEST_F(CocoDetectionTest, AMosaicRefusesMasksAndStepsThatCannotFollowIt) {
     EXPECT_THAT(e.what(), HasSubstr("COCO dataset: center_crop(8) cannot follow a mosaic"));
   }
   options.masks = true;
-  EXPECT_THROW(Make({}, options), Error);
+  EXPECT_EQ(Make({}, options).PaddedFields().back(), "masks");  // drawn through the tiles
+  options.source_masks = true;
+  try {
+    Make({}, options);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("masks at the source's size (masks=\"source\") with mosaic"));
+  }
   options.masks = false;
+  options.source_masks = false;
   options.mosaic->translate = 0.7;
   try {
     Make({}, options);

@@ -236,7 +236,9 @@ class Mosaic:
     keeping up to `cache_bytes` of decoded images for the batch's other
     samples (and later ones); the cache changes the work, never a sample
     (0 decodes every tile anew). It is a dataset's option, not a transform:
-    it needs the dataset's other images.
+    it needs the dataset's other images. With the dataset's masks=True,
+    "masks" is uint8 [n, size, size], each object's mask drawn through its
+    tile (cut by the tile's edges) and mirrored with the mosaic.
 
     mixup: the probability that a sample is blended with a second mosaic
     (Ultralytics' MixUp and its `mixup` hyperparameter): that of a partner

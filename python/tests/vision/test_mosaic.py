@@ -271,8 +271,10 @@ def test_bad_parameters_are_refused_naming_the_argument(yolo):
     # What cannot follow a mosaic, and masks.
     with pytest.raises(ValueError, match="resize.*cannot follow a mosaic"):
         datasets.YoloDetection(images, T.Compose([T.Resize(64)]), mosaic=Mosaic())
-    with pytest.raises(ValueError, match="masks with mosaic"):
-        datasets.YoloDetection(images, masks=True, mosaic=Mosaic())
+    with pytest.raises(ValueError, match="masks at the source's size.*with mosaic"):
+        datasets.CocoDetection(images, coco_of_yolo(images, os.path.join(
+            os.path.dirname(os.path.dirname(images)), "masks-refused.json")),
+            masks="source", annotation_index=False, mosaic=Mosaic())
     # Not a transform: refused where a transform goes.
     with pytest.raises(TypeError, match="mosaic=Mosaic"):
         datasets.YoloDetection(images, T.Compose([Mosaic(), T.ToTensor()]))
@@ -315,8 +317,9 @@ def test_yolo_hsv_runs_on_the_whole_mosaic(yolo):
         T.RandomHSV(sgain=2)
 
 
-def coco_of_yolo(images, path):
-    """A COCO instances file of the YOLO fixture's images and objects."""
+def coco_of_yolo(images, path, polygons=False):
+    """A COCO instances file of the YOLO fixture's images and objects; with
+    `polygons`, each object's rectangle is also its segmentation."""
     import json
     doc = {"images": [], "annotations": [], "categories": []}
     classes = set()
@@ -328,10 +331,12 @@ def coco_of_yolo(images, path):
         for line in open(label):
             c, cx, cy, bw, bh = (float(v) for v in line.split())
             classes.add(int(c))
+            x0, y0, x1, y1 = (cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h
             doc["annotations"].append({
                 "id": len(doc["annotations"]) + 1, "image_id": 1000 + i, "category_id": int(c),
-                "bbox": [(cx - bw / 2) * w, (cy - bh / 2) * h, bw * w, bh * h],
-                "area": bw * w * bh * h, "iscrowd": 0})
+                "bbox": [x0, y0, bw * w, bh * h], "area": bw * w * bh * h, "iscrowd": 0})
+            if polygons:
+                doc["annotations"][-1]["segmentation"] = [[x0, y0, x1, y0, x1, y1, x0, y1]]
     doc["categories"] = [{"id": c, "name": str(c)} for c in sorted(classes)]
     with open(path, "w") as f:
         json.dump(doc, f)
@@ -355,8 +360,66 @@ def test_coco_detection_takes_the_mosaic_too(yolo, tmp_path):
         return feedline.DataLoader(data, batch_size=2, shuffle=True, seed=5, **options)
 
     assert_same_for_any_worker_count_and_on_resume(loader, batch_values(loader(num_workers=0)))
-    with pytest.raises(ValueError, match="masks with mosaic"):
-        datasets.CocoDetection(images, ann, masks=True, annotation_index=False, mosaic=Mosaic())
+
+
+def check_masks(sample, colours=None):
+    """Each object's mask is its box, drawn through its tile: inside the
+    box (to a pixel), covering the box's inside, its object's colour
+    there (unless `colours` is None: a mixup's blend). Returns the objects
+    checked."""
+    image, masks = sample["image"], sample["masks"]
+    assert masks.shape == (len(sample["labels"]), SIZE, SIZE) and masks.dtype == np.uint8
+    assert set(np.unique(masks)) <= {0, 1}
+    for mask, box, label in zip(masks, sample["boxes"], sample["labels"]):
+        ys, xs = np.nonzero(mask)
+        assert len(ys) > 0, (box, label)
+        assert xs.min() >= box[0] - 1 and xs.max() + 1 <= box[2] + 1, (box, label)
+        assert ys.min() >= box[1] - 1 and ys.max() + 1 <= box[3] + 1, (box, label)
+        y0, y1, x0, x1 = interior(box, 1.5)
+        assert np.all(mask[y0:y1, x0:x1] == 1), (box, label)
+        if colours is not None and label < FRAME:
+            shown = image[mask.astype(bool)]
+            inside = image[y0:y1, x0:x1][mask[y0:y1, x0:x1].astype(bool)]
+            assert np.all(np.abs(inside.astype(int) - colours[label]) <= 1), (box, label)
+            assert len(shown) >= len(inside)
+    return len(masks)
+
+
+@pytest.mark.parametrize("source", ["yolo", "coco-boxes", "coco-polygons", "yolo-mixup"])
+def test_masks_follow_the_tiles_and_the_flip(yolo, tmp_path, source):
+    images, colours = yolo
+    mixup = 1.0 if source == "yolo-mixup" else 0.0
+    objects = 0
+    for flip in (0.0, 1.0):
+        steps = T.Compose([T.RandomHorizontalFlip(flip)])
+        mosaic = Mosaic(size=SIZE, mixup=mixup)
+        if source.startswith("yolo"):
+            data = datasets.YoloDetection(images, steps, masks=True, mosaic=mosaic)
+            plain = datasets.YoloDetection(images, steps, mosaic=mosaic)
+        else:
+            ann = coco_of_yolo(images, str(tmp_path / f"{source}.json"),
+                               polygons=source == "coco-polygons")
+            data = datasets.CocoDetection(images, ann, steps, masks=True, annotation_index=False,
+                                          mosaic=mosaic)
+            plain = datasets.CocoDetection(images, ann, steps, annotation_index=False,
+                                           mosaic=mosaic)
+        for seed in range(6):
+            for i in range(len(data)):
+                sample = data._native.get(i, 0, seed)
+                if not mixup:
+                    check_mosaic(sample, colours)
+                objects += check_masks(sample, None if mixup else colours)
+                # Masks change nothing else.
+                without = plain._native.get(i, 0, seed)
+                assert set(sample) - set(without) == {"masks"}
+                for key in without:
+                    np.testing.assert_array_equal(sample[key], without[key])
+    assert objects > 40
+
+    def loader(**options):
+        return feedline.DataLoader(data, batch_size=3, shuffle=True, seed=2, **options)
+
+    assert_same_for_any_worker_count_and_on_resume(loader, batch_values(loader(num_workers=0)))
 
 
 def voc_of_yolo(images, root):
