@@ -185,19 +185,27 @@ def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, time_bou
     deadline = time.monotonic() + 120
     init_file = tmp_path / "rendezvous"
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    ranks = [subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(rank), str(init_file),
-                               str(workers), mode],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True)
-             for rank in range(2)]
-    outputs = []
+    # Output to files, which never fill as a pipe left unread would.
+    logs = [(tmp_path / f"rank{rank}.out", tmp_path / f"rank{rank}.err") for rank in range(2)]
+    ranks = []
+    for rank, (out, err) in enumerate(logs):
+        with open(out, "w") as stdout, open(err, "w") as stderr:
+            ranks.append(subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(rank),
+                                           str(init_file), str(workers), mode],
+                                          env=env, stdout=stdout, stderr=stderr))
+    # A rank that fails leaves the other waiting in the rendezvous: it is
+    # stopped then, not at the deadline.
     try:
-        for process in ranks:
-            outputs.append(process.communicate(timeout=max(1, deadline - time.monotonic())))
+        while time.monotonic() < deadline and any(p.poll() is None for p in ranks):
+            if any(p.poll() not in (None, 0) for p in ranks):
+                break
+            time.sleep(0.1)
     finally:
         for process in ranks:
-            process.kill()
+            if process.poll() is None:
+                process.kill()
             process.wait()
+    outputs = [(out.read_text(), err.read_text()) for out, err in logs]
     failed = [f"rank {rank} (exit {process.returncode}):\n{err}"
               for rank, (process, (_, err)) in enumerate(zip(ranks, outputs))
               if process.returncode != 0]
