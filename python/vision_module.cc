@@ -406,9 +406,12 @@ void BindVision(py::module_& m) {
       .def(py::init([](const std::string& root, const std::string& annotation_file,
                        Pipeline pipeline, bool masks, bool keep_crowd, bool skip_empty,
                        int64_t max_file_bytes, const std::string& index_dir,
-                       int64_t size_divisibility, bool source_masks, MosaicTuple mosaic) {
+                       int64_t size_divisibility, bool source_masks, MosaicTuple mosaic,
+                       bool keypoints, std::vector<int32_t> keypoint_flip) {
              vision::CocoDetectionOptions options;
              options.mosaic = MosaicOptionsOf(mosaic);
+             options.keypoints = keypoints;
+             options.keypoint_flip = std::move(keypoint_flip);
              options.size_divisibility = size_divisibility;
              options.masks = masks;
              options.source_masks = source_masks;
@@ -423,7 +426,9 @@ void BindVision(py::module_& m) {
            py::arg("masks") = false, py::arg("keep_crowd") = false, py::arg("skip_empty") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes, py::arg("index_dir") = "",
            py::arg("size_divisibility") = 1, py::arg("source_masks") = false,
-           py::arg("mosaic") = py::none(), py::call_guard<py::gil_scoped_release>())
+           py::arg("mosaic") = py::none(), py::arg("keypoints") = false,
+           py::arg("keypoint_flip") = std::vector<int32_t>{},
+           py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("root", &vision::CocoDetection::root)
       .def_property_readonly("annotation_file", &vision::CocoDetection::annotation_file)
       .def_property_readonly("pipeline", &vision::CocoDetection::pipeline)
@@ -465,7 +470,8 @@ void BindVision(py::module_& m) {
                               py::make_tuple(d.root(), d.annotation_file(), d.pipeline(), o.masks,
                                              o.keep_crowd, o.skip_empty, o.read.max_bytes,
                                              o.index_dir, o.size_divisibility, o.source_masks,
-                                             MosaicArgument(o.mosaic)));
+                                             MosaicArgument(o.mosaic), o.keypoints,
+                                             o.keypoint_flip));
       });
 
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(

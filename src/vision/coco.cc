@@ -19,6 +19,10 @@ using simdjson::dom::element;
 using simdjson::dom::element_type;
 using simdjson::dom::object;
 
+// The most keypoints an object may list (COCO's people have 17, whole-body
+// sets 133): a bound for the per-object arrays made from them.
+constexpr size_t kMaxKeypoints = 4096;
+
 // Errors name the file and where in it.
 class Context {
  public:
@@ -224,6 +228,18 @@ CocoAnnotations CocoAnnotations::Parse(std::string_view json, std::string_view s
       item.area = Has(an, "area")
                       ? static_cast<float>(Number(Member(an, "area", where, ctx), "area", where, ctx))
                       : item.box[2] * item.box[3];
+      if (Has(an, "keypoints")) {
+        const array points = Array(Member(an, "keypoints", where, ctx), where, "\"keypoints\"", ctx);
+        if (points.size() % 3 != 0 || points.size() / 3 > kMaxKeypoints) {
+          ctx.Fail(where, "\"keypoints\" is not a list of at most " +
+                              std::to_string(kMaxKeypoints) + " x, y, visibility triples");
+        }
+        item.first_keypoint = static_cast<uint32_t>(out.keypoint_values_.size() / 3);
+        item.keypoint_count = static_cast<uint32_t>(points.size() / 3);
+        for (element c : points) {
+          out.keypoint_values_.push_back(static_cast<float>(Number(c, "keypoints", where, ctx)));
+        }
+      }
       if (!Has(an, "segmentation")) continue;
       const element seg = Member(an, "segmentation", where, ctx);
       if (seg.type() == element_type::ARRAY) {

@@ -1,6 +1,7 @@
 #include "feedline/vision/coco_detection.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <cstring>
 #include <utility>
@@ -52,12 +53,38 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
     }
     mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
   }
+  if (options_.keypoints) CheckKeypoints();
   options_.read.image = true;
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   images_.reserve(static_cast<size_t>(annotations_->num_images()));
   for (int64_t i = 0; i < annotations_->num_images(); ++i) {
     if (options_.skip_empty && !HasUsableBox(annotations_->objects(i))) continue;
     images_.push_back(i);
+  }
+}
+
+void CocoDetection::CheckKeypoints() {
+  if (options_.mosaic) throw Error("COCO dataset: keypoints with mosaic are not supported");
+  uint32_t most = 0;
+  for (int64_t i = 0; i < annotations_->num_images(); ++i) {
+    for (const CocoObject& o : annotations_->objects(i)) most = std::max(most, o.keypoint_count);
+  }
+  if (most == 0) {
+    throw Error("COCO dataset: keypoints asked for, but no annotation lists \"keypoints\"");
+  }
+  keypoint_count_ = static_cast<int>(most);
+  const std::vector<int32_t>& flip = options_.keypoint_flip;
+  if (flip.empty()) return;
+  std::vector<bool> seen(most, false);
+  bool permutation = flip.size() == most;
+  for (const int32_t k : flip) {
+    permutation = permutation && k >= 0 && static_cast<uint32_t>(k) < most && !seen[k];
+    if (permutation) seen[k] = true;
+  }
+  if (!permutation) {
+    throw Error("COCO dataset: keypoint_flip must list each of the " + std::to_string(most) +
+                " keypoints once (a permutation of 0.." + std::to_string(most - 1) + "), got " +
+                std::to_string(flip.size()) + " entries");
   }
 }
 
@@ -71,7 +98,7 @@ std::vector<PadMultiple> CocoDetection::PadMultiples() const {
 }
 
 std::vector<std::string> CocoDetection::PaddedFields() const {
-  return DetectionObjectFields(options_.masks);
+  return DetectionObjectFields(options_.masks, options_.keypoints);
 }
 
 std::string CocoDetection::Source(int64_t index) const {
@@ -150,6 +177,12 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
 
   auto timer = ctx.Time(Stage::kTransform);
   const std::vector<size_t> kept = ClampToImage(plan, objects);
+  std::optional<KeypointTargets> keypoints;
+  if (options_.keypoints) {
+    keypoints = KeypointTargets{keypoint_count_, options_.keypoint_flip, [&](size_t i) {
+                                  return annotations_->keypoints(*sources[kept[i]]);
+                                }};
+  }
   WriteDetectionTargets(
       plan, objects, options_.masks,
       [&](size_t i, const PlanGeometry& geometry, uint8_t* mask) {
@@ -165,7 +198,8 @@ void CocoDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
           FillBox(objects[i].box, geometry, mask);  // no segmentation: its box
         }
       },
-      out, options_.source_masks ? MaskPlacement::kSourceMirrored : MaskPlacement::kOutput);
+      out, options_.source_masks ? MaskPlacement::kSourceMirrored : MaskPlacement::kOutput,
+      keypoints ? &*keypoints : nullptr);
   out.SetScalar<int64_t>("image_id", annotations_->image(image).id);
 }
 

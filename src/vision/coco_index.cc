@@ -14,7 +14,7 @@ namespace feedline::vision {
 namespace {
 
 // "FLCOCO" and the format's version: an index of another version is not read.
-constexpr char kMagic[8] = {'F', 'L', 'C', 'O', 'C', 'O', 'I', '1'};
+constexpr char kMagic[8] = {'F', 'L', 'C', 'O', 'C', 'O', 'I', '2'};  // 2: keypoints
 
 template <typename T>
 void Put(std::string& out, T value) {
@@ -116,6 +116,8 @@ std::string CocoAnnotations::ToIndex() const {
     Put<uint8_t>(out, static_cast<uint8_t>(o.segmentation));
     Put(out, o.first);
     Put(out, o.count);
+    Put(out, o.first_keypoint);
+    Put(out, o.keypoint_count);
   }
   PutArray(out, coordinates_);
   PutArray(out, polygon_ends_);
@@ -125,6 +127,7 @@ std::string CocoAnnotations::ToIndex() const {
     Put<int32_t>(out, rle.width);
     PutArray(out, rle.counts);
   }
+  PutArray(out, keypoint_values_);
   Put<uint64_t>(out, categories_.size());
   for (const auto& [id, name] : categories_) {
     Put(out, id);
@@ -154,7 +157,7 @@ CocoAnnotations CocoAnnotations::FromIndex(std::string_view bytes, std::string_v
   if (out.name_ends_.size() != out.images_.size() || !AreEnds(out.name_ends_, out.names_.size())) {
     in.Fail("the file names do not match the images");
   }
-  out.objects_.resize(in.Count(34));
+  out.objects_.resize(in.Count(42));
   for (CocoObject& o : out.objects_) {
     for (float& v : o.box) v = in.Take<float>();
     o.category = in.Take<int64_t>();
@@ -168,6 +171,8 @@ CocoAnnotations CocoAnnotations::FromIndex(std::string_view bytes, std::string_v
     o.segmentation = static_cast<CocoSegmentation>(segmentation);
     o.first = in.Take<uint32_t>();
     o.count = in.Take<uint32_t>();
+    o.first_keypoint = in.Take<uint32_t>();
+    o.keypoint_count = in.Take<uint32_t>();
   }
   in.TakeArray(out.coordinates_);
   in.TakeArray(out.polygon_ends_);
@@ -189,6 +194,8 @@ CocoAnnotations CocoAnnotations::FromIndex(std::string_view bytes, std::string_v
       in.Fail("a mask's runs do not cover its height x width");
     }
   }
+  in.TakeArray(out.keypoint_values_);
+  if (out.keypoint_values_.size() % 3 != 0) in.Fail("keypoints are not x, y, visibility triples");
   out.categories_.resize(in.Count(16));
   for (auto& [id, name] : out.categories_) {
     id = in.Take<int64_t>();
@@ -206,6 +213,9 @@ CocoAnnotations CocoAnnotations::FromIndex(std::string_view bytes, std::string_v
             ? uint64_t{o.first} + o.count <= out.polygon_ends_.size()
             : o.segmentation != CocoSegmentation::kRle || o.first < out.rles_.size();
     if (!fits) in.Fail("an object's segmentation is out of range");
+    if ((uint64_t{o.first_keypoint} + o.keypoint_count) * 3 > out.keypoint_values_.size()) {
+      in.Fail("an object's keypoints are out of range");
+    }
   }
   return out;
 }

@@ -28,9 +28,10 @@ std::vector<PadMultiple> DetectionImagePadding(const Pipeline& pipeline,
                                               : std::vector<int64_t>{s, s, 1}}};
 }
 
-std::vector<std::string> DetectionObjectFields(bool masks) {
+std::vector<std::string> DetectionObjectFields(bool masks, bool keypoints) {
   std::vector<std::string> fields = {"boxes", "labels", "area", "iscrowd"};
   if (masks) fields.push_back("masks");
+  if (keypoints) fields.push_back("keypoints");
   return fields;
 }
 
@@ -119,6 +120,34 @@ void WriteMasks(const PlanGeometry& geometry, const std::vector<size_t>& objects
   }
 }
 
+// Writes "keypoints" of `objects` (indices) through `geometry`.
+void WriteKeypoints(const PlanGeometry& geometry, bool mirrored,
+                    const std::vector<size_t>& objects, const KeypointTargets& keypoints,
+                    Sample& out) {
+  const int64_t n = static_cast<int64_t>(objects.size());
+  const int count = keypoints.count;
+  Tensor field = out.Allocate("keypoints", DType::kF32, Shape{n, count, 3});
+  if (n == 0 || count == 0) return;  // no buffer
+  float* values = field.data<float>();
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const std::span<const float> given = keypoints.source(objects[i]);
+    float* row = values + i * static_cast<size_t>(count) * 3;
+    for (int k = 0; k < count; ++k) {
+      const size_t from =
+          static_cast<size_t>(mirrored && !keypoints.flip.empty() ? keypoints.flip[k] : k);
+      float* point = row + static_cast<size_t>(k) * 3;
+      if (3 * from + 2 >= given.size() || given[3 * from + 2] == 0) {
+        point[0] = point[1] = point[2] = 0;
+        continue;
+      }
+      const std::array<double, 2> at = geometry.MapPoint(given[3 * from], given[3 * from + 1]);
+      point[0] = static_cast<float>(at[0]);
+      point[1] = static_cast<float>(at[1]);
+      point[2] = given[3 * from + 2];
+    }
+  }
+}
+
 // The plan of the source image as it is, mirrored as `plan` mirrors it.
 PipelinePlan SourceMirrored(const PipelinePlan& plan) {
   PipelinePlan source;
@@ -151,7 +180,7 @@ void WriteObjectFields(std::span<const ImageObject> objects, Sample& out) {
 
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
                            bool masks, const DrawMask& draw, Sample& out,
-                           MaskPlacement placement) {
+                           MaskPlacement placement, const KeypointTargets* keypoints) {
   const PlanGeometry geometry(plan);
   const std::array<float, 4> source = {0, 0, static_cast<float>(plan.image_width),
                                        static_cast<float>(plan.image_height)};
@@ -175,6 +204,11 @@ void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject
     mapped.back().box = box;
   }
   WriteObjectFields(mapped, out);
+  if (keypoints != nullptr) {
+    std::vector<size_t> listed;
+    for (const auto& entry : kept) listed.push_back(entry.first);
+    WriteKeypoints(geometry, plan.flip, listed, *keypoints, out);
+  }
   if (masks && placement == MaskPlacement::kOutput) {
     std::vector<size_t> drawn;
     for (const auto& entry : kept) drawn.push_back(entry.first);

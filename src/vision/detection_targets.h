@@ -40,7 +40,7 @@ struct ImageObject {
 };
 
 // The names of the per-object fields (padded in every batch).
-std::vector<std::string> DetectionObjectFields(bool masks);
+std::vector<std::string> DetectionObjectFields(bool masks, bool keypoints = false);
 
 // Throws Error naming `dataset` if `pipeline` has a step that moves pixels
 // without telling the plan (the AutoAugment family's shears, translations
@@ -92,9 +92,23 @@ enum class MaskPlacement : uint8_t { kOutput, kSourceMirrored };
 // mask) draws object i's mask into `mask` (uint8 [H, W], zeroed) through
 // `geometry`.
 using DrawMask = std::function<void(size_t object, const PlanGeometry& geometry, uint8_t* mask)>;
+
+// The objects' keypoints, for "keypoints" (float32 [objects, count, 3]: x, y
+// in output pixels and the visibility, as COCO gives it). source(i): object
+// i's x, y, visibility triples in source pixels (fewer than `count`: the
+// rest are unlabelled). flip[k]: the keypoint that takes k's place when the
+// image is mirrored (a person's left and right), empty when none does. An
+// unlabelled keypoint (visibility 0) is (0, 0, 0), as COCO writes it.
+struct KeypointTargets {
+  int count = 0;
+  std::vector<int32_t> flip;
+  std::function<std::span<const float>(size_t object)> source;
+};
+
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
                            bool masks, const DrawMask& draw, Sample& out,
-                           MaskPlacement placement = MaskPlacement::kOutput);
+                           MaskPlacement placement = MaskPlacement::kOutput,
+                           const KeypointTargets* keypoints = nullptr);
 
 }  // namespace feedline::vision
 

@@ -127,6 +127,61 @@ TEST_F(CocoDetectionTest, BoxesAndMasksMoveWithThePixels) {
   EXPECT_THAT(FieldValues<int64_t>(s, "image_size"), ElementsAre(10, 16));
 }
 
+// Keypoints move with the pixels; a mirror swaps them as keypoint_flip says.
+TEST_F(CocoDetectionTest, KeypointsMoveWithThePixelsAndSwapWhenMirrored) {
+  const std::string json = R"({
+    "images": [{"id": 5, "file_name": "a.png", "height": 20, "width": 30}],
+    "annotations": [
+      {"image_id": 5, "bbox": [2, 3, 10, 4], "category_id": 1,
+       "keypoints": [3, 4, 2, 0, 0, 0, 10, 5, 1]},
+      {"image_id": 5, "bbox": [0, 0, 30, 20], "category_id": 1, "iscrowd": 1,
+       "keypoints": [1, 1, 2, 2, 2, 2, 3, 3, 2]},
+      {"image_id": 5, "bbox": [25, 10, 10, 20], "category_id": 2}],
+    "categories": [{"id": 1, "name": "person"}, {"id": 2, "name": "other"}]
+  })";
+  testing::WriteBytes(dir_ / "kp.json", std::vector<uint8_t>(json.begin(), json.end()));
+  CocoDetectionOptions options;
+  options.keypoints = true;
+  options.keypoint_flip = {0, 2, 1};
+  auto make = [&](std::vector<Transform> transforms) {
+    return CocoDetection(dir_.path(), dir_ / "kp.json",
+                         Pipeline(std::move(transforms), {.dtype = DType::kU8}), options);
+  };
+  Sample s;
+  SampleContext ctx(0, 0, 0);
+  make({Transform::RandomHorizontalFlip(1.0), Transform::Resize(40, 60)}).Get(0, s, ctx);
+  ASSERT_EQ(s.Find("keypoints")->shape(), (Shape{2, 3, 3}));
+  // Object 0: keypoint 0 at (3, 4) mirrors to 27 and doubles: (54, 8);
+  // keypoint 1's place takes keypoint 2, (10, 5) -> (40, 10); keypoint 2's
+  // takes the unlabelled 1: zeros. The crowd is dropped; the last object
+  // lists none: zeros.
+  EXPECT_THAT(FieldValues<float>(s, "keypoints"),
+              ElementsAre(54, 8, 2, 40, 10, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+  Sample plain;
+  make({Transform::Resize(40, 60)}).Get(0, plain, ctx);
+  EXPECT_THAT(FieldValues<float>(plain, "keypoints"),
+              ElementsAre(6, 8, 2, 0, 0, 0, 20, 10, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+  EXPECT_EQ(make({}).PaddedFields().back(), "keypoints");
+
+  auto message = [&](CocoDetectionOptions bad, const std::string& file) {
+    try {
+      CocoDetection(dir_.path(), dir_ / file, Pipeline({}, {.dtype = DType::kU8}), bad);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CocoDetectionOptions bad = options;
+  bad.keypoint_flip = {0, 1, 1};
+  EXPECT_THAT(message(bad, "kp.json"), HasSubstr("keypoint_flip must list each of the 3"));
+  bad.keypoint_flip = {0, 1};
+  EXPECT_THAT(message(bad, "kp.json"), HasSubstr("keypoint_flip must list each of the 3"));
+  bad.keypoint_flip = {};
+  EXPECT_THAT(message(bad, "ann.json"), HasSubstr("no annotation lists \"keypoints\""));
+  bad.mosaic = MosaicOptions{};
+  EXPECT_THAT(message(bad, "kp.json"), HasSubstr("keypoints with mosaic are not supported"));
+}
+
 TEST_F(CocoDetectionTest, ResizedBoxesScaleWithTheImage) {
   CocoDetection data = Make({Transform::Resize(40, 60)});
   Sample s;

@@ -12,7 +12,8 @@ namespace {
 using ::testing::HasSubstr;
 
 // Every kind of object: polygons (two for one object), compressed and
-// uncompressed run-length masks, none, a crowd, an image without objects.
+// uncompressed run-length masks, none, a crowd, keypoints, an image without
+// objects.
 constexpr const char* kIndexedFile = R"({
   "images": [{"id": 7, "file_name": "a.jpg", "height": 40, "width": 30},
              {"id": 9, "file_name": "sub/b.jpg", "height": 5, "width": 4},
@@ -26,7 +27,8 @@ constexpr const char* kIndexedFile = R"({
      "segmentation": {"size": [5, 4], "counts": [6, 3, 2, 3, 6]}},
     {"id": 4, "image_id": 7, "bbox": [0, 0, 1, 1], "category_id": 1,
      "segmentation": [[0, 0, 1, 0, 1, 1], [2, 2, 3, 2, 3, 3, 2, 3]]},
-    {"id": 5, "image_id": 7, "bbox": [1, 2, 3, 4], "category_id": 2}],
+    {"id": 5, "image_id": 7, "bbox": [1, 2, 3, 4], "category_id": 2,
+     "keypoints": [1.5, 2, 2, 0, 0, 0, 3, 4.25, 1]}],
   "categories": [{"id": 1, "name": "cat"}, {"id": 3, "name": "dog"}, {"id": 2, "name": "car"}]
 })";
 
@@ -48,6 +50,10 @@ TEST(CocoIndex, AnIndexLoadsWhatTheFileParsedTo) {
   EXPECT_EQ(loaded.polygon(two_polygons.first + 1).size(), 8u);
   EXPECT_EQ(loaded.polygon(loaded.objects(1)[0].first)[0], 1.25);
   EXPECT_EQ(loaded.objects(0)[2].segmentation, CocoSegmentation::kNone);
+  ASSERT_EQ(loaded.objects(0)[2].keypoint_count, 3u);
+  EXPECT_THAT(loaded.keypoints(loaded.objects(0)[2]),
+              ::testing::ElementsAre(1.5f, 2, 2, 0, 0, 0, 3, 4.25f, 1));
+  EXPECT_EQ(loaded.objects(0)[1].keypoint_count, 0u);
   EXPECT_EQ(loaded.categories(), parsed.categories());
   EXPECT_TRUE(loaded.objects(2).empty());
 }

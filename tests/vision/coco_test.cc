@@ -127,6 +127,13 @@ TEST(CocoAnnotations, ErrorsNameTheFileAndWhere) {
                                 "segmentation": {"size": [5, 4], "counts": [6, 3]}}]})"),
               HasSubstr("the mask's runs cover 9 pixels, not 20"));
   EXPECT_THAT(message(one + R"({"image_id": 1, "bbox": [0, 0, 1, 1], "category_id": 1,
+                                "keypoints": [1, 2, 2, 4]}]})"),
+              HasSubstr("annotation 0: \"keypoints\" is not a list of at most 4096 x, y, "
+                        "visibility triples"));
+  EXPECT_THAT(message(one + R"({"image_id": 1, "bbox": [0, 0, 1, 1], "category_id": 1,
+                                "keypoints": [1, "a", 2]}]})"),
+              HasSubstr("annotation 0: \"keypoints\" is not a number"));
+  EXPECT_THAT(message(one + R"({"image_id": 1, "bbox": [0, 0, 1, 1], "category_id": 1,
                                 "segmentation": {"size": [5, 4], "counts": "6~"}}]})"),
               HasSubstr("outside the format"));
 }

@@ -9,7 +9,9 @@
 // Accepted as COCO's own tools accept it: "bbox" [x, y, width, height] in
 // pixels; "segmentation" a list of polygons [x0, y0, x1, y1, ...], or an RLE
 // {"size": [h, w], "counts": [...]} (uncompressed) or {"counts": "..."}
-// (COCO's compressed string); an annotation without "segmentation" has none.
+// (COCO's compressed string); an annotation without "segmentation" has none;
+// "keypoints" (COCO's person keypoints, optional) a list of x, y, visibility
+// triples in pixels.
 // Objects keep the file's order within their image; images keep the file's
 // order.
 //
@@ -53,6 +55,11 @@ struct CocoObject {
   // kRle: the run-length mask `first` (CocoAnnotations::rle).
   uint32_t first = 0;
   uint32_t count = 0;
+  // Its keypoints (CocoAnnotations::keypoints): how many the file lists
+  // (COCO's own "num_keypoints" counts only the labelled ones), 0 without
+  // "keypoints".
+  uint32_t first_keypoint = 0;
+  uint32_t keypoint_count = 0;
 };
 
 // A mask as runs of alternating 0s and 1s (starting with 0s) over its
@@ -88,6 +95,11 @@ class FEEDLINE_EXPORT CocoAnnotations {
   // gives them: COCO's tools draw from them unrounded).
   std::span<const double> polygon(uint32_t k) const;
   const CocoRle& rle(uint32_t k) const { return rles_[k]; }
+  // Object o's keypoints: x, y, visibility for each, as the file gives them.
+  std::span<const float> keypoints(const CocoObject& o) const {
+    return std::span<const float>(keypoint_values_).subspan(3 * size_t{o.first_keypoint},
+                                                             3 * size_t{o.keypoint_count});
+  }
   // (id, name) of each category, in the file's order.
   const std::vector<std::pair<int64_t, std::string>>& categories() const { return categories_; }
 
@@ -99,6 +111,7 @@ class FEEDLINE_EXPORT CocoAnnotations {
   std::vector<double> coordinates_;
   std::vector<uint64_t> polygon_ends_;  // polygon k ends at polygon_ends_[k] in coordinates_
   std::vector<CocoRle> rles_;
+  std::vector<float> keypoint_values_;  // x, y, visibility of every object's keypoints
   std::vector<std::pair<int64_t, std::string>> categories_;
 };
 

@@ -75,8 +75,18 @@ struct CocoDetectionOptions {
   ReadOptions read;
   // Each sample YOLO's training mosaic of its image and 3 partners (other
   // samples; feedline/vision/mosaic.h), as YoloDetectionOptions::mosaic:
-  // the pipeline lists only what follows it, masks are refused (Error).
+  // the pipeline lists only what follows it; masks are drawn through the
+  // tiles (source_masks and keypoints are refused, Error).
   std::optional<MosaicOptions> mosaic;
+  // Write each object's keypoints ("keypoints", float32 [objects, K, 3]:
+  // x, y in output pixels, moved by every geometric step, and the
+  // visibility; an unlabelled one (0, 0, 0)), K the most any annotation of
+  // the file lists. Error when none lists any.
+  bool keypoints = false;
+  // keypoint_flip[k]: the keypoint that takes k's place in a mirrored image
+  // (COCO's people: left and right eyes, ears, shoulders, ...); K entries,
+  // a permutation of 0..K-1 (Error otherwise); empty: none changes place.
+  std::vector<int32_t> keypoint_flip;
 };
 
 class FEEDLINE_EXPORT CocoDetection : public Dataset {
@@ -120,10 +130,13 @@ class FEEDLINE_EXPORT CocoDetection : public Dataset {
   Pipeline pipeline_;
   CocoDetectionOptions options_;
   std::vector<int64_t> images_;  // sample i is annotations_->image(images_[i])
+  int keypoint_count_ = 0;       // K, with options_.keypoints
   // With mosaic: the decoded images kept for the batch's other samples.
   std::shared_ptr<MosaicImageCache> mosaic_cache_;
 
   void GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const;
+  // Sets keypoint_count_; throws Error for keypoints it cannot give.
+  void CheckKeypoints();
 };
 
 }  // namespace feedline::vision

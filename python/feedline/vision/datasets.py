@@ -20,6 +20,7 @@ from feedline.vision.transforms import build_pipeline
 from feedline.vision import transforms as _transforms
 
 __all__ = [
+    "COCO_PERSON_KEYPOINT_FLIP",
     "CocoDetection",
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_PIXELS",
@@ -334,6 +335,27 @@ def _annotation_index_dir(annotation_index):
                     f"{type(annotation_index).__name__}")
 
 
+# COCO's 17 person keypoints (nose, left eye, right eye, left ear, ...):
+# each one's mirror image, as torchvision's detection references flip them.
+COCO_PERSON_KEYPOINT_FLIP = (0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15)
+
+
+def _keypoint_flip(flip, keypoints):
+    """keypoint_flip as the native dataset takes it: a list of ints."""
+    if flip is None:
+        return []
+    if not keypoints:
+        raise ValueError("CocoDetection keypoint_flip needs keypoints=True")
+    try:
+        values = [int(k) for k in flip]
+    except (TypeError, ValueError):
+        raise TypeError(f"CocoDetection keypoint_flip must be a sequence of ints, got {flip!r}") \
+            from None
+    if any(v != k for v, k in zip(values, flip)):
+        raise TypeError(f"CocoDetection keypoint_flip must be a sequence of ints, got {flip!r}")
+    return values
+
+
 class CocoDetection(NativeDataset):
     """COCO-format object detection and instance segmentation, read in C++:
     the annotation file parsed once (simdjson; an error names the file and
@@ -390,11 +412,19 @@ class CocoDetection(NativeDataset):
 
     mosaic=Mosaic(size=640): each sample YOLO's training mosaic of its
     image and 3 partners drawn from the dataset's samples, as
-    YoloDetection's (see Mosaic); "image_id" is its own image's id."""
+    YoloDetection's (see Mosaic); "image_id" is its own image's id.
+
+    keypoints=True adds "keypoints" float32 [n, K, 3] (COCO's person
+    keypoints: x, y in output pixels, moved by every geometric step as the
+    boxes are, and the visibility as the file gives it; an unlabelled one,
+    visibility 0, is (0, 0, 0)), K the most any annotation lists.
+    keypoint_flip: for each of the K keypoints, the one that takes its place
+    when the image is mirrored (COCO_PERSON_KEYPOINT_FLIP for COCO's people,
+    whose left and right swap); None: none changes place. Not with mosaic."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
                  skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,
-                 size_divisibility=1, mosaic=None):
+                 size_divisibility=1, mosaic=None, keypoints=False, keypoint_flip=None):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         pipeline = _detection_pipeline("CocoDetection", transforms, max_pixels)
         if isinstance(masks, str) and masks != "source":
@@ -405,7 +435,9 @@ class CocoDetection(NativeDataset):
                                        skip_empty=bool(skip_empty), max_file_bytes=max_file_bytes,
                                        index_dir=_annotation_index_dir(annotation_index),
                                        size_divisibility=_size_divisibility(size_divisibility),
-                                       mosaic=_mosaic_argument(mosaic))
+                                       mosaic=_mosaic_argument(mosaic),
+                                       keypoints=bool(keypoints),
+                                       keypoint_flip=_keypoint_flip(keypoint_flip, keypoints))
         super().__init__(native)
         self.root = native.root
         self.transforms = transforms
@@ -616,8 +648,9 @@ def detection_targets(batch):
     """A padded detection batch (CocoDetection's, from a loader) as
     torchvision's detection models take it: (images, targets), a list of
     each image at its own size and a list of one dict per image with its
-    "boxes", "labels", "masks" (when the batch has them), "image_id",
-    "area" and "iscrowd". Every array is a view of the batch, not a copy."""
+    "boxes", "labels", "masks" and "keypoints" (when the batch has them),
+    "image_id", "area" and "iscrowd". Every array is a view of the batch,
+    not a copy."""
     images, sizes = batch["image"], batch["image_size"]
     counts = batch["boxes_lengths"] if "boxes_lengths" in batch else None
     # [B, H, W, 3] (no ToTensor) or [B, 3, H, W]: told by the sizes, so that
@@ -637,6 +670,8 @@ def detection_targets(batch):
             target["masks"] = batch["masks"][i, :int(batch["masks_lengths"][i]), :mh, :mw]
         elif "masks" in batch:
             target["masks"] = batch["masks"][i, :n, :h, :w]
+        if "keypoints" in batch:
+            target["keypoints"] = batch["keypoints"][i, :n]
         targets.append(target)
     return out_images, targets
 

@@ -281,3 +281,103 @@ def test_size_divisibility_pads_the_batch_to_multiples_and_keeps_each_image(coco
     assert [d % 16 for d in next(iter(hwc))["image"].shape[1:3]] == [0, 0]
     with pytest.raises(ValueError, match="size_divisibility"):
         datasets.CocoDetection(images, ann, size_divisibility=0)
+
+
+def write_keypoints(root, images=5, seed=3):
+    """COCO person keypoints: each image 1-3 people with 17 keypoints, some
+    unlabelled (0, 0, 0), and an object without any; returns the file."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(os.path.join(root, "images"), exist_ok=True)
+    doc = {"images": [], "annotations": [], "categories": [{"id": 1, "name": "person"},
+                                                           {"id": 2, "name": "ball"}]}
+    for i in range(images):
+        h, w = int(rng.integers(24, 48)), int(rng.integers(24, 64))
+        name = f"kp{i}.png"
+        PIL.Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).save(
+            os.path.join(root, "images", name))
+        doc["images"].append({"id": 200 + i, "file_name": name, "height": h, "width": w})
+        for _ in range(int(rng.integers(1, 4))):
+            x, y = float(rng.uniform(0, w - 12)), float(rng.uniform(0, h - 12))
+            points = []
+            for _ in range(17):
+                labelled = rng.random() < 0.7
+                points += ([float(rng.uniform(x, x + 10)), float(rng.uniform(y, y + 10)),
+                            int(rng.integers(1, 3))] if labelled else [0, 0, 0])
+            doc["annotations"].append({
+                "id": len(doc["annotations"]), "image_id": 200 + i, "bbox": [x, y, 10, 10],
+                "category_id": 1, "area": 100.0, "iscrowd": 0, "keypoints": points,
+                "num_keypoints": sum(1 for v in points[2::3] if v)})
+        doc["annotations"].append({"id": len(doc["annotations"]), "image_id": 200 + i,
+                                   "bbox": [1, 1, 5, 5], "category_id": 2, "area": 25.0,
+                                   "iscrowd": 0})
+    path = os.path.join(root, "kp.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path, doc
+
+
+def reference_keypoints(doc, image_index, flip, scale):
+    """torchvision's references in numpy: ConvertCocoPolysToMask's [n, 17, 3]
+    (an object without keypoints: zeros), then RandomHorizontalFlip's
+    _flip_coco_person_keypoints, then a resize by `scale`."""
+    image = doc["images"][image_index]
+    anns = [a for a in doc["annotations"] if a["image_id"] == image["id"]]
+    points = np.array([a.get("keypoints", [0] * 51) for a in anns], np.float32).reshape(-1, 17, 3)
+    if flip:
+        points = points[:, list(datasets.COCO_PERSON_KEYPOINT_FLIP)]
+        points[..., 0] = image["width"] - points[..., 0]
+        points[points[..., 2] == 0] = 0
+    points[..., :2] *= scale
+    return points
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_keypoints_move_with_the_pixels_as_the_references_flip_them(tmp_path, workers):
+    ann, doc = write_keypoints(str(tmp_path))
+    images = str(tmp_path / "images")
+    for flip in (0.0, 1.0):
+        data = datasets.CocoDetection(
+            images, ann, T.Compose([T.RandomHorizontalFlip(flip), T.Resize((96, 128))]),
+            keypoints=True, keypoint_flip=datasets.COCO_PERSON_KEYPOINT_FLIP)
+        loader = feedline.DataLoader(data, batch_size=2, num_workers=workers)
+        index = 0
+        for batch in loader:
+            for target in datasets.detection_targets(batch)[1]:
+                image = doc["images"][index]
+                # Resize((96, 128)) scales each axis on its own.
+                sx, sy = 128 / image["width"], 96 / image["height"]
+                expected = reference_keypoints(doc, index, flip == 1.0, 1.0)
+                expected[..., 0] *= sx
+                expected[..., 1] *= sy
+                np.testing.assert_allclose(target["keypoints"], expected, rtol=1e-6, atol=1e-4)
+                assert target["keypoints"].dtype == np.float32
+                assert np.shares_memory(target["keypoints"], batch["keypoints"])
+                index += 1
+        assert index == len(doc["images"])
+    import pickle
+    again = pickle.loads(pickle.dumps(data))
+    np.testing.assert_array_equal(again[1]["keypoints"], data[1]["keypoints"])
+
+
+def test_keypoints_without_the_flip_keep_their_places_and_bad_options_are_named(tmp_path):
+    ann, doc = write_keypoints(str(tmp_path))
+    images = str(tmp_path / "images")
+    flipped = datasets.CocoDetection(images, ann, T.Compose([T.RandomHorizontalFlip(1.0)]),
+                                     keypoints=True)
+    for i in range(len(flipped)):
+        # No keypoint_flip: mirrored in place (x -> width - x), none swapped.
+        expected = reference_keypoints(doc, i, False, 1.0)
+        labelled = expected[..., 2] != 0
+        expected[..., 0] = np.where(labelled, doc["images"][i]["width"] - expected[..., 0], 0)
+        np.testing.assert_allclose(flipped[i]["keypoints"], expected, atol=1e-4)
+    with pytest.raises(ValueError, match="keypoint_flip must list each of the 17"):
+        datasets.CocoDetection(images, ann, keypoints=True, keypoint_flip=[0, 1])
+    with pytest.raises(ValueError, match="keypoint_flip needs keypoints=True"):
+        datasets.CocoDetection(images, ann, keypoint_flip=datasets.COCO_PERSON_KEYPOINT_FLIP)
+    with pytest.raises(TypeError, match="keypoint_flip must be a sequence of ints"):
+        datasets.CocoDetection(images, ann, keypoints=True, keypoint_flip=[0.5] * 17)
+    plain = write_coco(str(tmp_path / "plain"))
+    with pytest.raises(ValueError, match="no annotation lists \"keypoints\""):
+        datasets.CocoDetection(str(tmp_path / "plain" / "images"), plain, keypoints=True)
+    with pytest.raises(ValueError, match="keypoints with mosaic"):
+        datasets.CocoDetection(images, ann, keypoints=True, mosaic=datasets.Mosaic(size=32))
