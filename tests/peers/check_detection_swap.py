@@ -17,6 +17,11 @@ Must hold:
   iscrowd, their dtypes and shapes, the dict's key order), for 0 workers
   and 2 worker processes, train (the Subset without empty images) and val
   (every image), and with the references' GroupedBatchSampler;
+- the same for COCO's person keypoints (get_coco(..., mode=
+  "person_keypoints"), as get_coco_kp reads them) with the eval and hflip
+  presets, "keypoints" included (mirrored with the references' left-right
+  swap); with the ssd preset, whose zoom-out and crop leave the keypoints
+  where they are, it stays in Python and says why;
 - hflip_prob 0.5: each image equal to torch's unflipped one or its mirror,
   each mirrored about half the time over 6 epochs;
 - the random presets (ssd, ssdlite, multiscale, lsj), lowered: every
@@ -200,6 +205,31 @@ def native_text(loader):
     return stats["native"], stats["text"]
 
 
+def write_keypoints(root, seed=2):
+    """annotations/person_keypoints_train2017.json: the instances file's
+    images and objects, each non-crowd object with COCO's 17 person
+    keypoints inside its box (about 3 in 10 unlabelled: 0, 0, 0), each crowd
+    with 17 unlabelled ones, as COCO's own file lists them."""
+    rng = random.Random(seed)
+    with open(os.path.join(root, "annotations", "instances_train2017.json")) as f:
+        doc = json.load(f)
+    for ann in doc["annotations"]:
+        x, y, w, h = ann["bbox"]
+        points = []
+        for _ in range(17):
+            if ann["iscrowd"] or rng.random() < 0.3:
+                points += [0, 0, 0]
+            else:
+                points += [round(x + rng.random() * w, 2), round(y + rng.random() * h, 2),
+                           rng.choice([1, 2])]
+        ann["keypoints"] = points
+        ann["num_keypoints"] = sum(1 for v in points[2::3] if v)
+    path = os.path.join(root, "annotations", "person_keypoints_train2017.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
 def main():
     from check_coco_detection import parse_arguments, write_dataset
 
@@ -267,6 +297,29 @@ def main():
         same_batches(list(ours), list(theirs), f"{name}, {image_set}, GroupedBatchSampler",
                      failures)
         checked += 1
+
+    # COCO's person keypoints (get_coco(..., mode="person_keypoints"), as the
+    # references' get_coco_kp reads them): lowered with eval and hflip, each
+    # batch torch's, keypoints included (flipped with their left-right swap).
+    keypoints_file = write_keypoints(root)
+    for name, preset in (("eval", presets.DetectionPresetEval()),
+                         ("hflip p=0", presets.DetectionPresetTrain(data_augmentation="hflip",
+                                                                    hflip_prob=0.0)),
+                         ("hflip p=1", presets.DetectionPresetTrain(data_augmentation="hflip",
+                                                                    hflip_prob=1.0))):
+        dataset = quiet(coco_utils.get_coco, root, "train", preset, mode="person_keypoints")
+        for workers in (0, 2):
+            where = f"keypoints, {name}, {workers} workers"
+            ours, theirs = loaders(dataset, batch_size=4, num_workers=workers,
+                                   timeout=120 if workers else 0)
+            native, text = native_text(ours)
+            if not native:
+                failures.append(f"{where}: not lowered: {text}")
+            batches = list(theirs)
+            if not any("keypoints" in t for _, targets in batches for t in targets):
+                failures.append(f"{where}: torch's targets have no keypoints ({keypoints_file})")
+            same_batches(list(ours), batches, where, failures)
+            checked += 1
 
     # What the dataset holds is what loads, wherever it came from: another
     # file of get_coco's (mode), or the annotations edited in memory
@@ -381,7 +434,14 @@ def main():
                           presets.DetectionPresetTrain(data_augmentation="ssdlite"))
     cropped_after.dataset._transforms.transforms[1].transforms.transforms.insert(
         1, reference_transforms.RandomShortestSize([64], 128))
-    kept = [("a flip with p=2", flip_twice, {},
+    # Keypoints through the ssd preset, whose zoom-out and crop leave them
+    # where they are in the references.
+    kept_keypoints = quiet(coco_utils.get_coco, root, "train",
+                           presets.DetectionPresetTrain(data_augmentation="ssd"),
+                           mode="person_keypoints")
+    kept = [("keypoints with the ssd preset", kept_keypoints, {},
+             "which the references' RandomZoomOut leaves where they are"),
+            ("a flip with p=2", flip_twice, {},
              "its RandomHorizontalFlip's parameters have no native form"),
             ("a RandomShortestSize after the IoU crop", cropped_after, {},
              "its RandomShortestSize comes after RandomIoUCrop"),
@@ -437,7 +497,8 @@ def main():
             checked += 1
             continue  # its samples have no image: they fail in Python as in torch
         batches = list(ours)
-        if name == "a RandomShortestSize after the IoU crop":  # random: torch's draws
+        if name in ("a RandomShortestSize after the IoU crop",
+                    "keypoints with the ssd preset"):  # random: torch's draws
             if len(batches) != (len(dataset) + 3) // 4:
                 failures.append(f"{name}: {len(batches)} batches in Python")
             checked += 1

@@ -17,7 +17,9 @@ collate) keep the dataset in Python, named likewise.
 
 What a batch is (docs/detection.md, "The one-line swap"): per image, the
 image float32 [3, H, W] and "boxes", "labels", "masks" (uint8), "image_id"
-(int64 [1]) as views of the padded native batch; "area" and "iscrowd" as
+(int64 [1]) and, where ConvertCocoPolysToMask gives them, "keypoints"
+(float32 [n, 17, 3]; the eval and hflip presets only, since the others
+leave them unmoved in the references) as views of the padded native batch; "area" and "iscrowd" as
 the references' ConvertCocoPolysToMask makes them, from the dataset's own
 annotations (one entry per non-crowd object, including objects whose box it
 drops: its quirk, kept). With RandomZoomOut or RandomIoUCrop (the ssd and
@@ -308,17 +310,49 @@ def _annotation_snapshot(dataset):
     the references would load now, whatever file it came from."""
     coco = dataset.coco
     images, annotations, counted = [], [], {}
+    keypoints = Keypoints()
     for image_id in dataset.ids:
         images.append(coco.loadImgs(image_id)[0])
         anns = coco.loadAnns(coco.getAnnIds(image_id))
-        if any("keypoints" in ann for ann in anns):
-            raise _NotLowered("its annotations have keypoints, which have no native form yet")
         annotations.extend(anns)
         # ConvertCocoPolysToMask's area and iscrowd: every non-crowd object.
         kept = [ann for ann in anns if ann["iscrowd"] == 0]
         counted[int(image_id)] = ([ann["area"] for ann in kept], [ann["iscrowd"] for ann in kept])
+        keypoints.add(int(image_id), anns, kept)
     path, folder = write_snapshot(images, annotations)
-    return path, folder, counted
+    return path, folder, counted, keypoints
+
+
+class Keypoints:
+    """Which images' targets have "keypoints", as ConvertCocoPolysToMask
+    decides it (those whose first non-crowd object lists them), and how many
+    each object lists; _NotLowered where feedline's would differ from its:
+    an image whose objects do not all list as many (torch cannot stack
+    them), counts that differ between images (feedline pads to the most),
+    or an unlabelled keypoint (visibility 0) at a position other than (0,
+    0), which feedline writes as (0, 0, 0) and the references keep unless
+    they flip it."""
+
+    def __init__(self):
+        self.images, self.count = set(), None
+
+    def add(self, image_id, anns, kept):
+        listed = [ann["keypoints"] for ann in anns if "keypoints" in ann]
+        for points in listed:
+            count = len(points) // 3 if isinstance(points, list) else None
+            if self.count is None:
+                self.count = count
+            if count != self.count or len(points) != 3 * count:
+                raise _NotLowered("its annotations list different numbers of keypoints")
+            if any(v == 0 and (x != 0 or y != 0)
+                   for x, y, v in zip(points[0::3], points[1::3], points[2::3])):
+                raise _NotLowered("a keypoint with visibility 0 has a position, which the "
+                                  "references keep and feedline writes as (0, 0, 0)")
+        if kept and "keypoints" in kept[0]:
+            if any("keypoints" not in ann for ann in kept):
+                raise _NotLowered(f"image {image_id}'s objects do not all list keypoints, which "
+                                  "the references' ConvertCocoPolysToMask stacks")
+            self.images.add(image_id)
 
 
 def write_snapshot(images, annotations):
@@ -373,10 +407,12 @@ class DetectionBatches:
     """Turns a native CocoDetection batch (tensors, padded) into the
     references' batch: (images, targets), tuples of one entry per image.
     `counted`: by image id, the areas and crowd flags ConvertCocoPolysToMask
-    gives (every non-crowd object, the ones whose box it drops included)."""
+    gives (every non-crowd object, the ones whose box it drops included);
+    `keypoints`: the ids of the images whose targets have "keypoints"."""
 
-    def __init__(self, counted):
+    def __init__(self, counted, keypoints=frozenset()):
         self._counted = counted
+        self._keypoints = keypoints
 
     def __call__(self, batch):
         import torch
@@ -394,14 +430,17 @@ class DetectionBatches:
                 masks = batch["masks"][i, :int(batch["masks_lengths"][i]), :mh, :mw]
             else:
                 masks = batch["masks"][i, :n, :h, :w]
-            targets.append({
+            target = {
                 "boxes": batch["boxes"][i, :n],
                 "labels": batch["labels"][i, :n],
                 "masks": masks,
                 "image_id": batch["image_id"][i:i + 1],
-                "area": torch.tensor(areas),  # as torch.tensor makes them from the lists
-                "iscrowd": torch.tensor(crowds),
-            })
+            }
+            if int(batch["image_id"][i]) in self._keypoints:
+                target["keypoints"] = batch["keypoints"][i, :n]
+            target["area"] = torch.tensor(areas)  # as torch.tensor makes them from the lists
+            target["iscrowd"] = torch.tensor(crowds)
+            targets.append(target)
         return tuple(out_images), tuple(targets)
 
 
@@ -430,7 +469,8 @@ def lower(dataset, enabled, collate_fn, batched):
         return None
     description = " of ".join(wrappers + ["CocoDetection (torchvision's detection references)"])
     try:
-        native, names, counted = _build(inner, indices, enabled, collate_fn, batched)
+        native, names, (counted, keypoints) = _build(inner, indices, enabled, collate_fn,
+                                                     batched)
     except _NotLowered as e:
         reason = str(e)
         summary = f"feedline.torch: {description} runs in Python: {reason}"
@@ -439,7 +479,7 @@ def lower(dataset, enabled, collate_fn, batched):
     summary = (f"feedline.torch: {description} + ConvertCocoPolysToMask + "
                f"{len(names)} transform{'s' if len(names) != 1 else ''} run natively")
     lowering = _lowering.Lowering(summary, ["ConvertCocoPolysToMask"] + names, [], native=True)
-    return Lowered(native, lowering, DetectionBatches(counted))
+    return Lowered(native, lowering, DetectionBatches(counted, keypoints))
 
 
 def _build(dataset, indices, enabled, collate_fn, batched):
@@ -471,12 +511,16 @@ def _build(dataset, indices, enabled, collate_fn, batched):
     if others:
         raise _NotLowered(f"{len(others)} of its images are not JPEG, PNG or WebP by name "
                           f"(e.g. {others[0]}), which PIL decodes")
-    path, folder, counted = _annotation_snapshot(dataset)
+    path, folder, counted, keypoints = _annotation_snapshot(dataset)
+    if keypoints.images:
+        _check_keypoints_follow(names, keypoints.count)
     try:
         masks = "source" if any(name in _MASKS_STAY for name in names) else True
-        native = _datasets.CocoDetection(dataset.root, path, steps, masks=masks,
-                                         max_pixels=_lowering._pil_pixel_limit(),
-                                         annotation_index=False)
+        native = _datasets.CocoDetection(
+            dataset.root, path, steps, masks=masks, max_pixels=_lowering._pil_pixel_limit(),
+            annotation_index=False, keypoints=bool(keypoints.images),
+            keypoint_flip=_datasets.COCO_PERSON_KEYPOINT_FLIP
+            if keypoints.images and keypoints.count == 17 else None)
     except Exception as e:  # the annotations as feedline reads them, refused
         shutil.rmtree(folder, ignore_errors=True)
         raise _NotLowered(f"feedline could not read its annotations: {e}") from None
@@ -489,4 +533,16 @@ def _build(dataset, indices, enabled, collate_fn, batched):
             native = _io.Subset(native, indices)
         except Exception as e:  # an index out of range: torch's loader raises it
             raise _NotLowered(f"its Subset's indices have no native form: {e}") from None
-    return native, names, counted
+    return native, names, (counted, keypoints.images)
+
+
+def _check_keypoints_follow(names, count):
+    """The references move keypoints only in RandomHorizontalFlip, and flip
+    COCO's 17; feedline moves them with every step."""
+    for name in names:
+        if name in _GEOMETRIC and name != "RandomHorizontalFlip":
+            raise _NotLowered(f"its annotations have keypoints, which the references' {name} "
+                              "leaves where they are (feedline moves them with the pixels)")
+    if "RandomHorizontalFlip" in names and count != 17:
+        raise _NotLowered(f"its objects list {count} keypoints; the references' "
+                          "RandomHorizontalFlip swaps COCO's 17")
