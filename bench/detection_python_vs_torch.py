@@ -275,32 +275,12 @@ def user_dataset_class():
 
 
 def tree_cpu_seconds():
-    """User + system CPU of this process (all its threads), its live
-    descendants and the children each of them reaped (cutime, cstime), so a
-    worker that exits and is waited for is still counted, once."""
-    pids, todo = [], [os.getpid()]
-    while todo:
-        pid = todo.pop()
-        pids.append(pid)
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{pid}/task/{task}/children") as f:
-                    todo += [int(c) for c in f.read().split()]
-            except OSError:
-                pass
-    ticks = 0
-    for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            ticks += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
-        except (OSError, IndexError):
-            pass  # exited meanwhile: its parent's cutime has it once reaped
-    return ticks / os.sysconf("SC_CLK_TCK")
+    """CPU of this process, its live descendants and the children each of
+    them reaped: a worker that exits and is waited for is still counted."""
+    if HERE not in sys.path:
+        sys.path.insert(0, HERE)
+    from machine import process_tree_cpu
+    return process_tree_cpu(reaped=True)
 
 
 def check_batch(batch, name):

@@ -39,17 +39,21 @@ def process_tree():
     return found
 
 
-def process_tree_cpu():
-    """CPU seconds of this process and its live descendants (/proc)."""
+def process_tree_cpu(reaped=False):
+    """CPU seconds (user + system) of this process and its live descendants
+    (/proc); with `reaped`, also those of the children each of them waited
+    for (cutime, cstime), so that a worker that exits is still counted,
+    once."""
     ticks = os.sysconf("SC_CLK_TCK")
+    fields_counted = 4 if reaped else 2  # utime stime [cutime cstime]
     total = 0.0
     for pid in process_tree():
         try:
             with open(f"/proc/{pid}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks
+            total += sum(int(v) for v in fields[11:11 + fields_counted]) / ticks
         except (OSError, ValueError, IndexError):
-            continue
+            continue  # exited meanwhile: its parent's cutime has it once reaped
     return total
 
 
