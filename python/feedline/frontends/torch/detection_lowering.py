@@ -19,10 +19,10 @@ What a batch is (docs/detection.md, "The one-line swap"): per image, the
 image float32 [3, H, W] and "boxes", "labels", "masks" (uint8), "image_id"
 (int64 [1]) and, where ConvertCocoPolysToMask gives them, "keypoints"
 (float32 [n, 17, 3]; the eval and hflip presets only, since the others
-leave them unmoved in the references) as views of the padded native batch; "area" and "iscrowd" as
-the references' ConvertCocoPolysToMask makes them, from the dataset's own
-annotations (one entry per non-crowd object, including objects whose box it
-drops: its quirk, kept). With RandomZoomOut or RandomIoUCrop (the ssd and
+leave them unmoved in the references) as views of the padded native
+batch; "area" and "iscrowd" as the references' ConvertCocoPolysToMask
+makes them, from the dataset's own annotations (one entry per non-crowd
+object, including objects whose box it drops: its quirk, kept). With RandomZoomOut or RandomIoUCrop (the ssd and
 ssdlite presets) the masks are, as theirs, at the source image's size,
 mirrored with the image, one per object before the crop (masks="source").
 With RandomShortestSize and ScaleJitter (multiscale, lsj) the references
@@ -339,10 +339,12 @@ class Keypoints:
     def add(self, image_id, anns, kept):
         listed = [ann["keypoints"] for ann in anns if "keypoints" in ann]
         for points in listed:
-            count = len(points) // 3 if isinstance(points, list) else None
+            if not isinstance(points, list) or len(points) % 3 != 0:
+                raise _NotLowered("an annotation's keypoints are not a list of x, y, visibility "
+                                  "triples")
             if self.count is None:
-                self.count = count
-            if count != self.count or len(points) != 3 * count:
+                self.count = len(points) // 3
+            if len(points) != 3 * self.count:
                 raise _NotLowered("its annotations list different numbers of keypoints")
             if any(v == 0 and (x != 0 or y != 0)
                    for x, y, v in zip(points[0::3], points[1::3], points[2::3])):
