@@ -1,9 +1,9 @@
 #include "feedline/vision/coco_detection.h"
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <unordered_map>
-#include <cstring>
 #include <utility>
 
 #include "feedline/error.h"
