@@ -477,9 +477,13 @@ void BindVision(py::module_& m) {
   py::class_<vision::YoloDetection, Dataset, std::shared_ptr<vision::YoloDetection>>(
       v, "YoloDetection")
       .def(py::init([](const std::string& images_dir, Pipeline pipeline, bool masks,
-                       int64_t max_file_bytes, int64_t size_divisibility, MosaicTuple mosaic) {
+                       int64_t max_file_bytes, int64_t size_divisibility, MosaicTuple mosaic,
+                       int keypoints, int keypoint_dims, std::vector<int32_t> keypoint_flip) {
              vision::YoloDetectionOptions options;
              options.masks = masks;
+             options.keypoints = keypoints;
+             options.keypoint_dims = keypoint_dims;
+             options.keypoint_flip = std::move(keypoint_flip);
              options.size_divisibility = size_divisibility;
              options.read = ReadLimit(max_file_bytes);
              options.mosaic = MosaicOptionsOf(mosaic);
@@ -489,6 +493,8 @@ void BindVision(py::module_& m) {
            py::arg("images_dir"), py::arg("pipeline"), py::arg("masks") = false,
            py::arg("max_file_bytes") = vision::kDefaultMaxFileBytes,
            py::arg("size_divisibility") = 1, py::arg("mosaic") = py::none(),
+           py::arg("keypoints") = 0, py::arg("keypoint_dims") = 3,
+           py::arg("keypoint_flip") = std::vector<int32_t>{},
            py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("images_dir", &vision::YoloDetection::images_dir)
       .def_property_readonly("pipeline", &vision::YoloDetection::pipeline)
@@ -502,7 +508,9 @@ void BindVision(py::module_& m) {
                               py::make_tuple(d.images_dir(), d.pipeline(), d.options().masks,
                                              d.options().read.max_bytes,
                                              d.options().size_divisibility,
-                                             MosaicArgument(d.options().mosaic)));
+                                             MosaicArgument(d.options().mosaic),
+                                             d.options().keypoints, d.options().keypoint_dims,
+                                             d.options().keypoint_flip));
       });
 
   v.attr("VOC_CLASSES") = vision::VocAnnotations::DefaultClasses();

@@ -73,19 +73,7 @@ void CocoDetection::CheckKeypoints() {
     throw Error("COCO dataset: keypoints asked for, but no annotation lists \"keypoints\"");
   }
   keypoint_count_ = static_cast<int>(most);
-  const std::vector<int32_t>& flip = options_.keypoint_flip;
-  if (flip.empty()) return;
-  std::vector<bool> seen(most, false);
-  bool permutation = flip.size() == most;
-  for (const int32_t k : flip) {
-    permutation = permutation && k >= 0 && static_cast<uint32_t>(k) < most && !seen[k];
-    if (permutation) seen[k] = true;
-  }
-  if (!permutation) {
-    throw Error("COCO dataset: keypoint_flip must list each of the " + std::to_string(most) +
-                " keypoints once (a permutation of 0.." + std::to_string(most - 1) + "), got " +
-                std::to_string(flip.size()) + " entries");
-  }
+  CheckKeypointFlip(options_.keypoint_flip, keypoint_count_, "COCO dataset");
 }
 
 int64_t CocoDetection::image_index(int64_t index) const {

@@ -178,6 +178,21 @@ void WriteObjectFields(std::span<const ImageObject> objects, Sample& out) {
   }
 }
 
+void CheckKeypointFlip(const std::vector<int32_t>& flip, int count, const std::string& dataset) {
+  if (flip.empty()) return;
+  std::vector<bool> seen(static_cast<size_t>(std::max(count, 0)), false);
+  bool permutation = flip.size() == seen.size();
+  for (const int32_t k : flip) {
+    permutation = permutation && k >= 0 && k < count && !seen[static_cast<size_t>(k)];
+    if (permutation) seen[static_cast<size_t>(k)] = true;
+  }
+  if (!permutation) {
+    throw Error(dataset + ": keypoint_flip must list each of the " + std::to_string(count) +
+                " keypoints once (a permutation of 0.." + std::to_string(count - 1) + "), got " +
+                std::to_string(flip.size()) + " entries");
+  }
+}
+
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
                            bool masks, const DrawMask& draw, Sample& out,
                            MaskPlacement placement, const KeypointTargets* keypoints) {

@@ -105,6 +105,10 @@ struct KeypointTargets {
   std::function<std::span<const float>(size_t object)> source;
 };
 
+// Throws Error naming `dataset` unless `flip` is empty or a permutation of
+// the `count` keypoints (KeypointTargets::flip).
+void CheckKeypointFlip(const std::vector<int32_t>& flip, int count, const std::string& dataset);
+
 void WriteDetectionTargets(const PipelinePlan& plan, std::span<const ImageObject> objects,
                            bool masks, const DrawMask& draw, Sample& out,
                            MaskPlacement placement = MaskPlacement::kOutput,

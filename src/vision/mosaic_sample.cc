@@ -166,6 +166,39 @@ void WriteMasks(int s, std::span<const ObjectSource> sources, const MosaicImages
   }
 }
 
+// Writes "keypoints" (float32 [objects, K, 3]): each labelled keypoint
+// moved as its tile moved its image ((x sx + dx, y sy + dy)), mirrored with
+// the mosaic (its place taken as keypoint_flip says); one outside its
+// tile's part of the output is not visible there: (0, 0, 0).
+void WriteKeypoints(int s, std::span<const ObjectSource> sources, const MosaicImages& images,
+                    bool flip, Sample& out) {
+  const int64_t n = static_cast<int64_t>(sources.size());
+  const int count = images.keypoint_count;
+  Tensor field = out.Allocate("keypoints", DType::kF32, Shape{n, count, 3});
+  if (n == 0 || count == 0) return;  // no buffer
+  float* values = field.data<float>();
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const ObjectSource& source = sources[i];
+    const MosaicTile& t = source.mosaic->tiles[source.tile];
+    const std::span<const float> given =
+        images.keypoints(source.mosaic->draw.images[source.tile], source.object);
+    float* row = values + i * static_cast<size_t>(count) * 3;
+    for (int k = 0; k < count; ++k) {
+      const size_t from =
+          static_cast<size_t>(flip && !images.keypoint_flip.empty() ? images.keypoint_flip[k] : k);
+      float* point = row + static_cast<size_t>(k) * 3;
+      point[0] = point[1] = point[2] = 0;
+      if (3 * from + 2 >= given.size() || given[3 * from + 2] == 0) continue;
+      const double x = given[3 * from] * t.sx + t.dx;
+      const double y = given[3 * from + 1] * t.sy + t.dy;
+      if (!(x >= t.ox0 && x <= t.ox1 && y >= t.oy0 && y <= t.oy1)) continue;
+      point[0] = static_cast<float>(flip ? s - x : x);
+      point[1] = static_cast<float>(y);
+      point[2] = given[3 * from + 2];
+    }
+  }
+}
+
 }  // namespace
 
 void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
@@ -235,6 +268,7 @@ void WriteMosaicSample(const Pipeline& pipeline, const MosaicOptions& options, i
   if (partner) AddObjects(options, *partner, images, flip, kept, sources);
   WriteObjectFields(kept, out);
   if (images.draw_mask) WriteMasks(s, sources, images, flip, out);
+  if (images.keypoints) WriteKeypoints(s, sources, images, flip, out);
   Tensor shape = out.Allocate("image_size", DType::kI64, Shape{2});
   shape.data<int64_t>()[0] = s;
   shape.data<int64_t>()[1] = s;

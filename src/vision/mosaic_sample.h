@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,12 @@ struct MosaicImages {
     uint8_t* mask;                    // uint8 [plan.out_height, plan.out_width], zeroed
   };
   std::function<void(int64_t image, size_t object, const MaskTarget& target)> draw_mask;
+  // Set by a dataset asked for keypoints: image `image`'s object `object`'s
+  // x, y, visibility triples in source pixels (KeypointTargets::source), of
+  // keypoint_count keypoints; keypoint_flip as KeypointTargets::flip.
+  std::function<std::span<const float>(int64_t image, size_t object)> keypoints;
+  int keypoint_count = 0;
+  std::vector<int32_t> keypoint_flip;
 };
 
 // Throws Error naming `dataset` when `pipeline` lists a step that cannot
@@ -69,9 +76,12 @@ void CheckMosaicPipeline(const Pipeline& pipeline, const MosaicOptions& options,
 // Writes sample `index` of a dataset of `size` images as a mosaic: "image"
 // (the pipeline's dtype and layout, size x size), "boxes", "labels",
 // "area" (each object's own, in its source pixels), "iscrowd",
-// "image_size" and, when images.draw_mask is set, "masks" (uint8 [objects,
+// "image_size", when images.draw_mask is set "masks" (uint8 [objects,
 // size, size]: each object's mask drawn through its tile, so cut by the
-// tile's edges, and mirrored with the mosaic). `bytes` holds each file read, `canvas` the tiles, and
+// tile's edges, and mirrored with the mosaic) and when images.keypoints is
+// set "keypoints" (float32 [objects, K, 3]: each moved as its tile moved
+// its image, and mirrored; one outside its tile's part of the output, or
+// unlabelled, (0, 0, 0)). `bytes` holds each file read, `canvas` the tiles, and
 // `cache` the decoded images. Partners from ctx.batch() (DrawMosaic).
 // Randomness from ctx.rng(): DrawMosaic, then the pipeline's flips (the
 // whole mosaic mirrored), then its pixel augmentations. Throws SampleError

@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <system_error>
 #include <unordered_map>
@@ -38,10 +40,23 @@ bool IsImageName(const fs::path& path) {
   return e == "jpg" || e == "jpeg" || e == "png" || e == "webp";
 }
 
-// One object of a label line, in the image's pixels, and its polygon.
+// One object of a label line, in the image's pixels, and its polygon or
+// keypoints.
 struct LabelObject {
   ImageObject object;
   std::vector<double> polygon;  // x, y pairs in pixels; empty for a box
+  std::vector<float> keypoints;  // x, y, visibility in pixels; (0, 0, 0) unlabelled
+};
+
+// The most keypoints a pose line may have (COCO's people have 17,
+// whole-body sets 133).
+constexpr int kMaxKeypoints = 4096;
+
+// The label lines' layout: boxes and polygons, or pose lines of `keypoints`
+// points of `dims` numbers each.
+struct LabelLayout {
+  int keypoints = 0;
+  int dims = 3;
 };
 
 // `v` as a label file would write it (1.5, 1e+12), for messages.
@@ -59,7 +74,8 @@ std::string Number(double v) {
 
 // The objects of a label file's text, for an image of `width` x `height`.
 std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& file, int width,
-                                     int height, int64_t index) {
+                                     int height, int64_t index, LabelLayout layout) {
+  const size_t pose_numbers = 5 + static_cast<size_t>(layout.keypoints) * layout.dims;
   std::vector<LabelObject> objects;
   std::vector<double> values;
   int line_number = 0;
@@ -89,7 +105,16 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
       at = static_cast<size_t>(next - line.data());
     }
     if (values.empty()) continue;  // a blank line
-    if (values.size() != 5 && (values.size() < 7 || values.size() % 2 == 0)) {
+    if (layout.keypoints > 0 && values.size() != pose_numbers) {
+      BadLabel(file, line_number,
+               "has " + std::to_string(values.size()) + " numbers: a pose line is 'class cx cy "
+               "w h' and " + std::to_string(layout.keypoints) + " points of " +
+                   std::to_string(layout.dims) + " numbers (" + std::to_string(pose_numbers) +
+                   ")",
+               index);
+    }
+    if (layout.keypoints == 0 && values.size() != 5 &&
+        (values.size() < 7 || values.size() % 2 == 0)) {
       BadLabel(file, line_number,
                "has " + std::to_string(values.size()) +
                    " numbers: an object is 'class cx cy w h' or a class and 3 or more x y points",
@@ -98,7 +123,10 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
     if (values[0] < 0 || values[0] != std::trunc(values[0]) || values[0] > 1e9) {
       BadLabel(file, line_number, "class " + Number(values[0]) + " is not a whole number >= 0", index);
     }
-    for (size_t k = 1; k < values.size(); ++k) {
+    // A pose line's points: unlabelled at negative coordinates (2
+    // numbers) or visibility 0 (3), outside the image otherwise allowed.
+    const size_t checked = layout.keypoints > 0 ? 5 : values.size();
+    for (size_t k = 1; k < checked; ++k) {
       if (values[k] < -kSlack || values[k] > 1 + kSlack) {
         BadLabel(file, line_number,
                  "coordinate " + Number(values[k]) + " is outside [0, 1] (normalized)",
@@ -107,8 +135,24 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
     }
     LabelObject o;
     o.object.category = static_cast<int64_t>(values[0]);
+    for (size_t k = 5; layout.keypoints > 0 && k < values.size();
+         k += static_cast<size_t>(layout.dims)) {
+      const double x = values[k], y = values[k + 1];
+      double visibility = x < 0 || y < 0 ? 0 : 1;
+      if (layout.dims == 3) {
+        visibility = values[k + 2];
+        if (visibility != 0 && visibility != 1 && visibility != 2) {
+          BadLabel(file, line_number, "keypoint visibility " + Number(visibility) +
+                                          " is not 0, 1 or 2", index);
+        }
+      }
+      const bool labelled = visibility != 0;
+      o.keypoints.push_back(labelled ? static_cast<float>(x * width) : 0.0f);
+      o.keypoints.push_back(labelled ? static_cast<float>(y * height) : 0.0f);
+      o.keypoints.push_back(static_cast<float>(visibility));
+    }
     double x0, y0, x1, y1;
-    if (values.size() == 5) {
+    if (values.size() == 5 || layout.keypoints > 0) {
       x0 = (values[1] - values[3] / 2) * width;
       x1 = (values[1] + values[3] / 2) * width;
       y0 = (values[2] - values[4] / 2) * height;
@@ -134,6 +178,10 @@ std::vector<LabelObject> ParseLabels(std::string_view text, const std::string& f
     objects.push_back(std::move(o));
   }
   return objects;
+}
+
+LabelLayout Layout(const YoloDetectionOptions& options) {
+  return LabelLayout{options.keypoints, options.keypoint_dims};
 }
 
 // The text of `label_file` (in a scratch buffer of ctx), empty when there
@@ -179,6 +227,18 @@ YoloDetection::YoloDetection(const std::string& images_dir, Pipeline pipeline,
     CheckMosaicPipeline(pipeline_, *options_.mosaic, name);
     mosaic_cache_ = std::make_shared<MosaicImageCache>(options_.mosaic->cache_bytes);
   }
+  if (options_.keypoints < 0 || options_.keypoints > kMaxKeypoints) {
+    throw Error("YOLO dataset " + images_dir + ": keypoints must be from 0 to " +
+                std::to_string(kMaxKeypoints) + ", got " + std::to_string(options_.keypoints));
+  }
+  if (options_.keypoint_dims != 2 && options_.keypoint_dims != 3) {
+    throw Error("YOLO dataset " + images_dir + ": keypoint_dims must be 2 (x y) or 3 (x y "
+                "visibility), got " + std::to_string(options_.keypoint_dims));
+  }
+  if (options_.keypoints == 0 && !options_.keypoint_flip.empty()) {
+    throw Error("YOLO dataset " + images_dir + ": keypoint_flip given without keypoints");
+  }
+  CheckKeypointFlip(options_.keypoint_flip, options_.keypoints, "YOLO dataset " + images_dir);
   options_.read.image = true;
   while (images_dir_.size() > 1 && images_dir_.back() == '/') images_dir_.pop_back();
   absolute_dir_ = fs::absolute(images_dir_).lexically_normal().string();
@@ -232,7 +292,7 @@ std::vector<PadMultiple> YoloDetection::PadMultiples() const {
 }
 
 std::vector<std::string> YoloDetection::PaddedFields() const {
-  return DetectionObjectFields(options_.masks);
+  return DetectionObjectFields(options_.masks, options_.keypoints > 0);
 }
 
 DetectionRecord YoloDetection::Record(int64_t index, int height, int width) const {
@@ -243,7 +303,7 @@ DetectionRecord YoloDetection::Record(int64_t index, int height, int width) cons
   record.image_id = index;
   record.image_height = height;
   record.image_width = width;
-  for (const LabelObject& o : ParseLabels(view, label_file, width, height, index)) {
+  for (const LabelObject& o : ParseLabels(view, label_file, width, height, index, Layout(options_))) {
     DetectionObject object{o.object.box, o.object.category, o.object.area, false};
     if (!o.polygon.empty()) {
       object.segmentation = CocoSegmentation::kPolygons;
@@ -271,7 +331,7 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
   // known: read as fractions of a 1 x 1 image.
   std::vector<std::array<float, 4>> corners;
   if (pipeline_.ChoosesFromBoxes()) {
-    for (const LabelObject& o : ParseLabels(label_text, label_file, 1, 1, index)) {
+    for (const LabelObject& o : ParseLabels(label_text, label_file, 1, 1, index, Layout(options_))) {
       corners.push_back(o.object.box);
     }
   }
@@ -281,7 +341,8 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
 
   auto timer = ctx.Time(Stage::kTransform);
   const std::vector<LabelObject> labelled =
-      ParseLabels(label_text, label_file, plan.image_width, plan.image_height, index);
+      ParseLabels(label_text, label_file, plan.image_width, plan.image_height, index,
+                  Layout(options_));
   std::vector<ImageObject> objects;
   std::vector<const LabelObject*> sources;
   for (size_t i = 0; i < labelled.size(); ++i) {
@@ -290,6 +351,11 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
     objects.push_back(o.object);
     objects.back().plan_box = static_cast<int32_t>(i);  // corners lists every label line
     sources.push_back(&o);
+  }
+  std::optional<KeypointTargets> keypoints;
+  if (options_.keypoints > 0) {
+    keypoints = KeypointTargets{options_.keypoints, options_.keypoint_flip,
+                                [&](size_t i) { return std::span<const float>(sources[i]->keypoints); }};
   }
   WriteDetectionTargets(
       plan, objects, options_.masks,
@@ -300,24 +366,32 @@ void YoloDetection::Get(int64_t index, Sample& out, SampleContext& ctx) const {
           FillBox(objects[i].box, geometry, mask);  // a box line: its box
         }
       },
-      out);
+      out, MaskPlacement::kOutput, keypoints ? &*keypoints : nullptr);
   out.SetScalar<int64_t>("image_id", index);
 }
 
 void YoloDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) const {
   MosaicImages images;
   images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
-  // Each image's label lines as objects() parsed them, for masks.
+  // Each image's label lines as objects() parsed them, for masks and
+  // keypoints.
   std::unordered_map<int64_t, std::vector<LabelObject>> parsed;
   images.objects = [&](int64_t image, int height, int width) {
     const std::string label_file = LabelFile(image);
     const std::string_view text = ReadLabelText(label_file, ctx);
     std::vector<LabelObject>& labelled = parsed[image];
-    labelled = ParseLabels(text, label_file, width, height, image);
+    labelled = ParseLabels(text, label_file, width, height, image, Layout(options_));
     std::vector<ImageObject> objects;
     for (const LabelObject& o : labelled) objects.push_back(o.object);
     return objects;
   };
+  if (options_.keypoints > 0) {
+    images.keypoint_count = options_.keypoints;
+    images.keypoint_flip = options_.keypoint_flip;
+    images.keypoints = [&](int64_t image, size_t object) {
+      return std::span<const float>(parsed.at(image)[object].keypoints);
+    };
+  }
   if (options_.masks) {
     images.draw_mask = [&](int64_t image, size_t object, const MosaicImages::MaskTarget& to) {
       const LabelObject& o = parsed.at(image)[object];

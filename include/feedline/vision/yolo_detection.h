@@ -21,6 +21,11 @@
 // naming the label file and its line: the loader's error policy decides, as
 // for a broken image.
 //
+// With options.keypoints (YOLO's pose layout, Ultralytics' kpt_shape) each
+// line is 'class cx cy w h' and then K points of 2 (x y) or 3 (x y
+// visibility) normalized numbers, and a sample also has "keypoints",
+// float32 [n, K, 3] in output pixels.
+//
 // With options.mosaic a sample is YOLO's training mosaic of 4 images
 // (docs/detection.md): "image_id" is its own image's index, "area" each
 // object's in its own source pixels.
@@ -62,8 +67,21 @@ struct YoloDetectionOptions {
   // mosaic.h), size x size. The pipeline then lists only what follows the
   // mosaic: RandomHorizontalFlip (the whole mosaic mirrored), colour steps,
   // RandomErasing and the output's dtype and layout (Error otherwise);
-  // masks are refused (Error).
+  // masks and keypoints are drawn and moved through the tiles.
   std::optional<MosaicOptions> mosaic;
+  // YOLO pose labels: K keypoints a line (0: none; at most 4096), each of
+  // keypoint_dims numbers: 2 (x y; a point with a negative coordinate is
+  // unlabelled, as Ultralytics reads it) or 3 (x y visibility, 0, 1 or 2).
+  // Written as "keypoints" float32 [n, K, 3]: x, y in output pixels, moved
+  // by every geometric step, and the visibility (1 for a labelled point of
+  // 2 numbers); an unlabelled one (0, 0, 0). In a mosaic a keypoint that
+  // lands outside its tile's part of the output is unlabelled there.
+  int keypoints = 0;
+  int keypoint_dims = 3;
+  // keypoint_flip[k]: the keypoint that takes k's place in a mirrored image
+  // (Ultralytics' flip_idx); K entries, a permutation (Error otherwise);
+  // empty: none changes place.
+  std::vector<int32_t> keypoint_flip;
 };
 
 class FEEDLINE_EXPORT YoloDetection : public Dataset {

@@ -340,20 +340,32 @@ def _annotation_index_dir(annotation_index):
 COCO_PERSON_KEYPOINT_FLIP = (0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15)
 
 
-def _keypoint_flip(flip, keypoints):
+def _keypoint_flip(flip, keypoints, dataset="CocoDetection"):
     """keypoint_flip as the native dataset takes it: a list of ints."""
     if flip is None:
         return []
     if not keypoints:
-        raise ValueError("CocoDetection keypoint_flip needs keypoints=True")
+        raise ValueError(f"{dataset} keypoint_flip needs keypoints")
     try:
         values = [int(k) for k in flip]
     except (TypeError, ValueError):
-        raise TypeError(f"CocoDetection keypoint_flip must be a sequence of ints, got {flip!r}") \
+        raise TypeError(f"{dataset} keypoint_flip must be a sequence of ints, got {flip!r}") \
             from None
     if any(v != k for v, k in zip(values, flip)):
-        raise TypeError(f"CocoDetection keypoint_flip must be a sequence of ints, got {flip!r}")
+        raise TypeError(f"{dataset} keypoint_flip must be a sequence of ints, got {flip!r}")
     return values
+
+
+def _keypoint_shape(shape):
+    """YoloDetection's keypoints=(K, dims) as (K, dims); None: (0, 3)."""
+    if shape is None:
+        return 0, 3
+    try:
+        count, dims = (int(v) for v in shape)
+    except (TypeError, ValueError):
+        raise TypeError("YoloDetection keypoints must be (K, dims), Ultralytics' kpt_shape, "
+                        f"got {shape!r}") from None
+    return count, dims
 
 
 class CocoDetection(NativeDataset):
@@ -478,18 +490,33 @@ class YoloDetection(NativeDataset):
     mosaic=Mosaic(size=640) makes each sample YOLO's training mosaic of
     its image and 3 partners, size x size (see Mosaic); the transforms then
     list only what follows it: RandomHorizontalFlip (the whole mosaic),
-    colour steps, RandomErasing and the output's dtype and layout. Masks
-    with mosaic are refused. "area" stays each object's own, in its source
-    pixels."""
+    colour steps, RandomErasing and the output's dtype and layout; masks
+    are drawn through the tiles. "area" stays each object's own, in its
+    source pixels.
+
+    keypoints=(K, dims), Ultralytics' kpt_shape for its pose datasets: each
+    line is "class cx cy w h" and K points of `dims` normalized numbers (2:
+    x y, unlabelled when one is negative; 3: x y visibility, 0, 1 or 2), and
+    a sample has "keypoints" float32 [n, K, 3], x and y in output pixels
+    moved with the pixels (through the tiles in a mosaic, unlabelled where
+    a keypoint falls outside its tile), the visibility (1 for a labelled
+    point of 2 numbers); an unlabelled one is (0, 0, 0). keypoint_flip:
+    Ultralytics' flip_idx, the keypoint that takes each one's place in a
+    mirrored image."""
 
     def __init__(self, images_dir, transforms=None, *, masks=False, max_pixels=None,
-                 max_file_bytes=None, size_divisibility=1, mosaic=None):
+                 max_file_bytes=None, size_divisibility=1, mosaic=None, keypoints=None,
+                 keypoint_flip=None):
         max_pixels, max_file_bytes = _limits(max_pixels, max_file_bytes)
         pipeline = _detection_pipeline("YoloDetection", transforms, max_pixels)
+        count, dims = _keypoint_shape(keypoints)
         native = _vision.YoloDetection(os.fspath(images_dir), pipeline, masks=bool(masks),
                                        max_file_bytes=max_file_bytes,
                                        size_divisibility=_size_divisibility(size_divisibility),
-                                       mosaic=_mosaic_argument(mosaic))
+                                       mosaic=_mosaic_argument(mosaic), keypoints=count,
+                                       keypoint_dims=dims,
+                                       keypoint_flip=_keypoint_flip(keypoint_flip, count,
+                                                                    "YoloDetection"))
         super().__init__(native)
         self.images_dir = native.images_dir
         self.transforms = transforms

@@ -484,3 +484,49 @@ def test_voc_detection_takes_the_mosaic_and_mixup_too(yolo, tmp_path):
     with pytest.raises(ValueError, match="resize.*cannot follow a mosaic"):
         datasets.VOCDetection(root, transforms=T.Compose([T.Resize(64)]), classes=classes,
                               mosaic=Mosaic())
+
+
+def test_pose_keypoints_land_on_their_objects_through_the_tiles(tmp_path):
+    """YOLO pose lines: each object of the solid-rectangle fixture gets 3
+    keypoints inside its rectangle (the middle one unlabelled); in a mosaic
+    every labelled keypoint shows its own object's colour (its image's, for
+    a frame), so none is left where another tile or the fill shows."""
+    root = str(tmp_path)
+    colours = write_yolo(root)
+    images = os.path.join(root, "images", "train")
+    for name in sorted(os.listdir(images)):
+        w, h = PIL.Image.open(os.path.join(images, name)).size
+        label = os.path.join(root, "labels", "train", os.path.splitext(name)[0] + ".txt")
+        lines = []
+        for line in open(label):
+            c, cx, cy, bw, bh = (float(v) for v in line.split())
+            points = [(cx - bw / 4, cy - bh / 4, 2), (cx, cy, 0), (cx + bw / 4, cy + bh / 4, 1)]
+            lines.append(f"{int(c)} {cx} {cy} {bw} {bh} " +
+                         " ".join(f"{x:.6f} {y:.6f} {v}" if v else "0 0 0" for x, y, v in points))
+        with open(label, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    data = datasets.YoloDetection(images, T.Compose([T.RandomHorizontalFlip(0.5)]),
+                                  keypoints=(3, 3), keypoint_flip=[2, 1, 0],
+                                  mosaic=Mosaic(size=SIZE))
+    checked = 0
+    for seed in range(8):
+        for i in range(len(data)):
+            sample = data._native.get(i, 0, seed)
+            image = sample["image"]
+            for box, label, points in zip(sample["boxes"], sample["labels"], sample["keypoints"]):
+                assert points[1].tolist() == [0, 0, 0]  # unlabelled, swapped or not
+                for x, y, v in points[[0, 2]]:
+                    if v == 0:
+                        assert x == 0 and y == 0
+                        continue
+                    # Away from its box's edges (blended there): its colour.
+                    if min(x - box[0], box[2] - x, y - box[1], box[3] - y) < 2:
+                        continue
+                    pixel = image[int(y), int(x)]
+                    if label >= FRAME:
+                        assert pixel[1] == GREEN, (box, x, y, pixel)
+                    else:
+                        assert np.all(np.abs(pixel.astype(int) - colours[label]) <= 1), \
+                            (box, label, x, y, pixel)
+                    checked += 1
+    assert checked > 30
