@@ -64,7 +64,6 @@ CocoDetection::CocoDetection(std::string root, std::shared_ptr<const CocoAnnotat
 }
 
 void CocoDetection::CheckKeypoints() {
-  if (options_.mosaic) throw Error("COCO dataset: keypoints with mosaic are not supported");
   uint32_t most = 0;
   for (int64_t i = 0; i < annotations_->num_images(); ++i) {
     for (const CocoObject& o : annotations_->objects(i)) most = std::max(most, o.keypoint_count);
@@ -196,7 +195,8 @@ void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) co
   images.read = MosaicImages::FilesOf(*this, options_.read, ctx);
   // The objects as Get converts them (crowds dropped unless kept, corners
   // clamped to the image); those left without area are dropped there.
-  // Each image's annotations in the order objects() listed them, for masks.
+  // Each image's annotations in the order objects() listed them, for masks
+  // and keypoints.
   std::unordered_map<int64_t, std::vector<const CocoObject*>> listed;
   images.objects = [&](int64_t sample, int height, int width) {
     std::vector<ImageObject> objects;
@@ -213,6 +213,13 @@ void CocoDetection::GetMosaic(int64_t index, Sample& out, SampleContext& ctx) co
     }
     return objects;
   };
+  if (options_.keypoints) {
+    images.keypoint_count = keypoint_count_;
+    images.keypoint_flip = options_.keypoint_flip;
+    images.keypoints = [&](int64_t sample, size_t object) {
+      return annotations_->keypoints(*listed.at(sample)[object]);
+    };
+  }
   if (options_.masks) {
     images.draw_mask = [&](int64_t sample, size_t object, const MosaicImages::MaskTarget& to) {
       const CocoObject& o = *listed.at(sample)[object];

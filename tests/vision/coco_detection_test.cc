@@ -178,8 +178,6 @@ TEST_F(CocoDetectionTest, KeypointsMoveWithThePixelsAndSwapWhenMirrored) {
   EXPECT_THAT(message(bad, "kp.json"), HasSubstr("keypoint_flip must list each of the 3"));
   bad.keypoint_flip = {};
   EXPECT_THAT(message(bad, "ann.json"), HasSubstr("no annotation lists \"keypoints\""));
-  bad.mosaic = MosaicOptions{};
-  EXPECT_THAT(message(bad, "kp.json"), HasSubstr("keypoints with mosaic are not supported"));
 }
 
 TEST_F(CocoDetectionTest, ResizedBoxesScaleWithTheImage) {

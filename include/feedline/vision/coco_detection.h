@@ -76,12 +76,13 @@ struct CocoDetectionOptions {
   // Each sample YOLO's training mosaic of its image and 3 partners (other
   // samples; feedline/vision/mosaic.h), as YoloDetectionOptions::mosaic:
   // the pipeline lists only what follows it; masks are drawn through the
-  // tiles (source_masks and keypoints are refused, Error).
+  // tiles, keypoints moved through them (source_masks is refused, Error).
   std::optional<MosaicOptions> mosaic;
   // Write each object's keypoints ("keypoints", float32 [objects, K, 3]:
   // x, y in output pixels, moved by every geometric step, and the
   // visibility; an unlabelled one (0, 0, 0)), K the most any annotation of
-  // the file lists. Error when none lists any.
+  // the file lists. Error when none lists any. In a mosaic a keypoint that
+  // lands outside its tile's part of the output is unlabelled there.
   bool keypoints = false;
   // keypoint_flip[k]: the keypoint that takes k's place in a mirrored image
   // (COCO's people: left and right eyes, ears, shoulders, ...); K entries,

@@ -432,7 +432,9 @@ class CocoDetection(NativeDataset):
     visibility 0, is (0, 0, 0)), K the most any annotation lists.
     keypoint_flip: for each of the K keypoints, the one that takes its place
     when the image is mirrored (COCO_PERSON_KEYPOINT_FLIP for COCO's people,
-    whose left and right swap); None: none changes place. Not with mosaic."""
+    whose left and right swap); None: none changes place. With mosaic they
+    move through the tiles, as YoloDetection's (a keypoint outside its
+    tile's part of the output is unlabelled there)."""
 
     def __init__(self, root, annFile, transforms=None, *, masks=False, keep_crowd=False,
                  skip_empty=False, max_pixels=None, max_file_bytes=None, annotation_index=True,

@@ -379,5 +379,26 @@ def test_keypoints_without_the_flip_keep_their_places_and_bad_options_are_named(
     plain = write_coco(str(tmp_path / "plain"))
     with pytest.raises(ValueError, match="no annotation lists \"keypoints\""):
         datasets.CocoDetection(str(tmp_path / "plain" / "images"), plain, keypoints=True)
-    with pytest.raises(ValueError, match="keypoints with mosaic"):
-        datasets.CocoDetection(images, ann, keypoints=True, mosaic=datasets.Mosaic(size=32))
+
+
+def test_keypoints_move_through_the_mosaic_tiles(tmp_path):
+    ann, doc = write_keypoints(str(tmp_path), images=6)
+    images = str(tmp_path / "images")
+    data = datasets.CocoDetection(images, ann, T.Compose([T.RandomHorizontalFlip(0.5)]),
+                                  keypoints=True, keypoint_flip=datasets.COCO_PERSON_KEYPOINT_FLIP,
+                                  annotation_index=False, mosaic=datasets.Mosaic(size=64))
+    labelled = 0
+    for seed in range(6):
+        for i in range(len(data)):
+            sample = data._native.get(i, 0, seed)
+            assert sample["keypoints"].shape == (len(sample["boxes"]), 17, 3)
+            for box, points in zip(sample["boxes"], sample["keypoints"]):
+                for x, y, v in points:
+                    if v == 0:
+                        assert x == 0 and y == 0
+                        continue
+                    # The keypoints were drawn inside their box: they stay there.
+                    assert box[0] - 0.01 <= x <= box[2] + 0.01, (box, x)
+                    assert box[1] - 0.01 <= y <= box[3] + 0.01, (box, y)
+                    labelled += 1
+    assert labelled > 50
