@@ -128,23 +128,12 @@ void WriteKeypoints(const PlanGeometry& geometry, bool mirrored,
   const int count = keypoints.count;
   Tensor field = out.Allocate("keypoints", DType::kF32, Shape{n, count, 3});
   if (n == 0 || count == 0) return;  // no buffer
-  float* values = field.data<float>();
+  const MapKeypoint map = [&](double x, double y) {
+    return std::optional<std::array<double, 2>>(geometry.MapPoint(x, y));
+  };
   for (size_t i = 0; i < objects.size(); ++i) {
-    const std::span<const float> given = keypoints.source(objects[i]);
-    float* row = values + i * static_cast<size_t>(count) * 3;
-    for (int k = 0; k < count; ++k) {
-      const size_t from =
-          static_cast<size_t>(mirrored && !keypoints.flip.empty() ? keypoints.flip[k] : k);
-      float* point = row + static_cast<size_t>(k) * 3;
-      if (3 * from + 2 >= given.size() || given[3 * from + 2] == 0) {
-        point[0] = point[1] = point[2] = 0;
-        continue;
-      }
-      const std::array<double, 2> at = geometry.MapPoint(given[3 * from], given[3 * from + 1]);
-      point[0] = static_cast<float>(at[0]);
-      point[1] = static_cast<float>(at[1]);
-      point[2] = given[3 * from + 2];
-    }
+    WriteKeypointRow(keypoints.source(objects[i]), count, keypoints.flip, mirrored, map,
+                     field.data<float>() + i * static_cast<size_t>(count) * 3);
   }
 }
 
@@ -175,6 +164,21 @@ void WriteObjectFields(std::span<const ImageObject> objects, Sample& out) {
     labels.data<int64_t>()[k] = o.category;
     area.data<float>()[k] = o.area;
     crowd.data<int64_t>()[k] = o.crowd ? 1 : 0;
+  }
+}
+
+void WriteKeypointRow(std::span<const float> given, int count, const std::vector<int32_t>& flip,
+                      bool mirrored, const MapKeypoint& map, float* row) {
+  for (int k = 0; k < count; ++k) {
+    const size_t from = static_cast<size_t>(mirrored && !flip.empty() ? flip[k] : k);
+    float* point = row + static_cast<size_t>(k) * 3;
+    point[0] = point[1] = point[2] = 0;
+    if (3 * from + 2 >= given.size() || given[3 * from + 2] == 0) continue;
+    const std::optional<std::array<double, 2>> at = map(given[3 * from], given[3 * from + 1]);
+    if (!at) continue;
+    point[0] = static_cast<float>((*at)[0]);
+    point[1] = static_cast<float>((*at)[1]);
+    point[2] = given[3 * from + 2];
   }
 }
 

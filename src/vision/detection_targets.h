@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -104,6 +105,15 @@ struct KeypointTargets {
   std::vector<int32_t> flip;
   std::function<std::span<const float>(size_t object)> source;
 };
+
+// Writes one object's `count` keypoints into `row` (x, y, visibility each):
+// place k takes given keypoint flip[k] when `mirrored` (k otherwise, and
+// when flip is empty), at map(x, y); one unlabelled (visibility 0, or not
+// given) or that map places nowhere (nullopt) is (0, 0, 0). The one rule
+// for every dataset's keypoints, a mosaic's included.
+using MapKeypoint = std::function<std::optional<std::array<double, 2>>(double x, double y)>;
+void WriteKeypointRow(std::span<const float> given, int count, const std::vector<int32_t>& flip,
+                      bool mirrored, const MapKeypoint& map, float* row);
 
 // Throws Error naming `dataset` unless `flip` is empty or a permutation of
 // the `count` keypoints (KeypointTargets::flip).

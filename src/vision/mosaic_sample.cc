@@ -176,26 +176,17 @@ void WriteKeypoints(int s, std::span<const ObjectSource> sources, const MosaicIm
   const int count = images.keypoint_count;
   Tensor field = out.Allocate("keypoints", DType::kF32, Shape{n, count, 3});
   if (n == 0 || count == 0) return;  // no buffer
-  float* values = field.data<float>();
   for (size_t i = 0; i < sources.size(); ++i) {
     const ObjectSource& source = sources[i];
     const MosaicTile& t = source.mosaic->tiles[source.tile];
-    const std::span<const float> given =
-        images.keypoints(source.mosaic->draw.images[source.tile], source.object);
-    float* row = values + i * static_cast<size_t>(count) * 3;
-    for (int k = 0; k < count; ++k) {
-      const size_t from =
-          static_cast<size_t>(flip && !images.keypoint_flip.empty() ? images.keypoint_flip[k] : k);
-      float* point = row + static_cast<size_t>(k) * 3;
-      point[0] = point[1] = point[2] = 0;
-      if (3 * from + 2 >= given.size() || given[3 * from + 2] == 0) continue;
-      const double x = given[3 * from] * t.sx + t.dx;
-      const double y = given[3 * from + 1] * t.sy + t.dy;
-      if (!(x >= t.ox0 && x <= t.ox1 && y >= t.oy0 && y <= t.oy1)) continue;
-      point[0] = static_cast<float>(flip ? s - x : x);
-      point[1] = static_cast<float>(y);
-      point[2] = given[3 * from + 2];
-    }
+    const MapKeypoint map = [&](double x, double y) -> std::optional<std::array<double, 2>> {
+      const double u = x * t.sx + t.dx, v = y * t.sy + t.dy;
+      if (!(u >= t.ox0 && u <= t.ox1 && v >= t.oy0 && v <= t.oy1)) return std::nullopt;
+      return std::array<double, 2>{flip ? s - u : u, v};
+    };
+    WriteKeypointRow(images.keypoints(source.mosaic->draw.images[source.tile], source.object),
+                     count, images.keypoint_flip, flip, map,
+                     field.data<float>() + i * static_cast<size_t>(count) * 3);
   }
 }
 
