@@ -141,13 +141,13 @@ def test_worker_threads_shard_copies_and_leave_the_pipe_whole():
 
 # One rank of a two-rank gloo group, run as a fresh interpreter: forking
 # the test process (its engine, torch and OpenMP threads running) can leave
-# a child stuck in a lock another thread held. It prints its batches and
-# torch's as one JSON line.
+# a child stuck in a lock another thread held. It prints the batches of one
+# loader (argv[5]: "ours", feedline's, or "theirs", torch's) as JSON.
 RANK_SCRIPT = """
 import faulthandler, json, sys
-# A rank still running after 100 s (the test gives it 120) prints every
-# thread's stack and ends, so that a hang shows where it waits.
-faulthandler.dump_traceback_later(100, exit=True)
+# A rank still running after 50 s prints every thread's stack and ends, so
+# that a hang shows where it waits.
+faulthandler.dump_traceback_later(50, exit=True)
 import torch, torch.distributed
 from torch.utils.data.datapipes.iter import IterableWrapper
 import feedline.torch
@@ -155,43 +155,35 @@ import feedline.torch
 rank, init_file, workers, mode = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 torch.distributed.init_process_group("gloo", init_method="file://" + init_file, rank=rank,
                                      world_size=2)
-
-def make_pipe():
-    return IterableWrapper(range(200)).shuffle().sharding_filter()
-
-def batches(loader):
-    # Each rank its own seed: rank 0's shared seed, broadcast, decides the
-    # order on every rank.
-    torch.manual_seed(100 + rank)
-    return [batch.tolist() for batch in loader]
-
-ours = batches(feedline.torch.DataLoader(make_pipe(), batch_size=4, num_workers=workers,
-                                         worker_mode=mode))
-theirs = batches(torch.utils.data.DataLoader(make_pipe(), batch_size=4, num_workers=workers))
+pipe = IterableWrapper(range(200)).shuffle().sharding_filter()
+if sys.argv[5] == "ours":
+    loader = feedline.torch.DataLoader(pipe, batch_size=4, num_workers=workers, worker_mode=mode)
+else:
+    loader = torch.utils.data.DataLoader(pipe, batch_size=4, num_workers=workers)
+# Each rank its own seed: rank 0's shared seed, broadcast, decides the
+# order on every rank.
+torch.manual_seed(100 + rank)
+batches = [batch.tolist() for batch in loader]
 torch.distributed.destroy_process_group()
 faulthandler.cancel_dump_traceback_later()
-print(json.dumps({"ours": ours, "theirs": theirs}))
+print(json.dumps(batches))
 """
 
 
-@pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
-@pytest.mark.parametrize("workers, mode", [(0, "auto"), (2, "process"), (2, "thread")],
-                         ids=["0-auto", "2-process", "2-thread"])
-def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, time_bound, workers,
-                                                              mode):
-    # torch shards by num_workers * world_size, worker_id * world_size + rank,
-    # with one shuffle seed for all ranks, broadcast from rank 0.
-    time_bound(150)
-    deadline = time.monotonic() + 120
-    init_file = tmp_path / "rendezvous"
+def run_ranks(tmp_path, workers, mode, which):
+    """Both ranks' batches of one loader, each rank a process of its own:
+    (returncodes, [(stdout, stderr)])."""
+    folder = tmp_path / which
+    folder.mkdir()
+    deadline = time.monotonic() + 60
     env = dict(os.environ, OMP_NUM_THREADS="1")
     # Output to files, which never fill as a pipe left unread would.
-    logs = [(tmp_path / f"rank{rank}.out", tmp_path / f"rank{rank}.err") for rank in range(2)]
+    logs = [(folder / f"rank{rank}.out", folder / f"rank{rank}.err") for rank in range(2)]
     ranks = []
     for rank, (out, err) in enumerate(logs):
         with open(out, "w") as stdout, open(err, "w") as stderr:
             ranks.append(subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(rank),
-                                           str(init_file), str(workers), mode],
+                                           str(folder / "rendezvous"), str(workers), mode, which],
                                           env=env, stdout=stdout, stderr=stderr))
     # A rank that fails leaves the other waiting in the rendezvous: it is
     # stopped then, not at the deadline.
@@ -205,14 +197,36 @@ def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, time_bou
             if process.poll() is None:
                 process.kill()
             process.wait()
-    outputs = [(out.read_text(), err.read_text()) for out, err in logs]
-    failed = [f"rank {rank} (exit {process.returncode}):\n{err}"
-              for rank, (process, (_, err)) in enumerate(zip(ranks, outputs))
-              if process.returncode != 0]
-    assert not failed, "\n".join(failed)
-    got = [json.loads(out.splitlines()[-1]) for out, _ in outputs]
+    return [p.returncode for p in ranks], [(out.read_text(), err.read_text()) for out, err in logs]
+
+
+def failures(codes, outputs):
+    return [f"rank {rank} (exit {code}):\n{err}"
+            for rank, (code, (_, err)) in enumerate(zip(codes, outputs)) if code != 0]
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
+@pytest.mark.parametrize("workers, mode", [(0, "auto"), (2, "process"), (2, "thread")],
+                         ids=["0-auto", "2-process", "2-thread"])
+def test_ranks_of_a_process_group_shard_the_pipe_between_them(tmp_path, time_bound, workers,
+                                                              mode):
+    # torch shards by num_workers * world_size, worker_id * world_size + rank,
+    # with one shuffle seed for all ranks, broadcast from rank 0.
+    time_bound(200)
+    codes, outputs = run_ranks(tmp_path, workers, mode, "ours")
+    assert not failures(codes, outputs), "\n".join(failures(codes, outputs))
+    ours = [json.loads(out.splitlines()[-1]) for out, _ in outputs]
+    # torch's own loader, in ranks of its own. Run after feedline's in the
+    # same process, torch 1.13's DataLoader (2 worker processes, in a gloo
+    # group) waited forever for its workers now and then (its main thread
+    # in _try_get_data; twice in clean-clone make test runs, in none of 40
+    # runs of this test alone); alone it did not in 60 runs under load. Why
+    # is not known yet.
+    codes, outputs = run_ranks(tmp_path, workers, mode, "theirs")
+    assert not failures(codes, outputs), "\n".join(failures(codes, outputs))
+    theirs = [json.loads(out.splitlines()[-1]) for out, _ in outputs]
     for rank in range(2):
-        assert got[rank]["ours"] == got[rank]["theirs"]
-    mine, other = items(got[0]["ours"]), items(got[1]["ours"])
+        assert ours[rank] == theirs[rank]
+    mine, other = items(ours[0]), items(ours[1])
     assert not set(mine) & set(other)
     assert sorted(mine + other) == list(range(200))
